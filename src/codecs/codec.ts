@@ -1,0 +1,22 @@
+/**
+ * A codec turns one frame of bytes into one value and back. Codecs are
+ * stateless; a codec instance may be shared by every stream of a ramp.
+ */
+export interface Codec {
+  readonly name: string;
+  /**
+   * Decodes one frame. Returns `undefined` when the frame holds no value (an
+   * influx comment line, say): no event is made. Throws on invalid input;
+   * the onramp machinery turns that into an event on the `err` port.
+   */
+  decode(data: Buffer, ingestNs: bigint): unknown;
+  /** Encodes one value into one frame. Throws when the value cannot be encoded. */
+  encode(value: unknown): Buffer;
+}
+
+export interface CodecType {
+  readonly name: string;
+  /** mime types this codec serves in the builtin mime map */
+  readonly mimeTypes?: readonly string[];
+  create(): Codec;
+}

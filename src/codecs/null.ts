@@ -1,0 +1,13 @@
+import type { CodecType } from './codec';
+
+const empty = Buffer.alloc(0);
+
+/** null: every frame decodes to `null` (still an event); every value encodes to no bytes. */
+export const nullCodec: CodecType = {
+  name: 'null',
+  create: () => ({
+    name: 'null',
+    decode: () => null,
+    encode: () => empty,
+  }),
+};

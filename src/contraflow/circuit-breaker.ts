@@ -1,0 +1,46 @@
+import { BehaviorSubject, Observable, distinctUntilChanged, filter, firstValueFrom } from 'rxjs';
+
+/**
+ * The circuit breaker of one onramp instance: a Subject gating its reads.
+ *
+ * It is open while no downstream part has triggered it. Unlike the original
+ * runtime, which let one restore reopen the gate while another part was still
+ * broken, it remembers who triggered it and opens only when all of them restored.
+ */
+export class CircuitBreaker {
+  private readonly triggeredBy = new Set<string>();
+  private readonly state = new BehaviorSubject<boolean>(true);
+
+  /** true while the onramp may read */
+  get isOpen(): boolean {
+    return this.state.value;
+  }
+
+  /** emits the open state on every change, starting with the current one */
+  readonly changes: Observable<boolean> = this.state.pipe(distinctUntilChanged());
+
+  trigger(from: string): void {
+    this.triggeredBy.add(from);
+    if (this.state.value) this.state.next(false);
+  }
+
+  restore(from: string): void {
+    this.triggeredBy.delete(from);
+    if (this.triggeredBy.size === 0 && !this.state.value) this.state.next(true);
+  }
+
+  /** a part went away: whatever it triggered no longer holds the gate */
+  forget(from: string): void {
+    this.restore(from);
+  }
+
+  /** resolves as soon as the gate is open */
+  whenOpen(): Promise<boolean> {
+    return this.isOpen ? Promise.resolve(true) : firstValueFrom(this.state.pipe(filter(Boolean)));
+  }
+
+  /** which parts hold the gate closed */
+  holders(): string[] {
+    return [...this.triggeredBy];
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * Errors carry what went wrong and where (artefact, node or field). Only the
+ * REST layer maps `code` to an HTTP status; nothing below it knows HTTP.
+ */
+export type ErrorCode =
+  | 'invalid' // a malformed body, a pattern violation, an unknown type or codec
+  | 'not_found'
+  | 'conflict' // id exists, instances still running, system artefact
+  | 'unsupported_media_type'
+  | 'internal';
+
+export class EddyError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'EddyError';
+  }
+}
+
+export const invalid = (message: string) => new EddyError('invalid', message);
+export const notFound = (message: string) => new EddyError('not_found', message);
+export const conflict = (message: string) => new EddyError('conflict', message);
+
+/** Shortens a value for an error message. */
+export function shorten(value: unknown, max = 60): string {
+  let text: string;
+  try {
+    text = typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value) ?? String(value);
+  } catch {
+    text = String(value);
+  }
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}

@@ -1,0 +1,64 @@
+/**
+ * The event model shared by onramps, pipelines and offramps.
+ *
+ * An event's `id` names the onramp instance that read it (`uid`) and its
+ * sequence number there, so an ack or fail can find its way home. A batch
+ * event gets an id of its own and lists the ids of its members in `tracked`.
+ */
+export interface EventId {
+  /** uid of the onramp instance (or operator) that minted this id */
+  readonly uid: number;
+  /** sequence number within that uid, from 1 */
+  readonly seq: number;
+}
+
+export type Meta = Record<string, unknown>;
+
+export interface EddyEvent {
+  id: EventId;
+  data: unknown;
+  meta: Meta;
+  /** wall-clock nanoseconds since the epoch when the onramp read the event */
+  ingestNs: bigint;
+  /** where the event came from, e.g. `svc-file://host/path` */
+  originUri: string;
+  /** `data` is an array of batch entries `{data: {value, meta, ingest_ns}}` */
+  isBatch: boolean;
+  /** ids of the member events of a batch (absent for a plain event) */
+  tracked?: EventId[];
+  /** the source wants an ack or fail for this event */
+  transactional: boolean;
+  /** per-operator bookkeeping, keyed by operator uid, echoed back in insights */
+  opMeta?: Record<string, unknown>;
+}
+
+/** Every id an insight about this event must reach. */
+export function trackedIds(event: EddyEvent): readonly EventId[] {
+  return event.tracked ?? [event.id];
+}
+
+/** A port-tagged event, as emitted by a pipeline node. */
+export interface PortEvent {
+  port: string;
+  event: EddyEvent;
+}
+
+/**
+ * Contraflow: delivery and circuit-breaker insights travelling from offramps
+ * and operators back towards the onramps that produced the events.
+ * `trigger` is the spec's close, `restore` the spec's open.
+ */
+export type InsightKind = 'ack' | 'fail' | 'trigger' | 'restore';
+
+export interface Insight {
+  kind: InsightKind;
+  /** the event the insight is about (ack/fail); absent for trigger/restore from a sink */
+  event?: EddyEvent;
+  /**
+   * Who raised it (an offramp or operator URL). A circuit breaker stays
+   * triggered while any of the parts that triggered it has not restored.
+   */
+  from: string;
+  /** extra facts such as `time` (ms) or `error` */
+  meta?: Meta;
+}

@@ -1,0 +1,28 @@
+/** One small structured logger; quiet when EDDY_LOG=silent (the tests set it). */
+export type Level = 'debug' | 'info' | 'warn' | 'error';
+const order: Record<Level | 'silent', number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 99 };
+
+export interface Logger {
+  debug(msg: string, fields?: Record<string, unknown>): void;
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+}
+
+export function createLogger(level: string = process.env.EDDY_LOG ?? 'info'): Logger {
+  const threshold = order[level as Level] ?? order.info;
+  const write = (lvl: Level) => (msg: string, fields?: Record<string, unknown>) => {
+    if (order[lvl] < threshold) return;
+    const line = fields ? `${lvl.toUpperCase()} ${msg} ${safeJson(fields)}` : `${lvl.toUpperCase()} ${msg}`;
+    process.stderr.write(line + '\n');
+  };
+  return { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error') };
+}
+
+function safeJson(v: unknown): string {
+  try {
+    return JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x));
+  } catch {
+    return String(v);
+  }
+}

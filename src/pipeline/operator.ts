@@ -1,0 +1,42 @@
+import type { Observable, OperatorFunction, SchedulerLike } from 'rxjs';
+import type { EddyEvent, Insight, PortEvent } from '../core/event';
+import type { JsonSchema } from '../schema/json-schema';
+
+export interface OperatorContext {
+  /** node id within the pipeline */
+  readonly nodeId: string;
+  /** URL of the pipeline instance, e.g. `/pipeline/main/01` */
+  readonly pipelineUrl: string;
+  /** a uid unique in the runtime; the key for `event.opMeta` entries */
+  readonly uid: number;
+  /** all timing goes through this, so marble tests run in virtual time */
+  readonly scheduler: SchedulerLike;
+  /** raise an insight towards the sources, such as trigger or restore */
+  insight(insight: Insight): void;
+}
+
+/**
+ * A node of a pipeline. `apply` turns the merged stream arriving at the node
+ * into port-tagged emissions. `onInsight` sees contraflow on its way back to
+ * the sources and returns the insight to pass on (possibly changed), or null
+ * to swallow it.
+ */
+export interface OperatorNode {
+  apply(input: Observable<EddyEvent>): Observable<PortEvent>;
+  onInsight?(insight: Insight): Insight | null;
+  /** output ports this operator can emit on, besides `out` (documentation and link checks) */
+  readonly ports?: readonly string[];
+}
+
+export interface OperatorType<C = Record<string, unknown>> {
+  readonly name: string;
+  /** JSON schema of `config`, checked at publish time; unknown keys are rejected */
+  readonly configSchema?: JsonSchema;
+  /**
+   * Builds one node. A 1-in-1-out operator may return a plain RxJS
+   * OperatorFunction: everything it emits leaves on `out`.
+   */
+  create(config: C, ctx: OperatorContext): OperatorNode | OperatorFunction<EddyEvent, EddyEvent>;
+  /** extra checks at publish time (such as compiling an expression); throw `invalid(...)` */
+  validate?(config: C, nodeId: string): void;
+}

@@ -1,0 +1,9 @@
+import { identity } from 'rxjs';
+import type { OperatorType } from '../operator';
+
+/** passthrough: forwards every event unchanged on `out`. */
+export const passthrough: OperatorType = {
+  name: 'passthrough',
+  configSchema: { type: 'object', additionalProperties: false, properties: {} },
+  create: () => identity,
+};

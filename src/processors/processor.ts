@@ -1,0 +1,50 @@
+/**
+ * Preprocessors turn received bytes into frames on the way in;
+ * postprocessors turn encoded frames into bytes on the way out.
+ * Instances keep state (a partial line, a reassembly buffer), so each stream
+ * of a ramp (a file, a TCP connection) gets its own chain.
+ */
+export interface FrameContext {
+  /** ingest time of the frame; the ingest-ns preprocessor may replace it */
+  ingestNs: bigint;
+}
+
+export interface Preprocessor {
+  /**
+   * Takes one chunk and returns the complete frames it finishes (maybe none).
+   * Throws on bad input; an error may carry `frames` (see `ProcessorError`),
+   * the good frames of the same chunk, which are still delivered.
+   */
+  process(chunk: Buffer, ctx: FrameContext): Buffer[];
+  /** At the end of the stream: frames still buffered (a last line without a newline). */
+  finish?(ctx: FrameContext): Buffer[];
+}
+
+export interface Postprocessor {
+  process(frame: Buffer, ctx: FrameContext): Buffer[];
+  finish?(ctx: FrameContext): Buffer[];
+}
+
+/** Processor config as written in an artefact: a name, or `{name, config}`. */
+export type ProcessorSpec = string | { name: string; config?: Record<string, unknown> };
+
+export interface PreprocessorType {
+  readonly name: string;
+  create(config: Record<string, unknown>): Preprocessor;
+}
+
+export interface PostprocessorType {
+  readonly name: string;
+  create(config: Record<string, unknown>): Postprocessor;
+}
+
+export function processorName(spec: ProcessorSpec): string {
+  return typeof spec === 'string' ? spec : spec.name;
+}
+
+export function processorConfig(spec: ProcessorSpec): Record<string, unknown> {
+  return typeof spec === 'string' ? {} : spec.config ?? {};
+}
+
+/** An error from a processor that still produced some good frames. */
+export type ProcessorError = Error & { frames?: Buffer[] };
