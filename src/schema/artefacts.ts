@@ -129,6 +129,8 @@ function describe(where: string, errors: ErrorObject[]): string {
   const e = errors[0];
   if (!e) return `${where}: invalid`;
   const path = (where + e.instancePath.replace(/\//g, '.')).replace(/^\./, '');
+  const key = (e as ErrorObject & { propertyName?: string }).propertyName;
+  if (key !== undefined) return `${path}: invalid key '${key}': ${e.message ?? 'invalid'}`;
   switch (e.keyword) {
     case 'additionalProperties':
       return `${path}: unknown field '${(e.params as { additionalProperty: string }).additionalProperty}'`;
