@@ -1,4 +1,4 @@
-import { Observable, Subscriber } from 'rxjs';
+import { Observable, SchedulerLike, Subscriber, Subscription } from 'rxjs';
 import type { CircuitBreaker } from '../../contraflow/circuit-breaker';
 
 export interface PullStep<T> {
@@ -16,19 +16,35 @@ export interface PullStep<T> {
  * load. It checks the circuit breaker between steps, stops scheduling
  * itself while the breaker is triggered, and resumes on restore. It never
  * drops: a step only runs when the gate is open.
+ *
+ * With a `scheduler` (marble tests), every step and wait goes through it
+ * instead of setImmediate/setTimeout, so it runs in virtual time.
  */
-export function pullLoop<T>(breaker: CircuitBreaker, step: PullStep<T>, onDone?: (s: Subscriber<T>) => void): Observable<T> {
+export function pullLoop<T>(
+  breaker: CircuitBreaker,
+  step: PullStep<T>,
+  onDone?: (s: Subscriber<T>) => void,
+  scheduler?: SchedulerLike,
+): Observable<T> {
   return new Observable<T>((subscriber) => {
     let stopped = false;
     let immediate: NodeJS.Immediate | undefined;
     let timeout: NodeJS.Timeout | undefined;
+    let scheduled: Subscription | undefined;
     let waitingForGate = false;
 
     const schedule = () => {
-      if (!stopped && immediate === undefined) immediate = setImmediate(run);
+      if (stopped || immediate !== undefined || scheduled !== undefined) return;
+      if (scheduler) scheduled = scheduler.schedule(run);
+      else immediate = setImmediate(run);
+    };
+    const wait = (ms: number) => {
+      if (scheduler) scheduled = scheduler.schedule(run, ms);
+      else timeout = setTimeout(() => ((timeout = undefined), schedule()), ms);
     };
     const run = () => {
       immediate = undefined;
+      scheduled = undefined;
       if (stopped) return;
       if (!breaker.isOpen) {
         waitingForGate = true; // resumed by the gate subscription below
@@ -46,7 +62,7 @@ export function pullLoop<T>(breaker: CircuitBreaker, step: PullStep<T>, onDone?:
         if (onDone) onDone(subscriber);
         else subscriber.complete();
       } else if (result === 'more') schedule();
-      else timeout = setTimeout(() => ((timeout = undefined), schedule()), result);
+      else wait(result);
     };
     const gate = breaker.changes.subscribe((open) => {
       if (open && waitingForGate) {
@@ -60,6 +76,7 @@ export function pullLoop<T>(breaker: CircuitBreaker, step: PullStep<T>, onDone?:
       gate.unsubscribe();
       if (immediate !== undefined) clearImmediate(immediate);
       if (timeout !== undefined) clearTimeout(timeout);
+      scheduled?.unsubscribe();
     };
   });
 }
