@@ -1,0 +1,39 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Packr } from 'msgpackr';
+import { readMaybeXz, splitLines } from '../src/connectors/_shared/read-source';
+
+/** The repository root (this file runs as dist/bench/*.js). */
+export const REPO = resolve(__dirname, '..', '..');
+
+/** The benchmark data: `../shared/data/data.json.xz` from the repository root, or BENCH_DATA. */
+export function dataPath(): string {
+  return resolve(process.env.BENCH_DATA ?? join(REPO, '..', 'shared', 'data', 'data.json.xz'));
+}
+
+/** Where the runner writes resolved configs and derived data. */
+export function workDir(): string {
+  const dir = join(tmpdir(), `eddy-bench-${process.pid}`);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+/** The non-empty lines of a data file, as the blaster reads them. */
+export async function loadLines(path: string): Promise<Buffer[]> {
+  return splitLines(await readMaybeXz(path)).filter((l) => l.length > 0);
+}
+
+/** Each JSON line re-encoded as plain msgpack (standard maps, no msgpackr records). */
+export function msgpackLines(jsonLines: Buffer[]): Buffer[] {
+  const packr = new Packr({ useRecords: false });
+  return jsonLines.map((l) => Buffer.from(packr.pack(JSON.parse(l.toString('utf8')))));
+}
+
+/** Writes the msgpack version of the data, one base64 line per event, for blaster `base64: true`. */
+export async function writeMsgpackData(jsonPath: string, dir: string): Promise<string> {
+  const out = join(dir, 'data.msgpack.b64');
+  const lines = msgpackLines(await loadLines(jsonPath));
+  writeFileSync(out, lines.map((l) => l.toString('base64')).join('\n') + '\n');
+  return out;
+}

@@ -1,0 +1,109 @@
+/**
+ * The raw baselines: a tight Node loop doing only the unavoidable work of a
+ * benchmark row, over the same lines eddy replays. Run as a child process
+ * by bench/run.ts (`node dist/bench/raw.js KIND SECONDS WARMUP_SECONDS`) so
+ * it starts from a fresh heap, as eddy does; prints one JSON line.
+ *
+ * - json:    bytes -> utf8 text -> JSON.parse -> JSON.stringify -> bytes, per line
+ * - string:  split the lines out of one buffer (indexOf '\n') and copy each line's bytes, counting them
+ * - msgpack: unpack then pack each (base64-decoded) line with msgpackr, plain maps
+ */
+import { Packr } from 'msgpackr';
+import { loadLines, msgpackLines } from './data';
+
+export type RawKind = 'json' | 'string' | 'msgpack';
+
+export interface RawResult {
+  kind: RawKind;
+  events: number;
+  bytes: number;
+  seconds: number;
+  events_per_second: number;
+  megabytes_per_second: number;
+}
+
+/** Work for one line: returns the bytes it produced, so nothing is optimised away. */
+type Work = (line: Buffer) => number;
+
+function jsonWork(): Work {
+  return (line) => Buffer.from(JSON.stringify(JSON.parse(line.toString('utf8'))), 'utf8').length;
+}
+
+function msgpackWork(): Work {
+  const packr = new Packr({ useRecords: false });
+  return (line) => packr.pack(packr.unpack(line)).length;
+}
+
+/** Runs `work` over the lines round-robin in slices of 1000, checking the clock per slice. */
+function measureLines(lines: Buffer[], work: Work, seconds: number, warmup: number): RawResult & { kind: never } {
+  let i = 0;
+  const runFor = (ms: number) => {
+    let events = 0;
+    let bytes = 0;
+    const t0 = performance.now();
+    let t = t0;
+    while (t - t0 < ms) {
+      for (let k = 0; k < 1000; k++) {
+        bytes += work(lines[i]);
+        if (++i === lines.length) i = 0;
+      }
+      events += 1000;
+      t = performance.now();
+    }
+    return { events, bytes, seconds: (t - t0) / 1000 };
+  };
+  runFor(warmup * 1000);
+  const r = runFor(seconds * 1000);
+  return summary(r) as RawResult & { kind: never };
+}
+
+/** string: the input arrives as one buffer of lines; split and copy each line. */
+function measureString(lines: Buffer[], seconds: number, warmup: number): Omit<RawResult, 'kind'> {
+  // about 1 MB of the data repeated, so the scan runs over memory, not one short line list
+  const one = Buffer.concat(lines.flatMap((l) => [l, Buffer.from('\n')]));
+  const big = Buffer.concat(Array.from({ length: Math.max(1, Math.ceil(1_048_576 / one.length)) }, () => one));
+  const runFor = (ms: number) => {
+    let events = 0;
+    let bytes = 0;
+    const t0 = performance.now();
+    let t = t0;
+    while (t - t0 < ms) {
+      let start = 0;
+      for (let nl = big.indexOf(10); nl !== -1; nl = big.indexOf(10, start)) {
+        bytes += Buffer.from(big.subarray(start, nl)).length;
+        start = nl + 1;
+        events++;
+      }
+      t = performance.now();
+    }
+    return { events, bytes, seconds: (t - t0) / 1000 };
+  };
+  runFor(warmup * 1000);
+  return summary(runFor(seconds * 1000));
+}
+
+function summary(r: { events: number; bytes: number; seconds: number }): Omit<RawResult, 'kind'> {
+  return {
+    ...r,
+    events_per_second: r.events / r.seconds,
+    megabytes_per_second: r.bytes / r.seconds / 1048576,
+  };
+}
+
+export async function measureRaw(kind: RawKind, dataPath: string, seconds: number, warmup: number): Promise<RawResult> {
+  const lines = await loadLines(dataPath);
+  if (kind === 'string') return { kind, ...measureString(lines, seconds, warmup) };
+  if (kind === 'json') return { ...measureLines(lines, jsonWork(), seconds, warmup), kind };
+  return { ...measureLines(msgpackLines(lines), msgpackWork(), seconds, warmup), kind };
+}
+
+if (require.main === module) {
+  const [kind, secs, warm, data] = process.argv.slice(2);
+  measureRaw(kind as RawKind, data, Number(secs), Number(warm)).then(
+    (r) => process.stdout.write(JSON.stringify(r) + '\n'),
+    (err: Error) => {
+      process.stderr.write(`raw baseline failed: ${err.message}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,338 @@
+/**
+ * The benchmark runner: `npm run bench` runs every default benchmark,
+ * `npm run bench -- NAME...` the named ones (`soak` only when named).
+ *
+ * Each benchmark is a config file in bench/ in eddy's own format, with
+ * `${DATA}`-style placeholders that this runner fills in and writes to a
+ * temporary file, then runs `node bin/eddy server run -f <tmp.yaml> --no-api`
+ * as a child process and reads the blackhole's structured JSON line from its
+ * stdout. Beside every row it measures, in the same run and just before it,
+ * the raw baseline: a tight Node loop doing only that row's unavoidable work
+ * (bench/raw.ts), and prints eddy/raw.
+ *
+ * Environment: BENCH_SECS (measured seconds, default 8), BENCH_WARMUP
+ * (default 2), BENCH_RAW_SECS (default min(BENCH_SECS, 4)), BENCH_SOAK_SECS
+ * (default 60), BENCH_DATA (default ../shared/data/data.json.xz from the
+ * repository root), BENCH_JSON (write the rows as JSON to this file).
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { Registries } from '../src/runtime/registries';
+import type { BlackholeReport } from '../src/connectors/blackhole/offramp';
+import { REPO, dataPath, workDir, writeMsgpackData } from './data';
+import type { RawKind, RawResult } from './raw';
+import type { SlowSinkReport } from './slow-sink';
+
+interface Bench {
+  name: string;
+  /** config file in bench/; absent for an in-process script */
+  file?: string;
+  /** which raw loop stands beside it */
+  raw?: RawKind;
+  /** only when named on the command line */
+  optIn?: boolean;
+  /** the blackhole counts batch events; each holds this many events */
+  eventsPerReport?: number;
+  /** measured seconds, overriding BENCH_SECS */
+  secs?: () => number;
+  note?: string;
+}
+
+const BENCHES: Bench[] = [
+  { name: 'passthrough-string', file: 'passthrough-string.yaml', raw: 'string' },
+  { name: 'passthrough-json', file: 'passthrough-json.yaml', raw: 'json' },
+  { name: 'passthrough-msgpack', file: 'passthrough-msgpack.yaml', raw: 'msgpack' },
+  { name: 'merge-two-inputs', file: 'merge-two-inputs.yaml', raw: 'json' },
+  { name: 'workflow', file: 'workflow.yaml', raw: 'json' },
+  { name: 'batch', file: 'batch.yaml', raw: 'json', eventsPerReport: 50 },
+  { name: 'paced-latency', file: 'paced-latency.yaml', note: 'p99 target < 1 ms' },
+  { name: 'slow-sink', note: 'in-process; see bench/slow-sink.ts' },
+  { name: 'soak', file: 'soak.yaml', raw: 'json', optIn: true, secs: () => envNumber('BENCH_SOAK_SECS', 60), note: 'peak RSS target < 200 MB' },
+];
+
+interface Row {
+  name: string;
+  status: 'ok' | 'skipped' | 'failed';
+  message?: string;
+  eps?: number;
+  mbps?: number;
+  p50?: number;
+  p99?: number;
+  p999?: number;
+  rss?: number;
+  rawEps?: number;
+  ratio?: number;
+  extra?: string;
+  report?: unknown;
+  raw?: RawResult;
+}
+
+function envNumber(name: string, fallback: number): number {
+  const v = process.env[name];
+  if (v === undefined || v === '') return fallback;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`${name}: not a number of seconds: ${v}`);
+  return n;
+}
+
+const SECS = envNumber('BENCH_SECS', 8);
+const WARMUP = envNumber('BENCH_WARMUP', 2);
+const RAW_SECS = envNumber('BENCH_RAW_SECS', Math.max(1, Math.min(SECS, 4)));
+const NODE = process.execPath;
+const EDDY = join(REPO, 'bin', 'eddy');
+
+/** Runs a child process and returns its stdout; rejects on a non-zero exit or after `timeoutMs`. */
+function runChild(args: string[], timeoutMs: number, env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(NODE, args, { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(out);
+      else reject(new Error(`${args.join(' ')} exited with ${signal ?? code}: ${err.trim().split('\n').slice(-3).join(' | ')}`));
+    });
+  });
+}
+
+/** The last line of `out` that parses as a JSON object with `key`. */
+function jsonLine<T>(out: string, key: string): T {
+  for (const line of out.split('\n').reverse()) {
+    const t = line.trim();
+    if (!t.startsWith('{')) continue;
+    try {
+      const v = JSON.parse(t) as Record<string, unknown>;
+      if (key in v) return v as T;
+    } catch {
+      // not the report line
+    }
+  }
+  throw new Error(`no JSON report line with "${key}" in the output: ${out.slice(0, 200)}`);
+}
+
+/** Fills `${NAME}` placeholders; a placeholder left unfilled is an error. */
+function template(text: string, vars: Record<string, string>): string {
+  return text.replace(/\$\{([A-Z_]+)\}/g, (whole, name: string) => {
+    if (!(name in vars)) throw new Error(`unknown placeholder ${whole}`);
+    return vars[name];
+  });
+}
+
+/** What a config needs that this build may not have: codecs, ramp and operator types. */
+function missingTypes(config: string, registries: Registries): string[] {
+  const doc = parseYaml(config) as {
+    onramp?: { type: string; codec?: string }[];
+    offramp?: { type: string; codec?: string }[];
+    pipeline?: { nodes?: { type: string }[] }[];
+  };
+  const missing: string[] = [];
+  const need = (ok: boolean, what: string) => {
+    if (!ok && !missing.includes(what)) missing.push(what);
+  };
+  for (const r of doc.onramp ?? []) {
+    need(registries.onramps.has(r.type), `onramp type ${r.type}`);
+    if (r.codec) need(registries.codecs.has(r.codec), `codec ${r.codec}`);
+  }
+  for (const r of doc.offramp ?? []) {
+    need(registries.offramps.has(r.type), `offramp type ${r.type}`);
+    if (r.codec) need(registries.codecs.has(r.codec), `codec ${r.codec}`);
+  }
+  for (const p of doc.pipeline ?? []) for (const n of p.nodes ?? []) need(registries.operators.has(n.type), `operator ${n.type}`);
+  return missing;
+}
+
+async function rawBaseline(kind: RawKind): Promise<RawResult> {
+  const out = await runChild([join(__dirname, 'raw.js'), kind, String(RAW_SECS), String(Math.min(1, RAW_SECS)), dataPath()], (RAW_SECS + 30) * 1000);
+  return jsonLine<RawResult>(out, 'events_per_second');
+}
+
+class Runner {
+  readonly registries = Registries.withBuiltins();
+  readonly dir = workDir();
+  readonly rows: Row[] = [];
+  private msgpackData?: string;
+  /** events/s of json passthrough in this run, for the paced benchmark */
+  private jsonMax?: number;
+
+  async vars(bench: Bench): Promise<Record<string, string>> {
+    const secs = bench.secs ? bench.secs() : SECS;
+    const vars: Record<string, string> = { DATA: dataPath(), WARMUP: String(WARMUP), SECS: String(secs) };
+    const text = readFileSync(join(REPO, 'bench', bench.file!), 'utf8');
+    if (text.includes('${DATA_MSGPACK}')) vars.DATA_MSGPACK = this.msgpackData ??= await writeMsgpackData(dataPath(), this.dir);
+    if (text.includes('${INTERVAL}')) {
+      if (this.jsonMax === undefined) {
+        process.stderr.write('  (measuring json passthrough first, for the pacing)\n');
+        const row = await this.runConfig(BENCHES.find((b) => b.name === 'passthrough-json')!, false);
+        if (row.status !== 'ok') throw new Error(`cannot pace: passthrough-json ${row.status}: ${row.message}`);
+      }
+      // half the maximum rate: nanoseconds between events
+      vars.INTERVAL = String(Math.max(1, Math.round(1e9 / (this.jsonMax! / 2))));
+    }
+    return vars;
+  }
+
+  async runConfig(bench: Bench, withRaw = true): Promise<Row> {
+    const source = readFileSync(join(REPO, 'bench', bench.file!), 'utf8');
+    // availability first, before preparing data the build cannot use
+    const missing = missingTypes(source.replace(/\$\{[A-Z_]+\}/g, '0'), this.registries);
+    if (missing.length > 0) return { name: bench.name, status: 'skipped', message: `skipped: ${missing.join(', ')} not available` };
+    const vars = await this.vars(bench);
+    const config = template(source, vars);
+    const path = join(this.dir, `${bench.name}.yaml`);
+    writeFileSync(path, config);
+    const raw = withRaw && bench.raw ? await rawBaseline(bench.raw) : undefined;
+    const secs = Number(vars.SECS);
+    const out = await runChild([EDDY, 'server', 'run', '-f', path, '--no-api'], (WARMUP + secs + 60) * 1000, {
+      ...process.env,
+      EDDY_LOG: process.env.EDDY_LOG ?? 'warn',
+    });
+    const r = jsonLine<BlackholeReport>(out, 'events_per_second');
+    const eps = r.events_per_second * (bench.eventsPerReport ?? 1);
+    if (bench.name === 'passthrough-json') this.jsonMax = eps;
+    const row: Row = {
+      name: bench.name,
+      status: 'ok',
+      eps,
+      mbps: r.megabytes_per_second,
+      p50: r.latency_ns.p50,
+      p99: r.latency_ns.p99,
+      p999: r.latency_ns.p999,
+      rss: r.peak_rss_bytes,
+      report: r,
+    };
+    if (raw) {
+      row.raw = raw;
+      row.rawEps = raw.events_per_second;
+      row.ratio = eps / raw.events_per_second;
+    }
+    if (bench.name === 'paced-latency') {
+      row.extra = `interval ${vars.INTERVAL} ns (${Math.round(1e9 / Number(vars.INTERVAL))} ev/s offered); p99 ${r.latency_ns.p99 < 1e6 ? '<' : '>='} 1 ms`;
+    }
+    if (bench.name === 'soak') row.extra = `${secs} s; peak RSS ${r.peak_rss_bytes < 200 * 1048576 ? '<' : '>='} 200 MB`;
+    return row;
+  }
+
+  async runSlowSink(bench: Bench): Promise<Row> {
+    const secs = Math.min(SECS, 8);
+    const out = await runChild([join(__dirname, 'slow-sink.js')], (secs + 60) * 1000, {
+      ...process.env,
+      BENCH_SLOW_SECS: String(secs),
+      BENCH_DATA: dataPath(),
+      EDDY_LOG: process.env.EDDY_LOG ?? 'warn',
+    });
+    const r = jsonLine<SlowSinkReport>(out, 'exactly_once');
+    return {
+      name: bench.name,
+      status: r.exactly_once ? 'ok' : 'failed',
+      message: r.exactly_once ? undefined : `delivery check failed: ${r.problems.join('; ')}`,
+      eps: r.events_per_second,
+      mbps: r.megabytes_per_second,
+      p50: r.latency_ns.p50,
+      p99: r.latency_ns.p99,
+      p999: r.latency_ns.p999,
+      rss: r.peak_rss_bytes,
+      extra: `${r.delivered} delivered exactly once of ${r.read} read; max in flight ${r.max_in_flight}; breaker triggered ${r.triggers}x; RSS ${mb(r.rss_first_bytes)} -> ${mb(r.rss_last_bytes)}`,
+      report: r,
+    };
+  }
+
+  async run(bench: Bench): Promise<Row> {
+    process.stderr.write(`running ${bench.name}...\n`);
+    try {
+      const row = bench.file ? await this.runConfig(bench) : await this.runSlowSink(bench);
+      process.stderr.write(`  ${row.status === 'ok' ? summaryLine(row) : row.message}\n`);
+      return row;
+    } catch (err) {
+      const message = (err as Error).message;
+      process.stderr.write(`  failed: ${message}\n`);
+      return { name: bench.name, status: 'failed', message };
+    }
+  }
+
+  cleanup(): void {
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+function mb(bytes: number | undefined): string {
+  return bytes === undefined ? '-' : `${(bytes / 1048576).toFixed(0)} MB`;
+}
+
+function latency(ns: number | undefined): string {
+  if (ns === undefined) return '-';
+  if (ns < 1e3) return `${ns} ns`;
+  if (ns < 1e6) return `${(ns / 1e3).toFixed(1)} µs`;
+  if (ns < 1e9) return `${(ns / 1e6).toFixed(2)} ms`;
+  return `${(ns / 1e9).toFixed(2)} s`;
+}
+
+function count(n: number | undefined): string {
+  return n === undefined ? '-' : Math.round(n).toLocaleString('en-US');
+}
+
+function summaryLine(r: Row): string {
+  return `${count(r.eps)} ev/s${r.ratio !== undefined ? `, raw ${count(r.rawEps)} ev/s, ratio ${r.ratio.toFixed(2)}` : ''}`;
+}
+
+export function table(rows: Row[]): string {
+  const head = ['benchmark', 'events/s', 'MB/s', 'p50', 'p99', 'p99.9', 'peak RSS', 'raw events/s', 'eddy/raw'];
+  const body = rows.map((r) =>
+    r.status !== 'ok'
+      ? [r.name, r.message ?? r.status]
+      : [
+          r.name,
+          count(r.eps),
+          r.mbps === undefined ? '-' : r.mbps.toFixed(1),
+          latency(r.p50),
+          latency(r.p99),
+          latency(r.p999),
+          mb(r.rss),
+          count(r.rawEps),
+          r.ratio === undefined ? '-' : r.ratio.toFixed(2),
+        ],
+  );
+  const widths = head.map((h, i) => Math.max(h.length, ...body.filter((b) => b.length === head.length).map((b) => b[i].length)));
+  const line = (cells: string[]) =>
+    cells.length === head.length
+      ? cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')
+      : `${cells[0].padEnd(widths[0])}  ${cells[1]}`;
+  const out = [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)];
+  const notes = rows.filter((r) => r.status === 'ok' && r.extra).map((r) => `  ${r.name}: ${r.extra}`);
+  return [...out, ...(notes.length ? ['', ...notes] : [])].join('\n');
+}
+
+async function main(): Promise<number> {
+  const names = process.argv.slice(2);
+  const unknown = names.filter((n) => !BENCHES.some((b) => b.name === n));
+  if (unknown.length > 0) {
+    process.stderr.write(`unknown benchmark ${unknown.join(', ')}; known: ${BENCHES.map((b) => b.name).join(', ')}\n`);
+    return 2;
+  }
+  const selected = names.length > 0 ? BENCHES.filter((b) => names.includes(b.name)) : BENCHES.filter((b) => !b.optIn);
+  process.stderr.write(`eddy bench: ${SECS} s measured after ${WARMUP} s warm-up per benchmark, raw baselines ${RAW_SECS} s; data ${dataPath()}\n`);
+  const runner = new Runner();
+  try {
+    for (const bench of selected) runner.rows.push(await runner.run(bench));
+  } finally {
+    runner.cleanup();
+  }
+  process.stdout.write('\n' + table(runner.rows) + '\n');
+  if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify(runner.rows, null, 2) + '\n');
+  return runner.rows.some((r) => r.status === 'failed') ? 1 : 0;
+}
+
+if (require.main === module) {
+  main().then(
+    (code) => process.exit(code),
+    (err: Error) => {
+      process.stderr.write(`bench: ${err.stack ?? err.message}\n`);
+      process.exit(1);
+    },
+  );
+}
