@@ -20,6 +20,8 @@ export interface RawResult {
   seconds: number;
   events_per_second: number;
   megabytes_per_second: number;
+  /** CPU time (user + system) of the measured loop */
+  cpu_seconds: number;
 }
 
 /** Work for one line: returns the bytes it produced, so nothing is optimised away. */
@@ -40,6 +42,7 @@ function measureLines(lines: Buffer[], work: Work, seconds: number, warmup: numb
   const runFor = (ms: number) => {
     let events = 0;
     let bytes = 0;
+    const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     let t = t0;
     while (t - t0 < ms) {
@@ -50,7 +53,8 @@ function measureLines(lines: Buffer[], work: Work, seconds: number, warmup: numb
       events += 1000;
       t = performance.now();
     }
-    return { events, bytes, seconds: (t - t0) / 1000 };
+    const cpu = process.cpuUsage(cpu0);
+    return { events, bytes, seconds: (t - t0) / 1000, cpu_seconds: (cpu.user + cpu.system) / 1e6 };
   };
   runFor(warmup * 1000);
   const r = runFor(seconds * 1000);
@@ -65,6 +69,7 @@ function measureString(lines: Buffer[], seconds: number, warmup: number): Omit<R
   const runFor = (ms: number) => {
     let events = 0;
     let bytes = 0;
+    const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     let t = t0;
     while (t - t0 < ms) {
@@ -76,13 +81,14 @@ function measureString(lines: Buffer[], seconds: number, warmup: number): Omit<R
       }
       t = performance.now();
     }
-    return { events, bytes, seconds: (t - t0) / 1000 };
+    const cpu = process.cpuUsage(cpu0);
+    return { events, bytes, seconds: (t - t0) / 1000, cpu_seconds: (cpu.user + cpu.system) / 1e6 };
   };
   runFor(warmup * 1000);
   return summary(runFor(seconds * 1000));
 }
 
-function summary(r: { events: number; bytes: number; seconds: number }): Omit<RawResult, 'kind'> {
+function summary(r: { events: number; bytes: number; seconds: number; cpu_seconds: number }): Omit<RawResult, 'kind'> {
   return {
     ...r,
     events_per_second: r.events / r.seconds,

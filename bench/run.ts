@@ -17,6 +17,7 @@
  */
 import { spawn } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { Registries } from '../src/runtime/registries';
@@ -64,9 +65,12 @@ interface Row {
   rss?: number;
   rawEps?: number;
   ratio?: number;
+  /** eddy/raw in events per CPU-second: what the runtime costs, little moved by other load on the machine */
+  cpuRatio?: number;
+  load?: number;
   extra?: string;
   report?: unknown;
-  raw?: RawResult;
+  raw?: RawResult[];
 }
 
 function envNumber(name: string, fallback: number): number {
@@ -186,13 +190,16 @@ class Runner {
     const config = template(source, vars);
     const path = join(this.dir, `${bench.name}.yaml`);
     writeFileSync(path, config);
-    const raw = withRaw && bench.raw ? await rawBaseline(bench.raw) : undefined;
+    // the raw loop just before and just after eddy, so both see the machine as eddy did; the faster one counts
+    const rawBefore = withRaw && bench.raw ? await rawBaseline(bench.raw) : undefined;
+    const load = loadavg()[0];
     const secs = Number(vars.SECS);
     const out = await runChild([EDDY, 'server', 'run', '-f', path, '--no-api'], (WARMUP + secs + 60) * 1000, {
       ...process.env,
       EDDY_LOG: process.env.EDDY_LOG ?? 'warn',
     });
     const r = jsonLine<BlackholeReport>(out, 'events_per_second');
+    const rawAfter = withRaw && bench.raw ? await rawBaseline(bench.raw) : undefined;
     const eps = r.events_per_second * (bench.eventsPerReport ?? 1);
     if (bench.name === 'passthrough-json') this.jsonMax = eps;
     const row: Row = {
@@ -204,17 +211,25 @@ class Runner {
       p99: r.latency_ns.p99,
       p999: r.latency_ns.p999,
       rss: r.peak_rss_bytes,
+      load,
       report: r,
     };
-    if (raw) {
-      row.raw = raw;
-      row.rawEps = raw.events_per_second;
-      row.ratio = eps / raw.events_per_second;
+    if (rawBefore && rawAfter) {
+      const raws = [rawBefore, rawAfter];
+      row.raw = raws;
+      row.rawEps = Math.max(...raws.map((x) => x.events_per_second));
+      row.ratio = eps / row.rawEps;
+      if (r.cpu_seconds > 0) {
+        const rawPerCpu = Math.max(...raws.map((x) => x.events / x.cpu_seconds));
+        row.cpuRatio = (r.events * (bench.eventsPerReport ?? 1)) / r.cpu_seconds / rawPerCpu;
+      }
+      const [lo, hi] = raws.map((x) => x.events_per_second).sort((a, b) => a - b);
+      if (hi > lo * 1.25) row.extra = `noisy: raw ${count(lo)} and ${count(hi)} ev/s before/after; load average ${load.toFixed(1)}`;
     }
     if (bench.name === 'paced-latency') {
       row.extra = `interval ${vars.INTERVAL} ns (${Math.round(1e9 / Number(vars.INTERVAL))} ev/s offered); p99 ${r.latency_ns.p99 < 1e6 ? '<' : '>='} 1 ms`;
     }
-    if (bench.name === 'soak') row.extra = `${secs} s; peak RSS ${r.peak_rss_bytes < 200 * 1048576 ? '<' : '>='} 200 MB`;
+    if (bench.name === 'soak') row.extra = [`${secs} s; peak RSS ${r.peak_rss_bytes < 200 * 1048576 ? '<' : '>='} 200 MB`, row.extra].filter(Boolean).join('; ');
     return row;
   }
 
@@ -281,7 +296,7 @@ function summaryLine(r: Row): string {
 }
 
 export function table(rows: Row[]): string {
-  const head = ['benchmark', 'events/s', 'MB/s', 'p50', 'p99', 'p99.9', 'peak RSS', 'raw events/s', 'eddy/raw'];
+  const head = ['benchmark', 'events/s', 'MB/s', 'p50', 'p99', 'p99.9', 'peak RSS', 'raw events/s', 'eddy/raw', 'per CPU-s'];
   const body = rows.map((r) =>
     r.status !== 'ok'
       ? [r.name, r.message ?? r.status]
@@ -295,6 +310,7 @@ export function table(rows: Row[]): string {
           mb(r.rss),
           count(r.rawEps),
           r.ratio === undefined ? '-' : r.ratio.toFixed(2),
+          r.cpuRatio === undefined ? '-' : r.cpuRatio.toFixed(2),
         ],
   );
   const widths = head.map((h, i) => Math.max(h.length, ...body.filter((b) => b.length === head.length).map((b) => b[i].length)));
@@ -316,13 +332,15 @@ async function main(): Promise<number> {
   }
   const selected = names.length > 0 ? BENCHES.filter((b) => names.includes(b.name)) : BENCHES.filter((b) => !b.optIn);
   process.stderr.write(`eddy bench: ${SECS} s measured after ${WARMUP} s warm-up per benchmark, raw baselines ${RAW_SECS} s; data ${dataPath()}\n`);
+  const header = `node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), load average at start ${loadavg()[0].toFixed(1)}`;
   const runner = new Runner();
   try {
     for (const bench of selected) runner.rows.push(await runner.run(bench));
   } finally {
     runner.cleanup();
   }
-  process.stdout.write('\n' + table(runner.rows) + '\n');
+  process.stdout.write(`\n${header}\n` + table(runner.rows) + '\n');
+  process.stdout.write('eddy/raw: events/s over the faster of the raw runs just before and after; per CPU-s: the same ratio in events per CPU-second of each process\n');
   if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify(runner.rows, null, 2) + '\n');
   return runner.rows.some((r) => r.status === 'failed') ? 1 : 0;
 }

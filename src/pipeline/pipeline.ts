@@ -49,19 +49,36 @@ export class PipelineRuntime implements ContraflowTarget {
     for (const name of graph.outputs) this.outputs.set(name, new Subject<EddyEvent>());
 
     const compiled = new Map<string, CompiledNode>();
+    // Counting happens in the subject that already multicasts each input and
+    // node port, once per event, weighted by the edges leaving that port (the
+    // count the metrics report per edge): no extra operator layer per edge.
+    const edgesFromInput = (name: string) => graph.edges.filter((e) => e.from.kind === 'input' && e.from.name === name).length;
+    const edgesFromNode = (id: string, port: string) =>
+      graph.edges.filter((e) => e.from.kind === 'node' && e.from.id === id && e.from.port === port).length;
+    for (const name of graph.inputs) {
+      const weight = edgesFromInput(name);
+      if (weight > 0) this.inputs.set(name, new CountingSubject(this.counter('in', 'output', name), weight));
+    }
+    const countedShare = (id: string, port: string) =>
+      share<EddyEvent>({ connector: () => new CountingSubject(this.counter(id, 'output', port), edgesFromNode(id, port)) });
+    /** per ported node, one shared stream per linked port, so each port is filtered and counted once */
+    const portStreams = new Map<string, Observable<EddyEvent>>();
     const streamOf = (from: Endpoint): Observable<EddyEvent> => {
-      if (from.kind === 'input') return this.counted(this.inputs.get(from.name)!, 'in', 'output', from.name);
+      if (from.kind === 'input') return this.inputs.get(from.name)!;
       if (from.kind !== 'node') throw new Error('an output cannot feed a link');
       const node = compiled.get(from.id)!;
-      const stream = node.out$
-        ? from.port === 'out'
-          ? node.out$
-          : EMPTY
-        : node.tagged$!.pipe(
-            filter((pe) => pe.port === from.port),
-            map((pe) => pe.event),
-          );
-      return this.counted(stream, from.id, 'output', from.port);
+      if (node.out$) return from.port === 'out' ? node.out$ : EMPTY;
+      const key = `${from.id}|${from.port}`;
+      let stream = portStreams.get(key);
+      if (!stream) {
+        stream = node.tagged$!.pipe(
+          filter((pe) => pe.port === from.port),
+          map((pe) => pe.event),
+          countedShare(from.id, from.port),
+        );
+        portStreams.set(key, stream);
+      }
+      return stream;
     };
     const feeding = (to: (e: Endpoint) => boolean) => {
       const streams = graph.edges.filter((e) => to(e.to)).map((e) => streamOf(e.from));
@@ -81,7 +98,7 @@ export class PipelineRuntime implements ContraflowTarget {
       const input$ = feeding((to) => to.kind === 'node' && to.id === id);
       const node: CompiledNode =
         typeof made === 'function'
-          ? { id, node: null, tagged$: null, out$: made(input$).pipe(share()) }
+          ? { id, node: null, tagged$: null, out$: made(input$).pipe(edgesFromNode(id, 'out') > 0 ? countedShare(id, 'out') : share()) }
           : { id, node: made, tagged$: made.apply(input$).pipe(share()), out$: null };
       compiled.set(id, node);
       this.nodes.push(node);
@@ -150,16 +167,25 @@ export class PipelineRuntime implements ContraflowTarget {
     for (const source of this.sources) source.contraflow(insight);
   }
 
-  private counted(stream: Observable<EddyEvent>, node: string, direction: string, port: string): Observable<EddyEvent> {
+  private counter(node: string, direction: string, port: string): { count: number } {
     const key = `${node}|${direction}|${port}`;
     let counter = this.counts.get(key);
     if (!counter) this.counts.set(key, (counter = { count: 0 }));
-    const c = counter;
-    return stream.pipe(
-      map((e) => {
-        c.count++;
-        return e;
-      }),
-    );
+    return counter;
+  }
+}
+
+/** A Subject that counts what passes through it: `weight` per event (one per edge it feeds). */
+class CountingSubject extends Subject<EddyEvent> {
+  constructor(
+    private readonly counter: { count: number },
+    private readonly weight: number,
+  ) {
+    super();
+  }
+
+  override next(value: EddyEvent): void {
+    this.counter.count += this.weight;
+    super.next(value);
   }
 }

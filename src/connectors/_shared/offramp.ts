@@ -125,6 +125,8 @@ export class OfframpRuntime {
 
   private encode(event: EddyEvent): Buffer[] {
     const { codec, postprocessors } = this.parts;
+    // the common case: one value, no postprocessors, so one payload and no context
+    if (!event.isBatch && postprocessors.length === 0) return [codec.encode(event.data)];
     const out: Buffer[] = [];
     const ctx: FrameContext = { ingestNs: event.ingestNs };
     const values = event.isBatch ? batchValues(event.data) : [event.data];

@@ -30,12 +30,18 @@ export class OnrampRuntime {
   readonly err$ = new Subject<EddyEvent>();
   private seq = 0;
   private readonly chains = new Map<string | number, Preprocessor[]>();
+  /** the last stream's chain: most frames come from the stream before them, so no Map lookup */
+  private lastStream: string | number | undefined;
+  private lastChain: Preprocessor[] | undefined;
+  private readonly transactional: boolean;
 
   constructor(private readonly parts: OnrampParts) {
     this.breaker = parts.ctx.breaker;
+    this.transactional = parts.source.transactional === true;
     this.out$ = new Observable<EddyEvent>((subscriber) => {
+      const emit = (event: EddyEvent) => subscriber.next(event);
       const sub: Subscription = parts.source.frames.subscribe({
-        next: (frame) => this.handleFrame(frame, (event) => subscriber.next(event)),
+        next: (frame) => this.handleFrame(frame, emit),
         error: (err) => {
           parts.ctx.logger.error(`Onramp ${parts.ctx.url} failed: ${(err as Error).message}`);
           subscriber.error(err);
@@ -44,7 +50,7 @@ export class OnrampRuntime {
       });
       return () => {
         sub.unsubscribe();
-        this.chains.clear();
+        this.forgetChains();
       };
     }).pipe(share());
   }
@@ -86,6 +92,11 @@ export class OnrampRuntime {
       return;
     }
     const chain = this.chainFor(frame.stream);
+    if (chain.length === 0 && !frame.end) {
+      // the common case: no preprocessors, one payload, nothing to allocate
+      if (frame.data !== undefined) this.decode(frame.data, frame, ingestNs, emit);
+      return;
+    }
     const fctx: FrameContext = { ingestNs };
     if (frame.data !== undefined) {
       let payloads: Buffer[];
@@ -99,6 +110,7 @@ export class OnrampRuntime {
     }
     if (frame.end) {
       this.chains.delete(frame.stream);
+      if (this.lastStream === frame.stream) this.lastChain = this.lastStream = undefined;
       let rest: Buffer[] = [];
       try {
         rest = finishChain(chain, fctx);
@@ -110,9 +122,17 @@ export class OnrampRuntime {
   }
 
   private chainFor(stream: string | number): Preprocessor[] {
+    if (this.lastChain !== undefined && stream === this.lastStream) return this.lastChain;
     let chain = this.chains.get(stream);
     if (!chain) this.chains.set(stream, (chain = this.parts.preprocessors()));
+    this.lastStream = stream;
+    this.lastChain = chain;
     return chain;
+  }
+
+  private forgetChains(): void {
+    this.chains.clear();
+    this.lastChain = this.lastStream = undefined;
   }
 
   private decode(payload: Buffer, frame: Frame, ingestNs: bigint, emit: (event: EddyEvent) => void): void {
@@ -136,7 +156,7 @@ export class OnrampRuntime {
       ingestNs,
       originUri: frame.originUri,
       isBatch: false,
-      transactional: this.parts.source.transactional === true,
+      transactional: this.transactional,
     };
   }
 
