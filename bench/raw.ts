@@ -7,11 +7,15 @@
  * - json:    bytes -> utf8 text -> JSON.parse -> JSON.stringify -> bytes, per line
  * - string:  split the lines out of one buffer (indexOf '\n') and copy each line's bytes, counting them
  * - msgpack: unpack then pack each (base64-decoded) line with msgpackr, plain maps
+ * - codec-NAME (for the README, not a table column): eddy's own registered
+ *   codec's decode then encode per line, so eddy / codec-NAME is what the
+ *   runtime around the codec costs
  */
 import { Packr } from 'msgpackr';
 import { loadLines, msgpackLines } from './data';
+import { Registries } from '../src/runtime/registries';
 
-export type RawKind = 'json' | 'string' | 'msgpack';
+export type RawKind = 'json' | 'string' | 'msgpack' | `codec-${string}`;
 
 export interface RawResult {
   kind: RawKind;
@@ -100,6 +104,12 @@ export async function measureRaw(kind: RawKind, dataPath: string, seconds: numbe
   const lines = await loadLines(dataPath);
   if (kind === 'string') return { kind, ...measureString(lines, seconds, warmup) };
   if (kind === 'json') return { ...measureLines(lines, jsonWork(), seconds, warmup), kind };
+  if (kind.startsWith('codec-')) {
+    const name = kind.slice('codec-'.length);
+    const codec = Registries.withBuiltins().codecs.get(name, 'codec').create();
+    const input = name === 'msgpack' ? msgpackLines(lines) : lines;
+    return { ...measureLines(input, (l) => codec.encode(codec.decode(l, 0n)).length, seconds, warmup), kind };
+  }
   return { ...measureLines(msgpackLines(lines), msgpackWork(), seconds, warmup), kind };
 }
 

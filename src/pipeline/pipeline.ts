@@ -5,6 +5,8 @@ import type { TypeRegistry } from '../core/registry';
 import type { ContraflowTarget } from '../contraflow/contraflow';
 import type { OperatorNode, OperatorType } from './operator';
 import { Endpoint, PipelineArtefact, buildGraph } from './graph';
+// the hot path's Subject (no allocation per event); it lives with the ramp machinery it is shared with
+import { FastSubject } from '../connectors/_shared/fast-subject';
 
 export interface PipelineContext {
   readonly url: string;
@@ -45,8 +47,8 @@ export class PipelineRuntime implements ContraflowTarget {
     private readonly ctx: PipelineContext,
   ) {
     const graph = buildGraph(artefact);
-    for (const name of graph.inputs) this.inputs.set(name, new Subject<EddyEvent>());
-    for (const name of graph.outputs) this.outputs.set(name, new Subject<EddyEvent>());
+    for (const name of graph.inputs) this.inputs.set(name, new FastSubject<EddyEvent>());
+    for (const name of graph.outputs) this.outputs.set(name, new FastSubject<EddyEvent>());
 
     const compiled = new Map<string, CompiledNode>();
     // Counting happens in the subject that already multicasts each input and
@@ -98,8 +100,8 @@ export class PipelineRuntime implements ContraflowTarget {
       const input$ = feeding((to) => to.kind === 'node' && to.id === id);
       const node: CompiledNode =
         typeof made === 'function'
-          ? { id, node: null, tagged$: null, out$: made(input$).pipe(edgesFromNode(id, 'out') > 0 ? countedShare(id, 'out') : share()) }
-          : { id, node: made, tagged$: made.apply(input$).pipe(share()), out$: null };
+          ? { id, node: null, tagged$: null, out$: made(input$).pipe(edgesFromNode(id, 'out') > 0 ? countedShare(id, 'out') : fastShare()) }
+          : { id, node: made, tagged$: made.apply(input$).pipe(fastShare<PortEvent>()), out$: null };
       compiled.set(id, node);
       this.nodes.push(node);
     }
@@ -175,8 +177,12 @@ export class PipelineRuntime implements ContraflowTarget {
   }
 }
 
+function fastShare<T = EddyEvent>() {
+  return share<T>({ connector: () => new FastSubject<T>() });
+}
+
 /** A Subject that counts what passes through it: `weight` per event (one per edge it feeds). */
-class CountingSubject extends Subject<EddyEvent> {
+class CountingSubject extends FastSubject<EddyEvent> {
   constructor(
     private readonly counter: { count: number },
     private readonly weight: number,

@@ -7,6 +7,7 @@ import type { FrameContext, Preprocessor, ProcessorError } from '../../processor
 import type { Frame, OnrampContext, OnrampSource } from '../connector';
 import { CircuitBreaker } from '../../contraflow/circuit-breaker';
 import { RampCounters } from './ramp-metrics';
+import { FastSubject } from './fast-subject';
 
 export interface OnrampParts {
   readonly ctx: OnrampContext;
@@ -52,7 +53,7 @@ export class OnrampRuntime {
         sub.unsubscribe();
         this.forgetChains();
       };
-    }).pipe(share());
+    }).pipe(share({ connector: () => new FastSubject<EddyEvent>() }));
   }
 
   get uid(): number {
