@@ -1,5 +1,8 @@
 import { ObjectUnsubscribedError, Subject, config, type Observer } from 'rxjs';
 
+/** read once: the module's exports are getters, too slow to call per event */
+const rxConfig = config;
+
 /** RxJS 7 keeps a copy-on-write snapshot of a Subject's observers in this field; without it, fall back. */
 const HAS_SNAPSHOT = 'currentObservers' in new Subject<unknown>();
 
@@ -16,7 +19,7 @@ const HAS_SNAPSHOT = 'currentObservers' in new Subject<unknown>();
  */
 export class FastSubject<T> extends Subject<T> {
   override next(value: T): void {
-    if (!HAS_SNAPSHOT || config.useDeprecatedSynchronousErrorHandling) return super.next(value);
+    if (!HAS_SNAPSHOT || rxConfig.useDeprecatedSynchronousErrorHandling) return super.next(value);
     if (this.closed) throw new ObjectUnsubscribedError();
     if (this.isStopped) return;
     const self = this as unknown as { currentObservers: Observer<T>[] | null };
