@@ -13,7 +13,8 @@
  * Environment: BENCH_SECS (measured seconds, default 8), BENCH_WARMUP
  * (default 2), BENCH_RAW_SECS (default min(BENCH_SECS, 4)), BENCH_SOAK_SECS
  * (default 60), BENCH_DATA (default ../shared/data/data.json.xz from the
- * repository root), BENCH_JSON (write the rows as JSON to this file).
+ * repository root), BENCH_JSON (write the rows as JSON to this file),
+ * BENCH_EDDY (the bin/eddy of another build, to compare builds).
  */
 import { spawn } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -47,6 +48,7 @@ const BENCHES: Bench[] = [
   { name: 'passthrough-msgpack', file: 'passthrough-msgpack.yaml', raw: 'msgpack' },
   { name: 'merge-two-inputs', file: 'merge-two-inputs.yaml', raw: 'json' },
   { name: 'workflow', file: 'workflow.yaml', raw: 'json' },
+  { name: 'workflow-classify', file: 'workflow-classify.yaml', raw: 'json' },
   { name: 'batch', file: 'batch.yaml', raw: 'json', eventsPerReport: 50 },
   { name: 'paced-latency', file: 'paced-latency.yaml', note: 'p99 target < 1 ms' },
   { name: 'slow-sink', note: 'in-process; see bench/slow-sink.ts' },
@@ -85,7 +87,8 @@ const SECS = envNumber('BENCH_SECS', 8);
 const WARMUP = envNumber('BENCH_WARMUP', 2);
 const RAW_SECS = envNumber('BENCH_RAW_SECS', Math.max(1, Math.min(SECS, 4)));
 const NODE = process.execPath;
-const EDDY = join(REPO, 'bin', 'eddy');
+/** BENCH_EDDY: another build's bin/eddy, to compare builds with the same runner and baselines */
+const EDDY = process.env.BENCH_EDDY ?? join(REPO, 'bin', 'eddy');
 
 /** Runs a child process and returns its stdout; rejects on a non-zero exit or after `timeoutMs`. */
 function runChild(args: string[], timeoutMs: number, env: NodeJS.ProcessEnv = process.env): Promise<string> {
