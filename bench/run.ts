@@ -27,7 +27,7 @@ import { REPO, dataPath, workDir, writeMsgpackData } from './data';
 import type { RawKind, RawResult } from './raw';
 import type { SlowSinkReport } from './slow-sink';
 
-interface Bench {
+export interface Bench {
   name: string;
   /** config file in bench/; absent for an in-process script */
   file?: string;
@@ -42,7 +42,7 @@ interface Bench {
   note?: string;
 }
 
-const BENCHES: Bench[] = [
+export const BENCHES: Bench[] = [
   { name: 'passthrough-string', file: 'passthrough-string.yaml', raw: 'string' },
   { name: 'passthrough-json', file: 'passthrough-json.yaml', raw: 'json' },
   { name: 'passthrough-msgpack', file: 'passthrough-msgpack.yaml', raw: 'msgpack' },
@@ -124,7 +124,7 @@ function jsonLine<T>(out: string, key: string): T {
 }
 
 /** Fills `${NAME}` placeholders; a placeholder left unfilled is an error. */
-function template(text: string, vars: Record<string, string>): string {
+export function template(text: string, vars: Record<string, string>): string {
   return text.replace(/\$\{([A-Z_]+)\}/g, (whole, name: string) => {
     if (!(name in vars)) throw new Error(`unknown placeholder ${whole}`);
     return vars[name];
@@ -132,7 +132,7 @@ function template(text: string, vars: Record<string, string>): string {
 }
 
 /** What a config needs that this build may not have: codecs, ramp and operator types. */
-function missingTypes(config: string, registries: Registries): string[] {
+export function missingTypes(config: string, registries: Registries): string[] {
   const doc = parseYaml(config) as {
     onramp?: { type: string; codec?: string }[];
     offramp?: { type: string; codec?: string }[];
