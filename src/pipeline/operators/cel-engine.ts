@@ -4,6 +4,7 @@
  * swapped without touching the operator.
  */
 import { celEnv, isCelError, isCelList, isCelMap, isCelUint, parse, plan, type CelInput } from '@bufbuild/cel';
+import { strings } from '@bufbuild/cel/ext';
 
 export interface CelProgram {
   readonly source: string;
@@ -14,8 +15,9 @@ export interface CelProgram {
 /** The variables an expression sees, already converted with `toCel`. */
 export type CelVars = { readonly event: unknown; readonly meta: unknown };
 
-// one environment for every program: it only holds the standard functions
-const env = celEnv();
+// one environment for every program: the standard functions plus the strings
+// extension (lowerAscii, replace, split, …), which log processing needs
+const env = celEnv({ funcs: strings });
 
 /**
  * Compiles once. A syntax error is thrown with its position,
