@@ -48,7 +48,8 @@ export function walNode(config: WalConfig, ctx: OperatorContext, storage: WalSto
   const readCount = Math.max(1, config.read_count);
   const store = new Map<number, Entry>(); // ascending seq: loaded in order, appended in order
   let bytes = 0;
-  let lastSeq = 0;
+  let lastSeq = 0; // the last seq assigned to an incoming event
+  let writtenSeq = 0; // the last seq whose write finished: the read cursor never passes it
   let readSeq = 1; // the next seq to send downstream
   let loaded = false;
   let writing = false;
@@ -85,7 +86,7 @@ export function walNode(config: WalConfig, ctx: OperatorContext, storage: WalSto
     pumpTask = undefined;
     if (subscriber === undefined || !outputOpen || !loaded) return;
     let sent = 0;
-    while (readSeq <= lastSeq && outputOpen && subscriber !== undefined) {
+    while (readSeq <= writtenSeq && outputOpen && subscriber !== undefined) {
       if (sent >= readCount) {
         // yield, so acks, fails and breaker signals are seen between chunks
         pumpTask = ctx.scheduler.schedule(pump);
@@ -113,6 +114,7 @@ export function walNode(config: WalConfig, ctx: OperatorContext, storage: WalSto
     queue = [];
     const onDone = () => {
       writing = false;
+      writtenSeq = batch[batch.length - 1].seq; // batches finish in seq order
       for (const { original, seq, event, text } of batch) {
         const size = Buffer.byteLength(text);
         store.set(seq, { event, bytes: size });
@@ -152,6 +154,7 @@ export function walNode(config: WalConfig, ctx: OperatorContext, storage: WalSto
         const base = snapshot.lastSeq;
         queue = queue.map((q, i) => enqueued(q.original, base + i + 1));
         lastSeq = base + queue.length;
+        writtenSeq = base;
         readSeq = snapshot.entries.length > 0 ? snapshot.entries[0][0] : base + 1;
         loaded = true;
         checkFull();
