@@ -1,0 +1,100 @@
+import type { Server } from 'node:http';
+import { createApi, listen } from './api/server';
+import { loadConfigFile } from './config/load';
+import { Runtime } from './runtime/runtime';
+import { version } from './version';
+
+const USAGE = `usage: eddy server run [-f FILE ...] [--no-api] [--api-host HOST] [--api-port PORT]
+       eddy --version`;
+
+interface RunOptions {
+  files: string[];
+  api: boolean;
+  host: string;
+  port: number;
+}
+
+export function parseRunArgs(args: string[]): RunOptions {
+  const options: RunOptions = { files: [], api: true, host: '127.0.0.1', port: 9898 };
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    const value = () => {
+      const v = args[++i];
+      if (v === undefined) throw new Error(`${arg} needs a value`);
+      return v;
+    };
+    if (arg === '-f' || arg === '--file') {
+      options.files.push(value());
+      // `-f a.yaml b.yaml` takes every following non-option argument too
+      while (args[i + 1] !== undefined && !args[i + 1].startsWith('-')) options.files.push(args[++i]);
+    } else if (arg === '--no-api' || arg === '-n') options.api = false;
+    else if (arg === '--api-host') options.host = value();
+    else if (arg === '--api-port') {
+      options.port = Number(value());
+      if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65535) throw new Error(`--api-port: not a port: ${args[i]}`);
+    } else throw new Error(`unknown argument '${arg}'`);
+  }
+  return options;
+}
+
+async function serverRun(args: string[]): Promise<number> {
+  const options = parseRunArgs(args);
+  const runtime = await new Runtime().start();
+  let server: Server | undefined;
+  let exiting = false;
+  const exit = async (code: number) => {
+    if (exiting) return;
+    exiting = true;
+    server?.close();
+    server?.closeAllConnections();
+    await runtime.shutdown();
+    process.exit(code);
+  };
+  runtime.exitRequests.subscribe(({ code }) => void exit(code));
+  process.once('SIGINT', () => void exit(0));
+  process.once('SIGTERM', () => void exit(0));
+  process.stderr.write(`eddy version: ${version}\n`);
+  try {
+    for (const file of options.files) await loadConfigFile(runtime, file);
+  } catch (err) {
+    process.stderr.write(`error: ${(err as Error).message}\n`);
+    await runtime.shutdown();
+    return 1;
+  }
+  if (options.api) {
+    try {
+      server = await listen(createApi(runtime), options.host, options.port);
+    } catch (err) {
+      process.stderr.write(`error: ${(err as Error).message}\n`);
+      await runtime.shutdown();
+      return 1;
+    }
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : options.port;
+    process.stderr.write(`Listening at: http://${options.host}:${port}\n`);
+  }
+  return -1; // keep running until an exit request or a signal
+}
+
+export async function main(argv: string[]): Promise<number> {
+  if (argv[0] === '--version' || argv[0] === '-V') {
+    process.stdout.write(`eddy ${version}\n`);
+    return 0;
+  }
+  if (argv[0] === 'server' && argv[1] === 'run') {
+    try {
+      return await serverRun(argv.slice(2));
+    } catch (err) {
+      process.stderr.write(`error: ${(err as Error).message}\n${USAGE}\n`);
+      return 2;
+    }
+  }
+  process.stderr.write(`${USAGE}\n`);
+  return argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' ? 0 : 2;
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then((code) => {
+    if (code >= 0) process.exit(code);
+  });
+}

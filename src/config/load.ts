@@ -1,0 +1,83 @@
+import { readFile } from 'node:fs/promises';
+import { parse as parseYaml } from 'yaml';
+import { EddyError, invalid } from '../core/errors';
+import type { Runtime } from '../runtime/runtime';
+import type { Kind } from '../runtime/urls';
+
+/** The sections of a config file, published in this order, then the mappings activated. */
+const SECTIONS: readonly Kind[] = ['pipeline', 'offramp', 'onramp', 'binding'];
+const MAPPING_KEY = /^\/binding\/([^/]+)\/([^/]+)$/;
+
+export interface ConfigFile {
+  pipeline?: unknown[];
+  offramp?: unknown[];
+  onramp?: unknown[];
+  binding?: unknown[];
+  mapping?: Record<string, Record<string, string> | null>;
+}
+
+/** Parses a YAML or JSON config file (YAML is a superset of JSON), checking its top-level shape. */
+export async function readConfigFile(path: string): Promise<ConfigFile> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw invalid(`${path}: cannot read: ${(err as Error).message}`);
+  }
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (err) {
+    throw invalid(`${path}: not valid YAML or JSON: ${(err as Error).message}`);
+  }
+  if (doc === null || doc === undefined) return {};
+  if (typeof doc !== 'object' || Array.isArray(doc)) throw invalid(`${path}: the top level must be a map of sections`);
+  for (const [key, value] of Object.entries(doc)) {
+    if (key === 'mapping') {
+      if (value !== null && (typeof value !== 'object' || Array.isArray(value))) throw invalid(`${path}: mapping must be a map`);
+    } else if ((SECTIONS as readonly string[]).includes(key)) {
+      if (value !== null && !Array.isArray(value)) throw invalid(`${path}: ${key} must be a list of ${key} artefacts`);
+    } else {
+      throw invalid(`${path}: unknown section '${key}' (sections: ${[...SECTIONS, 'mapping'].join(', ')})`);
+    }
+  }
+  return doc as ConfigFile;
+}
+
+/**
+ * Publishes every artefact of a config file and activates its mappings, with
+ * the same calls the REST API makes. An error names the file, the artefact
+ * and the field.
+ */
+export async function loadConfigFile(runtime: Runtime, path: string): Promise<void> {
+  const config = await readConfigFile(path);
+  for (const kind of SECTIONS) {
+    for (const [i, artefact] of (config[kind] ?? []).entries()) {
+      const id = (artefact as { id?: unknown } | null)?.id;
+      await withContext(`${path}: ${kind} ${typeof id === 'string' ? `'${id}'` : `#${i + 1}`}`, async () => {
+        runtime.publish(kind, artefact);
+      });
+    }
+  }
+  for (const [key, params] of Object.entries(config.mapping ?? {})) {
+    await withContext(`${path}: mapping '${key}'`, async () => {
+      const match = MAPPING_KEY.exec(key);
+      if (!match) throw invalid(`the key must be /binding/<binding-id>/<instance-id>`);
+      const values: Record<string, string> = {};
+      for (const [name, value] of Object.entries(params ?? {})) {
+        if (typeof value !== 'string') throw invalid(`${name}: mapping values must be strings, got ${JSON.stringify(value)}`);
+        values[name] = value;
+      }
+      await runtime.activate('binding', match[1], match[2], values);
+    });
+  }
+}
+
+async function withContext(where: string, action: () => Promise<void>): Promise<void> {
+  try {
+    await action();
+  } catch (err) {
+    if (err instanceof EddyError) throw new EddyError(err.code, `${where}: ${err.message}`);
+    throw new Error(`${where}: ${(err as Error).message}`);
+  }
+}

@@ -1,0 +1,196 @@
+import { Observer, Subject } from 'rxjs';
+import type { EddyEvent, Insight, Meta } from '../../core/event';
+import type { Codec } from '../../codecs/codec';
+import type { FrameContext, Postprocessor } from '../../processors/processor';
+import type { ContraflowTarget } from '../../contraflow/contraflow';
+import type { OfframpContext, RampContext, Sink } from '../connector';
+import { RampCounters } from './ramp-metrics';
+
+export interface OfframpParts {
+  readonly ctx: RampContext;
+  readonly codec: Codec;
+  readonly postprocessors: Postprocessor[];
+  readonly autoAck: boolean;
+  /** in-flight sends beyond which the circuit breaker is triggered */
+  readonly maxInFlight: number;
+  readonly createSink: (ctx: OfframpContext) => Sink | Promise<Sink>;
+}
+
+/**
+ * The shared offramp machinery: a subscriber to pipeline ports. It encodes
+ * each event (each batch member separately), runs the postprocessors, hands
+ * the payloads to the sink, and sends acks and fails back to the pipeline
+ * that delivered the event (per the spec's delivery table: auto-acking sinks
+ * ack every transactional event they sent). In-flight sends above the limit
+ * trigger the circuit breaker of every source feeding this offramp; falling
+ * back below half the limit restores it.
+ */
+export class OfframpRuntime {
+  readonly counters = new RampCounters();
+  readonly outputs = new Map<string, Subject<EddyEvent>>();
+  private readonly inputs = new Set<ContraflowTarget>();
+  private sink!: Sink;
+  private inFlight = 0;
+  private readonly pending = new Set<Promise<void>>();
+  private sinkTriggered = false;
+  private loadTriggered = false;
+  /** which pipeline delivered an event, for sinks that ack later by themselves */
+  private readonly deliveredBy = new WeakMap<EddyEvent, ContraflowTarget>();
+  private closed = false;
+
+  constructor(private readonly parts: OfframpParts) {}
+
+  get url(): string {
+    return this.parts.ctx.url;
+  }
+
+  async start(): Promise<void> {
+    this.sink = await this.parts.createSink(this.offrampContext());
+  }
+
+  /** A pipeline port connects to this offramp's `in`: returns the observer to subscribe. */
+  connect(from: ContraflowTarget): Observer<EddyEvent> {
+    this.inputs.add(from);
+    if (this.sinkTriggered || this.loadTriggered) from.contraflow({ kind: 'trigger', from: this.url });
+    return {
+      next: (event) => this.handle(event, from),
+      error: () => undefined,
+      complete: () => undefined,
+    };
+  }
+
+  disconnect(from: ContraflowTarget): void {
+    if (this.inputs.delete(from) && (this.sinkTriggered || this.loadTriggered)) {
+      from.contraflow({ kind: 'restore', from: this.url });
+    }
+  }
+
+  get inputCount(): number {
+    return this.inputs.size;
+  }
+
+  output(port: string): Subject<EddyEvent> {
+    let subject = this.outputs.get(port);
+    if (!subject) this.outputs.set(port, (subject = new Subject<EddyEvent>()));
+    return subject;
+  }
+
+  handle(event: EddyEvent, from: ContraflowTarget): void {
+    if (this.closed) return this.fail(event, from, 'offramp is closed');
+    this.counters.in++;
+    let payloads: Buffer[];
+    try {
+      payloads = this.encode(event);
+    } catch (err) {
+      this.counters.error++;
+      this.parts.ctx.logger.warn(`Offramp ${this.url}: cannot encode event: ${(err as Error).message}`);
+      return this.fail(event, from, (err as Error).message);
+    }
+    if (!this.parts.autoAck) this.deliveredBy.set(event, from);
+    let result: Promise<void> | void;
+    try {
+      result = this.sink.send(payloads, event);
+    } catch (err) {
+      return this.failed(event, from, err as Error);
+    }
+    if (result === undefined) return this.succeeded(event, from);
+    this.inFlight++;
+    if (this.inFlight >= this.parts.maxInFlight && !this.loadTriggered) {
+      this.loadTriggered = true;
+      this.broadcast('trigger');
+    }
+    const done = result.then(
+      () => this.succeeded(event, from),
+      (err: Error) => this.failed(event, from, err),
+    );
+    const tracked = done.finally(() => {
+      this.pending.delete(tracked);
+      this.inFlight--;
+      if (this.loadTriggered && this.inFlight <= this.parts.maxInFlight / 2) {
+        this.loadTriggered = false;
+        if (!this.sinkTriggered) this.broadcast('restore');
+      }
+    });
+    this.pending.add(tracked);
+  }
+
+  /** Waits for in-flight sends, then closes the sink. */
+  async close(drainTimeoutMs = 5000): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.race([Promise.allSettled([...this.pending]), new Promise((r) => setTimeout(r, drainTimeoutMs).unref())]);
+    await this.sink?.close?.();
+    for (const subject of this.outputs.values()) subject.complete();
+  }
+
+  private encode(event: EddyEvent): Buffer[] {
+    const { codec, postprocessors } = this.parts;
+    const out: Buffer[] = [];
+    const ctx: FrameContext = { ingestNs: event.ingestNs };
+    const values = event.isBatch ? batchValues(event.data) : [event.data];
+    for (const value of values) {
+      let frames = [codec.encode(value)];
+      for (const post of postprocessors) {
+        const next: Buffer[] = [];
+        for (const f of frames) for (const p of post.process(f, ctx)) next.push(p);
+        frames = next;
+      }
+      for (const f of frames) out.push(f);
+    }
+    return out;
+  }
+
+  private succeeded(event: EddyEvent, from: ContraflowTarget): void {
+    this.counters.out++;
+    if (this.parts.autoAck && event.transactional) from.contraflow({ kind: 'ack', event, from: this.url });
+  }
+
+  private failed(event: EddyEvent, from: ContraflowTarget, err: Error): void {
+    this.counters.error++;
+    this.parts.ctx.logger.warn(`Offramp ${this.url}: send failed: ${err.message}`);
+    this.fail(event, from, err.message);
+  }
+
+  private fail(event: EddyEvent, from: ContraflowTarget, error: string): void {
+    if (event.transactional) from.contraflow({ kind: 'fail', event, from: this.url, meta: { error } });
+  }
+
+  private broadcast(kind: Insight['kind']): void {
+    for (const input of this.inputs) input.contraflow({ kind, from: this.url });
+  }
+
+  private offrampContext(): OfframpContext {
+    const base = this.parts.ctx;
+    return {
+      ...base,
+      trigger: () => {
+        if (this.sinkTriggered) return;
+        this.sinkTriggered = true;
+        if (!this.loadTriggered) this.broadcast('trigger');
+      },
+      restore: () => {
+        if (!this.sinkTriggered) return;
+        this.sinkTriggered = false;
+        if (!this.loadTriggered) this.broadcast('restore');
+      },
+      insight: (kind: 'ack' | 'fail', event: EddyEvent, meta?: Meta) => {
+        const from = this.deliveredBy.get(event);
+        from?.contraflow({ kind, event, from: this.url, meta });
+      },
+      raise: (kind: Insight['kind'], event: EddyEvent) => {
+        const from = this.deliveredBy.get(event);
+        from?.contraflow({ kind, event, from: this.url });
+      },
+      emit: (port: string, event: EddyEvent) => this.output(port).next(event),
+    };
+  }
+}
+
+/** The member values of a batch event: `[{data: {value, ...}}, ...]`. */
+export function batchValues(data: unknown): unknown[] {
+  if (!Array.isArray(data)) return [data];
+  return data.map((entry) => {
+    const inner = (entry as { data?: { value?: unknown } } | null)?.data;
+    return inner && typeof inner === 'object' && 'value' in inner ? inner.value : entry;
+  });
+}

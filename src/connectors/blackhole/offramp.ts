@@ -1,0 +1,109 @@
+import * as hdr from 'hdr-histogram-js';
+import { nowNs } from '../../core/clock';
+import type { OfframpType } from '../connector';
+
+interface BlackholeConfig {
+  warmup_secs: number;
+  stop_after_secs: number;
+  significant_figures: number;
+  structured: boolean;
+}
+
+/** The structured report (`structured: true`): one JSON line on stdout. */
+export interface BlackholeReport {
+  events: number;
+  bytes: number;
+  seconds: number;
+  events_per_second: number;
+  megabytes_per_second: number;
+  latency_ns: { p50: number; p90: number; p99: number; p999: number; max: number; mean: number };
+  peak_rss_bytes: number;
+}
+
+/**
+ * blackhole (benchmarks): discards events, recording end-to-end latency
+ * (now - ingest time) in an HDR histogram after `warmup_secs`. After
+ * `warmup_secs + stop_after_secs` it prints the histogram and the throughput
+ * (or one JSON line with `structured: true`) and stops the runtime. Unlike
+ * the original it stops on a timer, so an idle pipeline stops too, and it
+ * divides by the measured time.
+ */
+export const blackhole: OfframpType<BlackholeConfig> = {
+  name: 'blackhole',
+  defaultCodec: 'json',
+  autoAck: true,
+  configSchema: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['warmup_secs', 'stop_after_secs', 'significant_figures'],
+    properties: {
+      warmup_secs: { type: 'number', minimum: 0, description: 'seconds after start during which nothing is measured' },
+      stop_after_secs: { type: 'number', minimum: 0, description: 'seconds of measurement, then report and stop; 0 never stops' },
+      significant_figures: { type: 'integer', minimum: 1, maximum: 5, description: 'significant figures of the histogram' },
+      structured: { type: 'boolean', default: false, description: 'print the report as one JSON line' },
+    },
+  },
+  create(config, ctx) {
+    const histogram = hdr.build({
+      lowestDiscernibleValue: 1,
+      highestTrackableValue: 100_000_000_000,
+      numberOfSignificantValueDigits: config.significant_figures as 1 | 2 | 3 | 4 | 5,
+      useWebAssembly: false,
+    });
+    const started = nowNs();
+    const warmupEnd = started + BigInt(Math.round(config.warmup_secs * 1e9));
+    let measuring = config.warmup_secs === 0;
+    let measureStart = started;
+    let events = 0;
+    let bytes = 0;
+    let done = false;
+    const warmupTimer = measuring
+      ? undefined
+      : setTimeout(() => {
+          measuring = true;
+          measureStart = nowNs();
+        }, config.warmup_secs * 1000);
+    const report = () => {
+      done = true;
+      const seconds = Number(nowNs() - measureStart) / 1e9;
+      const summary: BlackholeReport = {
+        events,
+        bytes,
+        seconds,
+        events_per_second: events / seconds,
+        megabytes_per_second: bytes / seconds / 1048576,
+        latency_ns: {
+          p50: histogram.getValueAtPercentile(50),
+          p90: histogram.getValueAtPercentile(90),
+          p99: histogram.getValueAtPercentile(99),
+          p999: histogram.getValueAtPercentile(99.9),
+          max: histogram.maxValue,
+          mean: Math.round(histogram.mean),
+        },
+        peak_rss_bytes: process.resourceUsage().maxRSS * 1024,
+      };
+      const text = config.structured
+        ? JSON.stringify(summary) + '\n'
+        : `${histogram.outputPercentileDistribution()}\n\nThroughput: ${summary.events_per_second.toFixed(1)} events/s, ${summary.megabytes_per_second.toFixed(1)} MB/s\n`;
+      process.stdout.write(text);
+      ctx.requestExit(0, `blackhole ${ctx.url} finished its measurement`);
+    };
+    const stopTimer =
+      config.stop_after_secs > 0 ? setTimeout(report, (config.warmup_secs + config.stop_after_secs) * 1000) : undefined;
+    return {
+      send(payloads, event) {
+        if (!measuring || done) return;
+        const now = nowNs();
+        if (now < warmupEnd) return;
+        events++;
+        for (let i = 0; i < payloads.length; i++) bytes += payloads[i].length;
+        const latency = Number(now - event.ingestNs);
+        if (latency >= 1) histogram.recordValue(Math.min(latency, 100_000_000_000));
+      },
+      close() {
+        clearTimeout(warmupTimer);
+        clearTimeout(stopTimer);
+      },
+    };
+  },
+};

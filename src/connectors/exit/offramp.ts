@@ -1,0 +1,26 @@
+import type { OfframpType } from '../connector';
+
+/** exit: an event `{exit: <status>, delay?: <ms>}` stops the runtime with that status. */
+export const exit: OfframpType<Record<string, never>> = {
+  name: 'exit',
+  defaultCodec: 'json',
+  autoAck: true,
+  configSchema: { type: 'object', additionalProperties: false, properties: {} },
+  create(_config, ctx) {
+    const timers = new Set<NodeJS.Timeout>();
+    return {
+      send(_payloads, event) {
+        const data = event.data as { exit?: unknown; delay?: unknown } | null;
+        const code = data?.exit;
+        const delay = data?.delay ?? 0;
+        if (typeof code !== 'number' || !Number.isInteger(code)) throw new Error('exit: the event needs an integer field `exit`');
+        if (typeof delay !== 'number' || delay < 0) throw new Error('exit: `delay` must be a number of milliseconds');
+        const timer = setTimeout(() => ctx.requestExit(code, `exit offramp ${ctx.url}`), delay);
+        timers.add(timer);
+      },
+      close() {
+        for (const t of timers) clearTimeout(t);
+      },
+    };
+  },
+};

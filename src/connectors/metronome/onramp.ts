@@ -1,0 +1,33 @@
+import { Observable } from 'rxjs';
+import { nowNs } from '../../core/clock';
+import type { Frame, OnrampType } from '../connector';
+
+interface MetronomeConfig {
+  interval: number;
+}
+
+/** metronome: a structured tick every `interval` ms; none while the circuit breaker is triggered. */
+export const metronome: OnrampType<MetronomeConfig> = {
+  name: 'metronome',
+  defaultCodec: 'json',
+  configSchema: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['interval'],
+    properties: { interval: { type: 'integer', minimum: 1, description: 'milliseconds between ticks' } },
+  },
+  create(config, ctx) {
+    const originUri = `svc-metronome://${ctx.hostname}/${config.interval}`;
+    return {
+      frames: new Observable<Frame>((subscriber) => {
+        let id = 0;
+        const timer = setInterval(() => {
+          if (!ctx.breaker.isOpen) return;
+          const ingestNs = nowNs();
+          subscriber.next({ stream: 0, value: { onramp: 'metronome', ingest_ns: ingestNs, id: id++ }, originUri, ingestNs });
+        }, config.interval);
+        return () => clearInterval(timer);
+      }),
+    };
+  },
+};

@@ -1,0 +1,52 @@
+import type { Writable } from 'node:stream';
+import type { OfframpType } from '../connector';
+import { BufferedWriter } from '../_shared/buffered-writer';
+
+interface StdConfig {
+  prefix: string;
+  raw: boolean;
+}
+
+const NEWLINE = Buffer.from('\n');
+
+/** Writers are shared per process stream, so the system offramp and custom ones interleave whole lines. */
+const writers = new WeakMap<Writable, BufferedWriter>();
+
+function stdOfframp(name: 'stdout' | 'stderr', stream: () => Writable): OfframpType<StdConfig> {
+  return {
+    name,
+    defaultCodec: 'json',
+    autoAck: true,
+    configSchema: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        prefix: { type: 'string', default: '', description: 'written before each event' },
+        raw: { type: 'boolean', default: false, description: 'write non-UTF-8 payloads as they are instead of as a byte list' },
+      },
+    },
+    create(config, ctx) {
+      const out = stream();
+      let writer = writers.get(out);
+      if (!writer) writers.set(out, (writer = new BufferedWriter(out, ctx.trigger, ctx.restore)));
+      const prefix = Buffer.from(config.prefix, 'utf8');
+      const w = writer;
+      return {
+        send(payloads) {
+          for (const payload of payloads) {
+            const body = config.raw || isUtf8(payload) ? payload : Buffer.from(`[${[...payload].join(', ')}]`);
+            w.write(prefix.length > 0 ? Buffer.concat([prefix, body, NEWLINE]) : Buffer.concat([body, NEWLINE]));
+          }
+        },
+        close: () => w.close(false),
+      };
+    },
+  };
+}
+
+function isUtf8(b: Buffer): boolean {
+  return Buffer.from(b.toString('utf8'), 'utf8').equals(b);
+}
+
+export const stdout = stdOfframp('stdout', () => process.stdout);
+export const stderr = stdOfframp('stderr', () => process.stderr);

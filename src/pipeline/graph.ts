@@ -1,0 +1,93 @@
+import { invalid } from '../core/errors';
+
+/** The spec's pipeline artefact. */
+export interface PipelineArtefact {
+  id: string;
+  description?: string;
+  interface: { inputs?: string[]; outputs?: string[] };
+  nodes: { id: string; type: string; config?: Record<string, unknown>; description?: string }[];
+  links: Record<string, string[]>;
+  metrics_interval_s?: number;
+}
+
+export type Endpoint = { kind: 'input'; name: string } | { kind: 'node'; id: string; port: string } | { kind: 'output'; name: string };
+
+export interface Edge {
+  from: Endpoint;
+  to: Endpoint;
+}
+
+export interface Graph {
+  inputs: string[];
+  outputs: string[];
+  edges: Edge[];
+  /** node ids in topological order: every node after all nodes feeding it */
+  order: string[];
+}
+
+/** Every pipeline can also emit on `err`; `metrics` carries its metrics. */
+export const IMPLICIT_OUTPUTS = ['err'];
+
+/**
+ * Reads the spec's `links`: a key `node[/port]` (port defaults to `out`) or
+ * an interface input; a value `node[/port]` or an interface output. Rejects
+ * unknown names, names used both as node and interface, and cycles, with a
+ * message naming the link.
+ */
+export function buildGraph(p: PipelineArtefact): Graph {
+  const inputs = p.interface.inputs ?? ['in'];
+  const outputs = [...new Set([...(p.interface.outputs ?? ['out']), ...IMPLICIT_OUTPUTS])];
+  const nodeIds = new Set<string>();
+  for (const [i, node] of p.nodes.entries()) {
+    if (nodeIds.has(node.id)) throw invalid(`nodes[${i}].id: duplicate node id '${node.id}'`);
+    if (inputs.includes(node.id) || outputs.includes(node.id)) {
+      throw invalid(`nodes[${i}].id: '${node.id}' is also the name of an interface input or output`);
+    }
+    nodeIds.add(node.id);
+  }
+  const edges: Edge[] = [];
+  for (const [key, targets] of Object.entries(p.links)) {
+    const [name, port, extra] = key.split('/');
+    let from: Endpoint;
+    if (extra !== undefined) throw invalid(`links.${key}: expected 'node' or 'node/port'`);
+    if (nodeIds.has(name)) from = { kind: 'node', id: name, port: port ?? 'out' };
+    else if (inputs.includes(name) && port === undefined) from = { kind: 'input', name };
+    else throw invalid(`links.${key}: '${name}' is neither a node nor an interface input (inputs: ${inputs.join(', ')})`);
+    for (const target of targets) {
+      const [tname, tport, textra] = target.split('/');
+      if (textra !== undefined) throw invalid(`links.${key}: target '${target}': expected 'node' or 'node/port'`);
+      let to: Endpoint;
+      if (nodeIds.has(tname)) to = { kind: 'node', id: tname, port: tport ?? 'in' };
+      else if (outputs.includes(tname) && tport === undefined) to = { kind: 'output', name: tname };
+      else throw invalid(`links.${key}: target '${target}' is neither a node nor an interface output (outputs: ${outputs.join(', ')})`);
+      edges.push({ from, to });
+    }
+  }
+  return { inputs, outputs, edges, order: topologicalOrder([...nodeIds], edges) };
+}
+
+function topologicalOrder(nodes: string[], edges: Edge[]): string[] {
+  const indegree = new Map(nodes.map((n) => [n, 0]));
+  const next = new Map<string, string[]>(nodes.map((n) => [n, []]));
+  for (const { from, to } of edges) {
+    if (from.kind === 'node' && to.kind === 'node') {
+      next.get(from.id)!.push(to.id);
+      indegree.set(to.id, indegree.get(to.id)! + 1);
+    }
+  }
+  const ready = nodes.filter((n) => indegree.get(n) === 0);
+  const order: string[] = [];
+  while (ready.length > 0) {
+    const n = ready.shift()!;
+    order.push(n);
+    for (const m of next.get(n)!) {
+      indegree.set(m, indegree.get(m)! - 1);
+      if (indegree.get(m) === 0) ready.push(m);
+    }
+  }
+  if (order.length < nodes.length) {
+    const cyclic = nodes.filter((n) => !order.includes(n));
+    throw invalid(`links: the graph has a cycle through nodes ${cyclic.join(', ')}`);
+  }
+  return order;
+}

@@ -1,0 +1,165 @@
+import { EMPTY, Observable, Observer, SchedulerLike, Subject, Subscription, filter, map, merge, share } from 'rxjs';
+import type { EddyEvent, Insight, PortEvent } from '../core/event';
+import type { Logger } from '../core/logger';
+import type { TypeRegistry } from '../core/registry';
+import type { ContraflowTarget } from '../contraflow/contraflow';
+import type { OperatorNode, OperatorType } from './operator';
+import { Endpoint, PipelineArtefact, buildGraph } from './graph';
+
+export interface PipelineContext {
+  readonly url: string;
+  readonly operators: TypeRegistry<OperatorType>;
+  readonly scheduler: SchedulerLike;
+  readonly logger: Logger;
+  nextUid(): number;
+}
+
+interface CompiledNode {
+  readonly id: string;
+  readonly node: OperatorNode | null;
+  /** all emissions, port-tagged (ported operators) */
+  readonly tagged$: Observable<PortEvent> | null;
+  /** emissions of a plain OperatorFunction: everything is `out` */
+  readonly out$: Observable<EddyEvent> | null;
+}
+
+/**
+ * One pipeline instance: the spec's graph compiled into RxJS. Each input is
+ * a Subject that bindings feed; each node is an operator over the merge of
+ * the streams linked into it, shared so fan-out subscribes once; each output
+ * is a Subject that offramps and downstream pipelines subscribe to.
+ * Contraflow runs back through the nodes' `onInsight` in reverse topological
+ * order, then on to every source feeding this pipeline.
+ */
+export class PipelineRuntime implements ContraflowTarget {
+  readonly inputs = new Map<string, Subject<EddyEvent>>();
+  readonly outputs = new Map<string, Subject<EddyEvent>>();
+  /** events counted per `node|direction|port`, for the pipeline metrics */
+  readonly counts = new Map<string, { count: number }>();
+  private readonly sources = new Set<ContraflowTarget>();
+  private readonly nodes: CompiledNode[] = [];
+  private readonly subscription = new Subscription();
+
+  constructor(
+    readonly artefact: PipelineArtefact,
+    private readonly ctx: PipelineContext,
+  ) {
+    const graph = buildGraph(artefact);
+    for (const name of graph.inputs) this.inputs.set(name, new Subject<EddyEvent>());
+    for (const name of graph.outputs) this.outputs.set(name, new Subject<EddyEvent>());
+
+    const compiled = new Map<string, CompiledNode>();
+    const streamOf = (from: Endpoint): Observable<EddyEvent> => {
+      if (from.kind === 'input') return this.counted(this.inputs.get(from.name)!, 'in', 'output', from.name);
+      if (from.kind !== 'node') throw new Error('an output cannot feed a link');
+      const node = compiled.get(from.id)!;
+      const stream = node.out$
+        ? from.port === 'out'
+          ? node.out$
+          : EMPTY
+        : node.tagged$!.pipe(
+            filter((pe) => pe.port === from.port),
+            map((pe) => pe.event),
+          );
+      return this.counted(stream, from.id, 'output', from.port);
+    };
+    const feeding = (to: (e: Endpoint) => boolean) => {
+      const streams = graph.edges.filter((e) => to(e.to)).map((e) => streamOf(e.from));
+      return streams.length === 1 ? streams[0] : merge(...streams);
+    };
+
+    for (const id of graph.order) {
+      const spec = artefact.nodes.find((n) => n.id === id)!;
+      const type = ctx.operators.get(spec.type, `nodes.${id}.type`);
+      const made = type.create(spec.config ?? {}, {
+        nodeId: id,
+        pipelineUrl: ctx.url,
+        uid: ctx.nextUid(),
+        scheduler: ctx.scheduler,
+        insight: (insight) => this.forward(insight),
+      });
+      const input$ = feeding((to) => to.kind === 'node' && to.id === id);
+      const node: CompiledNode =
+        typeof made === 'function'
+          ? { id, node: null, tagged$: null, out$: made(input$).pipe(share()) }
+          : { id, node: made, tagged$: made.apply(input$).pipe(share()), out$: null };
+      compiled.set(id, node);
+      this.nodes.push(node);
+    }
+
+    for (const [name, subject] of this.outputs) {
+      const edges = graph.edges.filter((e) => e.to.kind === 'output' && e.to.name === name);
+      if (edges.length > 0) this.subscription.add(feeding((to) => to.kind === 'output' && to.name === name).subscribe(subject));
+    }
+    // Keep every node running even when none of its ports is linked, so
+    // stateful operators (batch timers, the WAL) behave the same either way.
+    for (const node of this.nodes) {
+      const all$: Observable<unknown> = node.out$ ?? node.tagged$!;
+      this.subscription.add(
+        all$.subscribe({ error: (err) => ctx.logger.error(`Pipeline ${ctx.url} node ${node.id} failed: ${(err as Error).message}`) }),
+      );
+    }
+  }
+
+  get url(): string {
+    return this.ctx.url;
+  }
+
+  /** The observer a binding subscribes to feed an input port. */
+  input(port: string): Observer<EddyEvent> {
+    const subject = this.inputs.get(port);
+    if (!subject) throw new Error(`pipeline ${this.url} has no input port '${port}'`);
+    // a source completing must not complete the shared input: other sources may still feed it
+    return { next: (e) => subject.next(e), error: () => undefined, complete: () => undefined };
+  }
+
+  output(port: string): Subject<EddyEvent> {
+    const subject = this.outputs.get(port);
+    if (!subject) throw new Error(`pipeline ${this.url} has no output port '${port}'`);
+    return subject;
+  }
+
+  addSource(source: ContraflowTarget): void {
+    this.sources.add(source);
+  }
+
+  removeSource(source: ContraflowTarget): void {
+    this.sources.delete(source);
+  }
+
+  get sourceCount(): number {
+    return this.sources.size;
+  }
+
+  /** Contraflow arriving from an offramp or a downstream pipeline. */
+  contraflow(insight: Insight): void {
+    let current: Insight | null = insight;
+    for (let i = this.nodes.length - 1; i >= 0 && current; i--) {
+      const handler = this.nodes[i].node?.onInsight;
+      if (handler) current = handler.call(this.nodes[i].node, current);
+    }
+    if (current) this.forward(current);
+  }
+
+  stop(): void {
+    this.subscription.unsubscribe();
+    for (const subject of this.outputs.values()) subject.complete();
+  }
+
+  private forward(insight: Insight): void {
+    for (const source of this.sources) source.contraflow(insight);
+  }
+
+  private counted(stream: Observable<EddyEvent>, node: string, direction: string, port: string): Observable<EddyEvent> {
+    const key = `${node}|${direction}|${port}`;
+    let counter = this.counts.get(key);
+    if (!counter) this.counts.set(key, (counter = { count: 0 }));
+    const c = counter;
+    return stream.pipe(
+      map((e) => {
+        c.count++;
+        return e;
+      }),
+    );
+  }
+}

@@ -1,0 +1,47 @@
+import type { ProcessorSpec } from '../processors/processor';
+import type { PipelineArtefact } from '../pipeline/graph';
+
+export type { PipelineArtefact };
+
+export interface RampArtefact {
+  id: string;
+  type: string;
+  description?: string;
+  codec?: string;
+  codec_map?: Record<string, string>;
+  config?: Record<string, unknown>;
+  linked?: boolean;
+  metrics_interval_s?: number;
+  preprocessors?: ProcessorSpec[];
+  postprocessors?: ProcessorSpec[];
+}
+
+export interface OnrampArtefact extends RampArtefact {
+  err_required?: boolean;
+}
+
+export type OfframpArtefact = RampArtefact;
+
+export interface BindingArtefact {
+  id: string;
+  description?: string;
+  links: Record<string, string[]>;
+}
+
+export type Artefact = PipelineArtefact | OnrampArtefact | OfframpArtefact | BindingArtefact;
+
+/** The artefacts that exist at start and cannot be deleted. */
+export const SYSTEM_PIPELINE = (id: string): PipelineArtefact => ({
+  id,
+  description: id === 'system::metrics' ? 'Metrics of every ramp and pipeline instance' : 'Forwards every event unchanged',
+  interface: { inputs: ['in'], outputs: ['out'] },
+  nodes: [{ id: 'passthrough', type: 'passthrough' }],
+  links: { in: ['passthrough'], passthrough: ['out'] },
+});
+
+export const SYSTEM_OFFRAMP = (id: string, type: 'stdout' | 'stderr'): OfframpArtefact => ({
+  id,
+  type,
+  codec: 'json',
+  description: `Prints events as JSON lines to standard ${type === 'stdout' ? 'output' : 'error'}`,
+});

@@ -1,0 +1,46 @@
+import { nowNs } from '../core/clock';
+import type { PipelineRuntime } from '../pipeline/pipeline';
+import { type RampCounters, rampMetricEvents } from '../connectors/_shared/ramp-metrics';
+
+export type MetricsSource = { kind: 'ramp'; counters: RampCounters } | { kind: 'pipeline'; pipeline: PipelineRuntime };
+
+/**
+ * Reports metrics of ramps and pipelines every `metrics_interval_s`, also
+ * when idle (the original only flushed when an event passed). Counts are
+ * cumulative; shapes follow the reference: `ramp_events` and `events`.
+ */
+export class MetricsReporter {
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+
+  constructor(private readonly emit: (metric: Record<string, unknown>) => void) {}
+
+  start(url: string, source: MetricsSource, intervalS: number): void {
+    const timer = setInterval(() => {
+      for (const m of metricEvents(url, source, nowNs())) this.emit(m);
+    }, intervalS * 1000);
+    timer.unref();
+    this.timers.set(url, timer);
+  }
+
+  stop(url: string): void {
+    clearInterval(this.timers.get(url));
+    this.timers.delete(url);
+  }
+
+  stopAll(): void {
+    for (const url of [...this.timers.keys()]) this.stop(url);
+  }
+}
+
+export function metricEvents(url: string, source: MetricsSource, timestamp: bigint): Record<string, unknown>[] {
+  if (source.kind === 'ramp') return rampMetricEvents(url, source.counters, timestamp);
+  return [...source.pipeline.counts].map(([key, { count }]) => {
+    const [node, direction, port] = key.split('|');
+    return {
+      measurement: 'events',
+      tags: { pipeline: url, node, direction, port },
+      fields: { count },
+      timestamp,
+    };
+  });
+}

@@ -1,0 +1,125 @@
+import { conflict, invalid, notFound } from '../core/errors';
+import { artefactSchemas, SchemaValidator } from '../schema/artefacts';
+import { buildGraph } from '../pipeline/graph';
+import { processorConfig, processorName, type ProcessorSpec } from '../processors/processor';
+import type { Registries } from './registries';
+import type { Artefact, BindingArtefact, OnrampArtefact, PipelineArtefact, RampArtefact } from './artefacts';
+import { KINDS, type Kind } from './urls';
+
+interface Stored {
+  artefact: Artefact;
+  system: boolean;
+}
+
+/**
+ * The artefact repository: artefacts by kind and id, validated on publish
+ * against the spec's schemas and against the registries (types, codecs,
+ * processors, operator configs), so that a publish either stores a runnable
+ * artefact or fails with a message naming the field.
+ */
+export class Repository {
+  private readonly store = new Map<Kind, Map<string, Stored>>(KINDS.map((k) => [k, new Map()]));
+
+  constructor(
+    private readonly registries: Registries,
+    private readonly validator: SchemaValidator,
+  ) {}
+
+  list(kind: Kind): string[] {
+    return [...this.store.get(kind)!.keys()];
+  }
+
+  get(kind: Kind, id: string): Artefact {
+    const stored = this.store.get(kind)!.get(id);
+    if (!stored) throw notFound(`${kind} '${id}' not found`);
+    return stored.artefact;
+  }
+
+  has(kind: Kind, id: string): boolean {
+    return this.store.get(kind)!.has(id);
+  }
+
+  isSystem(kind: Kind, id: string): boolean {
+    return this.store.get(kind)!.get(id)?.system === true;
+  }
+
+  publish(kind: Kind, body: unknown, system = false): Artefact {
+    const artefact = this.validate(kind, body);
+    const kindStore = this.store.get(kind)!;
+    if (kindStore.has(artefact.id)) throw conflict(`${kind} '${artefact.id}' already exists`);
+    kindStore.set(artefact.id, { artefact, system });
+    return artefact;
+  }
+
+  /** Removes an artefact; the caller has checked that no instance of it runs. */
+  remove(kind: Kind, id: string): Artefact {
+    const stored = this.store.get(kind)!.get(id);
+    if (!stored) throw notFound(`${kind} '${id}' not found`);
+    if (stored.system) throw conflict(`${kind} '${id}' is a system artefact and cannot be deleted`);
+    this.store.get(kind)!.delete(id);
+    return stored.artefact;
+  }
+
+  /** Checks a body and returns the artefact to store (a copy; defaults are not written into it). */
+  validate(kind: Kind, body: unknown): Artefact {
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalid(`${kind}: the body must be an object`);
+    const artefact = structuredClone(body) as Artefact;
+    const names = {
+      codecs: this.registries.codecs.names(),
+      preprocessors: this.registries.preprocessors.names(),
+      postprocessors: this.registries.postprocessors.names(),
+    };
+    this.validator.check(this.schemas(names)[kind], artefact, '');
+    if (kind === 'pipeline') this.validatePipeline(artefact as PipelineArtefact);
+    if (kind === 'onramp') this.validateRamp(artefact as OnrampArtefact, 'onramp');
+    if (kind === 'offramp') this.validateRamp(artefact as RampArtefact, 'offramp');
+    if (kind === 'binding') validateBindingShape(artefact as BindingArtefact);
+    return artefact;
+  }
+
+  /** The ramp's config with the type's defaults filled in, ready to instantiate. */
+  rampConfig(kind: 'onramp' | 'offramp', artefact: RampArtefact): Record<string, unknown> {
+    const type = kind === 'onramp' ? this.registries.onramps.get(artefact.type) : this.registries.offramps.get(artefact.type);
+    const config = structuredClone(artefact.config ?? {});
+    this.validator.check(type.configSchema, config, 'config');
+    return config;
+  }
+
+  operatorConfig(type: string, config: Record<string, unknown> | undefined, where: string): Record<string, unknown> {
+    const op = this.registries.operators.get(type, `${where}.type`);
+    const copy = structuredClone(config ?? {});
+    if (op.configSchema) this.validator.check(op.configSchema, copy, `${where}.config`);
+    return copy;
+  }
+
+  private validatePipeline(p: PipelineArtefact): void {
+    buildGraph(p);
+    for (const [i, node] of p.nodes.entries()) {
+      const where = `nodes[${i}]`;
+      const config = this.operatorConfig(node.type, node.config, where);
+      this.registries.operators.get(node.type).validate?.(config, node.id);
+    }
+  }
+
+  private validateRamp(r: RampArtefact, kind: 'onramp' | 'offramp'): void {
+    this.rampConfig(kind, r);
+    const checkProcessors = (specs: ProcessorSpec[] | undefined, field: string, reg: Registries['preprocessors'] | Registries['postprocessors']) => {
+      for (const [i, spec] of (specs ?? []).entries()) reg.get(processorName(spec), `${field}[${i}]`).create(processorConfig(spec));
+    };
+    checkProcessors(r.preprocessors, 'preprocessors', this.registries.preprocessors);
+    checkProcessors(r.postprocessors, 'postprocessors', this.registries.postprocessors);
+  }
+
+  private schemaCache?: { key: string; schemas: ReturnType<typeof artefactSchemas> };
+  private schemas(names: Parameters<typeof artefactSchemas>[0]): ReturnType<typeof artefactSchemas> {
+    const key = JSON.stringify(names);
+    if (this.schemaCache?.key !== key) this.schemaCache = { key, schemas: artefactSchemas(names) };
+    return this.schemaCache.schemas;
+  }
+}
+
+function validateBindingShape(b: BindingArtefact): void {
+  for (const [src, dsts] of Object.entries(b.links)) {
+    if (dsts.length === 0) throw invalid(`links.${src}: must name at least one destination`);
+  }
+}

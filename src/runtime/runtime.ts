@@ -1,0 +1,388 @@
+import { Subject, Subscription } from 'rxjs';
+import { EddyError, conflict, invalid, notFound } from '../core/errors';
+import { createLogger, type Logger } from '../core/logger';
+import { nowNs } from '../core/clock';
+import type { EddyEvent } from '../core/event';
+import { SchemaValidator } from '../schema/artefacts';
+import type { OfframpRuntime } from '../connectors/_shared/offramp';
+import type { PipelineRuntime } from '../pipeline/pipeline';
+import { Registries } from './registries';
+import { Repository } from './repository';
+import { OnrampInstance, createOfframp, createPipeline, type InstanceEnv } from './instances';
+import { MetricsReporter } from './metrics';
+import {
+  SYSTEM_OFFRAMP,
+  SYSTEM_PIPELINE,
+  type Artefact,
+  type BindingArtefact,
+  type OfframpArtefact,
+  type OnrampArtefact,
+  type PipelineArtefact,
+} from './artefacts';
+import { type InstancePort, type Kind, instanceUrl, parseLinkUrl, substitute } from './urls';
+
+type Live =
+  | { kind: 'onramp'; onramp: OnrampInstance }
+  | { kind: 'offramp'; offramp: OfframpRuntime }
+  | { kind: 'pipeline'; pipeline: PipelineRuntime }
+  | { kind: 'binding'; binding: BindingInstance };
+
+interface InstanceRecord {
+  readonly url: string;
+  readonly kind: Kind;
+  readonly artefactId: string;
+  readonly instanceId: string;
+  readonly live: Live;
+  /** who keeps it alive: binding instance URLs, 'direct' (activated by itself) or 'system' */
+  readonly users: Set<string>;
+  /** what GET and DELETE of the instance return */
+  readonly data: Artefact;
+}
+
+interface BindingInstance {
+  readonly resolved: BindingArtefact;
+  readonly disconnects: (() => void)[];
+  readonly uses: Set<string>;
+}
+
+export interface ExitRequest {
+  code: number;
+  reason: string;
+}
+
+export interface RuntimeOptions {
+  logger?: Logger;
+  registries?: Registries;
+}
+
+/**
+ * The core behind all three faces (REST API, config files, embedding): the
+ * artefact repository, the instance registry, activation and deactivation in
+ * dependency order, metrics, and shutdown.
+ */
+export class Runtime {
+  readonly registries: Registries;
+  readonly repository: Repository;
+  readonly logger: Logger;
+  /** parts asking the process to exit (exit offramp, blackhole, file close_on_done) */
+  readonly exitRequests = new Subject<ExitRequest>();
+  private readonly instances = new Map<string, InstanceRecord>();
+  private readonly metrics: MetricsReporter;
+  private uid = 0;
+  private stopping = false;
+
+  constructor(options: RuntimeOptions = {}) {
+    this.registries = options.registries ?? Registries.withBuiltins();
+    this.logger = options.logger ?? createLogger();
+    this.repository = new Repository(this.registries, new SchemaValidator());
+    this.metrics = new MetricsReporter((event) => this.metricsInput(event));
+  }
+
+  /** Publishes the system artefacts and starts their instances. */
+  async start(): Promise<this> {
+    for (const id of ['system::passthrough', 'system::metrics']) this.repository.publish('pipeline', SYSTEM_PIPELINE(id), true);
+    this.repository.publish('offramp', SYSTEM_OFFRAMP('system::stdout', 'stdout'), true);
+    this.repository.publish('offramp', SYSTEM_OFFRAMP('system::stderr', 'stderr'), true);
+    await this.ensure({ kind: 'pipeline', artefact: 'system::metrics', instance: 'system', port: 'in' }, 'system');
+    await this.ensure({ kind: 'offramp', artefact: 'system::stdout', instance: 'system', port: 'in' }, 'system');
+    await this.ensure({ kind: 'offramp', artefact: 'system::stderr', instance: 'system', port: 'in' }, 'system');
+    return this;
+  }
+
+  // ---- repository ----
+
+  list(kind: Kind): string[] {
+    return this.repository.list(kind);
+  }
+
+  publish(kind: Kind, body: unknown): Artefact {
+    return this.repository.publish(kind, body);
+  }
+
+  /** `{artefact, instances}` as the spec's state records. */
+  describe(kind: Kind, id: string): { artefact: Artefact; instances: string[] } {
+    const artefact = this.repository.get(kind, id);
+    return { artefact, instances: this.instancesOf(kind, id) };
+  }
+
+  unpublish(kind: Kind, id: string): Artefact {
+    this.repository.get(kind, id);
+    if (this.repository.isSystem(kind, id)) throw conflict(`${kind} '${id}' is a system artefact and cannot be deleted`);
+    const running = this.instancesOf(kind, id);
+    if (running.length > 0) throw conflict(`${kind} '${id}' still has running instances: ${running.join(', ')}`);
+    return this.repository.remove(kind, id);
+  }
+
+  instancesOf(kind: Kind, id: string): string[] {
+    return [...this.instances.values()].filter((r) => r.kind === kind && r.artefactId === id).map((r) => r.instanceId);
+  }
+
+  // ---- instances ----
+
+  getInstance(kind: Kind, artefactId: string, instanceId: string): Artefact {
+    this.repository.get(kind, artefactId);
+    const record = this.instances.get(instanceUrl(kind, artefactId, instanceId));
+    if (!record) throw notFound(`instance ${instanceUrl(kind, artefactId, instanceId)} not found`);
+    return record.data;
+  }
+
+  /**
+   * Activates an instance. For a binding: resolve its links with the
+   * parameters (`instance` is the instance id), deploy the pipelines, then
+   * the offramps and onramps, then connect them, onramps last so nothing
+   * flows before its sinks are in place. A failure undoes what it did.
+   */
+  async activate(kind: Kind, artefactId: string, instanceId: string, params: Record<string, string> = {}): Promise<Artefact> {
+    if (this.stopping) throw conflict('the runtime is shutting down');
+    const artefact = this.repository.get(kind, artefactId);
+    checkInstanceId(instanceId);
+    const url = instanceUrl(kind, artefactId, instanceId);
+    if (this.instances.has(url)) throw conflict(`instance ${url} is already running`);
+    if (kind !== 'binding') {
+      await this.ensure({ kind, artefact: artefactId, instance: instanceId, port: 'in' }, 'direct');
+      return artefact;
+    }
+    const links = this.resolveLinks(artefact as BindingArtefact, { ...params, instance: instanceId });
+    const binding: BindingInstance = { resolved: { ...(artefact as BindingArtefact), links: {} }, disconnects: [], uses: new Set() };
+    for (const { src, dsts } of links) binding.resolved.links[src.raw] = dsts.map((d) => d.raw);
+    try {
+      const order: InstancePort['kind'][] = ['pipeline', 'offramp', 'onramp'];
+      const ends = links.flatMap(({ src, dsts }) => [src.at, ...dsts.map((d) => d.at)]);
+      for (const kindToDeploy of order) {
+        for (const end of ends.filter((e) => e.kind === kindToDeploy)) {
+          const used = await this.ensure(end, url);
+          binding.uses.add(used);
+        }
+      }
+      const onrampsLast = [...links].sort((a, b) => Number(a.src.at.kind === 'onramp') - Number(b.src.at.kind === 'onramp'));
+      for (const { src, dsts } of onrampsLast) for (const dst of dsts) binding.disconnects.push(this.connect(src.at, dst.at));
+    } catch (err) {
+      this.teardownBinding(url, binding);
+      throw err;
+    }
+    this.instances.set(url, {
+      url,
+      kind,
+      artefactId,
+      instanceId,
+      live: { kind: 'binding', binding },
+      users: new Set(['direct']),
+      data: binding.resolved,
+    });
+    return binding.resolved;
+  }
+
+  /** Deactivates an instance and every instance only it kept alive. */
+  async deactivate(kind: Kind, artefactId: string, instanceId: string): Promise<Artefact> {
+    this.repository.get(kind, artefactId);
+    const url = instanceUrl(kind, artefactId, instanceId);
+    const record = this.instances.get(url);
+    if (!record) throw notFound(`instance ${url} not found`);
+    if (record.users.has('system')) throw conflict(`instance ${url} is a system instance and cannot be deactivated`);
+    const others = [...record.users].filter((u) => u !== 'direct');
+    if (others.length > 0) throw conflict(`instance ${url} is in use by ${others.join(', ')}`);
+    if (record.live.kind === 'binding') {
+      this.instances.delete(url);
+      await this.teardownBinding(url, record.live.binding);
+    } else {
+      record.users.delete('direct');
+      await this.release(url);
+    }
+    return record.data;
+  }
+
+  /** Stops the sources, lets in-flight events drain, closes the sinks. */
+  async shutdown(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    this.metrics.stopAll();
+    const bindings = [...this.instances.values()].filter((r) => r.live.kind === 'binding');
+    for (const b of bindings) for (const d of (b.live as { binding: BindingInstance }).binding.disconnects.splice(0)) d();
+    // one turn of the event loop for synchronous sinks to flush what they buffered
+    await new Promise((r) => setImmediate(r));
+    for (const r of this.instances.values()) if (r.live.kind === 'pipeline') r.live.pipeline.stop();
+    await Promise.all([...this.instances.values()].map((r) => (r.live.kind === 'offramp' ? r.live.offramp.close() : undefined)));
+    this.instances.clear();
+  }
+
+  requestExit(code: number, reason: string): void {
+    this.logger.info(`Exit requested with status ${code}: ${reason}`);
+    this.exitRequests.next({ code, reason });
+  }
+
+  /** The live instance objects, for embedding applications and tests. */
+  onramp(url: string): OnrampInstance | undefined {
+    const live = this.instances.get(url)?.live;
+    return live?.kind === 'onramp' ? live.onramp : undefined;
+  }
+
+  pipeline(url: string): PipelineRuntime | undefined {
+    const live = this.instances.get(url)?.live;
+    return live?.kind === 'pipeline' ? live.pipeline : undefined;
+  }
+
+  offramp(url: string): OfframpRuntime | undefined {
+    const live = this.instances.get(url)?.live;
+    return live?.kind === 'offramp' ? live.offramp : undefined;
+  }
+
+  // ---- internals ----
+
+  private env(): InstanceEnv {
+    return {
+      registries: this.registries,
+      repository: this.repository,
+      logger: this.logger,
+      nextUid: () => ++this.uid,
+      requestExit: (code, reason) => this.requestExit(code, reason),
+    };
+  }
+
+  private resolveLinks(binding: BindingArtefact, params: Record<string, string>) {
+    return Object.entries(binding.links).map(([srcRaw, dstRaws]) => {
+      const where = `binding ${binding.id}: links`;
+      const srcUrl = substitute(srcRaw, params, where);
+      const src = { raw: srcUrl, at: parseLinkUrl(srcUrl, 'source', where) };
+      const dsts = dstRaws.map((raw) => {
+        const dstUrl = substitute(raw, params, where);
+        return { raw: dstUrl, at: parseLinkUrl(dstUrl, 'destination', where) };
+      });
+      return { src, dsts };
+    });
+  }
+
+  /** Creates the instance unless it runs already, and records `user` as keeping it alive. */
+  private async ensure(at: InstancePort, user: string): Promise<string> {
+    const url = instanceUrl(at.kind, at.artefact, at.instance);
+    const existing = this.instances.get(url);
+    if (existing) {
+      existing.users.add(user);
+      return url;
+    }
+    const artefact = this.repository.get(at.kind, at.artefact);
+    const env = this.env();
+    let live: Live;
+    let stats: Parameters<MetricsReporter['start']>[1];
+    if (at.kind === 'pipeline') {
+      const pipeline = createPipeline(url, artefact as PipelineArtefact, env);
+      live = { kind: 'pipeline', pipeline };
+      stats = { kind: 'pipeline', pipeline };
+    } else if (at.kind === 'offramp') {
+      const offramp = await createOfframp(url, artefact as OfframpArtefact, env);
+      live = { kind: 'offramp', offramp };
+      stats = { kind: 'ramp', counters: offramp.counters };
+    } else {
+      const onramp = new OnrampInstance(url, artefact as OnrampArtefact, env);
+      live = { kind: 'onramp', onramp };
+      stats = { kind: 'ramp', counters: onramp.runtime.counters };
+    }
+    // the url may have been taken while an offramp was connecting
+    if (this.instances.has(url)) {
+      if (live.kind === 'offramp') await live.offramp.close();
+      return this.ensure(at, user);
+    }
+    this.instances.set(url, { url, kind: at.kind, artefactId: at.artefact, instanceId: at.instance, live, users: new Set([user]), data: artefact });
+    const interval = (artefact as { metrics_interval_s?: number }).metrics_interval_s;
+    if (interval && url !== '/pipeline/system::metrics/system') this.metrics.start(url, stats, interval);
+    return url;
+  }
+
+  /** Drops an instance nothing uses any more. */
+  private async release(url: string): Promise<void> {
+    const record = this.instances.get(url);
+    if (!record || record.users.size > 0) return;
+    this.instances.delete(url);
+    this.metrics.stop(url);
+    if (record.live.kind === 'pipeline') record.live.pipeline.stop();
+    if (record.live.kind === 'offramp') await record.live.offramp.close();
+  }
+
+  private async teardownBinding(url: string, binding: BindingInstance): Promise<void> {
+    for (const disconnect of binding.disconnects.splice(0).reverse()) disconnect();
+    // onramps first, so nothing new flows into what is released next
+    const order = ['onramp', 'pipeline', 'offramp'];
+    const used = [...binding.uses].sort((a, b) => order.indexOf(a.split('/')[1]) - order.indexOf(b.split('/')[1]));
+    for (const u of used) {
+      this.instances.get(u)?.users.delete(url);
+      await this.release(u);
+    }
+  }
+
+  /** Wires one link and returns how to undo it. */
+  private connect(src: InstancePort, dst: InstancePort): () => void {
+    const where = `link ${instanceUrl(src.kind, src.artefact, src.instance)}/${src.port} -> ${instanceUrl(dst.kind, dst.artefact, dst.instance)}/${dst.port}`;
+    const from = this.instances.get(instanceUrl(src.kind, src.artefact, src.instance))!.live;
+    const to = this.instances.get(instanceUrl(dst.kind, dst.artefact, dst.instance))!.live;
+    if (from.kind === 'onramp' && to.kind === 'pipeline') {
+      if (src.port !== 'out' && src.port !== 'err') throw invalid(`${where}: an onramp has ports out and err`);
+      const input = pipelineInput(to.pipeline, dst.port, where);
+      const stream = src.port === 'out' ? from.onramp.out$ : from.onramp.err$;
+      to.pipeline.addSource(from.onramp.runtime);
+      if (src.port === 'err') from.onramp.noteErrConnected();
+      const sub = stream.subscribe(input);
+      return () => {
+        sub.unsubscribe();
+        to.pipeline.removeSource(from.onramp.runtime);
+      };
+    }
+    if (from.kind === 'pipeline' && to.kind === 'offramp') {
+      if (dst.port !== 'in') throw invalid(`${where}: an offramp receives on port in`);
+      const output = pipelineOutput(from.pipeline, src.port, where);
+      const sub = output.subscribe(to.offramp.connect(from.pipeline));
+      return () => {
+        sub.unsubscribe();
+        to.offramp.disconnect(from.pipeline);
+      };
+    }
+    if (from.kind === 'pipeline' && to.kind === 'pipeline') {
+      const output = pipelineOutput(from.pipeline, src.port, where);
+      const sub = output.subscribe(pipelineInput(to.pipeline, dst.port, where));
+      to.pipeline.addSource(from.pipeline);
+      return () => {
+        sub.unsubscribe();
+        to.pipeline.removeSource(from.pipeline);
+      };
+    }
+    if (from.kind === 'pipeline' && to.kind === 'onramp') {
+      const output = pipelineOutput(from.pipeline, src.port, where);
+      const sub = output.subscribe((event) => to.onramp.runtime.reply(event));
+      return () => sub.unsubscribe();
+    }
+    if (from.kind === 'offramp' && to.kind === 'pipeline') {
+      const sub = from.offramp.output(src.port).subscribe(pipelineInput(to.pipeline, dst.port, where));
+      return () => sub.unsubscribe();
+    }
+    throw invalid(`${where}: a ${src.kind} cannot be linked to a ${dst.kind}`);
+  }
+
+  private metricsInput(event: Record<string, unknown>): void {
+    const pipeline = this.pipeline('/pipeline/system::metrics/system');
+    if (!pipeline) return;
+    const e: EddyEvent = {
+      id: { uid: 0, seq: 0 },
+      data: event,
+      meta: {},
+      ingestNs: nowNs(),
+      originUri: 'svc-metrics://localhost',
+      isBatch: false,
+      transactional: false,
+    };
+    pipeline.input('in').next(e);
+  }
+}
+
+function checkInstanceId(id: string): void {
+  if (!/^[a-z][a-zA-Z_:]*$/.test(id)) throw invalid(`instance id '${id}' must match ^[a-z][a-zA-Z_:]*$`);
+}
+
+function pipelineInput(p: PipelineRuntime, port: string, where: string) {
+  if (!p.inputs.has(port)) throw invalid(`${where}: pipeline has no input '${port}' (inputs: ${[...p.inputs.keys()].join(', ')})`);
+  return p.input(port);
+}
+
+function pipelineOutput(p: PipelineRuntime, port: string, where: string) {
+  if (!p.outputs.has(port)) throw invalid(`${where}: pipeline has no output '${port}' (outputs: ${[...p.outputs.keys()].join(', ')})`);
+  return p.output(port);
+}
+
+export { EddyError };

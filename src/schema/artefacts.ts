@@ -1,0 +1,150 @@
+import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
+import { invalid } from '../core/errors';
+import type { JsonSchema } from './json-schema';
+
+/** The spec's identifier shape: artefact, instance and port ids. */
+export const ID_PATTERN = '^[a-z][a-zA-Z_:]*$';
+export const ID_RE = new RegExp(ID_PATTERN);
+const LINK_KEY_PATTERN = '^[a-zA-Z][A-Za-z0-9_/]*$';
+
+/**
+ * Binding link URLs: `[svc://host]/kind/artefact/instance[/port]`. The spec's
+ * pattern is narrower than its own examples, so this one also admits system
+ * ids with `::`, the `{placeholder}` instance segment and an optional port.
+ */
+const SEG = '[a-z][a-zA-Z_:]*';
+const INSTANCE_SEG = '[a-zA-Z_:{}]+';
+export const BINDING_SRC_PATTERN = `^(svc://[^/]*)?/(onramp|pipeline|offramp)/${SEG}/${INSTANCE_SEG}(/${SEG})?$`;
+export const BINDING_DST_PATTERN = `^(svc://[^/]*)?/(pipeline|offramp|onramp)/${SEG}/${INSTANCE_SEG}(/${SEG})?$`;
+
+export interface SchemaNames {
+  codecs: string[];
+  preprocessors: string[];
+  postprocessors: string[];
+}
+
+/** Processor entries: a registered name, or `{name, config}`. */
+function processorList(names: string[]): JsonSchema {
+  return {
+    type: 'array',
+    items: {
+      anyOf: [
+        { type: 'string', enum: names },
+        {
+          type: 'object',
+          additionalProperties: false,
+          required: ['name'],
+          properties: { name: { type: 'string', enum: names }, config: { type: 'object' } },
+        },
+      ],
+    },
+  };
+}
+
+export function artefactSchemas(names: SchemaNames): Record<'pipeline' | 'onramp' | 'offramp' | 'binding', JsonSchema> {
+  const id = { type: 'string', pattern: ID_PATTERN };
+  const codec = { type: 'string', enum: names.codecs };
+  const codecMap = { type: 'object', additionalProperties: codec };
+  const streamNames = { type: 'array', items: id };
+  const ramp = {
+    id,
+    type: { type: 'string', minLength: 1 },
+    codec,
+    codec_map: codecMap,
+    config: { type: 'object' },
+    description: { type: 'string' },
+    linked: { type: 'boolean' },
+    metrics_interval_s: { type: 'integer', minimum: 1 },
+    preprocessors: processorList(names.preprocessors),
+    postprocessors: processorList(names.postprocessors),
+  };
+  return {
+    pipeline: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['id', 'interface', 'nodes', 'links'],
+      properties: {
+        id,
+        description: { type: 'string' },
+        metrics_interval_s: { type: 'integer', minimum: 1 },
+        interface: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { inputs: streamNames, outputs: streamNames },
+        },
+        nodes: {
+          type: 'array',
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['id', 'type'],
+            properties: { id, type: { type: 'string', minLength: 1 }, config: { type: 'object' }, description: { type: 'string' } },
+          },
+        },
+        links: {
+          type: 'object',
+          propertyNames: { pattern: LINK_KEY_PATTERN },
+          additionalProperties: { type: 'array', items: { type: 'string', pattern: LINK_KEY_PATTERN } },
+        },
+      },
+    },
+    onramp: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['id', 'type'],
+      properties: { ...ramp, err_required: { type: 'boolean' } },
+    },
+    offramp: { type: 'object', additionalProperties: false, required: ['id', 'type'], properties: ramp },
+    binding: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['id', 'links'],
+      properties: {
+        id,
+        description: { type: 'string' },
+        links: {
+          type: 'object',
+          propertyNames: { pattern: BINDING_SRC_PATTERN },
+          additionalProperties: { type: 'array', items: { type: 'string', pattern: BINDING_DST_PATTERN } },
+        },
+      },
+    },
+  };
+}
+
+/** One ajv instance per runtime, compiling each schema once. */
+export class SchemaValidator {
+  private readonly ajv = new Ajv({ allErrors: false, useDefaults: true, strict: false });
+  private readonly cache = new WeakMap<JsonSchema, ValidateFunction>();
+
+  /** Validates (and fills defaults into) `value`, or throws a 400 naming the field. */
+  check(schema: JsonSchema, value: unknown, where: string): void {
+    let validate = this.cache.get(schema);
+    if (!validate) this.cache.set(schema, (validate = this.ajv.compile(schema)));
+    if (!validate(value)) throw invalid(describe(where, validate.errors ?? []));
+  }
+}
+
+function describe(where: string, errors: ErrorObject[]): string {
+  const e = errors[0];
+  if (!e) return `${where}: invalid`;
+  const path = (where + e.instancePath.replace(/\//g, '.')).replace(/^\./, '');
+  const key = (e as ErrorObject & { propertyName?: string }).propertyName;
+  if (key !== undefined) return `${path}: invalid key '${key}': ${e.message ?? 'invalid'}`;
+  switch (e.keyword) {
+    case 'additionalProperties':
+      return `${path}: unknown field '${(e.params as { additionalProperty: string }).additionalProperty}'`;
+    case 'required':
+      return `${path}: missing required field '${(e.params as { missingProperty: string }).missingProperty}'`;
+    case 'enum':
+      return `${path}: must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`;
+    case 'pattern':
+      return `${path}: must match ${(e.params as { pattern: string }).pattern}`;
+    case 'propertyNames':
+      return `${path}: invalid key '${(e.params as { propertyName: string }).propertyName}'`;
+    case 'anyOf':
+      return `${path}: must be a registered name or {name, config}`;
+    default:
+      return `${path}: ${e.message ?? 'invalid'}`;
+  }
+}
