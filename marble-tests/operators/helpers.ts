@@ -9,7 +9,9 @@ export const PIPELINE = '/pipeline/p/01';
 
 /** A TestScheduler asserting with chai's deep equality (bigints included). */
 export function testScheduler(): TestScheduler {
-  return new TestScheduler((actual, expected) => expect(actual).to.deep.equal(expected));
+  return new TestScheduler((actual, expected) => {
+    expect(actual).to.deep.equal(expected);
+  });
 }
 
 /** A plain event from onramp uid 1. */
