@@ -134,7 +134,8 @@ class PreciseParser {
         runStart = this.pos;
         continue;
       }
-      if (c < 0x20) this.fail(Number.isNaN(c) ? 'unterminated string' : 'control character in string');
+      // !(c >= 0x20) also catches NaN, the end of the text
+      if (!(c >= 0x20)) this.fail(Number.isNaN(c) ? 'unterminated string' : 'control character in string');
       this.pos++;
     }
   }
