@@ -20,7 +20,10 @@ export function formatLine(point: InfluxPoint): string {
     line += `${separator}${escapeName(key, KEY_SPECIAL, 'field key')}=${formatField(value)}`;
     separator = ',';
   }
-  if (point.timestamp !== undefined) line += ` ${point.timestamp}`;
+  if (point.timestamp !== undefined) {
+    if (point.timestamp > I64_MAX) throw new Error('influx: timestamp beyond the i64 range');
+    line += ` ${point.timestamp}`;
+  }
   return line;
 }
 

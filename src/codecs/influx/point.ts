@@ -64,6 +64,6 @@ export function toPoint(value: unknown, codec: string): InfluxPoint {
 
 function toTimestamp(value: unknown, codec: string): bigint {
   const ns = typeof value === 'number' && Number.isSafeInteger(value) ? BigInt(value) : value;
-  if (typeof ns === 'bigint' && ns >= I64_MIN && ns <= I64_MAX) return ns;
+  if (typeof ns === 'bigint' && ns >= I64_MIN && ns <= U64_MAX) return ns;
   throw new Error(`${codec}: timestamp must be an integer (nanoseconds)`);
 }
