@@ -1,4 +1,5 @@
 import type { CodecType } from './codec';
+import { setOwn } from './integers';
 import { I64_MAX, I64_MIN, U64_MAX, toPoint, type FieldValue, type InfluxPoint } from './influx/point';
 
 /**
@@ -50,7 +51,7 @@ function decodeBinflux(data: Buffer): InfluxPoint {
   const tags: Record<string, string> = {};
   for (let count = u16(); count > 0; count--) {
     const key = text();
-    tags[key] = text();
+    setOwn(tags, key, text());
   }
   const fields: Record<string, FieldValue> = {};
   for (let count = u16(); count > 0; count--) {
@@ -60,22 +61,22 @@ function decodeBinflux(data: Buffer): InfluxPoint {
     switch (type) {
       case FieldType.I64:
         need(8);
-        fields[key] = data.readBigInt64BE(pos);
+        setOwn(fields, key, data.readBigInt64BE(pos));
         pos += 8;
         break;
       case FieldType.F64:
         need(8);
-        fields[key] = data.readDoubleBE(pos);
+        setOwn(fields, key, data.readDoubleBE(pos));
         pos += 8;
         break;
       case FieldType.String:
-        fields[key] = text();
+        setOwn(fields, key, text());
         break;
       case FieldType.True:
-        fields[key] = true;
+        setOwn(fields, key, true);
         break;
       case FieldType.False:
-        fields[key] = false;
+        setOwn(fields, key, false);
         break;
       default:
         throw new Error(`binflux: unknown field type ${type} at byte ${pos - 1}`);

@@ -13,7 +13,7 @@ const MAYBE_UNSAFE_INTEGER = /[0-9]{16}/;
 /**
  * JSON: one document per frame, compact on the way out.
  *
- * Value model: JSON.parse's, except that integer literals beyond ±(2^53-1)
+ * Value model: JSON.parse's, except that integer literals beyond ±2^53
  * decode to BigInt and BigInt encodes as an exact integer literal, so 64-bit
  * ids and nanosecond timestamps survive decode then encode. Binary values
  * (Buffer, Uint8Array) encode as base64 strings.

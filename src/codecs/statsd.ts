@@ -1,4 +1,5 @@
 import type { CodecType } from './codec';
+import { integerValue } from './integers';
 
 /**
  * statsd: one metric per frame, `metric:value|type[|@sample_rate]`, types
@@ -20,7 +21,6 @@ export const statsd: CodecType = {
 
 const TYPES = new Set(['c', 'g', 'ms', 'h', 's']);
 const NUMBER = /^[+-]?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?$/;
-const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 interface StatsdMetric {
   metric: string;
@@ -63,8 +63,7 @@ function decodeStatsd(text: string): StatsdMetric {
 
 function parseValue(text: string): number | bigint {
   if (/[.eE]/.test(text)) return Number(text);
-  const big = BigInt(text);
-  return big <= MAX_SAFE && big >= -MAX_SAFE ? Number(big) : big;
+  return integerValue(BigInt(text));
 }
 
 function encodeStatsd(value: unknown): string {

@@ -1,15 +1,15 @@
 import { isUtf8 } from 'node:buffer';
 import { parse, stringify } from 'yaml';
 import type { CodecType } from './codec';
+import { integerValue } from './integers';
 
-const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 // integers are read as BigInt so none is rounded, then the safe ones become numbers again
 const parseOptions = { intAsBigInt: true, customTags: ['binary' as const] };
 const stringifyOptions = { customTags: ['binary' as const] };
 
 function safeIntegersAsNumbers(_key: unknown, value: unknown): unknown {
-  return typeof value === 'bigint' && value <= MAX_SAFE && value >= -MAX_SAFE ? Number(value) : value;
+  return typeof value === 'bigint' ? integerValue(value) : value;
 }
 
 /**

@@ -40,7 +40,7 @@ export function codec(name: string): Codec {
 
 export const INGEST_NS = 1_700_000_000_123_456_789n;
 
-const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+const NUMBER_LIMIT = 2n ** 53n;
 const isIndexKey = (key: string) => /^(0|[1-9][0-9]*)$/.test(key);
 
 /** Text as it survives UTF-8: lone surrogates become U+FFFD before the test, not during it. */
@@ -53,8 +53,8 @@ export const key = () => text({ maxLength: 12 }).filter((k) => !isIndexKey(k));
 /** Integers beyond 2^53 within the given bounds, which only BigInt holds exactly. */
 export const unsafeBigInt = (min: bigint, max: bigint) =>
   fc.oneof(
-    fc.bigInt({ min: MAX_SAFE + 1n, max }),
-    fc.bigInt({ min, max: -MAX_SAFE - 1n }),
+    fc.bigInt({ min: NUMBER_LIMIT + 1n, max }),
+    fc.bigInt({ min, max: -NUMBER_LIMIT - 1n }),
   );
 
 /**

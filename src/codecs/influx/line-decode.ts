@@ -1,3 +1,4 @@
+import { setOwn } from '../integers';
 import { I64_MAX, I64_MIN, U64_MAX, type FieldValue, type InfluxPoint } from './point';
 
 /**
@@ -24,7 +25,7 @@ export function parseLine(input: string): InfluxPoint | undefined {
     reader.expect('=');
     const value = reader.name(TAG_VALUE_END);
     if (value === '') reader.fail(`empty value for tag ${JSON.stringify(key)}`);
-    tags[key] = value;
+    setOwn(tags, key, value);
   }
   reader.spaces();
   const fields: Record<string, FieldValue> = {};
@@ -32,7 +33,7 @@ export function parseLine(input: string): InfluxPoint | undefined {
     const key = reader.name(KEY_END);
     if (key === '') reader.fail('missing field key');
     reader.expect('=');
-    fields[key] = reader.fieldValue();
+    setOwn(fields, key, reader.fieldValue());
   } while (reader.peek() === ',' && reader.pos++);
   const point: InfluxPoint = { measurement, tags, fields };
   if (reader.peek() === ' ') {

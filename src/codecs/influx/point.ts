@@ -11,6 +11,8 @@
  *   string   <-> string, boolean <-> boolean
  * The timestamp is a BigInt of nanoseconds (they pass 2^53).
  */
+import { setOwn } from '../integers';
+
 export type FieldValue = number | bigint | string | boolean;
 
 export interface InfluxPoint {
@@ -42,8 +44,8 @@ export function toPoint(value: unknown, codec: string): InfluxPoint {
   const point: InfluxPoint = { measurement, tags: {}, fields: {} };
   for (const [key, tag] of Object.entries(tags)) {
     if (tag === null || tag === undefined) continue;
-    if (typeof tag === 'string') point.tags[key] = tag;
-    else if (typeof tag === 'number' || typeof tag === 'bigint' || typeof tag === 'boolean') point.tags[key] = String(tag);
+    if (typeof tag === 'string') setOwn(point.tags, key, tag);
+    else if (typeof tag === 'number' || typeof tag === 'bigint' || typeof tag === 'boolean') setOwn(point.tags, key, String(tag));
     else throw new Error(`${codec}: tag ${JSON.stringify(key)} must be a string`);
   }
   for (const [key, field] of Object.entries(fields)) {
@@ -55,7 +57,7 @@ export function toPoint(value: unknown, codec: string): InfluxPoint {
     } else if (typeof field !== 'string' && typeof field !== 'boolean') {
       throw new Error(`${codec}: field ${JSON.stringify(key)} must be a number, bigint, string or boolean`);
     }
-    point.fields[key] = field;
+    setOwn(point.fields, key, field);
   }
   if (Object.keys(point.fields).length === 0) throw new Error(`${codec}: a point needs at least one field`);
   if (timestamp !== undefined && timestamp !== null) point.timestamp = toTimestamp(timestamp, codec);

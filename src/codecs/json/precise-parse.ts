@@ -5,9 +5,11 @@
  * round (nanosecond timestamps, 64-bit ids); the json codec takes it only
  * when a cheap scan finds a run of 16 or more digits. It accepts exactly the
  * grammar of RFC 8259 (as JSON.parse does) and gives the same values, except
- * that an integer literal (no fraction, no exponent) outside the safe range
- * becomes a BigInt.
+ * that an integer literal (no fraction, no exponent) beyond ±2^53 becomes a
+ * BigInt.
  */
+import { integerValue, setOwn } from '../integers';
+
 export function parsePrecise(text: string): unknown {
   const parser = new PreciseParser(text);
   parser.skipWhitespace();
@@ -82,8 +84,7 @@ class PreciseParser {
       this.skipWhitespace();
       const value = this.parseValue();
       // a plain assignment to "__proto__" would set the prototype; JSON.parse makes an own property
-      if (key === '__proto__') Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
-      else object[key] = value;
+      setOwn(object, key, value);
       this.skipWhitespace();
       const c = this.text.charCodeAt(this.pos++);
       if (c === 0x7d) return object;
@@ -191,8 +192,7 @@ class PreciseParser {
     }
     const literal = text.slice(start, this.pos);
     if (!isInteger || integerDigits <= ALWAYS_SAFE_DIGITS) return Number(literal);
-    const big = BigInt(literal);
-    return big >= MIN_SAFE && big <= MAX_SAFE ? Number(big) : big;
+    return integerValue(BigInt(literal));
   }
 
   /** Skips a run of digits; tells whether there was at least one. */
@@ -204,6 +204,3 @@ class PreciseParser {
     return this.pos > start;
   }
 }
-
-const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
-const MIN_SAFE = -MAX_SAFE;
