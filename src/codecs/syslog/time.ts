@@ -38,7 +38,8 @@ export function formatRfc3339(ns: bigint): string {
   const seconds = ns / 1_000_000_000n;
   const micros = (ns % 1_000_000_000n) / 1000n;
   const base = new Date(Number(seconds) * 1000).toISOString().slice(0, 19);
-  return micros === 0n ? `${base}Z` : `${base}.${String(micros).padStart(6, '0')}Z`;
+  // the shortest fraction that keeps every microsecond: .003, not .003000
+  return micros === 0n ? `${base}Z` : `${base}.${String(micros).padStart(6, '0').replace(/0+$/, '')}Z`;
 }
 
 /** Latest timestamp a four-digit year can write: 9999-12-31T23:59:59.999999999Z. */
