@@ -7,6 +7,8 @@ import { OfframpRuntime } from '../../src/connectors/_shared/offramp';
 import { cbActions, cbOfframp } from '../../src/connectors/cb/offramp';
 import { batchEvent } from '../../src/pipeline/operators/batch';
 import { json } from '../../src/codecs/json';
+import { cbOnramp } from '../../src/connectors/cb/onramp';
+import { SchemaValidator } from '../../src/schema/artefacts';
 import { testScheduler } from '../../marble-tests/helpers';
 
 const logger = createLogger('silent');
@@ -163,5 +165,20 @@ describe('cb offramp: insights back to the delivering pipeline', () => {
       });
     });
     await offramp.close();
+  });
+});
+
+describe('cb onramp config', () => {
+  it('requires source, defaults timeout to 10000 ms, rejects unknown keys, and describes every key', () => {
+    const validator = new SchemaValidator();
+    const config: Record<string, unknown> = { source: 'in.json' };
+    validator.check(cbOnramp.configSchema, config, 'config');
+    expect(config).to.deep.equal({ source: 'in.json', timeout: 10000 });
+    expect(() => validator.check(cbOnramp.configSchema, {}, 'config')).to.throw(/source/);
+    expect(() => validator.check(cbOnramp.configSchema, { source: 'x', expect_batched: true }, 'config')).to.throw(/expect_batched/);
+    expect(() => validator.check(cbOfframp.configSchema, { anything: 1 }, 'config')).to.throw(/anything/);
+    const properties = cbOnramp.configSchema.properties as Record<string, { description?: string }>;
+    for (const [key, schema] of Object.entries(properties)) expect(schema.description, key).to.be.a('string');
+    expect(cbOnramp.defaultCodec).to.equal('json');
   });
 });
