@@ -52,7 +52,7 @@ export const cbOnramp: OnrampType<CbOnrampConfig> = {
   create(config, ctx) {
     const originUri = `svc-cb://${ctx.hostname}`;
     const sent: number[] = []; // ids of the events emitted on out, ascending
-    const replied = new Set<number>();
+    const awaiting = new Set<number>(); // sent, no ack or fail yet
     let total = 0; // payload lines in the file
     let lines = 0; // payload lines handed to the machinery
     let eof = false;
@@ -65,14 +65,14 @@ export const cbOnramp: OnrampType<CbOnrampConfig> = {
       process.stderr.write(text);
       ctx.requestExit(code, `cb onramp ${ctx.url}: ${code === 0 ? 'all CB events received' : 'CB events missing'}`);
     };
-    const complete = () => eof && sent.every((seq) => replied.has(seq));
+    const complete = () => eof && awaiting.size === 0;
     const finish = () => {
       if (finished) return;
       if (complete()) return report(0, 'All required CB events received.\n');
-      const missing = sent.filter((seq) => !replied.has(seq));
+      const missing = sent.filter((seq) => awaiting.has(seq));
       let text = `Expected CB events up to id ${sent.length > 0 ? sent[sent.length - 1] : 0}.\n`;
       text += `Missing CB events for ids: [${missing.join(', ')}]\n`;
-      text += `Received CB events for ids: [${sent.filter((seq) => replied.has(seq)).join(', ')}]\n`;
+      text += `Received CB events for ids: [${sent.filter((seq) => !awaiting.has(seq)).join(', ')}]\n`;
       if (!eof) text += `Paused by a circuit breaker with ${total - lines} of ${total} payloads not sent.\n`;
       report(1, text);
     };
@@ -81,7 +81,7 @@ export const cbOnramp: OnrampType<CbOnrampConfig> = {
       deadline = setTimeout(finish, config.timeout); // not unref'd: it keeps the process alive until it decides
     };
     const reply = (id: EventId) => {
-      replied.add(id.seq);
+      awaiting.delete(id.seq);
       if (!finished && complete()) finish();
     };
 
@@ -130,7 +130,10 @@ export const cbOnramp: OnrampType<CbOnrampConfig> = {
     return {
       frames,
       transactional: true,
-      onEvent: (id) => void sent.push(id.seq),
+      onEvent: (id) => {
+        sent.push(id.seq);
+        awaiting.add(id.seq);
+      },
       onAck: reply,
       onFail: reply,
     };
