@@ -56,7 +56,8 @@ export const blaster: OnrampType<BlasterConfig> = {
             due = Math.min(CHUNK, Math.floor(((now - started) * 1e6) / intervalNs) + 1 - sent);
             if (due <= 0) return Math.max(1, Math.floor(intervalNs / 1e6));
           }
-          for (let i = 0; i < due && sent < limit; i++) {
+          // the breaker is checked per event: a trigger raised by this very step stops it at once
+          for (let i = 0; i < due && sent < limit && ctx.breaker.isOpen; i++) {
             subscriber.next({ stream: 0, data: lines[sent % lines.length], originUri });
             sent++;
           }
