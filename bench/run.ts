@@ -90,20 +90,78 @@ const NODE = process.execPath;
 /** BENCH_EDDY: another build's bin/eddy, to compare builds with the same runner and baselines */
 const EDDY = process.env.BENCH_EDDY ?? join(REPO, 'bin', 'eddy');
 
+/** CPU seconds (user + system, all threads) a live process has used, from /proc (Linux; undefined elsewhere). */
+function cpuSeconds(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // fields after "(comm)": state is field 3, utime 14, stime 15, in clock ticks (USER_HZ, 100)
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
+interface ChildResult {
+  out: string;
+  /**
+   * CPU seconds the child used in the `windowSecs` before the line with
+   * `reportKey` appeared on its stdout (the blackhole's measured window),
+   * from /proc samples every 50 ms; undefined when not available.
+   */
+  cpuInWindow(windowSecs: number): number | undefined;
+}
+
 /** Runs a child process and returns its stdout; rejects on a non-zero exit or after `timeoutMs`. */
-function runChild(args: string[], timeoutMs: number, env: NodeJS.ProcessEnv = process.env): Promise<string> {
+function runChild(args: string[], timeoutMs: number, env: NodeJS.ProcessEnv = process.env, reportKey?: string): Promise<ChildResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(NODE, args, { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    const samples: [number, number][] = [];
+    let reportAt: number | undefined;
+    const sample = () => {
+      const cpu = cpuSeconds(child.pid);
+      if (cpu !== undefined) samples.push([performance.now(), cpu]);
+    };
+    const sampler = reportKey ? setInterval(sample, 50) : undefined;
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+      if (reportKey && reportAt === undefined && out.includes(`"${reportKey}"`)) {
+        sample();
+        // the window ends at this last sample (the report is printed as the window closes)
+        reportAt = samples.length > 0 ? samples[samples.length - 1][0] : performance.now();
+        clearInterval(sampler);
+      }
+    });
     child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      if (code === 0) resolve(out);
-      else reject(new Error(`${args.join(' ')} exited with ${signal ?? code}: ${err.trim().split('\n').slice(-3).join(' | ')}`));
+      clearInterval(sampler);
+      if (code !== 0) {
+        reject(new Error(`${args.join(' ')} exited with ${signal ?? code}: ${err.trim().split('\n').slice(-3).join(' | ')}`));
+        return;
+      }
+      const cpuAt = (t: number): number | undefined => {
+        for (let i = 1; i < samples.length; i++) {
+          const [t0, c0] = samples[i - 1];
+          const [t1, c1] = samples[i];
+          if (t0 <= t && t <= t1) return t1 === t0 ? c1 : c0 + ((c1 - c0) * (t - t0)) / (t1 - t0);
+        }
+        return undefined;
+      };
+      resolve({
+        out,
+        cpuInWindow: (windowSecs) => {
+          if (reportAt === undefined) return undefined;
+          const end = cpuAt(reportAt);
+          const start = cpuAt(reportAt - windowSecs * 1000);
+          return end === undefined || start === undefined ? undefined : end - start;
+        },
+      });
     });
   });
 }
@@ -155,7 +213,7 @@ export function missingTypes(config: string, registries: Registries): string[] {
 }
 
 async function rawBaseline(kind: RawKind): Promise<RawResult> {
-  const out = await runChild([join(__dirname, 'raw.js'), kind, String(RAW_SECS), String(Math.min(1, RAW_SECS)), dataPath()], (RAW_SECS + 30) * 1000);
+  const { out } = await runChild([join(__dirname, 'raw.js'), kind, String(RAW_SECS), String(Math.min(1, RAW_SECS)), dataPath()], (RAW_SECS + 30) * 1000);
   return jsonLine<RawResult>(out, 'events_per_second');
 }
 
@@ -197,11 +255,14 @@ class Runner {
     const rawBefore = withRaw && bench.raw ? await rawBaseline(bench.raw) : undefined;
     const load = loadavg()[0];
     const secs = Number(vars.SECS);
-    const out = await runChild([EDDY, 'server', 'run', '-f', path, '--no-api'], (WARMUP + secs + 60) * 1000, {
-      ...process.env,
-      EDDY_LOG: process.env.EDDY_LOG ?? 'warn',
-    });
-    const r = jsonLine<BlackholeReport>(out, 'events_per_second');
+    const child = await runChild(
+      [EDDY, 'server', 'run', '-f', path, '--no-api'],
+      (WARMUP + secs + 60) * 1000,
+      { ...process.env, EDDY_LOG: process.env.EDDY_LOG ?? 'warn' },
+      'events_per_second',
+    );
+    const r = jsonLine<BlackholeReport>(child.out, 'events_per_second');
+    const cpu = child.cpuInWindow(r.seconds);
     const rawAfter = withRaw && bench.raw ? await rawBaseline(bench.raw) : undefined;
     const eps = r.events_per_second * (bench.eventsPerReport ?? 1);
     if (bench.name === 'passthrough-json') this.jsonMax = eps;
@@ -222,9 +283,9 @@ class Runner {
       row.raw = raws;
       row.rawEps = Math.max(...raws.map((x) => x.events_per_second));
       row.ratio = eps / row.rawEps;
-      if (r.cpu_seconds > 0) {
+      if (cpu !== undefined && cpu > 0) {
         const rawPerCpu = Math.max(...raws.map((x) => x.events / x.cpu_seconds));
-        row.cpuRatio = (r.events * (bench.eventsPerReport ?? 1)) / r.cpu_seconds / rawPerCpu;
+        row.cpuRatio = (r.events * (bench.eventsPerReport ?? 1)) / cpu / rawPerCpu;
       }
       const [lo, hi] = raws.map((x) => x.events_per_second).sort((a, b) => a - b);
       if (hi > lo * 1.25) row.extra = `noisy: raw ${count(lo)} and ${count(hi)} ev/s before/after; load average ${load.toFixed(1)}`;
@@ -238,7 +299,7 @@ class Runner {
 
   async runSlowSink(bench: Bench): Promise<Row> {
     const secs = Math.min(SECS, 8);
-    const out = await runChild([join(__dirname, 'slow-sink.js')], (secs + 60) * 1000, {
+    const { out } = await runChild([join(__dirname, 'slow-sink.js')], (secs + 60) * 1000, {
       ...process.env,
       BENCH_SLOW_SECS: String(secs),
       BENCH_DATA: dataPath(),
@@ -343,7 +404,7 @@ async function main(): Promise<number> {
     runner.cleanup();
   }
   process.stdout.write(`\n${header}\n` + table(runner.rows) + '\n');
-  process.stdout.write('eddy/raw: events/s over the faster of the raw runs just before and after; per CPU-s: the same ratio in events per CPU-second of each process\n');
+  process.stdout.write('eddy/raw: events/s over the faster of the raw runs just before and after; per CPU-s: the same ratio in events per CPU-second (eddy: /proc samples over the measured window; raw: its own cpuUsage)\n');
   if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify(runner.rows, null, 2) + '\n');
   return runner.rows.some((r) => r.status === 'failed') ? 1 : 0;
 }

@@ -1,8 +1,10 @@
 import type { CodecType } from './codec';
+import { compactJson } from './json/compact';
 
-const decoder = new TextDecoder('utf-8', { fatal: true });
+// fatal: a frame that is not valid UTF-8 is a decode error, not a string with U+FFFD in it
+const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-/** string: UTF-8 text in; a string out as is, anything else as compact JSON. */
+/** string: UTF-8 text in; a string out as is, binary as is, anything else as compact JSON. */
 export const string: CodecType = {
   name: 'string',
   mimeTypes: ['text/plain', 'text/html'],
@@ -13,8 +15,8 @@ export const string: CodecType = {
     },
     encode(value) {
       if (typeof value === 'string') return Buffer.from(value, 'utf8');
-      if (Buffer.isBuffer(value)) return value;
-      return Buffer.from(JSON.stringify(value) ?? 'null', 'utf8');
+      if (value instanceof Uint8Array) return Buffer.from(value);
+      return Buffer.from(compactJson(value), 'utf8');
     },
   }),
 };

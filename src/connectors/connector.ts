@@ -51,6 +51,8 @@ export interface OnrampSource {
   readonly transactional?: boolean;
   onAck?(id: EventId, insight: Insight): void;
   onFail?(id: EventId, insight: Insight): void;
+  /** called with the id of every event emitted on `out` (sources that track what they sent, such as cb) */
+  onEvent?(id: EventId): void;
   /** a linked onramp receives replies on its `in` port */
   reply?(event: EddyEvent): void;
 }

@@ -26,6 +26,8 @@ export interface OperatorNode {
   onInsight?(insight: Insight): Insight | null;
   /** output ports this operator can emit on, besides `out` (documentation and link checks) */
   readonly ports?: readonly string[];
+  /** releases what the node holds (a store, files); awaited when the pipeline instance stops */
+  stop?(): Promise<void> | void;
 }
 
 export interface OperatorType<C = Record<string, unknown>> {

@@ -90,12 +90,14 @@ export class PipelineRuntime implements ContraflowTarget {
     for (const id of graph.order) {
       const spec = artefact.nodes.find((n) => n.id === id)!;
       const type = ctx.operators.get(spec.type, `nodes.${id}.type`);
+      const position = this.nodes.length;
       const made = type.create(spec.config ?? {}, {
         nodeId: id,
         pipelineUrl: ctx.url,
         uid: ctx.nextUid(),
         scheduler: ctx.scheduler,
-        insight: (insight) => this.forward(insight),
+        // an operator's own insight starts at the nodes before it, as if it came from downstream of them
+        insight: (insight) => this.runContraflow(insight, position - 1),
       });
       const input$ = feeding((to) => to.kind === 'node' && to.id === id);
       const node: CompiledNode =
@@ -152,17 +154,24 @@ export class PipelineRuntime implements ContraflowTarget {
 
   /** Contraflow arriving from an offramp or a downstream pipeline. */
   contraflow(insight: Insight): void {
-    let current: Insight | null = insight;
-    for (let i = this.nodes.length - 1; i >= 0 && current; i--) {
-      const handler = this.nodes[i].node?.onInsight;
-      if (handler) current = handler.call(this.nodes[i].node, current);
-    }
-    if (current) this.forward(current);
+    this.runContraflow(insight, this.nodes.length - 1);
   }
 
-  stop(): void {
+  /** Stops every node and waits for nodes holding resources (the WAL's store) to release them. */
+  async stop(): Promise<void> {
     this.subscription.unsubscribe();
     for (const subject of this.outputs.values()) subject.complete();
+    await Promise.all(this.nodes.map((n) => n.node?.stop?.()));
+  }
+
+  /** Runs an insight back through the nodes from `from` down to the first (reverse topological order), then to the sources. */
+  private runContraflow(insight: Insight, from: number): void {
+    let current: Insight | null = insight;
+    for (let i = from; i >= 0 && current; i--) {
+      const node = this.nodes[i].node;
+      if (node?.onInsight) current = node.onInsight(current);
+    }
+    if (current) this.forward(current);
   }
 
   private forward(insight: Insight): void {

@@ -7,6 +7,9 @@ import { SchemaValidator } from '../schema/artefacts';
 import type { OfframpRuntime } from '../connectors/_shared/offramp';
 import type { PipelineRuntime } from '../pipeline/pipeline';
 import { Registries } from './registries';
+import type { OperatorType } from '../pipeline/operator';
+import type { OfframpType, OnrampType } from '../connectors/connector';
+import type { CodecType } from '../codecs/codec';
 import { Repository } from './repository';
 import { OnrampInstance, createOfframp, createPipeline, type InstanceEnv } from './instances';
 import { MetricsReporter } from './metrics';
@@ -86,6 +89,29 @@ export class Runtime {
     await this.ensure({ kind: 'pipeline', artefact: 'system::metrics', instance: 'system', port: 'in' }, 'system');
     await this.ensure({ kind: 'offramp', artefact: 'system::stdout', instance: 'system', port: 'in' }, 'system');
     await this.ensure({ kind: 'offramp', artefact: 'system::stderr', instance: 'system', port: 'in' }, 'system');
+    return this;
+  }
+
+  // ---- registering an application's own types ----
+
+  /** Adds an operator type (an RxJS OperatorFunction factory or a ported node) usable by name in pipelines. */
+  registerOperator(type: OperatorType<any>): this { // eslint-disable-line @typescript-eslint/no-explicit-any
+    this.registries.operators.register(type.name, type);
+    return this;
+  }
+
+  registerOnramp(type: OnrampType<any>): this { // eslint-disable-line @typescript-eslint/no-explicit-any
+    this.registries.onramps.register(type.name, type);
+    return this;
+  }
+
+  registerOfframp(type: OfframpType<any>): this { // eslint-disable-line @typescript-eslint/no-explicit-any
+    this.registries.offramps.register(type.name, type);
+    return this;
+  }
+
+  registerCodec(type: CodecType): this {
+    this.registries.codecs.register(type.name, type);
     return this;
   }
 
@@ -200,7 +226,7 @@ export class Runtime {
     for (const b of bindings) for (const d of (b.live as { binding: BindingInstance }).binding.disconnects.splice(0)) d();
     // one turn of the event loop for synchronous sinks to flush what they buffered
     await new Promise((r) => setImmediate(r));
-    for (const r of this.instances.values()) if (r.live.kind === 'pipeline') r.live.pipeline.stop();
+    await Promise.all([...this.instances.values()].map((r) => (r.live.kind === 'pipeline' ? r.live.pipeline.stop() : undefined)));
     await Promise.all([...this.instances.values()].map((r) => (r.live.kind === 'offramp' ? r.live.offramp.close() : undefined)));
     this.instances.clear();
   }
@@ -293,7 +319,7 @@ export class Runtime {
     if (!record || record.users.size > 0) return;
     this.instances.delete(url);
     this.metrics.stop(url);
-    if (record.live.kind === 'pipeline') record.live.pipeline.stop();
+    if (record.live.kind === 'pipeline') await record.live.pipeline.stop();
     if (record.live.kind === 'offramp') await record.live.offramp.close();
   }
 

@@ -128,7 +128,9 @@ export class SchemaValidator {
 function describe(where: string, errors: ErrorObject[]): string {
   const e = errors[0];
   if (!e) return `${where}: invalid`;
-  const path = (where + e.instancePath.replace(/\//g, '.')).replace(/^\./, '');
+  // instancePath is a JSON pointer: `/a/b~1c` is the field `a.b/c`
+  const pointer = e.instancePath.split('/').slice(1).map((seg) => seg.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const path = [where, ...pointer].filter((seg) => seg !== '').join('.');
   const key = (e as ErrorObject & { propertyName?: string }).propertyName;
   if (key !== undefined) return `${path}: invalid key '${key}': ${e.message ?? 'invalid'}`;
   switch (e.keyword) {

@@ -150,8 +150,10 @@ export class OnrampRuntime {
 
   private makeEvent(data: unknown, frame: Frame, ingestNs: bigint): EddyEvent {
     this.counters.out++;
+    const id: EventId = { uid: this.uid, seq: ++this.seq };
+    this.parts.source.onEvent?.(id);
     return {
-      id: { uid: this.uid, seq: ++this.seq },
+      id,
       data,
       meta: frame.meta ? { ...frame.meta } : {},
       ingestNs,

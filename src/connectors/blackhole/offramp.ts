@@ -18,8 +18,6 @@ export interface BlackholeReport {
   megabytes_per_second: number;
   latency_ns: { p50: number; p90: number; p99: number; p999: number; max: number; mean: number };
   peak_rss_bytes: number;
-  /** CPU time (user + system, all threads) the process used while measuring: events / cpu_seconds is robust on a busy machine */
-  cpu_seconds: number;
 }
 
 /**
@@ -57,7 +55,6 @@ export const blackhole: OfframpType<BlackholeConfig> = {
     const warmupEnd = started + config.warmup_secs * 1e9;
     let measuring = config.warmup_secs === 0;
     let measureStart = started;
-    let cpuStart = process.cpuUsage();
     let events = 0;
     let bytes = 0;
     let done = false;
@@ -69,12 +66,10 @@ export const blackhole: OfframpType<BlackholeConfig> = {
       : setTimeout(() => {
           measuring = true;
           measureStart = monoNs();
-          cpuStart = process.cpuUsage();
         }, config.warmup_secs * 1000);
     const report = () => {
       done = true;
       const seconds = (monoNs() - measureStart) / 1e9;
-      const cpu = process.cpuUsage(cpuStart);
       const summary: BlackholeReport = {
         events,
         bytes,
@@ -90,7 +85,6 @@ export const blackhole: OfframpType<BlackholeConfig> = {
           mean: Math.round(histogram.mean),
         },
         peak_rss_bytes: process.resourceUsage().maxRSS * 1024,
-        cpu_seconds: (cpu.user + cpu.system) / 1e6,
       };
       const text = config.structured
         ? JSON.stringify(summary) + '\n'

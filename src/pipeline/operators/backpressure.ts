@@ -1,0 +1,120 @@
+import { Observable, Subscription } from 'rxjs';
+import type { Insight, PortEvent } from '../../core/event';
+import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
+import { markOwn, nodeUrl, ownMeta } from './support';
+
+export interface BackpressureConfig {
+  /** an ack slower than this (meta `time`, ms) counts as a failure */
+  timeout: number;
+  /** back-off steps in ms, climbed one per bad insight */
+  steps?: number[];
+  /** trigger the upstream circuit breaker while backing off */
+  circuit_breaker?: boolean;
+}
+
+const DEFAULT_STEPS = [50, 100, 250, 500, 1000, 5000, 10000];
+
+/** Bad news about a delivery: a fail, an error, a trigger, or a too slow ack. */
+export function isBad(insight: Insight, timeout: number): boolean {
+  if (insight.kind === 'fail' || insight.kind === 'trigger') return true;
+  if (insight.meta?.error !== undefined) return true;
+  const time = insight.meta?.time;
+  return typeof time === 'number' && time > timeout;
+}
+
+/**
+ * Backs off from a failing output. While backing off it lets through at most
+ * one event per back-off period (a probe) and sends the rest to `overflow`.
+ * Each bad insight about its own events climbs one step; a good one resets.
+ * When the period has passed (a scheduler timer, not a tick) the output is
+ * probed again and, with `circuit_breaker`, the upstream breaker is restored.
+ */
+export function backpressureNode(config: BackpressureConfig, ctx: OperatorContext): OperatorNode {
+  const steps = config.steps ?? DEFAULT_STEPS;
+  const from = nodeUrl(ctx);
+  let step = 0; // 0: healthy; n: backing off steps[n-1] ms
+  let next = -Infinity; // scheduler time before which events overflow
+  let triggered = false;
+  let recovery: Subscription | undefined;
+
+  const restore = () => {
+    if (!triggered) return;
+    triggered = false;
+    ctx.insight({ kind: 'restore', from });
+  };
+  const backOff = () => {
+    step = Math.min(step + 1, steps.length);
+    const delay = steps[step - 1];
+    next = ctx.scheduler.now() + delay;
+    if (config.circuit_breaker && !triggered) {
+      triggered = true;
+      ctx.insight({ kind: 'trigger', from });
+    }
+    recovery?.unsubscribe();
+    // the step is kept: a probe that fails again climbs to the next one
+    recovery = ctx.scheduler.schedule(() => {
+      recovery = undefined;
+      restore();
+    }, delay);
+  };
+  const recover = () => {
+    step = 0;
+    next = -Infinity;
+    recovery?.unsubscribe();
+    recovery = undefined;
+    restore();
+  };
+
+  return {
+    ports: ['overflow'],
+    apply: (input) =>
+      new Observable<PortEvent>((subscriber) => {
+        const sub = input.subscribe({
+          next: (event) => {
+            // transactional, so the offramps tell us how the delivery went
+            const own = markOwn(event, ctx.uid, true, true);
+            const now = ctx.scheduler.now();
+            if (now < next) return subscriber.next({ port: 'overflow', event: own });
+            if (step > 0) next = now + steps[step - 1];
+            subscriber.next({ port: 'out', event: own });
+          },
+          error: (err: unknown) => subscriber.error(err),
+          complete: () => subscriber.complete(),
+        });
+        return () => {
+          sub.unsubscribe();
+          recovery?.unsubscribe();
+          recovery = undefined;
+        };
+      }),
+    onInsight(insight) {
+      if (ownMeta(insight, ctx.uid) === undefined) return insight;
+      if (isBad(insight, config.timeout)) backOff();
+      else recover();
+      // its own trigger/restore is handled here (or by its own breaker signal); acks and fails go on
+      return insight.kind === 'trigger' || insight.kind === 'restore' ? null : insight;
+    },
+  };
+}
+
+/** qos::backpressure */
+export const backpressure: OperatorType<BackpressureConfig> = {
+  name: 'qos::backpressure',
+  configSchema: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['timeout'],
+    properties: {
+      timeout: { type: 'number', minimum: 0, description: 'ms; an ack with meta time above this counts as a failure' },
+      steps: {
+        type: 'array',
+        minItems: 1,
+        items: { type: 'number', exclusiveMinimum: 0 },
+        default: DEFAULT_STEPS,
+        description: 'back-off steps in ms',
+      },
+      circuit_breaker: { type: 'boolean', default: false, description: 'trigger the upstream circuit breaker while backing off' },
+    },
+  },
+  create: (config, ctx) => backpressureNode(config, ctx),
+};

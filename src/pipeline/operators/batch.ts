@@ -1,0 +1,96 @@
+import { Observable, Subscription, type OperatorFunction, type SchedulerLike } from 'rxjs';
+import type { EddyEvent, EventId } from '../../core/event';
+import { trackedIds } from '../../core/event';
+import type { OperatorType } from '../operator';
+import { idMinter } from './support';
+
+export interface BatchConfig {
+  /** flush when this many events are collected */
+  count: number;
+  /** flush a non-empty batch this many ms after its first member arrived */
+  timeout?: number;
+}
+
+/** One member of a batch event's data array (the original runtime's shape). */
+export interface BatchEntry {
+  data: { value: unknown; meta: Record<string, unknown>; ingest_ns: bigint };
+}
+
+/** Builds the batch event: fresh id, every member id tracked, first member's ingest time. */
+export function batchEvent(members: readonly EddyEvent[], id: EventId): EddyEvent {
+  const first = members[0];
+  const tracked: EventId[] = [];
+  // first value wins per key, so an upstream operator still recognises insights about the batch
+  const opMeta: Record<string, unknown> = {};
+  let transactional = false;
+  for (const m of members) {
+    tracked.push(...trackedIds(m));
+    transactional ||= m.transactional;
+    for (const [k, v] of Object.entries(m.opMeta ?? {})) if (!(k in opMeta)) opMeta[k] = v;
+  }
+  const data: BatchEntry[] = members.map((m) => ({ data: { value: m.data, meta: m.meta, ingest_ns: m.ingestNs } }));
+  return {
+    id,
+    data,
+    meta: {},
+    ingestNs: first.ingestNs,
+    originUri: first.originUri,
+    isBatch: true,
+    tracked,
+    transactional,
+    ...(Object.keys(opMeta).length > 0 ? { opMeta } : {}),
+  };
+}
+
+/**
+ * Collects events into batches of `count`. With `timeout`, a timer started by
+ * the first member flushes a partial batch, also on an idle stream. What is
+ * left when the source completes is flushed, so no event is lost.
+ */
+export function batchEvents(config: BatchConfig, uid: number, scheduler: SchedulerLike): OperatorFunction<EddyEvent, EddyEvent> {
+  return (source) =>
+    new Observable<EddyEvent>((subscriber) => {
+      const mint = idMinter(uid);
+      let members: EddyEvent[] = [];
+      let timer: Subscription | undefined;
+      const flush = () => {
+        timer?.unsubscribe();
+        timer = undefined;
+        if (members.length === 0) return;
+        const batch = batchEvent(members, mint());
+        members = [];
+        subscriber.next(batch);
+      };
+      const sub = source.subscribe({
+        next: (event) => {
+          members.push(event);
+          if (members.length >= config.count) flush();
+          else if (members.length === 1 && config.timeout !== undefined) timer = scheduler.schedule(flush, config.timeout);
+        },
+        error: (err: unknown) => subscriber.error(err),
+        complete: () => {
+          flush();
+          subscriber.complete();
+        },
+      });
+      return () => {
+        timer?.unsubscribe();
+        sub.unsubscribe();
+      };
+    });
+}
+
+/** generic::batch */
+export const batch: OperatorType<BatchConfig> = {
+  name: 'generic::batch',
+  configSchema: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['count'],
+    properties: {
+      count: { type: 'integer', minimum: 1, description: 'number of events per batch' },
+      timeout: { type: 'number', exclusiveMinimum: 0, description: 'ms after the first member after which a partial batch is flushed' },
+    },
+  },
+  create: (config, ctx) => batchEvents(config, ctx.uid, ctx.scheduler),
+};

@@ -1,0 +1,128 @@
+import { Observable, type SchedulerLike } from 'rxjs';
+import type { EddyEvent, PortEvent } from '../../core/event';
+import type { OperatorNode, OperatorType } from '../operator';
+import { withError } from './support';
+
+/** Defaults of the original runtime for the per-event meta parameters. */
+const DEFAULT_TIME_RANGE_MS = 1000;
+const DEFAULT_WINDOWS = 100;
+const DEFAULT_CARDINALITY = 1000;
+
+/**
+ * A sliding window of `windows` slots of `timeRange / windows` ms each that
+ * admits at most `rate` events over the whole window.
+ */
+export class SlidingWindow {
+  private readonly slots: number[];
+  private readonly slotMs: number;
+  private head = -1; // absolute index of the newest slot seen
+  private total = 0;
+
+  constructor(
+    readonly rate: number,
+    readonly timeRange: number,
+    readonly windows: number,
+  ) {
+    this.slots = new Array<number>(windows).fill(0);
+    this.slotMs = timeRange / windows;
+  }
+
+  /** Counts one event at `nowMs` if it fits; false means over the rate. */
+  inc(nowMs: number): boolean {
+    const slot = Math.floor(nowMs / this.slotMs);
+    if (this.head < 0) this.head = slot;
+    // expire the slots that slid out, at most one full turn
+    for (let s = this.head + 1; s <= slot && s <= this.head + this.windows; s++) {
+      const i = s % this.windows;
+      this.total -= this.slots[i];
+      this.slots[i] = 0;
+    }
+    if (slot > this.head) this.head = slot;
+    if (this.total >= this.rate) return false;
+    this.slots[slot % this.windows]++;
+    this.total++;
+    return true;
+  }
+}
+
+/** A Map used as an LRU: a hit moves the key to the back, inserts evict the front. */
+class Lru<V> {
+  private readonly map = new Map<string, V>();
+  constructor(private readonly capacity: number) {}
+  get(key: string): V | undefined {
+    const v = this.map.get(key);
+    if (v !== undefined) {
+      this.map.delete(key);
+      this.map.set(key, v);
+    }
+    return v;
+  }
+  set(key: string, value: V): void {
+    this.map.set(key, value);
+    if (this.map.size > this.capacity) this.map.delete(this.map.keys().next().value as string);
+  }
+  get size(): number {
+    return this.map.size;
+  }
+}
+
+/** Reads an optional positive number from meta; a wrong type is an error message. */
+function positive(meta: Record<string, unknown>, key: string, fallback: number | undefined): number | string | undefined {
+  const v = meta[key];
+  if (v === undefined || v === null) return fallback;
+  if (typeof v === 'number' && Number.isFinite(v) && v > 0) return v;
+  if (typeof v === 'bigint' && v > 0n) return Number(v);
+  return `bucket: meta ${key} must be a positive number, got ${JSON.stringify(String(v))}`;
+}
+
+/**
+ * Rate limiting per `$class` and `$dimensions`. Each class keeps an LRU of at
+ * most `$cardinality` dimension windows, so the state stays bounded however
+ * many dimension values arrive; an evicted dimension simply starts afresh.
+ * Window parameters are frozen when a dimension is first seen.
+ */
+export function bucketNode(scheduler: SchedulerLike): OperatorNode {
+  return {
+    ports: ['overflow', 'err'],
+    apply: (input) =>
+      new Observable<PortEvent>((subscriber) => {
+        const classes = new Map<string, Lru<SlidingWindow>>();
+        const route = (event: EddyEvent): PortEvent => {
+          const meta = event.meta;
+          const cls = meta.class;
+          if (typeof cls !== 'string') return { port: 'err', event: withError(event, 'bucket: meta class is missing or not a string') };
+          let dims = classes.get(cls);
+          if (dims === undefined) {
+            const cardinality = positive(meta, 'cardinality', DEFAULT_CARDINALITY);
+            if (typeof cardinality === 'string') return { port: 'err', event: withError(event, cardinality) };
+            dims = new Lru<SlidingWindow>(Math.floor(cardinality as number));
+            classes.set(cls, dims);
+          }
+          const key = JSON.stringify(meta.dimensions ?? null, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+          let window = dims.get(key);
+          if (window === undefined) {
+            const rate = positive(meta, 'rate', undefined);
+            const timeRange = positive(meta, 'time_range', DEFAULT_TIME_RANGE_MS);
+            const windows = positive(meta, 'windows', DEFAULT_WINDOWS);
+            for (const p of [timeRange, windows, rate]) if (typeof p === 'string') return { port: 'err', event: withError(event, p) };
+            if (rate === undefined) return { port: 'err', event: withError(event, 'bucket: meta rate is missing for a new dimension') };
+            window = new SlidingWindow(rate as number, timeRange as number, Math.max(1, Math.floor(windows as number)));
+            dims.set(key, window);
+          }
+          return { port: window.inc(scheduler.now()) ? 'out' : 'overflow', event };
+        };
+        return input.subscribe({
+          next: (event) => subscriber.next(route(event)),
+          error: (err: unknown) => subscriber.error(err),
+          complete: () => subscriber.complete(),
+        });
+      }),
+  };
+}
+
+/** grouper::bucket: takes no config; everything comes from event meta. */
+export const bucket: OperatorType<Record<string, never>> = {
+  name: 'grouper::bucket',
+  configSchema: { type: 'object', additionalProperties: false, properties: {} },
+  create: (_config, ctx) => bucketNode(ctx.scheduler),
+};

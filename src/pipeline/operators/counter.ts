@@ -1,0 +1,27 @@
+import { Observable, type OperatorFunction } from 'rxjs';
+import type { EddyEvent } from '../../core/event';
+import type { OperatorType } from '../operator';
+
+/**
+ * Counts events per subscription, from 1, and wraps each value:
+ * `{count: n, event: <original value>}`; meta is kept.
+ */
+export function countEvents(): OperatorFunction<EddyEvent, EddyEvent> {
+  return (source) =>
+    new Observable<EddyEvent>((subscriber) => {
+      // state per subscription, so a resubscribed pipeline starts at 1 again
+      let count = 0;
+      return source.subscribe({
+        next: (event) => subscriber.next({ ...event, data: { count: ++count, event: event.data } }),
+        error: (err: unknown) => subscriber.error(err),
+        complete: () => subscriber.complete(),
+      });
+    });
+}
+
+/** generic::counter */
+export const counter: OperatorType<Record<string, never>> = {
+  name: 'generic::counter',
+  configSchema: { type: 'object', additionalProperties: false, properties: {} },
+  create: () => countEvents(),
+};

@@ -1,0 +1,38 @@
+import { map, type OperatorFunction } from 'rxjs';
+import type { EddyEvent } from '../../core/event';
+import type { OperatorType } from '../operator';
+import { showId } from './support';
+
+export interface HistoryConfig {
+  /** label written into each entry */
+  op: string;
+  /** meta key of the history array */
+  name: string;
+}
+
+/**
+ * Appends `"evt: <op>(<uid:seq>)"` to the meta array `name`, so a test or a
+ * debug sink can see which nodes an event went through.
+ */
+export function recordHistory(config: HistoryConfig): OperatorFunction<EddyEvent, EddyEvent> {
+  return map((event) => {
+    const previous = event.meta[config.name];
+    const entries = Array.isArray(previous) ? previous : [];
+    return { ...event, meta: { ...event.meta, [config.name]: [...entries, `evt: ${config.op}(${showId(event.id)})`] } };
+  });
+}
+
+/** debug::history */
+export const history: OperatorType<HistoryConfig> = {
+  name: 'debug::history',
+  configSchema: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['op', 'name'],
+    properties: {
+      op: { type: 'string', description: 'label written into each history entry' },
+      name: { type: 'string', minLength: 1, description: 'meta key of the history array' },
+    },
+  },
+  create: (config) => recordHistory(config),
+};

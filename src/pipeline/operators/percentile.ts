@@ -1,0 +1,61 @@
+import { map } from 'rxjs';
+import type { PortEvent } from '../../core/event';
+import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
+import { isBad } from './backpressure';
+import { markOwn, ownMeta } from './support';
+
+export interface PercentileConfig {
+  /** an ack slower than this (meta `time`, ms) counts as a failure */
+  timeout: number;
+  /** how much the pass ratio drops per bad insight */
+  step_down?: number;
+  /** how much it rises per good insight */
+  step_up?: number;
+}
+
+/**
+ * Lets through a share of the events that shrinks on bad insights and grows
+ * back on good ones; the rest go to `overflow`. Which events pass is decided
+ * by their ingest time, as in the original runtime, so it needs no random source.
+ */
+export function percentileNode(config: PercentileConfig, ctx: OperatorContext): OperatorNode {
+  const stepDown = config.step_down ?? 0.05;
+  const stepUp = config.step_up ?? 0.001;
+  let perc = 1;
+  return {
+    ports: ['overflow'],
+    apply: (input) =>
+      input.pipe(
+        map((event): PortEvent => {
+          const own = markOwn(event, ctx.uid, true, true);
+          const draw = Number(event.ingestNs % 65535n) / 65535;
+          return { port: draw <= perc ? 'out' : 'overflow', event: own };
+        }),
+      ),
+    onInsight(insight) {
+      if (ownMeta(insight, ctx.uid) === undefined) return insight;
+      // clamp and round away float drift so the ratio can return to exactly 1
+      if (isBad(insight, config.timeout)) perc = Math.max(0, round(perc - stepDown));
+      else perc = Math.min(1, round(perc + stepUp));
+      return insight;
+    },
+  };
+}
+
+const round = (x: number) => Math.round(x * 1e9) / 1e9;
+
+/** qos::percentile */
+export const percentile: OperatorType<PercentileConfig> = {
+  name: 'qos::percentile',
+  configSchema: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['timeout'],
+    properties: {
+      timeout: { type: 'number', minimum: 0, description: 'ms; an ack with meta time above this counts as a failure' },
+      step_down: { type: 'number', minimum: 0, maximum: 1, default: 0.05, description: 'pass ratio lost per bad insight' },
+      step_up: { type: 'number', minimum: 0, maximum: 1, default: 0.001, description: 'pass ratio regained per good insight' },
+    },
+  },
+  create: (config, ctx) => percentileNode(config, ctx),
+};

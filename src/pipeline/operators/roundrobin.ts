@@ -1,0 +1,82 @@
+import { Observable } from 'rxjs';
+import type { PortEvent } from '../../core/event';
+import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
+import { markOwn, nodeUrl, ownMeta } from './support';
+
+export interface RoundRobinConfig {
+  /** the output ports to spread events over */
+  outputs?: string[];
+}
+
+/**
+ * Spreads events over its outputs in turn, skipping outputs whose
+ * downstream signalled trigger (about an event sent there) until they
+ * restore. With every output closed, events go to `overflow` and the upstream
+ * breaker is triggered; it is restored as soon as one output reopens.
+ */
+export function roundRobinNode(config: RoundRobinConfig, ctx: OperatorContext): OperatorNode {
+  const outputs = config.outputs ?? ['out'];
+  const open = outputs.map(() => true);
+  const from = nodeUrl(ctx);
+  let nextIndex = 0;
+  let allClosed = false;
+
+  const update = () => {
+    const none = open.every((o) => !o);
+    if (none !== allClosed) {
+      allClosed = none;
+      ctx.insight({ kind: none ? 'trigger' : 'restore', from });
+    }
+  };
+
+  return {
+    ports: [...outputs.filter((o) => o !== 'out'), 'overflow'],
+    apply: (input) =>
+      new Observable<PortEvent>((subscriber) =>
+        input.subscribe({
+          next: (event) => {
+            for (let i = 0; i < outputs.length; i++) {
+              const idx = (nextIndex + i) % outputs.length;
+              if (!open[idx]) continue;
+              nextIndex = (idx + 1) % outputs.length;
+              return subscriber.next({ port: outputs[idx], event: markOwn(event, ctx.uid, idx) });
+            }
+            subscriber.next({ port: 'overflow', event });
+          },
+          error: (err: unknown) => subscriber.error(err),
+          complete: () => subscriber.complete(),
+        }),
+      ),
+    onInsight(insight) {
+      const idx = ownMeta(insight, ctx.uid);
+      // breaker signals without an event of ours (plain offramp ones) go on untouched
+      if (typeof idx !== 'number' || idx < 0 || idx >= outputs.length) return insight;
+      if (insight.kind === 'trigger' || insight.kind === 'restore') {
+        open[idx] = insight.kind === 'restore';
+        update();
+        return null; // replaced by the aggregate signal above
+      }
+      return insight;
+    },
+  };
+}
+
+/** qos::roundrobin */
+export const roundrobin: OperatorType<RoundRobinConfig> = {
+  name: 'qos::roundrobin',
+  configSchema: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      outputs: {
+        type: 'array',
+        minItems: 1,
+        uniqueItems: true,
+        items: { type: 'string', minLength: 1 },
+        default: ['out'],
+        description: 'output ports to spread events over',
+      },
+    },
+  },
+  create: (config, ctx) => roundRobinNode(config, ctx),
+};

@@ -1,0 +1,5 @@
+import { gzip as format, attempt } from '../shared/compression';
+import { mapPostprocessor } from '../shared/frame-map';
+
+/** gzip: compresses each frame as one gzip member. */
+export const gzipCompress = mapPostprocessor('gzip', (frame) => attempt('gzip', (data) => format.compress!(data), frame));

@@ -1,0 +1,17 @@
+import type { PostprocessorType } from '../processor';
+import { onlyKeys } from '../shared/options';
+
+/** ingest-ns: prefixes each frame with its event's ingest time, a big-endian u64 of nanoseconds. */
+export const ingestNs: PostprocessorType = {
+  name: 'ingest-ns',
+  create(config) {
+    onlyKeys('ingest-ns', config, []);
+    return {
+      process(frame, ctx) {
+        const header = Buffer.alloc(8);
+        header.writeBigUInt64BE(BigInt.asUintN(64, ctx.ingestNs));
+        return [Buffer.concat([header, frame])];
+      },
+    };
+  },
+};

@@ -1,0 +1,5 @@
+import { lz4 as format, attempt } from '../shared/compression';
+import { mapPostprocessor } from '../shared/frame-map';
+
+/** lz4: compresses each frame as lz4, frame format. */
+export const lz4Compress = mapPostprocessor('lz4', (frame) => attempt('lz4', (data) => format.compress!(data), frame));

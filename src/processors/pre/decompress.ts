@@ -1,0 +1,13 @@
+import { attempt, detectFormat } from '../shared/compression';
+import { mapPreprocessor } from '../shared/frame-map';
+
+/**
+ * decompress: recognises gzip, zlib, xz, snappy (framed), lz4 (frame) and
+ * zstd by their magic bytes and decompresses the chunk; a chunk in none of
+ * them passes through unchanged. A chunk that has the magic but does not
+ * decompress is an error.
+ */
+export const decompress = mapPreprocessor('decompress', (chunk) => {
+  const format = detectFormat(chunk);
+  return format ? attempt(`decompress (${format.name})`, format.decompress, chunk) : chunk;
+});

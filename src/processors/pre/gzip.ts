@@ -1,0 +1,5 @@
+import { gzip as format, attempt } from '../shared/compression';
+import { mapPreprocessor } from '../shared/frame-map';
+
+/** gzip: decompresses each chunk as gzip (every member of a multi-member stream). */
+export const gzipDecompress = mapPreprocessor('gzip', (chunk) => attempt('gzip', format.decompress, chunk));

@@ -1,0 +1,21 @@
+import type { PreprocessorType } from '../processor';
+import { onlyKeys } from '../shared/options';
+
+/**
+ * ingest-ns: each chunk starts with its ingest time, a big-endian u64 of
+ * nanoseconds (as the ingest-ns postprocessor writes it); that replaces the
+ * frame's ingest time and the rest of the chunk is the frame.
+ */
+export const ingestNs: PreprocessorType = {
+  name: 'ingest-ns',
+  create(config) {
+    onlyKeys('ingest-ns', config, []);
+    return {
+      process(chunk, ctx) {
+        if (chunk.length < 8) throw new Error(`ingest-ns: a chunk of ${chunk.length} bytes has no 8-byte timestamp`);
+        ctx.ingestNs = chunk.readBigUInt64BE(0);
+        return [chunk.subarray(8)];
+      },
+    };
+  },
+};

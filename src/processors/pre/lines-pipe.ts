@@ -1,0 +1,4 @@
+import { separatedLines } from '../shared/separated-lines';
+
+/** lines-pipe: as `lines`, split on `|`. */
+export const linesPipe = separatedLines('lines-pipe', 0x7c, false);

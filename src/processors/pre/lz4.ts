@@ -1,0 +1,5 @@
+import { lz4 as format, attempt } from '../shared/compression';
+import { mapPreprocessor } from '../shared/frame-map';
+
+/** lz4: decompresses each chunk as lz4, frame format. */
+export const lz4Decompress = mapPreprocessor('lz4', (chunk) => attempt('lz4', format.decompress, chunk));

@@ -1,0 +1,85 @@
+import { xz } from '@napi-rs/lzma';
+import { compressFrameSync, decompressFrameSync } from 'lz4-napi';
+import { decompress as decompressZstdFrames } from 'fzstd';
+import * as zlib from 'node:zlib';
+import { compressSnappyFramed, decompressSnappyFramed, SNAPPY_STREAM_IDENTIFIER } from './snappy-framed';
+
+/**
+ * The compression formats, each one frame in, one frame out, synchronously:
+ * a processor works on one chunk at a time and must not reorder frames.
+ */
+export interface CompressionFormat {
+  readonly name: string;
+  /** leading bytes that identify the format, for `decompress` */
+  readonly magic: readonly (readonly number[])[];
+  decompress(data: Buffer): Buffer;
+  compress?(data: Buffer): Buffer;
+}
+
+const view = (data: Uint8Array) => Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+
+export const gzip: CompressionFormat = {
+  name: 'gzip',
+  magic: [[0x1f, 0x8b]],
+  // gunzipSync reads every member of a multi-member file, as `gzip -d` does
+  decompress: (data) => zlib.gunzipSync(data),
+  compress: (data) => zlib.gzipSync(data),
+};
+
+export const zlibFormat: CompressionFormat = {
+  name: 'zlib',
+  // the CMF/FLG pairs zlib writes at its four compression levels
+  magic: [[0x78, 0x01], [0x78, 0x5e], [0x78, 0x9c], [0x78, 0xda]],
+  decompress: (data) => zlib.inflateSync(data),
+  compress: (data) => zlib.deflateSync(data),
+};
+
+export const xzFormat: CompressionFormat = {
+  name: 'xz',
+  magic: [[0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00]],
+  decompress: (data) => xz.decompressSync(data),
+  compress: (data) => xz.compressSync(data),
+};
+
+export const snappy: CompressionFormat = {
+  name: 'snappy',
+  magic: [[...SNAPPY_STREAM_IDENTIFIER]],
+  decompress: decompressSnappyFramed,
+  compress: compressSnappyFramed,
+};
+
+export const lz4: CompressionFormat = {
+  name: 'lz4',
+  magic: [[0x04, 0x22, 0x4d, 0x18]],
+  decompress: (data) => decompressFrameSync(data),
+  compress: (data) => compressFrameSync(data),
+};
+
+/** zstd: decompression only (Node 20's zlib has no zstd; fzstd is a pure-JS decoder). */
+export const zstd: CompressionFormat = {
+  name: 'zstd',
+  magic: [[0x28, 0xb5, 0x2f, 0xfd]],
+  decompress: (data) => view(decompressZstdFrames(data)),
+};
+
+/** The formats `decompress` recognises, in the order their magic is tried. */
+export const detectableFormats: readonly CompressionFormat[] = [gzip, zlibFormat, xzFormat, snappy, lz4, zstd];
+
+export function detectFormat(data: Buffer): CompressionFormat | undefined {
+  return detectableFormats.find((format) => format.magic.some((magic) => startsWith(data, magic)));
+}
+
+function startsWith(data: Buffer, magic: readonly number[]): boolean {
+  if (data.length < magic.length) return false;
+  for (let i = 0; i < magic.length; i++) if (data[i] !== magic[i]) return false;
+  return true;
+}
+
+/** Runs a (de)compression step, naming the processor in the error. */
+export function attempt(processor: string, step: (data: Buffer) => Buffer, data: Buffer): Buffer {
+  try {
+    return step(data);
+  } catch (error) {
+    throw new Error(`${processor}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}

@@ -1,0 +1,91 @@
+import { xz } from '@napi-rs/lzma';
+import fc from 'fast-check';
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { builtinCodecs } from '../../src/codecs';
+import type { Codec } from '../../src/codecs/codec';
+
+/** The repository root, from dist/test/codecs at run time. */
+export const repoRoot = resolve(__dirname, '../../..');
+
+/** shared/ sits beside the repository (in CI and in every worktree). */
+function sharedData(name: string): string {
+  for (const candidate of [resolve(repoRoot, '../shared/data', name), resolve('/work/shared/data', name)]) {
+    if (existsSync(candidate)) return candidate;
+  }
+  throw new Error(`sample data ${name} not found beside the repository`);
+}
+
+export function sampleLines(name: 'data.json.xz' | 'apache_access_logs.xz'): Buffer[] {
+  const text = xz.decompressSync(readFileSync(sharedData(name)));
+  const lines: Buffer[] = [];
+  let start = 0;
+  for (let end = text.indexOf(10); end !== -1; end = text.indexOf(10, start)) {
+    lines.push(text.subarray(start, end));
+    start = end + 1;
+  }
+  if (start < text.length) lines.push(text.subarray(start));
+  return lines;
+}
+
+export function fixture(...path: string[]): Buffer {
+  return readFileSync(resolve(repoRoot, 'test/fixtures', ...path));
+}
+
+export function codec(name: string): Codec {
+  const type = builtinCodecs.find((candidate) => candidate.name === name);
+  if (!type) throw new Error(`no codec ${name}`);
+  return type.create();
+}
+
+export const INGEST_NS = 1_700_000_000_123_456_789n;
+
+const NUMBER_LIMIT = 2n ** 53n;
+const isIndexKey = (key: string) => /^(0|[1-9][0-9]*)$/.test(key);
+
+/** Text as it survives UTF-8: lone surrogates become U+FFFD before the test, not during it. */
+export const text = (constraints: fc.StringConstraints = {}) =>
+  fc.string({ unit: 'binary', ...constraints }).map((s) => Buffer.from(s, 'utf8').toString('utf8'));
+
+/** Object keys that are not array indices, whose order a JavaScript object keeps. */
+export const key = () => text({ maxLength: 12 }).filter((k) => !isIndexKey(k));
+
+/** Integers beyond 2^53 within the given bounds, which only BigInt holds exactly. */
+export const unsafeBigInt = (min: bigint, max: bigint) =>
+  fc.oneof(
+    fc.bigInt({ min: NUMBER_LIMIT + 1n, max }),
+    fc.bigInt({ min, max: -NUMBER_LIMIT - 1n }),
+  );
+
+/**
+ * eddy's value model as the structured codecs share it: JSON values, with
+ * integers beyond 2^53 as BigInt (never as doubles); -0 is left out (JSON has no negative zero).
+ */
+export function eddyValue(bigints: fc.Arbitrary<bigint>): fc.Arbitrary<unknown> {
+  const leaf = fc.oneof(
+    fc.constant(null),
+    fc.boolean(),
+    fc.integer(),
+    // a double with an integral value beyond 2^53 is written as an integer literal and reads back as BigInt
+    fc.double({ noNaN: true, noDefaultInfinity: true }).filter((n) => !Object.is(n, -0) && !(Number.isInteger(n) && !Number.isSafeInteger(n))),
+    text(),
+    bigints,
+  );
+  return fc.letrec<{ value: unknown }>((tie) => ({
+    value: fc.oneof(
+      { depthSize: 'small', withCrossShrink: true },
+      leaf,
+      fc.array(tie('value'), { maxLength: 5 }),
+      fc.dictionary(key(), tie('value'), { maxKeys: 5 }),
+    ),
+  })).value;
+}
+
+/** Key order matters to eddy, and chai's deep equality ignores it: compare the key lists too. */
+export function keyOrder(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(keyOrder);
+  if (typeof value === 'object' && value !== null && !ArrayBuffer.isView(value)) {
+    return Object.entries(value).map(([k, v]) => [k, keyOrder(v)]);
+  }
+  return null;
+}

@@ -1,0 +1,39 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+
+export const EDDY = join(__dirname, '../../../bin/eddy');
+
+export interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the eddy command in a child process, killing it after `timeoutMs`. */
+export function runEddy(args: string[], options: { timeoutMs?: number; stdin?: string; signalAfterMs?: number; signalWhen?: () => boolean } = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [EDDY, ...args], { env: { ...process.env, EDDY_LOG: 'info' }, stdio: 'pipe' });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    if (options.stdin !== undefined) child.stdin.end(options.stdin);
+    const killer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 15000);
+    const signal = options.signalAfterMs !== undefined ? setTimeout(() => child.kill('SIGTERM'), options.signalAfterMs) : undefined;
+    const poll = options.signalWhen
+      ? setInterval(() => {
+          if (options.signalWhen!()) {
+            clearInterval(poll);
+            child.kill('SIGTERM');
+          }
+        }, 50)
+      : undefined;
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(killer);
+      clearTimeout(signal);
+      clearInterval(poll);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}

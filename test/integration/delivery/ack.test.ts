@@ -1,0 +1,89 @@
+import { expect } from 'chai';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { builtinOfframps } from '../../../src/connectors';
+import { eventually } from '../../helpers/runtime';
+import { type Flow, type ProbeLog, probeOnramp, range, registriesWith, startFlow } from './helpers';
+
+/** Captures what is written to stdout and stderr while `body` runs (the std and debug sinks write there). */
+async function quietly<T>(body: () => Promise<T>): Promise<T> {
+  const out = process.stdout.write;
+  const err = process.stderr.write;
+  process.stdout.write = (() => true) as typeof process.stdout.write;
+  process.stderr.write = (() => true) as typeof process.stderr.write;
+  try {
+    return await body();
+  } finally {
+    process.stdout.write = out;
+    process.stderr.write = err;
+  }
+}
+
+describe('delivery: auto-acking sinks ack transactional events back to the source', () => {
+  let dir: string;
+  let flow: Flow | undefined;
+  beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'eddy-ack-'))));
+  afterEach(async () => {
+    await flow?.stop();
+    flow = undefined;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('flags exactly the spec\'s "always" sinks as auto-acking (cb acks by its own rules)', () => {
+    const flags = Object.fromEntries(builtinOfframps.map((t) => [t.name, t.autoAck]));
+    expect(flags).to.deep.equal({ blackhole: true, cb: false, debug: true, exit: true, file: true, stderr: true, stdout: true });
+  });
+
+  const sinks: [string, (dir: string) => Record<string, unknown>][] = [
+    ['blackhole', () => ({ warmup_secs: 0, stop_after_secs: 0, significant_figures: 2 })],
+    ['debug', () => ({})],
+    ['exit', () => ({})],
+    ['file', (d) => ({ file: join(d, 'out.json') })],
+    ['stderr', () => ({})],
+    ['stdout', () => ({})],
+  ];
+  for (const [type, config] of sinks) {
+    it(`${type}: every event is acked once, none failed`, async () => {
+      const log: ProbeLog = { read: 0, acks: [], fails: [] };
+      await quietly(async () => {
+        flow = await startFlow({
+          registries: registriesWith([probeOnramp(log)], []),
+          // `exit` and `delay` make the events valid for the exit sink; the delay outlives the test
+          onramp: { type: 'probe', config: { count: 40, data: { exit: 0, delay: 600000 } } },
+          offramp: { type, config: config(dir) },
+        });
+        await eventually(() => log.acks.length >= 40, 5000, `acks from ${type}`);
+        await flow.stop();
+        flow = undefined;
+      });
+      expect(log.acks).to.deep.equal(range(1, 40));
+      expect(log.fails).to.deep.equal([]);
+    });
+  }
+
+  it('file: the acked events are the ones written', async () => {
+    const log: ProbeLog = { read: 0, acks: [], fails: [] };
+    const file = join(dir, 'out.json');
+    flow = await startFlow({ registries: registriesWith([probeOnramp(log)], []), onramp: { type: 'probe', config: { count: 25 } }, offramp: { type: 'file', config: { file } } });
+    await eventually(() => log.acks.length >= 25, 5000, 'acks');
+    await flow.stop();
+    flow = undefined;
+    expect(readFileSync(file, 'utf8')).to.equal(range(1, 25).map((id) => `{"id":${id}}\n`).join(''));
+    // one ack per event: the original's file sink acked twice
+    expect(log.acks).to.deep.equal(range(1, 25));
+  });
+
+  it('acks nothing for events that are not transactional', async () => {
+    const log: ProbeLog = { read: 0, acks: [], fails: [] };
+    flow = await startFlow({
+      registries: registriesWith([probeOnramp(log)], []),
+      onramp: { type: 'probe', config: { count: 25, transactional: false } },
+      offramp: { type: 'file', config: { file: join(dir, 'out.json') } },
+    });
+    await eventually(() => log.read === 25, 5000, 'reads');
+    await new Promise((r) => setTimeout(r, 50));
+    expect(log.acks).to.deep.equal([]);
+    expect(log.fails).to.deep.equal([]);
+  });
+});
