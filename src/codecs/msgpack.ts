@@ -1,5 +1,6 @@
 import { C1, Packr, type Options } from 'msgpackr';
 import type { CodecType } from './codec';
+import { setOwn } from './integers';
 
 /**
  * MessagePack (standard maps, no msgpackr record extension, so any other
@@ -16,7 +17,7 @@ export const msgpack: CodecType = {
   mimeTypes: ['application/msgpack', 'application/x-msgpack', 'application/vnd.msgpack'],
   create: () => {
     // one Packr per codec instance: it keeps an internal output buffer
-    const packr = new Packr(<Options & { skipValues: unknown[] }>{
+    const options = <Options & { skipValues: unknown[] }>{
       useRecords: false,
       mapsAsObjects: true,
       // 'auto' and skipValues are documented and implemented, but missing from msgpackr's type declarations
@@ -26,13 +27,17 @@ export const msgpack: CodecType = {
       // and in an array it is nil, as JSON.stringify writes null (not msgpackr's undefined extension)
       encodeUndefinedAsNil: true,
       moreTypes: false,
-    });
+    };
+    const packr = new Packr(options);
+    // msgpackr renames a `__proto__` key to `__proto_` when it builds objects; frames holding
+    // that key are decoded to Maps instead and turned into objects that keep it as an own key
+    const mapUnpackr = new Packr({ ...options, mapsAsObjects: false });
     return {
       name: 'msgpack',
       decode(data) {
         if (data.length === 0) throw new Error('msgpack: empty input');
         // unpack, not unpackMultiple: trailing bytes after one value are an error
-        const value: unknown = packr.unpack(data);
+        const value: unknown = data.includes(PROTO_KEY) ? mapsToObjects(mapUnpackr.unpack(data)) : packr.unpack(data);
         // msgpackr decodes the never-used byte 0xc1 to a marker object instead of failing;
         // only a frame holding that byte can hold the marker, so the walk is rare
         if (data.includes(NEVER_USED) && containsMarker(value)) throw new Error('msgpack: invalid byte 0xc1');
@@ -47,6 +52,18 @@ export const msgpack: CodecType = {
 };
 
 const NEVER_USED = 0xc1;
+/** `__proto__` as a MessagePack fixstr */
+const PROTO_KEY = Buffer.concat([Buffer.from([0xa0 | 9]), Buffer.from('__proto__')]);
+
+function mapsToObjects(value: unknown): unknown {
+  if (value instanceof Map) {
+    const record: Record<string, unknown> = {};
+    for (const [k, v] of value) setOwn(record, String(k), mapsToObjects(v));
+    return record;
+  }
+  if (Array.isArray(value)) return value.map(mapsToObjects);
+  return value;
+}
 
 function containsMarker(value: unknown): boolean {
   if (value === C1) return true;

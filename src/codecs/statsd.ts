@@ -77,6 +77,8 @@ function encodeStatsd(value: unknown): string {
     throw new Error('statsd: value must be a finite number');
   }
   let valueText = String(amount);
+  // an integral double beyond 2^53 would read back as a BigInt: mark it as a float
+  if (typeof amount === 'number' && Number.isInteger(amount) && Math.abs(amount) > 2 ** 53 && !/[.eE]/.test(valueText)) valueText += '.0';
   if (action !== undefined && action !== null) {
     if (type !== 'g' || (action !== 'add' && action !== 'sub')) throw new Error('statsd: action must be add or sub, on a gauge');
     if (amount < 0) throw new Error('statsd: a gauge change takes a non-negative value');
