@@ -79,6 +79,7 @@ describe('acks and fails travel back to the onramp that read the event', () => {
       { id: 'p', interface: {}, nodes: [{ id: 'pass', type: 'passthrough' }], links: { in: ['pass'], pass: ['out'] } },
       { url: '/pipeline/p/one', operators: Registries.withBuiltins().operators, scheduler, logger, nextUid: () => 99 },
     );
+    pipeline.start();
     // a sink that fails every event whose data is odd
     const offramp = new OfframpRuntime({
       ctx: ramp('/offramp/sink/one', 3),
@@ -148,6 +149,7 @@ describe('acks and fails travel back to the onramp that read the event', () => {
       { id: 'p', interface: {}, nodes: [], links: { in: ['out'] } },
       { url: '/pipeline/p/one', operators: Registries.withBuiltins().operators, scheduler, logger, nextUid: () => 99 },
     );
+    pipeline.start();
     const gates: string[] = [];
     pipeline.addSource({ url: '/onramp/x/one', contraflow: (i) => gates.push(i.kind) });
     const release: (() => void)[] = [];

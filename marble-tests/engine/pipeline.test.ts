@@ -11,13 +11,15 @@ import { ev, testScheduler } from '../helpers';
 
 function pipeline(artefact: PipelineArtefact, scheduler: TestScheduler, registries = Registries.withBuiltins()): PipelineRuntime {
   let uid = 1000;
-  return new PipelineRuntime(artefact, {
+  const p = new PipelineRuntime(artefact, {
     url: '/pipeline/test/one',
     operators: registries.operators,
     scheduler,
     logger: createLogger('silent'),
     nextUid: () => ++uid,
   });
+  p.start();
+  return p;
 }
 
 const a = ev(1, 1, 'a');

@@ -41,6 +41,9 @@ export class PipelineRuntime implements ContraflowTarget {
   private readonly sources = new Set<ContraflowTarget>();
   private readonly nodes: CompiledNode[] = [];
   private readonly subscription = new Subscription();
+  private readonly graph: ReturnType<typeof buildGraph>;
+  private readonly feeding: (to: (e: Endpoint) => boolean) => Observable<EddyEvent>;
+  private started = false;
 
   constructor(
     readonly artefact: PipelineArtefact,
@@ -107,7 +110,19 @@ export class PipelineRuntime implements ContraflowTarget {
       compiled.set(id, node);
       this.nodes.push(node);
     }
+    this.graph = graph;
+    this.feeding = feeding;
+  }
 
+  /**
+   * Starts the nodes. The runtime calls it once the offramps and downstream
+   * pipelines are connected and before the onramps are, so that what a node
+   * emits at once (a WAL replaying after a restart) reaches its sinks.
+   */
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    const { graph, feeding, ctx } = this;
     for (const [name, subject] of this.outputs) {
       const edges = graph.edges.filter((e) => e.to.kind === 'output' && e.to.name === name);
       if (edges.length > 0) this.subscription.add(feeding((to) => to.kind === 'output' && to.name === name).subscribe(subject));

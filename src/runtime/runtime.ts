@@ -87,6 +87,7 @@ export class Runtime {
     this.repository.publish('offramp', SYSTEM_OFFRAMP('system::stdout', 'stdout'), true);
     this.repository.publish('offramp', SYSTEM_OFFRAMP('system::stderr', 'stderr'), true);
     await this.ensure({ kind: 'pipeline', artefact: 'system::metrics', instance: 'system', port: 'in' }, 'system');
+    this.pipeline('/pipeline/system::metrics/system')!.start();
     await this.ensure({ kind: 'offramp', artefact: 'system::stdout', instance: 'system', port: 'in' }, 'system');
     await this.ensure({ kind: 'offramp', artefact: 'system::stderr', instance: 'system', port: 'in' }, 'system');
     return this;
@@ -166,6 +167,7 @@ export class Runtime {
     if (this.instances.has(url)) throw conflict(`instance ${url} is already running`);
     if (kind !== 'binding') {
       await this.ensure({ kind, artefact: artefactId, instance: instanceId, port: 'in' }, 'direct');
+      this.pipeline(url)?.start();
       return artefact;
     }
     const links = this.resolveLinks(artefact as BindingArtefact, { ...params, instance: instanceId });
@@ -180,8 +182,11 @@ export class Runtime {
           binding.uses.add(used);
         }
       }
-      const onrampsLast = [...links].sort((a, b) => Number(a.src.at.kind === 'onramp') - Number(b.src.at.kind === 'onramp'));
-      for (const { src, dsts } of onrampsLast) for (const dst of dsts) binding.disconnects.push(this.connect(src.at, dst.at));
+      // sinks first; then the pipelines start (a WAL may replay at once); then the sources
+      const fromOnramp = (l: (typeof links)[number]) => l.src.at.kind === 'onramp';
+      for (const { src, dsts } of links.filter((l) => !fromOnramp(l))) for (const dst of dsts) binding.disconnects.push(this.connect(src.at, dst.at));
+      for (const used of binding.uses) this.pipeline(used)?.start();
+      for (const { src, dsts } of links.filter(fromOnramp)) for (const dst of dsts) binding.disconnects.push(this.connect(src.at, dst.at));
     } catch (err) {
       this.teardownBinding(url, binding);
       throw err;
