@@ -172,6 +172,16 @@ export class PipelineRuntime implements ContraflowTarget {
     this.runContraflow(insight, this.nodes.length - 1);
   }
 
+  /** Completes the inputs: operators flush what they hold (a batch) downstream, then complete. */
+  drain(): void {
+    for (const subject of this.inputs.values()) subject.complete();
+  }
+
+  /** The pipelines feeding this one. */
+  upstreamPipelines(): PipelineRuntime[] {
+    return [...this.sources].filter((s): s is PipelineRuntime => s instanceof PipelineRuntime);
+  }
+
   /** Stops every node and waits for nodes holding resources (the WAL's store) to release them. */
   async stop(): Promise<void> {
     this.subscription.unsubscribe();

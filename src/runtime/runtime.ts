@@ -44,6 +44,9 @@ interface InstanceRecord {
 
 interface BindingInstance {
   readonly resolved: BindingArtefact;
+  /** undoes the links from onramps (the sources) */
+  readonly sourceDisconnects: (() => void)[];
+  /** undoes every other link */
   readonly disconnects: (() => void)[];
   readonly uses: Set<string>;
 }
@@ -171,7 +174,7 @@ export class Runtime {
       return artefact;
     }
     const links = this.resolveLinks(artefact as BindingArtefact, { ...params, instance: instanceId });
-    const binding: BindingInstance = { resolved: { ...(artefact as BindingArtefact), links: {} }, disconnects: [], uses: new Set() };
+    const binding: BindingInstance = { resolved: { ...(artefact as BindingArtefact), links: {} }, sourceDisconnects: [], disconnects: [], uses: new Set() };
     for (const { src, dsts } of links) binding.resolved.links[src.raw] = dsts.map((d) => d.raw);
     try {
       const order: InstancePort['kind'][] = ['pipeline', 'offramp', 'onramp'];
@@ -186,7 +189,7 @@ export class Runtime {
       const fromOnramp = (l: (typeof links)[number]) => l.src.at.kind === 'onramp';
       for (const { src, dsts } of links.filter((l) => !fromOnramp(l))) for (const dst of dsts) binding.disconnects.push(this.connect(src.at, dst.at));
       for (const used of binding.uses) this.pipeline(used)?.start();
-      for (const { src, dsts } of links.filter(fromOnramp)) for (const dst of dsts) binding.disconnects.push(this.connect(src.at, dst.at));
+      for (const { src, dsts } of links.filter(fromOnramp)) for (const dst of dsts) binding.sourceDisconnects.push(this.connect(src.at, dst.at));
     } catch (err) {
       this.teardownBinding(url, binding);
       throw err;
@@ -222,17 +225,25 @@ export class Runtime {
     return record.data;
   }
 
-  /** Stops the sources, lets in-flight events drain, closes the sinks. */
+  /**
+   * Stops the sources, lets in-flight events drain, closes the sinks: the
+   * onramps are disconnected, then each pipeline's inputs complete (upstream
+   * pipelines first), so operators holding events (a batch) flush them
+   * downstream; then the offramps finish their in-flight sends and close.
+   */
   async shutdown(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
     this.metrics.stopAll();
-    const bindings = [...this.instances.values()].filter((r) => r.live.kind === 'binding');
-    for (const b of bindings) for (const d of (b.live as { binding: BindingInstance }).binding.disconnects.splice(0)) d();
+    const records = [...this.instances.values()];
+    const bindings = records.flatMap((r) => (r.live.kind === 'binding' ? [r.live.binding] : []));
+    for (const b of bindings) for (const undo of b.sourceDisconnects.splice(0)) undo();
+    drainInOrder(records.flatMap((r) => (r.live.kind === 'pipeline' ? [r.live.pipeline] : [])));
     // one turn of the event loop for synchronous sinks to flush what they buffered
     await new Promise((r) => setImmediate(r));
-    await Promise.all([...this.instances.values()].map((r) => (r.live.kind === 'pipeline' ? r.live.pipeline.stop() : undefined)));
-    await Promise.all([...this.instances.values()].map((r) => (r.live.kind === 'offramp' ? r.live.offramp.close() : undefined)));
+    await Promise.all(records.map((r) => (r.live.kind === 'offramp' ? r.live.offramp.close() : undefined)));
+    for (const b of bindings) for (const undo of b.disconnects.splice(0)) undo();
+    await Promise.all(records.map((r) => (r.live.kind === 'pipeline' ? r.live.pipeline.stop() : undefined)));
     this.instances.clear();
   }
 
@@ -329,6 +340,7 @@ export class Runtime {
   }
 
   private async teardownBinding(url: string, binding: BindingInstance): Promise<void> {
+    for (const disconnect of binding.sourceDisconnects.splice(0)) disconnect();
     for (const disconnect of binding.disconnects.splice(0).reverse()) disconnect();
     // onramps first, so nothing new flows into what is released next
     const order = ['onramp', 'pipeline', 'offramp'];
@@ -399,6 +411,19 @@ export class Runtime {
       transactional: false,
     };
     pipeline.input('in').next(e);
+  }
+}
+
+/** Completes the pipelines' inputs, each after every pipeline feeding it. */
+function drainInOrder(pipelines: PipelineRuntime[]): void {
+  const pending = new Set(pipelines);
+  while (pending.size > 0) {
+    const ready = [...pending].filter((p) => !p.upstreamPipelines().some((u) => pending.has(u)));
+    // a cycle of pipelines (never built by activation, but cheap to guard): drain the rest as they are
+    for (const p of ready.length > 0 ? ready : [...pending]) {
+      p.drain();
+      pending.delete(p);
+    }
   }
 }
 
