@@ -4,6 +4,16 @@ import { compactJson } from './json/compact';
 // fatal: a frame that is not valid UTF-8 is a decode error, not a string with U+FFFD in it
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
+/**
+ * The last frame decoded and its string. A string passing through a pipeline
+ * unchanged is encoded again by the offramp right after the onramp decoded
+ * it; since equal strings have equal UTF-8 bytes, the frame itself is the
+ * encoding, and the copy (the costliest step of a string passthrough) is
+ * skipped. A memo, not state: it never changes what encode returns.
+ */
+let lastFrame: Buffer | undefined;
+let lastText: string | undefined;
+
 /** string: UTF-8 text in; a string out as is, binary as is, anything else as compact JSON. */
 export const string: CodecType = {
   name: 'string',
@@ -11,10 +21,13 @@ export const string: CodecType = {
   create: () => ({
     name: 'string',
     decode(data) {
-      return decoder.decode(data);
+      const text = decoder.decode(data);
+      lastFrame = data;
+      lastText = text;
+      return text;
     },
     encode(value) {
-      if (typeof value === 'string') return Buffer.from(value, 'utf8');
+      if (typeof value === 'string') return value === lastText ? lastFrame! : Buffer.from(value, 'utf8');
       if (value instanceof Uint8Array) return Buffer.from(value);
       return Buffer.from(compactJson(value), 'utf8');
     },

@@ -1,0 +1,32 @@
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { hasLongDigitRun } from '../../src/codecs/json';
+import { string as stringCodec } from '../../src/codecs/string';
+
+describe('json: the scan for integer literals beyond 2^53', () => {
+  it('agrees with /[0-9]{16}/ on any text of digits and other characters', () => {
+    const text = fc.array(fc.constantFrom('0', '7', '9', 'a', '"', '.', ','), { maxLength: 200 }).map((cs) => cs.join(''));
+    fc.assert(fc.property(text, (t) => hasLongDigitRun(t) === /[0-9]{16}/.test(t)), { numRuns: 2000 });
+  });
+
+  it('finds runs at the start, the end and across probe positions, and not 15 digits', () => {
+    expect(hasLongDigitRun('1234567890123456')).to.equal(true);
+    expect(hasLongDigitRun('x' + '1'.repeat(16))).to.equal(true);
+    expect(hasLongDigitRun('{"a":1,"t":1700000000123456789}')).to.equal(true);
+    expect(hasLongDigitRun('123456789012345')).to.equal(false);
+    expect(hasLongDigitRun('1'.repeat(15) + 'x' + '1'.repeat(15))).to.equal(false);
+  });
+});
+
+describe('string codec: re-encoding a string it just decoded', () => {
+  it('returns bytes equal to a fresh encoding, for the decoded string and for others', () => {
+    const onramp = stringCodec.create();
+    const offramp = stringCodec.create();
+    const frame = Buffer.from('héllo wörld');
+    const text = onramp.decode(frame, 0n) as string;
+    expect(offramp.encode(text)).to.deep.equal(Buffer.from('héllo wörld'));
+    expect(offramp.encode('something else')).to.deep.equal(Buffer.from('something else'));
+    onramp.decode(Buffer.from('next'), 0n);
+    expect(offramp.encode(text)).to.deep.equal(Buffer.from('héllo wörld'));
+  });
+});
