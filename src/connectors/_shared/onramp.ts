@@ -35,6 +35,8 @@ export class OnrampRuntime {
   private lastStream: string | number | undefined;
   private lastChain: Preprocessor[] | undefined;
   private readonly transactional: boolean;
+  private lastUnroutedLog = 0;
+  private loggedErrors = 0;
 
   constructor(private readonly parts: OnrampParts) {
     this.breaker = parts.ctx.breaker;
@@ -169,7 +171,16 @@ export class OnrampRuntime {
     const id: EventId = { uid: this.uid, seq: ++this.seq };
     const message = err.message;
     if (!this.err$.observed) {
-      this.parts.ctx.logger.warn(`Onramp ${this.parts.ctx.url}: ${message} (err port not connected; counted)`);
+      // counted in the ramp's `error` metric; logged at most once a second so a bad stream cannot flood the log
+      const now = Date.now();
+      if (now - this.lastUnroutedLog >= 1000) {
+        const more = this.counters.error - this.loggedErrors - 1;
+        this.parts.ctx.logger.warn(
+          `Onramp ${this.parts.ctx.url}: ${message} (err port not connected; counted${more > 0 ? `, ${more} more since the last report` : ''})`,
+        );
+        this.lastUnroutedLog = now;
+        this.loggedErrors = this.counters.error;
+      }
       return;
     }
     this.err$.next({
