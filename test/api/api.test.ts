@@ -121,20 +121,31 @@ describe('REST API over HTTP', () => {
     });
   }
 
-  it('activates, reads and deactivates onramp, offramp and pipeline instances directly', async () => {
-    const a = artefacts(dir);
-    for (const kind of ['pipeline', 'onramp', 'offramp']) {
-      await call(rt.base, 'POST', `/${kind}`, { body: a[kind] });
-      const id = a[kind].id as string;
-      const activated = await call(rt.base, 'POST', `/${kind}/${id}/direct`);
-      expect(activated.status, kind).to.equal(201);
-      expect(activated.body).to.deep.equal(a[kind]);
-      expect((await call(rt.base, 'GET', `/${kind}/${id}/direct`)).status).to.equal(200);
-      expect((await call(rt.base, 'GET', `/${kind}/${id}/other`)).status).to.equal(404);
-      expect((await call(rt.base, 'DELETE', `/${kind}/${id}/direct`)).status).to.equal(200);
-      expect((await call(rt.base, 'DELETE', `/${kind}/${id}/direct`)).status).to.equal(404);
-    }
-  });
+  for (const f of formats) {
+    it(`activates, reads and deactivates onramp, offramp and pipeline instances directly in ${f.name}`, async () => {
+      const a = artefacts(dir);
+      for (const kind of ['pipeline', 'onramp', 'offramp']) {
+        await call(rt.base, 'POST', `/${kind}`, { body: a[kind] });
+        const id = a[kind].id as string;
+        const activated = await call(rt.base, 'POST', `/${kind}/${id}/direct`, { accept: f.accept });
+        expect(activated.status, kind).to.equal(201);
+        expect(activated.type).to.equal(f.type);
+        expect(activated.body).to.deep.equal(a[kind]);
+        const got = await call(rt.base, 'GET', `/${kind}/${id}/direct`, { accept: f.accept });
+        expect(got.status).to.equal(200);
+        expect(got.type).to.equal(f.type);
+        expect(got.body).to.deep.equal(a[kind]);
+        const missing = await call(rt.base, 'GET', `/${kind}/${id}/other`, { accept: f.accept });
+        expect(missing.status).to.equal(404);
+        expect(missing.type).to.equal(f.type);
+        const deactivated = await call(rt.base, 'DELETE', `/${kind}/${id}/direct`, { accept: f.accept });
+        expect(deactivated.status).to.equal(200);
+        expect(deactivated.type).to.equal(f.type);
+        expect(deactivated.body).to.deep.equal(a[kind]);
+        expect((await call(rt.base, 'DELETE', `/${kind}/${id}/direct`)).status).to.equal(404);
+      }
+    });
+  }
 
   it('answers 404 with an error for unknown artefacts and instances', async () => {
     for (const [method, path] of [
