@@ -76,9 +76,17 @@ function positive(meta: Record<string, unknown>, key: string, fallback: number |
 }
 
 /**
+ * How many classes a bucket node keeps, least recently used evicted first:
+ * classes come from event data (through `runtime::cel`), so without a bound
+ * a stream of distinct classes would grow the state without end.
+ */
+export const MAX_CLASSES = 1000;
+
+/**
  * Rate limiting per `$class` and `$dimensions`. Each class keeps an LRU of at
- * most `$cardinality` dimension windows, so the state stays bounded however
- * many dimension values arrive; an evicted dimension simply starts afresh.
+ * most `$cardinality` dimension windows, and the node at most MAX_CLASSES
+ * classes, so the state stays bounded however many distinct values arrive;
+ * an evicted class or dimension simply starts afresh.
  * Window parameters are frozen when a dimension is first seen.
  */
 export function bucketNode(scheduler: SchedulerLike): OperatorNode {
@@ -86,7 +94,7 @@ export function bucketNode(scheduler: SchedulerLike): OperatorNode {
     ports: ['overflow', 'err'],
     apply: (input) =>
       new Observable<PortEvent>((subscriber) => {
-        const classes = new Map<string, Lru<SlidingWindow>>();
+        const classes = new Lru<Lru<SlidingWindow>>(MAX_CLASSES);
         const route = (event: EddyEvent): PortEvent => {
           const meta = event.meta;
           const cls = meta.class;

@@ -1,0 +1,34 @@
+import { expect } from 'chai';
+import { Subject, asyncScheduler } from 'rxjs';
+import type { EddyEvent, PortEvent } from '../../src/core/event';
+import { MAX_CLASSES, bucketNode } from '../../src/pipeline/operators/bucket';
+
+const event = (cls: string): EddyEvent => ({
+  id: { uid: 1, seq: 1 },
+  data: null,
+  meta: { class: cls, rate: 1 },
+  ingestNs: 0n,
+  originUri: '',
+  isBatch: false,
+  transactional: false,
+});
+
+describe('grouper::bucket bounds its state', () => {
+  it('keeps at most MAX_CLASSES classes: the least recently used one starts afresh', () => {
+    const input = new Subject<EddyEvent>();
+    const ports: string[] = [];
+    const sub = bucketNode(asyncScheduler)
+      .apply(input)
+      .subscribe((pe: PortEvent) => ports.push(pe.port));
+    input.next(event('first')); // rate 1: the first event passes
+    input.next(event('first')); // the second overflows
+    expect(ports).to.deep.equal(['out', 'overflow']);
+    for (let i = 0; i < MAX_CLASSES; i++) input.next(event(`other${i}`));
+    ports.length = 0;
+    input.next(event('first')); // evicted, so its window is new and the event passes again
+    expect(ports).to.deep.equal(['out']);
+    input.next(event(`other${MAX_CLASSES - 1}`)); // still kept: overflows
+    expect(ports).to.deep.equal(['out', 'overflow']);
+    sub.unsubscribe();
+  });
+});
