@@ -40,49 +40,24 @@ function msgpackWork(): Work {
   return (line) => packr.pack(packr.unpack(line)).length;
 }
 
-/** Runs `work` over the lines round-robin in slices of 1000, checking the clock per slice. */
-function measureLines(lines: Buffer[], work: Work, seconds: number, warmup: number): RawResult & { kind: never } {
-  let i = 0;
-  const runFor = (ms: number) => {
-    let events = 0;
-    let bytes = 0;
-    const cpu0 = process.cpuUsage();
-    const t0 = performance.now();
-    let t = t0;
-    while (t - t0 < ms) {
-      for (let k = 0; k < 1000; k++) {
-        bytes += work(lines[i]);
-        if (++i === lines.length) i = 0;
-      }
-      events += 1000;
-      t = performance.now();
-    }
-    const cpu = process.cpuUsage(cpu0);
-    return { events, bytes, seconds: (t - t0) / 1000, cpu_seconds: (cpu.user + cpu.system) / 1e6 };
-  };
-  runFor(warmup * 1000);
-  const r = runFor(seconds * 1000);
-  return summary(r) as RawResult & { kind: never };
-}
+type Tally = { events: number; bytes: number; seconds: number; cpu_seconds: number };
 
-/** string: the input arrives as one buffer of lines; split and copy each line. */
-function measureString(lines: Buffer[], seconds: number, warmup: number): Omit<RawResult, 'kind'> {
-  // about 1 MB of the data repeated, so the scan runs over memory, not one short line list
-  const one = Buffer.concat(lines.flatMap((l) => [l, Buffer.from('\n')]));
-  const big = Buffer.concat(Array.from({ length: Math.max(1, Math.ceil(1_048_576 / one.length)) }, () => one));
-  const runFor = (ms: number) => {
+/**
+ * Calls `slice` (which does some events' work and returns its events and
+ * bytes) until `ms` have passed, timing wall clock and CPU; a warm-up run
+ * first, then the measured one.
+ */
+function measure(slice: () => { events: number; bytes: number }, seconds: number, warmup: number): Omit<RawResult, 'kind'> {
+  const runFor = (ms: number): Tally => {
     let events = 0;
     let bytes = 0;
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     let t = t0;
     while (t - t0 < ms) {
-      let start = 0;
-      for (let nl = big.indexOf(10); nl !== -1; nl = big.indexOf(10, start)) {
-        bytes += Buffer.from(big.subarray(start, nl)).length;
-        start = nl + 1;
-        events++;
-      }
+      const done = slice();
+      events += done.events;
+      bytes += done.bytes;
       t = performance.now();
     }
     const cpu = process.cpuUsage(cpu0);
@@ -92,7 +67,46 @@ function measureString(lines: Buffer[], seconds: number, warmup: number): Omit<R
   return summary(runFor(seconds * 1000));
 }
 
-function summary(r: { events: number; bytes: number; seconds: number; cpu_seconds: number }): Omit<RawResult, 'kind'> {
+/** Runs `work` over the lines round-robin in slices of 1000, checking the clock per slice. */
+function measureLines(lines: Buffer[], work: Work, seconds: number, warmup: number): Omit<RawResult, 'kind'> {
+  let i = 0;
+  return measure(
+    () => {
+      let bytes = 0;
+      for (let k = 0; k < 1000; k++) {
+        bytes += work(lines[i]);
+        if (++i === lines.length) i = 0;
+      }
+      return { events: 1000, bytes };
+    },
+    seconds,
+    warmup,
+  );
+}
+
+/** string: the input arrives as one buffer of lines; split and copy each line. */
+function measureString(lines: Buffer[], seconds: number, warmup: number): Omit<RawResult, 'kind'> {
+  // about 1 MB of the data repeated, so the scan runs over memory, not one short line list
+  const one = Buffer.concat(lines.flatMap((l) => [l, Buffer.from('\n')]));
+  const big = Buffer.concat(Array.from({ length: Math.max(1, Math.ceil(1_048_576 / one.length)) }, () => one));
+  return measure(
+    () => {
+      let events = 0;
+      let bytes = 0;
+      let start = 0;
+      for (let nl = big.indexOf(10); nl !== -1; nl = big.indexOf(10, start)) {
+        bytes += Buffer.from(big.subarray(start, nl)).length;
+        start = nl + 1;
+        events++;
+      }
+      return { events, bytes };
+    },
+    seconds,
+    warmup,
+  );
+}
+
+function summary(r: Tally): Omit<RawResult, 'kind'> {
   return {
     ...r,
     events_per_second: r.events / r.seconds,

@@ -1,4 +1,4 @@
-import { BehaviorSubject, Observable, distinctUntilChanged, filter, firstValueFrom } from 'rxjs';
+import { BehaviorSubject, Observable, distinctUntilChanged } from 'rxjs';
 
 /**
  * The circuit breaker of one onramp instance: a Subject gating its reads.
@@ -27,16 +27,6 @@ export class CircuitBreaker {
   restore(from: string): void {
     this.triggeredBy.delete(from);
     if (this.triggeredBy.size === 0 && !this.state.value) this.state.next(true);
-  }
-
-  /** a part went away: whatever it triggered no longer holds the gate */
-  forget(from: string): void {
-    this.restore(from);
-  }
-
-  /** resolves as soon as the gate is open */
-  whenOpen(): Promise<boolean> {
-    return this.isOpen ? Promise.resolve(true) : firstValueFrom(this.state.pipe(filter(Boolean)));
   }
 
   /** which parts hold the gate closed */

@@ -11,10 +11,6 @@ export function nowNs(): bigint {
   return originWallNs + (process.hrtime.bigint() - originMonoNs);
 }
 
-export function nsToMs(ns: bigint): number {
-  return Number(ns / 1_000_000n);
-}
-
 /**
  * The same clock as `nowNs`, as a plain number of nanoseconds since this
  * module loaded: no BigInt is made, for per-event arithmetic on the hot

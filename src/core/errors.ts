@@ -22,14 +22,3 @@ export class EddyError extends Error {
 export const invalid = (message: string) => new EddyError('invalid', message);
 export const notFound = (message: string) => new EddyError('not_found', message);
 export const conflict = (message: string) => new EddyError('conflict', message);
-
-/** Shortens a value for an error message. */
-export function shorten(value: unknown, max = 60): string {
-  let text: string;
-  try {
-    text = typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value) ?? String(value);
-  } catch {
-    text = String(value);
-  }
-  return text.length > max ? `${text.slice(0, max)}…` : text;
-}

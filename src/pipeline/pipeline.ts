@@ -163,10 +163,6 @@ export class PipelineRuntime implements ContraflowTarget {
     this.sources.delete(source);
   }
 
-  get sourceCount(): number {
-    return this.sources.size;
-  }
-
   /** Contraflow arriving from an offramp or a downstream pipeline. */
   contraflow(insight: Insight): void {
     this.runContraflow(insight, this.nodes.length - 1);

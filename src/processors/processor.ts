@@ -46,5 +46,25 @@ export function processorConfig(spec: ProcessorSpec): Record<string, unknown> {
   return typeof spec === 'string' ? {} : spec.config ?? {};
 }
 
+/**
+ * Runs frames through processors in order, each frame through `process`;
+ * with `finish`, each processor also flushes what it buffered (the end of a
+ * stream), and that too runs through the processors after it.
+ */
+export function runProcessors(
+  processors: readonly (Preprocessor | Postprocessor)[],
+  frames: Buffer[],
+  ctx: FrameContext,
+  finish = false,
+): Buffer[] {
+  for (const processor of processors) {
+    const next: Buffer[] = [];
+    for (const frame of frames) for (const out of processor.process(frame, ctx)) next.push(out);
+    if (finish) for (const out of processor.finish?.(ctx) ?? []) next.push(out);
+    frames = next;
+  }
+  return frames;
+}
+
 /** An error from a processor that still produced some good frames. */
 export type ProcessorError = Error & { frames?: Buffer[] };

@@ -1,4 +1,4 @@
-import { Subject, Subscription } from 'rxjs';
+import { Subject } from 'rxjs';
 import { EddyError, conflict, invalid, notFound } from '../core/errors';
 import { createLogger, type Logger } from '../core/logger';
 import { nowNs } from '../core/clock';

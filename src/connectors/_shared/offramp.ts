@@ -1,7 +1,7 @@
 import { Observer, Subject } from 'rxjs';
 import type { EddyEvent, Insight, Meta } from '../../core/event';
 import type { Codec } from '../../codecs/codec';
-import type { FrameContext, Postprocessor } from '../../processors/processor';
+import { runProcessors, type FrameContext, type Postprocessor } from '../../processors/processor';
 import type { ContraflowTarget } from '../../contraflow/contraflow';
 import type { OfframpContext, RampContext, Sink } from '../connector';
 import { RampCounters } from './ramp-metrics';
@@ -65,10 +65,6 @@ export class OfframpRuntime {
     }
   }
 
-  get inputCount(): number {
-    return this.inputs.size;
-  }
-
   output(port: string): Subject<EddyEvent> {
     let subject = this.outputs.get(port);
     if (!subject) this.outputs.set(port, (subject = new Subject<EddyEvent>()));
@@ -99,19 +95,28 @@ export class OfframpRuntime {
       this.loadTriggered = true;
       this.broadcast('trigger');
     }
-    const done = result.then(
-      () => this.succeeded(event, from),
-      (err: Error) => this.failed(event, from, err),
+    // one promise per send: each outcome reports, then settles the in-flight count
+    const tracked: Promise<void> = result.then(
+      () => {
+        this.succeeded(event, from);
+        this.settled(tracked);
+      },
+      (err: Error) => {
+        this.failed(event, from, err);
+        this.settled(tracked);
+      },
     );
-    const tracked = done.finally(() => {
-      this.pending.delete(tracked);
-      this.inFlight--;
-      if (this.loadTriggered && this.inFlight <= this.parts.maxInFlight / 2) {
-        this.loadTriggered = false;
-        if (!this.sinkTriggered) this.broadcast('restore');
-      }
-    });
     this.pending.add(tracked);
+  }
+
+  /** An async send finished: below half the limit again, the sources may read again. */
+  private settled(send: Promise<void>): void {
+    this.pending.delete(send);
+    this.inFlight--;
+    if (this.loadTriggered && this.inFlight <= this.parts.maxInFlight / 2) {
+      this.loadTriggered = false;
+      if (!this.sinkTriggered) this.broadcast('restore');
+    }
   }
 
   /** Waits for in-flight sends, then closes the sink. */
@@ -130,15 +135,7 @@ export class OfframpRuntime {
     const out: Buffer[] = [];
     const ctx: FrameContext = { ingestNs: event.ingestNs };
     const values = event.isBatch ? batchValues(event.data) : [event.data];
-    for (const value of values) {
-      let frames = [codec.encode(value)];
-      for (const post of postprocessors) {
-        const next: Buffer[] = [];
-        for (const f of frames) for (const p of post.process(f, ctx)) next.push(p);
-        frames = next;
-      }
-      for (const f of frames) out.push(f);
-    }
+    for (const value of values) for (const frame of runProcessors(postprocessors, [codec.encode(value)], ctx)) out.push(frame);
     return out;
   }
 

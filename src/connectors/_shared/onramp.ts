@@ -3,7 +3,7 @@ import type { EddyEvent, EventId, Insight } from '../../core/event';
 import { trackedIds } from '../../core/event';
 import { nowNs } from '../../core/clock';
 import type { Codec } from '../../codecs/codec';
-import type { FrameContext, Preprocessor, ProcessorError } from '../../processors/processor';
+import { runProcessors, type FrameContext, type Preprocessor, type ProcessorError } from '../../processors/processor';
 import type { Frame, OnrampContext, OnrampSource } from '../connector';
 import { CircuitBreaker } from '../../contraflow/circuit-breaker';
 import { RampCounters } from './ramp-metrics';
@@ -104,7 +104,7 @@ export class OnrampRuntime {
     if (frame.data !== undefined) {
       let payloads: Buffer[];
       try {
-        payloads = runChain(chain, frame.data, fctx);
+        payloads = runProcessors(chain, [frame.data], fctx);
       } catch (err) {
         this.error(err as Error, frame, fctx.ingestNs, frame.data);
         payloads = (err as ProcessorError).frames ?? [];
@@ -116,7 +116,7 @@ export class OnrampRuntime {
       if (this.lastStream === frame.stream) this.lastChain = this.lastStream = undefined;
       let rest: Buffer[] = [];
       try {
-        rest = finishChain(chain, fctx);
+        rest = runProcessors(chain, [], fctx, true);
       } catch (err) {
         this.error(err as Error, frame, fctx.ingestNs, undefined);
       }
@@ -198,28 +198,6 @@ export class OnrampRuntime {
       transactional: false,
     });
   }
-}
-
-function runChain(chain: Preprocessor[], data: Buffer, ctx: FrameContext): Buffer[] {
-  let frames = [data];
-  for (const pre of chain) {
-    const next: Buffer[] = [];
-    for (const f of frames) for (const out of pre.process(f, ctx)) next.push(out);
-    frames = next;
-  }
-  return frames;
-}
-
-/** At the end of a stream each preprocessor flushes, and what it flushes runs through the rest. */
-function finishChain(chain: Preprocessor[], ctx: FrameContext): Buffer[] {
-  let frames: Buffer[] = [];
-  for (const pre of chain) {
-    const next: Buffer[] = [];
-    for (const f of frames) for (const out of pre.process(f, ctx)) next.push(out);
-    for (const out of pre.finish?.(ctx) ?? []) next.push(out);
-    frames = next;
-  }
-  return frames;
 }
 
 export function ownIds(event: EddyEvent, uid: number): EventId[] {

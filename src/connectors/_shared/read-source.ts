@@ -19,3 +19,8 @@ export function splitLines(data: Buffer): Buffer[] {
   if (start < data.length) lines.push(data.subarray(start));
   return lines;
 }
+
+/** The non-empty lines of a file (xz when named `.xz`): the payloads of a replaying source. */
+export async function readPayloadLines(path: string): Promise<Buffer[]> {
+  return splitLines(await readMaybeXz(path)).filter((line) => line.length > 0);
+}

@@ -2,7 +2,7 @@ import { Observable, type Subscriber, type Subscription } from 'rxjs';
 import { nowNs } from '../../core/clock';
 import type { Frame, OnrampType } from '../connector';
 import { pullLoop } from '../_shared/pull-loop';
-import { readMaybeXz, splitLines } from '../_shared/read-source';
+import { readPayloadLines } from '../_shared/read-source';
 
 interface BlasterConfig {
   source: string;
@@ -43,7 +43,7 @@ export const blaster: OnrampType<BlasterConfig> = {
   create(config, ctx) {
     const originUri = `svc-blaster://${ctx.hostname}/${config.source.replace(/^\//, '')}`;
     const load = async () => {
-      let lines = splitLines(await readMaybeXz(config.source)).filter((l) => l.length > 0);
+      let lines = await readPayloadLines(config.source);
       if (config.base64) lines = lines.map((l) => Buffer.from(l.toString('latin1'), 'base64'));
       if (lines.length === 0) throw new Error(`blaster: ${config.source} has no lines to replay`);
       return lines;

@@ -2,7 +2,7 @@ import { defer, finalize, from, mergeMap } from 'rxjs';
 import type { EventId } from '../../core/event';
 import type { Frame, OnrampType } from '../connector';
 import { pullLoop } from '../_shared/pull-loop';
-import { readMaybeXz, splitLines } from '../_shared/read-source';
+import { readPayloadLines } from '../_shared/read-source';
 
 interface CbOnrampConfig {
   source: string;
@@ -86,14 +86,13 @@ export const cbOnramp: OnrampType<CbOnrampConfig> = {
     };
 
     const read = () =>
-      readMaybeXz(config.source).catch((err: Error) => {
+      readPayloadLines(config.source).catch((err: Error) => {
         // nothing will ever be sent: that is a failed test run, not a hang
         report(1, `cb onramp: cannot read ${config.source}: ${err.message}\n`);
         throw err;
       });
     const frames = defer(() => from(read())).pipe(
-      mergeMap((data) => {
-        const payloads = splitLines(data).filter((l) => l.length > 0);
+      mergeMap((payloads) => {
         total = payloads.length;
         // paused before the end: the timeout runs while the pause lasts
         const gate = ctx.breaker.changes.subscribe((open) => {
