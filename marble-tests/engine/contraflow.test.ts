@@ -59,7 +59,8 @@ describe('acks and fails travel back to the onramp that read the event', () => {
     const onramp = (name: string, uid: number, frames: Subject<Frame>) => {
       const breaker = new CircuitBreaker();
       const runtime = new OnrampRuntime({
-        ctx: { ...ramp(`/onramp/${name}/one`, uid), breaker },
+        ctx: ramp(`/onramp/${name}/one`, uid),
+        breaker,
         source: {
           frames,
           transactional: true,
@@ -120,7 +121,8 @@ describe('acks and fails travel back to the onramp that read the event', () => {
     const seen: string[] = [];
     const breaker = new CircuitBreaker();
     const runtime = new OnrampRuntime({
-      ctx: { ...ramp('/onramp/in/one', 7), breaker },
+      ctx: ramp('/onramp/in/one', 7),
+      breaker,
       source: { frames: new Subject<Frame>(), onAck: (id: EventId) => seen.push(`${id.uid}:${id.seq}`) },
       codec: json.create(),
       preprocessors: () => [],

@@ -1,8 +1,10 @@
-import type { Observable } from 'rxjs';
+import type { Observable, SchedulerLike, Subscriber } from 'rxjs';
 import type { EddyEvent, EventId, Insight, Meta } from '../core/event';
 import type { Logger } from '../core/logger';
-import type { CircuitBreaker } from '../contraflow/circuit-breaker';
 import type { JsonSchema } from '../schema/json-schema';
+import type { PullStep } from './_shared/pull-loop';
+
+export type { PullStep };
 
 /**
  * One unit read by an onramp type: bytes of one stream (a file, a TCP
@@ -22,6 +24,19 @@ export interface Frame {
   meta?: Meta;
   /** read time; the machinery reads the clock when absent */
   ingestNs?: bigint;
+  /** decode with this codec instead of the ramp's (a rest body, chosen by its Content-Type through `ctx.codecForMime`) */
+  codec?: string;
+  /**
+   * Called once the machinery has preprocessed and decoded this frame, with
+   * the ids of the events it made and the errors it met (a linked rest
+   * onramp answers 400 when a body made no event).
+   */
+  done?(result: FrameResult): void;
+}
+
+export interface FrameResult {
+  readonly ids: EventId[];
+  readonly errors: string[];
 }
 
 export interface RampContext {
@@ -36,33 +51,90 @@ export interface RampContext {
   requestExit(code: number, reason: string): void;
 }
 
+/** A read-only view of an onramp's circuit breaker. */
+export interface Gate {
+  /** true while the onramp may read */
+  readonly isOpen: boolean;
+}
+
 export interface OnrampContext extends RampContext {
-  /** gate reads on this: while it is not open, read nothing new */
-  readonly breaker: CircuitBreaker;
+  /**
+   * The circuit breaker, read-only: a pull step may check it between events.
+   * Types never subscribe to it: the machinery pauses and resumes the source.
+   */
+  readonly gate: Gate;
+  /**
+   * A pull source the machinery drives: bounded steps, one per macrotask,
+   * none while the gate is closed (see `pullLoop`).
+   */
+  pullLoop<T>(step: PullStep<T>, onDone?: (subscriber: Subscriber<T>) => void): Observable<T>;
+  /** `linked: true` on the artefact: the onramp answers requests with the replies on its `in` port */
+  readonly linked: boolean;
+  /** the codec name for a Content-Type: the builtin mime map with the ramp's `codec_map` over it, else the ramp's codec */
+  codecForMime(contentType: string | undefined): string;
+  /** timers of time-dependent sources go through this (virtual time in marble tests) */
+  readonly scheduler: SchedulerLike;
+}
+
+/** A reply that reached a linked onramp's `in` port. */
+export interface OnrampReply {
+  readonly event: EddyEvent;
+  /** the ids of this onramp's own events the reply answers (a batch answers several) */
+  readonly ids: EventId[];
+  /** encodes the reply's data with a codec (default: the ramp's) and the ramp's postprocessors; one buffer per batch member */
+  encode(codec?: string): Buffer[];
 }
 
 /**
  * What an onramp type builds for one instance. `frames` starts reading on
- * subscribe and stops, releasing every resource, on unsubscribe.
+ * subscribe and stops reading on unsubscribe; `close` releases what `create`
+ * opened (a listening socket).
+ *
+ * The circuit breaker is enforced by the machinery, not by the type: a push
+ * source declares `pause`/`resume` (socket.pause, stop accepting) and the
+ * machinery calls them; a pull source is built with `ctx.pullLoop`. Frames
+ * that still arrive while the gate is closed are held by the machinery and
+ * released in order when it opens: never dropped, never passed early.
  */
 export interface OnrampSource {
   readonly frames: Observable<Frame>;
+  /** stop reading: the circuit breaker was triggered */
+  pause?(): void;
+  /** read again: the circuit breaker was restored */
+  resume?(): void;
+  /** release every resource `create` opened; called once when the instance goes away */
+  close?(): Promise<void> | void;
   /** the source wants acks and fails (events are marked transactional) */
   readonly transactional?: boolean;
   onAck?(id: EventId, insight: Insight): void;
   onFail?(id: EventId, insight: Insight): void;
   /** called with the id of every event emitted on `out` (sources that track what they sent, such as cb) */
   onEvent?(id: EventId): void;
-  /** a linked onramp receives replies on its `in` port */
-  reply?(event: EddyEvent): void;
+  /** a linked onramp receives the replies on its `in` port */
+  reply?(reply: OnrampReply): void;
 }
 
 export interface OnrampType<C = Record<string, unknown>> {
   readonly name: string;
   readonly defaultCodec: string;
-  /** JSON schema of `config`: unknown keys rejected, defaults filled */
+  /** JSON schema of `config`: unknown keys rejected, defaults filled, a description on every field */
   readonly configSchema: JsonSchema;
-  create(config: C, ctx: OnrampContext): OnrampSource;
+  /** a config that works: the README's example and the compliance suite's */
+  readonly example?: Record<string, unknown>;
+  /** the type can be a linked transport (request/response) */
+  readonly linkable?: boolean;
+  /**
+   * The preprocessor that cuts this type's byte stream into frames (the file
+   * onramp: `lines`), put first unless the artefact's own list starts with a
+   * preprocessor that splits (`lines`, `lines-null`, `length-prefixed`, …).
+   */
+  readonly framing?: string;
+  /**
+   * Builds the source. Resources whose failure should fail the activation
+   * (binding a port, opening a file) are opened here: a rejection answers
+   * the activation with a 4xx naming the artefact and the cause.
+   */
+  create(config: C, ctx: OnrampContext): OnrampSource | Promise<OnrampSource>;
 }
 
 export interface OfframpContext extends RampContext {
@@ -76,6 +148,20 @@ export interface OfframpContext extends RampContext {
   raise(kind: Insight['kind'], event: EddyEvent): void;
   /** emit an event on an output port of a linked offramp (`out`, `err`) */
   emit(port: string, event: EddyEvent): void;
+  /**
+   * Emits a linked reply on `out` or `err` for `request`: a fresh event id,
+   * the request's ingest time and origin, and `correlation` copied from the
+   * request's meta (an array of the members' values for a batch).
+   */
+  reply(port: 'out' | 'err', request: EddyEvent, data: unknown, meta?: Meta): void;
+  /** `linked: true` on the artefact */
+  readonly linked: boolean;
+  /** the codec name for a Content-Type: the builtin mime map with the ramp's `codec_map` over it, else the ramp's codec */
+  codecForMime(contentType: string | undefined): string;
+  /** decodes a linked response: the ramp's preprocessors, then the codec (default: the ramp's); throws on bad input */
+  decode(payload: Buffer, codec?: string): unknown[];
+  /** timers (reconnect back-off) go through this */
+  readonly scheduler: SchedulerLike;
 }
 
 /**
@@ -86,6 +172,8 @@ export interface OfframpContext extends RampContext {
  */
 export interface Sink {
   send(payloads: Buffer[], event: EddyEvent): Promise<void> | void;
+  /** the codec to encode this event with, when not the ramp's (rest: by Content-Type) */
+  codecFor?(event: EddyEvent): string | undefined;
   /** release every resource; pending writes are flushed first */
   close?(): Promise<void> | void;
 }
@@ -94,7 +182,11 @@ export interface OfframpType<C = Record<string, unknown>> {
   readonly name: string;
   readonly defaultCodec: string;
   readonly configSchema: JsonSchema;
+  /** a config that works: the README's example and the compliance suite's */
+  readonly example?: Record<string, unknown>;
   /** acks every event it sent without error (the spec's "always" row) */
   readonly autoAck: boolean;
+  /** the type can be a linked transport; `'required'` when it only works linked (kv) */
+  readonly linkable?: boolean | 'required';
   create(config: C, ctx: OfframpContext): Sink | Promise<Sink>;
 }

@@ -30,6 +30,8 @@ export type ProcessorSpec = string | { name: string; config?: Record<string, unk
 
 export interface PreprocessorType {
   readonly name: string;
+  /** it cuts a byte stream into frames (lines, length prefixes): it can stand in for a type's own framing */
+  readonly splits?: boolean;
   create(config: Record<string, unknown>): Preprocessor;
 }
 

@@ -2,14 +2,17 @@ import { hostname } from 'node:os';
 import { BehaviorSubject, Observable, asyncScheduler, filter, switchMap, take } from 'rxjs';
 import type { Logger } from '../core/logger';
 import { CircuitBreaker } from '../contraflow/circuit-breaker';
-import { OnrampRuntime } from '../connectors/_shared/onramp';
+import { OnrampRuntime, onrampContext } from '../connectors/_shared/onramp';
 import { OfframpRuntime } from '../connectors/_shared/offramp';
 import type { EddyEvent } from '../core/event';
+import { EddyError, invalid } from '../core/errors';
+import type { Codec } from '../codecs/codec';
+import { builtinMimeMap, codecForMime } from '../codecs';
 import { PipelineRuntime } from '../pipeline/pipeline';
-import { processorConfig, processorName } from '../processors/processor';
+import { processorConfig, processorName, type ProcessorSpec } from '../processors/processor';
 import type { Registries } from './registries';
 import type { Repository } from './repository';
-import type { OnrampArtefact, OfframpArtefact, PipelineArtefact } from './artefacts';
+import type { OnrampArtefact, OfframpArtefact, PipelineArtefact, RampArtefact } from './artefacts';
 
 export interface InstanceEnv {
   readonly registries: Registries;
@@ -23,35 +26,15 @@ const HOST = hostname();
 
 /** An onramp instance: the shared machinery around its type's source, plus the err_required gate. */
 export class OnrampInstance {
-  readonly runtime: OnrampRuntime;
   /** out events, held back while err_required waits for an err connection */
   readonly out$: Observable<EddyEvent>;
   private readonly errConnected = new BehaviorSubject<boolean>(false);
 
-  constructor(
+  private constructor(
     readonly url: string,
     readonly artefact: OnrampArtefact,
-    env: InstanceEnv,
+    readonly runtime: OnrampRuntime,
   ) {
-    const type = env.registries.onramps.get(artefact.type);
-    const config = env.repository.rampConfig('onramp', artefact);
-    const ctx = {
-      url,
-      uid: env.nextUid(),
-      hostname: HOST,
-      logger: env.logger,
-      breaker: new CircuitBreaker(),
-      requestExit: env.requestExit,
-    };
-    const source = type.create(config, ctx);
-    const codec = env.registries.codecs.get(artefact.codec ?? type.defaultCodec, 'codec').create();
-    const specs = artefact.preprocessors ?? [];
-    this.runtime = new OnrampRuntime({
-      ctx,
-      source,
-      codec,
-      preprocessors: () => specs.map((s) => env.registries.preprocessors.get(processorName(s)).create(processorConfig(s))),
-    });
     this.out$ = artefact.err_required
       ? this.errConnected.pipe(
           filter(Boolean),
@@ -61,6 +44,31 @@ export class OnrampInstance {
       : this.runtime.out$;
   }
 
+  /** Creates the type's source (binding its port, opening its file): a failure is a 400 naming the onramp and the cause. */
+  static async create(url: string, artefact: OnrampArtefact, env: InstanceEnv): Promise<OnrampInstance> {
+    const type = env.registries.onramps.get(artefact.type);
+    const config = env.repository.rampConfig('onramp', artefact);
+    const codecs = codecCache(env);
+    const codec = codecs(artefact.codec ?? type.defaultCodec);
+    const breaker = new CircuitBreaker();
+    const ctx = onrampContext(rampContext(url, env), breaker, {
+      linked: artefact.linked === true,
+      codecForMime: mimeLookup(env, artefact, codec.name),
+    });
+    const source = await cannotStart('onramp', artefact, () => type.create(config, ctx));
+    const specs = withFraming(env, type.framing, artefact.preprocessors ?? []);
+    const runtime = new OnrampRuntime({
+      ctx,
+      breaker,
+      source,
+      codec,
+      codecs,
+      preprocessors: () => specs.map((s) => env.registries.preprocessors.get(processorName(s)).create(processorConfig(s))),
+      postprocessors: postprocessors(env, artefact.postprocessors),
+    });
+    return new OnrampInstance(url, artefact, runtime);
+  }
+
   get err$(): Observable<EddyEvent> {
     return this.runtime.err$;
   }
@@ -68,26 +76,73 @@ export class OnrampInstance {
   noteErrConnected(): void {
     this.errConnected.next(true);
   }
+
+  close(): Promise<void> {
+    return this.runtime.close();
+  }
 }
 
 export async function createOfframp(url: string, artefact: OfframpArtefact, env: InstanceEnv): Promise<OfframpRuntime> {
   const type = env.registries.offramps.get(artefact.type);
   const config = env.repository.rampConfig('offramp', artefact);
-  const codec = env.registries.codecs.get(artefact.codec ?? type.defaultCodec, 'codec').create();
-  const postprocessors = (artefact.postprocessors ?? []).map((s) =>
-    env.registries.postprocessors.get(processorName(s)).create(processorConfig(s)),
-  );
+  const codecs = codecCache(env);
+  const codec = codecs(artefact.codec ?? type.defaultCodec);
   const concurrency = typeof config.concurrency === 'number' ? config.concurrency : 256;
+  const specs = artefact.preprocessors ?? [];
   const offramp = new OfframpRuntime({
-    ctx: { url, uid: env.nextUid(), hostname: HOST, logger: env.logger, requestExit: env.requestExit },
+    ctx: rampContext(url, env),
     codec,
-    postprocessors,
+    codecs,
+    postprocessors: postprocessors(env, artefact.postprocessors),
+    preprocessors: () => specs.map((s) => env.registries.preprocessors.get(processorName(s)).create(processorConfig(s))),
+    linked: artefact.linked === true,
+    codecForMime: mimeLookup(env, artefact, codec.name),
     autoAck: type.autoAck,
     maxInFlight: concurrency,
     createSink: (ctx) => type.create(config, ctx),
   });
-  await offramp.start();
+  await cannotStart('offramp', artefact, () => offramp.start());
   return offramp;
+}
+
+/** The type's own framing first, unless the artefact's list starts with a preprocessor that splits by itself. */
+function withFraming(env: InstanceEnv, framing: string | undefined, specs: ProcessorSpec[]): ProcessorSpec[] {
+  if (framing === undefined) return specs;
+  if (specs.length > 0 && env.registries.preprocessors.get(processorName(specs[0])).splits) return specs;
+  return [framing, ...specs];
+}
+
+function rampContext(url: string, env: InstanceEnv) {
+  return { url, uid: env.nextUid(), hostname: HOST, logger: env.logger, requestExit: env.requestExit };
+}
+
+function postprocessors(env: InstanceEnv, specs: ProcessorSpec[] | undefined) {
+  return (specs ?? []).map((s) => env.registries.postprocessors.get(processorName(s)).create(processorConfig(s)));
+}
+
+/** One codec instance per name per ramp (codecs are stateless). */
+function codecCache(env: InstanceEnv): (name: string) => Codec {
+  const codecs = new Map<string, Codec>();
+  return (name) => {
+    let codec = codecs.get(name);
+    if (!codec) codecs.set(name, (codec = env.registries.codecs.get(name, 'codec').create()));
+    return codec;
+  };
+}
+
+function mimeLookup(env: InstanceEnv, artefact: RampArtefact, fallback: string): (contentType: string | undefined) => string {
+  const map = { ...builtinMimeMap(env.registries.codecs.names().map((n) => env.registries.codecs.get(n))), ...(artefact.codec_map ?? {}) };
+  return (contentType) => codecForMime(contentType, map, fallback);
+}
+
+/** A source or sink that cannot be opened fails the activation with a 400 that names the artefact and the cause. */
+async function cannotStart<T>(kind: 'onramp' | 'offramp', artefact: RampArtefact, open: () => T | Promise<T>): Promise<T> {
+  try {
+    return await open();
+  } catch (err) {
+    if (err instanceof EddyError) throw err;
+    throw invalid(`${kind} '${artefact.id}' (${artefact.type}) cannot start: ${(err as Error).message}`);
+  }
 }
 
 export function createPipeline(url: string, artefact: PipelineArtefact, env: InstanceEnv): PipelineRuntime {

@@ -102,6 +102,8 @@ export class Repository {
   }
 
   private validateRamp(r: RampArtefact, kind: 'onramp' | 'offramp'): void {
+    const type = kind === 'onramp' ? this.registries.onramps.get(r.type, 'type') : this.registries.offramps.get(r.type, 'type');
+    checkLinked(r, kind, type.linkable);
     this.rampConfig(kind, r);
     const checkProcessors = (specs: ProcessorSpec[] | undefined, field: string, reg: Registries['preprocessors'] | Registries['postprocessors']) => {
       for (const [i, spec] of (specs ?? []).entries()) reg.get(processorName(spec), `${field}[${i}]`).create(processorConfig(spec));
@@ -115,6 +117,21 @@ export class Repository {
     const key = JSON.stringify(names);
     if (this.schemaCache?.key !== key) this.schemaCache = { key, schemas: artefactSchemas(names) };
     return this.schemaCache.schemas;
+  }
+}
+
+/**
+ * `linked` only where the type can be linked (and always where it must be);
+ * the processors of the reverse direction only on a linked ramp, where
+ * replies (onramp) or responses (offramp) travel back through them.
+ */
+function checkLinked(r: RampArtefact, kind: 'onramp' | 'offramp', linkable: boolean | 'required' | undefined): void {
+  const linked = r.linked === true;
+  if (linked && !linkable) throw invalid(`linked: the ${r.type} ${kind} cannot be a linked transport`);
+  if (!linked && linkable === 'required') throw invalid(`linked: the ${r.type} ${kind} works only as a linked transport: set linked: true`);
+  const reverse = kind === 'onramp' ? 'postprocessors' : 'preprocessors';
+  if (!linked && (r[reverse]?.length ?? 0) > 0) {
+    throw invalid(`${reverse}: only a linked ${kind} has ${reverse} (they apply to its ${kind === 'onramp' ? 'replies' : 'responses'}); set linked: true or remove them`);
   }
 }
 

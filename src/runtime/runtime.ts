@@ -238,6 +238,7 @@ export class Runtime {
     const records = [...this.instances.values()];
     const bindings = records.flatMap((r) => (r.live.kind === 'binding' ? [r.live.binding] : []));
     for (const b of bindings) for (const undo of b.sourceDisconnects.splice(0)) undo();
+    await Promise.all(records.map((r) => (r.live.kind === 'onramp' ? r.live.onramp.close() : undefined)));
     drainInOrder(records.flatMap((r) => (r.live.kind === 'pipeline' ? [r.live.pipeline] : [])));
     // one turn of the event loop for synchronous sinks to flush what they buffered
     await new Promise((r) => setImmediate(r));
@@ -314,13 +315,14 @@ export class Runtime {
       live = { kind: 'offramp', offramp };
       stats = { kind: 'ramp', counters: offramp.counters };
     } else {
-      const onramp = new OnrampInstance(url, artefact as OnrampArtefact, env);
+      const onramp = await OnrampInstance.create(url, artefact as OnrampArtefact, env);
       live = { kind: 'onramp', onramp };
       stats = { kind: 'ramp', counters: onramp.runtime.counters };
     }
-    // the url may have been taken while an offramp was connecting
+    // the url may have been taken while a ramp was opening
     if (this.instances.has(url)) {
       if (live.kind === 'offramp') await live.offramp.close();
+      if (live.kind === 'onramp') await live.onramp.close();
       return this.ensure(at, user);
     }
     this.instances.set(url, { url, kind: at.kind, artefactId: at.artefact, instanceId: at.instance, live, users: new Set([user]), data: artefact });
@@ -337,6 +339,7 @@ export class Runtime {
     this.metrics.stop(url);
     if (record.live.kind === 'pipeline') await record.live.pipeline.stop();
     if (record.live.kind === 'offramp') await record.live.offramp.close();
+    if (record.live.kind === 'onramp') await record.live.onramp.close();
   }
 
   private async teardownBinding(url: string, binding: BindingInstance): Promise<void> {

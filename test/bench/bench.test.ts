@@ -10,6 +10,7 @@ import { CircuitBreaker } from '../../src/contraflow/circuit-breaker';
 import { blaster } from '../../src/connectors/blaster/onramp';
 import type { Frame, OnrampContext } from '../../src/connectors/connector';
 import { FastSubject } from '../../src/connectors/_shared/fast-subject';
+import { onrampContext } from '../../src/connectors/_shared/onramp';
 import { BENCHES, missingTypes, template } from '../../bench/run';
 
 const REPO = join(__dirname, '../..', '..');
@@ -68,17 +69,11 @@ describe('FastSubject', () => {
 });
 
 describe('blaster at full speed', () => {
-  const ctx = (breaker: CircuitBreaker): OnrampContext => ({
-    url: '/onramp/blaster/test',
-    uid: 1,
-    hostname: 'test',
-    logger: createLogger('silent'),
-    breaker,
-    requestExit: () => undefined,
-  });
+  const ctx = (breaker: CircuitBreaker): OnrampContext =>
+    onrampContext({ url: '/onramp/blaster/test', uid: 1, hostname: 'test', logger: createLogger('silent'), requestExit: () => undefined }, breaker);
 
   it('sends exactly `iters` events, a chunk sharing one ingest time', async () => {
-    const source = blaster.create({ source: DATA, iters: 150, base64: false }, ctx(new CircuitBreaker()));
+    const source = await blaster.create({ source: DATA, iters: 150, base64: false }, ctx(new CircuitBreaker()));
     const frames = await firstValueFrom(source.frames.pipe(toArray()));
     expect(frames).to.have.length(150);
     expect(frames[1].ingestNs).to.equal(frames[0].ingestNs);
@@ -87,7 +82,7 @@ describe('blaster at full speed', () => {
 
   it('stops between two events of a chunk when the breaker triggers, and goes on after restore', async () => {
     const breaker = new CircuitBreaker();
-    const source = blaster.create({ source: DATA, iters: 20, base64: false }, ctx(breaker));
+    const source = await blaster.create({ source: DATA, iters: 20, base64: false }, ctx(breaker));
     const got: Frame[] = [];
     const done = new Subject<void>();
     source.frames.subscribe({

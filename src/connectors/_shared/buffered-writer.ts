@@ -1,21 +1,32 @@
 import type { Writable } from 'node:stream';
 
+export interface FullnessWatcher {
+  /** the stream's buffer is full: trigger the circuit breaker */
+  full(): void;
+  /** it has drained: restore it */
+  drained(): void;
+}
+
 /**
  * Collects the writes of one event-loop turn and hands them to the stream in
  * one call, instead of one syscall per event. When the stream's buffer is
- * full it calls `onFull` (the offramp triggers the circuit breaker) and
- * `onDrain` once it has drained.
+ * full it tells every watcher (each offramp writing to the stream triggers
+ * its own circuit breaker) and again once it has drained.
  */
 export class BufferedWriter {
   private chunks: Buffer[] = [];
   private scheduled = false;
   private full = false;
+  private readonly watchers = new Set<FullnessWatcher>();
 
-  constructor(
-    private readonly stream: Writable,
-    private readonly onFull: () => void = () => undefined,
-    private readonly onDrain: () => void = () => undefined,
-  ) {}
+  constructor(private readonly stream: Writable) {}
+
+  /** Adds a watcher (told at once if the stream is full now); returns how to remove it. */
+  watch(watcher: FullnessWatcher): () => void {
+    this.watchers.add(watcher);
+    if (this.full) watcher.full();
+    return () => this.watchers.delete(watcher);
+  }
 
   write(chunk: Buffer): void {
     this.chunks.push(chunk);
@@ -32,10 +43,10 @@ export class BufferedWriter {
     this.chunks = [];
     if (!this.stream.write(data) && !this.full) {
       this.full = true;
-      this.onFull();
+      for (const w of this.watchers) w.full();
       this.stream.once('drain', () => {
         this.full = false;
-        this.onDrain();
+        for (const w of this.watchers) w.drained();
       });
     }
   }

@@ -1,7 +1,8 @@
-import { Observer, Subject } from 'rxjs';
-import type { EddyEvent, Insight, Meta } from '../../core/event';
+import { Observer, Subject, asyncScheduler, type SchedulerLike } from 'rxjs';
+import type { EddyEvent, EventId, Insight, Meta } from '../../core/event';
+import { nowNs } from '../../core/clock';
 import type { Codec } from '../../codecs/codec';
-import { runProcessors, type FrameContext, type Postprocessor } from '../../processors/processor';
+import { runProcessors, type FrameContext, type Postprocessor, type Preprocessor } from '../../processors/processor';
 import type { ContraflowTarget } from '../../contraflow/contraflow';
 import type { OfframpContext, RampContext, Sink } from '../connector';
 import { RampCounters } from './ramp-metrics';
@@ -14,6 +15,14 @@ export interface OfframpParts {
   /** in-flight sends beyond which the circuit breaker is triggered */
   readonly maxInFlight: number;
   readonly createSink: (ctx: OfframpContext) => Sink | Promise<Sink>;
+  /** `linked: true`: responses are decoded with `preprocessors` and emitted on `out`/`err` */
+  readonly linked?: boolean;
+  /** the ramp's preprocessors (linked only), a fresh chain per response */
+  readonly preprocessors?: () => Preprocessor[];
+  /** a codec by name, for sinks that pick one per event or response (rest by Content-Type) */
+  readonly codecs?: (name: string) => Codec;
+  readonly codecForMime?: (contentType: string | undefined) => string;
+  readonly scheduler?: SchedulerLike;
 }
 
 /**
@@ -37,6 +46,7 @@ export class OfframpRuntime {
   /** which pipeline delivered an event, for sinks that ack later by themselves */
   private readonly deliveredBy = new WeakMap<EddyEvent, ContraflowTarget>();
   private closed = false;
+  private seq = 0;
 
   constructor(private readonly parts: OfframpParts) {}
 
@@ -77,6 +87,7 @@ export class OfframpRuntime {
     let payloads: Buffer[];
     try {
       payloads = this.encode(event);
+      for (let i = 0; i < payloads.length; i++) this.counters.bytes += payloads[i].length;
     } catch (err) {
       this.counters.error++;
       this.parts.ctx.logger.warn(`Offramp ${this.url}: cannot encode event: ${(err as Error).message}`);
@@ -129,7 +140,9 @@ export class OfframpRuntime {
   }
 
   private encode(event: EddyEvent): Buffer[] {
-    const { codec, postprocessors } = this.parts;
+    const { postprocessors } = this.parts;
+    const chosen = this.sink.codecFor?.(event);
+    const codec = chosen === undefined ? this.parts.codec : this.codecNamed(chosen);
     // the common case: one value, no postprocessors, so one payload and no context
     if (!event.isBatch && postprocessors.length === 0) return [codec.encode(event.data)];
     const out: Buffer[] = [];
@@ -137,6 +150,37 @@ export class OfframpRuntime {
     const values = event.isBatch ? batchValues(event.data) : [event.data];
     for (const value of values) for (const frame of runProcessors(postprocessors, [codec.encode(value)], ctx)) out.push(frame);
     return out;
+  }
+
+  private codecNamed(name: string): Codec {
+    if (name === this.parts.codec.name) return this.parts.codec;
+    if (!this.parts.codecs) throw new Error(`codec '${name}' is not available to ${this.url}`);
+    return this.parts.codecs(name);
+  }
+
+  /** A linked response: the ramp's preprocessors, then the codec. */
+  private decode(payload: Buffer, codecName?: string): unknown[] {
+    const codec = codecName === undefined ? this.parts.codec : this.codecNamed(codecName);
+    const ingestNs = nowNs();
+    const frames = this.parts.preprocessors ? runProcessors(this.parts.preprocessors(), [payload], { ingestNs }, true) : [payload];
+    return frames.map((frame) => codec.decode(frame, ingestNs)).filter((value) => value !== undefined);
+  }
+
+  /** A reply event for a linked request, carrying the request's `correlation`. */
+  private replyEvent(request: EddyEvent, data: unknown, meta: Meta = {}): EddyEvent {
+    const correlation = request.isBatch
+      ? (Array.isArray(request.data) ? request.data : []).map((m) => (m as { data?: { meta?: Meta } })?.data?.meta?.correlation ?? null)
+      : request.meta.correlation;
+    const id: EventId = { uid: this.parts.ctx.uid, seq: ++this.seq };
+    return {
+      id,
+      data,
+      meta: correlation === undefined ? { ...meta } : { ...meta, correlation },
+      ingestNs: request.ingestNs,
+      originUri: request.originUri,
+      isBatch: false,
+      transactional: false,
+    };
   }
 
   private succeeded(event: EddyEvent, from: ContraflowTarget): void {
@@ -181,6 +225,11 @@ export class OfframpRuntime {
         from?.contraflow({ kind, event, from: this.url });
       },
       emit: (port: string, event: EddyEvent) => this.output(port).next(event),
+      reply: (port, request, data, meta) => this.output(port).next(this.replyEvent(request, data, meta)),
+      linked: this.parts.linked ?? false,
+      codecForMime: this.parts.codecForMime ?? (() => this.parts.codec.name),
+      decode: (payload, codec) => this.decode(payload, codec),
+      scheduler: this.parts.scheduler ?? asyncScheduler,
     };
   }
 }

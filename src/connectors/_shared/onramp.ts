@@ -1,20 +1,53 @@
-import { Observable, Subject, Subscription, share } from 'rxjs';
+import { Observable, Subject, Subscription, asyncScheduler, share, type SchedulerLike } from 'rxjs';
 import type { EddyEvent, EventId, Insight } from '../../core/event';
 import { trackedIds } from '../../core/event';
 import { nowNs } from '../../core/clock';
 import type { Codec } from '../../codecs/codec';
-import { runProcessors, type FrameContext, type Preprocessor, type ProcessorError } from '../../processors/processor';
-import type { Frame, OnrampContext, OnrampSource } from '../connector';
+import { runProcessors, type FrameContext, type Postprocessor, type Preprocessor, type ProcessorError } from '../../processors/processor';
+import type { Frame, OnrampContext, OnrampSource, RampContext } from '../connector';
 import { CircuitBreaker } from '../../contraflow/circuit-breaker';
 import { RampCounters } from './ramp-metrics';
 import { FastSubject } from './fast-subject';
+import { pullLoop } from './pull-loop';
+import { batchValues } from './offramp';
 
 export interface OnrampParts {
-  readonly ctx: OnrampContext;
+  readonly ctx: RampContext;
+  /** the breaker the context's gate and pull loops read */
+  readonly breaker: CircuitBreaker;
   readonly source: OnrampSource;
   readonly codec: Codec;
   /** builds a fresh preprocessor chain for a new stream */
   readonly preprocessors: () => Preprocessor[];
+  /** the ramp's postprocessors, applied to the replies of a linked onramp */
+  readonly postprocessors?: Postprocessor[];
+  /** a codec by name, for frames and replies that name their own (rest by Content-Type); default: only the ramp's */
+  readonly codecs?: (name: string) => Codec;
+}
+
+/** Frames held while the gate is closed beyond which a source is reported as one that does not pause. */
+const HELD_WARNING = 10_000;
+
+export interface OnrampContextOptions {
+  linked?: boolean;
+  codecForMime?: (contentType: string | undefined) => string;
+  scheduler?: SchedulerLike;
+}
+
+/**
+ * The context an onramp type is created with: the gate is a read-only view
+ * of `breaker`, and its pull loops are driven by that breaker.
+ */
+export function onrampContext(base: RampContext, breaker: CircuitBreaker, options: OnrampContextOptions = {}): OnrampContext {
+  const scheduler = options.scheduler;
+  return {
+    ...base,
+    gate: breaker,
+    pullLoop: (step, onDone) => pullLoop(breaker, step, onDone, scheduler),
+    linked: options.linked ?? false,
+    codecForMime: options.codecForMime ?? (() => 'json'),
+    scheduler: scheduler ?? asyncScheduler,
+  };
 }
 
 /**
@@ -37,25 +70,73 @@ export class OnrampRuntime {
   private readonly transactional: boolean;
   private lastUnroutedLog = 0;
   private loggedErrors = 0;
+  /** what the frame being handled made, for its `done` callback */
+  private result: { ids: EventId[]; errors: string[] } | undefined;
+  private closed = false;
 
   constructor(private readonly parts: OnrampParts) {
-    this.breaker = parts.ctx.breaker;
+    this.breaker = parts.breaker;
     this.transactional = parts.source.transactional === true;
     this.out$ = new Observable<EddyEvent>((subscriber) => {
       const emit = (event: EddyEvent) => subscriber.next(event);
-      const sub: Subscription = parts.source.frames.subscribe({
-        next: (frame) => this.handleFrame(frame, emit),
+      const { source } = parts;
+      // frames that arrive while the gate is closed: held in order, released when it opens
+      const held: Frame[] = [];
+      let heldFrom = 0;
+      let warned = false;
+      let paused = false;
+      const release = () => {
+        while (heldFrom < held.length && this.breaker.isOpen) {
+          const frame = held[heldFrom];
+          held[heldFrom++] = undefined as unknown as Frame;
+          this.handleFrame(frame, emit);
+        }
+        if (heldFrom === held.length) held.length = heldFrom = 0;
+      };
+      const sub: Subscription = source.frames.subscribe({
+        next: (frame) => {
+          if (this.breaker.isOpen && heldFrom === held.length) return this.handleFrame(frame, emit);
+          held.push(frame);
+          if (!warned && held.length - heldFrom > HELD_WARNING) {
+            warned = true;
+            parts.ctx.logger.warn(`Onramp ${parts.ctx.url}: more than ${HELD_WARNING} frames arrived while paused; its type does not pause its source`);
+          }
+        },
         error: (err) => {
           parts.ctx.logger.error(`Onramp ${parts.ctx.url} failed: ${(err as Error).message}`);
           subscriber.error(err);
         },
-        complete: () => subscriber.complete(),
+        complete: () => {
+          release();
+          subscriber.complete();
+        },
+      });
+      // the one place the gate is enforced: the type only says how to pause
+      const gate = this.breaker.changes.subscribe((open) => {
+        if (!open) {
+          if (!paused) source.pause?.();
+          paused = true;
+          return;
+        }
+        release();
+        if (paused && this.breaker.isOpen) {
+          paused = false;
+          source.resume?.();
+        }
       });
       return () => {
+        gate.unsubscribe();
         sub.unsubscribe();
         this.forgetChains();
       };
     }).pipe(share({ connector: () => new FastSubject<EddyEvent>() }));
+  }
+
+  /** Releases what the type opened (a listening socket). */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.parts.source.close?.();
   }
 
   get uid(): number {
@@ -84,15 +165,51 @@ export class OnrampRuntime {
     }
   }
 
+  /** A reply on a linked onramp's `in` port: handed to the type with a way to encode it. */
   reply(event: EddyEvent): void {
-    this.parts.source.reply?.(event);
+    const { source } = this.parts;
+    if (!source.reply) {
+      this.parts.ctx.logger.warn(`Onramp ${this.url}: a reply arrived, but this onramp is not a linked transport; dropped`);
+      return;
+    }
+    source.reply({ event, ids: ownIds(event, this.uid), encode: (codec) => this.encodeReply(event, codec) });
+  }
+
+  private encodeReply(event: EddyEvent, codecName: string | undefined): Buffer[] {
+    const codec = codecName === undefined ? this.parts.codec : this.codecNamed(codecName);
+    const post = this.parts.postprocessors ?? [];
+    const ctx: FrameContext = { ingestNs: event.ingestNs };
+    const values = event.isBatch ? batchValues(event.data) : [event.data];
+    return values.flatMap((value) => runProcessors(post, [codec.encode(value)], ctx));
+  }
+
+  private codecNamed(name: string): Codec {
+    if (name === this.parts.codec.name) return this.parts.codec;
+    if (!this.parts.codecs) throw new Error(`codec '${name}' is not available to ${this.url}`);
+    return this.parts.codecs(name);
   }
 
   private handleFrame(frame: Frame, emit: (event: EddyEvent) => void): void {
+    if (frame.done === undefined) return this.process(frame, emit);
+    const result = (this.result = { ids: [] as EventId[], errors: [] as string[] });
+    try {
+      this.process(frame, emit);
+    } finally {
+      this.result = undefined;
+      frame.done(result);
+    }
+  }
+
+  private process(frame: Frame, emit: (event: EddyEvent) => void): void {
     const ingestNs = frame.ingestNs ?? nowNs();
     if (frame.value !== undefined) {
+      this.counters.in++;
       emit(this.makeEvent(frame.value, frame, ingestNs));
       return;
+    }
+    if (frame.data !== undefined) {
+      this.counters.in++;
+      this.counters.bytes += frame.data.length;
     }
     const chain = this.chainFor(frame.stream);
     if (chain.length === 0 && !frame.end) {
@@ -141,7 +258,8 @@ export class OnrampRuntime {
   private decode(payload: Buffer, frame: Frame, ingestNs: bigint, emit: (event: EddyEvent) => void): void {
     let value: unknown;
     try {
-      value = this.parts.codec.decode(payload, ingestNs);
+      const codec = frame.codec === undefined ? this.parts.codec : this.codecNamed(frame.codec);
+      value = codec.decode(payload, ingestNs);
     } catch (err) {
       this.error(err as Error, frame, ingestNs, payload);
       return;
@@ -154,6 +272,7 @@ export class OnrampRuntime {
     this.counters.out++;
     const id: EventId = { uid: this.uid, seq: ++this.seq };
     this.parts.source.onEvent?.(id);
+    this.result?.ids.push(id);
     return {
       id,
       data,
@@ -170,6 +289,7 @@ export class OnrampRuntime {
     this.counters.error++;
     const id: EventId = { uid: this.uid, seq: ++this.seq };
     const message = err.message;
+    this.result?.errors.push(message);
     if (!this.err$.observed) {
       // counted in the ramp's `error` metric; logged at most once a second so a bad stream cannot flood the log
       const now = Date.now();

@@ -6,12 +6,18 @@ export class RampCounters {
   bytes = 0;
 }
 
-/** The three metrics events of one ramp flush, in the reference's shape. */
+/**
+ * The metrics events of one ramp flush: `ramp_events` per port in the
+ * reference's shape, then `ramp_bytes` (eddy's own): bytes read by an
+ * onramp, bytes encoded for sending by an offramp.
+ */
 export function rampMetricEvents(url: string, counters: RampCounters, timestamp: bigint): Record<string, unknown>[] {
-  return (['in', 'out', 'error'] as const).map((port) => ({
+  const events: Record<string, unknown>[] = (['in', 'out', 'error'] as const).map((port) => ({
     measurement: 'ramp_events',
     tags: { ramp: url, port },
     fields: { count: counters[port] },
     timestamp,
   }));
+  events.push({ measurement: 'ramp_bytes', tags: { ramp: url }, fields: { count: counters.bytes }, timestamp });
+  return events;
 }

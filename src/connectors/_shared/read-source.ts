@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { xz } from '@napi-rs/lzma';
+import { lines } from '../../processors/pre/lines';
 
 /** Reads a whole file, decompressing it when its name ends in `.xz`. */
 export async function readMaybeXz(path: string): Promise<Buffer> {
@@ -7,18 +8,18 @@ export async function readMaybeXz(path: string): Promise<Buffer> {
   return path.endsWith('.xz') ? xz.decompress(raw) : raw;
 }
 
-/** Splits text into lines on `\n`, trimming a `\r` before it; a final terminator makes no empty line. */
+/**
+ * Splits text into lines with the `lines` preprocessor (the one splitter
+ * every line-based source shares), trimming a `\r` before each `\n`; a final
+ * terminator makes no empty line.
+ */
 export function splitLines(data: Buffer): Buffer[] {
-  const lines: Buffer[] = [];
-  let start = 0;
-  for (let i = data.indexOf(10); i !== -1; i = data.indexOf(10, start)) {
-    const end = i > start && data[i - 1] === 13 ? i - 1 : i;
-    lines.push(data.subarray(start, end));
-    start = i + 1;
-  }
-  if (start < data.length) lines.push(data.subarray(start));
-  return lines;
+  const splitter = lines.create({ max_length: Math.max(1, data.length) });
+  const pieces = [...splitter.process(data, NO_TIME), ...(splitter.finish?.(NO_TIME) ?? [])];
+  return pieces.map((line) => (line.length > 0 && line[line.length - 1] === 13 ? line.subarray(0, line.length - 1) : line));
 }
+
+const NO_TIME = { ingestNs: 0n };
 
 /** The non-empty lines of a file (xz when named `.xz`): the payloads of a replaying source. */
 export async function readPayloadLines(path: string): Promise<Buffer[]> {

@@ -32,6 +32,7 @@ export const blackhole: OfframpType<BlackholeConfig> = {
   name: 'blackhole',
   defaultCodec: 'json',
   autoAck: true,
+  example: { warmup_secs: 2, stop_after_secs: 10, significant_figures: 2 },
   configSchema: {
     type: 'object',
     additionalProperties: false,

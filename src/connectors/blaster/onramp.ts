@@ -1,7 +1,6 @@
 import { Observable, type Subscriber, type Subscription } from 'rxjs';
 import { nowNs } from '../../core/clock';
 import type { Frame, OnrampType } from '../connector';
-import { pullLoop } from '../_shared/pull-loop';
 import { readPayloadLines } from '../_shared/read-source';
 
 interface BlasterConfig {
@@ -29,6 +28,7 @@ const CHUNK = 64;
 export const blaster: OnrampType<BlasterConfig> = {
   name: 'blaster',
   defaultCodec: 'json',
+  example: { source: 'data.json.xz', iters: 1000 },
   configSchema: {
     type: 'object',
     additionalProperties: false,
@@ -55,7 +55,7 @@ export const blaster: OnrampType<BlasterConfig> = {
         (lines) => {
           if (closed) return;
           // the pull loop feeds this subscriber directly: no operator layer per event
-          loop = pullLoop<Frame>(ctx.breaker, step(lines)).subscribe(subscriber);
+          loop = ctx.pullLoop<Frame>(step(lines)).subscribe(subscriber);
         },
         (err: unknown) => subscriber.error(err),
       );
@@ -67,7 +67,7 @@ export const blaster: OnrampType<BlasterConfig> = {
     const step = (lines: Buffer[]) => {
       const limit = config.iters ?? Infinity;
       const intervalNs = config.interval ?? 0;
-      const breaker = ctx.breaker;
+      const gate = ctx.gate;
       let sent = 0;
       let started = 0;
       return (subscriber: Subscriber<Frame>) => {
@@ -87,7 +87,7 @@ export const blaster: OnrampType<BlasterConfig> = {
         let ingestNs = nowNs();
         for (let i = 0; i < due && sent < limit; i++) {
           // the gate is checked between events, so a triggered breaker stops the chunk at once
-          if (!breaker.isOpen) break;
+          if (!gate.isOpen) break;
           if (intervalNs > 0 && i > 0) ingestNs = nowNs();
           subscriber.next({ stream: 0, data: lines[sent % lines.length], originUri, ingestNs });
           sent++;

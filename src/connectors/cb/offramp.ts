@@ -70,6 +70,7 @@ export const cbOfframp: OfframpType<Record<string, never>> = {
   name: 'cb',
   defaultCodec: 'json',
   autoAck: false,
+  example: {},
   configSchema: { type: 'object', additionalProperties: false, properties: {}, description: 'the cb offramp takes no config' },
   create(_config, ctx) {
     return {

@@ -1,7 +1,6 @@
 import { defer, finalize, from, mergeMap } from 'rxjs';
 import type { EventId } from '../../core/event';
 import type { Frame, OnrampType } from '../connector';
-import { pullLoop } from '../_shared/pull-loop';
 import { readPayloadLines } from '../_shared/read-source';
 
 interface CbOnrampConfig {
@@ -35,6 +34,7 @@ const CHUNK = 256;
 export const cbOnramp: OnrampType<CbOnrampConfig> = {
   name: 'cb',
   defaultCodec: 'json',
+  example: { source: 'cb-events.json', timeout: 4000 },
   configSchema: {
     type: 'object',
     additionalProperties: false,
@@ -94,16 +94,9 @@ export const cbOnramp: OnrampType<CbOnrampConfig> = {
     const frames = defer(() => from(read())).pipe(
       mergeMap((payloads) => {
         total = payloads.length;
-        // paused before the end: the timeout runs while the pause lasts
-        const gate = ctx.breaker.changes.subscribe((open) => {
-          if (eof || finished) return;
-          if (open) clearTimeout(deadline);
-          else arm();
-        });
-        return pullLoop<Frame>(
-          ctx.breaker,
+        return ctx.pullLoop<Frame>(
           (subscriber) => {
-            for (let n = 0; n < CHUNK && lines < total && ctx.breaker.isOpen; n++) {
+            for (let n = 0; n < CHUNK && lines < total && ctx.gate.isOpen; n++) {
               subscriber.next({ stream: 0, data: payloads[lines++], originUri });
             }
             // 'done' as soon as the last line is out, even if that very line closed the breaker
@@ -112,12 +105,11 @@ export const cbOnramp: OnrampType<CbOnrampConfig> = {
           (subscriber) => {
             subscriber.next({ stream: 0, end: true, originUri });
             eof = true;
-            gate.unsubscribe();
             if (complete()) finish();
             else if (!finished) arm();
             // not completed: the stream stays open until the instance goes away
           },
-        ).pipe(finalize(() => gate.unsubscribe()));
+        );
       }),
       // unsubscribed (shutdown, deactivation): decide nothing any more
       finalize(() => {
@@ -128,6 +120,13 @@ export const cbOnramp: OnrampType<CbOnrampConfig> = {
 
     return {
       frames,
+      // paused before the end: the timeout runs while the pause lasts
+      pause: () => {
+        if (!eof && !finished) arm();
+      },
+      resume: () => {
+        if (!eof && !finished) clearTimeout(deadline);
+      },
       transactional: true,
       onEvent: (id) => {
         sent.push(id.seq);

@@ -5,6 +5,7 @@ export const debug: OfframpType<Record<string, never>> = {
   name: 'debug',
   defaultCodec: 'json',
   autoAck: true,
+  example: {},
   configSchema: { type: 'object', additionalProperties: false, properties: {} },
   create() {
     let counts = new Map<string, number>();

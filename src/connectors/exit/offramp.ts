@@ -5,6 +5,7 @@ export const exit: OfframpType<Record<string, never>> = {
   name: 'exit',
   defaultCodec: 'json',
   autoAck: true,
+  example: {},
   configSchema: { type: 'object', additionalProperties: false, properties: {} },
   create(_config, ctx) {
     const timers = new Set<NodeJS.Timeout>();

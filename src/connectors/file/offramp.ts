@@ -13,6 +13,7 @@ export const fileOfframp: OfframpType<FileOfframpConfig> = {
   name: 'file',
   defaultCodec: 'json',
   autoAck: true,
+  example: { file: 'out.json' },
   configSchema: {
     type: 'object',
     additionalProperties: false,
@@ -25,7 +26,8 @@ export const fileOfframp: OfframpType<FileOfframpConfig> = {
       stream.once('open', () => resolve());
       stream.once('error', (err) => reject(new Error(`file offramp: cannot open ${config.file}: ${err.message}`)));
     });
-    const writer = new BufferedWriter(stream, ctx.trigger, ctx.restore);
+    const writer = new BufferedWriter(stream);
+    writer.watch({ full: ctx.trigger, drained: ctx.restore });
     return {
       send(payloads) {
         for (const payload of payloads) {

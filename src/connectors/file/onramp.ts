@@ -1,4 +1,5 @@
 import { createReadStream } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { Observable } from 'rxjs';
 import type { Frame, OnrampType } from '../connector';
@@ -11,14 +12,19 @@ interface FileOnrampConfig {
 }
 
 /**
- * file: reads a file (xz when the name ends in `.xz`) line by line, one frame
- * per line without its terminator. The stream is paused while the circuit
- * breaker is triggered. At the end it waits `sleep_on_done` ms, then asks the
- * runtime to exit with status 0 if `close_on_done`, else the source completes.
+ * file: reads a file (xz when the name ends in `.xz`) and hands its bytes to
+ * the machinery, whose `lines` preprocessor cuts them into one frame per
+ * line: the same splitter a user names in `preprocessors`, so the file gives
+ * the same events with or without `preprocessors: [lines]`. The file is
+ * opened when the instance is created, so a missing file fails the
+ * activation. At the end it waits `sleep_on_done` ms, then asks the runtime
+ * to exit with status 0 if `close_on_done`, else the source completes.
  */
 export const fileOnramp: OnrampType<FileOnrampConfig> = {
   name: 'file',
   defaultCodec: 'json',
+  framing: 'lines',
+  example: { source: 'events.json', close_on_done: true },
   configSchema: {
     type: 'object',
     additionalProperties: false,
@@ -29,53 +35,48 @@ export const fileOnramp: OnrampType<FileOnrampConfig> = {
       sleep_on_done: { type: 'integer', minimum: 0, default: 0, description: 'ms to wait after the end before closing' },
     },
   },
-  create(config, ctx) {
+  async create(config, ctx) {
     const originUri = `svc-file://${ctx.hostname}/${config.source.replace(/^\//, '')}`;
+    // opened now: a missing or unreadable file fails the activation, not a later read
+    let handle: FileHandle | undefined;
+    let whole: Buffer | undefined;
+    if (config.source.endsWith('.xz')) whole = await readMaybeXz(config.source);
+    else handle = await open(config.source, 'r');
+    let stream: Readable | undefined;
+    let paused = false;
+    const frames = new Observable<Frame>((subscriber) => {
+      let doneTimer: NodeJS.Timeout | undefined;
+      const s = whole ? Readable.from([whole]) : handle ? handle.createReadStream({ autoClose: true }) : createReadStream(config.source);
+      handle = undefined; // the stream owns it now
+      stream = s;
+      if (paused) s.pause();
+      s.on('data', (chunk: Buffer | string) => subscriber.next({ stream: 0, data: typeof chunk === 'string' ? Buffer.from(chunk) : chunk, originUri }));
+      s.on('error', (err) => subscriber.error(new Error(`file ${config.source}: ${err.message}`)));
+      s.on('end', () => {
+        subscriber.next({ stream: 0, end: true, originUri });
+        doneTimer = setTimeout(() => {
+          if (config.close_on_done) ctx.requestExit(0, `file onramp ${ctx.url} read all of ${config.source}`);
+          else subscriber.complete();
+        }, config.sleep_on_done);
+      });
+      return () => {
+        clearTimeout(doneTimer);
+        s.destroy();
+        stream = undefined;
+      };
+    });
     return {
-      frames: new Observable<Frame>((subscriber) => {
-        let stream: Readable | undefined;
-        let closed = false;
-        let doneTimer: NodeJS.Timeout | undefined;
-        const gate = ctx.breaker.changes.subscribe((open) => (open ? stream?.resume() : stream?.pause()));
-        const open = async (): Promise<Readable> =>
-          config.source.endsWith('.xz') ? Readable.from([await readMaybeXz(config.source)]) : createReadStream(config.source);
-        open().then(
-          (s) => {
-            if (closed) return void s.destroy();
-            stream = s;
-            let carry: Buffer | null = null;
-            s.on('data', (chunk: Buffer | string) => {
-              let data = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-              if (carry) data = Buffer.concat([carry, data]);
-              let start = 0;
-              for (let i = data.indexOf(10); i !== -1; i = data.indexOf(10, start)) {
-                const end = i > start && data[i - 1] === 13 ? i - 1 : i;
-                subscriber.next({ stream: 0, data: data.subarray(start, end), originUri });
-                start = i + 1;
-              }
-              carry = start < data.length ? Buffer.from(data.subarray(start)) : null;
-              if (!ctx.breaker.isOpen) s.pause();
-            });
-            s.on('error', (err) => subscriber.error(new Error(`file ${config.source}: ${err.message}`)));
-            s.on('end', () => {
-              if (carry) subscriber.next({ stream: 0, data: carry, originUri });
-              subscriber.next({ stream: 0, end: true, originUri });
-              doneTimer = setTimeout(() => {
-                if (config.close_on_done) ctx.requestExit(0, `file onramp ${ctx.url} read all of ${config.source}`);
-                else subscriber.complete();
-              }, config.sleep_on_done);
-            });
-            if (!ctx.breaker.isOpen) s.pause();
-          },
-          (err: Error) => subscriber.error(new Error(`file ${config.source}: ${err.message}`)),
-        );
-        return () => {
-          closed = true;
-          gate.unsubscribe();
-          clearTimeout(doneTimer);
-          stream?.destroy();
-        };
-      }),
+      frames,
+      pause: () => {
+        paused = true;
+        stream?.pause();
+      },
+      resume: () => {
+        paused = false;
+        stream?.resume();
+      },
+      // never subscribed (the activation failed later): the handle is still ours
+      close: () => handle?.close(),
     };
   },
 };

@@ -10,6 +10,7 @@ interface MetronomeConfig {
 export const metronome: OnrampType<MetronomeConfig> = {
   name: 'metronome',
   defaultCodec: 'json',
+  example: { interval: 1000 },
   configSchema: {
     type: 'object',
     additionalProperties: false,
@@ -18,11 +19,14 @@ export const metronome: OnrampType<MetronomeConfig> = {
   },
   create(config, ctx) {
     const originUri = `svc-metronome://${ctx.hostname}/${config.interval}`;
+    let paused = false;
     return {
+      pause: () => void (paused = true),
+      resume: () => void (paused = false),
       frames: new Observable<Frame>((subscriber) => {
         let id = 0;
         const timer = setInterval(() => {
-          if (!ctx.breaker.isOpen) return;
+          if (paused) return;
           const ingestNs = nowNs();
           subscriber.next({ stream: 0, value: { onramp: 'metronome', ingest_ns: ingestNs, id: id++ }, originUri, ingestNs });
         }, config.interval);

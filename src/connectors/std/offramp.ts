@@ -17,6 +17,7 @@ function stdOfframp(name: 'stdout' | 'stderr', stream: () => Writable): OfframpT
     name,
     defaultCodec: 'json',
     autoAck: true,
+    example: { prefix: '' },
     configSchema: {
       type: 'object',
       additionalProperties: false,
@@ -28,9 +29,11 @@ function stdOfframp(name: 'stdout' | 'stderr', stream: () => Writable): OfframpT
     create(config, ctx) {
       const out = stream();
       let writer = writers.get(out);
-      if (!writer) writers.set(out, (writer = new BufferedWriter(out, ctx.trigger, ctx.restore)));
-      const prefix = Buffer.from(config.prefix, 'utf8');
+      if (!writer) writers.set(out, (writer = new BufferedWriter(out)));
       const w = writer;
+      // every offramp on the stream triggers its own breaker when the stream backs up
+      const unwatch = w.watch({ full: ctx.trigger, drained: ctx.restore });
+      const prefix = Buffer.from(config.prefix, 'utf8');
       return {
         send(payloads) {
           for (const payload of payloads) {
@@ -38,7 +41,10 @@ function stdOfframp(name: 'stdout' | 'stderr', stream: () => Writable): OfframpT
             w.write(prefix.length > 0 ? Buffer.concat([prefix, body, NEWLINE]) : Buffer.concat([body, NEWLINE]));
           }
         },
-        close: () => w.close(false),
+        close: () => {
+          unwatch();
+          return w.close(false);
+        },
       };
     },
   };

@@ -5,30 +5,28 @@ import type { Frame, OnrampType } from '../connector';
 export const stdin: OnrampType<Record<string, never>> = {
   name: 'stdin',
   defaultCodec: 'string',
+  example: {},
   configSchema: { type: 'object', additionalProperties: false, properties: {} },
   create(_config, ctx) {
     const originUri = `svc-stdin://${ctx.hostname}`;
     return {
       frames: new Observable<Frame>((subscriber) => {
         const input = process.stdin;
-        const onData = (chunk: Buffer) => {
-          subscriber.next({ stream: 0, data: chunk, originUri });
-          if (!ctx.breaker.isOpen) input.pause();
-        };
+        const onData = (chunk: Buffer) => subscriber.next({ stream: 0, data: chunk, originUri });
         const onEnd = () => {
           subscriber.next({ stream: 0, end: true, originUri });
           subscriber.complete();
         };
-        const gate = ctx.breaker.changes.subscribe((open) => (open ? input.resume() : input.pause()));
         input.on('data', onData);
         input.once('end', onEnd);
         return () => {
-          gate.unsubscribe();
           input.off('data', onData);
           input.off('end', onEnd);
           input.pause();
         };
       }),
+      pause: () => void process.stdin.pause(),
+      resume: () => void process.stdin.resume(),
     };
   },
 };

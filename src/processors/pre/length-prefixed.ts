@@ -14,6 +14,7 @@ const HEADER = 8;
  */
 export const lengthPrefixed: PreprocessorType = {
   name: 'length-prefixed',
+  splits: true,
   create(config) {
     onlyKeys('length-prefixed', config, ['max_length']);
     const maxLength = positiveInteger('length-prefixed', config, 'max_length', 64 * 1024 * 1024);

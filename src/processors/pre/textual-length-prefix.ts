@@ -14,6 +14,7 @@ const isWhitespace = (byte: number) => byte === 0x20 || byte === 0x09 || byte ==
  */
 export const textualLengthPrefix: PreprocessorType = {
   name: 'textual-length-prefix',
+  splits: true,
   create(config) {
     onlyKeys('textual-length-prefix', config, ['max_length']);
     const maxLength = positiveInteger('textual-length-prefix', config, 'max_length', 64 * 1024 * 1024);

@@ -14,6 +14,7 @@ const DEFAULT_MAX_LENGTH = 1_048_576;
 export function separatedLines(name: string, defaultSeparator: number, configurable: boolean): PreprocessorType {
   return {
     name,
+    splits: true,
     create(config) {
       onlyKeys(name, config, configurable ? ['separator', 'max_length'] : ['max_length']);
       const separator = configurable ? separatorByte(name, config, defaultSeparator) : defaultSeparator;
@@ -74,6 +75,7 @@ function overlong(name: string, max: number, line: Buffer): string {
 export function unbufferedLines(name: string, separator: number): PreprocessorType {
   return {
     name,
+    splits: true,
     create(config) {
       onlyKeys(name, config, []);
       return {

@@ -1,7 +1,6 @@
 import type { EddyEvent } from '../../../src/core/event';
 import { createLogger } from '../../../src/core/logger';
 import type { OfframpContext, OfframpType, OnrampType, Frame } from '../../../src/connectors/connector';
-import { pullLoop } from '../../../src/connectors/_shared/pull-loop';
 import { Registries } from '../../../src/runtime/registries';
 import { Runtime } from '../../../src/runtime/runtime';
 
@@ -33,10 +32,9 @@ export function probeOnramp(log: ProbeLog): OnrampType<{ count: number; transact
     },
     create(config, ctx) {
       let n = 0;
-      const frames = pullLoop<Frame>(
-        ctx.breaker,
+      const frames = ctx.pullLoop<Frame>(
         (subscriber) => {
-          for (let i = 0; i < 16 && n < config.count && ctx.breaker.isOpen; i++) {
+          for (let i = 0; i < 16 && n < config.count && ctx.gate.isOpen; i++) {
             log.read = ++n;
             subscriber.next({ stream: 0, value: { id: n, ...config.data }, originUri: 'svc-probe://test' });
           }
