@@ -1,0 +1,169 @@
+import { expect } from 'chai';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { VirtualTimeScheduler } from 'rxjs';
+import { BufferedWriter } from '../../../src/connectors/_shared/buffered-writer';
+import { Waiters } from '../../../src/connectors/_shared/waiters';
+import { createLogger } from '../../../src/core/logger';
+import { Runtime } from '../../../src/runtime/runtime';
+import { call, eventually, startRuntime, type Started } from '../../helpers/runtime';
+import { runEddy } from '../../helpers/cli';
+
+const PASS = {
+  id: 'relay',
+  interface: { inputs: ['in'], outputs: ['out'] },
+  nodes: [{ id: 'pass', type: 'passthrough' }],
+  links: { in: ['pass'], pass: ['out'] },
+};
+const COPY = {
+  id: 'copy',
+  links: {
+    '/onramp/reader/{instance}/out': ['/pipeline/relay/{instance}/in'],
+    '/pipeline/relay/{instance}/out': ['/offramp/writer/{instance}/in'],
+  },
+};
+
+describe('connector machinery: publish-time checks of linked transports', () => {
+  let runtime: Runtime;
+  beforeEach(() => (runtime = new Runtime({ logger: createLogger('silent') })));
+
+  it('refuses linked: true on a type that cannot be linked, naming the field', () => {
+    expect(() => runtime.publish('onramp', { id: 'tick', type: 'metronome', linked: true, config: { interval: 10 } })).to.throw(
+      /linked: the metronome onramp cannot be a linked transport/,
+    );
+    expect(() => runtime.publish('offramp', { id: 'out', type: 'stdout', linked: true })).to.throw(/linked: the stdout offramp cannot be a linked transport/);
+  });
+
+  it('refuses postprocessors on an onramp and preprocessors on an offramp that are not linked', () => {
+    expect(() => runtime.publish('onramp', { id: 'r', type: 'file', postprocessors: ['gzip'], config: { source: 'x' } })).to.throw(
+      /postprocessors: only a linked onramp has postprocessors/,
+    );
+    expect(() => runtime.publish('offramp', { id: 'w', type: 'file', preprocessors: ['lines'], config: { file: 'x' } })).to.throw(
+      /preprocessors: only a linked offramp has preprocessors/,
+    );
+  });
+});
+
+describe('connector machinery: one line splitter', () => {
+  let rt: Started;
+  let dir: string;
+  beforeEach(async () => {
+    rt = await startRuntime();
+    dir = mkdtempSync(join(tmpdir(), 'eddy-framing-'));
+  });
+  afterEach(() => rt.stop());
+
+  for (const preprocessors of [undefined, ['lines'], ['lines', 'remove-empty']]) {
+    it(`gives a file's lines as events with preprocessors ${JSON.stringify(preprocessors)}`, async () => {
+      const source = join(dir, 'in.json');
+      const target = join(dir, 'out.json');
+      writeFileSync(source, '{"n":1}\n{"n":2}\r\n{"n":3}');
+      const reader = { id: 'reader', type: 'file', config: { source }, ...(preprocessors ? { preprocessors } : {}) };
+      for (const [kind, body] of [['onramp', reader], ['pipeline', PASS], ['offramp', { id: 'writer', type: 'file', config: { file: target } }], ['binding', COPY]] as const) {
+        expect((await call(rt.base, 'POST', `/${kind}`, { body })).status, kind).to.equal(201);
+      }
+      expect((await call(rt.base, 'POST', '/binding/copy/one')).status).to.equal(201);
+      const lines = () => readFileSync(target, 'utf8').split('\n').filter(Boolean);
+      await eventually(() => lines().length >= 3, 5000, 'three lines');
+      expect(lines()).to.deep.equal(['{"n":1}', '{"n":2}', '{"n":3}']);
+      // bytes are counted where they are read and where they are encoded
+      expect(rt.runtime.onramp('/onramp/reader/one')!.runtime.counters.bytes).to.equal(24);
+      expect(rt.runtime.offramp('/offramp/writer/one')!.counters.bytes).to.equal(21);
+    });
+  }
+});
+
+describe('connector machinery: a source that cannot be opened fails its activation', () => {
+  let rt: Started;
+  let dir: string;
+  beforeEach(async () => {
+    rt = await startRuntime();
+    dir = mkdtempSync(join(tmpdir(), 'eddy-open-'));
+  });
+  afterEach(() => rt.stop());
+
+  it('answers 400 naming the onramp and the cause, and leaves no instance behind', async () => {
+    const missing = join(dir, 'missing.json');
+    for (const [kind, body] of [
+      ['onramp', { id: 'reader', type: 'file', config: { source: missing } }],
+      ['pipeline', PASS],
+      ['offramp', { id: 'writer', type: 'file', config: { file: join(dir, 'out.json') } }],
+      ['binding', COPY],
+    ] as const) {
+      expect((await call(rt.base, 'POST', `/${kind}`, { body })).status, kind).to.equal(201);
+    }
+    const res = await call(rt.base, 'POST', '/binding/copy/one');
+    expect(res.status).to.equal(400);
+    expect((res.body as { error: string }).error).to.match(/onramp 'reader' \(file\) cannot start: .*ENOENT/);
+    for (const kind of ['binding', 'onramp', 'pipeline', 'offramp']) {
+      const id = kind === 'binding' ? 'copy' : kind === 'onramp' ? 'reader' : kind === 'pipeline' ? 'relay' : 'writer';
+      expect(((await call(rt.base, 'GET', `/${kind}/${id}`)).body as { instances: string[] }).instances, kind).to.deep.equal([]);
+    }
+  });
+
+  it('makes `server run -f` exit with status 1 and the cause', async () => {
+    const config = join(dir, 'flow.yaml');
+    writeFileSync(
+      config,
+      `onramp: [{ id: reader, type: file, config: { source: "${join(dir, 'missing.json')}" } }]
+offramp: [{ id: writer, type: stdout }]
+binding:
+  - id: copy
+    links:
+      "/onramp/reader/{instance}/out": ["/pipeline/system::passthrough/{instance}/in"]
+      "/pipeline/system::passthrough/{instance}/out": ["/offramp/writer/{instance}/in"]
+mapping:
+  /binding/copy/one: {}
+`,
+    );
+    const run = await runEddy(['server', 'run', '-f', config, '--no-api']);
+    expect(run.code).to.equal(1);
+    expect(run.stderr).to.match(/onramp 'reader' \(file\) cannot start: .*ENOENT/);
+  });
+});
+
+describe('connector machinery: a shared process stream tells every offramp on it', () => {
+  it('tells each watcher when the stream is full and again when it drained', async () => {
+    const pending: (() => void)[] = [];
+    const slow = new Writable({ highWaterMark: 4, write: (_chunk, _enc, done) => void pending.push(done) });
+    const writer = new BufferedWriter(slow);
+    const seen: string[] = [];
+    writer.watch({ full: () => seen.push('a full'), drained: () => seen.push('a drained') });
+    writer.write(Buffer.from('0123456789'));
+    writer.flush();
+    // a watcher added while the stream is full is told at once
+    writer.watch({ full: () => seen.push('b full'), drained: () => seen.push('b drained') });
+    expect(seen).to.deep.equal(['a full', 'b full']);
+    pending.shift()!();
+    await eventually(() => seen.length === 4, 2000, 'drain');
+    expect(seen).to.deep.equal(['a full', 'b full', 'a drained', 'b drained']);
+  });
+});
+
+describe('connector machinery: request waiters', () => {
+  it('answers a waiter once, under any of its keys, and forgets it', () => {
+    const waiters = new Waiters<string>(1000, new VirtualTimeScheduler());
+    const got: string[] = [];
+    waiters.wait(['1:1', '1:2'], 'conn', (r) => got.push(r), (end) => got.push(end));
+    expect(waiters.size).to.equal(1);
+    expect(waiters.answer(['1:2'], 'first')).to.equal(true);
+    expect(waiters.answer(['1:1'], 'second')).to.equal(false);
+    expect(got).to.deep.equal(['first']);
+    expect(waiters.size).to.equal(0);
+  });
+
+  it('times a waiter out once, and drops the waiters of a closed connection', () => {
+    const scheduler = new VirtualTimeScheduler();
+    const waiters = new Waiters<string>(1000, scheduler);
+    const got: string[] = [];
+    waiters.wait(['1:1'], 'a', (r) => got.push(r), (end) => got.push(`a ${end}`));
+    waiters.wait(['1:2'], 'b', (r) => got.push(r), (end) => got.push(`b ${end}`));
+    waiters.dropGroup('b');
+    scheduler.flush();
+    expect(got).to.deep.equal(['b dropped', 'a timeout']);
+    expect(waiters.answer(['1:1'], 'late')).to.equal(false);
+    expect(waiters.size).to.equal(0);
+  });
+});
