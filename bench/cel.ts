@@ -6,7 +6,7 @@
  * (cel-spec doc/langdef.md: arithmetic and overflow, heterogeneous equality,
  * error absorption in && and ||, macros, conversions, strings, bytes,
  * timestamps and durations). Speed: compile once, evaluate over the 100
- * events of shared/data/data.json.xz many times.
+ * events of bench/data/data.json.xz (a copy of the shared sample data) many times.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -188,7 +188,7 @@ function speed(engine: Engine, events: Vars[], rounds: number): { evalsPerSec: n
 }
 
 function main(): void {
-  const file = process.argv[2] ?? join(__dirname, '..', '..', '..', 'shared', 'data', 'data.json.xz');
+  const file = process.argv[2] ?? join(__dirname, '..', '..', 'bench', 'data', 'data.json.xz');
   const text = Buffer.from(xz.decompressSync(readFileSync(file))).toString('utf8');
   const events = text
     .split('\n')

@@ -15,9 +15,8 @@ const seconds = Number(process.argv[2] ?? 2);
 const INGEST_NS = 1_700_000_000_000_000_000n;
 
 function sampleEvents(): Buffer[] {
-  const candidates = [resolve(__dirname, '../../../shared/data/data.json.xz'), '/work/shared/data/data.json.xz'];
-  const file = candidates.find((path) => existsSync(path));
-  if (!file) throw new Error('data.json.xz not found beside the repository');
+  const file = resolve(__dirname, '../../bench/data/data.json.xz');
+  if (!existsSync(file)) throw new Error(`${file} is missing`);
   const text = xz.decompressSync(readFileSync(file)).toString('utf8');
   return text.split('\n').filter((line) => line.length > 0).map((line) => Buffer.from(line, 'utf8'));
 }

@@ -7,9 +7,9 @@ import { readMaybeXz, splitLines } from '../src/connectors/_shared/read-source';
 /** The repository root (this file runs as dist/bench/*.js). */
 export const REPO = resolve(__dirname, '..', '..');
 
-/** The benchmark data: `../shared/data/data.json.xz` from the repository root, or BENCH_DATA. */
+/** The benchmark data: `bench/data/data.json.xz` (real sample events kept in the repository), or BENCH_DATA. */
 export function dataPath(): string {
-  return resolve(process.env.BENCH_DATA ?? join(REPO, '..', 'shared', 'data', 'data.json.xz'));
+  return resolve(process.env.BENCH_DATA ?? join(REPO, 'bench', 'data', 'data.json.xz'));
 }
 
 /** Where the runner writes resolved configs and derived data. */

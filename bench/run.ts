@@ -12,8 +12,7 @@
  *
  * Environment: BENCH_SECS (measured seconds, default 8), BENCH_WARMUP
  * (default 2), BENCH_RAW_SECS (default min(BENCH_SECS, 4)), BENCH_SOAK_SECS
- * (default 60), BENCH_DATA (default ../shared/data/data.json.xz from the
- * repository root), BENCH_JSON (write the rows as JSON to this file),
+ * (default 60), BENCH_DATA (default bench/data/data.json.xz), BENCH_JSON (write the rows as JSON to this file),
  * BENCH_EDDY (the bin/eddy of another build, to compare builds).
  */
 import { spawn } from 'node:child_process';

@@ -14,7 +14,7 @@ import { onrampContext } from '../../src/connectors/_shared/onramp';
 import { BENCHES, missingTypes, template } from '../../bench/run';
 
 const REPO = join(__dirname, '../..', '..');
-const DATA = join(REPO, '..', 'shared', 'data', 'data.json.xz');
+const DATA = join(REPO, 'bench', 'data', 'data.json.xz');
 
 describe('benchmark configs', () => {
   const vars = { DATA, DATA_MSGPACK: DATA, WARMUP: '1', SECS: '1', INTERVAL: '1000' };

@@ -8,12 +8,11 @@ import type { Codec } from '../../src/codecs/codec';
 /** The repository root, from dist/test/codecs at run time. */
 export const repoRoot = resolve(__dirname, '../../..');
 
-/** shared/ sits beside the repository (in CI and in every worktree). */
+/** Real sample data, copied into the repository so a fresh clone needs nothing beside it. */
 function sharedData(name: string): string {
-  for (const candidate of [resolve(repoRoot, '../shared/data', name), resolve('/work/shared/data', name)]) {
-    if (existsSync(candidate)) return candidate;
-  }
-  throw new Error(`sample data ${name} not found beside the repository`);
+  const path = resolve(repoRoot, 'test/fixtures/data', name);
+  if (!existsSync(path)) throw new Error(`sample data ${path} is missing`);
+  return path;
 }
 
 export function sampleLines(name: 'data.json.xz' | 'apache_access_logs.xz'): Buffer[] {

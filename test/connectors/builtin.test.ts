@@ -99,7 +99,7 @@ describe('builtin connectors', () => {
 
   it('blackhole with structured: true prints one JSON report and stops the runtime', async () => {
     const config = join(dir, 'bench.yaml');
-    const data = join(__dirname, '../../../../shared/data/data.json.xz');
+    const data = join(__dirname, '../../../test/fixtures/data/data.json.xz');
     writeFileSync(
       config,
       yamlFlow(

@@ -6,7 +6,7 @@ import { xz } from '@napi-rs/lzma';
 import { msgpack } from '../../src/codecs/msgpack';
 import { call, eventually, startRuntime, type Started } from '../helpers/runtime';
 
-const DATA = join(__dirname, '../../../../shared/data/data.json.xz');
+const DATA = join(__dirname, '../../../test/fixtures/data/data.json.xz');
 
 /** file onramp (with the given codec and preprocessors) -> passthrough pipeline -> file offramp (json), over REST. */
 async function runFlow(rt: Started, onramp: Record<string, unknown>, target: string): Promise<void> {

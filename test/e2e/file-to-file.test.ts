@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { xz } from '@napi-rs/lzma';
 import { call, eventually, startRuntime, type Started } from '../helpers/runtime';
 
-const DATA = join(__dirname, '../../../../shared/data/data.json.xz');
+const DATA = join(__dirname, '../../../test/fixtures/data/data.json.xz');
 
 async function publishFlow(rt: Started, source: string, target: string): Promise<void> {
   const artefacts: [string, unknown][] = [
