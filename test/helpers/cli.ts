@@ -10,7 +10,7 @@ export interface Run {
 }
 
 /** Runs the eddy command in a child process, killing it after `timeoutMs`. */
-export function runEddy(args: string[], options: { timeoutMs?: number; stdin?: string; signalAfterMs?: number; signalWhen?: () => boolean } = {}): Promise<Run> {
+export function runEddy(args: string[], options: { timeoutMs?: number; stdin?: string; signalAfterMs?: number; signalWhen?: (output: { stdout: string; stderr: string }) => boolean } = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [EDDY, ...args], { env: { ...process.env, EDDY_LOG: 'info' }, stdio: 'pipe' });
     let stdout = '';
@@ -22,7 +22,7 @@ export function runEddy(args: string[], options: { timeoutMs?: number; stdin?: s
     const signal = options.signalAfterMs !== undefined ? setTimeout(() => child.kill('SIGTERM'), options.signalAfterMs) : undefined;
     const poll = options.signalWhen
       ? setInterval(() => {
-          if (options.signalWhen!()) {
+          if (options.signalWhen!({ stdout, stderr })) {
             clearInterval(poll);
             child.kill('SIGTERM');
           }

@@ -14,7 +14,7 @@ import { range } from './helpers';
  * a working file sink replays every one of them.
  */
 describe('delivery: qos::wal replays after the runtime process is killed with SIGKILL', function () {
-  this.timeout(20000);
+  this.timeout(120000);
   let dir: string;
   beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'eddy-walkill-'))));
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
@@ -72,7 +72,7 @@ mapping:
         .map((l) => (JSON.parse(l) as { fields: { count: number } }).fields.count)
         .reduce((a, b) => Math.max(a, b), 0);
     try {
-      await eventually(() => sentToSink() >= COUNT, 10000, `the offramp to have been sent ${COUNT} events (stderr: ${stderr})`);
+      await eventually(() => sentToSink() >= COUNT, 60000, `the offramp to have been sent ${COUNT} events (stderr: ${stderr})`);
     } finally {
       child.kill('SIGKILL');
     }
@@ -96,15 +96,26 @@ mapping:
 `,
     );
     const lines = () => (existsSync(output) ? readFileSync(output, 'utf8').split('\n').filter((l) => l.length > 0) : []);
-    const run = await runEddy(['server', 'run', '-f', second, '--api-port', '0'], { timeoutMs: 10000, signalWhen: () => lines().length >= COUNT });
+    // the deadlines only bound a hang: a slow machine waits longer, the outcome is the same
+    const run = await runEddy(['server', 'run', '-f', second, '--api-port', '0'], { timeoutMs: 60000, signalWhen: () => lines().length >= COUNT });
     expect(run.code, run.stderr).to.equal(0);
     const ids = lines().map((l) => (JSON.parse(l) as { id: number }).id);
     expect(ids.length).to.equal(COUNT);
     expect([...ids].sort((a, b) => a - b)).to.deep.equal(range(1, COUNT));
 
-    // 3. the replayed events were acked by the file sink: a third run has nothing left to replay (given 1.5 s to try)
+    // 3. the replayed events were acked by the file sink: a third run has nothing left to replay. It is
+    // stopped once the sink has reported metrics, that is after the pipeline started and replayed what it had.
     rmSync(output);
-    const third = await runEddy(['server', 'run', '-f', second, '--api-port', '0'], { timeoutMs: 10000, signalAfterMs: 1500 });
+    const withMetrics = second.replace('.yaml', '-metrics.yaml');
+    writeFileSync(
+      withMetrics,
+      readFileSync(second, 'utf8')
+        .replace('    type: file\n', '    type: file\n    metrics_interval_s: 1\n')
+        .replace('      "/pipeline/durable/{instance}/out"', '      "/pipeline/system::metrics/system/out": ["/offramp/system::stdout/system/in"]\n      "/pipeline/durable/{instance}/out"'),
+    );
+    const sinkReported = ({ stdout }: { stdout: string }) => stdout.includes('"/offramp/sink/main"');
+    const third = await runEddy(['server', 'run', '-f', withMetrics, '--api-port', '0'], { timeoutMs: 60000, signalWhen: sinkReported });
+    expect(third.stdout).to.include('"/offramp/sink/main"');
     expect(third.code, third.stderr).to.equal(0);
     expect(lines()).to.deep.equal([]);
   });
