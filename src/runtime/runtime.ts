@@ -76,6 +76,8 @@ export class Runtime {
   private readonly metrics: MetricsReporter;
   private uid = 0;
   private stopping = false;
+  /** the tail of the queue of instance changes */
+  private changes: Promise<void> = Promise.resolve();
 
   constructor(options: RuntimeOptions = {}) {
     this.registries = options.registries ?? Registries.withBuiltins();
@@ -162,7 +164,31 @@ export class Runtime {
    * the offramps and onramps, then connect them, onramps last so nothing
    * flows before its sinks are in place. A failure undoes what it did.
    */
-  async activate(kind: Kind, artefactId: string, instanceId: string, params: Record<string, string> = {}): Promise<Artefact> {
+  activate(kind: Kind, artefactId: string, instanceId: string, params: Record<string, string> = {}): Promise<Artefact> {
+    return this.exclusive(() => this.activateNow(kind, artefactId, instanceId, params));
+  }
+
+  /** Deactivates an instance and every instance only it kept alive. */
+  deactivate(kind: Kind, artefactId: string, instanceId: string): Promise<Artefact> {
+    return this.exclusive(() => this.deactivateNow(kind, artefactId, instanceId));
+  }
+
+  /**
+   * Activations and deactivations run one at a time, in the order they were
+   * asked for: they await sockets and files half-way, and two of them
+   * interleaving there could both pass the "already running" check (twenty
+   * parallel activations of one instance then wired the flow several times).
+   */
+  private exclusive<T>(change: () => Promise<T>): Promise<T> {
+    const run = this.changes.then(change);
+    this.changes = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  }
+
+  private async activateNow(kind: Kind, artefactId: string, instanceId: string, params: Record<string, string>): Promise<Artefact> {
     if (this.stopping) throw conflict('the runtime is shutting down');
     const artefact = this.repository.get(kind, artefactId);
     checkInstanceId(instanceId);
@@ -206,8 +232,7 @@ export class Runtime {
     return binding.resolved;
   }
 
-  /** Deactivates an instance and every instance only it kept alive. */
-  async deactivate(kind: Kind, artefactId: string, instanceId: string): Promise<Artefact> {
+  private async deactivateNow(kind: Kind, artefactId: string, instanceId: string): Promise<Artefact> {
     this.repository.get(kind, artefactId);
     const url = instanceUrl(kind, artefactId, instanceId);
     const record = this.instances.get(url);

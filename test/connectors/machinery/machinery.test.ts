@@ -167,3 +167,32 @@ describe('connector machinery: request waiters', () => {
     expect(waiters.size).to.equal(0);
   });
 });
+
+describe('instance changes are serialised', () => {
+  let rt: Started;
+  beforeEach(async () => (rt = await startRuntime()));
+  afterEach(() => rt.stop());
+
+  it('answers 20 parallel activations of one binding instance with one 201 and 409s, and wires the flow once', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'eddy-race-'));
+    const source = join(dir, 'in.json');
+    const target = join(dir, 'out.json');
+    writeFileSync(source, '{"n":1}\n{"n":2}\n');
+    for (const [kind, body] of [
+      ['onramp', { id: 'reader', type: 'file', config: { source } }],
+      ['pipeline', PASS],
+      ['offramp', { id: 'writer', type: 'file', config: { file: target } }],
+      ['binding', COPY],
+    ] as const) {
+      expect((await call(rt.base, 'POST', `/${kind}`, { body })).status, kind).to.equal(201);
+    }
+    const statuses = await Promise.all(Array.from({ length: 20 }, () => call(rt.base, 'POST', '/binding/copy/one').then((r) => r.status)));
+    expect(statuses.filter((s) => s === 201)).to.have.length(1);
+    expect(statuses.filter((s) => s === 409)).to.have.length(19);
+    const lines = () => readFileSync(target, 'utf8').split('\n').filter(Boolean);
+    await eventually(() => lines().length >= 2, 5000, 'both events');
+    // wait for the file onramp to finish, then nothing more may arrive
+    await eventually(() => rt.runtime.offramp('/offramp/writer/one')!.counters.in >= 2, 5000, 'the offramp saw both');
+    expect(rt.runtime.onramp('/onramp/reader/one')!.runtime.counters.out).to.equal(2);
+  });
+});
