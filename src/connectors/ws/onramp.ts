@@ -142,8 +142,32 @@ export const wsOnramp: OnrampType<WsOnrampConfig> = {
       };
     });
 
+    /** Linked: a reply goes to the connection whose message made the event it answers. */
+    const reply = ({ event, ids, encode }: OnrampReply) => {
+      const keys = ids.map(idKey);
+      if (event.isBatch) {
+        // the spec rejects batched replies; the requests they answer get an error notice instead of silence
+        const error = 'batched replies are not supported by the linked ws onramp';
+        for (const key of keys) waiters.answer([key], { error });
+        throw new Error(error);
+      }
+      let payloads: Buffer[];
+      try {
+        payloads = encode();
+      } catch (err) {
+        const error = `cannot encode reply: ${(err as Error).message}`;
+        waiters.answer(keys, { error });
+        throw new Error(error);
+      }
+      if (!waiters.answer(keys, { payloads, binary: event.meta.binary === true })) {
+        ctx.logger.debug(`Onramp ${ctx.url}: reply to ${keys.join(',') || 'no event of this onramp'} dropped: nothing waits for it (answered, timed out, or its connection closed)`);
+      }
+    };
+
     return {
       frames,
+      // unlinked, no reply handler: the machinery warns about replies sent here
+      reply: ctx.linked ? reply : undefined,
       get waiting() {
         return waiters.size;
       },
@@ -155,26 +179,6 @@ export const wsOnramp: OnrampType<WsOnrampConfig> = {
       resume() {
         paused = false;
         if (out) for (const conn of connections) conn.socket.resume();
-      },
-      reply({ event, ids, encode }: OnrampReply) {
-        const keys = ids.map(idKey);
-        if (event.isBatch) {
-          // the spec rejects batched replies; the requests they answer get an error notice instead of silence
-          const error = 'batched replies are not supported by the linked ws onramp';
-          for (const key of keys) waiters.answer([key], { error });
-          throw new Error(error);
-        }
-        let payloads: Buffer[];
-        try {
-          payloads = encode();
-        } catch (err) {
-          const error = `cannot encode reply: ${(err as Error).message}`;
-          waiters.answer(keys, { error });
-          throw new Error(error);
-        }
-        if (!waiters.answer(keys, { payloads, binary: event.meta.binary === true })) {
-          ctx.logger.debug(`Onramp ${ctx.url}: reply to ${keys.join(',') || 'no event of this onramp'} dropped: nothing waits for it (answered, timed out, or its connection closed)`);
-        }
       },
       async close() {
         waiters.dropAll();
