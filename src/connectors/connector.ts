@@ -29,7 +29,9 @@ export interface Frame {
   /**
    * Called once the machinery has preprocessed and decoded this frame, with
    * the ids of the events it made and the errors it met (a linked rest
-   * onramp answers 400 when a body made no event).
+   * onramp answers 400 when a body made no event). It runs before those
+   * events are emitted, so a linked onramp waits for their replies before
+   * a (synchronous) pipeline can send one.
    */
   done?(result: FrameResult): void;
 }
@@ -110,7 +112,7 @@ export interface OnrampSource {
   onFail?(id: EventId, insight: Insight): void;
   /** called with the id of every event emitted on `out` (sources that track what they sent, such as cb) */
   onEvent?(id: EventId): void;
-  /** a linked onramp receives the replies on its `in` port */
+  /** a linked onramp receives the replies on its `in` port; throwing rejects the reply (counted as an error and logged) */
   reply?(reply: OnrampReply): void;
 }
 

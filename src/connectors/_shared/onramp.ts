@@ -172,7 +172,13 @@ export class OnrampRuntime {
       this.parts.ctx.logger.warn(`Onramp ${this.url}: a reply arrived, but this onramp is not a linked transport; dropped`);
       return;
     }
-    source.reply({ event, ids: ownIds(event, this.uid), encode: (codec) => this.encodeReply(event, codec) });
+    try {
+      source.reply({ event, ids: ownIds(event, this.uid), encode: (codec) => this.encodeReply(event, codec) });
+    } catch (err) {
+      // a reply the type rejects (a batch, an unencodable value) is an error of this ramp, not of the pipeline that sent it
+      this.counters.error++;
+      this.parts.ctx.logger.warn(`Onramp ${this.url}: reply rejected: ${(err as Error).message}`);
+    }
   }
 
   private encodeReply(event: EddyEvent, codecName: string | undefined): Buffer[] {
@@ -191,13 +197,18 @@ export class OnrampRuntime {
 
   private handleFrame(frame: Frame, emit: (event: EddyEvent) => void): void {
     if (frame.done === undefined) return this.process(frame, emit);
+    // The events go downstream only after `done` has seen their ids: pipelines
+    // run synchronously, so a linked onramp must be waiting for a reply before
+    // the pipeline can produce one.
+    const made: EddyEvent[] = [];
     const result = (this.result = { ids: [] as EventId[], errors: [] as string[] });
     try {
-      this.process(frame, emit);
+      this.process(frame, (event) => made.push(event));
     } finally {
       this.result = undefined;
       frame.done(result);
     }
+    for (const event of made) emit(event);
   }
 
   private process(frame: Frame, emit: (event: EddyEvent) => void): void {
