@@ -39,6 +39,8 @@ export class PipelineRuntime implements ContraflowTarget {
   /** events counted per `node|direction|port`, for the pipeline metrics */
   readonly counts = new Map<string, { count: number }>();
   private readonly sources = new Set<ContraflowTarget>();
+  /** the parts whose trigger this pipeline passed upstream and that have not restored yet */
+  private readonly triggeredBy = new Set<string>();
   private readonly nodes: CompiledNode[] = [];
   private readonly subscription = new Subscription();
   private readonly graph: ReturnType<typeof buildGraph>;
@@ -155,12 +157,16 @@ export class PipelineRuntime implements ContraflowTarget {
     return subject;
   }
 
+  /** A source connects: it learns at once of every trigger still in force downstream (it missed them). */
   addSource(source: ContraflowTarget): void {
     this.sources.add(source);
+    for (const from of this.triggeredBy) source.contraflow({ kind: 'trigger', from });
   }
 
+  /** A source goes: the triggers it was told of no longer concern it. */
   removeSource(source: ContraflowTarget): void {
-    this.sources.delete(source);
+    if (!this.sources.delete(source)) return;
+    for (const from of this.triggeredBy) source.contraflow({ kind: 'restore', from });
   }
 
   /** Contraflow arriving from an offramp or a downstream pipeline. */
@@ -196,6 +202,8 @@ export class PipelineRuntime implements ContraflowTarget {
   }
 
   private forward(insight: Insight): void {
+    if (insight.kind === 'trigger') this.triggeredBy.add(insight.from);
+    if (insight.kind === 'restore') this.triggeredBy.delete(insight.from);
     for (const source of this.sources) source.contraflow(insight);
   }
 

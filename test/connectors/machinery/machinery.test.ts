@@ -196,3 +196,38 @@ describe('instance changes are serialised', () => {
     expect(rt.runtime.onramp('/onramp/reader/one')!.runtime.counters.out).to.equal(2);
   });
 });
+
+describe('a sink that is down before its sources connect', () => {
+  it('holds the breaker of an onramp linked after it, and lets it go when the sink restores', async () => {
+    const runtime = new Runtime({ logger: createLogger('silent') });
+    let restore: () => void = () => undefined;
+    runtime.registerOfframp({
+      name: 'down',
+      defaultCodec: 'json',
+      autoAck: true,
+      configSchema: { type: 'object', additionalProperties: false, properties: {} },
+      create(_config, ctx) {
+        ctx.trigger(); // disconnected from the start
+        restore = ctx.restore;
+        return { send: () => undefined };
+      },
+    });
+    await runtime.start();
+    try {
+      runtime.publish('onramp', { id: 'tick', type: 'metronome', config: { interval: 60000 } });
+      runtime.publish('pipeline', PASS);
+      runtime.publish('offramp', { id: 'sink', type: 'down' });
+      runtime.publish('binding', {
+        id: 'flow',
+        links: { '/onramp/tick/{instance}/out': ['/pipeline/relay/{instance}/in'], '/pipeline/relay/{instance}/out': ['/offramp/sink/{instance}/in'] },
+      });
+      await runtime.activate('binding', 'flow', 'one');
+      const breaker = runtime.onramp('/onramp/tick/one')!.runtime.breaker;
+      expect(breaker.holders()).to.deep.equal(['/offramp/sink/one']);
+      restore();
+      expect(breaker.isOpen).to.equal(true);
+    } finally {
+      await runtime.shutdown();
+    }
+  });
+});
