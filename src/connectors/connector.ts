@@ -1,4 +1,5 @@
 import type { Observable, SchedulerLike, Subscriber } from 'rxjs';
+import type { Codec } from '../codecs/codec';
 import type { EddyEvent, EventId, Insight, Meta } from '../core/event';
 import type { Logger } from '../core/logger';
 import type { JsonSchema } from '../schema/json-schema';
@@ -162,6 +163,8 @@ export interface OfframpContext extends RampContext {
   codecForMime(contentType: string | undefined): string;
   /** decodes a linked response: the ramp's preprocessors, then the codec (default: the ramp's); throws on bad input */
   decode(payload: Buffer, codec?: string): unknown[];
+  /** the ramp's codec alone (no pre- or postprocessors), for sinks that store values rather than send them (kv) */
+  readonly codec: Codec;
   /** timers (reconnect back-off) go through this */
   readonly scheduler: SchedulerLike;
 }

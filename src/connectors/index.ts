@@ -1,6 +1,7 @@
 import type { OfframpType, OnrampType } from './connector';
 import { blaster } from './blaster/onramp';
 import { cbOnramp } from './cb/onramp';
+import { crononome } from './crononome/onramp';
 import { fileOnramp } from './file/onramp';
 import { metronome } from './metronome/onramp';
 import { stdin } from './stdin/onramp';
@@ -10,10 +11,29 @@ import { cbOfframp } from './cb/offramp';
 import { debug } from './debug/offramp';
 import { exit } from './exit/offramp';
 import { fileOfframp } from './file/offramp';
+import { kv } from './kv/offramp';
 import { stderr, stdout } from './std/offramp';
 import { wsOfframp } from './ws/offramp';
 
 /** The builtin connectors. Adding one is one file plus one line here. */
 /* eslint-disable @typescript-eslint/no-explicit-any */
-export const builtinOnramps: readonly OnrampType<any>[] = [blaster, cbOnramp, fileOnramp, metronome, stdin, wsOnramp];
-export const builtinOfframps: readonly OfframpType<any>[] = [blackhole, cbOfframp, debug, exit, fileOfframp, stderr, stdout, wsOfframp];
+export const builtinOnramps: readonly OnrampType<any>[] = [
+  blaster,
+  cbOnramp,
+  crononome,
+  fileOnramp,
+  metronome,
+  stdin,
+  wsOnramp,
+];
+export const builtinOfframps: readonly OfframpType<any>[] = [
+  blackhole,
+  cbOfframp,
+  debug,
+  exit,
+  fileOfframp,
+  kv,
+  stderr,
+  stdout,
+  wsOfframp,
+];

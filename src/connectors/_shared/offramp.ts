@@ -229,6 +229,7 @@ export class OfframpRuntime {
       linked: this.parts.linked ?? false,
       codecForMime: this.parts.codecForMime ?? (() => this.parts.codec.name),
       decode: (payload, codec) => this.decode(payload, codec),
+      codec: this.parts.codec,
       scheduler: this.parts.scheduler ?? asyncScheduler,
     };
   }

@@ -32,7 +32,17 @@ describe('delivery: auto-acking sinks ack transactional events back to the sourc
 
   it('flags exactly the spec\'s "always" sinks as auto-acking (cb acks by its own rules)', () => {
     const flags = Object.fromEntries(builtinOfframps.map((t) => [t.name, t.autoAck]));
-    expect(flags).to.deep.equal({ blackhole: true, cb: false, debug: true, exit: true, file: true, stderr: true, stdout: true, ws: false });
+    expect(flags).to.deep.equal({
+      blackhole: true,
+      cb: false,
+      debug: true,
+      exit: true,
+      file: true,
+      kv: true,
+      stderr: true,
+      stdout: true,
+      ws: false,
+    });
   });
 
   const sinks: [string, (dir: string) => Record<string, unknown>][] = [

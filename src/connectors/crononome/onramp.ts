@@ -1,0 +1,150 @@
+import { Observable, type Subscriber, type Subscription } from 'rxjs';
+import { CronExpressionParser, type CronExpression } from 'cron-parser';
+import type { Frame, OnrampType } from '../connector';
+
+interface Entry {
+  name: string;
+  expr: string;
+  payload?: unknown;
+}
+
+interface CrononomeConfig {
+  entries: Entry[];
+}
+
+/** A tick is fired while its second lasts; a timer later than that (a blocked event loop) skips it. */
+const GRACE_MS = 1000;
+/** Timers longer than this overflow Node's 32-bit timer delay; a far tick is reached in steps of at most this. */
+const MAX_DELAY_MS = 2 ** 31 - 1;
+
+/**
+ * crononome: a structured event for each tick of each entry's cron
+ * expression (six fields with seconds, UTC). Timers go through
+ * `ctx.scheduler`, so virtual time drives it in tests. Ticks are never fired
+ * late: a time that passed while paused or while the event loop was blocked
+ * is skipped and the entry waits for its next time.
+ */
+export const crononome: OnrampType<CrononomeConfig> = {
+  name: 'crononome',
+  defaultCodec: 'json',
+  example: { entries: [{ name: 'every-5s', expr: '*/5 * * * * *', payload: { hello: 'world' } }] },
+  configSchema: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['entries'],
+    properties: {
+      entries: {
+        type: 'array',
+        minItems: 1,
+        description: 'the schedules, each firing its own events',
+        items: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['name', 'expr'],
+          properties: {
+            name: { type: 'string', minLength: 1, description: 'symbolic name, set as trigger.name on its events' },
+            expr: { type: 'string', minLength: 1, description: 'cron expression with six fields: second minute hour day-of-month month day-of-week (UTC; 0 or 7 is Sunday)' },
+            payload: { description: 'any value, set as trigger.payload on its events (absent when not given)' },
+          },
+        },
+      },
+    },
+  },
+  create(config, ctx) {
+    // every expression is checked before anything runs: a bad one fails the activation, naming the entry
+    const schedules = config.entries.map((entry, i): Schedule => ({ entry, expression: parseExpr(entry.expr, `entries[${i}] (${entry.name})`) }));
+    const originUri = `svc-crononome://${ctx.hostname}`;
+    const scheduler = ctx.scheduler;
+    let subscriber: Subscriber<Frame> | undefined;
+    let paused = false;
+    let id = 0;
+    const timers = new Set<Subscription>();
+
+    const cancelAll = () => {
+      for (const timer of timers) timer.unsubscribe();
+      timers.clear();
+    };
+    /** Waits for `due`, in steps no longer than a Node timer can take. */
+    const wait = (schedule: Schedule, due: number) => {
+      const delay = due - scheduler.now();
+      const step = Math.min(Math.max(delay, 0), MAX_DELAY_MS);
+      const timer = scheduler.schedule(() => {
+        timers.delete(timer);
+        if (step < delay) wait(schedule, due);
+        else fire(schedule, due);
+      }, step);
+      timers.add(timer);
+    };
+    /** Plans the schedule's first time strictly after `after`; one without an upcoming time is done. */
+    const plan = (schedule: Schedule, after: number) => {
+      const next = nextAfter(schedule.expression, after);
+      if (next === undefined) ctx.logger.info(`Onramp ${ctx.url}: crononome entry '${schedule.entry.name}' has no upcoming time; it is done`);
+      else wait(schedule, next);
+    };
+    const fire = (schedule: Schedule, due: number) => {
+      const now = scheduler.now();
+      if (now < due + GRACE_MS && subscriber) {
+        const { name, payload } = schedule.entry;
+        const ingestNs = BigInt(Math.trunc(now)) * 1_000_000n;
+        const trigger = payload === undefined ? { name } : { name, payload };
+        subscriber.next({ stream: 0, value: { onramp: 'crononome', ingest_ns: ingestNs, id: id++, trigger }, originUri, ingestNs });
+      }
+      // the next time after the one just handled, or after now if that one passed long ago: missed times are skipped
+      plan(schedule, Math.max(now, due));
+    };
+    const start = () => {
+      const now = scheduler.now();
+      for (const schedule of schedules) plan(schedule, now);
+    };
+
+    return {
+      frames: new Observable<Frame>((sub) => {
+        subscriber = sub;
+        if (!paused) start();
+        return () => {
+          cancelAll();
+          subscriber = undefined;
+        };
+      }),
+      // paused: no timers at all; resumed: each entry's next time from now, so the times that passed meanwhile are skipped
+      pause: () => {
+        paused = true;
+        cancelAll();
+      },
+      resume: () => {
+        if (!paused) return;
+        paused = false;
+        if (subscriber) start();
+      },
+      close: cancelAll,
+    };
+  },
+};
+
+interface Schedule {
+  readonly entry: Entry;
+  readonly expression: CronExpression;
+}
+
+/** Parses one expression: exactly six fields, UTC; the error names the entry. */
+function parseExpr(expr: string, where: string): CronExpression {
+  const fields = expr.trim().split(/\s+/).filter(Boolean);
+  if (fields.length !== 6) {
+    throw new Error(`${where}: illegal expression '${expr}': expected six fields (second minute hour day-of-month month day-of-week), got ${fields.length}`);
+  }
+  try {
+    return CronExpressionParser.parse(expr, { tz: 'UTC' });
+  } catch (err) {
+    throw new Error(`${where}: illegal expression '${expr}': ${(err as Error).message}`);
+  }
+}
+
+/** The first time of the expression strictly after `after` (ms since the epoch), or undefined when there is none. */
+function nextAfter(expression: CronExpression, after: number): number | undefined {
+  expression.reset(new Date(after));
+  try {
+    return expression.next().getTime();
+  } catch {
+    return undefined;
+  }
+}
