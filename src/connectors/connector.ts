@@ -132,6 +132,8 @@ export interface OnrampType<C = Record<string, unknown>> {
    * preprocessor that splits (`lines`, `lines-null`, `length-prefixed`, …).
    */
   readonly framing?: string;
+  /** checks what the schema cannot (a cron expression) at publish time; throws naming the field */
+  validate?(config: C): void;
   /**
    * Builds the source. Resources whose failure should fail the activation
    * (binding a port, opening a file) are opened here: a rejection answers
@@ -193,5 +195,7 @@ export interface OfframpType<C = Record<string, unknown>> {
   readonly autoAck: boolean;
   /** the type can be a linked transport; `'required'` when it only works linked (kv) */
   readonly linkable?: boolean | 'required';
+  /** checks what the schema cannot at publish time; throws naming the field */
+  validate?(config: C): void;
   create(config: C, ctx: OfframpContext): Sink | Promise<Sink>;
 }

@@ -104,7 +104,12 @@ export class Repository {
   private validateRamp(r: RampArtefact, kind: 'onramp' | 'offramp'): void {
     const type = kind === 'onramp' ? this.registries.onramps.get(r.type, 'type') : this.registries.offramps.get(r.type, 'type');
     checkLinked(r, kind, type.linkable);
-    this.rampConfig(kind, r);
+    const config = this.rampConfig(kind, r);
+    try {
+      type.validate?.(config);
+    } catch (err) {
+      throw invalid(`config.${(err as Error).message}`);
+    }
     const checkProcessors = (specs: ProcessorSpec[] | undefined, field: string, reg: Registries['preprocessors'] | Registries['postprocessors']) => {
       for (const [i, spec] of (specs ?? []).entries()) reg.get(processorName(spec), `${field}[${i}]`).create(processorConfig(spec));
     };

@@ -50,6 +50,9 @@ export const crononome: OnrampType<CrononomeConfig> = {
       },
     },
   },
+  validate(config) {
+    config.entries.forEach((entry, i) => parseExpr(entry.expr, `entries[${i}] (${entry.name})`));
+  },
   create(config, ctx) {
     // every expression is checked before anything runs: a bad one fails the activation, naming the entry
     const schedules = config.entries.map((entry, i): Schedule => ({ entry, expression: parseExpr(entry.expr, `entries[${i}] (${entry.name})`) }));
