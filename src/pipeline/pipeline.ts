@@ -39,6 +39,8 @@ export class PipelineRuntime implements ContraflowTarget {
   /** events counted per `node|direction|port`, for the pipeline metrics */
   readonly counts = new Map<string, { count: number }>();
   private readonly sources = new Set<ContraflowTarget>();
+  /** triggers forwarded to the sources and not restored yet, by who raised them */
+  private readonly triggered = new Set<string>();
   private readonly nodes: CompiledNode[] = [];
   private readonly subscription = new Subscription();
   private readonly graph: ReturnType<typeof buildGraph>;
@@ -157,6 +159,8 @@ export class PipelineRuntime implements ContraflowTarget {
 
   addSource(source: ContraflowTarget): void {
     this.sources.add(source);
+    // a source that joins late (onramps are linked last) learns the triggers still in force
+    for (const from of this.triggered) source.contraflow({ kind: 'trigger', from });
   }
 
   removeSource(source: ContraflowTarget): void {
@@ -196,6 +200,8 @@ export class PipelineRuntime implements ContraflowTarget {
   }
 
   private forward(insight: Insight): void {
+    if (insight.kind === 'trigger') this.triggered.add(insight.from);
+    else if (insight.kind === 'restore') this.triggered.delete(insight.from);
     for (const source of this.sources) source.contraflow(insight);
   }
 
