@@ -129,14 +129,19 @@ export function netcat(args: string[], input?: number): Netcat {
   };
 }
 
-/** Waits until something listens on a loopback TCP port (without connecting to it, so a one-shot listener is not used up). */
-export async function listening(port: number, what = `a listener on ${port}`): Promise<void> {
+/**
+ * Waits until a process has bound a loopback port, read from /proc/net (no
+ * packet is sent, so a one-shot netcat is not used up): a TCP listener, or
+ * a UDP socket.
+ */
+export async function bound(port: number, kind: 'tcp' | 'udp'): Promise<void> {
   const { readFileSync } = await import('node:fs');
   const hex = port.toString(16).toUpperCase().padStart(4, '0');
+  const state = kind === 'tcp' ? '0A' : '07'; // LISTEN; a UDP socket that is bound but not connected
   await eventually(
-    () => readFileSync('/proc/net/tcp', 'utf8').split('\n').some((l) => l.includes(`:${hex} 00000000:0000 0A`)),
+    () => readFileSync(`/proc/net/${kind}`, 'utf8').split('\n').some((l) => l.includes(`:${hex} 00000000:0000 ${state}`)),
     5000,
-    what,
+    `a ${kind} socket bound to port ${port}`,
   );
 }
 
