@@ -154,10 +154,24 @@ describe('tcp onramp source (the type on its own)', () => {
     source.resume!();
     await eventually(() => data().length === 'one\ntwo\nthree\n'.length, 5000, 'the held writes');
     // per connection, in order; each connection its own stream key
-    const streams = new Set(frames.map((f) => f.stream));
-    expect(streams.size).to.equal(2);
+    const byStream = new Map<string | number, string>();
+    for (const f of frames) if (f.data) byStream.set(f.stream, (byStream.get(f.stream) ?? '') + f.data.toString());
+    expect([...byStream.values()].sort()).to.deep.equal(['one\ntwo\n', 'three\n']);
     before.destroy();
     during.destroy();
+  });
+
+  it('holds a connection accepted before anything subscribed, unread, and reads it on subscribe', async () => {
+    const port = await freePort();
+    source = await tcpOnramp.create({ host: '127.0.0.1', port }, fakeOnrampContext());
+    const early = await client(port);
+    early.write('early\n');
+    await sleep(100);
+    const frames: Frame[] = [];
+    sub = source.frames.subscribe((f) => frames.push(f));
+    await eventually(() => frames.some((f) => f.data?.toString() === 'early\n'), 5000, 'the early write');
+    expect(frames[0].originUri).to.equal(`svc-tcp://127.0.0.1:${early.localPort}/${port}`);
+    early.destroy();
   });
 
   it('ends a stream once per connection, and close() frees the port and drops every connection', async () => {
