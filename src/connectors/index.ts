@@ -5,6 +5,8 @@ import { crononome } from './crononome/onramp';
 import { fileOnramp } from './file/onramp';
 import { metronome } from './metronome/onramp';
 import { stdin } from './stdin/onramp';
+import { tcpOnramp } from './tcp/onramp';
+import { udpOnramp } from './udp/onramp';
 import { wsOnramp } from './ws/onramp';
 import { blackhole } from './blackhole/offramp';
 import { cbOfframp } from './cb/offramp';
@@ -13,6 +15,8 @@ import { exit } from './exit/offramp';
 import { fileOfframp } from './file/offramp';
 import { kv } from './kv/offramp';
 import { stderr, stdout } from './std/offramp';
+import { tcpOfframp } from './tcp/offramp';
+import { udpOfframp } from './udp/offramp';
 import { wsOfframp } from './ws/offramp';
 
 /** The builtin connectors. Adding one is one file plus one line here. */
@@ -24,6 +28,8 @@ export const builtinOnramps: readonly OnrampType<any>[] = [
   fileOnramp,
   metronome,
   stdin,
+  tcpOnramp,
+  udpOnramp,
   wsOnramp,
 ];
 export const builtinOfframps: readonly OfframpType<any>[] = [
@@ -35,5 +41,7 @@ export const builtinOfframps: readonly OfframpType<any>[] = [
   kv,
   stderr,
   stdout,
+  tcpOfframp,
+  udpOfframp,
   wsOfframp,
 ];

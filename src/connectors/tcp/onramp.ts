@@ -1,0 +1,122 @@
+import { createServer, isIPv6, type AddressInfo, type Server, type Socket } from 'node:net';
+import { Observable, type Subscriber } from 'rxjs';
+import type { Frame, OnrampType } from '../connector';
+
+interface TcpOnrampConfig {
+  host: string;
+  port: number;
+}
+
+/**
+ * tcp: a listening socket; every accepted connection is its own stream (its
+ * own preprocessor chain), so one client's partial line never mixes with
+ * another's. The bytes are handed over as they are read: the preprocessors
+ * cut them into frames (`preprocessors: [lines]` for newline-delimited
+ * data; there is no default framing, as the spec says). When a connection
+ * ends its stream ends, which flushes the chain: a last line without a
+ * newline is still decoded (or goes to `err`), never lost.
+ *
+ * The port is bound in `create`, so a port in use fails the activation.
+ * Pausing pauses every connection (the kernel's receive window then closes
+ * and the senders block); connections accepted while paused start paused.
+ */
+export const tcpOnramp: OnrampType<TcpOnrampConfig> = {
+  name: 'tcp',
+  defaultCodec: 'json',
+  example: { host: '127.0.0.1', port: 14242 },
+  configSchema: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['host', 'port'],
+    properties: {
+      host: { type: 'string', minLength: 1, description: 'address to listen on (e.g. 127.0.0.1, 0.0.0.0, ::)' },
+      port: { type: 'integer', minimum: 0, maximum: 65535, description: 'port to listen on; 0 picks a free one' },
+    },
+  },
+  async create(config, ctx) {
+    // connections start paused: nothing is read before the machinery subscribes and the gate is open
+    const server = createServer({ pauseOnConnect: true });
+    await listen(server, config.host, config.port);
+    const serverPort = (server.address() as AddressInfo).port;
+    server.on('error', (err) => ctx.logger.error(`tcp onramp ${ctx.url}: ${err.message}`));
+
+    const sockets = new Set<Socket>();
+    /** connections with a reader attached (only while subscribed) */
+    const reading = new Set<Socket>();
+    let subscriber: Subscriber<Frame> | undefined;
+    let paused = false;
+    let streams = 0;
+
+    const attach = (socket: Socket, to: Subscriber<Frame>) => {
+      const stream = ++streams;
+      const originUri = `svc-tcp://${address(socket.remoteAddress)}:${socket.remotePort}/${serverPort}`;
+      let ended = false;
+      // 'end' after the last byte was read; 'close' alone after a reset: either way the stream ends once
+      const end = () => {
+        if (ended) return;
+        ended = true;
+        reading.delete(socket);
+        to.next({ stream, end: true, originUri });
+      };
+      reading.add(socket);
+      if (paused) socket.pause(); // so that adding the 'data' listener does not start the flow
+      socket.on('data', (data: Buffer) => to.next({ stream, data, originUri }));
+      socket.once('end', end);
+      socket.once('close', end);
+      if (!paused) socket.resume();
+    };
+
+    server.on('connection', (socket) => {
+      sockets.add(socket);
+      socket.on('error', (err) => ctx.logger.debug(`tcp onramp ${ctx.url}: connection ${socket.remoteAddress}:${socket.remotePort}: ${err.message}`));
+      socket.once('close', () => sockets.delete(socket));
+      if (subscriber) attach(socket, subscriber);
+    });
+
+    const frames = new Observable<Frame>((sub) => {
+      subscriber = sub;
+      // connections accepted before the subscription waited, paused
+      for (const socket of sockets) attach(socket, sub);
+      return () => {
+        subscriber = undefined;
+        // their preprocessor state is gone with the subscription: a later subscriber could not continue them
+        for (const socket of sockets) socket.destroy();
+        reading.clear();
+      };
+    });
+
+    return {
+      frames,
+      pause() {
+        paused = true;
+        for (const socket of reading) socket.pause();
+      },
+      resume() {
+        paused = false;
+        for (const socket of reading) socket.resume();
+      },
+      close: () =>
+        new Promise<void>((resolve) => {
+          for (const socket of sockets) socket.destroy();
+          server.close(() => resolve());
+        }),
+    };
+  },
+};
+
+function listen(server: Server, host: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const failed = (err: Error) => reject(new Error(`cannot listen on ${host}:${port}: ${err.message}`));
+    server.once('error', failed);
+    server.listen(port, host, () => {
+      server.off('error', failed);
+      resolve();
+    });
+  });
+}
+
+/** An address as it appears before `:port` in a URI: IPv6 in brackets. */
+function address(ip: string | undefined): string {
+  if (ip === undefined) return 'unknown';
+  return isIPv6(ip) ? `[${ip}]` : ip;
+}

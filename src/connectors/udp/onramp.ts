@@ -1,0 +1,141 @@
+import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
+import { isIPv6 } from 'node:net';
+import { Observable, type Subscriber } from 'rxjs';
+import { nowNs } from '../../core/clock';
+import type { Frame, OnrampContext, OnrampSource, OnrampType } from '../connector';
+
+interface UdpOnrampConfig {
+  host: string;
+  port: number;
+}
+
+export interface UdpHoldLimit {
+  /** datagram bytes held while paused, beyond which newer datagrams are dropped (and counted) */
+  maxBytes: number;
+}
+
+/** 16 MiB: about 250 full-size datagrams, or 100,000 small log lines. */
+export const DEFAULT_HOLD_LIMIT: UdpHoldLimit = { maxBytes: 16 * 1024 * 1024 };
+
+/**
+ * udp: one frame per datagram, all on stream 0, so buffered preprocessors
+ * (gelf-chunking) reassemble across datagrams and senders. The port is bound
+ * in `create`, so a port in use fails the activation.
+ *
+ * UDP has no flow control and Node's dgram sockets cannot stop reading, so
+ * pausing cannot slow a sender down. While paused (and before the machinery
+ * subscribes) datagrams keep being read and are held here, in order, up to
+ * `maxBytes`; beyond that newer ones are dropped, counted and logged, as the
+ * kernel itself would drop them from a full receive buffer. On resume the
+ * held datagrams are delivered first, with the time they arrived.
+ */
+export const udpOnramp: OnrampType<UdpOnrampConfig> = {
+  name: 'udp',
+  defaultCodec: 'string',
+  example: { host: '127.0.0.1', port: 12201 },
+  configSchema: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['host', 'port'],
+    properties: {
+      host: { type: 'string', minLength: 1, description: 'address to receive on (e.g. 127.0.0.1, 0.0.0.0, ::)' },
+      port: { type: 'integer', minimum: 0, maximum: 65535, description: 'port to receive on; 0 picks a free one' },
+    },
+  },
+  create: (config, ctx) => createUdpSource(config, ctx, DEFAULT_HOLD_LIMIT),
+};
+
+/** The udp source; exported with its hold limit so a test can overflow a small one. */
+export async function createUdpSource(config: UdpOnrampConfig, ctx: OnrampContext, limit: UdpHoldLimit): Promise<OnrampSource> {
+  const socket = createSocket(isIPv6(config.host) ? 'udp6' : 'udp4');
+  await bind(socket, config.host, config.port);
+  const port = socket.address().port;
+
+  let subscriber: Subscriber<Frame> | undefined;
+  let paused = false;
+  const held: (Frame | undefined)[] = [];
+  let head = 0;
+  let heldBytes = 0;
+  let dropped = 0;
+
+  // the origin of the last sender, reused while the same sender keeps sending
+  let lastAddress = '';
+  let lastPort = -1;
+  let lastOrigin = '';
+  const origin = (from: RemoteInfo) => {
+    if (from.port !== lastPort || from.address !== lastAddress) {
+      lastAddress = from.address;
+      lastPort = from.port;
+      lastOrigin = `svc-udp://${from.family === 'IPv6' ? `[${from.address}]` : from.address}:${from.port}/${port}`;
+    }
+    return lastOrigin;
+  };
+
+  const hold = (frame: Frame, size: number) => {
+    if (heldBytes + size > limit.maxBytes) {
+      if (dropped++ === 0) ctx.logger.warn(`udp onramp ${ctx.url}: ${heldBytes} bytes held while paused; dropping newer datagrams until it resumes`);
+      return;
+    }
+    frame.ingestNs = nowNs(); // the time it arrived, not the time it is released
+    held.push(frame);
+    heldBytes += size;
+  };
+
+  // delivers what was held, in order, until the gate closes again (a frame may close it)
+  const release = () => {
+    while (head < held.length && subscriber && !paused) {
+      const frame = held[head]!;
+      held[head++] = undefined;
+      heldBytes -= frame.data!.length;
+      subscriber.next(frame);
+    }
+    if (head === held.length) held.length = head = 0;
+    if (dropped > 0 && head === held.length) {
+      ctx.logger.warn(`udp onramp ${ctx.url}: ${dropped} datagrams were dropped while paused (hold limit ${limit.maxBytes} bytes)`);
+      dropped = 0;
+    }
+  };
+
+  socket.on('message', (data, from) => {
+    const frame: Frame = { stream: 0, data, originUri: origin(from) };
+    if (subscriber && !paused && head === held.length) subscriber.next(frame);
+    else hold(frame, data.length);
+  });
+  socket.on('error', (err) => ctx.logger.error(`udp onramp ${ctx.url}: ${err.message}`));
+
+  return {
+    frames: new Observable<Frame>((sub) => {
+      subscriber = sub;
+      release();
+      return () => {
+        subscriber = undefined;
+      };
+    }),
+    pause() {
+      paused = true;
+    },
+    resume() {
+      paused = false;
+      release();
+    },
+    close: () => new Promise<void>((resolve) => socket.close(() => resolve())),
+  };
+}
+
+function bind(socket: Socket, host: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const failed = (err: Error) => {
+      try {
+        socket.close();
+      } catch {
+        // already closed by the failed bind
+      }
+      reject(new Error(`cannot bind ${host}:${port}: ${err.message}`));
+    };
+    socket.once('error', failed);
+    socket.bind(port, host, () => {
+      socket.off('error', failed);
+      resolve();
+    });
+  });
+}
