@@ -3,6 +3,7 @@
  * runtime whose events land in arrays, netcat as a peer nobody in this
  * project wrote, and fake ramp contexts for type-level tests.
  */
+import { json } from '../../src/codecs/json';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { createServer, type AddressInfo } from 'node:net';
@@ -181,6 +182,7 @@ export function fakeOfframpContext(url = '/offramp/test/main', logger: Logger = 
     linked: false,
     codecForMime: () => 'json',
     decode: () => [],
+    codec: json.create(),
     scheduler: asyncScheduler,
   };
   return { ctx, log };

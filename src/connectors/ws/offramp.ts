@@ -3,15 +3,13 @@ import { WebSocket, type RawData } from 'ws';
 import type { EddyEvent } from '../../core/event';
 import { nowNs } from '../../core/clock';
 import type { OfframpContext, OfframpType, Sink } from '../connector';
+import { Backoff } from '../_shared/backoff';
 
 interface WsOfframpConfig {
   url: string;
   binary: boolean;
 }
 
-/** Reconnect back-off of the configured connection: 100 ms doubling to 5 s. */
-const BACKOFF_MIN_MS = 100;
-const BACKOFF_MAX_MS = 5000;
 /** A connection attempt that has not completed its handshake by then has failed. */
 const HANDSHAKE_TIMEOUT_MS = 5000;
 /** Linked: requests remembered per connection for correlating server messages; the oldest are forgotten beyond this. */
@@ -109,7 +107,8 @@ class Connection {
   private socket: WebSocket | undefined;
   /** the attempt in progress, resolved when it opened or failed */
   private opening: Promise<void> | undefined;
-  private backoff = BACKOFF_MIN_MS;
+  /** reconnect back-off of the configured connection: 100 ms doubling to 5 s */
+  private readonly backoff = new Backoff();
   private retryAt = 0;
   private retry: Subscription | undefined;
   private closed = false;
@@ -137,7 +136,7 @@ class Connection {
     this.opening = new Promise<void>((resolve) => {
       socket.once('open', () => {
         this.opening = undefined;
-        this.backoff = BACKOFF_MIN_MS;
+        this.backoff.reset();
         this.ctx.logger.info(`Offramp ${this.ctx.url}: connected to ${this.url}`);
         if (this.keepAlive) this.ctx.restore();
         resolve();
@@ -190,8 +189,7 @@ class Connection {
     this.awaiting = [];
     this.last = undefined;
     if (this.closed) return;
-    const wait = this.backoff;
-    this.backoff = Math.min(this.backoff * 2, BACKOFF_MAX_MS);
+    const wait = this.backoff.next();
     this.retryAt = Date.now() + wait;
     if (!this.keepAlive) return;
     this.ctx.trigger();
