@@ -39,6 +39,8 @@ export interface Bench {
   /** measured seconds, overriding BENCH_SECS */
   secs?: () => number;
   note?: string;
+  /** a network benchmark with its own load generator and raw server (bench/<script>.ts) */
+  script?: 'tcp-ingest' | 'rest-echo';
 }
 
 export const BENCHES: Bench[] = [
@@ -51,8 +53,18 @@ export const BENCHES: Bench[] = [
   { name: 'batch', file: 'batch.yaml', raw: 'json', eventsPerReport: 50 },
   { name: 'paced-latency', file: 'paced-latency.yaml', note: 'p99 target < 1 ms' },
   { name: 'slow-sink', note: 'in-process; see bench/slow-sink.ts' },
+  { name: 'tcp-ingest', script: 'tcp-ingest', note: 'JSON lines over loopback; raw: a net server that splits, parses and re-serialises' },
   { name: 'soak', file: 'soak.yaml', raw: 'json', optIn: true, secs: () => envNumber('BENCH_SOAK_SECS', 60), note: 'peak RSS target < 200 MB' },
 ];
+
+/** What a network benchmark module's `main` returns (bench/tcp-ingest.ts, bench/rest-echo.ts). */
+interface ScriptResult {
+  eddy: { events_per_second: number; megabytes_per_second?: number; p99_ns?: number; peak_rss_bytes?: number };
+  raw: { events_per_second: number };
+  ratio: number;
+  cpu_ratio?: number;
+  load_average?: number;
+}
 
 interface Row {
   name: string;
@@ -320,10 +332,29 @@ class Runner {
     };
   }
 
+  /** A network benchmark: its module measures eddy and its raw server in the same run. */
+  async runScript(bench: Bench): Promise<Row> {
+    const module = (await import(`./${bench.script}`)) as { main(): Promise<ScriptResult> };
+    const r = await module.main();
+    return {
+      name: bench.name,
+      status: 'ok',
+      eps: r.eddy.events_per_second,
+      mbps: r.eddy.megabytes_per_second,
+      p99: r.eddy.p99_ns,
+      rss: r.eddy.peak_rss_bytes,
+      rawEps: r.raw.events_per_second,
+      ratio: r.ratio,
+      cpuRatio: r.cpu_ratio,
+      load: r.load_average,
+      report: r,
+    };
+  }
+
   async run(bench: Bench): Promise<Row> {
     process.stderr.write(`running ${bench.name}...\n`);
     try {
-      const row = bench.file ? await this.runConfig(bench) : await this.runSlowSink(bench);
+      const row = bench.file ? await this.runConfig(bench) : bench.script ? await this.runScript(bench) : await this.runSlowSink(bench);
       process.stderr.write(`  ${row.status === 'ok' ? summaryLine(row) : row.message}\n`);
       return row;
     } catch (err) {
