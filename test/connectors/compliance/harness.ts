@@ -41,8 +41,20 @@ export interface Prepared {
   close(): Promise<void>;
 }
 
+/**
+ * A config whose instance cannot open what `create` must open (its port is
+ * taken, its file is missing): the activation must fail with a 400 naming
+ * the artefact, and leave nothing behind.
+ */
+export interface Unopenable {
+  /** what cannot be opened, for the test's name */
+  what: string;
+  prepare(dir: string): Promise<{ ramp: RampParts; close(): Promise<void> }>;
+}
+
 export interface OnrampHarness {
   prepare(dir: string): Promise<Prepared>;
+  unopenable?: Unopenable;
   /** set (with the reason) for sources of structured values: nothing to decode, so nothing can be bad */
   noBadInput?: string;
   /** set (with the reason) for sources that read no bytes */
@@ -51,6 +63,7 @@ export interface OnrampHarness {
 
 export interface OfframpHarness {
   prepare(dir: string): Promise<Prepared>;
+  unopenable?: Unopenable;
 }
 
 export interface Harness {
@@ -93,6 +106,23 @@ function writeSource(dir: string, name: string, text = BAD_THEN_GOOD_LINES): str
   writeFileSync(path, text);
   return path;
 }
+
+/** A source file that does not exist. */
+const missingSource = (key: string, extra: Record<string, unknown> = {}): Unopenable => ({
+  what: 'its source file (missing)',
+  prepare: async (dir) => ({ ramp: { config: { [key]: join(dir, 'missing', 'nothing.json'), ...extra } }, close: nothingToClose }),
+});
+
+/** A TCP port on 127.0.0.1 that this process holds while the child tries to listen on it. */
+const tcpPortInUse = (config: (port: number) => Record<string, unknown>): Unopenable => ({
+  what: 'its port (in use)',
+  async prepare() {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const { port } = holder.address() as { port: number };
+    return { ramp: { config: config(port) }, close: () => new Promise<void>((r) => holder.close(() => r())) };
+  },
+});
 
 // ---- loopback helpers ----
 
@@ -209,6 +239,7 @@ function httpPost(agent: Agent, port: number, body: string): Promise<number> {
 export const harnesses: Readonly<Record<string, Harness>> = {
   blaster: {
     onramp: {
+      unopenable: missingSource('source', { iters: 1 }),
       async prepare(dir) {
         // two rounds of the two lines: two bad, two good
         return { ramp: { config: { source: writeSource(dir, 'blaster.json'), iters: 4 } }, drive: nothingToClose, close: nothingToClose };
@@ -218,6 +249,7 @@ export const harnesses: Readonly<Record<string, Harness>> = {
 
   cb: {
     onramp: {
+      unopenable: missingSource('source'),
       async prepare(dir) {
         // the blackhole acks every event, so the cb onramp finishes (and asks for exit 0, which the child only records)
         return { ramp: { config: { source: writeSource(dir, 'cb.json'), timeout: 2000 } }, drive: nothingToClose, close: nothingToClose };
@@ -239,11 +271,16 @@ export const harnesses: Readonly<Record<string, Harness>> = {
 
   file: {
     onramp: {
+      unopenable: missingSource('source'),
       async prepare(dir) {
         return { ramp: { config: { source: writeSource(dir, 'in.json') } }, drive: nothingToClose, close: nothingToClose };
       },
     },
     offramp: {
+      unopenable: {
+        what: 'its file (in a missing directory)',
+        prepare: async (dir) => ({ ramp: { config: { file: join(dir, 'missing', 'out.txt') } }, close: nothingToClose }),
+      },
       async prepare(dir) {
         const file = join(dir, 'out.txt');
         return {
@@ -346,6 +383,7 @@ export const harnesses: Readonly<Record<string, Harness>> = {
 
   tcp: {
     onramp: {
+      unopenable: tcpPortInUse((port) => ({ host: '127.0.0.1', port })),
       async prepare() {
         const port = await freeTcpPort();
         let client: Socket | undefined;
@@ -377,6 +415,15 @@ export const harnesses: Readonly<Record<string, Harness>> = {
 
   udp: {
     onramp: {
+      unopenable: {
+        what: 'its port (in use)',
+        async prepare() {
+          const holder = createSocket('udp4');
+          await new Promise<void>((resolve) => holder.bind(0, '127.0.0.1', resolve));
+          const { port } = holder.address();
+          return { ramp: { config: { host: '127.0.0.1', port } }, close: () => new Promise<void>((r) => holder.close(r)) };
+        },
+      },
       async prepare() {
         const port = await freeUdpPort();
         return {
@@ -408,6 +455,7 @@ export const harnesses: Readonly<Record<string, Harness>> = {
 
   ws: {
     onramp: {
+      unopenable: tcpPortInUse((port) => ({ host: '127.0.0.1', port })),
       async prepare() {
         const port = await freeTcpPort();
         let client: WebSocket | undefined;
@@ -440,6 +488,7 @@ export const harnesses: Readonly<Record<string, Harness>> = {
 
   rest: {
     onramp: {
+      unopenable: tcpPortInUse((port) => ({ host: '127.0.0.1', port })),
       async prepare() {
         const port = await freeTcpPort();
         // keep-alive: the child's server must drop idle connections on shutdown, not wait for them
@@ -472,6 +521,10 @@ export const harnesses: Readonly<Record<string, Harness>> = {
 
   kv: {
     offramp: {
+      unopenable: {
+        what: 'its directory (a regular file is in the way)',
+        prepare: async (dir) => ({ ramp: { linked: true, config: { dir: writeSource(dir, 'not-a-dir', 'x') } }, close: nothingToClose }),
+      },
       async prepare(dir) {
         return {
           ramp: { linked: true, config: { dir: join(dir, 'kv') } },

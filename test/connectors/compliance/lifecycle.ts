@@ -88,6 +88,16 @@ export function describeLifecycle(side: Side): void {
           expect(r.startError, `${r.startError}${output(r)}`).to.equal(undefined);
         });
 
+        if (harness.unopenable) {
+          it(`refuses to activate when it cannot open ${harness.unopenable.what}: a 400 naming the artefact`, async () => {
+            const r = await report();
+            expect(r.refusalError, `${r.refusalError}${output(r)}`).to.equal(undefined);
+            expect(r.refusal?.activated, 'activated although it could not open what it needs').to.equal(false);
+            expect(r.refusal?.code, r.refusal?.message).to.equal('invalid');
+            expect(r.refusal?.message).to.contain("'broken'");
+          });
+        }
+
         const bytesNote = onramp?.noBytes ? ` (not bytes: ${onramp.noBytes})` : ' and bytes';
         it(`passes the events and counts them: in, out${bytesNote}`, async () => {
           const r = await report();

@@ -19,6 +19,8 @@ export interface RampParts {
 
 export type Command =
   | { cmd: 'start'; side: Side; type: string; ramp: RampParts }
+  /** activate an instance that cannot open what it needs (a port in use, a missing file): it must fail */
+  | { cmd: 'try'; side: Side; type: string; ramp: RampParts }
   /** offramps: an event into the pipeline that feeds the offramp */
   | { cmd: 'send'; data: unknown; meta?: Record<string, unknown> }
   | { cmd: 'status' }
@@ -43,11 +45,19 @@ export interface ChildStatus {
   exits: number[];
 }
 
+/** How a `try` activation ended: refused with this error (code and message), or activated after all. */
+export interface Refusal {
+  activated: boolean;
+  code?: string;
+  message?: string;
+}
+
 export interface Reply {
   seq: number;
   ok: boolean;
   error?: string;
   status?: ChildStatus;
+  refusal?: Refusal;
 }
 
 /** The child's last stdout line starts with this, followed by a `Leftovers` JSON. */

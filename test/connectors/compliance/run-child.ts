@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildIo, OfframpHarness, OnrampHarness, Prepared } from './harness';
-import { REPORT_MARKER, type ChildStatus, type Command, type Leftovers, type Reply, type Side } from './protocol';
+import { REPORT_MARKER, type ChildStatus, type Command, type Leftovers, type Refusal, type Reply, type Side } from './protocol';
 
 const CHILD = join(__dirname, 'fixtures', 'ramp-child.js');
 /** How long the good and bad events may take to pass (a crononome ticks once a second). */
@@ -20,6 +20,10 @@ const START_MS = 30_000;
 export const EXIT_DEADLINE_MS = 20_000;
 
 export interface RunReport {
+  /** the harness's unopenable config: how its activation ended */
+  refusal?: Refusal;
+  /** why the unopenable activation could not even be tried */
+  refusalError?: string;
   /** why it could not start (prepare, publish or activation failed) */
   startError?: string;
   /** why the events did not pass as expected within EVENTS_MS */
@@ -145,6 +149,21 @@ export async function runInChild(
   const child = new Child();
   const report: RunReport = { exitedByItself: false, exitCode: null, stdout: '', stderr: '' };
   try {
+    if (harness.unopenable) {
+      // first, while nothing else runs in the child: what it leaves behind shows in the final report too
+      try {
+        const broken = await harness.unopenable.prepare(dir);
+        try {
+          const tried = await child.ask({ cmd: 'try', side, type, ramp: broken.ramp }, START_MS);
+          if (!tried.ok) throw new Error(tried.error);
+          report.refusal = tried.refusal;
+        } finally {
+          await broken.close();
+        }
+      } catch (err) {
+        report.refusalError = (err as Error).message;
+      }
+    }
     try {
       prepared = await harness.prepare(dir);
       // the child loads the runtime first: allow for a slow start on a loaded machine
