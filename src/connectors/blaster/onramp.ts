@@ -1,4 +1,4 @@
-import { Observable, type Subscriber, type Subscription } from 'rxjs';
+import { Observable, type Subscriber } from 'rxjs';
 import { nowNs } from '../../core/clock';
 import type { Frame, OnrampType } from '../connector';
 import { readPayloadLines } from '../_shared/read-source';
@@ -23,7 +23,8 @@ const CHUNK = 64;
  * blaster (benchmarks only): replays the lines of a file (xz when named
  * `.xz`) in a loop. `interval` paces it in nanoseconds between events;
  * `iters` stops it after that many events. Reads nothing while the circuit
- * breaker is triggered.
+ * breaker is triggered. The file is read when the instance is created, so a
+ * missing or empty file fails the activation.
  */
 export const blaster: OnrampType<BlasterConfig> = {
   name: 'blaster',
@@ -40,30 +41,16 @@ export const blaster: OnrampType<BlasterConfig> = {
       base64: { type: 'boolean', default: false, description: 'base64-decode each line' },
     },
   },
-  create(config, ctx) {
+  async create(config, ctx) {
     const originUri = `svc-blaster://${ctx.hostname}/${config.source.replace(/^\//, '')}`;
-    const load = async () => {
-      let lines = await readPayloadLines(config.source);
-      if (config.base64) lines = lines.map((l) => Buffer.from(l.toString('latin1'), 'base64'));
-      if (lines.length === 0) throw new Error(`blaster: ${config.source} has no lines to replay`);
-      return lines;
-    };
-    const frames = new Observable<Frame>((subscriber) => {
-      let closed = false;
-      let loop: Subscription | undefined;
-      load().then(
-        (lines) => {
-          if (closed) return;
-          // the pull loop feeds this subscriber directly: no operator layer per event
-          loop = ctx.pullLoop<Frame>(step(lines)).subscribe(subscriber);
-        },
-        (err: unknown) => subscriber.error(err),
-      );
-      return () => {
-        closed = true;
-        loop?.unsubscribe();
-      };
+    // read now: a missing, unreadable or empty source fails the activation (a 400 naming the onramp)
+    let lines = await readPayloadLines(config.source).catch((err: Error) => {
+      throw new Error(`blaster: cannot read ${config.source}: ${err.message}`);
     });
+    if (config.base64) lines = lines.map((l) => Buffer.from(l.toString('latin1'), 'base64'));
+    if (lines.length === 0) throw new Error(`blaster: ${config.source} has no lines to replay`);
+    // each subscription replays from the start; the pull loop feeds the subscriber directly
+    const frames = new Observable<Frame>((subscriber) => ctx.pullLoop<Frame>(step(lines)).subscribe(subscriber));
     const step = (lines: Buffer[]) => {
       const limit = config.iters ?? Infinity;
       const intervalNs = config.interval ?? 0;

@@ -1,4 +1,4 @@
-import { defer, finalize, from, mergeMap } from 'rxjs';
+import { finalize } from 'rxjs';
 import type { EventId } from '../../core/event';
 import type { Frame, OnrampType } from '../connector';
 import { readPayloadLines } from '../_shared/read-source';
@@ -29,7 +29,9 @@ const CHUNK = 256;
  *   never polled again once paused and so never exited.
  *
  * The check is before every line, so a `close` stops it at once (the
- * original read ahead, so lines after a close were often still sent).
+ * original read ahead, so lines after a close were often still sent). The
+ * source is read when the instance is created, so a missing file fails the
+ * activation.
  */
 export const cbOnramp: OnrampType<CbOnrampConfig> = {
   name: 'cb',
@@ -49,11 +51,15 @@ export const cbOnramp: OnrampType<CbOnrampConfig> = {
       },
     },
   },
-  create(config, ctx) {
+  async create(config, ctx) {
     const originUri = `svc-cb://${ctx.hostname}`;
+    // read now: a missing or unreadable source fails the activation (a 400 naming the onramp), not a later run
+    const payloads = await readPayloadLines(config.source).catch((err: Error) => {
+      throw new Error(`cb onramp: cannot read ${config.source}: ${err.message}`);
+    });
+    const total = payloads.length; // payload lines in the file
     const sent: number[] = []; // ids of the events emitted on out, ascending
     const awaiting = new Set<number>(); // sent, no ack or fail yet
-    let total = 0; // payload lines in the file
     let lines = 0; // payload lines handed to the machinery
     let eof = false;
     let finished = false;
@@ -85,38 +91,30 @@ export const cbOnramp: OnrampType<CbOnrampConfig> = {
       if (!finished && complete()) finish();
     };
 
-    const read = () =>
-      readPayloadLines(config.source).catch((err: Error) => {
-        // nothing will ever be sent: that is a failed test run, not a hang
-        report(1, `cb onramp: cannot read ${config.source}: ${err.message}\n`);
-        throw err;
-      });
-    const frames = defer(() => from(read())).pipe(
-      mergeMap((payloads) => {
-        total = payloads.length;
-        return ctx.pullLoop<Frame>(
-          (subscriber) => {
-            for (let n = 0; n < CHUNK && lines < total && ctx.gate.isOpen; n++) {
-              subscriber.next({ stream: 0, data: payloads[lines++], originUri });
-            }
-            // 'done' as soon as the last line is out, even if that very line closed the breaker
-            return lines >= total ? 'done' : 'more';
-          },
-          (subscriber) => {
-            subscriber.next({ stream: 0, end: true, originUri });
-            eof = true;
-            if (complete()) finish();
-            else if (!finished) arm();
-            // not completed: the stream stays open until the instance goes away
-          },
-        );
-      }),
-      // unsubscribed (shutdown, deactivation): decide nothing any more
-      finalize(() => {
-        finished = true;
-        clearTimeout(deadline);
-      }),
-    );
+    const frames = ctx
+      .pullLoop<Frame>(
+        (subscriber) => {
+          for (let n = 0; n < CHUNK && lines < total && ctx.gate.isOpen; n++) {
+            subscriber.next({ stream: 0, data: payloads[lines++], originUri });
+          }
+          // 'done' as soon as the last line is out, even if that very line closed the breaker
+          return lines >= total ? 'done' : 'more';
+        },
+        (subscriber) => {
+          subscriber.next({ stream: 0, end: true, originUri });
+          eof = true;
+          if (complete()) finish();
+          else if (!finished) arm();
+          // not completed: the stream stays open until the instance goes away
+        },
+      )
+      .pipe(
+        // unsubscribed (shutdown, deactivation): decide nothing any more
+        finalize(() => {
+          finished = true;
+          clearTimeout(deadline);
+        }),
+      );
 
     return {
       frames,

@@ -1,0 +1,552 @@
+/**
+ * How the compliance suite drives each connector type: per type name and
+ * side, a function that prepares a config (temp files, free loopback ports)
+ * and the peer that drives it from the test process: one bad, then one good
+ * event. The type itself runs in a child process (fixtures/ramp-child.ts),
+ * so the peers here stay connected while the child checks that its shutdown
+ * released everything: a connector that leaves an accepted connection or a
+ * client socket open is caught, not rescued by the peer hanging up.
+ *
+ * Entries for types that are not registered are simply not reached; nothing
+ * here imports a connector module, so the suite compiles without them.
+ */
+import { createServer as createHttpServer, request, Agent, type IncomingMessage, type Server as HttpServer } from 'node:http';
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import { createSocket, type Socket as UdpSocket } from 'node:dgram';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { WebSocket, WebSocketServer } from 'ws';
+import type { ChildStatus, RampParts } from './protocol';
+
+/** What a harness can do with the child running the type. */
+export interface ChildIo {
+  /** offramps: one event into the pipeline that feeds the offramp */
+  send(data: unknown, meta?: Record<string, unknown>): Promise<void>;
+  /** writes to the child's standard input (it stays open until the child has exited) */
+  stdin(text: string): void;
+  /** the child's standard output and error so far */
+  stdout(): string;
+  stderr(): string;
+  status(): Promise<ChildStatus>;
+}
+
+export interface Prepared {
+  /** the artefact's config, codec and processors */
+  ramp: RampParts;
+  /** sends one bad, then one good event (an onramp's input may already be in place: a file) */
+  drive(io: ChildIo): Promise<void>;
+  /** the good event arrived where it was sent (an offramp's peer got it); counters alone when absent */
+  arrived?(io: ChildIo, status: ChildStatus): boolean;
+  /** closes the peers; called after the child has gone */
+  close(): Promise<void>;
+}
+
+/**
+ * A config whose instance cannot open what `create` must open (its port is
+ * taken, its file is missing): the activation must fail with a 400 naming
+ * the artefact, and leave nothing behind.
+ */
+export interface Unopenable {
+  /** what cannot be opened, for the test's name */
+  what: string;
+  prepare(dir: string): Promise<{ ramp: RampParts; close(): Promise<void> }>;
+}
+
+export interface OnrampHarness {
+  prepare(dir: string): Promise<Prepared>;
+  unopenable?: Unopenable;
+  /** set (with the reason) for sources of structured values: nothing to decode, so nothing can be bad */
+  noBadInput?: string;
+  /** set (with the reason) for sources that read no bytes */
+  noBytes?: string;
+}
+
+export interface OfframpHarness {
+  prepare(dir: string): Promise<Prepared>;
+  unopenable?: Unopenable;
+}
+
+export interface Harness {
+  onramp?: OnrampHarness;
+  offramp?: OfframpHarness;
+}
+
+/**
+ * Types the suite cannot drive, by `<side>:<type>`, with the reason. Each is
+ * reported as a pending test carrying the reason; a type neither here nor in
+ * `harnesses` fails the suite.
+ */
+export const notDrivable: Readonly<Record<string, string>> = {};
+
+// ---- input used by many harnesses ----
+
+/** An onramp's bad then good input, one per line: the bad one must not stop the stream. */
+const BAD_THEN_GOOD_LINES = 'not json\n{"n":1}\n';
+const GOOD_JSON = '{"n":1}';
+const BAD_JSON = 'not json';
+
+/**
+ * Offramps that accept every payload (files, streams, sockets) are driven
+ * with the statsd codec: it cannot encode a plain string, so the machinery
+ * counts that event as an error, and the good metric arrives as `eddy:1|c`.
+ */
+const METRIC = { metric: 'eddy', type: 'c', value: 1 };
+const METRIC_LINE = 'eddy:1|c';
+const UNENCODABLE = 'not a metric';
+
+async function badThenGoodMetric(io: ChildIo): Promise<void> {
+  await io.send(UNENCODABLE);
+  await io.send(METRIC);
+}
+
+const nothingToClose = async () => undefined;
+
+function writeSource(dir: string, name: string, text = BAD_THEN_GOOD_LINES): string {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+/** A source file that does not exist. */
+const missingSource = (key: string, extra: Record<string, unknown> = {}): Unopenable => ({
+  what: 'its source file (missing)',
+  prepare: async (dir) => ({ ramp: { config: { [key]: join(dir, 'missing', 'nothing.json'), ...extra } }, close: nothingToClose }),
+});
+
+/** A TCP port on 127.0.0.1 that this process holds while the child tries to listen on it. */
+const tcpPortInUse = (config: (port: number) => Record<string, unknown>): Unopenable => ({
+  what: 'its port (in use)',
+  async prepare() {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const { port } = holder.address() as { port: number };
+    return { ramp: { config: config(port) }, close: () => new Promise<void>((r) => holder.close(() => r())) };
+  },
+});
+
+// ---- loopback helpers ----
+
+/** A free TCP port on 127.0.0.1 (bound to port 0, then released for the child to bind). */
+export async function freeTcpPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+export async function freeUdpPort(): Promise<number> {
+  const socket = createSocket('udp4');
+  await new Promise<void>((resolve, reject) => socket.once('error', reject).bind(0, '127.0.0.1', resolve));
+  const { port } = socket.address();
+  await new Promise<void>((r) => socket.close(r));
+  return port;
+}
+
+/** A TCP server that keeps what it receives; `close` drops its connections too. */
+async function tcpPeer(): Promise<{ port: number; received(): string; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  let text = '';
+  const server: Server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('data', (d) => (text += d.toString('utf8')));
+    socket.on('error', () => undefined);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    received: () => text,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+async function udpPeer(): Promise<{ port: number; received(): string[]; close(): Promise<void> }> {
+  const datagrams: string[] = [];
+  const socket: UdpSocket = createSocket('udp4');
+  socket.on('message', (m) => datagrams.push(m.toString('utf8')));
+  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+  return {
+    port: socket.address().port,
+    received: () => datagrams,
+    close: () => new Promise<void>((r) => socket.close(r)),
+  };
+}
+
+async function wsPeer(): Promise<{ port: number; received(): string[]; close(): Promise<void> }> {
+  const messages: string[] = [];
+  const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  server.on('connection', (ws) => {
+    ws.on('message', (data) => messages.push(Buffer.isBuffer(data) ? data.toString('utf8') : String(data)));
+    ws.on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => server.once('listening', resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    received: () => messages,
+    close: async () => {
+      for (const client of server.clients) client.terminate();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+/** An HTTP server that answers 500 to bodies containing `refuse`, 200 to the rest. */
+async function httpPeer(): Promise<{ port: number; received(): string[]; close(): Promise<void> }> {
+  const bodies: string[] = [];
+  const server: HttpServer = createHttpServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', () => {
+      bodies.push(body);
+      const refuse = body.includes('refuse');
+      res.writeHead(refuse ? 500 : 200, { 'content-type': 'application/json' });
+      res.end(refuse ? '{"error":"refused"}' : '{"ok":true}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    received: () => bodies,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+/** Two keep-alive POSTs to the child's HTTP onramp over one agent, kept open until `close`. */
+function httpPost(agent: Agent, port: number, body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: '127.0.0.1', port, path: '/', method: 'POST', agent, headers: { 'content-type': 'application/json' } },
+      (res: IncomingMessage) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+// ---- the table ----
+
+/** Harnesses by type name. */
+export const harnesses: Readonly<Record<string, Harness>> = {
+  blaster: {
+    onramp: {
+      unopenable: missingSource('source', { iters: 1 }),
+      async prepare(dir) {
+        // two rounds of the two lines: two bad, two good
+        return { ramp: { config: { source: writeSource(dir, 'blaster.json'), iters: 4 } }, drive: nothingToClose, close: nothingToClose };
+      },
+    },
+  },
+
+  cb: {
+    onramp: {
+      unopenable: missingSource('source'),
+      async prepare(dir) {
+        // the blackhole acks every event, so the cb onramp finishes (and asks for exit 0, which the child only records)
+        return { ramp: { config: { source: writeSource(dir, 'cb.json'), timeout: 2000 } }, drive: nothingToClose, close: nothingToClose };
+      },
+    },
+    offramp: {
+      async prepare() {
+        return {
+          ramp: { codec: 'statsd', config: {} },
+          drive: async (io) => {
+            await io.send(UNENCODABLE, { cb: 'ack' });
+            await io.send(METRIC, { cb: 'ack' });
+          },
+          close: nothingToClose,
+        };
+      },
+    },
+  },
+
+  file: {
+    onramp: {
+      unopenable: missingSource('source'),
+      async prepare(dir) {
+        return { ramp: { config: { source: writeSource(dir, 'in.json') } }, drive: nothingToClose, close: nothingToClose };
+      },
+    },
+    offramp: {
+      unopenable: {
+        what: 'its file (in a missing directory)',
+        prepare: async (dir) => ({ ramp: { config: { file: join(dir, 'missing', 'out.txt') } }, close: nothingToClose }),
+      },
+      async prepare(dir) {
+        const file = join(dir, 'out.txt');
+        return {
+          ramp: { codec: 'statsd', config: { file } },
+          drive: badThenGoodMetric,
+          arrived: () => readFileSync(file, 'utf8').split('\n').includes(METRIC_LINE),
+          close: nothingToClose,
+        };
+      },
+    },
+  },
+
+  metronome: {
+    onramp: {
+      noBadInput: 'ticks are structured values, never decoded',
+      noBytes: 'ticks are structured values; no bytes are read',
+      async prepare() {
+        return { ramp: { config: { interval: 10 } }, drive: nothingToClose, close: nothingToClose };
+      },
+    },
+  },
+
+  stdin: {
+    onramp: {
+      async prepare() {
+        return {
+          ramp: { codec: 'json', preprocessors: ['lines'], config: {} },
+          // the child's stdin is a pipe from this process, kept open until the child has exited
+          drive: async (io) => io.stdin(BAD_THEN_GOOD_LINES),
+          close: nothingToClose,
+        };
+      },
+    },
+  },
+
+  blackhole: {
+    offramp: {
+      async prepare() {
+        return {
+          ramp: { codec: 'statsd', config: { warmup_secs: 0, stop_after_secs: 0, significant_figures: 2 } },
+          drive: badThenGoodMetric,
+          close: nothingToClose,
+        };
+      },
+    },
+  },
+
+  debug: {
+    offramp: {
+      async prepare() {
+        return { ramp: { codec: 'statsd', config: {} }, drive: badThenGoodMetric, close: nothingToClose };
+      },
+    },
+  },
+
+  exit: {
+    offramp: {
+      async prepare() {
+        return {
+          ramp: { config: {} },
+          drive: async (io) => {
+            await io.send({ exit: 'soon' }); // refused by the sink: not an integer
+            await io.send({ exit: 0 });
+          },
+          // the child records the exit request instead of exiting
+          arrived: (_io, status) => status.exits.includes(0),
+          close: nothingToClose,
+        };
+      },
+    },
+  },
+
+  stdout: {
+    offramp: {
+      async prepare() {
+        return {
+          ramp: { codec: 'statsd', config: { prefix: 'compliance> ' } },
+          drive: badThenGoodMetric,
+          arrived: (io) => io.stdout().split('\n').includes(`compliance> ${METRIC_LINE}`),
+          close: nothingToClose,
+        };
+      },
+    },
+  },
+
+  stderr: {
+    offramp: {
+      async prepare() {
+        return {
+          ramp: { codec: 'statsd', config: { prefix: 'compliance> ' } },
+          drive: badThenGoodMetric,
+          arrived: (io) => io.stderr().split('\n').includes(`compliance> ${METRIC_LINE}`),
+          close: nothingToClose,
+        };
+      },
+    },
+  },
+
+  // ---- network types (spec config keys); reached once the types are registered ----
+
+  tcp: {
+    onramp: {
+      unopenable: tcpPortInUse((port) => ({ host: '127.0.0.1', port })),
+      async prepare() {
+        const port = await freeTcpPort();
+        let client: Socket | undefined;
+        return {
+          ramp: { codec: 'json', preprocessors: ['lines'], config: { host: '127.0.0.1', port } },
+          drive: async () => {
+            const socket = connect(port, '127.0.0.1');
+            socket.on('error', () => undefined); // the child closes this connection on shutdown
+            client = socket;
+            await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+            socket.write(BAD_THEN_GOOD_LINES);
+          },
+          close: async () => void client?.destroy(),
+        };
+      },
+    },
+    offramp: {
+      async prepare() {
+        const peer = await tcpPeer();
+        return {
+          ramp: { codec: 'statsd', postprocessors: ['lines'], config: { host: '127.0.0.1', port: peer.port } },
+          drive: badThenGoodMetric,
+          arrived: () => peer.received().includes(METRIC_LINE),
+          close: peer.close,
+        };
+      },
+    },
+  },
+
+  udp: {
+    onramp: {
+      unopenable: {
+        what: 'its port (in use)',
+        async prepare() {
+          const holder = createSocket('udp4');
+          await new Promise<void>((resolve) => holder.bind(0, '127.0.0.1', resolve));
+          const { port } = holder.address();
+          return { ramp: { config: { host: '127.0.0.1', port } }, close: () => new Promise<void>((r) => holder.close(r)) };
+        },
+      },
+      async prepare() {
+        const port = await freeUdpPort();
+        return {
+          ramp: { codec: 'json', config: { host: '127.0.0.1', port } },
+          drive: async () => {
+            const socket = createSocket('udp4');
+            for (const datagram of [BAD_JSON, GOOD_JSON]) {
+              await new Promise<void>((resolve, reject) => socket.send(datagram, port, '127.0.0.1', (err) => (err ? reject(err) : resolve())));
+            }
+            await new Promise<void>((r) => socket.close(r));
+          },
+          close: nothingToClose,
+        };
+      },
+    },
+    offramp: {
+      async prepare() {
+        const peer = await udpPeer();
+        const port = await freeUdpPort();
+        return {
+          ramp: { codec: 'statsd', config: { host: '127.0.0.1', port, dst_host: '127.0.0.1', dst_port: peer.port } },
+          drive: badThenGoodMetric,
+          arrived: () => peer.received().includes(METRIC_LINE),
+          close: peer.close,
+        };
+      },
+    },
+  },
+
+  ws: {
+    onramp: {
+      unopenable: tcpPortInUse((port) => ({ host: '127.0.0.1', port })),
+      async prepare() {
+        const port = await freeTcpPort();
+        let client: WebSocket | undefined;
+        return {
+          ramp: { codec: 'json', config: { host: '127.0.0.1', port } },
+          drive: async () => {
+            const ws = new WebSocket(`ws://127.0.0.1:${port}/`);
+            ws.on('error', () => undefined); // the child closes this connection on shutdown
+            client = ws;
+            await new Promise<void>((resolve, reject) => ws.once('open', resolve).once('error', reject));
+            ws.send(BAD_JSON);
+            ws.send(GOOD_JSON);
+          },
+          close: async () => void client?.terminate(),
+        };
+      },
+    },
+    offramp: {
+      async prepare() {
+        const peer = await wsPeer();
+        return {
+          ramp: { codec: 'statsd', config: { url: `ws://127.0.0.1:${peer.port}/` } },
+          drive: badThenGoodMetric,
+          arrived: () => peer.received().includes(METRIC_LINE),
+          close: peer.close,
+        };
+      },
+    },
+  },
+
+  rest: {
+    onramp: {
+      unopenable: tcpPortInUse((port) => ({ host: '127.0.0.1', port })),
+      async prepare() {
+        const port = await freeTcpPort();
+        // keep-alive: the child's server must drop idle connections on shutdown, not wait for them
+        const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+        return {
+          ramp: { codec: 'json', config: { host: '127.0.0.1', port } },
+          drive: async () => {
+            await httpPost(agent, port, BAD_JSON);
+            await httpPost(agent, port, GOOD_JSON);
+          },
+          close: async () => agent.destroy(),
+        };
+      },
+    },
+    offramp: {
+      async prepare() {
+        const peer = await httpPeer();
+        return {
+          ramp: { codec: 'json', config: { endpoint: `http://127.0.0.1:${peer.port}/`, method: 'POST' } },
+          drive: async (io) => {
+            await io.send({ refuse: true }); // the peer answers 500: a failed send
+            await io.send({ n: 1 });
+          },
+          arrived: () => peer.received().some((body) => body.includes('"n":1')),
+          close: peer.close,
+        };
+      },
+    },
+  },
+
+  kv: {
+    offramp: {
+      unopenable: {
+        what: 'its directory (a regular file is in the way)',
+        prepare: async (dir) => ({ ramp: { linked: true, config: { dir: writeSource(dir, 'not-a-dir', 'x') } }, close: nothingToClose }),
+      },
+      async prepare(dir) {
+        return {
+          ramp: { linked: true, config: { dir: join(dir, 'kv') } },
+          drive: async (io) => {
+            await io.send({ frobnicate: { key: 'k' } }); // no such command
+            await io.send({ put: { key: 'k', value: 'v' } });
+          },
+          // the put's reply (null: the key was new) on the out port
+          arrived: (_io, status) => status.replies.out.length >= 1,
+          close: nothingToClose,
+        };
+      },
+    },
+  },
+
+  crononome: {
+    onramp: {
+      noBadInput: 'ticks are structured values, never decoded',
+      noBytes: 'ticks are structured values; no bytes are read',
+      async prepare() {
+        return { ramp: { config: { entries: [{ name: 'tick', expr: '* * * * * *' }] } }, drive: nothingToClose, close: nothingToClose };
+      },
+    },
+  },
+};

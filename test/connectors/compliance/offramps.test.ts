@@ -1,0 +1,3 @@
+import { describeLifecycle } from './lifecycle';
+
+describeLifecycle('offramp');
