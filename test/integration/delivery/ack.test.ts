@@ -32,7 +32,7 @@ describe('delivery: auto-acking sinks ack transactional events back to the sourc
 
   it('flags exactly the spec\'s "always" sinks as auto-acking (cb acks by its own rules)', () => {
     const flags = Object.fromEntries(builtinOfframps.map((t) => [t.name, t.autoAck]));
-    expect(flags).to.deep.equal({ blackhole: true, cb: false, debug: true, exit: true, file: true, stderr: true, stdout: true });
+    expect(flags).to.deep.equal({ blackhole: true, cb: false, debug: true, exit: true, file: true, rest: false, stderr: true, stdout: true });
   });
 
   const sinks: [string, (dir: string) => Record<string, unknown>][] = [
