@@ -59,6 +59,13 @@ const CONNECTION_LOST = new Set([
   'UND_ERR_CONNECT_TIMEOUT',
 ]);
 
+/**
+ * Headers that describe one connection or one body's framing, which the
+ * client sets itself: taken from `$request.headers` (a rest onramp's request,
+ * relayed) they would be wrong for this request, so they are left out.
+ */
+const HOP_BY_HOP = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect', 'proxy-connection']);
+
 const FIRST_RETRY_MS = 100;
 const MAX_RETRY_MS = 5000;
 
@@ -126,6 +133,10 @@ export const restOfframp: OfframpType<RestOfframpConfig> = {
   create(config, ctx) {
     const configured = target(config.endpoint, 'endpoint');
     const baseHeaders = headerValues(config.headers, 'headers');
+    for (const name of Object.keys(baseHeaders)) {
+      const lower = name.toLowerCase();
+      if (lower !== 'host' && HOP_BY_HOP.has(lower)) throw new Error(`headers: ${name} is set by the HTTP client, not by config`);
+    }
     const method = config.method.toUpperCase();
     // one pool per origin, never more connections than requests may be in flight
     const agent = new Agent({ connections: config.concurrency, pipelining: 1 });
@@ -203,7 +214,7 @@ export const restOfframp: OfframpType<RestOfframpConfig> = {
             if (typeof request.method !== 'string' || !/^[A-Za-z]+$/.test(request.method)) throw new Error(`$request.method: not a method: ${JSON.stringify(request.method)}`);
             m = request.method.toUpperCase();
           }
-          if (request.headers !== undefined) headers = withOverrides(baseHeaders, headerValues(request.headers, '$request.headers'));
+          if (request.headers !== undefined) headers = withOverrides(baseHeaders, endToEnd(headerValues(request.headers, '$request.headers')));
         }
         const contentType = headerNamed(headers, 'content-type');
         const codec = ctx.codecForMime(contentType);
@@ -285,6 +296,12 @@ export const restOfframp: OfframpType<RestOfframpConfig> = {
     };
   },
 };
+
+/** Headers without the connection and framing ones (`HOP_BY_HOP`). */
+function endToEnd(headers: Record<string, string | string[]>): Record<string, string | string[]> {
+  for (const name of Object.keys(headers)) if (HOP_BY_HOP.has(name.toLowerCase())) delete headers[name];
+  return headers;
+}
 
 /** Headers with `overrides` replacing same-named ones (names compared case-insensitively). */
 function withOverrides(base: Record<string, string | string[]>, overrides: Record<string, string | string[]>): Record<string, string | string[]> {
