@@ -113,7 +113,7 @@ export const restOfframp: OfframpType<RestOfframpConfig> = {
   defaultCodec: 'json',
   autoAck: false,
   linkable: true,
-  example: { endpoint: 'http://127.0.0.1:8139/events', headers: { 'content-type': 'application/json' } },
+  example: { endpoint: 'http://127.0.0.1:8180/events', headers: { 'content-type': 'application/json' } },
   configSchema: {
     type: 'object',
     additionalProperties: false,

@@ -33,6 +33,9 @@ export interface RequestMeta {
 
 const JSON_TYPE = { 'content-type': 'application/json' };
 
+/** Reply headers that describe the body's framing, which only the server can know. */
+const FRAMING = new Set(['content-length', 'transfer-encoding']);
+
 /**
  * rest: an HTTP server on `host`/`port` (bound when the instance is created,
  * so a port in use fails the activation). Every request, whatever its path
@@ -54,7 +57,7 @@ export const restOnramp: OnrampType<RestOnrampConfig> = {
   name: 'rest',
   defaultCodec: 'json',
   linkable: true,
-  example: { host: '127.0.0.1', port: 8139 },
+  example: { host: '127.0.0.1', port: 8180 },
   configSchema: {
     type: 'object',
     additionalProperties: false,
@@ -196,6 +199,9 @@ export const restOnramp: OnrampType<RestOnrampConfig> = {
         const parts = reply.encode(codec);
         body = parts.length === 1 ? parts[0] : Buffer.concat(parts);
         if (contentType === undefined) headers['content-type'] = mimeOf(codec);
+        // the length of the body as encoded here (one write, no chunked framing), whatever the reply said
+        for (const name of Object.keys(headers)) if (FRAMING.has(name.toLowerCase())) delete headers[name];
+        headers['content-length'] = String(body.length);
       } catch (err) {
         return answerError(res, 500, `cannot answer with the reply: ${(err as Error).message}`);
       }

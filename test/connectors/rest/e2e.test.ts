@@ -86,7 +86,7 @@ describe('rest end to end', () => {
     const deadline = Date.now() + 15000;
     while (answer === undefined && Date.now() < deadline) {
       try {
-        answer = await curl('http://127.0.0.1:8139/greet', ['-H', 'Content-Type: application/yaml', '--data-binary', 'hello: world']);
+        answer = await curl('http://127.0.0.1:8180/greet', ['-H', 'Content-Type: application/yaml', '--data-binary', 'hello: world']);
       } catch {
         await new Promise((r) => setTimeout(r, 100)); // not listening yet
       }

@@ -81,6 +81,16 @@ describe('rest onramp (linked)', () => {
     expect(JSON.parse(answer.body)).to.deep.equal({ answer: 42 });
   });
 
+  it('stopping the onramp answers its waiting requests 503', async () => {
+    flow = await startRestFlow({ onramp: { linked: true }, config: { timeout: 60000 }, replies: false });
+    const pending = curl(flow.base, [...json, '{"wait":true}']);
+    await eventually(() => flow!.events.length === 1, 3000, 'the request event');
+    await flow.runtime.deactivate('binding', 'web', 'main');
+    const answer = await pending;
+    expect(answer.status).to.equal(503);
+    expect(JSON.parse(answer.body).error).to.match(/stopped/);
+  });
+
   it('a batched reply is answered 500 with a clear error, for every request in the batch', async () => {
     flow = await startRestFlow({ onramp: { linked: true }, nodes: [{ id: 'batch', type: 'generic::batch', config: { count: 2 } }] });
     const answers = await Promise.all([curl(flow.base, [...json, '{"m":1}']), curl(flow.base, [...json, '{"m":2}'])]);
