@@ -111,7 +111,9 @@ export const restOnramp: OnrampType<RestOnrampConfig> = {
     const flowing = () => subscriber !== undefined && !paused;
 
     const onRequest = (req: IncomingMessage, res: ServerResponse) => {
-      const declared = req.headers['content-length'];
+      // the headers as $request carries them, read once from rawHeaders (Node's own req.headers object is never built)
+      const headers = headerLists(req.rawHeaders);
+      const declared = headers['content-length']?.[0];
       if (declared !== undefined && Number(declared) > config.max_body_bytes) return tooLarge(req, res, config.max_body_bytes);
       const chunks: Buffer[] = [];
       let size = 0;
@@ -130,22 +132,22 @@ export const restOnramp: OnrampType<RestOnrampConfig> = {
       });
       req.on('end', () => {
         reading.delete(req);
-        if (!over) hand(req, res, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+        if (!over) hand(req, res, headers, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
       });
       req.on('close', () => reading.delete(req));
     };
 
     /** The body is read: one frame, answered when the machinery has made it into events. */
-    const hand = (req: IncomingMessage, res: ServerResponse, body: Buffer) => {
+    const hand = (req: IncomingMessage, res: ServerResponse, headers: HeaderLists, body: Buffer) => {
       if (subscriber === undefined) return answerError(res, 503, 'the onramp is not running');
-      const meta = { request: requestMeta(req, localHost) };
+      const meta = { request: requestMeta(req, headers, localHost) };
       const originUri = `svc-rest://${clientHost(req)}`;
       const done = (result: FrameResult) => made(res, result);
       // a request without a body is an event with data null (a GET), whatever the codec
       const frame: Frame =
         body.length === 0
           ? { stream: 0, value: null, originUri, meta, done }
-          : { stream: ++nextStream, data: body, end: true, originUri, meta, codec: ctx.codecForMime(req.headers['content-type']), done };
+          : { stream: ++nextStream, data: body, end: true, originUri, meta, codec: ctx.codecForMime(headers['content-type']?.[0]), done };
       subscriber.next(frame);
     };
 
@@ -307,8 +309,8 @@ function clientHost(req: IncomingMessage): string {
 }
 
 /** `$request`: the URL as the client asked for it (Host header + request target), the method, the headers. */
-export function requestMeta(req: IncomingMessage, localHost: string): RequestMeta {
-  return { url: requestUrl(req.url ?? '/', req.headers.host ?? localHost), method: req.method ?? 'GET', headers: headerLists(req.rawHeaders) };
+export function requestMeta(req: IncomingMessage, headers: HeaderLists, localHost: string): RequestMeta {
+  return { url: requestUrl(req.url ?? '/', headers.host?.[0] ?? localHost), method: req.method ?? 'GET', headers };
 }
 
 function requestUrl(target: string, hostHeader: string): RequestUrl {
