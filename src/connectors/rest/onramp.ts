@@ -110,6 +110,17 @@ export const restOnramp: OnrampType<RestOnrampConfig> = {
 
     const flowing = () => subscriber !== undefined && !paused;
 
+    // most clients send the same Content-Type every time: the last lookup is kept
+    let lastType: string | undefined;
+    let lastCodec = rampCodec;
+    const codecFor = (contentType: string | undefined) => {
+      if (contentType !== lastType) {
+        lastCodec = ctx.codecForMime(contentType);
+        lastType = contentType;
+      }
+      return lastCodec;
+    };
+
     const onRequest = (req: IncomingMessage, res: ServerResponse) => {
       // the headers as $request carries them, read once from rawHeaders (Node's own req.headers object is never built)
       const headers = headerLists(req.rawHeaders);
@@ -147,7 +158,7 @@ export const restOnramp: OnrampType<RestOnrampConfig> = {
       const frame: Frame =
         body.length === 0
           ? { stream: 0, value: null, originUri, meta, done }
-          : { stream: ++nextStream, data: body, end: true, originUri, meta, codec: ctx.codecForMime(headers['content-type']?.[0]), done };
+          : { stream: ++nextStream, data: body, end: true, originUri, meta, codec: codecFor(headers['content-type']?.[0]), done };
       subscriber.next(frame);
     };
 
@@ -314,8 +325,9 @@ export function requestMeta(req: IncomingMessage, headers: HeaderLists, localHos
 }
 
 function requestUrl(target: string, hostHeader: string): RequestUrl {
-  // absolute form (`GET http://user:pw@host/p HTTP/1.1`, as sent to proxies): everything comes from the target
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(target)) {
+  // absolute form (`GET http://user:pw@host/p HTTP/1.1`, as sent to proxies): everything comes from the target;
+  // the usual origin form starts with "/" and skips the regex
+  if (target.charCodeAt(0) !== 0x2f && /^[a-z][a-z0-9+.-]*:\/\//i.test(target)) {
     try {
       const u = new URL(target);
       const url: RequestUrl = { scheme: u.protocol.slice(0, -1), host: u.hostname, path: u.pathname };
