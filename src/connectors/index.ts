@@ -4,6 +4,7 @@ import { cbOnramp } from './cb/onramp';
 import { crononome } from './crononome/onramp';
 import { fileOnramp } from './file/onramp';
 import { metronome } from './metronome/onramp';
+import { restOnramp } from './rest/onramp';
 import { stdin } from './stdin/onramp';
 import { tcpOnramp } from './tcp/onramp';
 import { udpOnramp } from './udp/onramp';
@@ -14,6 +15,7 @@ import { debug } from './debug/offramp';
 import { exit } from './exit/offramp';
 import { fileOfframp } from './file/offramp';
 import { kv } from './kv/offramp';
+import { restOfframp } from './rest/offramp';
 import { stderr, stdout } from './std/offramp';
 import { tcpOfframp } from './tcp/offramp';
 import { udpOfframp } from './udp/offramp';
@@ -27,6 +29,7 @@ export const builtinOnramps: readonly OnrampType<any>[] = [
   crononome,
   fileOnramp,
   metronome,
+  restOnramp,
   stdin,
   tcpOnramp,
   udpOnramp,
@@ -39,6 +42,7 @@ export const builtinOfframps: readonly OfframpType<any>[] = [
   exit,
   fileOfframp,
   kv,
+  restOfframp,
   stderr,
   stdout,
   tcpOfframp,

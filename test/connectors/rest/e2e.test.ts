@@ -1,0 +1,102 @@
+import { expect } from 'chai';
+import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
+import { runEddy } from '../../helpers/cli';
+import { call, eventually, startRuntime, type Started } from '../../helpers/runtime';
+import { curl, freePort, targetServer, type TargetServer } from './helpers';
+
+const EXAMPLE = join(__dirname, '../../../../examples/rest.yaml');
+
+describe('rest end to end', () => {
+  let rt: Started | undefined;
+  let server: TargetServer | undefined;
+  let blocker: Server | undefined;
+  afterEach(async () => {
+    await rt?.stop();
+    await server?.close();
+    if (blocker) await new Promise((r) => blocker!.close(r));
+    rt = server = blocker = undefined;
+  });
+
+  it('published over the REST API: curl -> rest onramp -> pipeline -> rest offramp -> an HTTP server, $request relayed', async () => {
+    rt = await startRuntime();
+    server = await targetServer();
+    const port = await freePort();
+    const artefacts: [string, unknown][] = [
+      ['onramp', { id: 'web', type: 'rest', config: { host: '127.0.0.1', port } }],
+      ['offramp', { id: 'hook', type: 'rest', config: { endpoint: `http://127.0.0.1:${server.port}/hook`, headers: { 'content-type': 'application/yaml' } } }],
+      [
+        'binding',
+        {
+          id: 'relay',
+          links: {
+            '/onramp/web/{instance}/out': ['/pipeline/system::passthrough/{instance}/in'],
+            '/pipeline/system::passthrough/{instance}/out': ['/offramp/hook/{instance}/in'],
+          },
+        },
+      ],
+    ];
+    for (const [kind, body] of artefacts) expect((await call(rt.base, 'POST', `/${kind}`, { body })).status, kind).to.equal(201);
+    expect((await call(rt.base, 'POST', '/binding/relay/one')).status).to.equal(201);
+
+    const answers = [
+      await curl(`http://127.0.0.1:${port}/a`, ['-X', 'POST', '-H', 'Content-Type: application/json', '--data-binary', '{"n":1,"tags":["x"]}']),
+      await curl(`http://127.0.0.1:${port}/b`, ['-X', 'POST', '-H', 'Content-Type: text/plain', '--data-binary', 'plain words']),
+      await curl(`http://127.0.0.1:${port}/c`), // a GET without a body: data null
+    ];
+    expect(answers.map((a) => a.status)).to.deep.equal([202, 202, 202]);
+    await eventually(() => server!.received.length === 3, 5000, 'three requests at the server');
+    // the onramp's $request (method, headers) overrides the offramp's config, so method and Content-Type are relayed;
+    // the config's Content-Type stays where the request had none
+    expect(server.received.map((r) => [r.method, r.url, r.headers['content-type'], r.body])).to.deep.equal([
+      ['POST', '/hook', 'application/json', '{"n":1,"tags":["x"]}'],
+      ['POST', '/hook', 'text/plain', 'plain words'],
+      ['GET', '/hook', 'application/yaml', ''],
+    ]);
+    // the connection's own headers are not relayed
+    expect(server.received.map((r) => r.headers.host)).to.deep.equal(Array(3).fill(`127.0.0.1:${server.port}`));
+    expect(server.received[1].headers['user-agent']).to.match(/^curl/);
+
+    // deactivating releases the onramp's port
+    expect((await call(rt.base, 'DELETE', '/binding/relay/one')).status).to.equal(200);
+    const refused = await curl(`http://127.0.0.1:${port}/a`).then(
+      () => 'answered',
+      (err: Error) => err.message,
+    );
+    expect(refused).to.match(/curl .* failed/);
+  });
+
+  it('a port in use fails the activation with a 400 naming the onramp', async () => {
+    rt = await startRuntime();
+    blocker = createServer();
+    await new Promise<void>((resolve) => blocker!.listen(0, '127.0.0.1', resolve));
+    const { port } = blocker.address() as { port: number };
+    await call(rt.base, 'POST', '/onramp', { body: { id: 'web', type: 'rest', config: { host: '127.0.0.1', port } } });
+    await call(rt.base, 'POST', '/binding', { body: { id: 'b', links: { '/onramp/web/{instance}/out': ['/pipeline/system::passthrough/{instance}/in'] } } });
+    const answer = await call(rt.base, 'POST', '/binding/b/one');
+    expect(answer.status).to.equal(400);
+    expect(answer.text).to.match(/onramp 'web' \(rest\) cannot start: .*EADDRINUSE/);
+  });
+
+  it('examples/rest.yaml answers a request with its own body, status 201 and the path', async function () {
+    this.timeout(20000);
+    let answer: Awaited<ReturnType<typeof curl>> | undefined;
+    let failure: unknown;
+    const run = runEddy(['server', 'run', '-f', EXAMPLE, '--no-api'], { timeoutMs: 18000, signalWhen: () => answer !== undefined || failure !== undefined });
+    const deadline = Date.now() + 15000;
+    while (answer === undefined && Date.now() < deadline) {
+      try {
+        answer = await curl('http://127.0.0.1:8180/greet', ['-H', 'Content-Type: application/yaml', '--data-binary', 'hello: world']);
+      } catch {
+        await new Promise((r) => setTimeout(r, 100)); // not listening yet
+      }
+    }
+    if (answer === undefined) failure = 'no answer';
+    const result = await run;
+    expect(answer, result.stderr).to.not.equal(undefined);
+    expect(answer!.status).to.equal(201);
+    expect(answer!.headers['x-echo-path']).to.equal('/greet');
+    expect(JSON.parse(answer!.body)).to.deep.equal({ hello: 'world' });
+    expect(result.code, result.stderr).to.equal(0);
+  });
+});
