@@ -1,3 +1,4 @@
+import { peer } from '../helpers/peers';
 /**
  * Helpers for the tcp and udp connector tests: free loopback ports, a
  * runtime whose events land in arrays, netcat as a peer nobody in this
@@ -114,7 +115,7 @@ export interface Netcat {
 
 /** Runs /usr/bin/nc (netcat-openbsd) with `args`; stdin from `input` (a file descriptor) or nothing. */
 export function netcat(args: string[], input?: number): Netcat {
-  const child = spawn('/usr/bin/nc', args, { stdio: [input ?? 'ignore', 'pipe', 'pipe'] });
+  const child = spawn(peer('nc'), args, { stdio: [input ?? 'ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
   child.stderr!.resume();

@@ -1,16 +1,12 @@
-import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 
 /**
- * A protocol peer the test talks to (nc, curl, wrk). Missing locally, the
- * test is skipped with the command that installs it; under CI (where
- * `.ci/run` installs them) a missing peer fails the run instead.
+ * The path of a protocol peer the tests talk to (nc, curl, wrk), installed
+ * by `scripts/install-peers` (which `.ci/run` calls). A missing peer is a
+ * failure that says how to install it, never a silent skip.
  */
-export function requirePeer(ctx: Mocha.Context, program: string): void {
-  const found = spawnSync('sh', ['-c', `command -v ${program}`]).status === 0;
-  if (found) return;
-  const message = `${program} is not installed: run scripts/install-peers`;
-  if (process.env.CI) throw new Error(message);
-  // eslint-disable-next-line no-console
-  console.warn(`skipped: ${message}`);
-  ctx.skip();
+export function peer(program: 'nc' | 'curl' | 'wrk'): string {
+  const path = `/usr/bin/${program}`;
+  if (!existsSync(path)) throw new Error(`${program} is not installed: run scripts/install-peers`);
+  return path;
 }

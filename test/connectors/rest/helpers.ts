@@ -1,3 +1,4 @@
+import { peer } from '../../helpers/peers';
 import { execFile } from 'node:child_process';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
@@ -25,7 +26,7 @@ export interface HttpAnswer {
 export function curl(url: string, args: string[] = []): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
     // -i: headers then body; Expect disabled so there is no 100 Continue interim answer
-    execFile('/usr/bin/curl', ['-s', '-i', '-m', '10', '-H', 'Expect:', ...args, url], { encoding: 'latin1' }, (err, stdout) => {
+    execFile(peer('curl'), ['-s', '-i', '-m', '10', '-H', 'Expect:', ...args, url], { encoding: 'latin1' }, (err, stdout) => {
       if (err) return reject(new Error(`curl ${url} failed: ${err.message}`));
       const split = stdout.indexOf('\r\n\r\n');
       const head = stdout.slice(0, split).split('\r\n');
