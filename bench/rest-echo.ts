@@ -22,12 +22,13 @@
  * BENCH_JSON (also write the result as JSON to this file).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, request } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { REPO, dataPath, loadLines, workDir } from './data';
+import { cpuSeconds } from './child';
 
 export interface WrkResult {
   requestsPerSecond: number;
@@ -146,18 +147,6 @@ export function parseWrk(out: string): WrkResult {
   return { requestsPerSecond: Number(rps[1]), requests: total ? Number(total[1]) : 0, p50: percentile('50'), p99: percentile('99'), errors: (non2xx ? Number(non2xx[1]) : 0) + socketErrors };
 }
 
-/** CPU seconds (user + system, all threads) a live process has used, from /proc (Linux; undefined elsewhere). */
-function cpuSeconds(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // after "(comm)": utime and stime are fields 14 and 15, in clock ticks (USER_HZ, 100)
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return undefined;
-  }
-}
 
 /** Warm up, then one measured wrk run against `server` listening on `port`. */
 async function measure(server: ChildProcess, port: number, body: string, script: string, connections: number, seconds: number, warmup: number): Promise<WrkResult> {

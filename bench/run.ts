@@ -15,7 +15,6 @@
  * (default 60), BENCH_DATA (default bench/data/data.json.xz), BENCH_JSON (write the rows as JSON to this file),
  * BENCH_EDDY (the bin/eddy of another build, to compare builds).
  */
-import { spawn } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -23,6 +22,7 @@ import { parse as parseYaml } from 'yaml';
 import { Registries } from '../src/runtime/registries';
 import type { BlackholeReport } from '../src/connectors/blackhole/offramp';
 import { REPO, dataPath, workDir, writeMsgpackData } from './data';
+import { runChild } from './child';
 import type { RawKind, RawResult } from './raw';
 import type { SlowSinkReport } from './slow-sink';
 import type { RestEchoResult } from './rest-echo';
@@ -110,85 +110,8 @@ function envNumber(name: string, fallback: number): number {
 const SECS = envNumber('BENCH_SECS', 8);
 const WARMUP = envNumber('BENCH_WARMUP', 2);
 const RAW_SECS = envNumber('BENCH_RAW_SECS', Math.max(1, Math.min(SECS, 4)));
-const NODE = process.execPath;
 /** BENCH_EDDY: another build's bin/eddy, to compare builds with the same runner and baselines */
 const EDDY = process.env.BENCH_EDDY ?? join(REPO, 'bin', 'eddy');
-
-/** CPU seconds (user + system, all threads) a live process has used, from /proc (Linux; undefined elsewhere). */
-function cpuSeconds(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // fields after "(comm)": state is field 3, utime 14, stime 15, in clock ticks (USER_HZ, 100)
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return undefined;
-  }
-}
-
-interface ChildResult {
-  out: string;
-  /**
-   * CPU seconds the child used in the `windowSecs` before the line with
-   * `reportKey` appeared on its stdout (the blackhole's measured window),
-   * from /proc samples every 50 ms; undefined when not available.
-   */
-  cpuInWindow(windowSecs: number): number | undefined;
-}
-
-/** Runs a child process and returns its stdout; rejects on a non-zero exit or after `timeoutMs`. */
-function runChild(args: string[], timeoutMs: number, env: NodeJS.ProcessEnv = process.env, reportKey?: string): Promise<ChildResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(NODE, args, { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    const samples: [number, number][] = [];
-    let reportAt: number | undefined;
-    const sample = () => {
-      const cpu = cpuSeconds(child.pid);
-      if (cpu !== undefined) samples.push([performance.now(), cpu]);
-    };
-    const sampler = reportKey ? setInterval(sample, 50) : undefined;
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      out += d;
-      if (reportKey && reportAt === undefined && out.includes(`"${reportKey}"`)) {
-        sample();
-        // the window ends at this last sample (the report is printed as the window closes)
-        reportAt = samples.length > 0 ? samples[samples.length - 1][0] : performance.now();
-        clearInterval(sampler);
-      }
-    });
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      clearInterval(sampler);
-      if (code !== 0) {
-        reject(new Error(`${args.join(' ')} exited with ${signal ?? code}: ${err.trim().split('\n').slice(-3).join(' | ')}`));
-        return;
-      }
-      const cpuAt = (t: number): number | undefined => {
-        for (let i = 1; i < samples.length; i++) {
-          const [t0, c0] = samples[i - 1];
-          const [t1, c1] = samples[i];
-          if (t0 <= t && t <= t1) return t1 === t0 ? c1 : c0 + ((c1 - c0) * (t - t0)) / (t1 - t0);
-        }
-        return undefined;
-      };
-      resolve({
-        out,
-        cpuInWindow: (windowSecs) => {
-          if (reportAt === undefined) return undefined;
-          const end = cpuAt(reportAt);
-          const start = cpuAt(reportAt - windowSecs * 1000);
-          return end === undefined || start === undefined ? undefined : end - start;
-        },
-      });
-    });
-  });
-}
 
 /** The last line of `out` that parses as a JSON object with `key`. */
 function jsonLine<T>(out: string, key: string): T {

@@ -25,12 +25,12 @@
  * client PORT SECONDS CONNECTIONS`, `node tcp-ingest.js raw PORT WARMUP
  * SECONDS`), so everything runs from one build.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BlackholeReport } from '../src/connectors/blackhole/offramp';
+import { runChild, type ChildResult } from './child';
 import { REPO } from './data';
 
 export const LINES_FILE = join(REPO, 'bench', 'data', 'tcp-lines.json');
@@ -176,71 +176,9 @@ function rawServer(port: number, warmup: number, seconds: number): Promise<Serve
 
 // ---------------------------------------------------------------- runner
 
-/** CPU seconds (user + system) a live process has used, from /proc (Linux). */
-function cpuSeconds(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return undefined;
-  }
-}
-
-interface Child {
-  out: string;
-  /** CPU seconds in the `seconds` before the line with `key` appeared (from samples every 50 ms) */
-  cpuBefore(seconds: number): number | undefined;
-}
-
-/** Runs `node args...`, sampling its CPU until a stdout line with `"key"` appears; rejects on a non-zero exit. */
-function runNode(args: string[], key: string | undefined, timeoutMs: number): Promise<Child> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd: REPO, env: { ...process.env, EDDY_LOG: process.env.EDDY_LOG ?? 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    const samples: [number, number][] = [];
-    let reportAt: number | undefined;
-    const sample = () => {
-      const cpu = cpuSeconds(child.pid);
-      if (cpu !== undefined) samples.push([performance.now(), cpu]);
-    };
-    const sampler = key ? setInterval(sample, 50) : undefined;
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      out += d;
-      if (key && reportAt === undefined && out.includes(`"${key}"`)) {
-        sample();
-        reportAt = samples.length > 0 ? samples[samples.length - 1][0] : performance.now();
-        clearInterval(sampler);
-      }
-    });
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      clearInterval(sampler);
-      if (code !== 0) return reject(new Error(`node ${args.join(' ')} exited with ${signal ?? code}: ${err.trim().split('\n').slice(-3).join(' | ')}`));
-      const at = (t: number) => {
-        for (let i = 1; i < samples.length; i++) {
-          const [ta, ca] = samples[i - 1];
-          const [tb, cb] = samples[i];
-          if (ta <= t && t <= tb) return tb === ta ? cb : ca + ((cb - ca) * (t - ta)) / (tb - ta);
-        }
-        return undefined;
-      };
-      resolve({
-        out,
-        cpuBefore: (seconds) => {
-          if (reportAt === undefined) return undefined;
-          const end = at(reportAt);
-          const start = at(reportAt - seconds * 1000);
-          return end === undefined || start === undefined ? undefined : end - start;
-        },
-      });
-    });
-  });
+/** Runs `node args...` with eddy's log at `warn`, sampling its CPU until a stdout line with `"key"` appears. */
+function runNode(args: string[], key: string | undefined, timeoutMs: number): Promise<ChildResult> {
+  return runChild(args, timeoutMs, { ...process.env, EDDY_LOG: process.env.EDDY_LOG ?? 'warn' }, key);
 }
 
 function jsonLine<T>(out: string, key: string): T {
@@ -329,7 +267,7 @@ export async function main(): Promise<TcpIngestResult> {
           seconds: r.seconds,
           events_per_second: r.events_per_second,
           megabytes_per_second: r.megabytes_per_second,
-          cpu_seconds: child.cpuBefore(r.seconds),
+          cpu_seconds: child.cpuInWindow(r.seconds),
           peak_rss_bytes: r.peak_rss_bytes,
         };
       },

@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Observable, type Subscriber } from 'rxjs';
 import type { Frame, FrameResult, OnrampReply, OnrampType } from '../connector';
