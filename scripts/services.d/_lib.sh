@@ -1,0 +1,42 @@
+# Shared by scripts/services.d/*.sh (sourced, not run).
+set -euo pipefail
+EDDY_SERVICES_DIR="${EDDY_SERVICES_DIR:-/tmp/eddy-services}"
+
+# The state folder of one service: data, logs, pid files.
+service_dir() {
+  mkdir -p "$EDDY_SERVICES_DIR/$1"
+  echo "$EDDY_SERVICES_DIR/$1"
+}
+
+# Installs Debian packages that are missing; apt runs one at a time across parallel starts.
+apt_install() {
+  local missing=()
+  for pkg in "$@"; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "installing ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  (
+    flock 9
+    if [ ! -f /tmp/eddy-apt-updated ]; then $sudo apt-get update -qq && touch /tmp/eddy-apt-updated; fi
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  ) 9>/tmp/eddy-apt.lock
+}
+
+# Waits until a command succeeds, up to $2 seconds; fails naming $3.
+wait_until() {
+  local check="$1" seconds="$2" what="$3"
+  local deadline=$((SECONDS + seconds))
+  until eval "$check" >/dev/null 2>&1; do
+    if [ $SECONDS -ge $deadline ]; then
+      echo "gave up after ${seconds}s waiting for $what" >&2
+      return 1
+    fi
+    sleep 0.3
+  done
+}
+
+# True when something accepts TCP connections on 127.0.0.1:$1.
+port_open() {
+  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
