@@ -36,6 +36,11 @@ export function createApi(runtime: Runtime): express.Express {
     };
 
   app.get('/version', (req, res) => send(req, res, 200, { version }, true));
+  // for orchestrators: 200 while every instance runs, 503 naming the ones that do not
+  app.get('/health', (req, res) => {
+    const health = runtime.health();
+    send(req, res, health.status === 'ok' ? 200 : 503, health, true);
+  });
   app.get('/:kind', route((req, res) => send(req, res, 200, runtime.list(kindOf(req)))));
   app.post('/:kind', route((req, res) => send(req, res, 201, runtime.publish(kindOf(req), parseBody(req)))));
   app.get('/:kind/:aid', route((req, res) => send(req, res, 200, runtime.describe(kindOf(req), req.params.aid as string))));

@@ -51,6 +51,18 @@ interface BindingInstance {
   readonly uses: Set<string>;
 }
 
+export interface InstanceHealth {
+  url: string;
+  state: 'running' | 'paused' | 'down' | 'failed';
+  reason?: string;
+}
+
+export interface Health {
+  /** `ok` when every instance runs (paused by a circuit breaker counts as running) */
+  status: 'ok' | 'unhealthy';
+  instances: InstanceHealth[];
+}
+
 export interface ExitRequest {
   code: number;
   reason: string;
@@ -271,6 +283,25 @@ export class Runtime {
     for (const b of bindings) for (const undo of b.disconnects.splice(0)) undo();
     await Promise.all(records.map((r) => (r.live.kind === 'pipeline' ? r.live.pipeline.stop() : undefined)));
     this.instances.clear();
+  }
+
+  /**
+   * Whether every instance runs: an onramp whose source failed, or an
+   * offramp whose sink is down (disconnected, reconnecting), is not; an
+   * onramp paused by its circuit breaker runs (it waits, as it should).
+   */
+  health(): Health {
+    const instances = [...this.instances.values()].map((r): InstanceHealth => {
+      if (r.live.kind === 'onramp') {
+        const { failure, breaker } = r.live.onramp.runtime;
+        if (failure !== undefined) return { url: r.url, state: 'failed', reason: failure };
+        if (!breaker.isOpen) return { url: r.url, state: 'paused', reason: `circuit breaker held by ${breaker.holders().join(', ')}` };
+      }
+      if (r.live.kind === 'offramp' && r.live.offramp.down) return { url: r.url, state: 'down', reason: 'the sink is disconnected or full' };
+      return { url: r.url, state: 'running' };
+    });
+    const healthy = !this.stopping && instances.every((i) => i.state === 'running' || i.state === 'paused');
+    return { status: healthy ? 'ok' : 'unhealthy', instances };
   }
 
   requestExit(code: number, reason: string): void {

@@ -54,6 +54,11 @@ export class OfframpRuntime {
     return this.parts.ctx.url;
   }
 
+  /** the sink said it is down (disconnected, its stream full) and has not restored yet */
+  get down(): boolean {
+    return this.sinkTriggered;
+  }
+
   async start(): Promise<void> {
     this.sink = await this.parts.createSink(this.offrampContext());
   }

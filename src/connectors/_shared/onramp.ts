@@ -73,6 +73,8 @@ export class OnrampRuntime {
   /** what the frame being handled made, for its `done` callback */
   private result: { ids: EventId[]; errors: string[] } | undefined;
   private closed = false;
+  /** why the source failed, if it did: it reads nothing more */
+  failure: string | undefined;
 
   constructor(private readonly parts: OnrampParts) {
     this.breaker = parts.breaker;
@@ -103,7 +105,8 @@ export class OnrampRuntime {
           }
         },
         error: (err) => {
-          parts.ctx.logger.error(`Onramp ${parts.ctx.url} failed: ${(err as Error).message}`);
+          this.failure = (err as Error).message;
+          parts.ctx.logger.error(`Onramp ${parts.ctx.url} failed: ${this.failure}`);
           subscriber.error(err);
         },
         complete: () => {
