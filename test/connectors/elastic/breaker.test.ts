@@ -59,6 +59,13 @@ describe('elastic offramp: concurrency, connection loss and activation', functio
     expect(flow.err.map((e) => e.meta.correlation).sort()).to.deep.equal([6, 7, 8]);
     for (const e of flow.err) expect((e.data as { error: { type: string } }).error.type).to.equal('cluster_unreachable');
 
+    // an event already past the onramp (in transit in the pipeline) while the cluster is down fails at once, without a request
+    const sample = flow.err[0];
+    flow.runtime.pipeline('/pipeline/p/main')!.input('in').next({ ...sample, id: { uid: 999_999, seq: 1 }, data: { n: 0 }, meta: { index: idx, doc_id: '0', correlation: 'in transit' } });
+    await eventually(() => flow!.err.length === 4, 20_000, 'the in-transit event on err');
+    expect(flow.err[3].meta.correlation).to.equal('in transit');
+    expect((flow.err[3].data as { error: { reason: string } }).error.reason).to.match(/^not sent: the cluster cannot be reached/);
+
     // events that arrive while the breaker is triggered are held by the machinery, not sent and not dropped
     for (const n of range(9, 12)) flow.feed.push({ n }, { index: idx, doc_id: String(n) });
     proxy = await proxyTo(es, { port });
