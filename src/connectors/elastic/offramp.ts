@@ -1,3 +1,5 @@
+import { request as httpRequest, type ClientRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { performance } from 'node:perf_hooks';
 import type { Subscription } from 'rxjs';
 import { Client, errors } from '@elastic/elasticsearch';
@@ -95,18 +97,13 @@ export const elasticOfframp: OfframpType<ElasticConfig> = {
   async create(config, ctx) {
     const nodes = config.nodes.map((node, i) => nodeUrl(node, `nodes[${i}]`));
     // a connection error is retried once on each other node; a timeout never is (the client's default: the bulk may have been applied)
+    await probeNodes(nodes).done;
     const client = new Client({ nodes, maxRetries: nodes.length - 1, requestTimeout: REQUEST_TIMEOUT_MS });
-    try {
-      await client.cluster.health({}, { requestTimeout: PROBE_TIMEOUT_MS });
-    } catch (err) {
-      await client.close();
-      throw new Error(`no node of ${nodes.join(', ')} answers GET /_cluster/health: ${describe(err)}`);
-    }
-    return elasticSink(config, ctx, client);
+    return elasticSink(config, ctx, client, nodes);
   },
 };
 
-function elasticSink(config: ElasticConfig, ctx: OfframpContext, client: Client) {
+function elasticSink(config: ElasticConfig, ctx: OfframpContext, client: Client, nodes: string[]) {
   let closed = false;
   let active = 0;
   const queue: Array<(ok: boolean) => void> = [];
@@ -128,6 +125,7 @@ function elasticSink(config: ElasticConfig, ctx: OfframpContext, client: Client)
   let down: string | undefined;
   const backoff = new Backoff(100, 5000);
   let retry: Subscription | undefined;
+  let probe: Probe | undefined;
   const lost = (why: string) => {
     if (closed || down !== undefined) return;
     down = why;
@@ -138,7 +136,9 @@ function elasticSink(config: ElasticConfig, ctx: OfframpContext, client: Client)
   };
   const scheduleProbe = () => {
     retry = ctx.scheduler.schedule(() => {
-      client.cluster.health({}, { requestTimeout: PROBE_TIMEOUT_MS }).then(
+      if (closed) return;
+      probe = probeNodes(nodes);
+      probe.done.then(
         () => back(),
         () => {
           if (!closed && down !== undefined) scheduleProbe();
@@ -234,6 +234,7 @@ function elasticSink(config: ElasticConfig, ctx: OfframpContext, client: Client)
     async close() {
       closed = true;
       retry?.unsubscribe();
+      probe?.cancel();
       for (const waiting of queue.splice(0)) waiting(false);
       await client.close();
     },
@@ -244,9 +245,11 @@ function elasticSink(config: ElasticConfig, ctx: OfframpContext, client: Client)
 function documents(event: EddyEvent, payloads: Buffer[]): Doc[] {
   if (!event.isBatch) return [{ value: event.data, meta: event.meta, payload: payloads[0] }];
   const members = Array.isArray(event.data) ? event.data : [];
+  // the members as the machinery encoded them (`batchValues`): `{data: {value, meta}}`, else the entry itself
   return members.map((entry, i) => {
     const inner = (entry as { data?: { value?: unknown; meta?: Meta } } | null)?.data;
-    return { value: inner?.value, meta: inner?.meta ?? {}, payload: payloads[i] };
+    const member = inner !== null && typeof inner === 'object' && 'value' in inner;
+    return { value: member ? inner.value : entry, meta: (member && inner.meta) || {}, payload: payloads[i] };
   });
 }
 
@@ -301,6 +304,55 @@ function clusterError(err: unknown): unknown {
 function describe(err: unknown): string {
   if (err instanceof errors.ResponseError) return `answered ${err.meta.statusCode}: ${err.message}`;
   return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+}
+
+interface Probe {
+  /** resolves when a node answered 2xx; rejects naming what each node did */
+  readonly done: Promise<void>;
+  cancel(): void;
+}
+
+/**
+ * GET /_cluster/health on every node at once, each on a connection of its
+ * own that is closed afterwards: the cluster is usable when one of them
+ * answers 2xx within the probe timeout. (The client's own retries would not
+ * move on from a node that accepts connections but never answers.)
+ */
+function probeNodes(nodes: string[]): Probe {
+  const pending = new Set<ClientRequest>();
+  const cancel = () => {
+    for (const req of pending) req.destroy();
+    pending.clear();
+  };
+  const done = new Promise<void>((resolve, reject) => {
+    const failures: string[] = [];
+    const failed = (node: string, why: string) => {
+      failures.push(`${node}: ${why}`);
+      if (failures.length === nodes.length) reject(new Error(`no node answers GET /_cluster/health (${failures.join('; ')})`));
+    };
+    for (const node of nodes) {
+      // below the node's own path, if it has one (a node behind a proxy); credentials in the URL are sent as basic auth
+      const url = new URL(node);
+      url.pathname = url.pathname.replace(/\/?$/, '/_cluster/health');
+      const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+      const req = send(url, { method: 'GET', agent: false, timeout: PROBE_TIMEOUT_MS }, (res) => {
+        res.resume();
+        pending.delete(req);
+        const status = res.statusCode ?? 0;
+        if (status >= 200 && status < 300) {
+          cancel();
+          resolve();
+        } else failed(node, `answered ${status}`);
+      });
+      pending.add(req);
+      req.once('timeout', () => req.destroy(new Error(`no answer within ${PROBE_TIMEOUT_MS} ms`)));
+      req.on('error', (err) => {
+        if (pending.delete(req)) failed(node, err.message); // else: cancelled, or already answered
+      });
+      req.end();
+    }
+  });
+  return { done, cancel };
 }
 
 /** A node URL as the client wants it; throws naming `where`. */

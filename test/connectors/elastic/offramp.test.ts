@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { eventually } from '../../helpers/runtime';
 import { requireService, type ServiceAddress } from '../../helpers/services';
-import { documentsIn, range, sorted, startElasticFlow, testClient, uniqueIndex, type ElasticFlow } from './helpers';
+import { documentsIn, freePort, range, sorted, startElasticFlow, testClient, uniqueIndex, type ElasticFlow } from './helpers';
 
 describe('elastic offramp against a real Elasticsearch', function () {
   this.timeout(30_000);
@@ -118,6 +118,17 @@ describe('elastic offramp against a real Elasticsearch', function () {
     flow.feed.push({ t: 2 }, { index: idx });
     await eventually(() => flow!.feed.fails.length === 2, 20_000, 'both members failed');
     expect(flow.feed.acks).to.deep.equal([]);
+  });
+
+  it('several nodes, one of them down: activates, and every request that meets the dead node is retried on the live one', async () => {
+    const idx = index('nodes');
+    const dead = `http://127.0.0.1:${await freePort()}`;
+    flow = await startElasticFlow({ offramp: { config: { nodes: [dead, ...nodes()] } } });
+    for (const n of range(1, 6)) flow.feed.push({ n }, { index: idx, doc_id: String(n) });
+    await eventually(() => flow!.feed.acks.length + flow!.feed.fails.length === 6, 20_000, '6 outcomes');
+    expect(sorted(flow.feed.acks)).to.deep.equal(range(1, 6));
+    expect(flow.gateOpen(), 'a dead node among live ones is no connection loss').to.equal(true);
+    expect((await documentsIn(client, idx)).length).to.equal(6);
   });
 
   it('refuses a node that is not an http(s) URL at publish time', async () => {
