@@ -96,8 +96,10 @@ export const elasticOfframp: OfframpType<ElasticConfig> = {
   },
   async create(config, ctx) {
     const nodes = config.nodes.map((node, i) => nodeUrl(node, `nodes[${i}]`));
-    // a connection error is retried once on each other node; a timeout never is (the client's default: the bulk may have been applied)
+    // an unreachable cluster fails the activation (a 400 naming the offramp), within the probe timeout
     await probeNodes(nodes).done;
+    // a connection error (or a 502/503/504) is retried once on each other node; a timeout never is
+    // (the client's default): the cluster may have applied that bulk
     const client = new Client({ nodes, maxRetries: nodes.length - 1, requestTimeout: REQUEST_TIMEOUT_MS });
     return elasticSink(config, ctx, client, nodes);
   },
@@ -181,7 +183,7 @@ function elasticSink(config: ElasticConfig, ctx: OfframpContext, client: Client,
       for (const [i, doc] of docs.entries()) {
         const where = event.isBatch ? `batch member ${i}: ` : '';
         try {
-          if (doc.value === null || typeof doc.value !== 'object' || Array.isArray(doc.value) || Buffer.isBuffer(doc.value)) {
+          if (doc.value === null || typeof doc.value !== 'object' || Array.isArray(doc.value) || ArrayBuffer.isView(doc.value)) {
             throw new Error('the document (the event data) must be a record');
           }
           targets.push(target(doc.meta));
