@@ -59,7 +59,8 @@ install() {
   local tmp
   tmp="$(mktemp -d "$CACHE/.fetch.XXXXXX")"
   # a private local repository: parallel Maven runs of other services never write the same files
-  mvn -q -B -Dmaven.repo.local="$tmp/m2" dependency:copy \
+  # (a client JVM that starts fast: this runs on a busy machine, beside the other services' starts)
+  MAVEN_OPTS="-XX:+UseSerialGC -XX:TieredStopAtLevel=1" mvn -q -B -Dmaven.repo.local="$tmp/m2" dependency:copy \
     -Dartifact="org.elasticsearch.distribution.integ-test-zip:elasticsearch:$VERSION:zip" \
     -DoutputDirectory="$tmp/zip" >"$tmp/mvn.log" 2>&1 || { cat "$tmp/mvn.log" >&2; rm -rf "$tmp"; return 1; }
   unzip -q "$tmp/zip/elasticsearch-$VERSION.zip" -d "$tmp/unpacked"
