@@ -54,7 +54,7 @@ export async function startElasticFlow(spec: ElasticFlowSpec): Promise<ElasticFl
   const feed = { frames, acks: [] as number[], fails: [] as number[] };
   const registries = Registries.withBuiltins();
   registries.onramps.register('feed', feedOnramp(feed));
-  const runtime = new Runtime({ registries, logger: createLogger((process.env.EDDY_TEST_LOG as 'silent') ?? 'silent') });
+  const runtime = new Runtime({ registries, logger: createLogger('silent') });
   await runtime.start();
   const nodes = spec.nodes ?? [{ id: 'pass', type: 'passthrough' }];
   const links: Record<string, string[]> = { in: [nodes[0].id] };
