@@ -195,6 +195,12 @@ export interface OfframpType<C = Record<string, unknown>> {
   readonly autoAck: boolean;
   /** the type can be a linked transport; `'required'` when it only works linked (kv) */
   readonly linkable?: boolean | 'required';
+  /**
+   * The spec says the type uses no postprocessors (elastic: its payloads are
+   * the documents of a bulk body): the machinery runs none for it, whatever
+   * the artefact lists, so they can neither waste work nor corrupt a payload.
+   */
+  readonly ignoresPostprocessors?: boolean;
   /** checks what the schema cannot at publish time; throws naming the field */
   validate?(config: C): void;
   create(config: C, ctx: OfframpContext): Sink | Promise<Sink>;

@@ -12,6 +12,7 @@ import { wsOnramp } from './ws/onramp';
 import { blackhole } from './blackhole/offramp';
 import { cbOfframp } from './cb/offramp';
 import { debug } from './debug/offramp';
+import { elasticOfframp } from './elastic/offramp';
 import { exit } from './exit/offramp';
 import { fileOfframp } from './file/offramp';
 import { kv } from './kv/offramp';
@@ -39,6 +40,7 @@ export const builtinOfframps: readonly OfframpType<any>[] = [
   blackhole,
   cbOfframp,
   debug,
+  elasticOfframp,
   exit,
   fileOfframp,
   kv,

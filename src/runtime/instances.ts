@@ -93,7 +93,7 @@ export async function createOfframp(url: string, artefact: OfframpArtefact, env:
     ctx: rampContext(url, env),
     codec,
     codecs,
-    postprocessors: postprocessors(env, artefact.postprocessors),
+    postprocessors: type.ignoresPostprocessors ? [] : postprocessors(env, artefact.postprocessors),
     preprocessors: () => specs.map((s) => env.registries.preprocessors.get(processorName(s)).create(processorConfig(s))),
     linked: artefact.linked === true,
     codecForMime: mimeLookup(env, artefact, codec.name),

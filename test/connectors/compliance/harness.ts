@@ -17,6 +17,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { ChildStatus, RampParts } from './protocol';
+import { serviceAddress } from '../../helpers/services';
 
 /** What a harness can do with the child running the type. */
 export interface ChildIo {
@@ -535,6 +536,31 @@ export const harnesses: Readonly<Record<string, Harness>> = {
           // the put's reply (null: the key was new) on the out port
           arrived: (_io, status) => status.replies.out.length >= 1,
           close: nothingToClose,
+        };
+      },
+    },
+  },
+
+  // against the node of `scripts/services start elastic` (its start fails, naming that command, when none runs)
+  elastic: {
+    offramp: {
+      unopenable: {
+        what: 'its cluster (nothing listens on the node port)',
+        prepare: async () => ({ ramp: { config: { nodes: [`http://127.0.0.1:${await freeTcpPort()}`] } }, close: nothingToClose }),
+      },
+      async prepare() {
+        const { host, port } = serviceAddress('elastic');
+        const node = `http://${host}:${port}`;
+        const index = `eddy-compliance-${process.pid}-${Date.now().toString(36)}`;
+        return {
+          ramp: { linked: true, config: { nodes: [node] } },
+          drive: async (io) => {
+            await io.send({ n: 0 }); // no $index: failed without a request
+            await io.send({ n: 1 }, { index, doc_id: 'good' });
+          },
+          // the cluster's answer for the good document, on the out port
+          arrived: (_io, status) => status.replies.out.length >= 1,
+          close: async () => void (await fetch(`${node}/${index}`, { method: 'DELETE' }).catch(() => undefined)),
         };
       },
     },

@@ -1,0 +1,370 @@
+import { request as httpRequest, type ClientRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { performance } from 'node:perf_hooks';
+import type { Subscription } from 'rxjs';
+import { Client, errors } from '@elastic/elasticsearch';
+import type { EddyEvent, Meta } from '../../core/event';
+import type { OfframpContext, OfframpType } from '../connector';
+import { Backoff } from '../_shared/backoff';
+
+interface ElasticConfig {
+  nodes: string[];
+  concurrency: number;
+}
+
+/** One document of a bulk request: a plain event, or one member of a batch. */
+interface Doc {
+  value: unknown;
+  meta: Meta;
+  /** the JSON text of `value`, encoded by the machinery */
+  payload: Buffer;
+}
+
+/** Where one document goes, from its meta. */
+interface Target {
+  index: string;
+  docType?: string;
+  docId?: string;
+  pipeline?: string;
+}
+
+/** An error object in the cluster's own shape (`type`, `reason`), for failures that are not the cluster's. */
+interface ErrorObject {
+  type: string;
+  reason: string;
+  [more: string]: unknown;
+}
+
+/** One outcome of a bulk action, as the cluster reports it. */
+interface BulkItem {
+  _index?: string;
+  _id?: string | null;
+  _type?: string;
+  _version?: number;
+  status?: number;
+  error?: unknown;
+}
+
+/** The activation's probe and the reconnect probe: how long one GET /_cluster/health may take. */
+const PROBE_TIMEOUT_MS = 5000;
+/** One bulk request, however large. */
+const REQUEST_TIMEOUT_MS = 30_000;
+
+/** Client errors that mean no node can be reached (rather than one bad request): they trigger the breaker. */
+const UNREACHABLE = [errors.ConnectionError, errors.TimeoutError, errors.NoLivingConnectionsError];
+
+/**
+ * elastic: writes each event to a search cluster as one bulk request of
+ * `index` actions (a batch event: one action per member), through the
+ * official client. The document is the event's data as JSON; `$index`
+ * (required), `$doc_type` (deprecated), `$doc_id` and `$pipeline` say where
+ * it goes. At most `concurrency` bulk requests are in flight; more wait their
+ * turn, and the machinery triggers the breaker at that limit.
+ *
+ * Delivery: the event is acked (meta `time`, ms) when every item of its bulk
+ * succeeded, and failed when any did not, or the request failed, or it was
+ * malformed (no `$index`, data not a record), in which case nothing is sent.
+ * When no node can be reached the breaker is triggered and sends fail at once
+ * until a probe (GET /_cluster/health, back-off 100 ms doubling to 5 s) gets
+ * an answer. Linked, every document gets exactly one reply: on `out` for an
+ * indexed one, on `err` for one the cluster rejected or that was never sent.
+ */
+export const elasticOfframp: OfframpType<ElasticConfig> = {
+  name: 'elastic',
+  // the wire format is always JSON: `codecFor` asks for json whatever the artefact's codec
+  defaultCodec: 'json',
+  autoAck: false,
+  linkable: true,
+  ignoresPostprocessors: true,
+  example: { nodes: ['http://127.0.0.1:9200'], concurrency: 4 },
+  configSchema: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['nodes'],
+    properties: {
+      nodes: {
+        type: 'array',
+        minItems: 1,
+        items: { type: 'string', minLength: 1, description: 'an http:// or https:// URL of a node' },
+        description: 'the cluster nodes requests go to (the client spreads them and skips a dead one)',
+      },
+      concurrency: { type: 'integer', minimum: 1, default: 4, description: 'bulk requests in flight at most; more wait, and the breaker is triggered' },
+    },
+  },
+  validate(config) {
+    config.nodes.forEach((node, i) => nodeUrl(node, `nodes[${i}]`));
+  },
+  async create(config, ctx) {
+    const nodes = config.nodes.map((node, i) => nodeUrl(node, `nodes[${i}]`));
+    // an unreachable cluster fails the activation (a 400 naming the offramp), within the probe timeout
+    await probeNodes(nodes).done;
+    // a connection error (or a 502/503/504) is retried once on each other node; a timeout never is
+    // (the client's default): the cluster may have applied that bulk
+    const client = new Client({ nodes, maxRetries: nodes.length - 1, requestTimeout: REQUEST_TIMEOUT_MS });
+    return elasticSink(config, ctx, client, nodes);
+  },
+};
+
+function elasticSink(config: ElasticConfig, ctx: OfframpContext, client: Client, nodes: string[]) {
+  let closed = false;
+  let active = 0;
+  const queue: Array<(ok: boolean) => void> = [];
+  /** a turn to send: at most `concurrency` bulk requests in flight, the rest wait in order */
+  const acquire = (): Promise<boolean> | true => {
+    if (active < config.concurrency) {
+      active++;
+      return true;
+    }
+    return new Promise((resolve) => queue.push(resolve));
+  };
+  const release = () => {
+    const next = queue.shift();
+    if (next) next(true);
+    else active--;
+  };
+
+  // connection loss: the breaker is triggered until the cluster answers a probe again
+  let down: string | undefined;
+  const backoff = new Backoff(100, 5000);
+  let retry: Subscription | undefined;
+  let probe: Probe | undefined;
+  const lost = (why: string) => {
+    if (closed || down !== undefined) return;
+    down = why;
+    backoff.reset();
+    ctx.logger.warn(`Offramp ${ctx.url}: the cluster cannot be reached (${why}); paused, probing`);
+    ctx.trigger();
+    scheduleProbe();
+  };
+  const scheduleProbe = () => {
+    retry = ctx.scheduler.schedule(() => {
+      if (closed) return;
+      probe = probeNodes(nodes);
+      probe.done.then(
+        () => back(),
+        () => {
+          if (!closed && down !== undefined) scheduleProbe();
+        },
+      );
+    }, backoff.next());
+  };
+  const back = () => {
+    if (closed || down === undefined) return;
+    down = undefined;
+    ctx.logger.info(`Offramp ${ctx.url}: the cluster answers again; resumed`);
+    ctx.restore();
+  };
+
+  const reply = (port: 'out' | 'err', event: EddyEvent, doc: Doc, data: Record<string, unknown>, elastic: Meta) => {
+    // each document answers with its own correlation: a batch member is its own request
+    const request: EddyEvent = event.isBatch ? { ...event, isBatch: false, data: doc.value, meta: doc.meta } : event;
+    ctx.reply(port, request, data, { elastic });
+  };
+  const source = (event: EddyEvent) => ({ event_id: `${event.id.uid}:${event.id.seq}`, origin: event.originUri || null });
+
+  /** Every document of the event on `err` (linked), then the error that fails the event. */
+  const failAll = (event: EddyEvent, docs: Doc[], targets: (Target | undefined)[], error: unknown): Error => {
+    if (ctx.linked) {
+      docs.forEach((doc, i) => {
+        const t = targets[i];
+        const data = { success: false, source: source(event), error, payload: doc.value };
+        reply('err', event, doc, data, { id: t?.docId ?? null, type: t?.docType ?? null, index: t?.index ?? null });
+      });
+    }
+    const reason = (error as { reason?: unknown })?.reason;
+    return new Error(typeof reason === 'string' ? reason : JSON.stringify(error));
+  };
+
+  return {
+    codecFor: () => 'json',
+    async send(payloads: Buffer[], event: EddyEvent): Promise<void> {
+      const docs = documents(event, payloads);
+      const targets: (Target | undefined)[] = [];
+      for (const [i, doc] of docs.entries()) {
+        const where = event.isBatch ? `batch member ${i}: ` : '';
+        try {
+          if (doc.value === null || typeof doc.value !== 'object' || Array.isArray(doc.value) || ArrayBuffer.isView(doc.value)) {
+            throw new Error('the document (the event data) must be a record');
+          }
+          targets.push(target(doc.meta));
+        } catch (err) {
+          // nothing of a malformed event is sent: it fails whole, and a retry resends it whole
+          throw failAll(event, docs, targets, { type: 'malformed_event', reason: `${where}${(err as Error).message}` });
+        }
+      }
+      if (down !== undefined) throw failAll(event, docs, targets, { type: 'cluster_unreachable', reason: `not sent: the cluster cannot be reached (${down})` });
+
+      const body = bulkBody(docs, targets as Target[]);
+      const turn = acquire();
+      if (turn !== true && !(await turn)) throw failAll(event, docs, targets, { type: 'offramp_closed', reason: 'not sent: the offramp closed' });
+      const started = performance.now();
+      let items: BulkItem[];
+      try {
+        // the body is already NDJSON (the machinery encoded each document): the transport sends it as is
+        const response = await client.transport.request<{ items?: Record<string, BulkItem>[] }>({ method: 'POST', path: '/_bulk', bulkBody: body }, { meta: true });
+        items = (response.body.items ?? []).map((item) => Object.values(item)[0] ?? {});
+      } catch (err) {
+        if (UNREACHABLE.some((kind) => err instanceof kind)) lost(describe(err));
+        throw failAll(event, docs, targets, clusterError(err));
+      } finally {
+        release();
+      }
+      if (items.length !== docs.length) {
+        throw failAll(event, docs, targets, { type: 'bulk_mismatch', reason: `the cluster answered ${items.length} items for ${docs.length} documents` });
+      }
+
+      let failed = 0;
+      items.forEach((item, i) => {
+        const ok = item.error === undefined && item.status !== undefined && item.status < 300;
+        if (!ok) failed++;
+        if (!ctx.linked) return;
+        const t = targets[i] as Target;
+        const type = item._type ?? t.docType ?? null;
+        const id = item._id ?? t.docId ?? null;
+        const index = item._index ?? t.index;
+        if (ok) {
+          reply('out', event, docs[i], { success: true, source: source(event), payload: docs[i].value }, { id, type, index, version: item._version ?? null });
+        } else {
+          const error = item.error ?? { type: 'bulk_item_failed', reason: `status ${item.status}` };
+          reply('err', event, docs[i], { success: false, source: source(event), error, payload: docs[i].value }, { id, type, index });
+        }
+      });
+      // the event is delivered only when all of it is: a partial success fails it, and a resend repeats every document
+      if (failed > 0) throw new Error(`${failed} of ${items.length} documents were rejected by the cluster`);
+      if (event.transactional) ctx.insight('ack', event, { time: performance.now() - started });
+    },
+    async close() {
+      closed = true;
+      retry?.unsubscribe();
+      probe?.cancel();
+      for (const waiting of queue.splice(0)) waiting(false);
+      await client.close();
+    },
+  };
+}
+
+/** The documents of an event with their JSON payloads (one per batch member, in order). */
+function documents(event: EddyEvent, payloads: Buffer[]): Doc[] {
+  if (!event.isBatch) return [{ value: event.data, meta: event.meta, payload: payloads[0] }];
+  const members = Array.isArray(event.data) ? event.data : [];
+  // the members as the machinery encoded them (`batchValues`): `{data: {value, meta}}`, else the entry itself
+  return members.map((entry, i) => {
+    const inner = (entry as { data?: { value?: unknown; meta?: Meta } } | null)?.data;
+    const member = inner !== null && typeof inner === 'object' && 'value' in inner;
+    return { value: member ? inner.value : entry, meta: (member && inner.meta) || {}, payload: payloads[i] };
+  });
+}
+
+/** `$index`, `$doc_type`, `$doc_id`, `$pipeline`; throws naming the bad one. */
+function target(meta: Meta): Target {
+  const { index, doc_type: docType, doc_id: docId, pipeline } = meta;
+  if (typeof index !== 'string' || index === '') throw new Error('$index is required: the name of the index (a string)');
+  const t: Target = { index };
+  if (docType !== undefined && docType !== null) {
+    if (typeof docType !== 'string' || docType === '') throw new Error('$doc_type must be a string');
+    t.docType = docType;
+  }
+  if (docId !== undefined && docId !== null) {
+    if (typeof docId === 'string' && docId !== '') t.docId = docId;
+    else if ((typeof docId === 'number' && Number.isInteger(docId)) || typeof docId === 'bigint') t.docId = String(docId);
+    else throw new Error('$doc_id must be a string or an integer');
+  }
+  if (pipeline !== undefined && pipeline !== null) {
+    if (typeof pipeline !== 'string' || pipeline === '') throw new Error('$pipeline must be a string');
+    t.pipeline = pipeline;
+  }
+  return t;
+}
+
+/** The bulk body: an index action line, then the document's JSON line, for each document. */
+function bulkBody(docs: Doc[], targets: Target[]): Buffer {
+  const parts: Buffer[] = [];
+  const newline = Buffer.from('\n');
+  docs.forEach((doc, i) => {
+    const t = targets[i];
+    const action: Record<string, string> = { _index: t.index };
+    if (t.docType !== undefined) action._type = t.docType;
+    if (t.docId !== undefined) action._id = t.docId;
+    if (t.pipeline !== undefined) action.pipeline = t.pipeline;
+    parts.push(Buffer.from(`${JSON.stringify({ index: action })}\n`), doc.payload, newline);
+  });
+  return Buffer.concat(parts);
+}
+
+/** What a failed request reports: the cluster's error object when it answered one, else `{type, reason}`. */
+function clusterError(err: unknown): unknown {
+  if (err instanceof errors.ResponseError) {
+    const body = err.meta.body as { error?: unknown } | undefined;
+    if (body && typeof body === 'object' && body.error !== undefined) return body.error;
+    return { type: 'http_error', reason: `the cluster answered ${err.meta.statusCode}`, status: err.meta.statusCode };
+  }
+  const reason = describe(err);
+  const type = UNREACHABLE.some((kind) => err instanceof kind) ? 'cluster_unreachable' : 'request_failed';
+  return { type, reason } satisfies ErrorObject;
+}
+
+function describe(err: unknown): string {
+  if (err instanceof errors.ResponseError) return `answered ${err.meta.statusCode}: ${err.message}`;
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+}
+
+interface Probe {
+  /** resolves when a node answered 2xx; rejects naming what each node did */
+  readonly done: Promise<void>;
+  cancel(): void;
+}
+
+/**
+ * GET /_cluster/health on every node at once, each on a connection of its
+ * own that is closed afterwards: the cluster is usable when one of them
+ * answers 2xx within the probe timeout. (The client's own retries would not
+ * move on from a node that accepts connections but never answers.)
+ */
+function probeNodes(nodes: string[]): Probe {
+  const pending = new Set<ClientRequest>();
+  const cancel = () => {
+    for (const req of pending) req.destroy();
+    pending.clear();
+  };
+  const done = new Promise<void>((resolve, reject) => {
+    const failures: string[] = [];
+    const failed = (node: string, why: string) => {
+      failures.push(`${node}: ${why}`);
+      if (failures.length === nodes.length) reject(new Error(`no node answers GET /_cluster/health (${failures.join('; ')})`));
+    };
+    for (const node of nodes) {
+      // below the node's own path, if it has one (a node behind a proxy); credentials in the URL are sent as basic auth
+      const url = new URL(node);
+      url.pathname = url.pathname.replace(/\/?$/, '/_cluster/health');
+      const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+      const req = send(url, { method: 'GET', agent: false, timeout: PROBE_TIMEOUT_MS }, (res) => {
+        res.resume();
+        pending.delete(req);
+        const status = res.statusCode ?? 0;
+        if (status >= 200 && status < 300) {
+          cancel();
+          resolve();
+        } else failed(node, `answered ${status}`);
+      });
+      pending.add(req);
+      req.once('timeout', () => req.destroy(new Error(`no answer within ${PROBE_TIMEOUT_MS} ms`)));
+      req.on('error', (err) => {
+        if (pending.delete(req)) failed(node, err.message); // else: cancelled, or already answered
+      });
+      req.end();
+    }
+  });
+  return { done, cancel };
+}
+
+/** A node URL as the client wants it; throws naming `where`. */
+function nodeUrl(node: string, where: string): string {
+  let url: URL;
+  try {
+    url = new URL(node);
+  } catch {
+    throw new Error(`${where}: not a URL: ${JSON.stringify(node)}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`${where}: the scheme must be http or https, not ${url.protocol.slice(0, -1)}`);
+  return node;
+}
