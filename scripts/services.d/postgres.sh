@@ -3,7 +3,8 @@
 # cluster of our own (initdb --auth=trust) on 127.0.0.1:${EDDY_POSTGRES_PORT:-5432},
 # database postgres, user postgres, no password. Runs as user postgres
 # (initdb refuses root); the socket lives in the data dir, fsync is off (test
-# data only). Debian's own `main` cluster is left alone and never started.
+# data only). Debian's own `main` cluster is left alone and never started;
+# when this script installs the package, it asks Debian not to create one.
 #
 #   postgres.sh start | stop | status
 set -euo pipefail
@@ -36,6 +37,12 @@ case "${1:-}" in
     if running; then
       echo "already running on 127.0.0.1:$port"
       exit 0
+    fi
+    if ! dpkg -s postgresql >/dev/null 2>&1; then
+      # a fresh install: Debian's package would create (and, where services may
+      # start, run) its own `main` cluster on 5432; ours is the only one needed
+      mkdir -p /etc/postgresql-common/createcluster.d
+      echo "create_main_cluster = false" >/etc/postgresql-common/createcluster.d/eddy-services.conf
     fi
     apt_install postgresql
     bin="$(bindir)" || { echo "no PostgreSQL server binaries under /usr/lib/postgresql" >&2; exit 1; }

@@ -69,9 +69,16 @@ class PostgresSink implements Sink {
   private probe: Subscription | undefined;
   private readonly backoff = new Backoff();
   private closed = false;
+  /**
+   * INSERTs running, at most `concurrency`; the others wait here in order.
+   * The pool would queue them too, but its wait counts against the connect
+   * timeout, so a slow statement would fail the events behind it.
+   */
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
 
   constructor(
-    config: PostgresOfframpConfig,
+    private readonly config: PostgresOfframpConfig,
     private readonly ctx: OfframpContext,
   ) {
     this.table = quoteTable(config.table);
@@ -93,7 +100,7 @@ class PostgresSink implements Sink {
 
   send(_payloads: Buffer[], event: EddyEvent): Promise<void> | void {
     // down: fail back to the source at once instead of queueing behind a dead server
-    if (this.down !== undefined) throw new Error(`postgres offramp: not connected to ${this.target} (${this.down})`);
+    if (this.down !== undefined) throw this.notConnected();
     const rows = (event.isBatch ? batchValues(event.data) : [event.data]).map((value, i) => toRow(value, event.isBatch ? i : undefined));
     if (rows.length === 0) return; // an empty batch: nothing to store
     return this.run(insertStatements(this.table, rows));
@@ -107,6 +114,19 @@ class PostgresSink implements Sink {
   }
 
   private async run(statements: QueryConfig[]): Promise<void> {
+    if (this.running < this.config.concurrency) this.running++;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve)); // the finishing INSERT hands its slot over
+    try {
+      if (this.down !== undefined) throw this.notConnected(); // lost while this one waited
+      await this.insert(statements);
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.running--;
+    }
+  }
+
+  private async insert(statements: QueryConfig[]): Promise<void> {
     try {
       if (statements.length === 1) {
         await this.pool.query(statements[0]);
@@ -131,6 +151,10 @@ class PostgresSink implements Sink {
       if (isConnectionError(err)) this.lost(err as Error);
       throw new Error(`postgres offramp: INSERT into ${this.table} failed: ${(err as Error).message}`);
     }
+  }
+
+  private notConnected(): Error {
+    return new Error(`postgres offramp: not connected to ${this.target} (${this.down})`);
   }
 
   /** The connection is gone: hold the sources and probe with a bounded back-off. */

@@ -110,7 +110,7 @@ class Poller {
   /** paused by the circuit breaker; `wake` continues where it stopped (a poll or the rest of a result) */
   private paused = false;
   private wake: (() => void) | undefined;
-  /** the last failure logged, so an outage or a broken query is logged once, not every interval */
+  /** the last failure warned about ('lost' for an outage, else the query's error), so it is not repeated every interval */
   private lastFailure: string | undefined;
   private closed = false;
 
@@ -297,10 +297,11 @@ class Poller {
     }
     const what = lost ? `connection to ${this.target} lost` : 'query failed';
     const message = `postgres onramp ${this.ctx.url}: ${what}: ${err.message}; the interval from ${this.start} is polled again`;
-    // once per distinct failure: a broken query or a long outage must not flood the log
-    if (message !== this.lastFailure) this.ctx.logger.warn(message);
+    // a warning once per outage or per distinct query error: a long outage or a broken query must not flood the log
+    const failure = lost ? 'lost' : err.message;
+    if (failure !== this.lastFailure) this.ctx.logger.warn(message);
     else this.ctx.logger.debug(message);
-    this.lastFailure = message;
+    this.lastFailure = failure;
     this.schedule(lost ? this.backoff.next() : this.config.interval_ms);
   }
 

@@ -82,6 +82,21 @@ describe('postgres offramp (real server)', function () {
     expect((await rows()).map((r) => r.id)).to.deep.equal([7]);
   });
 
+  it('a batch beyond 65535 parameters is split into INSERTs inside one transaction: still all or nothing', async () => {
+    sink = await directSink({ ...connection(pg), table });
+    // 4 columns x 16400 rows = 65600 parameters: 16383 rows fit in one statement
+    const member = (id: number) => ({ id: field('INT4', 'id', id), l: field('TEXT', 'Label', `r${id}`), a: field('NUMERIC', 'amount', id), s: field('TIMESTAMPTZ', 'seen', id * 1000) });
+    const members = Array.from({ length: 16400 }, (_, i) => member(i));
+    members[16399] = member(0); // a duplicate key in the second statement
+    const error = await failure(sink.send(batch(1, members)));
+    expect(error?.message).to.match(/duplicate key value/);
+    expect((await db.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n, 'rows after the failed batch').to.equal(0);
+    members[16399] = member(16399);
+    await sink.send(batch(2, members));
+    expect((await db.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n).to.equal(16400);
+    expect(await statements(), 'statements of the stored batch (the failed one rolled back its count too)').to.equal(2);
+  });
+
   it('refuses events that are not field records, without a statement', async () => {
     sink = await directSink({ ...connection(pg), table });
     const refused: string[] = [];

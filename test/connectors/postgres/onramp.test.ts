@@ -6,7 +6,7 @@ import type { Client } from 'pg';
 import { eventually } from '../../helpers/runtime';
 import { requireService, type ServiceAddress } from '../../helpers/services';
 import { sleep } from '../net-helpers';
-import { connection, poller, sql, uniqueName, valueOf, type Poller } from './helpers';
+import { connection, poller, sql, tcpProxy, uniqueName, valueOf, type Poller, type Proxy } from './helpers';
 
 /**
  * Queries shift both bounds by the same lag: intervals still follow each
@@ -22,6 +22,7 @@ describe('postgres onramp (real server)', function () {
   let table: string;
   let dir: string;
   const pollers: Poller[] = [];
+  let proxy: Proxy | undefined;
 
   before(async function () {
     pg = await requireService(this, 'postgres');
@@ -36,6 +37,8 @@ describe('postgres onramp (real server)', function () {
   });
   afterEach(async () => {
     for (const p of pollers.splice(0)) await p.stop();
+    await proxy?.stop();
+    proxy = undefined;
     await db.query(`DROP TABLE IF EXISTS ${table}`);
     rmSync(dir, { recursive: true, force: true });
   });
@@ -105,6 +108,22 @@ describe('postgres onramp (real server)', function () {
     } finally {
       await db.query(`DROP TABLE IF EXISTS ${later}`);
     }
+  });
+
+  it('a lost connection is logged and reconnected: rows written during the outage are read once it is back', async () => {
+    proxy = await tcpProxy(pg);
+    const p = await start({ ...connection(pg), port: proxy.port, query: query(), interval_ms: 20 });
+    await insert(1, 2);
+    await eventually(() => p.events.length >= 2, 20_000, 'rows 1-2');
+    await proxy.stop();
+    await eventually(() => p.log.some((l) => l.startsWith('warn') && l.includes('connection to postgres@')), 20_000, 'the loss logged');
+    await insert(3, 4); // while the onramp cannot reach the server
+    await proxy.start();
+    await eventually(() => p.events.length >= 4, 20_000, 'rows 3-4 after the reconnect');
+    await insert(5, 5);
+    await eventually(() => p.events.length >= 5, 20_000, 'row 5');
+    expect(ids(p)).to.deep.equal([1, 2, 3, 4, 5]);
+    expect(p.log.filter((l) => l.startsWith('warn'))).to.have.length(1);
   });
 
   it('does not poll while its circuit breaker is triggered, and polls again on restore', async () => {
