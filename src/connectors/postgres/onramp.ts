@@ -201,7 +201,16 @@ class Poller {
     let rows: unknown[][];
     let fields: FieldDef[];
     try {
-      const client = this.client ?? (this.client = await this.connect());
+      let client = this.client;
+      if (client === undefined) {
+        client = await this.connect();
+        if (this.closed) {
+          // closed while connecting: this connection is nobody's to end but ours
+          await client.end().catch(() => undefined);
+          return;
+        }
+        this.client = client;
+      }
       interval = { start: this.start, end: await serverNow(client) };
       const result = await client.query<unknown[]>({ text: this.config.query, values: [interval.start, interval.end], rowMode: 'array', types: TEXT_ONLY });
       rows = result.rows;
@@ -263,12 +272,13 @@ class Poller {
   private async resolveTypes(client: Client, fields: FieldDef[]): Promise<void> {
     const unknown = [...new Set(fields.map((f) => f.dataTypeID).filter((oid) => !this.fieldTypes.has(oid)))];
     if (unknown.length === 0) return;
-    const { rows } = await client.query<{ oid: number; name: string }>(
-      `SELECT t.oid::int AS oid, upper(CASE WHEN t.typcategory = 'A' THEN e.typname || '[]' ELSE t.typname END) AS name
-         FROM pg_type t LEFT JOIN pg_type e ON e.oid = t.typelem WHERE t.oid = ANY($1::int[])`,
-      [unknown],
+    // OIDs are unsigned 32-bit: as text, never through a signed int
+    const { rows } = await client.query<{ oid: string; name: string }>(
+      `SELECT t.oid::text AS oid, upper(CASE WHEN t.typcategory = 'A' THEN e.typname || '[]' ELSE t.typname END) AS name
+         FROM pg_type t LEFT JOIN pg_type e ON e.oid = t.typelem WHERE t.oid = ANY($1::oid[])`,
+      [unknown.map(String)],
     );
-    for (const { oid, name } of rows) this.fieldTypes.set(oid, name);
+    for (const { oid, name } of rows) this.fieldTypes.set(Number(oid), name);
   }
 
   private async connect(): Promise<Client> {
