@@ -4,6 +4,7 @@ import { cbOnramp } from './cb/onramp';
 import { crononome } from './crononome/onramp';
 import { fileOnramp } from './file/onramp';
 import { metronome } from './metronome/onramp';
+import { postgresOnramp } from './postgres/onramp';
 import { restOnramp } from './rest/onramp';
 import { stdin } from './stdin/onramp';
 import { tcpOnramp } from './tcp/onramp';
@@ -16,6 +17,7 @@ import { elasticOfframp } from './elastic/offramp';
 import { exit } from './exit/offramp';
 import { fileOfframp } from './file/offramp';
 import { kv } from './kv/offramp';
+import { postgresOfframp } from './postgres/offramp';
 import { restOfframp } from './rest/offramp';
 import { stderr, stdout } from './std/offramp';
 import { tcpOfframp } from './tcp/offramp';
@@ -30,6 +32,7 @@ export const builtinOnramps: readonly OnrampType<any>[] = [
   crononome,
   fileOnramp,
   metronome,
+  postgresOnramp,
   restOnramp,
   stdin,
   tcpOnramp,
@@ -44,6 +47,7 @@ export const builtinOfframps: readonly OfframpType<any>[] = [
   exit,
   fileOfframp,
   kv,
+  postgresOfframp,
   restOfframp,
   stderr,
   stdout,

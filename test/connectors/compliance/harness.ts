@@ -13,6 +13,7 @@
 import { createServer as createHttpServer, request, Agent, type IncomingMessage, type Server as HttpServer } from 'node:http';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
+import { Client } from 'pg';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WebSocket, WebSocketServer } from 'ws';
@@ -235,6 +236,38 @@ function httpPost(agent: Agent, port: number, body: string): Promise<number> {
 }
 
 // ---- the table ----
+
+/**
+ * A table of its own in the PostgreSQL of `scripts/services start postgres`,
+ * a client for the harness's statements, and the connection keys of the
+ * postgres types' configs.
+ */
+async function postgresTable(columns: string): Promise<{ table: string; client: Client; connection: Record<string, unknown>; close(): Promise<void> }> {
+  const { host, port } = serviceAddress('postgres');
+  const client = new Client({ host, port, user: 'postgres', database: 'postgres', connectionTimeoutMillis: 5000 });
+  try {
+    await client.connect();
+  } catch (err) {
+    throw new Error(`postgres is not running on ${host}:${port} (${(err as Error).message}): start it with scripts/services start postgres`);
+  }
+  const table = `eddy_compliance_${process.pid}_${Date.now().toString(36)}_${Math.floor(Math.random() * 1e6)}`;
+  await client.query(`CREATE TABLE ${table} (${columns})`);
+  return {
+    table,
+    client,
+    connection: { host, port, user: 'postgres', password: '', dbname: 'postgres' },
+    close: async () => {
+      await client.query(`DROP TABLE IF EXISTS ${table}`).catch(() => undefined);
+      await client.end();
+    },
+  };
+}
+
+/** A loopback port where no PostgreSQL listens: an activation must fail with a 400. */
+const noPostgres = (config: Record<string, unknown>): Unopenable => ({
+  what: 'its database server (nothing listens on the port)',
+  prepare: async () => ({ ramp: { config: { host: '127.0.0.1', port: await freeTcpPort(), user: 'postgres', dbname: 'postgres', ...config } }, close: nothingToClose }),
+});
 
 /** Harnesses by type name. */
 export const harnesses: Readonly<Record<string, Harness>> = {
@@ -561,6 +594,52 @@ export const harnesses: Readonly<Record<string, Harness>> = {
           // the cluster's answer for the good document, on the out port
           arrived: (_io, status) => status.replies.out.length >= 1,
           close: async () => void (await fetch(`${node}/${index}`, { method: 'DELETE' }).catch(() => undefined)),
+        };
+      },
+    },
+  },
+
+  postgres: {
+    onramp: {
+      noBadInput: 'rows are structured values (field records), never decoded',
+      noBytes: 'rows are structured values; no bytes are read',
+      unopenable: noPostgres({ query: 'SELECT 1 WHERE $1::timestamptz < $2::timestamptz', interval_ms: 100 }),
+      async prepare(dir) {
+        const db = await postgresTable('n int4, ts timestamptz NOT NULL DEFAULT clock_timestamp()');
+        // both bounds shifted back: a row is polled only once its INSERT has surely committed
+        const lag = `interval '250 milliseconds'`;
+        const query = `SELECT n FROM ${db.table} WHERE ts >= $1::timestamptz - ${lag} AND ts < $2::timestamptz - ${lag}`;
+        return {
+          ramp: { config: { ...db.connection, query, interval_ms: 20, cache: { path: join(dir, 'postgres.cache') } } },
+          drive: async () => void (await db.client.query(`INSERT INTO ${db.table} (n) VALUES (1)`)),
+          close: db.close,
+        };
+      },
+    },
+    offramp: {
+      unopenable: noPostgres({ table: 'anything' }),
+      async prepare() {
+        const db = await postgresTable('n int4');
+        let stored = false;
+        let checking: Promise<void> | undefined;
+        return {
+          ramp: { config: { ...db.connection, table: db.table } },
+          drive: async (io) => {
+            await io.send('not a field record'); // refused by the sink
+            await io.send({ n: { fieldType: 'INT4', name: 'n', value: 1 } });
+          },
+          // polled synchronously: each call looks at the last answer and asks again
+          arrived: () => {
+            checking ??= db.client.query(`SELECT count(*)::int AS c FROM ${db.table} WHERE n = 1`).then(
+              (r) => void ((stored = r.rows[0].c === 1), (checking = undefined)),
+              () => void (checking = undefined),
+            );
+            return stored;
+          },
+          close: async () => {
+            await checking;
+            await db.close();
+          },
         };
       },
     },

@@ -1,0 +1,264 @@
+import { Pool, type QueryConfig } from 'pg';
+import type { Subscription } from 'rxjs';
+import type { EddyEvent } from '../../core/event';
+import type { OfframpContext, OfframpType, Sink } from '../connector';
+import { Backoff } from '../_shared/backoff';
+import { batchValues } from '../_shared/offramp';
+import { clientConfig, connectionProperties, describe, isConnectionError, type ConnectionConfig } from './connection';
+import { canonicalType, toParam, type Param } from './types';
+
+export interface PostgresOfframpConfig extends ConnectionConfig {
+  table: string;
+  concurrency: number;
+}
+
+/** PostgreSQL's limit of bound parameters in one statement (a 16-bit count in the protocol). */
+const MAX_PARAMS = 65535;
+
+/**
+ * postgres: each event is one INSERT of its field records
+ * (`{column: {fieldType, name, value}}`) into `table`; a batch event is one
+ * multi-row INSERT, so its rows are stored together or not at all. Values
+ * are bound parameters, identifiers are quoted; the codec and postprocessors
+ * are not used (the spec). Acked (auto-ack, the spec's "always") once the
+ * INSERT committed; failed with the database's message otherwise. A lost
+ * connection triggers the circuit breaker and is retried with a bounded
+ * back-off until the server answers again, then the breaker is restored.
+ */
+export const postgresOfframp: OfframpType<PostgresOfframpConfig> = {
+  name: 'postgres',
+  defaultCodec: 'json',
+  autoAck: true,
+  example: { host: '127.0.0.1', port: 5432, user: 'postgres', password: '', dbname: 'postgres', table: 'events' },
+  configSchema: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['host', 'user', 'dbname', 'table'],
+    properties: {
+      ...connectionProperties,
+      table: {
+        type: 'string',
+        minLength: 1,
+        description: 'table to insert into: `name` or `schema.name` (the first dot separates the schema); each part is quoted as written, so case matters',
+      },
+      concurrency: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 64,
+        default: 4,
+        description: 'INSERTs in flight at most (connections in the pool); at this many the circuit breaker is triggered until half have finished',
+      },
+    },
+  },
+  async create(config, ctx) {
+    const sink = new PostgresSink(config, ctx);
+    await sink.open();
+    return sink;
+  },
+};
+
+/** One column of one row: the quoted column name and its parameter. */
+type Row = Map<string, Param>;
+
+class PostgresSink implements Sink {
+  private readonly pool: Pool;
+  private readonly table: string;
+  private readonly target: string;
+  /** why the connection is down; undefined while it is up */
+  private down: string | undefined;
+  private probe: Subscription | undefined;
+  private readonly backoff = new Backoff();
+  private closed = false;
+  /**
+   * INSERTs running, at most `concurrency`; the others wait here in order.
+   * The pool would queue them too, but its wait counts against the connect
+   * timeout, so a slow statement would fail the events behind it.
+   */
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(
+    private readonly config: PostgresOfframpConfig,
+    private readonly ctx: OfframpContext,
+  ) {
+    this.table = quoteTable(config.table);
+    this.target = describe(config);
+    this.pool = new Pool({ ...clientConfig(config, ctx.url), max: config.concurrency, idleTimeoutMillis: 30_000 });
+    // an idle pooled connection that dies is dropped by the pool; the next INSERT on a new one tells whether the server is gone
+    this.pool.on('error', (err) => ctx.logger.debug(`postgres offramp ${ctx.url}: idle connection closed: ${err.message}`));
+  }
+
+  /** Connects once, so an unreachable server or a refused login fails the activation. */
+  async open(): Promise<void> {
+    try {
+      await this.pool.query('SELECT 1');
+    } catch (err) {
+      await this.pool.end().catch(() => undefined);
+      throw new Error(`cannot connect to postgres ${this.target}: ${(err as Error).message}`);
+    }
+  }
+
+  send(_payloads: Buffer[], event: EddyEvent): Promise<void> | void {
+    // down: fail back to the source at once instead of queueing behind a dead server
+    if (this.down !== undefined) throw this.notConnected();
+    const rows = (event.isBatch ? batchValues(event.data) : [event.data]).map((value, i) => toRow(value, event.isBatch ? i : undefined));
+    if (rows.length === 0) return; // an empty batch: nothing to store
+    return this.run(insertStatements(this.table, rows));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.probe?.unsubscribe();
+    this.probe = undefined;
+    await this.pool.end();
+  }
+
+  private async run(statements: QueryConfig[]): Promise<void> {
+    if (this.running < this.config.concurrency) this.running++;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve)); // the finishing INSERT hands its slot over
+    try {
+      if (this.down !== undefined) throw this.notConnected(); // lost while this one waited
+      await this.insert(statements);
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.running--;
+    }
+  }
+
+  private async insert(statements: QueryConfig[]): Promise<void> {
+    try {
+      if (statements.length === 1) {
+        await this.pool.query(statements[0]);
+        return;
+      }
+      // a batch beyond the parameter limit: several statements in one transaction, still all or nothing
+      const client = await this.pool.connect();
+      let broken: Error | undefined;
+      try {
+        await client.query('BEGIN');
+        for (const statement of statements) await client.query(statement);
+        await client.query('COMMIT');
+      } catch (err) {
+        broken = err as Error;
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      } finally {
+        // a connection error destroys the client instead of returning it to the pool
+        client.release(broken !== undefined && isConnectionError(broken) ? broken : undefined);
+      }
+    } catch (err) {
+      if (isConnectionError(err)) this.lost(err as Error);
+      throw new Error(`postgres offramp: INSERT into ${this.table} failed: ${(err as Error).message}`);
+    }
+  }
+
+  private notConnected(): Error {
+    return new Error(`postgres offramp: not connected to ${this.target} (${this.down})`);
+  }
+
+  /** The connection is gone: hold the sources and probe with a bounded back-off. */
+  private lost(err: Error): void {
+    if (this.closed || this.down !== undefined) return;
+    this.down = err.message;
+    this.ctx.logger.warn(`postgres offramp ${this.ctx.url}: connection to ${this.target} lost (${err.message}); reconnecting`);
+    this.ctx.trigger();
+    this.scheduleProbe();
+  }
+
+  private scheduleProbe(): void {
+    const delay = this.backoff.next();
+    this.probe = this.ctx.scheduler.schedule(() => {
+      this.probe = undefined;
+      void this.reconnect();
+    }, delay);
+  }
+
+  private async reconnect(): Promise<void> {
+    if (this.closed) return;
+    try {
+      await this.pool.query('SELECT 1');
+    } catch (err) {
+      if (this.closed) return;
+      this.down = (err as Error).message;
+      this.ctx.logger.debug(`postgres offramp ${this.ctx.url}: ${this.target} still unreachable: ${this.down}`);
+      this.scheduleProbe();
+      return;
+    }
+    if (this.closed) return;
+    this.down = undefined;
+    this.backoff.reset();
+    this.ctx.logger.info(`postgres offramp ${this.ctx.url}: connected to ${this.target} again`);
+    this.ctx.restore();
+  }
+}
+
+/** A double-quoted identifier: embedded quotes doubled, so any name is taken literally. */
+export function quoteIdent(name: string): string {
+  if (name.includes('\0')) throw new Error(`an identifier cannot contain a NUL character: ${JSON.stringify(name)}`);
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/** `name` or `schema.name`, quoted. */
+function quoteTable(table: string): string {
+  const dot = table.indexOf('.');
+  return dot < 0 ? quoteIdent(table) : `${quoteIdent(table.slice(0, dot))}.${quoteIdent(table.slice(dot + 1))}`;
+}
+
+/**
+ * The row of one event: its field records by quoted column. The column is
+ * the record's `name` (the spec's field name in the table), or its key when
+ * it has none.
+ */
+function toRow(data: unknown, member: number | undefined): Row {
+  const where = member === undefined ? 'the event' : `batch member ${member}`;
+  if (data === null || typeof data !== 'object' || Array.isArray(data) || Buffer.isBuffer(data)) {
+    throw new Error(`postgres offramp: ${where} must be an object of field records {column: {fieldType, name, value}}`);
+  }
+  const row: Row = new Map();
+  for (const [key, record] of Object.entries(data as Record<string, unknown>)) {
+    if (record === null || typeof record !== 'object' || Array.isArray(record) || !('value' in record)) {
+      throw new Error(`postgres offramp: ${where}, field ${JSON.stringify(key)}: a field record {fieldType, name, value} is needed`);
+    }
+    const { fieldType, name, value } = record as { fieldType?: unknown; name?: unknown; value: unknown };
+    if (fieldType !== undefined && typeof fieldType !== 'string') throw new Error(`postgres offramp: ${where}, field ${JSON.stringify(key)}: fieldType must be a string`);
+    if (name !== undefined && (typeof name !== 'string' || name === '')) throw new Error(`postgres offramp: ${where}, field ${JSON.stringify(key)}: name must be a non-empty string`);
+    const column = quoteIdent(name ?? key);
+    if (row.has(column)) throw new Error(`postgres offramp: ${where}: column ${column} is given twice`);
+    try {
+      row.set(column, toParam(canonicalType(fieldType ?? ''), value));
+    } catch (err) {
+      throw new Error(`postgres offramp: ${where}, column ${column}: ${(err as Error).message}`);
+    }
+  }
+  if (row.size === 0) throw new Error(`postgres offramp: ${where} has no field records: nothing to insert`);
+  return row;
+}
+
+/**
+ * INSERT statements for `rows`: one multi-row INSERT (several only when the
+ * rows need more than 65535 parameters). The columns are the union of the
+ * rows' columns in the order first seen; a row without one of them gets the
+ * column's DEFAULT, as a one-row INSERT that leaves it out would.
+ */
+function insertStatements(table: string, rows: Row[]): QueryConfig[] {
+  const columns: string[] = [];
+  const seen = new Set<string>();
+  for (const row of rows) for (const column of row.keys()) if (!seen.has(column)) seen.add(column), columns.push(column);
+  const perStatement = Math.max(1, Math.floor(MAX_PARAMS / columns.length));
+  const statements: QueryConfig[] = [];
+  for (let from = 0; from < rows.length; from += perStatement) {
+    const values: Param[] = [];
+    const tuples: string[] = [];
+    for (const row of rows.slice(from, from + perStatement)) {
+      const cells = columns.map((column) => {
+        if (!row.has(column)) return 'DEFAULT';
+        values.push(row.get(column)!);
+        return `$${values.length}`;
+      });
+      tuples.push(`(${cells.join(', ')})`);
+    }
+    statements.push({ text: `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${tuples.join(', ')}`, values });
+  }
+  return statements;
+}
