@@ -18,7 +18,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { ChildStatus, RampParts } from './protocol';
-import { serviceAddress } from '../../helpers/services';
+import { serviceAddress, type ServiceName } from '../../helpers/services';
 
 /** What a harness can do with the child running the type. */
 export interface ChildIo {
@@ -69,6 +69,8 @@ export interface OfframpHarness {
 }
 
 export interface Harness {
+  /** the real server of `scripts/services` it runs against: skipped locally when it is down, a failure under CI */
+  service?: ServiceName;
   onramp?: OnrampHarness;
   offramp?: OfframpHarness;
 }
@@ -576,6 +578,7 @@ export const harnesses: Readonly<Record<string, Harness>> = {
 
   // against the node of `scripts/services start elastic` (its start fails, naming that command, when none runs)
   elastic: {
+    service: 'elastic',
     offramp: {
       unopenable: {
         what: 'its cluster (nothing listens on the node port)',
@@ -600,6 +603,7 @@ export const harnesses: Readonly<Record<string, Harness>> = {
   },
 
   postgres: {
+    service: 'postgres',
     onramp: {
       noBadInput: 'rows are structured values (field records), never decoded',
       noBytes: 'rows are structured values; no bytes are read',

@@ -1,3 +1,4 @@
+import { requireService } from '../../helpers/services';
 import { expect } from 'chai';
 import { availableParallelism } from 'node:os';
 import { Registries } from '../../../src/runtime/registries';
@@ -82,6 +83,12 @@ export function describeLifecycle(side: Side): void {
         }
         const report = () => runs.get(type)!;
         const onramp = side === 'onramp' ? (harness as OnrampHarness) : undefined;
+        const service = harnesses[type]?.service;
+        if (service) {
+          before(async function () {
+            await requireService(this, service);
+          });
+        }
 
         it('starts with the harness config, also right after an instance of it was created and deactivated', async () => {
           const r = await report();
