@@ -1,10 +1,18 @@
 import { expect } from 'chai';
-import { readdirSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfigFile } from '../../src/config/load';
 import { createLogger } from '../../src/core/logger';
 import { Runtime } from '../../src/runtime/runtime';
 import { shout } from '../../examples/embed';
+import { requireService, type ServiceName } from '../helpers/services';
+
+/** The real server an example's connectors talk to, by the type names it uses. */
+function serviceOf(text: string): ServiceName | undefined {
+  const services: Record<string, ServiceName> = { kafka: 'kafka', amqp: 'rabbitmq', nats: 'nats', postgres: 'postgres', elastic: 'elastic' };
+  for (const [type, service] of Object.entries(services)) if (new RegExp(`type:\\s*${type}\\b`).test(text)) return service;
+  return undefined;
+}
 
 const EXAMPLES = join(__dirname, '../../../examples');
 
@@ -20,7 +28,9 @@ describe('examples', () => {
   });
 
   for (const file of readdirSync(EXAMPLES).filter((f) => /\.(ya?ml|json)$/.test(f))) {
-    it(`${file} loads and activates in a runtime`, async () => {
+    it(`${file} loads and activates in a runtime`, async function () {
+      const service = serviceOf(readFileSync(join(EXAMPLES, file), 'utf8'));
+      if (service) await requireService(this, service);
       const runtime = await new Runtime({ logger: createLogger('silent') }).start();
       try {
         await loadConfigFile(runtime, join(EXAMPLES, file));
