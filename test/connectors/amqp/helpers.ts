@@ -32,6 +32,7 @@ export interface Received {
   exchange: string;
   headers: Record<string, unknown>;
   redelivered: boolean;
+  persistent: boolean;
 }
 
 /** One test client: a connection and a confirm channel, reopened after the broker refused something. */
@@ -85,26 +86,52 @@ export class TestClient {
     );
   }
 
+  /** Whether a queue exists. */
+  async exists(queue: string): Promise<boolean> {
+    return this.depth(queue).then(
+      () => true,
+      (err: Error) => {
+        if (/NOT_FOUND/.test(err.message)) return false;
+        throw err;
+      },
+    );
+  }
+
   /** A queue some other party (the onramp) declares, deleted on `close` all the same. */
   track(name: string): string {
     this.queues.push(name);
     return name;
   }
 
-  /** Takes every ready message of a queue (acking it). */
+  /** Takes every message ready in a queue now (and any that arrive meanwhile). */
   async drain(queue: string): Promise<Received[]> {
-    const out: Received[] = [];
-    for (;;) {
-      const m = await this.channel.get(queue, { noAck: true });
-      if (m === false) return out;
-      out.push({
-        body: m.content.toString('utf8'),
-        routingKey: m.fields.routingKey,
-        exchange: m.fields.exchange,
-        headers: (m.properties.headers ?? {}) as Record<string, unknown>,
-        redelivered: m.fields.redelivered,
-      });
-    }
+    const { messageCount } = await this.depth(queue);
+    if (messageCount === 0) return [];
+    const collecting = await this.collect(queue);
+    await eventually(() => collecting.received.length >= messageCount, 30_000, `${messageCount} messages from ${queue}`);
+    await collecting.stop();
+    return collecting.received;
+  }
+
+  /** Consumes a queue (no acks) into `received` until `stop`. */
+  async collect(queue: string): Promise<{ received: Received[]; stop(): Promise<void> }> {
+    const received: Received[] = [];
+    const { consumerTag } = await this.channel.consume(
+      queue,
+      (m) => {
+        if (m === null) return;
+        received.push({
+          body: m.content.toString('utf8'),
+          routingKey: m.fields.routingKey,
+          exchange: m.fields.exchange,
+          headers: (m.properties.headers ?? {}) as Record<string, unknown>,
+          redelivered: m.fields.redelivered,
+          persistent: m.properties.deliveryMode === 2,
+        });
+      },
+      { noAck: true },
+    );
+    return { received, stop: () => this.channel.cancel(consumerTag).then(() => undefined) };
   }
 
   /** Waits until a queue holds `count` ready messages, then takes them. */
@@ -115,6 +142,11 @@ export class TestClient {
 
   async deleteQueue(name: string): Promise<void> {
     await this.channel.deleteQueue(name);
+  }
+
+  /** Closes the connection, keeping the queues. */
+  async disconnect(): Promise<void> {
+    await this.connection.close().catch(() => undefined);
   }
 
   /** Deletes the queues it declared and closes the connection. */
