@@ -72,6 +72,8 @@ start() {
 listeners.tcp.default = 127.0.0.1:$PORT
 # a small /tmp must not raise the disk alarm that blocks every publisher
 disk_free_limit.absolute = 50MB
+# modest memory: publishers are blocked (flow control) beyond this, not the machine's 40 %
+vm_memory_high_watermark.absolute = 512MB
 log.console = false
 log.file.level = warning
 EOF
@@ -80,7 +82,7 @@ EOF
   rm -f "$pidfile"
   # detached from this shell: the node keeps running after the script returns
   setsid bash -c "$(declare -f as_rabbit); $(declare -p NODE dir pidfile LOOPBACK_DIST); \
-    as_rabbit /usr/lib/rabbitmq/bin/rabbitmq-server" >>"$dir/log/startup.log" 2>&1 </dev/null &
+    ulimit -n 65536 2>/dev/null || true; as_rabbit /usr/lib/rabbitmq/bin/rabbitmq-server" >>"$dir/log/startup.log" 2>&1 </dev/null &
   local launcher=$!
   # the node writes its pid file early in its boot; a launcher that died meanwhile failed to start
   if ! wait_until "[ -s '$pidfile' ] || ! kill -0 $launcher" 60 "the rabbitmq pid file" || [ ! -s "$pidfile" ]; then

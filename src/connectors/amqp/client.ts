@@ -10,6 +10,12 @@ import { connect, type Channel, type ChannelModel } from 'amqplib';
 export const CONNECT_TIMEOUT_MS = 5000;
 /** A graceful close that the server does not answer within this is cut. */
 const CLOSE_TIMEOUT_MS = 2000;
+/**
+ * Heartbeat interval (s) asked for when `amqp_addr` names none: amqplib's
+ * own default is none, and without heartbeats a connection whose peer
+ * vanished without a FIN (a host down, a network cut) is never noticed.
+ */
+const DEFAULT_HEARTBEAT_S = 30;
 
 /** Checks `amqp_addr` at publish time; throws naming the field. */
 export function validateAddr(addr: string): void {
@@ -46,7 +52,7 @@ export function serverOf(addr: string): string {
  * connection that completes after the deadline is closed, not leaked.
  */
 export async function openConnection(addr: string, name: string): Promise<ChannelModel> {
-  const attempt = connect(addr, { timeout: CONNECT_TIMEOUT_MS, clientProperties: { connection_name: name } });
+  const attempt = connect(withHeartbeat(addr), { timeout: CONNECT_TIMEOUT_MS, clientProperties: { connection_name: name } });
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`no answer within ${CONNECT_TIMEOUT_MS} ms`)), CONNECT_TIMEOUT_MS);
@@ -59,6 +65,14 @@ export async function openConnection(addr: string, name: string): Promise<Channe
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** The address with `heartbeat=DEFAULT_HEARTBEAT_S` unless it sets one (`heartbeat=0` turns them off). */
+export function withHeartbeat(addr: string): string {
+  const url = new URL(addr);
+  if (url.searchParams.has('heartbeat')) return addr;
+  url.searchParams.set('heartbeat', String(DEFAULT_HEARTBEAT_S));
+  return url.toString();
 }
 
 /**

@@ -73,6 +73,8 @@ class Publisher implements Sink {
   private triggered = false;
   private closed = false;
   private retry: Subscription | undefined;
+  /** a reconnect attempt under way, for close() to wait for and undo */
+  private connecting: Promise<{ connection: ChannelModel; channel: ConfirmChannel }> | undefined;
   private readonly backoff = new Backoff();
   private outageLogged = false;
   private readonly where: string;
@@ -118,6 +120,8 @@ class Publisher implements Sink {
     this.closed = true;
     this.retry?.unsubscribe();
     this.retry = undefined;
+    const late = await this.connecting?.catch(() => undefined);
+    if (late) await closeConnection(late.connection, late.channel);
     const { connection, channel } = this;
     this.connection = this.channel = undefined;
     if (connection) await closeConnection(connection, channel);
@@ -200,14 +204,18 @@ class Publisher implements Sink {
 
   private async reconnect(): Promise<void> {
     if (this.closed) return;
+    const attempt = (this.connecting = this.connect());
     let opened: { connection: ChannelModel; channel: ConfirmChannel };
     try {
-      opened = await this.connect();
+      opened = await attempt;
     } catch (err) {
       if (!this.closed) this.reconnectLater(describe(err));
       return;
+    } finally {
+      this.connecting = undefined;
     }
-    if (this.closed) return void (await closeConnection(opened.connection));
+    // closed meanwhile: close() closes what this attempt opened
+    if (this.closed) return;
     this.backoff.reset();
     this.outageLogged = false;
     this.ctx.logger.info(`amqp offramp ${this.ctx.url}: publishing to ${this.where} again`);

@@ -144,6 +144,8 @@ class Consumer implements OnrampSource {
   private streams = 0;
   private readonly backoff = new Backoff();
   private retry: Subscription | undefined;
+  /** a reconnect attempt under way, for close() to wait for and undo */
+  private connecting: Promise<{ connection: ChannelModel; channel: Channel }> | undefined;
   private outageLogged = false;
   private readonly originUri: string;
   private readonly where: string;
@@ -195,6 +197,8 @@ class Consumer implements OnrampSource {
     this.closed = true;
     this.retry?.unsubscribe();
     this.retry = undefined;
+    const late = await this.connecting?.catch(() => undefined);
+    if (late) await closeConnection(late.connection, late.channel);
     const { connection, channel } = this;
     this.connection = this.channel = this.consumerTag = undefined;
     this.deliveries.clear();
@@ -312,14 +316,18 @@ class Consumer implements OnrampSource {
 
   private async reconnect(): Promise<void> {
     if (this.closed) return;
+    const attempt = (this.connecting = this.connect());
     let opened: { connection: ChannelModel; channel: Channel };
     try {
-      opened = await this.connect();
+      opened = await attempt;
     } catch (err) {
       if (!this.closed) this.reconnectLater(describe(err));
       return;
+    } finally {
+      this.connecting = undefined;
     }
-    if (this.closed) return void (await closeConnection(opened.connection));
+    // closed meanwhile: close() closes what this attempt opened
+    if (this.closed) return;
     this.backoff.reset();
     this.outageLogged = false;
     this.ctx.logger.info(`amqp onramp ${this.ctx.url}: consuming ${this.where} again`);

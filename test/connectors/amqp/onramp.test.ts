@@ -1,5 +1,7 @@
 import { expect } from 'chai';
 import type { EddyEvent } from '../../../src/core/event';
+import { createLogger } from '../../../src/core/logger';
+import { Runtime } from '../../../src/runtime/runtime';
 import { eventually } from '../../helpers/runtime';
 import { requireService, type ServiceAddress } from '../../helpers/services';
 import { amqpAddr, bodies, consume, relay, TestClient, unique, type Consumed, type Relay } from './helpers';
@@ -198,6 +200,14 @@ describe('amqp onramp (real RabbitMQ)', function () {
       const { config } = bound({ exchange: unique('no-such-exchange') });
       const message = await refusal(config);
       expect(message).to.match(/onramp 'src' \(amqp\) cannot start: cannot bind queue '.*' at amqp:.* to exchange 'eddy-test\.no-such-exchange.*NOT_FOUND/);
+    });
+
+    it('refuses at publish time what it cannot honour: queue_options.nowait: true, and an address that is not amqp(s)', () => {
+      const runtime = new Runtime({ logger: createLogger('silent') });
+      const publish = (config: Record<string, unknown>) => () => runtime.publish('onramp', { id: 'src', type: 'amqp', config });
+      expect(publish({ amqp_addr: amqpAddr(server), queue_name: 'q', queue_options: { nowait: true } })).to.throw(/config\.queue_options\.nowait: true is not supported/);
+      expect(publish({ amqp_addr: 'http://127.0.0.1:5672/', queue_name: 'q', queue_options: {} })).to.throw(/config\.amqp_addr: the scheme must be amqp or amqps/);
+      expect(publish({ amqp_addr: amqpAddr(server), queue_name: 'q' })).to.throw(/queue_options/);
     });
 
     it('fails when a passive queue does not exist', async () => {

@@ -98,7 +98,9 @@ describe('amqp across a broker restart (real RabbitMQ, restarted with scripts/se
       'all 2600 copied after the restart',
     );
     await eventually(() => states.at(-1) === true, 30_000, 'the breaker restored');
-    expect(states).to.deep.equal([true, false, true]);
+    // open, triggered while the broker was away (more than once if a reconnect landed while it was shutting down), open again
+    expect(states[0]).to.equal(true);
+    expect(states).to.include(false);
 
     const received = await client.drain(output);
     const ns = new Set(received.map((m) => (JSON.parse(m.body) as { n: number }).n));
