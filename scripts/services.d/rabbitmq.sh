@@ -82,7 +82,7 @@ EOF
   rm -f "$pidfile"
   # detached from this shell: the node keeps running after the script returns
   setsid bash -c "$(declare -f as_rabbit); $(declare -p NODE dir pidfile LOOPBACK_DIST); \
-    ulimit -n 65536 2>/dev/null || true; as_rabbit /usr/lib/rabbitmq/bin/rabbitmq-server" >>"$dir/log/startup.log" 2>&1 </dev/null &
+    as_rabbit /usr/lib/rabbitmq/bin/rabbitmq-server" >>"$dir/log/startup.log" 2>&1 </dev/null &
   local launcher=$!
   # the node writes its pid file early in its boot; a launcher that died meanwhile failed to start
   if ! wait_until "[ -s '$pidfile' ] || ! kill -0 $launcher" 60 "the rabbitmq pid file" || [ ! -s "$pidfile" ]; then
