@@ -1,4 +1,5 @@
 import type { OfframpType, OnrampType } from './connector';
+import { amqpOnramp } from './amqp/onramp';
 import { blaster } from './blaster/onramp';
 import { cbOnramp } from './cb/onramp';
 import { crononome } from './crononome/onramp';
@@ -10,6 +11,7 @@ import { stdin } from './stdin/onramp';
 import { tcpOnramp } from './tcp/onramp';
 import { udpOnramp } from './udp/onramp';
 import { wsOnramp } from './ws/onramp';
+import { amqpOfframp } from './amqp/offramp';
 import { blackhole } from './blackhole/offramp';
 import { cbOfframp } from './cb/offramp';
 import { debug } from './debug/offramp';
@@ -27,6 +29,7 @@ import { wsOfframp } from './ws/offramp';
 /** The builtin connectors. Adding one is one file plus one line here. */
 /* eslint-disable @typescript-eslint/no-explicit-any */
 export const builtinOnramps: readonly OnrampType<any>[] = [
+  amqpOnramp,
   blaster,
   cbOnramp,
   crononome,
@@ -40,6 +43,7 @@ export const builtinOnramps: readonly OnrampType<any>[] = [
   wsOnramp,
 ];
 export const builtinOfframps: readonly OfframpType<any>[] = [
+  amqpOfframp,
   blackhole,
   cbOfframp,
   debug,

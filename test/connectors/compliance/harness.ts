@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { ChildStatus, RampParts } from './protocol';
 import { serviceAddress, type ServiceName } from '../../helpers/services';
+import { amqpAddr, TestClient, unique } from '../amqp/helpers';
 
 /** What a harness can do with the child running the type. */
 export interface ChildIo {
@@ -269,6 +270,21 @@ async function postgresTable(columns: string): Promise<{ table: string; client: 
 const noPostgres = (config: Record<string, unknown>): Unopenable => ({
   what: 'its database server (nothing listens on the port)',
   prepare: async () => ({ ramp: { config: { host: '127.0.0.1', port: await freeTcpPort(), user: 'postgres', dbname: 'postgres', ...config } }, close: nothingToClose }),
+});
+
+/** A client of the rabbitmq that scripts/services runs, or an error that says how to start it. */
+async function rabbitmq(): Promise<{ client: TestClient; addr: string }> {
+  const address = serviceAddress('rabbitmq');
+  const client = await TestClient.open(address).catch((err: Error) => {
+    throw new Error(`rabbitmq is not running on ${address.host}:${address.port} (${err.message}): start it with scripts/services start rabbitmq`);
+  });
+  return { client, addr: amqpAddr(address) };
+}
+
+/** An amqp address where nothing listens. */
+const amqpUnreachable = (config: (addr: string) => Record<string, unknown>): Unopenable => ({
+  what: 'its server (nothing listens at amqp_addr)',
+  prepare: async () => ({ ramp: { config: config(`amqp://guest:guest@127.0.0.1:${await freeTcpPort()}/%2f`) }, close: nothingToClose }),
 });
 
 /** Harnesses by type name. */
@@ -644,6 +660,36 @@ export const harnesses: Readonly<Record<string, Harness>> = {
             await checking;
             await db.close();
           },
+        };
+      },
+    },
+  },
+
+  amqp: {
+    service: 'rabbitmq',
+    onramp: {
+      unopenable: amqpUnreachable((amqp_addr) => ({ amqp_addr, queue_name: 'eddy-compliance-never', queue_options: {} })),
+      async prepare() {
+        const { client, addr } = await rabbitmq();
+        const queue = await client.queue(unique('compliance'), { durable: false });
+        return {
+          ramp: { codec: 'json', config: { amqp_addr: addr, queue_name: queue, queue_options: {} } },
+          drive: () => client.publish('', queue, [BAD_JSON, GOOD_JSON]),
+          close: () => client.close(),
+        };
+      },
+    },
+    offramp: {
+      unopenable: amqpUnreachable((amqp_addr) => ({ amqp_addr })),
+      async prepare() {
+        const { client, addr } = await rabbitmq();
+        const queue = await client.queue(unique('compliance'), { durable: false });
+        const collecting = await client.collect(queue);
+        return {
+          ramp: { codec: 'statsd', config: { amqp_addr: addr, routing_key: queue } },
+          drive: badThenGoodMetric,
+          arrived: () => collecting.received.some((m) => m.body === METRIC_LINE),
+          close: () => client.close(),
         };
       },
     },
