@@ -4,6 +4,7 @@ import { cbOnramp } from './cb/onramp';
 import { crononome } from './crononome/onramp';
 import { fileOnramp } from './file/onramp';
 import { metronome } from './metronome/onramp';
+import { natsOnramp } from './nats/onramp';
 import { restOnramp } from './rest/onramp';
 import { stdin } from './stdin/onramp';
 import { tcpOnramp } from './tcp/onramp';
@@ -15,6 +16,7 @@ import { debug } from './debug/offramp';
 import { exit } from './exit/offramp';
 import { fileOfframp } from './file/offramp';
 import { kv } from './kv/offramp';
+import { natsOfframp } from './nats/offramp';
 import { restOfframp } from './rest/offramp';
 import { stderr, stdout } from './std/offramp';
 import { tcpOfframp } from './tcp/offramp';
@@ -29,6 +31,7 @@ export const builtinOnramps: readonly OnrampType<any>[] = [
   crononome,
   fileOnramp,
   metronome,
+  natsOnramp,
   restOnramp,
   stdin,
   tcpOnramp,
@@ -42,6 +45,7 @@ export const builtinOfframps: readonly OfframpType<any>[] = [
   exit,
   fileOfframp,
   kv,
+  natsOfframp,
   restOfframp,
   stderr,
   stdout,
