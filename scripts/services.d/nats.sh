@@ -2,8 +2,9 @@
 # NATS with JetStream for the nats connector tests: Debian's nats-server on
 # 127.0.0.1:${EDDY_NATS_PORT:-4222}, monitoring (healthz, connz, subsz) on
 # 127.0.0.1:${EDDY_NATS_MONITOR_PORT:-8222}, JetStream storage under the
-# service dir. No authentication (the tests that need it start servers of
-# their own on ephemeral ports).
+# service dir. No authentication: the tests of the connection options start
+# nats-servers of their own on ephemeral ports (this binary), with a CA and
+# certificates they make with openssl, which is installed here for them.
 #
 #   nats.sh start | stop | status
 set -euo pipefail
@@ -31,7 +32,7 @@ case "${1:-}" in
       echo "already running on 127.0.0.1:$port (pid $(cat "$pidfile"))"
       exit 0
     fi
-    apt_install nats-server curl
+    apt_install nats-server curl openssl
     if port_open "$port"; then
       echo "something else already listens on 127.0.0.1:$port; stop it or set EDDY_NATS_PORT" >&2
       exit 1

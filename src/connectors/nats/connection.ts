@@ -3,7 +3,6 @@ import { connect, credsAuthenticator, headers as natsHeaders, type ConnectionOpt
 import type { Meta } from '../../core/event';
 import type { Logger } from '../../core/logger';
 import type { JsonSchema } from '../../schema/json-schema';
-import { Backoff } from '../_shared/backoff';
 
 /**
  * The spec's `options` struct, minus two options that could have no effect:
@@ -26,6 +25,9 @@ export interface NatsOptions {
   tls: boolean;
   root_cert?: string;
 }
+
+/** How long closing waits for the server to confirm what was sent last (acks, publishes). */
+const CLOSE_FLUSH_MS = 2000;
 
 /** How long one connection attempt (TCP, TLS, the server's INFO and our CONNECT) may take. */
 export const CONNECT_TIMEOUT_MS = 5000;
@@ -89,14 +91,43 @@ async function readOption(options: NatsOptions, key: 'credentials_path' | 'cert_
   }
 }
 
-/** A connection and the back-off of its reconnects (reset once it is back). */
+/**
+ * The reconnect back-off: attempts 100 ms, 200, 400 … apart, up to 5 s.
+ * nats.js asks for the delay on every turn of its dial loop (also the turns
+ * that only wait), not once per attempt, so a plain doubling counter would
+ * reach the cap at once; this answers the same delay until that long has
+ * passed since it last grew, then the doubled one.
+ */
+export class ReconnectDelay {
+  static readonly MIN = 100;
+  static readonly MAX = 5000;
+  private delay = ReconnectDelay.MIN;
+  private since = Date.now();
+
+  next(): number {
+    const now = Date.now();
+    if (now - this.since >= this.delay) {
+      this.delay = Math.min(this.delay * 2, ReconnectDelay.MAX);
+      this.since = now;
+    }
+    return this.delay;
+  }
+
+  /** from the start: after a (re)connect, and when a connection is lost */
+  reset(): void {
+    this.delay = ReconnectDelay.MIN;
+    this.since = Date.now();
+  }
+}
+
+/** A connection and the back-off of its reconnects. */
 export interface NatsClient {
   readonly nc: NatsConnection;
-  readonly backoff: Backoff;
+  readonly backoff: ReconnectDelay;
 }
 
 /** nats.js's connection options for ours: every spec option that the client honours, nothing pretended. */
-export async function clientOptions(hosts: string[], options: NatsOptions, defaultName: string, backoff: Backoff): Promise<ConnectionOptions> {
+export async function clientOptions(hosts: string[], options: NatsOptions, defaultName: string, backoff: ReconnectDelay): Promise<ConnectionOptions> {
   const [creds, cert, key, ca] = await Promise.all([
     readOption(options, 'credentials_path'),
     readOption(options, 'cert_path'),
@@ -133,8 +164,7 @@ export async function clientOptions(hosts: string[], options: NatsOptions, defau
  * unreachable server fails the activation instead of hanging it.
  */
 export async function natsConnect(hosts: string[], options: NatsOptions, defaultName: string): Promise<NatsClient> {
-  // reconnect delays: 100 ms doubling to 5 s, from the start again once connected (see `watchStatus`)
-  const backoff = new Backoff();
+  const backoff = new ReconnectDelay();
   const opts = await clientOptions(hosts, options, defaultName, backoff);
   try {
     const nc = await connect(opts);
@@ -167,11 +197,11 @@ export function watchStatus(
   void (async () => {
     for await (const status of nc.status()) {
       if (status.type === 'disconnect') {
+        backoff.reset();
         logger.warn(`${url}: lost the connection to NATS ${String(status.data)}; reconnecting`);
         handlers.down();
       } else if (status.type === 'reconnect') {
         logger.info(`${url}: reconnected to NATS ${String(status.data)}`);
-        backoff.reset();
         handlers.up();
       } else if (status.type === 'error') {
         logger.warn(`${url}: NATS: ${describe(status.data)}`);
@@ -184,10 +214,13 @@ export function watchStatus(
 /** Closes a connection after sending what is queued (acks, publishes), bounded; never throws. */
 export async function closeConnection(nc: NatsConnection, logger: Logger, url: string): Promise<void> {
   if (nc.isClosed()) return;
+  let timer: NodeJS.Timeout | undefined;
   try {
-    await Promise.race([nc.flush(), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
+    await Promise.race([nc.flush(), new Promise((resolve) => (timer = setTimeout(resolve, CLOSE_FLUSH_MS)))]);
   } catch {
     // disconnected: nothing can be flushed
+  } finally {
+    clearTimeout(timer);
   }
   try {
     await nc.close();

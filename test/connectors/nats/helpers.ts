@@ -58,10 +58,7 @@ export function hdrs(entries: Record<string, string | string[]>) {
   return h;
 }
 
-/**
- * Connections to a NATS server (from its monitoring endpoint) whose client
- * name starts with `name` and that subscribe to `subject`.
- */
+/** Connections to a NATS server (from its monitoring endpoint) that subscribe to `subject`. */
 export async function subscribers(base: string, subject: string): Promise<number> {
   const res = await fetch(`${base}/connz?subs=1&limit=1024`);
   const body = (await res.json()) as { connections: { subscriptions_list?: string[] }[] };
@@ -169,6 +166,7 @@ export function natsServerBinary(): string {
  */
 export class PrivateServer {
   private child: ChildProcess | undefined;
+  private jetstream = true;
   readonly dir: string;
 
   private constructor(
@@ -179,9 +177,10 @@ export class PrivateServer {
     this.dir = mkdtempSync(join(tmpdir(), 'eddy-nats-'));
   }
 
-  static async start(options: { args?: string[]; config?: string } = {}): Promise<PrivateServer> {
+  static async start(options: { args?: string[]; config?: string; jetstream?: boolean } = {}): Promise<PrivateServer> {
     const { freePort } = await import('../ws/helpers');
     const server = new PrivateServer(await freePort(), await freePort(), options.args ?? []);
+    server.jetstream = options.jetstream ?? true;
     if (options.config !== undefined) {
       const file = join(server.dir, 'server.conf');
       writeFileSync(file, options.config);
@@ -203,7 +202,7 @@ export class PrivateServer {
   async up(): Promise<void> {
     const child = spawn(
       natsServerBinary(),
-      ['-a', '127.0.0.1', '-p', String(this.port), '-m', String(this.monitorPort), '-js', '-sd', join(this.dir, 'js'), ...this.args],
+      ['-a', '127.0.0.1', '-p', String(this.port), '-m', String(this.monitorPort), ...(this.jetstream ? ['-js', '-sd', join(this.dir, 'js')] : []), ...this.args],
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
     let stderr = '';
