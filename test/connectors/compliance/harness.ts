@@ -16,6 +16,8 @@ import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WebSocket, WebSocketServer } from 'ws';
+import { connect as natsConnect, StorageType, type NatsConnection } from 'nats';
+import { serviceAddress } from '../../helpers/services';
 import type { ChildStatus, RampParts } from './protocol';
 
 /** What a harness can do with the child running the type. */
@@ -231,6 +233,21 @@ function httpPost(agent: Agent, port: number, body: string): Promise<number> {
     req.on('error', reject);
     req.end(body);
   });
+}
+
+/** The nats service of scripts/services (EDDY_NATS_HOST / EDDY_NATS_PORT override it). */
+function natsHost(): string {
+  const { host, port } = serviceAddress('nats');
+  return `${host}:${port}`;
+}
+
+/** The suite's own NATS connection (publisher, subscriber, stream admin); a missing server names the command that starts it. */
+async function natsPeer(): Promise<NatsConnection> {
+  try {
+    return await natsConnect({ servers: natsHost(), name: 'eddy-compliance-peer' });
+  } catch (err) {
+    throw new Error(`nats is not running on ${natsHost()} (scripts/services start nats): ${(err as Error).message}`);
+  }
 }
 
 // ---- the table ----
@@ -535,6 +552,54 @@ export const harnesses: Readonly<Record<string, Harness>> = {
           // the put's reply (null: the key was new) on the out port
           arrived: (_io, status) => status.replies.out.length >= 1,
           close: nothingToClose,
+        };
+      },
+    },
+  },
+
+  // against the nats service (scripts/services start nats); subjects and streams unique per run
+  nats: {
+    onramp: {
+      unopenable: {
+        what: 'its server (nothing listens on the port)',
+        prepare: async () => ({ ramp: { config: { hosts: [`127.0.0.1:${await freeTcpPort()}`], subject: 'eddy.compliance' } }, close: nothingToClose }),
+      },
+      async prepare() {
+        // a JetStream stream holds the bad and the good message before the child subscribes: no race with its subscription
+        const nc = await natsPeer();
+        const name = `EDDY_COMPLIANCE_${process.pid}_${Date.now()}`;
+        const subject = `eddy.compliance.${name}`;
+        const jsm = await nc.jetstreamManager();
+        await jsm.streams.add({ name, subjects: [subject], storage: StorageType.Memory });
+        const js = nc.jetstream();
+        await js.publish(subject, BAD_JSON);
+        await js.publish(subject, GOOD_JSON);
+        return {
+          ramp: { codec: 'json', config: { hosts: [natsHost()], subject, jetstream: { stream: name, durable: 'compliance' } } },
+          drive: nothingToClose,
+          close: async () => {
+            await jsm.streams.delete(name).catch(() => undefined);
+            await nc.close();
+          },
+        };
+      },
+    },
+    offramp: {
+      unopenable: {
+        what: 'its server (nothing listens on the port)',
+        prepare: async () => ({ ramp: { config: { hosts: [`127.0.0.1:${await freeTcpPort()}`], subject: 'eddy.compliance' } }, close: nothingToClose }),
+      },
+      async prepare() {
+        const nc = await natsPeer();
+        const subject = `eddy.compliance.out_${process.pid}_${Date.now()}`;
+        const received: string[] = [];
+        nc.subscribe(subject, { callback: (err, msg) => err || received.push(new TextDecoder().decode(msg.data)) });
+        await nc.flush();
+        return {
+          ramp: { codec: 'statsd', config: { hosts: [natsHost()], subject } },
+          drive: badThenGoodMetric,
+          arrived: () => received.includes(METRIC_LINE),
+          close: () => nc.close(),
         };
       },
     },
