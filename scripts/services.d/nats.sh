@@ -37,12 +37,29 @@ case "${1:-}" in
       echo "something else already listens on 127.0.0.1:$port; stop it or set EDDY_NATS_PORT" >&2
       exit 1
     fi
+    # Debian puts it in /usr/sbin, which a non-root PATH may lack
+    bin="$(command -v nats-server || true)"
+    [ -z "$bin" ] && [ -x /usr/sbin/nats-server ] && bin=/usr/sbin/nats-server
+    if [ -z "$bin" ]; then
+      echo "nats-server is not installed although dpkg lists the package (removed but not purged?): apt-get install --reinstall nats-server" >&2
+      exit 1
+    fi
     mkdir -p "$dir/jetstream"
     rm -f "$pidfile"
+    : >"$log"
     # -a binds the client port to loopback only, and the monitoring port with it
-    setsid nats-server -a 127.0.0.1 -p "$port" -m "$monitor" -js -sd "$dir/jetstream" -P "$pidfile" -l "$log" \
-      </dev/null >/dev/null 2>&1 &
-    wait_until healthy 30 "nats-server to answer http://127.0.0.1:$monitor/healthz" || { tail -20 "$log" >&2; exit 1; }
+    setsid "$bin" -a 127.0.0.1 -p "$port" -m "$monitor" -js -sd "$dir/jetstream" -P "$pidfile" -l "$log" \
+      </dev/null >>"$log" 2>&1 &
+    server=$!
+    # ours answers: alive, its client port open, healthy; or give up at once when it died (a port taken, a bad store dir)
+    ready() { kill -0 "$server" 2>/dev/null && port_open "$port" && healthy; }
+    wait_until "ready || ! kill -0 $server" 30 "nats-server to answer on 127.0.0.1:$port and http://127.0.0.1:$monitor/healthz" || true
+    if ! ready; then
+      echo "nats-server did not start:" >&2
+      tail -20 "$log" >&2
+      kill "$server" 2>/dev/null || true
+      exit 1
+    fi
     echo "running on nats://127.0.0.1:$port (JetStream on; monitoring http://127.0.0.1:$monitor)"
     ;;
   stop)
