@@ -5,6 +5,7 @@ import { cbOnramp } from './cb/onramp';
 import { crononome } from './crononome/onramp';
 import { fileOnramp } from './file/onramp';
 import { metronome } from './metronome/onramp';
+import { natsOnramp } from './nats/onramp';
 import { postgresOnramp } from './postgres/onramp';
 import { restOnramp } from './rest/onramp';
 import { stdin } from './stdin/onramp';
@@ -19,6 +20,7 @@ import { elasticOfframp } from './elastic/offramp';
 import { exit } from './exit/offramp';
 import { fileOfframp } from './file/offramp';
 import { kv } from './kv/offramp';
+import { natsOfframp } from './nats/offramp';
 import { postgresOfframp } from './postgres/offramp';
 import { restOfframp } from './rest/offramp';
 import { stderr, stdout } from './std/offramp';
@@ -35,6 +37,7 @@ export const builtinOnramps: readonly OnrampType<any>[] = [
   crononome,
   fileOnramp,
   metronome,
+  natsOnramp,
   postgresOnramp,
   restOnramp,
   stdin,
@@ -51,6 +54,7 @@ export const builtinOfframps: readonly OfframpType<any>[] = [
   exit,
   fileOfframp,
   kv,
+  natsOfframp,
   postgresOfframp,
   restOfframp,
   stderr,

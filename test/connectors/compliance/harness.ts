@@ -20,6 +20,7 @@ import { WebSocket, WebSocketServer } from 'ws';
 import type { ChildStatus, RampParts } from './protocol';
 import { serviceAddress, type ServiceName } from '../../helpers/services';
 import { amqpAddr, TestClient, unique } from '../amqp/helpers';
+import { connect as natsConnect, StorageType, type NatsConnection } from 'nats';
 
 /** What a harness can do with the child running the type. */
 export interface ChildIo {
@@ -286,6 +287,21 @@ const amqpUnreachable = (config: (addr: string) => Record<string, unknown>): Uno
   what: 'its server (nothing listens at amqp_addr)',
   prepare: async () => ({ ramp: { config: config(`amqp://guest:guest@127.0.0.1:${await freeTcpPort()}/%2f`) }, close: nothingToClose }),
 });
+
+/** The nats service of scripts/services (EDDY_NATS_HOST / EDDY_NATS_PORT override it). */
+function natsHost(): string {
+  const { host, port } = serviceAddress('nats');
+  return `${host}:${port}`;
+}
+
+/** The suite's own NATS connection (publisher, subscriber, stream admin); a missing server names the command that starts it. */
+async function natsPeer(): Promise<NatsConnection> {
+  try {
+    return await natsConnect({ servers: natsHost(), name: 'eddy-compliance-peer' });
+  } catch (err) {
+    throw new Error(`nats is not running on ${natsHost()} (scripts/services start nats): ${(err as Error).message}`);
+  }
+}
 
 /** Harnesses by type name. */
 export const harnesses: Readonly<Record<string, Harness>> = {
@@ -690,6 +706,54 @@ export const harnesses: Readonly<Record<string, Harness>> = {
           drive: badThenGoodMetric,
           arrived: () => collecting.received.some((m) => m.body === METRIC_LINE),
           close: () => client.close(),
+        };
+      },
+    },
+  },
+
+  nats: {
+    service: 'nats',
+    onramp: {
+      unopenable: {
+        what: 'its server (nothing listens on the port)',
+        prepare: async () => ({ ramp: { config: { hosts: [`127.0.0.1:${await freeTcpPort()}`], subject: 'eddy.compliance' } }, close: nothingToClose }),
+      },
+      async prepare() {
+        // a JetStream stream holds the bad and the good message before the child subscribes: no race with its subscription
+        const nc = await natsPeer();
+        const name = `EDDY_COMPLIANCE_${process.pid}_${Date.now()}`;
+        const subject = `eddy.compliance.${name}`;
+        const jsm = await nc.jetstreamManager();
+        await jsm.streams.add({ name, subjects: [subject], storage: StorageType.Memory });
+        const js = nc.jetstream();
+        await js.publish(subject, BAD_JSON);
+        await js.publish(subject, GOOD_JSON);
+        return {
+          ramp: { codec: 'json', config: { hosts: [natsHost()], subject, jetstream: { stream: name, durable: 'compliance' } } },
+          drive: nothingToClose,
+          close: async () => {
+            await jsm.streams.delete(name).catch(() => undefined);
+            await nc.close();
+          },
+        };
+      },
+    },
+    offramp: {
+      unopenable: {
+        what: 'its server (nothing listens on the port)',
+        prepare: async () => ({ ramp: { config: { hosts: [`127.0.0.1:${await freeTcpPort()}`], subject: 'eddy.compliance' } }, close: nothingToClose }),
+      },
+      async prepare() {
+        const nc = await natsPeer();
+        const subject = `eddy.compliance.out_${process.pid}_${Date.now()}`;
+        const received: string[] = [];
+        nc.subscribe(subject, { callback: (err, msg) => err || received.push(new TextDecoder().decode(msg.data)) });
+        await nc.flush();
+        return {
+          ramp: { codec: 'statsd', config: { hosts: [natsHost()], subject } },
+          drive: badThenGoodMetric,
+          arrived: () => received.includes(METRIC_LINE),
+          close: () => nc.close(),
         };
       },
     },

@@ -1,0 +1,362 @@
+import { Observable, type Subscriber, type Subscription as RxSubscription } from 'rxjs';
+import { AckPolicy, DeliverPolicy, nanos, type Consumer, type ConsumerMessages, type JsMsg, type Msg, type NatsError, type Subscription } from 'nats';
+import type { EventId, Meta } from '../../core/event';
+import type { Frame, FrameResult, OnrampContext, OnrampSource, OnrampType } from '../connector';
+import { Backoff } from '../_shared/backoff';
+import {
+  closeConnection,
+  describe,
+  headersMeta,
+  hostsSchema,
+  natsConnect,
+  optionsSchema,
+  originHost,
+  validateOptions,
+  watchStatus,
+  type NatsClient,
+  type NatsOptions,
+} from './connection';
+
+interface JetStreamConfig {
+  stream: string;
+  durable: string;
+  batch: number;
+  ack_wait_ms: number;
+}
+
+interface NatsOnrampConfig {
+  hosts: string[];
+  subject: string;
+  queue?: string;
+  options: NatsOptions;
+  jetstream?: JetStreamConfig;
+}
+
+/** How long one JetStream pull waits for messages before the next is sent (nats.js's minimum is 1 s). */
+const FETCH_EXPIRES_MS = 5000;
+/** Messages awaiting their events' acks, beyond which the oldest are forgotten (the server redelivers them after ack_wait). */
+const MAX_TRACKED = 65_536;
+/** The stream key of every frame: each message is complete in itself (`end: true`), so one key serves all. */
+const STREAM = 'nats';
+/** Messages given back on close come again after this delay: by then this connection (and its pull request) is gone. */
+const CLOSE_NAK_DELAY_MS = 1000;
+
+/**
+ * nats: subscribes to `subject` (wildcards allowed), optionally in a queue
+ * group (`queue`: the servers hand each message to one member of the group,
+ * so several eddy processes with the same config share the work). Every
+ * message is one frame, complete in itself: the preprocessors see one
+ * message at a time and are flushed after it, so a message never mixes with
+ * the next. Meta `nats`: `reply` (the reply subject, when the sender set
+ * one) and `headers` (name to list of values, when the message has any).
+ *
+ * Core NATS is at most once: the server pushes, has no acks, and drops what
+ * a slow or absent subscriber cannot take. While the circuit breaker is
+ * triggered the subscription stays, and what keeps arriving is held in
+ * memory by the machinery and delivered, in order, on restore.
+ *
+ * With `jetstream`, the onramp reads a durable pull consumer of a stream
+ * instead, and is transactional: a message is acked once every event it
+ * produced was acked, nak'ed (redelivered) as soon as one failed, and
+ * terminated (never redelivered) when it could not be decoded (it went to
+ * `err`). It pulls `batch` messages at a time and pulls no more while the
+ * breaker is triggered: real backpressure, with at most one batch held.
+ */
+export const natsOnramp: OnrampType<NatsOnrampConfig> = {
+  name: 'nats',
+  defaultCodec: 'json',
+  example: { hosts: ['127.0.0.1:4222'], subject: 'eddy.in', queue: 'eddy' },
+  configSchema: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['hosts', 'subject'],
+    properties: {
+      hosts: hostsSchema,
+      subject: { type: 'string', minLength: 1, pattern: '^[^\\s]+$', description: 'subject to subscribe to; `*` and `>` wildcards allowed' },
+      queue: {
+        type: 'string',
+        minLength: 1,
+        pattern: '^[^\\s]+$',
+        description: 'queue group: each message goes to one member of the group (processes with the same config share the work); not with jetstream',
+      },
+      options: optionsSchema,
+      jetstream: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['stream', 'durable'],
+        description: 'read a durable JetStream pull consumer with explicit acks instead of a core subscription (at least once)',
+        properties: {
+          stream: { type: 'string', minLength: 1, description: 'the stream to read (it must exist; eddy does not create streams)' },
+          durable: {
+            type: 'string',
+            minLength: 1,
+            pattern: '^[^\\s.*>]+$',
+            description: 'durable consumer name; created on the stream (filtered on `subject`, explicit acks) when absent; processes with the same name share its messages',
+          },
+          batch: { type: 'integer', minimum: 1, maximum: 10000, default: 100, description: 'messages per pull; at most this many arrive after the circuit breaker is triggered' },
+          ack_wait_ms: {
+            type: 'integer',
+            minimum: 1000,
+            default: 30000,
+            description: 'when eddy creates the consumer: ms after which the server redelivers a message that was neither acked nor nak\'ed',
+          },
+        },
+      },
+    },
+  },
+  validate(config) {
+    validateOptions(config.options);
+    if (config.jetstream && config.queue !== undefined) {
+      throw new Error('queue and jetstream do not go together: processes share a JetStream consumer by using the same jetstream.durable');
+    }
+  },
+  async create(config, ctx) {
+    natsOnramp.validate!(config);
+    const client = await natsConnect(config.hosts, config.options ?? { max_reconnects: -1, tls: false }, `eddy ${ctx.url}`);
+    const originUri = `svc-nats://${originHost(config.hosts[0])}/${config.subject}`;
+    try {
+      return config.jetstream ? await jetstreamSource(client, config, config.jetstream, ctx, originUri) : coreSource(client, config, ctx, originUri);
+    } catch (err) {
+      await closeConnection(client.nc, ctx.logger, ctx.url);
+      throw err;
+    }
+  },
+};
+
+/** A zero-copy Buffer over a message's payload. */
+function payload(data: Uint8Array): Buffer {
+  return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+}
+
+function coreMeta(msg: Msg): Meta {
+  const nats: Meta = {};
+  if (msg.reply) nats.reply = msg.reply;
+  const headers = headersMeta(msg.headers);
+  if (headers) nats.headers = headers;
+  return { nats };
+}
+
+/**
+ * Core NATS: a plain (or queue group) subscription while the machinery is
+ * subscribed; nats.js subscribes again by itself after a reconnect.
+ */
+function coreSource(client: NatsClient, config: NatsOnrampConfig, ctx: OnrampContext, originUri: string): OnrampSource {
+  const { nc } = client;
+  let subscriber: Subscriber<Frame> | undefined;
+  let closing = false;
+  watchStatus(client, ctx.logger, ctx.url, {
+    down: () => undefined,
+    up: () => undefined,
+    closed: (err) => {
+      if (!closing) subscriber?.error(new Error(`the NATS connection closed for good${err ? `: ${describe(err)}` : ''} (max_reconnects reached)`));
+    },
+  });
+  const frames = new Observable<Frame>((sub) => {
+    subscriber = sub;
+    const subscription: Subscription = nc.subscribe(config.subject, {
+      queue: config.queue,
+      callback: (err: NatsError | null, msg: Msg) => {
+        // an error here ends the subscription (a permissions violation): the onramp cannot go on
+        if (err) return sub.error(new Error(`subscription to ${config.subject} ended: ${describe(err)}`));
+        sub.next({ stream: STREAM, data: payload(msg.data), end: true, originUri, meta: coreMeta(msg) });
+      },
+    });
+    return () => {
+      subscriber = undefined;
+      if (!nc.isClosed()) subscription.unsubscribe();
+    };
+  });
+  return {
+    frames,
+    close: () => {
+      closing = true;
+      return closeConnection(nc, ctx.logger, ctx.url);
+    },
+  };
+}
+
+/** A JetStream message whose events are not all acked yet. */
+interface Tracked {
+  msg: JsMsg;
+  ids: EventId[];
+  /** events not acked yet */
+  left: number;
+}
+
+/**
+ * JetStream: binds (or creates) the durable pull consumer, then pulls
+ * batches while the machinery is subscribed and the breaker is not
+ * triggered. Acks and fails of the events map back to their messages.
+ */
+async function jetstreamSource(client: NatsClient, config: NatsOnrampConfig, js: JetStreamConfig, ctx: OnrampContext, originUri: string): Promise<OnrampSource> {
+  const { nc } = client;
+  const consumer = await bindConsumer(client, config.subject, js);
+  /** messages by the sequence numbers of the events they produced */
+  const tracked = new Map<number, Tracked>();
+  let subscriber: Subscriber<Frame> | undefined;
+  let paused = false;
+  let closing = false;
+  let running = false;
+  let batch: ConsumerMessages | undefined;
+  let retry: RxSubscription | undefined;
+  const backoff = new Backoff(100, 5000);
+
+  // the machinery made this message into events (or into an err event): remember it until they are acked
+  const settle = (msg: JsMsg, result: FrameResult) => {
+    if (result.ids.length === 0) {
+      // nothing to deliver: an undecodable message (on err now) is never redelivered, an empty one is done
+      return respond(() => (result.errors.length > 0 ? msg.term() : msg.ack()));
+    }
+    const entry: Tracked = { msg, ids: result.ids, left: result.ids.length };
+    for (const id of result.ids) tracked.set(id.seq, entry);
+    while (tracked.size > MAX_TRACKED) tracked.delete(tracked.keys().next().value as number);
+  };
+  const respond = (act: () => void) => {
+    try {
+      act();
+    } catch (err) {
+      // the connection is closed: the server redelivers after ack_wait
+      ctx.logger.debug(`${ctx.url}: cannot answer a JetStream message: ${describe(err)}`);
+    }
+  };
+  const forget = (entry: Tracked) => {
+    for (const id of entry.ids) tracked.delete(id.seq);
+  };
+
+  const deliver = (msg: JsMsg, to: Subscriber<Frame>) => {
+    const nats: Meta = { jetstream: { stream: msg.info.stream, sequence: msg.seq, delivered: msg.info.deliveryCount } };
+    const headers = headersMeta(msg.headers);
+    if (headers) nats.headers = headers;
+    to.next({ stream: STREAM, data: payload(msg.data), end: true, originUri, meta: { nats }, done: (result) => settle(msg, result) });
+  };
+
+  /** Pulls batch after batch until unsubscribed, paused or closed; a failed pull is retried after a back-off. */
+  const pull = async () => {
+    if (running) return;
+    running = true;
+    try {
+      while (subscriber && !paused && !closing) {
+        const to = subscriber;
+        try {
+          batch = await consumer.fetch({ max_messages: js.batch, expires: FETCH_EXPIRES_MS });
+          for await (const msg of batch) deliver(msg, to);
+          backoff.reset();
+        } catch (err) {
+          if (closing || !subscriber) break;
+          const wait = backoff.next();
+          ctx.logger.warn(`${ctx.url}: pulling from JetStream consumer ${js.stream}/${js.durable} failed: ${describe(err)}; again in ${wait} ms`);
+          await new Promise<void>((resolve) => (retry = ctx.scheduler.schedule(() => resolve(), wait)));
+          retry = undefined;
+        } finally {
+          batch = undefined;
+        }
+      }
+    } finally {
+      running = false;
+    }
+  };
+
+  const stopPulling = () => {
+    batch?.stop();
+    retry?.unsubscribe();
+  };
+
+  watchStatus(client, ctx.logger, ctx.url, {
+    down: () => undefined,
+    up: () => undefined,
+    closed: (err) => {
+      if (!closing) subscriber?.error(new Error(`the NATS connection closed for good${err ? `: ${describe(err)}` : ''} (max_reconnects reached)`));
+    },
+  });
+
+  const frames = new Observable<Frame>((sub) => {
+    subscriber = sub;
+    void pull();
+    return () => {
+      subscriber = undefined;
+      stopPulling();
+    };
+  });
+
+  return {
+    frames,
+    transactional: true,
+    pause() {
+      // the batch in flight still arrives (the machinery holds it); no further pull is sent
+      paused = true;
+    },
+    resume() {
+      paused = false;
+      void pull();
+    },
+    onAck(id) {
+      const entry = tracked.get(id.seq);
+      if (!entry) return;
+      tracked.delete(id.seq);
+      if (--entry.left === 0) respond(() => entry.msg.ack());
+    },
+    onFail(id) {
+      const entry = tracked.get(id.seq);
+      if (!entry) return;
+      // one failed event is enough: the whole message comes again, now
+      forget(entry);
+      respond(() => entry.msg.nak());
+    },
+    async close() {
+      closing = true;
+      stopPulling();
+      // what is still unacked goes back to the server now, for another member or the next run, instead of after ack_wait
+      const unacked = new Set(tracked.values());
+      tracked.clear();
+      for (const entry of unacked) respond(() => entry.msg.nak(CLOSE_NAK_DELAY_MS));
+      await closeConnection(nc, ctx.logger, ctx.url);
+    },
+  };
+}
+
+/**
+ * The durable pull consumer: the existing one when it fits (pull, explicit
+ * acks, filtered on `subject` or unfiltered), else created. Errors name the
+ * stream, the consumer and what is wrong, so the activation says it.
+ */
+async function bindConsumer({ nc }: NatsClient, subject: string, js: JetStreamConfig): Promise<Consumer> {
+  const where = `JetStream consumer ${js.stream}/${js.durable}`;
+  let jsm;
+  try {
+    jsm = await nc.jetstreamManager({ timeout: 5000 });
+  } catch (err) {
+    throw new Error(`JetStream is not available on the server: ${describe(err)}`);
+  }
+  let info;
+  try {
+    info = await jsm.consumers.info(js.stream, js.durable);
+  } catch (err) {
+    const code = (err as NatsError).api_error?.err_code;
+    if (code === 10059) throw new Error(`stream '${js.stream}' not found (eddy does not create streams)`);
+    if (code !== 10014) throw new Error(`${where}: ${describe(err)}`);
+  }
+  if (info) {
+    const c = info.config;
+    if (c.deliver_subject) throw new Error(`${where} is a push consumer; eddy reads pull consumers`);
+    if (c.ack_policy !== AckPolicy.Explicit) throw new Error(`${where} has ack_policy '${c.ack_policy}'; eddy needs 'explicit'`);
+    const filter = c.filter_subject ?? '';
+    if (filter !== '' && filter !== subject) throw new Error(`${where} filters on '${filter}', not on subject '${subject}'`);
+  } else {
+    try {
+      await jsm.consumers.add(js.stream, {
+        durable_name: js.durable,
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+        filter_subject: subject,
+        ack_wait: nanos(js.ack_wait_ms),
+      });
+    } catch (err) {
+      throw new Error(`${where}: cannot create it: ${describe(err)}`);
+    }
+  }
+  try {
+    return await nc.jetstream().consumers.get(js.stream, js.durable);
+  } catch (err) {
+    throw new Error(`${where}: ${describe(err)}`);
+  }
+}
