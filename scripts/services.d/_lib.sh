@@ -11,7 +11,10 @@ service_dir() {
 # Installs Debian packages that are missing; apt runs one at a time across parallel starts.
 apt_install() {
   local missing=()
-  for pkg in "$@"; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
+  # installed, not merely known to dpkg (a removed but not purged package still answers dpkg -s)
+  for pkg in "$@"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
+  done
   [ ${#missing[@]} -eq 0 ] && return 0
   echo "installing ${missing[*]}"
   local sudo=""
