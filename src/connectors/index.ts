@@ -3,6 +3,7 @@ import { blaster } from './blaster/onramp';
 import { cbOnramp } from './cb/onramp';
 import { crononome } from './crononome/onramp';
 import { fileOnramp } from './file/onramp';
+import { kafkaOnramp } from './kafka/onramp';
 import { metronome } from './metronome/onramp';
 import { restOnramp } from './rest/onramp';
 import { stdin } from './stdin/onramp';
@@ -14,6 +15,7 @@ import { cbOfframp } from './cb/offramp';
 import { debug } from './debug/offramp';
 import { exit } from './exit/offramp';
 import { fileOfframp } from './file/offramp';
+import { kafkaOfframp } from './kafka/offramp';
 import { kv } from './kv/offramp';
 import { restOfframp } from './rest/offramp';
 import { stderr, stdout } from './std/offramp';
@@ -28,6 +30,7 @@ export const builtinOnramps: readonly OnrampType<any>[] = [
   cbOnramp,
   crononome,
   fileOnramp,
+  kafkaOnramp,
   metronome,
   restOnramp,
   stdin,
@@ -41,6 +44,7 @@ export const builtinOfframps: readonly OfframpType<any>[] = [
   debug,
   exit,
   fileOfframp,
+  kafkaOfframp,
   kv,
   restOfframp,
   stderr,

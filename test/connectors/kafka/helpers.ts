@@ -1,0 +1,146 @@
+/**
+ * Helpers for the kafka connector tests: names unique to this run, a raw
+ * kafkajs client (the peer: topics, producing, reading a topic back) and a
+ * runtime whose kafka onramp feeds an offramp that records, and can fail,
+ * what it gets.
+ */
+import { Kafka, Partitioners, logLevel, type Admin, type KafkaMessage, type Message, type Producer } from 'kafkajs';
+import type { EddyEvent } from '../../../src/core/event';
+import { createLogger } from '../../../src/core/logger';
+import type { OfframpType } from '../../../src/connectors/connector';
+import { Runtime } from '../../../src/runtime/runtime';
+import type { ServiceAddress } from '../../helpers/services';
+import { eventually } from '../../helpers/runtime';
+import { passthrough } from '../net-helpers';
+
+let counter = 0;
+/** A topic or group name no other run and no other test uses. */
+export function unique(prefix: string): string {
+  return `${prefix}-${process.pid}-${Date.now().toString(36)}-${++counter}`;
+}
+
+export function brokerOf(address: ServiceAddress): string {
+  return `${address.host}:${address.port}`;
+}
+
+/** The peer: a kafkajs client of its own, quiet. */
+export class Peer {
+  readonly kafka: Kafka;
+  private admin: Admin | undefined;
+  private producer: Producer | undefined;
+
+  constructor(readonly broker: string) {
+    this.kafka = new Kafka({ brokers: [broker], clientId: 'eddy-test-peer', logLevel: logLevel.NOTHING, retry: { retries: 3, initialRetryTime: 100 } });
+  }
+
+  async createTopic(topic: string, numPartitions = 1, config: Record<string, string> = {}): Promise<void> {
+    if (!this.admin) {
+      this.admin = this.kafka.admin();
+      await this.admin.connect();
+    }
+    const configEntries = Object.entries(config).map(([name, value]) => ({ name, value }));
+    await this.admin.createTopics({ topics: [{ topic, numPartitions, replicationFactor: 1, configEntries }], waitForLeaders: true });
+  }
+
+  async produce(topic: string, messages: Message[]): Promise<void> {
+    if (!this.producer) {
+      this.producer = this.kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+      await this.producer.connect();
+    }
+    for (let i = 0; i < messages.length; i += 1000) await this.producer.send({ topic, messages: messages.slice(i, i + 1000) });
+  }
+
+  /** Reads `topic` from the beginning (a fresh group) until `count` messages arrived; fails after `ms`. */
+  async readTopic(topic: string, count: number, ms = 30000): Promise<(KafkaMessage & { partition: number })[]> {
+    const consumer = this.kafka.consumer({ groupId: unique('reader'), maxWaitTimeInMs: 100 });
+    const got: (KafkaMessage & { partition: number })[] = [];
+    try {
+      await consumer.connect();
+      await consumer.subscribe({ topics: [topic], fromBeginning: true });
+      await consumer.run({ eachMessage: async ({ message, partition }) => void got.push({ ...message, partition }) });
+      await eventually(() => got.length >= count, ms, `${count} messages on ${topic} (have ${got.length})`);
+      return got;
+    } finally {
+      await consumer.disconnect();
+    }
+  }
+
+  /** Committed offsets of `group` on `topic`, by partition. */
+  async committed(group: string, topic: string): Promise<Record<number, number>> {
+    if (!this.admin) {
+      this.admin = this.kafka.admin();
+      await this.admin.connect();
+    }
+    const [entry] = await this.admin.fetchOffsets({ groupId: group, topics: [topic] });
+    return Object.fromEntries(entry.partitions.map((p) => [p.partition, Number(p.offset)]));
+  }
+
+  async close(): Promise<void> {
+    await this.producer?.disconnect();
+    await this.admin?.disconnect();
+  }
+}
+
+/** Events that reached the recording offramp. */
+export interface Recorded {
+  events: EddyEvent[];
+  errors: EddyEvent[];
+  /** sends refused by `failWhen`, in order */
+  failed: EddyEvent[];
+}
+
+/**
+ * An offramp type that records each event and acks it, unless `failWhen`
+ * says no: then the send throws and the event fails back to its source.
+ */
+export function recorder(recorded: Recorded, failWhen: (event: EddyEvent) => boolean = () => false): OfframpType<{ port: string }> {
+  return {
+    name: 'record',
+    defaultCodec: 'json',
+    autoAck: true,
+    configSchema: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['port'],
+      properties: { port: { type: 'string', description: 'out or err' } },
+    },
+    create: (config) => ({
+      send(_payloads, event) {
+        if (config.port === 'err') return void recorded.errors.push(event);
+        if (failWhen(event)) {
+          recorded.failed.push(event);
+          throw new Error('refused by the test');
+        }
+        recorded.events.push(event);
+      },
+    }),
+  };
+}
+
+export interface Flow {
+  runtime: Runtime;
+  recorded: Recorded;
+  stop(): Promise<void>;
+}
+
+/** A runtime with a kafka onramp whose out and err ports go through passthroughs into the recorder. */
+export async function consumeFlow(config: Record<string, unknown>, failWhen?: (event: EddyEvent) => boolean, extra: Record<string, unknown> = {}): Promise<Flow> {
+  const recorded: Recorded = { events: [], errors: [], failed: [] };
+  const runtime = new Runtime({ logger: createLogger(process.env.EDDY_TEST_LOG ?? 'silent') }).registerOfframp(recorder(recorded, failWhen));
+  await runtime.start();
+  runtime.publish('onramp', { id: 'in', type: 'kafka', config, ...extra });
+  runtime.publish('pipeline', passthrough('p'));
+  runtime.publish('offramp', { id: 'outs', type: 'record', config: { port: 'out' } });
+  runtime.publish('offramp', { id: 'errs', type: 'record', config: { port: 'err' } });
+  runtime.publish('binding', {
+    id: 'flow',
+    links: {
+      '/onramp/in/{instance}/out': ['/pipeline/p/{instance}/in'],
+      '/pipeline/p/{instance}/out': ['/offramp/outs/{instance}/in'],
+      '/onramp/in/{instance}/err': ['/pipeline/p/errs/in'],
+      '/pipeline/p/errs/out': ['/offramp/errs/{instance}/in'],
+    },
+  });
+  await runtime.activate('binding', 'flow', 'main');
+  return { runtime, recorded, stop: () => runtime.shutdown() };
+}
