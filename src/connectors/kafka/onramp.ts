@@ -88,8 +88,8 @@ const schema = {
  *
  * The brokers are reached in `create`: none answering fails the activation
  * after kafkajs's bounded retries. The group is joined when the frames are
- * subscribed. Pausing pauses every topic in the consumer (and stops handing
- * over the rest of the batch at hand, which is fetched again on resume).
+ * subscribed. Pausing pauses every topic in the consumer and holds the
+ * batch at hand where it is until the resume.
  */
 export const kafkaOnramp: OnrampType<KafkaOnrampConfig> = {
   name: 'kafka',
@@ -149,6 +149,8 @@ class KafkaSource implements OnrampSource {
   private readonly backoff = new Backoff();
   private restartTimer: NodeJS.Timeout | undefined;
   private restartWake: (() => void) | undefined;
+  /** ends the wait of a batch paused in the middle */
+  private wake: (() => void) | undefined;
   private stallTimer: NodeJS.Timeout | undefined;
   /** the oldest unsettled message of each partition at the last stall check */
   private stalled = new Set<string>();
@@ -190,6 +192,7 @@ class KafkaSource implements OnrampSource {
       this.running = stopped.then(() => this.run());
       return () => {
         this.subscriber = undefined;
+        this.wake?.();
         this.stopping = this.stop();
       };
     });
@@ -241,6 +244,7 @@ class KafkaSource implements OnrampSource {
     this.closed = true;
     clearTimeout(this.restartTimer);
     this.restartWake?.();
+    this.wake?.();
     clearInterval(this.stallTimer);
     await this.stopping;
     await this.committing;
@@ -272,31 +276,61 @@ class KafkaSource implements OnrampSource {
     await this.consumer.stop().catch((err: Error) => this.ctx.logger.debug(`${this.who}: stop: ${err.message}`));
   }
 
-  /** Hands over the messages of one batch until paused, stale (sought) or stopped; resolves what it handed over. */
-  private async batch({ batch, resolveOffset, isRunning, isStale }: EachBatchPayload): Promise<void> {
+  /**
+   * Hands over the messages of one batch, and resolves what it handed over.
+   * While paused it waits in the middle of the batch (heartbeating, so the
+   * group keeps it) and goes on from there on resume: nothing is held
+   * beyond the event that triggered the pause, and no fetch round is lost.
+   * It stops early when the batch went stale (a seek) or the consumer stops;
+   * the rest is fetched again.
+   */
+  private async batch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
     const { topic, partition, messages } = batch;
     const stream = `${topic}/${partition}`;
     const prefix = `${this.originPrefix}${topic}/${partition}/`;
     let last: KafkaMessage | undefined;
-    for (let i = 0; i < messages.length; i++) {
-      const subscriber = this.subscriber;
-      if (!subscriber || this.consumerPaused || !isRunning() || isStale()) break;
-      const message = messages[i];
-      const frame: Frame = {
-        stream,
-        data: message.value ?? Buffer.alloc(0),
-        originUri: prefix + message.offset,
-        meta: { kafka: kafkaMeta(topic, partition, message) } as Meta,
-      };
-      if (this.tracker) {
-        const entry = this.tracker.received(topic, partition, Number(message.offset));
-        frame.done = (result) => this.decoded(entry, result.ids);
+    try {
+      for (let i = 0; i < messages.length; i++) {
+        if (this.consumerPaused) await this.whilePaused(heartbeat, isRunning, isStale);
+        const subscriber = this.subscriber;
+        if (!subscriber || !isRunning() || isStale()) break;
+        const message = messages[i];
+        const frame: Frame = {
+          stream,
+          data: message.value ?? Buffer.alloc(0),
+          originUri: prefix + message.offset,
+          meta: { kafka: kafkaMeta(topic, partition, message) } as Meta,
+        };
+        if (this.tracker) {
+          const entry = this.tracker.received(topic, partition, Number(message.offset));
+          frame.done = (result) => this.decoded(entry, result.ids);
+        }
+        last = message;
+        subscriber.next(frame);
       }
-      last = message;
-      subscriber.next(frame);
+    } finally {
+      // also when a heartbeat says the group is rebalancing: what was handed over is not fetched again by this member
+      if (last !== undefined) resolveOffset(last.offset);
+      if (this.tracker) this.settled();
     }
-    if (last !== undefined) resolveOffset(last.offset);
-    if (this.tracker) this.settled();
+  }
+
+  /** Waits for the resume; heartbeats meanwhile (a rebalance throws out of the batch, as kafkajs wants). */
+  private async whilePaused(heartbeat: () => Promise<void>, isRunning: () => boolean, isStale: () => boolean): Promise<void> {
+    while (this.consumerPaused && this.subscriber && !this.closed && isRunning() && !isStale()) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          this.wake = undefined;
+          resolve();
+        }, 500);
+        this.wake = () => {
+          clearTimeout(timer);
+          this.wake = undefined;
+          resolve();
+        };
+      });
+      await heartbeat();
+    }
   }
 
   private decoded(entry: Entry, ids: readonly { seq: number }[]): void {
@@ -339,6 +373,7 @@ class KafkaSource implements OnrampSource {
     const pause = this.gated || this.full;
     if (pause === this.consumerPaused) return;
     this.consumerPaused = pause;
+    if (!pause) this.wake?.();
     try {
       if (pause) this.consumer.pause(this.topicList);
       else this.consumer.resume(this.topicList);

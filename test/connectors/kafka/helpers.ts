@@ -4,12 +4,16 @@
  * runtime whose kafka onramp feeds an offramp that records, and can fail,
  * what it gets.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Kafka, Partitioners, logLevel, type Admin, type KafkaMessage, type Message, type Producer } from 'kafkajs';
 import type { EddyEvent } from '../../../src/core/event';
 import { createLogger } from '../../../src/core/logger';
 import type { OfframpType } from '../../../src/connectors/connector';
 import { Runtime } from '../../../src/runtime/runtime';
 import type { ServiceAddress } from '../../helpers/services';
+import { EDDY } from '../../helpers/cli';
 import { eventually } from '../../helpers/runtime';
 import { passthrough } from '../net-helpers';
 
@@ -143,4 +147,88 @@ export async function consumeFlow(config: Record<string, unknown>, failWhen?: (e
   });
   await runtime.activate('binding', 'flow', 'main');
   return { runtime, recorded, stop: () => runtime.shutdown() };
+}
+
+/** `eddy server run -f FILE --no-api` in a child process, to be killed or stopped. */
+export interface EddyChild {
+  child: ChildProcess;
+  stderr(): string;
+  /** the partitions of the group's last assignment this process logged, as `topic/partition` */
+  assigned(): string[];
+  /** resolves with the exit code (or signal) */
+  exited: Promise<number | string | null>;
+  kill(signal?: NodeJS.Signals): Promise<number | string | null>;
+}
+
+export function spawnEddy(configFile: string, safetyMs = 60000): EddyChild {
+  const child = spawn(process.execPath, [EDDY, 'server', 'run', '-f', configFile, '--no-api'], {
+    env: { ...process.env, EDDY_LOG: 'info' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let err = '';
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  const exited = new Promise<number | string | null>((resolve) => child.once('close', (code, signal) => resolve(signal ?? code)));
+  const killer = setTimeout(() => child.kill('SIGKILL'), safetyMs);
+  void exited.then(() => clearTimeout(killer));
+  return {
+    child,
+    stderr: () => err,
+    assigned() {
+      const lines = err.split('\n').filter((l) => l.includes('joined the group; assigned'));
+      const last = lines[lines.length - 1];
+      if (!last) return [];
+      const out: string[] = [];
+      for (const m of last.matchAll(/(\S+) \[([\d, ]*)\]/g)) for (const p of m[2].split(',').filter((x) => x.trim() !== '')) out.push(`${m[1]}/${p.trim()}`);
+      return out.sort();
+    },
+    exited,
+    async kill(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** A relay config file: kafka onramp (commit on ack) -> passthrough -> kafka offramp. */
+export function relayConfig(dir: string, broker: string, group: string, input: string, output: string): string {
+  const file = join(dir, `${group}.yaml`);
+  writeFileSync(
+    file,
+    `onramp:
+  - id: in
+    type: kafka
+    config:
+      group_id: ${group}
+      topics: [${input}]
+      brokers: ["${broker}"]
+      rdkafka_options: { enable.auto.commit: "false", auto.offset.reset: earliest, session.timeout.ms: "6000" }
+offramp:
+  - id: out
+    type: kafka
+    config: { topic: ${output}, brokers: ["${broker}"] }
+binding:
+  - id: relay
+    links:
+      "/onramp/in/{instance}/out": ["/pipeline/system::passthrough/{instance}/in"]
+      "/pipeline/system::passthrough/{instance}/out": ["/offramp/out/{instance}/in"]
+mapping:
+  /binding/relay/main: { instance: main }
+`,
+  );
+  return file;
+}
+
+/** Reads a topic from the beginning in the background: what arrived so far, by value. */
+export async function tail(peer: Peer, topic: string): Promise<{ values: string[]; close(): Promise<void> }> {
+  // a short session: after a broker restart the group waits for the old member to time out before it takes this one back
+  const consumer = peer.kafka.consumer({ groupId: unique('tail'), maxWaitTimeInMs: 100, sessionTimeout: 6000, heartbeatInterval: 1000 });
+  const values: string[] = [];
+  await consumer.connect();
+  await consumer.subscribe({ topics: [topic], fromBeginning: true });
+  await consumer.run({
+    eachBatch: async ({ batch }) => {
+      for (const m of batch.messages) values.push(m.value?.toString() ?? '');
+    },
+  });
+  return { values, close: () => consumer.disconnect() };
 }
