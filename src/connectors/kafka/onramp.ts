@@ -202,10 +202,26 @@ class KafkaSource implements OnrampSource {
   async open(): Promise<void> {
     try {
       await this.consumer.connect();
-      await this.consumer.subscribe({ topics: this.config.topics, fromBeginning: this.settings.consumer.fromBeginning });
     } catch (err) {
       await this.consumer.disconnect().catch(() => undefined);
       throw new Error(`cannot reach the kafka brokers ${this.config.brokers.join(', ')}: ${rootMessage(err)}`);
+    }
+    // a topic the broker creates on first use (auto.create.topics.enable) is unknown for a moment: ask again, a few times
+    const backoff = new Backoff(100, 1000);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.consumer.subscribe({ topics: this.config.topics, fromBeginning: this.settings.consumer.fromBeginning });
+        return;
+      } catch (err) {
+        const unknown = (err as { type?: string }).type === 'UNKNOWN_TOPIC_OR_PARTITION' || (err as { type?: string }).type === 'LEADER_NOT_AVAILABLE';
+        if (unknown && attempt < 8 && !this.closed) {
+          await new Promise((resolve) => setTimeout(resolve, backoff.next()));
+          continue;
+        }
+        await this.consumer.disconnect().catch(() => undefined);
+        const what = unknown ? 'the broker does not have them and did not create them' : rootMessage(err);
+        throw new Error(`cannot subscribe to the kafka topics ${this.config.topics.join(', ')}: ${what}`);
+      }
     }
   }
 
