@@ -66,6 +66,8 @@ export const kafkaOfframp: OfframpType<KafkaOfframpConfig> = {
   validate(config) {
     kafkaSettings('offramp', config.rdkafka_options);
   },
+  // the producer's queue (librdkafka's queue.buffering.max.messages): a full one triggers the breaker
+  maxInFlight: (config) => kafkaSettings('offramp', config.rdkafka_options).producer.queueMessages,
   async create(config, ctx) {
     const settings = kafkaSettings('offramp', config.rdkafka_options);
     const who = `kafka offramp ${ctx.url}`;

@@ -149,6 +149,8 @@ class KafkaSource implements OnrampSource {
   private readonly backoff = new Backoff();
   private restartTimer: NodeJS.Timeout | undefined;
   private restartWake: (() => void) | undefined;
+  /** seeks asked for so far (a batch in hand checks whether it went stale only after one) */
+  private seeks = 0;
   /** ends the wait of a batch paused in the middle */
   private wake: (() => void) | undefined;
   private stallTimer: NodeJS.Timeout | undefined;
@@ -246,6 +248,7 @@ class KafkaSource implements OnrampSource {
     const seek = this.tracker.fail(id.seq);
     if (seek) {
       this.ctx.logger.debug(`${this.who}: an event failed; reading ${seek.topic}/${seek.partition} again from offset ${seek.offset}`);
+      this.seeks++;
       try {
         this.consumer.seek({ topic: seek.topic, partition: seek.partition, offset: String(seek.offset) });
       } catch (err) {
@@ -305,11 +308,17 @@ class KafkaSource implements OnrampSource {
     const stream = `${topic}/${partition}`;
     const prefix = `${this.originPrefix}${topic}/${partition}/`;
     let last: KafkaMessage | undefined;
+    // isStale builds a key per call: ask once per batch, and again only after this onramp asked for a seek
+    let seeks = -1;
     try {
       for (let i = 0; i < messages.length; i++) {
         if (this.consumerPaused) await this.whilePaused(heartbeat, isRunning, isStale);
         const subscriber = this.subscriber;
-        if (!subscriber || !isRunning() || isStale()) break;
+        if (!subscriber || !isRunning()) break;
+        if (seeks !== this.seeks) {
+          seeks = this.seeks;
+          if (isStale()) break;
+        }
         const message = messages[i];
         const frame: Frame = {
           stream,

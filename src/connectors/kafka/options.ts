@@ -51,6 +51,8 @@ export interface KafkaSettings {
     lingerMs: number;
     /** most messages in one produce request */
     batchMessages: number;
+    /** sends waiting for the broker beyond which the circuit breaker is triggered */
+    queueMessages: number;
     idempotent: boolean;
     /** how long the broker may take to acknowledge (acks=all) */
     timeout?: number;
@@ -77,7 +79,7 @@ export function defaultSettings(): KafkaSettings {
     // kafkajs retries each request (and the first connect) this often before giving up; a consumer then restarts itself
     retry: { initialRetryTime: 100, maxRetryTime: 5000, retries: 5 },
     consumer: { autoCommit: true, fromBeginning: false, sessionTimeout: 10000 },
-    producer: { acks: -1, compression: CompressionTypes.None, lingerMs: 0, batchMessages: 10000, idempotent: false },
+    producer: { acks: -1, compression: CompressionTypes.None, lingerMs: 0, batchMessages: 10000, queueMessages: 2048, idempotent: false },
   };
 }
 
@@ -221,6 +223,7 @@ const RULES: Readonly<Record<string, OptionRule>> = {
   'linger.ms': linger,
   'queue.buffering.max.ms': linger,
   'batch.num.messages': { side: 'offramp', apply: (v, s, n) => void (s.producer.batchMessages = int(n, v, 1)) },
+  'queue.buffering.max.messages': { side: 'offramp', apply: (v, s, n) => void (s.producer.queueMessages = int(n, v, 1)) },
   'message.send.max.retries': retries,
   retries,
   'retry.backoff.ms': { side: 'offramp', apply: (v, s, n) => void (s.retry.initialRetryTime = int(n, v, 1)) },

@@ -2,6 +2,7 @@
 import { expect } from 'chai';
 import { CompressionTypes } from 'kafkajs';
 import { CommitTracker } from '../../../src/connectors/kafka/commits';
+import { kafkaOfframp } from '../../../src/connectors/kafka/offramp';
 import { kafkaOnramp } from '../../../src/connectors/kafka/onramp';
 import { brokerAddress, kafkaSettings, supportedOptions } from '../../../src/connectors/kafka/options';
 
@@ -26,8 +27,18 @@ describe('kafka rdkafka_options', () => {
   });
 
   it('maps the producer options users set onto the client', () => {
-    const s = kafkaSettings('offramp', { acks: '1', 'compression.codec': 'gzip', 'linger.ms': '5', 'batch.num.messages': '500', 'message.send.max.retries': '2' });
-    expect(s.producer).to.include({ acks: 1, compression: CompressionTypes.GZIP, lingerMs: 5, batchMessages: 500 });
+    const s = kafkaSettings('offramp', {
+      acks: '1',
+      'compression.codec': 'gzip',
+      'linger.ms': '5',
+      'batch.num.messages': '500',
+      'queue.buffering.max.messages': '4096',
+      'message.send.max.retries': '2',
+    });
+    expect(s.producer).to.include({ acks: 1, compression: CompressionTypes.GZIP, lingerMs: 5, batchMessages: 500, queueMessages: 4096 });
+    // the producer queue is the offramp's in-flight limit (the breaker triggers when it is full)
+    expect(kafkaOfframp.maxInFlight!({ topic: 't', brokers: ['b'], rdkafka_options: { 'queue.buffering.max.messages': '4096' } })).to.equal(4096);
+    expect(kafkaOfframp.maxInFlight!({ topic: 't', brokers: ['b'], rdkafka_options: {} })).to.equal(2048);
     expect(s.retry.retries).to.equal(2);
     expect(kafkaSettings('offramp', { 'request.required.acks': 'all' }).producer.acks).to.equal(-1);
   });
