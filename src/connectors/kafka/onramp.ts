@@ -154,8 +154,10 @@ class KafkaSource implements OnrampSource {
   /** ends the wait of a batch paused in the middle */
   private wake: (() => void) | undefined;
   private stallTimer: NodeJS.Timeout | undefined;
-  /** the oldest unsettled message of each partition at the last stall check */
-  private stalled = new Set<string>();
+  /** the oldest unsettled message of each partition, with when it was first seen there */
+  private stalled = new Map<string, number>();
+  /** heads already logged as stalled */
+  private readonly warned = new Set<string>();
 
   constructor(
     private readonly config: KafkaOnrampConfig,
@@ -272,11 +274,10 @@ class KafkaSource implements OnrampSource {
 
   private async run(): Promise<void> {
     if (this.closed || !this.subscriber) return;
-    if (this.tracker) this.stallTimer = setInterval(() => this.checkStall(), STALL_WARNING_MS).unref();
+    if (this.tracker) this.stallTimer = setInterval(() => this.checkStall(), STALL_WARNING_MS / 6).unref();
     try {
       await this.consumer.run({
         autoCommit: !this.transactional,
-        autoCommitInterval: this.settings.consumer.autoCommitInterval ?? null,
         // offsets are resolved by hand: only what was handed over, so a pause in the middle of a batch loses nothing
         eachBatchAutoResolve: false,
         eachBatch: async (payload) => this.batch(payload),
@@ -332,6 +333,8 @@ class KafkaSource implements OnrampSource {
         }
         last = message;
         subscriber.next(frame);
+        // the window of unsettled messages is full: pause here, in the middle of the batch
+        if (this.tracker && !this.full && this.tracker.unsettled >= UNSETTLED_LIMIT) this.settled();
       }
     } finally {
       // also when a heartbeat says the group is rebalancing: what was handed over is not fetched again by this member
@@ -437,16 +440,27 @@ class KafkaSource implements OnrampSource {
     });
   }
 
-  /** Logs a partition whose oldest unsettled message has waited too long: its events were neither acked nor failed. */
+  /** Logs (once) each partition whose oldest unsettled message has waited too long: its events were neither acked nor failed. */
   private checkStall(): void {
-    const heads = new Set(this.tracker!.heads().map((h) => `${h.topic}/${h.partition} offset ${h.offset}`));
-    const stuck = [...heads].filter((head) => this.stalled.has(head));
+    const now = Date.now();
+    const seen = new Map<string, number>();
+    const stuck: string[] = [];
+    for (const h of this.tracker!.heads()) {
+      const head = `${h.topic}/${h.partition} offset ${h.offset}`;
+      const since = this.stalled.get(head) ?? now;
+      seen.set(head, since);
+      if (now - since >= STALL_WARNING_MS && !this.warned.has(head)) {
+        this.warned.add(head);
+        stuck.push(head);
+      }
+    }
+    for (const head of this.warned) if (!seen.has(head)) this.warned.delete(head);
+    this.stalled = seen;
     if (stuck.length > 0) {
       this.ctx.logger.warn(
         `${this.who}: no ack or fail for ${STALL_WARNING_MS / 1000} s for ${stuck.join(', ')}; commits on those partitions wait (an event dropped in a pipeline is never acked)`,
       );
     }
-    this.stalled = heads;
   }
 }
 

@@ -33,7 +33,6 @@ export interface KafkaSettings {
   consumer: {
     groupId?: string;
     autoCommit: boolean;
-    autoCommitInterval?: number;
     fromBeginning: boolean;
     sessionTimeout: number;
     heartbeatInterval?: number;
@@ -198,7 +197,6 @@ const RULES: Readonly<Record<string, OptionRule>> = {
   // ---- the consumer (onramp) ----
   'group.id': { side: 'onramp', apply: (v, s) => void (s.consumer.groupId = v) },
   'enable.auto.commit': { side: 'onramp', apply: (v, s, n) => void (s.consumer.autoCommit = bool(n, v)) },
-  'auto.commit.interval.ms': { side: 'onramp', apply: (v, s, n) => void (s.consumer.autoCommitInterval = int(n, v, 1)) },
   'auto.offset.reset': {
     side: 'onramp',
     apply(value, s, name) {

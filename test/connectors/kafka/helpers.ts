@@ -97,11 +97,11 @@ export interface Recorded {
  * An offramp type that records each event and acks it, unless `failWhen`
  * says no: then the send throws and the event fails back to its source.
  */
-export function recorder(recorded: Recorded, failWhen: (event: EddyEvent) => boolean = () => false): OfframpType<{ port: string }> {
+export function recorder(recorded: Recorded, failWhen: (event: EddyEvent) => boolean = () => false, autoAck = true): OfframpType<{ port: string }> {
   return {
     name: 'record',
     defaultCodec: 'json',
-    autoAck: true,
+    autoAck,
     configSchema: {
       type: 'object',
       additionalProperties: false,
@@ -128,9 +128,14 @@ export interface Flow {
 }
 
 /** A runtime with a kafka onramp whose out and err ports go through passthroughs into the recorder. */
-export async function consumeFlow(config: Record<string, unknown>, failWhen?: (event: EddyEvent) => boolean, extra: Record<string, unknown> = {}): Promise<Flow> {
+export async function consumeFlow(
+  config: Record<string, unknown>,
+  failWhen?: (event: EddyEvent) => boolean,
+  extra: Record<string, unknown> = {},
+  sink: { autoAck?: boolean } = {},
+): Promise<Flow> {
   const recorded: Recorded = { events: [], errors: [], failed: [] };
-  const runtime = new Runtime({ logger: createLogger(process.env.EDDY_TEST_LOG ?? 'silent') }).registerOfframp(recorder(recorded, failWhen));
+  const runtime = new Runtime({ logger: createLogger(process.env.EDDY_TEST_LOG ?? 'silent') }).registerOfframp(recorder(recorded, failWhen, sink.autoAck));
   await runtime.start();
   runtime.publish('onramp', { id: 'in', type: 'kafka', config, ...extra });
   runtime.publish('pipeline', passthrough('p'));

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { EddyEvent } from '../../../src/core/event';
-import type { KafkaMeta } from '../../../src/connectors/kafka/onramp';
+import { UNSETTLED_LIMIT, type KafkaMeta } from '../../../src/connectors/kafka/onramp';
 import { eventually } from '../../helpers/runtime';
 import { requireService } from '../../helpers/services';
 import { sleep } from '../net-helpers';
@@ -117,6 +117,20 @@ describe('kafka onramp (against the real broker)', function () {
     flow = await consumeFlow(config(topic, group), () => true);
     await eventually(async () => (await peer.committed(group, topic))[0] === 5, 30000, 'offset 5 committed');
     expect(flow.recorded.failed.map(n)).to.deep.equal([0, 1, 2, 3, 4]);
+  });
+
+  it(`with enable.auto.commit false hands over at most ${UNSETTLED_LIMIT} messages whose events are neither acked nor failed, and commits none of them`, async () => {
+    const topic = unique('window');
+    const group = unique('g');
+    await peer.createTopic(topic);
+    await peer.produce(topic, Array.from({ length: UNSETTLED_LIMIT + 500 }, (_, i) => ({ value: JSON.stringify({ n: i }) })));
+    // a sink that takes every event and never acks it (as a pipeline that drops events would)
+    flow = await consumeFlow(config(topic, group, { 'enable.auto.commit': 'false' }), undefined, {}, { autoAck: false });
+    const { events } = flow.recorded;
+    await eventually(() => events.length === UNSETTLED_LIMIT, 30000, `${UNSETTLED_LIMIT} events`);
+    await sleep(1000);
+    expect(events.length).to.equal(UNSETTLED_LIMIT);
+    expect((await peer.committed(group, topic))[0]).to.equal(-1);
   });
 
   it('stops fetching while its circuit breaker is triggered and goes on when it is restored', async () => {
