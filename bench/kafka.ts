@@ -16,9 +16,9 @@
  *   so after the write (at least once, like eddy's commit on ack).
  * - eddy: `node bin/eddy server run -f <tmp.yaml> --no-api`, the kafka
  *   onramp with `enable.auto.commit: false` (commit on ack; BENCH_KAFKA_COMMIT=auto
- *   for the default) -> passthrough -> the kafka offramp. With
- *   BENCH_KAFKA_PROCESSES=2 (or "1,2") also two eddy processes with that
- *   config in one group, sharing the partitions.
+ *   for the default) -> passthrough -> the kafka offramp; then two eddy
+ *   processes with that config in one group, sharing the partitions
+ *   (BENCH_KAFKA_PROCESSES, default "1,2"; "1" leaves the second out).
  * - Throughput: this process polls the output topic's end offsets every
  *   50 ms and divides the events between 10 % and 90 % of the total by the
  *   time between them (start-up and group join are outside the window).
@@ -250,7 +250,7 @@ export async function main(): Promise<KafkaBenchResult> {
   const rate = envNumber('BENCH_KAFKA_RATE', 2000);
   const pacedSecs = envNumber('BENCH_KAFKA_PACED_SECS', 3);
   const commit = process.env.BENCH_KAFKA_COMMIT === 'auto' ? 'auto' : 'ack';
-  const processes = (process.env.BENCH_KAFKA_PROCESSES ?? '1').split(',').map(Number);
+  const processes = (process.env.BENCH_KAFKA_PROCESSES ?? '1,2').split(',').map(Number);
   const load = loadavg()[0];
   process.stderr.write(
     `kafka: ${total} events, ${partitions} partitions, commit on ${commit === 'ack' ? 'ack' : 'reception'}, broker ${broker}\n` +
