@@ -203,5 +203,7 @@ export interface OfframpType<C = Record<string, unknown>> {
   readonly ignoresPostprocessors?: boolean;
   /** checks what the schema cannot at publish time; throws naming the field */
   validate?(config: C): void;
+  /** sends in flight beyond which the machinery triggers the circuit breaker (default: config `concurrency`, else 256) */
+  maxInFlight?(config: C): number;
   create(config: C, ctx: OfframpContext): Sink | Promise<Sink>;
 }

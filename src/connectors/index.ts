@@ -4,6 +4,7 @@ import { blaster } from './blaster/onramp';
 import { cbOnramp } from './cb/onramp';
 import { crononome } from './crononome/onramp';
 import { fileOnramp } from './file/onramp';
+import { kafkaOnramp } from './kafka/onramp';
 import { metronome } from './metronome/onramp';
 import { natsOnramp } from './nats/onramp';
 import { postgresOnramp } from './postgres/onramp';
@@ -19,6 +20,7 @@ import { debug } from './debug/offramp';
 import { elasticOfframp } from './elastic/offramp';
 import { exit } from './exit/offramp';
 import { fileOfframp } from './file/offramp';
+import { kafkaOfframp } from './kafka/offramp';
 import { kv } from './kv/offramp';
 import { natsOfframp } from './nats/offramp';
 import { postgresOfframp } from './postgres/offramp';
@@ -36,6 +38,7 @@ export const builtinOnramps: readonly OnrampType<any>[] = [
   cbOnramp,
   crononome,
   fileOnramp,
+  kafkaOnramp,
   metronome,
   natsOnramp,
   postgresOnramp,
@@ -53,6 +56,7 @@ export const builtinOfframps: readonly OfframpType<any>[] = [
   elasticOfframp,
   exit,
   fileOfframp,
+  kafkaOfframp,
   kv,
   natsOfframp,
   postgresOfframp,

@@ -87,7 +87,7 @@ export async function createOfframp(url: string, artefact: OfframpArtefact, env:
   const config = env.repository.rampConfig('offramp', artefact);
   const codecs = codecCache(env);
   const codec = codecs(artefact.codec ?? type.defaultCodec);
-  const concurrency = typeof config.concurrency === 'number' ? config.concurrency : 256;
+  const concurrency = type.maxInFlight?.(config) ?? (typeof config.concurrency === 'number' ? config.concurrency : 256);
   const specs = artefact.preprocessors ?? [];
   const offramp = new OfframpRuntime({
     ctx: rampContext(url, env),

@@ -17,6 +17,8 @@ import { Client } from 'pg';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WebSocket, WebSocketServer } from 'ws';
+import { Kafka, Partitioners, logLevel } from 'kafkajs';
+import { serviceAddress, type ServiceName } from '../../helpers/services';
 import type { ChildStatus, RampParts } from './protocol';
 import { serviceAddress, type ServiceName } from '../../helpers/services';
 import { amqpAddr, TestClient, unique } from '../amqp/helpers';
@@ -82,7 +84,33 @@ export interface Harness {
  * reported as a pending test carrying the reason; a type neither here nor in
  * `harnesses` fails the suite.
  */
-export const notDrivable: Readonly<Record<string, string>> = {};
+export const notDrivable: Readonly<Record<string, string>> = {
+  ...serviceNotRunning('kafka', ['onramp:kafka', 'offramp:kafka']),
+};
+
+/**
+ * Types whose real server (scripts/services) is not running here: reported
+ * as pending with the command that starts it, so a local run without the
+ * server is not a failure. Under CI (which starts every service) nothing is
+ * left out, so a missing server fails the suite. The check reads the kernel's
+ * table of listening sockets, so it is synchronous; a server elsewhere
+ * (EDDY_<NAME>_HOST) is taken to be there.
+ */
+function serviceNotRunning(name: ServiceName, keys: string[]): Record<string, string> {
+  if (process.env.CI) return {};
+  const { host, port } = serviceAddress(name);
+  if (host !== '127.0.0.1') return {};
+  let table = '';
+  try {
+    // a JVM's listener shows as an IPv4-mapped IPv6 socket (::ffff:127.0.0.1)
+    table = readFileSync('/proc/net/tcp', 'utf8') + readFileSync('/proc/net/tcp6', 'utf8');
+  } catch {
+    return {}; // not Linux: try it
+  }
+  const local = new RegExp(`^\\s*\\d+: [0-9A-F]*0100007F:${port.toString(16).toUpperCase().padStart(4, '0')} [0-9A-F]+:[0-9A-F]+ 0A `);
+  if (table.split('\n').some((line) => local.test(line))) return {};
+  return Object.fromEntries(keys.map((key) => [key, `${name} is not running on ${host}:${port}: start it with scripts/services start ${name}`]));
+}
 
 // ---- input used by many harnesses ----
 
@@ -238,6 +266,44 @@ function httpPost(agent: Agent, port: number, body: string): Promise<number> {
     req.end(body);
   });
 }
+
+/** A topic of its own on the kafka service, a producer into it and a reader of everything in it. */
+async function kafkaPeer(partitions = 1): Promise<{ broker: string; topic: string; produce(values: string[]): Promise<void>; received(): string[]; close(): Promise<void> }> {
+  const { host, port } = serviceAddress('kafka');
+  const broker = `${host}:${port}`;
+  const topic = `compliance-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+  const kafka = new Kafka({ brokers: [broker], clientId: 'eddy-compliance', logLevel: logLevel.NOTHING, retry: { retries: 3, initialRetryTime: 100 } });
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    await admin.createTopics({ topics: [{ topic, numPartitions: partitions, replicationFactor: 1 }], waitForLeaders: true });
+  } finally {
+    await admin.disconnect();
+  }
+  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+  const consumer = kafka.consumer({ groupId: `${topic}-reader`, maxWaitTimeInMs: 100 });
+  const values: string[] = [];
+  await producer.connect();
+  await consumer.connect();
+  await consumer.subscribe({ topics: [topic], fromBeginning: true });
+  await consumer.run({ eachMessage: async ({ message }) => void values.push(message.value?.toString('utf8') ?? '') });
+  return {
+    broker,
+    topic,
+    produce: async (list) => void (await producer.send({ topic, messages: list.map((value) => ({ value })) })),
+    received: () => values,
+    close: async () => {
+      await consumer.disconnect();
+      await producer.disconnect();
+    },
+  };
+}
+
+/** A kafka config whose brokers do not answer (a loopback port nothing listens on). */
+const kafkaUnreachable = (config: (broker: string) => Record<string, unknown>): Unopenable => ({
+  what: 'its brokers (nothing answers)',
+  prepare: async () => ({ ramp: { config: config(`127.0.0.1:${await freeTcpPort()}`) }, close: nothingToClose }),
+});
 
 // ---- the table ----
 
@@ -581,6 +647,35 @@ export const harnesses: Readonly<Record<string, Harness>> = {
             await io.send({ n: 1 });
           },
           arrived: () => peer.received().some((body) => body.includes('"n":1')),
+          close: peer.close,
+        };
+      },
+    },
+  },
+
+  kafka: {
+    onramp: {
+      unopenable: kafkaUnreachable((broker) => ({ group_id: 'compliance', topics: ['compliance'], brokers: [broker] })),
+      async prepare() {
+        const peer = await kafkaPeer();
+        return {
+          ramp: {
+            codec: 'json',
+            config: { group_id: `${peer.topic}-eddy`, topics: [peer.topic], brokers: [peer.broker], rdkafka_options: { 'auto.offset.reset': 'earliest' } },
+          },
+          drive: () => peer.produce([BAD_JSON, GOOD_JSON]),
+          close: peer.close,
+        };
+      },
+    },
+    offramp: {
+      unopenable: kafkaUnreachable((broker) => ({ topic: 'compliance', brokers: [broker] })),
+      async prepare() {
+        const peer = await kafkaPeer();
+        return {
+          ramp: { codec: 'statsd', config: { topic: peer.topic, brokers: [peer.broker] } },
+          drive: badThenGoodMetric,
+          arrived: () => peer.received().includes(METRIC_LINE),
           close: peer.close,
         };
       },

@@ -1,0 +1,177 @@
+import type { EventId } from '../../core/event';
+
+/** One message handed to the machinery, until every event made from it is settled. */
+export interface Entry {
+  readonly offset: number;
+  /** events made from it not yet acked (or failed, when failed events are not retried); -1 until decoded */
+  pending: number;
+  /** the seqs of those events, to forget them when the entry is dropped */
+  seqs: number[];
+  /** dropped (sought past, or the partition was reassigned): what happens to its events no longer counts */
+  stale: boolean;
+  readonly track: PartitionTrack;
+}
+
+interface PartitionTrack {
+  readonly topic: string;
+  readonly partition: number;
+  /** entries in offset order; those before `head` are settled */
+  entries: Entry[];
+  head: number;
+  /** the offset to commit next (one past the last of the settled prefix); undefined before the first */
+  committable: number | undefined;
+  dirty: boolean;
+}
+
+export interface Seek {
+  topic: string;
+  partition: number;
+  offset: number;
+}
+
+export interface CommitOffset {
+  topic: string;
+  partition: number;
+  offset: string;
+}
+
+/**
+ * Commit-on-ack bookkeeping for a consumer with `enable.auto.commit: false`.
+ *
+ * Per partition it keeps the messages handed over in offset order; an offset
+ * becomes committable only when every message up to it is settled, i.e.
+ * every event made from it was acked. A message that made no event (it went
+ * to `err`, or the codec found nothing in it) is settled at once. So a crash
+ * at any moment re-reads from the first message whose events were not all
+ * delivered: at least once, never a gap.
+ *
+ * A fail with `retry` returns where to seek: that message and everything
+ * after it on its partition are dropped (their late acks no longer count)
+ * and will be read again. Without `retry` a failed event counts as settled:
+ * it is given up, and the committed position moves past it once everything
+ * before it is settled too.
+ */
+export class CommitTracker {
+  private readonly tracks = new Map<string, PartitionTrack>();
+  /** event seq -> the entry it was made from, while the event is unsettled */
+  private readonly bySeq = new Map<number, Entry>();
+  private unsettledCount = 0;
+
+  constructor(private readonly retry: boolean) {}
+
+  /** messages handed over whose events are not all settled yet */
+  get unsettled(): number {
+    return this.unsettledCount;
+  }
+
+  /** A message is handed to the machinery. */
+  received(topic: string, partition: number, offset: number): Entry {
+    const key = `${topic}\0${partition}`;
+    let track = this.tracks.get(key);
+    if (!track) this.tracks.set(key, (track = { topic, partition, entries: [], head: 0, committable: undefined, dirty: false }));
+    const last = track.entries[track.entries.length - 1];
+    // read again (a seek or a restart of the client): what was tracked from there on no longer counts
+    if (last !== undefined && offset <= last.offset) this.dropFrom(track, offset);
+    const entry: Entry = { offset, pending: -1, seqs: [], stale: false, track };
+    track.entries.push(entry);
+    this.unsettledCount++;
+    return entry;
+  }
+
+  /** The machinery made these events from the entry's message (none: it went to `err`). */
+  decoded(entry: Entry, ids: readonly EventId[]): void {
+    if (entry.stale) return;
+    entry.pending = ids.length;
+    for (const id of ids) {
+      entry.seqs.push(id.seq);
+      this.bySeq.set(id.seq, entry);
+    }
+    if (ids.length === 0) this.advance(entry.track);
+  }
+
+  /** The first ack or fail of an event settles it; later ones for the same event are ignored. */
+  ack(seq: number): void {
+    const entry = this.take(seq);
+    if (entry && --entry.pending === 0) this.advance(entry.track);
+  }
+
+  /** A failed event: where to seek to read it again (with retry), else undefined. */
+  fail(seq: number): Seek | undefined {
+    const entry = this.take(seq);
+    if (!entry) return undefined;
+    if (!this.retry) {
+      if (--entry.pending === 0) this.advance(entry.track);
+      return undefined;
+    }
+    const { track } = entry;
+    this.dropFrom(track, entry.offset);
+    return { topic: track.topic, partition: track.partition, offset: entry.offset };
+  }
+
+  /** The group was rebalanced (or the client restarted): every partition is read again from its committed offset. */
+  reset(): void {
+    for (const track of this.tracks.values()) this.dropFrom(track, -1);
+    this.tracks.clear();
+  }
+
+  /** The offsets that moved since the last call, to commit. */
+  takeCommits(): CommitOffset[] {
+    const out: CommitOffset[] = [];
+    for (const track of this.tracks.values()) {
+      if (!track.dirty || track.committable === undefined) continue;
+      track.dirty = false;
+      out.push({ topic: track.topic, partition: track.partition, offset: String(track.committable) });
+    }
+    return out;
+  }
+
+  /** The oldest unsettled message of each partition, for the stall warning. */
+  heads(): { topic: string; partition: number; offset: number }[] {
+    const out: { topic: string; partition: number; offset: number }[] = [];
+    for (const t of this.tracks.values()) {
+      const head = t.entries[t.head];
+      if (head) out.push({ topic: t.topic, partition: t.partition, offset: head.offset });
+    }
+    return out;
+  }
+
+  private take(seq: number): Entry | undefined {
+    const entry = this.bySeq.get(seq);
+    if (entry === undefined) return undefined;
+    this.bySeq.delete(seq);
+    return entry.stale ? undefined : entry;
+  }
+
+  /** Drops the entries at `offset` and after: their events no longer count. */
+  private dropFrom(track: PartitionTrack, offset: number): void {
+    const { entries } = track;
+    let cut = entries.length;
+    while (cut > track.head && entries[cut - 1].offset >= offset) cut--;
+    for (let i = cut; i < entries.length; i++) {
+      const entry = entries[i];
+      entry.stale = true;
+      for (const seq of entry.seqs) this.bySeq.delete(seq);
+      this.unsettledCount--;
+    }
+    entries.length = cut;
+  }
+
+  /** Moves the committable offset over the settled prefix. */
+  private advance(track: PartitionTrack): void {
+    const { entries } = track;
+    let moved = false;
+    while (track.head < entries.length && entries[track.head].pending === 0) {
+      track.committable = entries[track.head].offset + 1;
+      track.head++;
+      this.unsettledCount--;
+      moved = true;
+    }
+    if (!moved) return;
+    track.dirty = true;
+    // drop the settled prefix now and then, so the array does not grow with the partition
+    if (track.head > 1024 && track.head * 2 > entries.length) {
+      track.entries = entries.slice(track.head);
+      track.head = 0;
+    }
+  }
+}

@@ -1,0 +1,206 @@
+/** The parts of the kafka connectors that need no broker: the option mapping and the commit bookkeeping. */
+import { expect } from 'chai';
+import { CompressionTypes } from 'kafkajs';
+import { CommitTracker } from '../../../src/connectors/kafka/commits';
+import { kafkaOfframp } from '../../../src/connectors/kafka/offramp';
+import { kafkaOnramp } from '../../../src/connectors/kafka/onramp';
+import { brokerAddress, kafkaSettings, supportedOptions } from '../../../src/connectors/kafka/options';
+
+const ids = (...seqs: number[]) => seqs.map((seq) => ({ uid: 1, seq }));
+
+describe('kafka rdkafka_options', () => {
+  it('maps the consumer options users set onto the client', () => {
+    const s = kafkaSettings('onramp', {
+      'client.id': 'me',
+      'group.id': 'other',
+      'enable.auto.commit': 'false',
+      'auto.offset.reset': 'smallest',
+      'session.timeout.ms': 6000,
+      'heartbeat.interval.ms': '2000',
+      'fetch.wait.max.ms': '50',
+      'isolation.level': 'read_uncommitted',
+    });
+    expect(s.clientId).to.equal('me');
+    expect(s.consumer).to.include({ groupId: 'other', autoCommit: false, fromBeginning: true, sessionTimeout: 6000, heartbeatInterval: 2000, maxWaitTimeInMs: 50, readUncommitted: true });
+    expect(kafkaSettings('onramp', { 'auto.offset.reset': 'latest' }).consumer.fromBeginning).to.equal(false);
+    expect(kafkaSettings('onramp', {}).consumer.autoCommit, 'auto commit is the default').to.equal(true);
+  });
+
+  it('maps the producer options users set onto the client', () => {
+    const s = kafkaSettings('offramp', {
+      acks: '1',
+      'compression.codec': 'gzip',
+      'linger.ms': '5',
+      'batch.num.messages': '500',
+      'queue.buffering.max.messages': '4096',
+      'message.send.max.retries': '2',
+    });
+    expect(s.producer).to.include({ acks: 1, compression: CompressionTypes.GZIP, lingerMs: 5, batchMessages: 500, queueMessages: 4096 });
+    // the producer queue is the offramp's in-flight limit (the breaker triggers when it is full)
+    expect(kafkaOfframp.maxInFlight!({ topic: 't', brokers: ['b'], rdkafka_options: { 'queue.buffering.max.messages': '4096' } })).to.equal(4096);
+    expect(kafkaOfframp.maxInFlight!({ topic: 't', brokers: ['b'], rdkafka_options: {} })).to.equal(2048);
+    expect(s.retry.retries).to.equal(2);
+    expect(kafkaSettings('offramp', { 'request.required.acks': 'all' }).producer.acks).to.equal(-1);
+  });
+
+  it('maps security.protocol, sasl.* and ssl.* onto TLS and SASL settings', () => {
+    const s = kafkaSettings('onramp', {
+      'security.protocol': 'SASL_SSL',
+      'sasl.mechanisms': 'SCRAM-SHA-512',
+      'sasl.username': 'u',
+      'sasl.password': 'p',
+      'ssl.ca.location': '/etc/ca.pem',
+      'ssl.endpoint.identification.algorithm': 'none',
+      'enable.ssl.certificate.verification': 'true',
+    });
+    expect(s.tls).to.equal(true);
+    expect(s.useSasl).to.equal(true);
+    expect(s.sasl).to.deep.equal({ mechanism: 'scram-sha-512', username: 'u', password: 'p' });
+    expect(s.tlsFiles).to.deep.equal({ ca: '/etc/ca.pem' });
+    expect(s.tlsInline.rejectUnauthorized).to.equal(true);
+    expect(s.tlsInline.checkServerIdentity).to.be.a('function');
+  });
+
+  it('refuses other names, the other side’s names and values it cannot use, naming the option', () => {
+    const refusals: [Parameters<typeof kafkaSettings>[0], Record<string, string>, RegExp][] = [
+      ['onramp', { 'statistics.interval.ms': '1000' }, /^rdkafka_options\.statistics\.interval\.ms: not an option/],
+      ['onramp', { 'bootstrap.servers': 'x:9092' }, /^rdkafka_options\.bootstrap\.servers: /],
+      ['onramp', { 'linger.ms': '5' }, /^rdkafka_options\.linger\.ms: a producer \(offramp\) option/],
+      ['offramp', { 'enable.auto.commit': 'false' }, /^rdkafka_options\.enable\.auto\.commit: a consumer \(onramp\) option/],
+      ['offramp', { 'compression.type': 'lz4' }, /^rdkafka_options\.compression\.type: lz4 is not built into/],
+      ['onramp', { 'enable.auto.commit': 'maybe' }, /^rdkafka_options\.enable\.auto\.commit: expected true or false/],
+      ['onramp', { 'session.timeout.ms': 'soon' }, /^rdkafka_options\.session\.timeout\.ms: expected an integer/],
+      ['onramp', { 'security.protocol': 'sasl_ssl', 'sasl.mechanisms': 'GSSAPI' }, /^rdkafka_options\.sasl\.mechanisms: expected one of plain/],
+      ['onramp', { 'security.protocol': 'sasl_plaintext', 'sasl.username': 'u' }, /^rdkafka_options\.sasl\.username: .*both/],
+      ['onramp', { 'sasl.username': 'u', 'sasl.password': 'p' }, /^rdkafka_options\.sasl\.username: SASL is used only with/],
+      ['onramp', { 'ssl.ca.location': '/ca' }, /^rdkafka_options\.ssl\.ca\.location: TLS is used only with/],
+      ['onramp', { 'ssl.engine.location': '/x' }, /^rdkafka_options\.ssl\.engine\.location: not available with Node's TLS/],
+      ['onramp', { 'session.timeout.ms': '3000', 'heartbeat.interval.ms': '3000' }, /^rdkafka_options\.heartbeat\.interval\.ms: must be below/],
+    ];
+    for (const [side, options, message] of refusals) expect(() => kafkaSettings(side, options), JSON.stringify(options)).to.throw(message);
+  });
+
+  it('refuses at validation a poll interval that would let a paused consumer drop out of its group', () => {
+    const config = { group_id: 'g', topics: ['t'], brokers: ['b'], retry_failed_events: true };
+    expect(() => kafkaOnramp.validate!({ ...config, poll_interval: 100, rdkafka_options: {} })).to.not.throw();
+    expect(() => kafkaOnramp.validate!({ ...config, poll_interval: 10000, rdkafka_options: {} })).to.throw(/^poll_interval: 10000 ms must be below session\.timeout\.ms/);
+    expect(() => kafkaOnramp.validate!({ ...config, poll_interval: 100, rdkafka_options: { 'fetch.wait.max.ms': '20000' } })).to.throw(/^rdkafka_options\.fetch\.wait\.max\.ms/);
+  });
+
+  it('lists the names each side takes', () => {
+    expect(supportedOptions('onramp')).to.include.members(['group.id', 'enable.auto.commit', 'auto.offset.reset', 'client.id', 'sasl.username']);
+    expect(supportedOptions('onramp')).to.not.include('acks');
+    expect(supportedOptions('offramp')).to.include.members(['acks', 'compression.codec', 'linger.ms', 'client.id']);
+    expect(supportedOptions('offramp')).to.not.include('group.id');
+  });
+
+  it('gives broker addresses the default port 9092 when they have none', () => {
+    expect(['kafka', 'kafka:19092', '10.0.0.1', '::1', '[::1]', '[::1]:9093'].map(brokerAddress)).to.deep.equal([
+      'kafka:9092',
+      'kafka:19092',
+      '10.0.0.1:9092',
+      '[::1]:9092',
+      '[::1]:9092',
+      '[::1]:9093',
+    ]);
+  });
+});
+
+describe('kafka commit on ack (CommitTracker)', () => {
+  it('commits only the prefix of a partition whose events are all acked', () => {
+    const t = new CommitTracker(true);
+    const [a, b, c] = [0, 1, 2].map((o) => t.received('t', 0, o));
+    t.decoded(a, ids(1));
+    t.decoded(b, ids(2, 3)); // a message that made two events
+    t.decoded(c, ids(4));
+    t.ack(4);
+    t.ack(2);
+    expect(t.takeCommits(), 'nothing before offset 0 is settled').to.deep.equal([]);
+    t.ack(1);
+    expect(t.takeCommits()).to.deep.equal([{ topic: 't', partition: 0, offset: '1' }]);
+    t.ack(3);
+    expect(t.takeCommits()).to.deep.equal([{ topic: 't', partition: 0, offset: '3' }]);
+    expect(t.takeCommits(), 'only what moved').to.deep.equal([]);
+    expect(t.unsettled).to.equal(0);
+  });
+
+  it('keeps partitions apart, and settles at once a message that made no event (it went to err)', () => {
+    const t = new CommitTracker(true);
+    const p0 = t.received('t', 0, 10);
+    const p1 = t.received('t', 1, 5);
+    t.decoded(p0, ids());
+    t.decoded(p1, ids(1));
+    expect(t.takeCommits()).to.deep.equal([{ topic: 't', partition: 0, offset: '11' }]);
+    expect(t.unsettled).to.equal(1);
+  });
+
+  it('does not commit past a message that is not decoded yet (held while paused)', () => {
+    const t = new CommitTracker(true);
+    const a = t.received('t', 0, 0);
+    const b = t.received('t', 0, 1);
+    t.decoded(b, ids(1));
+    t.ack(1);
+    expect(t.takeCommits()).to.deep.equal([]);
+    t.decoded(a, ids(2));
+    t.ack(2);
+    expect(t.takeCommits()).to.deep.equal([{ topic: 't', partition: 0, offset: '2' }]);
+  });
+
+  it('on a fail with retry, says where to seek and forgets that message and those after it', () => {
+    const t = new CommitTracker(true);
+    const entries = [0, 1, 2, 3].map((o) => t.received('t', 0, o));
+    entries.forEach((e, i) => t.decoded(e, ids(i + 1)));
+    t.ack(1);
+    expect(t.fail(2)).to.deep.equal({ topic: 't', partition: 0, offset: 1 });
+    // acks of what came after the failed one no longer count: they are read again
+    t.ack(3);
+    t.ack(4);
+    expect(t.fail(2), 'a second insight for the same event').to.equal(undefined);
+    expect(t.takeCommits()).to.deep.equal([{ topic: 't', partition: 0, offset: '1' }]);
+    // read again from offset 1
+    const again = [1, 2, 3].map((o) => t.received('t', 0, o));
+    again.forEach((e, i) => t.decoded(e, ids(10 + i)));
+    [10, 11, 12].forEach((seq) => t.ack(seq));
+    expect(t.takeCommits()).to.deep.equal([{ topic: 't', partition: 0, offset: '4' }]);
+    expect(t.unsettled).to.equal(0);
+  });
+
+  it('on a fail without retry, gives the event up and commits past it', () => {
+    const t = new CommitTracker(false);
+    const [a, b] = [0, 1].map((o) => t.received('t', 0, o));
+    t.decoded(a, ids(1));
+    t.decoded(b, ids(2));
+    expect(t.fail(1)).to.equal(undefined);
+    t.ack(2);
+    expect(t.takeCommits()).to.deep.equal([{ topic: 't', partition: 0, offset: '2' }]);
+  });
+
+  it('forgets everything on a rebalance: late acks of the old assignment do not count', () => {
+    const t = new CommitTracker(true);
+    const a = t.received('t', 0, 0);
+    t.decoded(a, ids(1));
+    t.reset();
+    t.ack(1);
+    expect(t.takeCommits()).to.deep.equal([]);
+    expect(t.unsettled).to.equal(0);
+    // an entry decoded after the reset (it was held) does not count either
+    const b = t.received('t', 0, 0);
+    t.reset();
+    t.decoded(b, ids(2));
+    t.ack(2);
+    expect(t.takeCommits()).to.deep.equal([]);
+  });
+
+  it('keeps memory bounded: a long settled run leaves nothing behind', () => {
+    const t = new CommitTracker(true);
+    for (let o = 0; o < 50_000; o++) {
+      const e = t.received('t', 0, o);
+      t.decoded(e, ids(o + 1));
+      t.ack(o + 1);
+    }
+    expect(t.takeCommits()).to.deep.equal([{ topic: 't', partition: 0, offset: '50000' }]);
+    expect(t.unsettled).to.equal(0);
+    const track = (t as unknown as { tracks: Map<string, { entries: unknown[] }> }).tracks.values().next().value!;
+    expect(track.entries.length).to.be.below(2100);
+  });
+});
