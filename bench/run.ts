@@ -41,7 +41,7 @@ export interface Bench {
   secs?: () => number;
   note?: string;
   /** a network benchmark with its own load generator and raw server (bench/<script>.ts) */
-  script?: 'tcp-ingest' | 'rest-echo';
+  script?: 'tcp-ingest' | 'rest-echo' | 'kafka';
 }
 
 export const BENCHES: Bench[] = [
@@ -55,6 +55,7 @@ export const BENCHES: Bench[] = [
   { name: 'paced-latency', file: 'paced-latency.yaml', note: 'p99 target < 1 ms' },
   { name: 'slow-sink', note: 'in-process; see bench/slow-sink.ts' },
   { name: 'rest-echo', script: 'rest-echo', note: 'linked rest echo under wrk; raw: a node:http JSON echo' },
+  { name: 'kafka', script: 'kafka', optIn: true, note: 'kafka -> passthrough -> kafka, commit on ack; needs scripts/services start kafka' },
   { name: 'tcp-ingest', script: 'tcp-ingest', note: 'JSON lines over loopback; raw: a net server that splits, parses and re-serialises' },
   { name: 'soak', file: 'soak.yaml', raw: 'json', optIn: true, secs: () => envNumber('BENCH_SOAK_SECS', 60), note: 'peak RSS target < 200 MB' },
 ];
@@ -270,7 +271,12 @@ class Runner {
 
   /** A network benchmark: its module measures eddy and its raw server in the same run. */
   async runScript(bench: Bench): Promise<Row> {
-    const r: ScriptResult = bench.script === 'rest-echo' ? fromRestEcho(await (await import('./rest-echo')).main()) : await (await import('./tcp-ingest')).main();
+    const r: ScriptResult =
+      bench.script === 'rest-echo'
+        ? fromRestEcho(await (await import('./rest-echo')).main())
+        : bench.script === 'kafka'
+          ? await (await import('./kafka')).main()
+          : await (await import('./tcp-ingest')).main();
     return {
       name: bench.name,
       status: 'ok',

@@ -20,7 +20,6 @@ import { WebSocket, WebSocketServer } from 'ws';
 import { Kafka, Partitioners, logLevel } from 'kafkajs';
 import { serviceAddress, type ServiceName } from '../../helpers/services';
 import type { ChildStatus, RampParts } from './protocol';
-import { serviceAddress, type ServiceName } from '../../helpers/services';
 import { amqpAddr, TestClient, unique } from '../amqp/helpers';
 import { connect as natsConnect, StorageType, type NatsConnection } from 'nats';
 
@@ -84,33 +83,7 @@ export interface Harness {
  * reported as a pending test carrying the reason; a type neither here nor in
  * `harnesses` fails the suite.
  */
-export const notDrivable: Readonly<Record<string, string>> = {
-  ...serviceNotRunning('kafka', ['onramp:kafka', 'offramp:kafka']),
-};
-
-/**
- * Types whose real server (scripts/services) is not running here: reported
- * as pending with the command that starts it, so a local run without the
- * server is not a failure. Under CI (which starts every service) nothing is
- * left out, so a missing server fails the suite. The check reads the kernel's
- * table of listening sockets, so it is synchronous; a server elsewhere
- * (EDDY_<NAME>_HOST) is taken to be there.
- */
-function serviceNotRunning(name: ServiceName, keys: string[]): Record<string, string> {
-  if (process.env.CI) return {};
-  const { host, port } = serviceAddress(name);
-  if (host !== '127.0.0.1') return {};
-  let table = '';
-  try {
-    // a JVM's listener shows as an IPv4-mapped IPv6 socket (::ffff:127.0.0.1)
-    table = readFileSync('/proc/net/tcp', 'utf8') + readFileSync('/proc/net/tcp6', 'utf8');
-  } catch {
-    return {}; // not Linux: try it
-  }
-  const local = new RegExp(`^\\s*\\d+: [0-9A-F]*0100007F:${port.toString(16).toUpperCase().padStart(4, '0')} [0-9A-F]+:[0-9A-F]+ 0A `);
-  if (table.split('\n').some((line) => local.test(line))) return {};
-  return Object.fromEntries(keys.map((key) => [key, `${name} is not running on ${host}:${port}: start it with scripts/services start ${name}`]));
-}
+export const notDrivable: Readonly<Record<string, string>> = {};
 
 // ---- input used by many harnesses ----
 
@@ -654,6 +627,7 @@ export const harnesses: Readonly<Record<string, Harness>> = {
   },
 
   kafka: {
+    service: 'kafka',
     onramp: {
       unopenable: kafkaUnreachable((broker) => ({ group_id: 'compliance', topics: ['compliance'], brokers: [broker] })),
       async prepare() {
