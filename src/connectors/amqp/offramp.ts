@@ -1,8 +1,7 @@
 import type { ChannelModel, ConfirmChannel, Options } from 'amqplib';
-import type { Subscription } from 'rxjs';
 import type { EddyEvent } from '../../core/event';
 import type { OfframpContext, OfframpType, Sink } from '../connector';
-import { Backoff } from '../_shared/backoff';
+import { Reconnector } from '../_shared/reconnector';
 import { closeConnection, describe, openConnection, redact, validateAddr } from './client';
 
 export interface AmqpOfframpConfig {
@@ -72,18 +71,23 @@ class Publisher implements Sink {
   private full = false;
   private triggered = false;
   private closed = false;
-  private retry: Subscription | undefined;
-  /** a reconnect attempt under way, for close() to wait for and undo */
-  private connecting: Promise<{ connection: ChannelModel; channel: ConfirmChannel }> | undefined;
-  private readonly backoff = new Backoff();
-  private outageLogged = false;
   private readonly where: string;
+  private readonly reconnector: Reconnector<{ connection: ChannelModel; channel: ConfirmChannel }>;
 
   constructor(
     private readonly config: AmqpOfframpConfig,
     private readonly ctx: OfframpContext,
   ) {
     this.where = `exchange '${config.exchange}' at ${redact(config.amqp_addr)}`;
+    this.reconnector = new Reconnector({
+      label: `amqp offramp ${ctx.url}: ${this.where}`,
+      again: 'publishing again',
+      logger: ctx.logger,
+      scheduler: ctx.scheduler,
+      connect: () => this.connect(),
+      connected: ({ connection, channel }) => this.attach(connection, channel),
+      describe,
+    });
   }
 
   /** Connects and checks the exchange; a failure is the activation's. */
@@ -118,9 +122,7 @@ class Publisher implements Sink {
 
   async close(): Promise<void> {
     this.closed = true;
-    this.retry?.unsubscribe();
-    this.retry = undefined;
-    const late = await this.connecting?.catch(() => undefined);
+    const late = await this.reconnector.stop();
     if (late) await closeConnection(late.connection, late.channel);
     const { connection, channel } = this;
     this.connection = this.channel = undefined;
@@ -187,40 +189,9 @@ class Publisher implements Sink {
     if (connection) void closeConnection(connection, channel);
     if (this.closed) return;
     this.update();
-    this.reconnectLater(why);
+    this.reconnector.lost(why);
   }
 
-  private reconnectLater(why: string): void {
-    const delay = this.backoff.next();
-    const message = `amqp offramp ${this.ctx.url}: ${this.where}: ${why}; reconnecting in ${delay} ms`;
-    if (this.outageLogged) this.ctx.logger.debug(message);
-    else this.ctx.logger.warn(message);
-    this.outageLogged = true;
-    this.retry = this.ctx.scheduler.schedule(() => {
-      this.retry = undefined;
-      void this.reconnect();
-    }, delay);
-  }
-
-  private async reconnect(): Promise<void> {
-    if (this.closed) return;
-    const attempt = (this.connecting = this.connect());
-    let opened: { connection: ChannelModel; channel: ConfirmChannel };
-    try {
-      opened = await attempt;
-    } catch (err) {
-      if (!this.closed) this.reconnectLater(describe(err));
-      return;
-    } finally {
-      this.connecting = undefined;
-    }
-    // closed meanwhile: close() closes what this attempt opened
-    if (this.closed) return;
-    this.backoff.reset();
-    this.outageLogged = false;
-    this.ctx.logger.info(`amqp offramp ${this.ctx.url}: publishing to ${this.where} again`);
-    this.attach(opened.connection, opened.channel);
-  }
 
   /** The breaker is triggered while disconnected, blocked by the broker, or waiting for the write buffer to drain. */
   private update(): void {

@@ -1,8 +1,8 @@
 import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
-import { Observable, type Subscriber, type Subscription } from 'rxjs';
+import { Observable, type Subscriber } from 'rxjs';
 import type { EventId } from '../../core/event';
 import type { Frame, FrameResult, OnrampContext, OnrampSource, OnrampType } from '../connector';
-import { Backoff } from '../_shared/backoff';
+import { Reconnector } from '../_shared/reconnector';
 import { closeConnection, describe, openConnection, redact, serverOf, validateAddr } from './client';
 
 interface QueueOptions {
@@ -142,13 +142,9 @@ class Consumer implements OnrampSource {
   /** the deliveries of events in flight, by event sequence number */
   private readonly deliveries = new Map<number, Delivery>();
   private streams = 0;
-  private readonly backoff = new Backoff();
-  private retry: Subscription | undefined;
-  /** a reconnect attempt under way, for close() to wait for and undo */
-  private connecting: Promise<{ connection: ChannelModel; channel: Channel }> | undefined;
-  private outageLogged = false;
   private readonly originUri: string;
   private readonly where: string;
+  private readonly reconnector: Reconnector<{ connection: ChannelModel; channel: Channel }>;
 
   constructor(
     private readonly config: AmqpOnrampConfig,
@@ -156,6 +152,15 @@ class Consumer implements OnrampSource {
   ) {
     this.originUri = `svc-amqp://${serverOf(config.amqp_addr)}/${encodeURIComponent(config.queue_name)}`;
     this.where = `queue '${config.queue_name}' at ${redact(config.amqp_addr)}`;
+    this.reconnector = new Reconnector({
+      label: `amqp onramp ${ctx.url}: ${this.where}`,
+      again: 'consuming again',
+      logger: ctx.logger,
+      scheduler: ctx.scheduler,
+      connect: () => this.connect(),
+      connected: ({ connection, channel }) => this.attach(connection, channel),
+      describe,
+    });
     this.frames = new Observable<Frame>((subscriber) => {
       this.subscriber = subscriber;
       this.sync();
@@ -195,9 +200,7 @@ class Consumer implements OnrampSource {
 
   async close(): Promise<void> {
     this.closed = true;
-    this.retry?.unsubscribe();
-    this.retry = undefined;
-    const late = await this.connecting?.catch(() => undefined);
+    const late = await this.reconnector.stop();
     if (late) await closeConnection(late.connection, late.channel);
     const { connection, channel } = this;
     this.connection = this.channel = this.consumerTag = undefined;
@@ -299,39 +302,7 @@ class Consumer implements OnrampSource {
   private lost(why: string): void {
     this.detach();
     if (this.closed) return;
-    this.reconnectLater(why);
-  }
-
-  private reconnectLater(why: string): void {
-    const delay = this.backoff.next();
-    const message = `amqp onramp ${this.ctx.url}: ${this.where}: ${why}; reconnecting in ${delay} ms`;
-    if (this.outageLogged) this.ctx.logger.debug(message);
-    else this.ctx.logger.warn(message);
-    this.outageLogged = true;
-    this.retry = this.ctx.scheduler.schedule(() => {
-      this.retry = undefined;
-      void this.reconnect();
-    }, delay);
-  }
-
-  private async reconnect(): Promise<void> {
-    if (this.closed) return;
-    const attempt = (this.connecting = this.connect());
-    let opened: { connection: ChannelModel; channel: Channel };
-    try {
-      opened = await attempt;
-    } catch (err) {
-      if (!this.closed) this.reconnectLater(describe(err));
-      return;
-    } finally {
-      this.connecting = undefined;
-    }
-    // closed meanwhile: close() closes what this attempt opened
-    if (this.closed) return;
-    this.backoff.reset();
-    this.outageLogged = false;
-    this.ctx.logger.info(`amqp onramp ${this.ctx.url}: consuming ${this.where} again`);
-    this.attach(opened.connection, opened.channel);
+    this.reconnector.lost(why);
   }
 
   /** Brings the consumer in line with what is wanted, one broker call at a time. */
