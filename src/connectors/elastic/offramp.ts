@@ -5,6 +5,7 @@ import type { Subscription } from 'rxjs';
 import { Client, errors } from '@elastic/elasticsearch';
 import type { EddyEvent, Meta } from '../../core/event';
 import type { OfframpContext, OfframpType } from '../connector';
+import { Slots } from '../_shared/slots';
 import { Backoff } from '../_shared/backoff';
 
 interface ElasticConfig {
@@ -107,21 +108,8 @@ export const elasticOfframp: OfframpType<ElasticConfig> = {
 
 function elasticSink(config: ElasticConfig, ctx: OfframpContext, client: Client, nodes: string[]) {
   let closed = false;
-  let active = 0;
-  const queue: Array<(ok: boolean) => void> = [];
-  /** a turn to send: at most `concurrency` bulk requests in flight, the rest wait in order */
-  const acquire = (): Promise<boolean> | true => {
-    if (active < config.concurrency) {
-      active++;
-      return true;
-    }
-    return new Promise((resolve) => queue.push(resolve));
-  };
-  const release = () => {
-    const next = queue.shift();
-    if (next) next(true);
-    else active--;
-  };
+  /** at most `concurrency` bulk requests in flight, the rest wait in order */
+  const slots = new Slots(config.concurrency);
 
   // connection loss: the breaker is triggered until the cluster answers a probe again
   let down: string | undefined;
@@ -195,7 +183,7 @@ function elasticSink(config: ElasticConfig, ctx: OfframpContext, client: Client,
       if (down !== undefined) throw failAll(event, docs, targets, { type: 'cluster_unreachable', reason: `not sent: the cluster cannot be reached (${down})` });
 
       const body = bulkBody(docs, targets as Target[]);
-      const turn = acquire();
+      const turn = slots.acquire();
       if (turn !== true && !(await turn)) throw failAll(event, docs, targets, { type: 'offramp_closed', reason: 'not sent: the offramp closed' });
       const started = performance.now();
       let items: BulkItem[];
@@ -207,7 +195,7 @@ function elasticSink(config: ElasticConfig, ctx: OfframpContext, client: Client,
         if (UNREACHABLE.some((kind) => err instanceof kind)) lost(describe(err));
         throw failAll(event, docs, targets, clusterError(err));
       } finally {
-        release();
+        slots.release();
       }
       if (items.length !== docs.length) {
         throw failAll(event, docs, targets, { type: 'bulk_mismatch', reason: `the cluster answered ${items.length} items for ${docs.length} documents` });
@@ -237,7 +225,7 @@ function elasticSink(config: ElasticConfig, ctx: OfframpContext, client: Client,
       closed = true;
       retry?.unsubscribe();
       probe?.cancel();
-      for (const waiting of queue.splice(0)) waiting(false);
+      slots.close();
       await client.close();
     },
   };

@@ -1,3 +1,4 @@
+import { Slots } from '../_shared/slots';
 import { connect, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Subscription } from 'rxjs';
@@ -143,21 +144,8 @@ export const restOfframp: OfframpType<RestOfframpConfig> = {
     const plans = new WeakMap<EddyEvent, Plan>();
 
     let closed = false;
-    let active = 0;
-    const queue: Array<(ok: boolean) => void> = [];
-    /** a turn to send: at most `concurrency` requests in flight, the rest wait in order */
-    const acquire = (): Promise<boolean> | true => {
-      if (active < config.concurrency) {
-        active++;
-        return true;
-      }
-      return new Promise((resolve) => queue.push(resolve));
-    };
-    const release = () => {
-      const next = queue.shift();
-      if (next) next(true);
-      else active--;
-    };
+    /** at most `concurrency` requests in flight, the rest wait in order */
+    const slots = new Slots(config.concurrency);
 
     // connection loss: the breaker is triggered until a probe reaches the peer again
     let down: Target | undefined;
@@ -250,7 +238,7 @@ export const restOfframp: OfframpType<RestOfframpConfig> = {
         if (p.error) throw failure(event, p.error.message);
         if (ctx.linked && event.isBatch) throw failure(event, 'a linked rest offramp cannot send a batch: its response could not be matched to one event');
         const body = p.method === 'GET' || p.method === 'HEAD' ? null : payloads.length === 1 ? payloads[0] : Buffer.concat(payloads);
-        const turn = acquire();
+        const turn = slots.acquire();
         if (turn !== true && !(await turn)) throw new Error('the offramp closed before the request was sent');
         const started = performance.now();
         let status: number;
@@ -268,7 +256,7 @@ export const restOfframp: OfframpType<RestOfframpConfig> = {
           if (code !== undefined && CONNECTION_LOST.has(code)) lost(p.target);
           throw failure(event, `${p.method} ${p.target.origin}${p.target.path}: ${(err as Error).message}${code ? ` (${code})` : ''}`);
         } finally {
-          release();
+          slots.release();
         }
         if (down !== undefined && down.origin === p.target.origin) back();
         const response = { status, headers };
@@ -290,7 +278,7 @@ export const restOfframp: OfframpType<RestOfframpConfig> = {
         closed = true;
         retry?.unsubscribe();
         probe?.destroy();
-        for (const waiting of queue.splice(0)) waiting(false);
+        slots.close();
         await agent.destroy();
       },
     };
