@@ -17,7 +17,7 @@
  * Environment: BENCH_SECS (measured seconds, 8), BENCH_ROUNDS (2), BENCH_WARMUP (seconds of
  * wrk before each measured run, 2), BENCH_CONNS (wrk connections, 64),
  * BENCH_DATA (the JSON line sent is the first of this file; default
- * ../shared/data/data.json.xz), BENCH_EDDY (another build's bin/eddy),
+ * bench/data/data.json.xz, kept in the repository), BENCH_EDDY (another build's bin/eddy),
  * BENCH_NODE_ARGS (node flags for the eddy process, e.g. --cpu-prof),
  * BENCH_JSON (also write the result as JSON to this file).
  */
@@ -204,12 +204,8 @@ export async function main(): Promise<RestEchoResult> {
   const warmup = envNumber('BENCH_WARMUP', 2);
   const connections = envNumber('BENCH_CONNS', 64);
   const dir = workDir();
-  let body: string;
-  try {
-    body = (await loadLines(dataPath()))[0].toString('utf8');
-  } catch {
-    body = JSON.stringify({ name: 'eddy', tags: ['a', 'b'], n: 42, nested: { ok: true, ratio: 0.5 } });
-  }
+  // a real event from the sample data kept in the repository
+  const body = (await loadLines(dataPath()))[0].toString('utf8');
   const script = join(dir, 'rest-echo.lua');
   writeFileSync(script, `wrk.method = "POST"\nwrk.body = ${JSON.stringify(body)}\nwrk.headers["Content-Type"] = "application/json"\n`);
 
