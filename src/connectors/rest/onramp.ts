@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Observable, type Subscriber } from 'rxjs';
 import type { Frame, FrameResult, OnrampReply, OnrampType } from '../connector';
 import { Waiters, idKey, type WaitEnd } from '../_shared/waiters';
+import { listen, uriHost } from '../_shared/net';
 import { headerLists, headerNamed, headerValues, mimeOf, type HeaderLists } from './http';
 
 interface RestOnrampConfig {
@@ -85,17 +86,10 @@ export const restOnramp: OnrampType<RestOnrampConfig> = {
   },
   async create(config, ctx) {
     const server = createServer({ noDelay: true });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(config.port, config.host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    const port = await listen(server, config.host, config.port);
     server.on('error', (err) => ctx.logger.error(`Onramp ${ctx.url}: ${err.message}`));
-    const bound = server.address() as AddressInfo;
-    ctx.logger.info(`Onramp ${ctx.url} listening on http://${bound.family === 'IPv6' ? `[${bound.address}]` : bound.address}:${bound.port}/`);
-    const localHost = `${bound.family === 'IPv6' ? `[${bound.address}]` : bound.address}:${bound.port}`;
+    const localHost = `${uriHost((server.address() as AddressInfo).address)}:${port}`;
+    ctx.logger.info(`Onramp ${ctx.url} listening on http://${localHost}/`);
 
     const rampCodec = ctx.codecForMime(undefined);
     const waiters = new Waiters<OnrampReply>(config.timeout, ctx.scheduler);

@@ -1,6 +1,7 @@
-import { createServer, isIPv6, type AddressInfo, type Server, type Socket } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import { Observable, type Subscriber } from 'rxjs';
 import type { Frame, OnrampType } from '../connector';
+import { listen, uriHost } from '../_shared/net';
 
 interface TcpOnrampConfig {
   host: string;
@@ -36,8 +37,7 @@ export const tcpOnramp: OnrampType<TcpOnrampConfig> = {
   async create(config, ctx) {
     // connections start paused: nothing is read before the machinery subscribes and the gate is open
     const server = createServer({ pauseOnConnect: true });
-    await listen(server, config.host, config.port);
-    const serverPort = (server.address() as AddressInfo).port;
+    const serverPort = await listen(server, config.host, config.port);
     server.on('error', (err) => ctx.logger.error(`tcp onramp ${ctx.url}: ${err.message}`));
 
     const sockets = new Set<Socket>();
@@ -49,7 +49,7 @@ export const tcpOnramp: OnrampType<TcpOnrampConfig> = {
 
     const attach = (socket: Socket, to: Subscriber<Frame>) => {
       const stream = ++streams;
-      const originUri = `svc-tcp://${address(socket.remoteAddress)}:${socket.remotePort}/${serverPort}`;
+      const originUri = `svc-tcp://${uriHost(socket.remoteAddress)}:${socket.remotePort}/${serverPort}`;
       let ended = false;
       // 'end' after the last byte was read; 'close' alone after a reset: either way the stream ends once
       const end = () => {
@@ -103,20 +103,3 @@ export const tcpOnramp: OnrampType<TcpOnrampConfig> = {
     };
   },
 };
-
-function listen(server: Server, host: string, port: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const failed = (err: Error) => reject(new Error(`cannot listen on ${host}:${port}: ${err.message}`));
-    server.once('error', failed);
-    server.listen(port, host, () => {
-      server.off('error', failed);
-      resolve();
-    });
-  });
-}
-
-/** An address as it appears before `:port` in a URI: IPv6 in brackets. */
-function address(ip: string | undefined): string {
-  if (ip === undefined) return 'unknown';
-  return isIPv6(ip) ? `[${ip}]` : ip;
-}

@@ -2,6 +2,7 @@ import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import { isIPv6 } from 'node:net';
 import { Observable, type Subscriber } from 'rxjs';
 import { nowNs } from '../../core/clock';
+import { uriHost } from '../_shared/net';
 import type { Frame, OnrampContext, OnrampSource, OnrampType } from '../connector';
 
 interface UdpOnrampConfig {
@@ -66,7 +67,7 @@ export async function createUdpSource(config: UdpOnrampConfig, ctx: OnrampContex
     if (from.port !== lastPort || from.address !== lastAddress) {
       lastAddress = from.address;
       lastPort = from.port;
-      lastOrigin = `svc-udp://${from.family === 'IPv6' ? `[${from.address}]` : from.address}:${from.port}/${port}`;
+      lastOrigin = `svc-udp://${uriHost(from.address)}:${from.port}/${port}`;
     }
     return lastOrigin;
   };

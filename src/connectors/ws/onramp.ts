@@ -1,9 +1,9 @@
-import type { IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage } from 'node:http';
 import { Observable, type Subscriber } from 'rxjs';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import type { Frame, FrameResult, OnrampReply, OnrampSource, OnrampType } from '../connector';
 import { Waiters, idKey } from '../_shared/waiters';
+import { listen, uriHost } from '../_shared/net';
 
 interface WsOnrampConfig {
   host: string;
@@ -63,20 +63,10 @@ export const wsOnramp: OnrampType<WsOnrampConfig> = {
     },
   },
   async create(config, ctx): Promise<WsOnrampSource> {
-    const server = new WebSocketServer({ host: config.host, port: config.port });
     // bound now: a port in use fails the activation
-    await new Promise<void>((resolve, reject) => {
-      const failed = (err: Error) => {
-        server.close();
-        reject(new Error(`cannot listen on ${config.host}:${config.port}: ${err.message}`));
-      };
-      server.once('error', failed);
-      server.once('listening', () => {
-        server.off('error', failed);
-        resolve();
-      });
-    });
-    const port = (server.address() as AddressInfo).port;
+    const http = createServer();
+    const port = await listen(http, config.host, config.port);
+    const server = new WebSocketServer({ server: http });
     server.on('error', (err) => ctx.logger.error(`Onramp ${ctx.url}: server error: ${err.message}`));
     ctx.logger.info(`Onramp ${ctx.url}: listening on ws://${config.host}:${port}/`);
 
@@ -186,6 +176,8 @@ export const wsOnramp: OnrampType<WsOnrampConfig> = {
         connections.clear();
         early = [];
         await new Promise<void>((resolve) => server.close(() => resolve()));
+        http.closeAllConnections();
+        await new Promise<void>((resolve) => http.close(() => resolve()));
       },
     };
   },
@@ -193,9 +185,7 @@ export const wsOnramp: OnrampType<WsOnrampConfig> = {
 
 /** `svc-ws://<client ip>:<client port>/<listen port>`, as the tcp onramp names its connections. */
 function originOf(req: IncomingMessage, listenPort: number): string {
-  const ip = req.socket.remoteAddress ?? 'unknown';
-  const host = ip.includes(':') ? `[${ip}]` : ip;
-  return `svc-ws://${host}:${req.socket.remotePort ?? 0}/${listenPort}`;
+  return `svc-ws://${uriHost(req.socket.remoteAddress)}:${req.socket.remotePort ?? 0}/${listenPort}`;
 }
 
 function toBuffer(data: RawData): Buffer {
