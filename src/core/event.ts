@@ -62,3 +62,12 @@ export interface Insight {
   /** extra facts such as `time` (ms) or `error` */
   meta?: Meta;
 }
+
+/** The member values of a batch event: `[{data: {value, ...}}, ...]`. */
+export function batchValues(data: unknown): unknown[] {
+  if (!Array.isArray(data)) return [data];
+  return data.map((entry) => {
+    const inner = (entry as { data?: { value?: unknown } } | null)?.data;
+    return inner && typeof inner === 'object' && 'value' in inner ? inner.value : entry;
+  });
+}

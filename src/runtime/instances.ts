@@ -9,7 +9,7 @@ import { EddyError, invalid } from '../core/errors';
 import type { Codec } from '../codecs/codec';
 import { builtinMimeMap, codecForMime } from '../codecs';
 import { PipelineRuntime } from '../pipeline/pipeline';
-import { processorConfig, processorName, type ProcessorSpec } from '../processors/processor';
+import { processorConfig, processorName, type Preprocessor, type ProcessorSpec } from '../processors/processor';
 import type { Registries } from './registries';
 import type { Repository } from './repository';
 import type { OnrampArtefact, OfframpArtefact, PipelineArtefact, RampArtefact } from './artefacts';
@@ -63,7 +63,7 @@ export class OnrampInstance {
       source,
       codec,
       codecs,
-      preprocessors: () => specs.map((s) => env.registries.preprocessors.get(processorName(s)).create(processorConfig(s))),
+      preprocessors: preprocessorChain(env, specs),
       postprocessors: postprocessors(env, artefact.postprocessors),
     });
     return new OnrampInstance(url, artefact, runtime);
@@ -88,13 +88,12 @@ export async function createOfframp(url: string, artefact: OfframpArtefact, env:
   const codecs = codecCache(env);
   const codec = codecs(artefact.codec ?? type.defaultCodec);
   const concurrency = type.maxInFlight?.(config) ?? (typeof config.concurrency === 'number' ? config.concurrency : 256);
-  const specs = artefact.preprocessors ?? [];
   const offramp = new OfframpRuntime({
     ctx: rampContext(url, env),
     codec,
     codecs,
     postprocessors: type.ignoresPostprocessors ? [] : postprocessors(env, artefact.postprocessors),
-    preprocessors: () => specs.map((s) => env.registries.preprocessors.get(processorName(s)).create(processorConfig(s))),
+    preprocessors: preprocessorChain(env, artefact.preprocessors ?? []),
     linked: artefact.linked === true,
     codecForMime: mimeLookup(env, artefact, codec.name),
     autoAck: type.autoAck,
@@ -114,6 +113,11 @@ function withFraming(env: InstanceEnv, framing: string | undefined, specs: Proce
 
 function rampContext(url: string, env: InstanceEnv) {
   return { url, uid: env.nextUid(), hostname: HOST, logger: env.logger, requestExit: env.requestExit };
+}
+
+/** Builds a fresh preprocessor chain (each stream, each response keeps its own state). */
+function preprocessorChain(env: InstanceEnv, specs: ProcessorSpec[]): () => Preprocessor[] {
+  return () => specs.map((s) => env.registries.preprocessors.get(processorName(s)).create(processorConfig(s)));
 }
 
 function postprocessors(env: InstanceEnv, specs: ProcessorSpec[] | undefined) {

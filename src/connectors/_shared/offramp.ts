@@ -1,6 +1,8 @@
 import { Observer, Subject, asyncScheduler, type SchedulerLike } from 'rxjs';
 import type { EddyEvent, EventId, Insight, Meta } from '../../core/event';
 import { nowNs } from '../../core/clock';
+import { batchValues } from '../../core/event';
+import { codecPicker } from './codecs';
 import type { Codec } from '../../codecs/codec';
 import { runProcessors, type FrameContext, type Postprocessor, type Preprocessor } from '../../processors/processor';
 import type { ContraflowTarget } from '../../contraflow/contraflow';
@@ -48,7 +50,11 @@ export class OfframpRuntime {
   private closed = false;
   private seq = 0;
 
-  constructor(private readonly parts: OfframpParts) {}
+  private readonly codec: (name?: string) => Codec;
+
+  constructor(private readonly parts: OfframpParts) {
+    this.codec = codecPicker(parts.codec, parts.codecs, parts.ctx.url);
+  }
 
   get url(): string {
     return this.parts.ctx.url;
@@ -146,8 +152,7 @@ export class OfframpRuntime {
 
   private encode(event: EddyEvent): Buffer[] {
     const { postprocessors } = this.parts;
-    const chosen = this.sink.codecFor?.(event);
-    const codec = chosen === undefined ? this.parts.codec : this.codecNamed(chosen);
+    const codec = this.codec(this.sink.codecFor?.(event));
     // the common case: one value, no postprocessors, so one payload and no context
     if (!event.isBatch && postprocessors.length === 0) return [codec.encode(event.data)];
     const out: Buffer[] = [];
@@ -157,15 +162,9 @@ export class OfframpRuntime {
     return out;
   }
 
-  private codecNamed(name: string): Codec {
-    if (name === this.parts.codec.name) return this.parts.codec;
-    if (!this.parts.codecs) throw new Error(`codec '${name}' is not available to ${this.url}`);
-    return this.parts.codecs(name);
-  }
-
   /** A linked response: the ramp's preprocessors, then the codec. */
   private decode(payload: Buffer, codecName?: string): unknown[] {
-    const codec = codecName === undefined ? this.parts.codec : this.codecNamed(codecName);
+    const codec = this.codec(codecName);
     const ingestNs = nowNs();
     const frames = this.parts.preprocessors ? runProcessors(this.parts.preprocessors(), [payload], { ingestNs }, true) : [payload];
     return frames.map((frame) => codec.decode(frame, ingestNs)).filter((value) => value !== undefined);
@@ -238,13 +237,4 @@ export class OfframpRuntime {
       scheduler: this.parts.scheduler ?? asyncScheduler,
     };
   }
-}
-
-/** The member values of a batch event: `[{data: {value, ...}}, ...]`. */
-export function batchValues(data: unknown): unknown[] {
-  if (!Array.isArray(data)) return [data];
-  return data.map((entry) => {
-    const inner = (entry as { data?: { value?: unknown } } | null)?.data;
-    return inner && typeof inner === 'object' && 'value' in inner ? inner.value : entry;
-  });
 }

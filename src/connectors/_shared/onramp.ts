@@ -9,7 +9,8 @@ import { CircuitBreaker } from '../../contraflow/circuit-breaker';
 import { RampCounters } from './ramp-metrics';
 import { FastSubject } from './fast-subject';
 import { pullLoop } from './pull-loop';
-import { batchValues } from './offramp';
+import { batchValues } from '../../core/event';
+import { codecPicker } from './codecs';
 
 export interface OnrampParts {
   readonly ctx: RampContext;
@@ -73,11 +74,13 @@ export class OnrampRuntime {
   /** what the frame being handled made, for its `done` callback */
   private result: { ids: EventId[]; errors: string[] } | undefined;
   private closed = false;
+  private readonly codec: (name?: string) => Codec;
   /** why the source failed, if it did: it reads nothing more */
   failure: string | undefined;
 
   constructor(private readonly parts: OnrampParts) {
     this.breaker = parts.breaker;
+    this.codec = codecPicker(parts.codec, parts.codecs, parts.ctx.url);
     this.transactional = parts.source.transactional === true;
     this.out$ = new Observable<EddyEvent>((subscriber) => {
       const emit = (event: EddyEvent) => subscriber.next(event);
@@ -185,17 +188,11 @@ export class OnrampRuntime {
   }
 
   private encodeReply(event: EddyEvent, codecName: string | undefined): Buffer[] {
-    const codec = codecName === undefined ? this.parts.codec : this.codecNamed(codecName);
+    const codec = this.codec(codecName);
     const post = this.parts.postprocessors ?? [];
     const ctx: FrameContext = { ingestNs: event.ingestNs };
     const values = event.isBatch ? batchValues(event.data) : [event.data];
     return values.flatMap((value) => runProcessors(post, [codec.encode(value)], ctx));
-  }
-
-  private codecNamed(name: string): Codec {
-    if (name === this.parts.codec.name) return this.parts.codec;
-    if (!this.parts.codecs) throw new Error(`codec '${name}' is not available to ${this.url}`);
-    return this.parts.codecs(name);
   }
 
   private handleFrame(frame: Frame, emit: (event: EddyEvent) => void): void {
@@ -272,8 +269,7 @@ export class OnrampRuntime {
   private decode(payload: Buffer, frame: Frame, ingestNs: bigint, emit: (event: EddyEvent) => void): void {
     let value: unknown;
     try {
-      const codec = frame.codec === undefined ? this.parts.codec : this.codecNamed(frame.codec);
-      value = codec.decode(payload, ingestNs);
+      value = this.codec(frame.codec).decode(payload, ingestNs);
     } catch (err) {
       this.error(err as Error, frame, ingestNs, payload);
       return;

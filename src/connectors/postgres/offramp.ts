@@ -3,7 +3,7 @@ import type { Subscription } from 'rxjs';
 import type { EddyEvent } from '../../core/event';
 import type { OfframpContext, OfframpType, Sink } from '../connector';
 import { Backoff } from '../_shared/backoff';
-import { batchValues } from '../_shared/offramp';
+import { batchValues } from '../../core/event';
 import { clientConfig, connectionProperties, describe, isConnectionError, type ConnectionConfig } from './connection';
 import { canonicalType, toParam, type Param } from './types';
 
