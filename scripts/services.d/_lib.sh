@@ -43,3 +43,14 @@ wait_until() {
 port_open() {
   (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
+
+# The entry point of a service script that defines start, stop and status.
+service_main() {
+  case "${1:-}" in
+    start | stop | status) "$1" ;;
+    *)
+      echo "usage: $(basename "$0") start|stop|status" >&2
+      exit 2
+      ;;
+  esac
+}

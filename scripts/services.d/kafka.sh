@@ -147,12 +147,4 @@ status() {
   return 1
 }
 
-case "${1:-}" in
-  start) start ;;
-  stop) stop ;;
-  status) status ;;
-  *)
-    echo "usage: kafka.sh start|stop|status" >&2
-    exit 2
-    ;;
-esac
+service_main "$@"

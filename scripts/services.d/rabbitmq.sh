@@ -127,12 +127,4 @@ status() {
   return 1
 }
 
-case "${1:-}" in
-  start) start ;;
-  stop) stop ;;
-  status) status ;;
-  *)
-    echo "usage: $0 start|stop|status" >&2
-    exit 2
-    ;;
-esac
+service_main "$@"
