@@ -4,6 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { REPO } from './data';
 
 const NODE = process.execPath;
@@ -84,3 +85,12 @@ export function runChild(args: string[], timeoutMs: number, env: NodeJS.ProcessE
   });
 }
 
+
+/** A loopback port nothing listens on right now, for a server a child process will bind. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}

@@ -37,3 +37,12 @@ export async function writeMsgpackData(jsonPath: string, dir: string): Promise<s
   writeFileSync(out, lines.map((l) => l.toString('base64')).join('\n') + '\n');
   return out;
 }
+
+/** A number from the environment (`fallback` when unset); anything else than a number of at least `min` is an error naming the variable. */
+export function envNumber(name: string, fallback: number, min = 0): number {
+  const v = process.env[name];
+  if (v === undefined || v === '') return fallback;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < min) throw new Error(`${name}: not a number of at least ${min}: ${v}`);
+  return n;
+}

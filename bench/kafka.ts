@@ -40,7 +40,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, Partitioners, logLevel, type Admin, type Consumer, type Producer } from 'kafkajs';
 import { cpuSeconds } from './child';
-import { REPO } from './data';
+import { REPO, envNumber } from './data';
 
 const LINES_FILE = join(REPO, 'bench', 'data', 'tcp-lines.json');
 
@@ -68,14 +68,6 @@ export interface KafkaBenchResult {
   /** eddy events per CPU-second over raw events per CPU-second */
   cpu_ratio?: number;
   load_average: number;
-}
-
-function envNumber(name: string, fallback: number): number {
-  const v = process.env[name];
-  if (v === undefined || v === '') return fallback;
-  const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name}: not a positive number: ${v}`);
-  return n;
 }
 
 const now = () => performance.timeOrigin + performance.now();
@@ -245,10 +237,10 @@ async function latency(kafka: Kafka, producer: Producer, paced: string, output: 
 
 export async function main(): Promise<KafkaBenchResult> {
   const broker = `${process.env.EDDY_KAFKA_HOST ?? '127.0.0.1'}:${process.env.EDDY_KAFKA_PORT ?? '9092'}`;
-  const total = Math.round(envNumber('BENCH_KAFKA_EVENTS', 50000));
-  const partitions = Math.round(envNumber('BENCH_KAFKA_PARTITIONS', 4));
-  const rate = envNumber('BENCH_KAFKA_RATE', 2000);
-  const pacedSecs = envNumber('BENCH_KAFKA_PACED_SECS', 3);
+  const total = Math.round(envNumber('BENCH_KAFKA_EVENTS', 50000, 1));
+  const partitions = Math.round(envNumber('BENCH_KAFKA_PARTITIONS', 4, 1));
+  const rate = envNumber('BENCH_KAFKA_RATE', 2000, 1);
+  const pacedSecs = envNumber('BENCH_KAFKA_PACED_SECS', 3, 1);
   const commit = process.env.BENCH_KAFKA_COMMIT === 'auto' ? 'auto' : 'ack';
   const processes = (process.env.BENCH_KAFKA_PROCESSES ?? '1,2').split(',').map(Number);
   const load = loadavg()[0];

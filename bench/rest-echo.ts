@@ -24,11 +24,10 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, request } from 'node:http';
-import { createServer, type AddressInfo } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { REPO, dataPath, loadLines, workDir } from './data';
-import { cpuSeconds } from './child';
+import { REPO, dataPath, envNumber, loadLines, workDir } from './data';
+import { cpuSeconds, freePort } from './child';
 
 export interface WrkResult {
   requestsPerSecond: number;
@@ -59,19 +58,6 @@ export interface RestEchoResult {
 
 const WRK = '/usr/bin/wrk';
 const EDDY = process.env.BENCH_EDDY ?? join(REPO, 'bin', 'eddy');
-
-function envNumber(name: string, fallback: number): number {
-  const v = process.env[name];
-  return v === undefined || v === '' ? fallback : Number(v);
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** The raw baseline, run as `node rest-echo.js raw-server PORT` in a process of its own. */
 function rawServer(port: number): void {

@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { Registries } from '../src/runtime/registries';
 import type { BlackholeReport } from '../src/connectors/blackhole/offramp';
-import { REPO, dataPath, workDir, writeMsgpackData } from './data';
+import { REPO, dataPath, envNumber, workDir, writeMsgpackData } from './data';
 import { runChild } from './child';
 import type { RawKind, RawResult } from './raw';
 import type { SlowSinkReport } from './slow-sink';
@@ -98,14 +98,6 @@ interface Row {
   extra?: string;
   report?: unknown;
   raw?: RawResult[];
-}
-
-function envNumber(name: string, fallback: number): number {
-  const v = process.env[name];
-  if (v === undefined || v === '') return fallback;
-  const n = Number(v);
-  if (!Number.isFinite(n) || n < 0) throw new Error(`${name}: not a number of seconds: ${v}`);
-  return n;
 }
 
 const SECS = envNumber('BENCH_SECS', 8);

@@ -26,12 +26,12 @@
  * SECONDS`), so everything runs from one build.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BlackholeReport } from '../src/connectors/blackhole/offramp';
-import { runChild, type ChildResult } from './child';
-import { REPO } from './data';
+import { freePort, runChild, type ChildResult } from './child';
+import { REPO, envNumber } from './data';
 
 export const LINES_FILE = join(REPO, 'bench', 'data', 'tcp-lines.json');
 
@@ -55,14 +55,6 @@ export interface TcpIngestResult {
   /** eddy events per CPU-second over raw events per CPU-second */
   cpu_ratio?: number;
   load_average: number;
-}
-
-function envNumber(name: string, fallback: number): number {
-  const v = process.env[name];
-  if (v === undefined || v === '') return fallback;
-  const n = Number(v);
-  if (!Number.isFinite(n) || n < 0) throw new Error(`${name}: not a number: ${v}`);
-  return n;
 }
 
 // ---------------------------------------------------------------- client
@@ -192,14 +184,6 @@ function jsonLine<T>(out: string, key: string): T {
     }
   }
   throw new Error(`no JSON line with "${key}" in: ${out.slice(0, 300)}`);
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
 }
 
 function eddyConfig(port: number, warmup: number, seconds: number): string {
