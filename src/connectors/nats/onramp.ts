@@ -144,13 +144,7 @@ function coreSource(client: NatsClient, config: NatsOnrampConfig, ctx: OnrampCon
   const { nc } = client;
   let subscriber: Subscriber<Frame> | undefined;
   let closing = false;
-  watchStatus(client, ctx.logger, ctx.url, {
-    down: () => undefined,
-    up: () => undefined,
-    closed: (err) => {
-      if (!closing) subscriber?.error(new Error(`the NATS connection closed for good${err ? `: ${describe(err)}` : ''} (max_reconnects reached)`));
-    },
-  });
+  endWhenGivenUp(client, ctx, () => (closing ? undefined : subscriber));
   const frames = new Observable<Frame>((sub) => {
     subscriber = sub;
     const subscription: Subscription = nc.subscribe(config.subject, {
@@ -261,13 +255,7 @@ async function jetstreamSource(client: NatsClient, config: NatsOnrampConfig, js:
     retry?.unsubscribe();
   };
 
-  watchStatus(client, ctx.logger, ctx.url, {
-    down: () => undefined,
-    up: () => undefined,
-    closed: (err) => {
-      if (!closing) subscriber?.error(new Error(`the NATS connection closed for good${err ? `: ${describe(err)}` : ''} (max_reconnects reached)`));
-    },
-  });
+  endWhenGivenUp(client, ctx, () => (closing ? undefined : subscriber));
 
   const frames = new Observable<Frame>((sub) => {
     subscriber = sub;
@@ -359,4 +347,13 @@ async function bindConsumer({ nc }: NatsClient, subject: string, js: JetStreamCo
   } catch (err) {
     throw new Error(`${where}: ${describe(err)}`);
   }
+}
+
+/** When nats.js gives up reconnecting (max_reconnects), the source ends with an error, unless it is closing anyway. */
+function endWhenGivenUp(client: NatsClient, ctx: OnrampContext, reading: () => Subscriber<Frame> | undefined): void {
+  watchStatus(client, ctx.logger, ctx.url, {
+    down: () => undefined,
+    up: () => undefined,
+    closed: (err) => reading()?.error(new Error(`the NATS connection closed for good${err ? `: ${describe(err)}` : ''} (max_reconnects reached)`)),
+  });
 }
