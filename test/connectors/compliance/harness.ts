@@ -20,6 +20,7 @@ import { WebSocket, WebSocketServer } from 'ws';
 import { Kafka, Partitioners, logLevel } from 'kafkajs';
 import { serviceAddress, type ServiceName } from '../../helpers/services';
 import type { ChildStatus, RampParts } from './protocol';
+import { freePort } from '../net-helpers';
 import { amqpAddr, TestClient, unique } from '../amqp/helpers';
 import { connect as natsConnect, StorageType, type NatsConnection } from 'nats';
 
@@ -133,22 +134,9 @@ const tcpPortInUse = (config: (port: number) => Record<string, unknown>): Unopen
 
 // ---- loopback helpers ----
 
-/** A free TCP port on 127.0.0.1 (bound to port 0, then released for the child to bind). */
-export async function freeTcpPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
-}
+export const freeTcpPort = () => freePort('tcp');
 
-export async function freeUdpPort(): Promise<number> {
-  const socket = createSocket('udp4');
-  await new Promise<void>((resolve, reject) => socket.once('error', reject).bind(0, '127.0.0.1', resolve));
-  const { port } = socket.address();
-  await new Promise<void>((r) => socket.close(r));
-  return port;
-}
+export const freeUdpPort = () => freePort('udp');
 
 /** A TCP server that keeps what it receives; `close` drops its connections too. */
 async function tcpPeer(): Promise<{ port: number; received(): string; close(): Promise<void> }> {

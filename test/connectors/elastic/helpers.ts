@@ -1,5 +1,5 @@
 import { createServer as createHttpServer, request as httpRequest, type Server } from 'node:http';
-import { createServer, type AddressInfo, type Socket } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { Subject } from 'rxjs';
 import { Client } from '@elastic/elasticsearch';
 import type { Frame, OnrampType } from '../../../src/connectors/connector';
@@ -120,14 +120,8 @@ export async function documentsIn(client: Client, index: string): Promise<{ _id:
   return found.hits.hits.map((h) => ({ _id: h._id!, _source: h._source })).sort((a, b) => (a._id < b._id ? -1 : 1));
 }
 
-/** A port that was free a moment ago (bound to 0, then released). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+import { freePort } from '../net-helpers';
+export { freePort };
 
 export interface Proxy {
   port: number;

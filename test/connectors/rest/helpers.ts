@@ -1,19 +1,13 @@
 import { peer } from '../../helpers/peers';
 import { execFile } from 'node:child_process';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import type { EddyEvent } from '../../../src/core/event';
 import type { Logger } from '../../../src/core/logger';
 import { Runtime } from '../../../src/runtime/runtime';
 
-/** A port that was free a moment ago (bound to 0, then released). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+import { freePort } from '../net-helpers';
+export { freePort };
 
 export interface HttpAnswer {
   status: number;

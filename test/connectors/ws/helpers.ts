@@ -1,4 +1,4 @@
-import { createServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer } from 'ws';
 import { asyncScheduler } from 'rxjs';
 import type { EddyEvent, Insight } from '../../../src/core/event';
@@ -10,14 +10,8 @@ import { wsOnramp, type WsOnrampSource } from '../../../src/connectors/ws/onramp
 import { wsOfframp } from '../../../src/connectors/ws/offramp';
 import { Registries } from '../../../src/runtime/registries';
 
-/** A port that was free a moment ago (bound to port 0, then released). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
+import { freePort } from '../net-helpers';
+export { freePort };
 
 export interface Received {
   text: string;
