@@ -3,8 +3,10 @@ import { createApi, listen } from './api/server';
 import { loadConfigFile } from './config/load';
 import { Runtime } from './runtime/runtime';
 import { version } from './version';
+import { TEST_USAGE, testCommand } from './testing/cli';
 
 const USAGE = `usage: eddy server run [-f FILE ...] [--no-api] [--api-host HOST] [--api-port PORT]
+       ${TEST_USAGE}
        eddy --version`;
 
 interface RunOptions {
@@ -86,6 +88,14 @@ export async function main(argv: string[]): Promise<number> {
       return await serverRun(argv.slice(2));
     } catch (err) {
       process.stderr.write(`error: ${(err as Error).message}\n${USAGE}\n`);
+      return 2;
+    }
+  }
+  if (argv[0] === 'test') {
+    try {
+      return testCommand(argv.slice(1), (text) => process.stdout.write(text));
+    } catch (err) {
+      process.stderr.write(`error: ${(err as Error).message}\nusage: ${TEST_USAGE}\n`);
       return 2;
     }
   }

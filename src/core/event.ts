@@ -71,3 +71,47 @@ export function batchValues(data: unknown): unknown[] {
     return inner && typeof inner === 'object' && 'value' in inner ? inner.value : entry;
   });
 }
+
+/** Where the events an application makes itself come from, unless it says otherwise. */
+export const APP_ORIGIN = 'app://eddy';
+/** The id space of events an application makes itself: no onramp or operator ever gets uid 0. */
+export const APP_UID = 0;
+let appSeq = 0;
+
+/** What `event()` lets an application set besides data and meta. */
+export interface EventOptions {
+  /** the event's id; the next of uid 0 (the application's own) when absent */
+  id?: EventId;
+  /** ingest time in ns since the epoch; now when absent */
+  ingestNs?: bigint;
+  /** where it came from; `app://eddy` when absent */
+  originUri?: string;
+  /** the sender wants an ack or fail for it */
+  transactional?: boolean;
+}
+
+/**
+ * An event made from a plain value, for feeding pipelines from an
+ * application or a test: `event({msg: 'hi'}, {index: 'logs'})`.
+ */
+export function event(data: unknown, meta: Meta = {}, options: EventOptions = {}): EddyEvent {
+  return {
+    id: options.id ?? { uid: APP_UID, seq: ++appSeq },
+    data,
+    meta,
+    ingestNs: options.ingestNs ?? BigInt(Date.now()) * 1_000_000n,
+    originUri: options.originUri ?? APP_ORIGIN,
+    isBatch: false,
+    transactional: options.transactional ?? false,
+  };
+}
+
+/** True when a value is an eddy event (as opposed to a plain value to wrap with `event()`). */
+export function isEvent(value: unknown): value is EddyEvent {
+  if (value === null || typeof value !== 'object') return false;
+  const e = value as Partial<EddyEvent>;
+  return (
+    typeof e.id === 'object' && e.id !== null && typeof e.id.uid === 'number' && typeof e.id.seq === 'number' &&
+    typeof e.ingestNs === 'bigint' && typeof e.isBatch === 'boolean' && 'data' in e && typeof e.meta === 'object'
+  );
+}

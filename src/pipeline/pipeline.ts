@@ -143,6 +143,11 @@ export class PipelineRuntime implements ContraflowTarget {
     return this.ctx.url;
   }
 
+  /** The output ports some link feeds: only these ever emit or complete. */
+  linkedOutputs(): string[] {
+    return [...this.outputs.keys()].filter((name) => this.graph.edges.some((e) => e.to.kind === 'output' && e.to.name === name));
+  }
+
   /** The observer a binding subscribes to feed an input port. */
   input(port: string): Observer<EddyEvent> {
     const subject = this.inputs.get(port);

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { BehaviorSubject, Observable, asyncScheduler, filter, switchMap, take } from 'rxjs';
+import { BehaviorSubject, Observable, asyncScheduler, filter, switchMap, take, type SchedulerLike } from 'rxjs';
 import type { Logger } from '../core/logger';
 import { CircuitBreaker } from '../contraflow/circuit-breaker';
 import { OnrampRuntime, onrampContext } from '../connectors/_shared/onramp';
@@ -18,6 +18,8 @@ export interface InstanceEnv {
   readonly registries: Registries;
   readonly repository: Repository;
   readonly logger: Logger;
+  /** the clock of every timer in the instances (an RxJS TestScheduler in virtual-time tests); real time when absent */
+  readonly scheduler?: SchedulerLike;
   nextUid(): number;
   requestExit(code: number, reason: string): void;
 }
@@ -54,6 +56,7 @@ export class OnrampInstance {
     const ctx = onrampContext(rampContext(url, env), breaker, {
       linked: artefact.linked === true,
       codecForMime: mimeLookup(env, artefact, codec.name),
+      scheduler: env.scheduler,
     });
     const source = await cannotStart('onramp', artefact, () => type.create(config, ctx));
     const specs = withFraming(env, type.framing, artefact.preprocessors ?? []);
@@ -98,6 +101,7 @@ export async function createOfframp(url: string, artefact: OfframpArtefact, env:
     codecForMime: mimeLookup(env, artefact, codec.name),
     autoAck: type.autoAck,
     maxInFlight: concurrency,
+    scheduler: env.scheduler,
     createSink: (ctx) => type.create(config, ctx),
   });
   await cannotStart('offramp', artefact, () => offramp.start());
@@ -157,7 +161,7 @@ export function createPipeline(url: string, artefact: PipelineArtefact, env: Ins
   return new PipelineRuntime(withDefaults, {
     url,
     operators: env.registries.operators,
-    scheduler: asyncScheduler,
+    scheduler: env.scheduler ?? asyncScheduler,
     logger: env.logger,
     nextUid: env.nextUid,
   });

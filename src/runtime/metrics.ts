@@ -1,3 +1,4 @@
+import { interval, type SchedulerLike } from 'rxjs';
 import { nowNs } from '../core/clock';
 import type { PipelineRuntime } from '../pipeline/pipeline';
 import { type RampCounters, rampMetricEvents } from '../connectors/_shared/ramp-metrics';
@@ -10,20 +11,29 @@ export type MetricsSource = { kind: 'ramp'; counters: RampCounters } | { kind: '
  * cumulative; shapes follow the reference: `ramp_events` and `events`.
  */
 export class MetricsReporter {
-  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly timers = new Map<string, { unsubscribe(): void }>();
 
-  constructor(private readonly emit: (metric: Record<string, unknown>) => void) {}
+  /** With a `scheduler`, reports run on its clock (virtual time); otherwise on an unref'd timer that never keeps the process alive. */
+  constructor(
+    private readonly emit: (metric: Record<string, unknown>) => void,
+    private readonly scheduler?: SchedulerLike,
+  ) {}
 
   start(url: string, source: MetricsSource, intervalS: number): void {
-    const timer = setInterval(() => {
+    const report = () => {
       for (const m of metricEvents(url, source, nowNs())) this.emit(m);
-    }, intervalS * 1000);
+    };
+    if (this.scheduler) {
+      this.timers.set(url, interval(intervalS * 1000, this.scheduler).subscribe(report));
+      return;
+    }
+    const timer = setInterval(report, intervalS * 1000);
     timer.unref();
-    this.timers.set(url, timer);
+    this.timers.set(url, { unsubscribe: () => clearInterval(timer) });
   }
 
   stop(url: string): void {
-    clearInterval(this.timers.get(url));
+    this.timers.get(url)?.unsubscribe();
     this.timers.delete(url);
   }
 

@@ -1,4 +1,4 @@
-import { Subject } from 'rxjs';
+import { Subject, type SchedulerLike } from 'rxjs';
 import { EddyError, conflict, invalid, notFound } from '../core/errors';
 import { createLogger, type Logger } from '../core/logger';
 import { nowNs } from '../core/clock';
@@ -68,9 +68,19 @@ export interface ExitRequest {
   reason: string;
 }
 
+/** How a Runtime is built; every field is optional. */
 export interface RuntimeOptions {
+  /** where the runtime logs; `createLogger()` (level from EDDY_LOG, default info) when absent */
   logger?: Logger;
+  /** the types it knows; the built-in ones when absent (register your own with `registerOperator` and friends) */
   registries?: Registries;
+  /**
+   * The clock of every timer in pipelines and connectors: operators' windows
+   * and timeouts, metronome ticks, pull loops, reconnect back-off, reply
+   * timeouts, metrics intervals. Pass an RxJS `TestScheduler` to run a whole
+   * runtime in virtual time; real time when absent.
+   */
+  scheduler?: SchedulerLike;
 }
 
 /**
@@ -82,6 +92,7 @@ export class Runtime {
   readonly registries: Registries;
   readonly repository: Repository;
   readonly logger: Logger;
+  readonly scheduler: SchedulerLike | undefined;
   /** parts asking the process to exit (exit offramp, blackhole, file close_on_done) */
   readonly exitRequests = new Subject<ExitRequest>();
   private readonly instances = new Map<string, InstanceRecord>();
@@ -94,8 +105,9 @@ export class Runtime {
   constructor(options: RuntimeOptions = {}) {
     this.registries = options.registries ?? Registries.withBuiltins();
     this.logger = options.logger ?? createLogger();
+    this.scheduler = options.scheduler;
     this.repository = new Repository(this.registries, new SchemaValidator());
-    this.metrics = new MetricsReporter((event) => this.metricsInput(event));
+    this.metrics = new MetricsReporter((event) => this.metricsInput(event), options.scheduler);
   }
 
   /** Publishes the system artefacts and starts their instances. */
@@ -332,6 +344,7 @@ export class Runtime {
       registries: this.registries,
       repository: this.repository,
       logger: this.logger,
+      scheduler: this.scheduler,
       nextUid: () => ++this.uid,
       requestExit: (code, reason) => this.requestExit(code, reason),
     };

@@ -1,0 +1,73 @@
+/**
+ * eddy/testing: marble tests for pipelines, in virtual time.
+ *
+ * ```ts
+ * import { expectPipeline } from 'eddy/testing';
+ *
+ * it('batches two by two', () =>
+ *   expectPipeline({
+ *     name: 'batches two by two',
+ *     pipeline: 'pipelines/batch.yaml',
+ *     values: { a: 1, b: 2 },
+ *     events: { x: { batch: [1, 2] } },
+ *     in: { in: '-a-b-|' },
+ *     out: { out: '---x-|' },
+ *   }));
+ * ```
+ *
+ * The same cases in YAML files run with `eddy test FILE...`.
+ */
+import { checkCase, readCaseFile, resolvePipeline, type CaseFile, type PipelineCase } from './cases';
+import { formatCase } from './format';
+import { runCase, type CaseResult, type RunOptions } from './run';
+
+export type { CaseFile, EventSpec, InsightMarbles, InsightSpec, PipelineCase } from './cases';
+export type { CaseResult, Frame, PortResult, RunOptions } from './run';
+export { readCaseFile } from './cases';
+export { drawMarbles, formatCase } from './format';
+
+/** The outcome of one case file. */
+export interface FileResult {
+  path: string;
+  passed: boolean;
+  cases: CaseResult[];
+  /** an error that kept the file from running at all (unreadable, not a case file) */
+  error?: string;
+}
+
+/**
+ * Runs one case. `pipeline` is an artefact object, its YAML/JSON text, or a
+ * path (relative to the working directory) to a pipeline or config file.
+ */
+export function testPipeline(c: PipelineCase, options: RunOptions = {}): CaseResult {
+  try {
+    checkCase(c);
+    return runCase(c, resolvePipeline({ cases: [c] }, c), options);
+  } catch (err) {
+    return { name: typeof c?.name === 'string' ? c.name : '(unnamed case)', passed: false, ports: [], error: (err as Error).message };
+  }
+}
+
+/** Runs one case and throws an Error carrying the drawn diagrams when it fails: for mocha, jest or node:test. */
+export function expectPipeline(c: PipelineCase, options: RunOptions = {}): void {
+  const result = testPipeline(c, options);
+  if (!result.passed) throw new Error(`pipeline case failed\n${formatCase(result)}`);
+}
+
+/** Runs every case of a case file; a file that cannot be read or checked is one failure. */
+export function runCaseFile(path: string, options: RunOptions = {}): FileResult {
+  let file: CaseFile;
+  try {
+    file = readCaseFile(path);
+  } catch (err) {
+    return { path, passed: false, cases: [], error: (err as Error).message };
+  }
+  const cases = file.cases.map((c) => {
+    try {
+      return runCase(c, resolvePipeline(file, c), options);
+    } catch (err) {
+      return { name: c.name, passed: false, ports: [], error: (err as Error).message };
+    }
+  });
+  return { path, passed: cases.every((c) => c.passed), cases };
+}
