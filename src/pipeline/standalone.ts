@@ -1,6 +1,6 @@
 import type { SchedulerLike } from 'rxjs';
 import { parse as parseYaml } from 'yaml';
-import { invalid } from '../core/errors';
+import { EddyError, invalid } from '../core/errors';
 import { createLogger, type Logger } from '../core/logger';
 import { Registries } from '../runtime/registries';
 import { Repository } from '../runtime/repository';
@@ -42,7 +42,7 @@ export function standalonePipeline(artefact: unknown, options: StandaloneOptions
   const registries = options.registries ?? Registries.withBuiltins();
   const repository = new Repository(registries, new SchemaValidator());
   const body = typeof artefact === 'string' ? parseArtefactText(artefact) : artefact;
-  const validated = repository.validate('pipeline', body) as PipelineArtefact;
+  const validated = named(body, () => repository.validate('pipeline', body) as PipelineArtefact);
   const url = options.url ?? `/pipeline/${validated.id}/standalone`;
   const logger = options.logger ?? createLogger('silent');
   let uid = 0;
@@ -62,6 +62,17 @@ export function standalonePipeline(artefact: unknown, options: StandaloneOptions
 export function checkPort(pipeline: StandalonePipeline, direction: 'input' | 'output', port: string): void {
   const ports = direction === 'input' ? pipeline.inputs : pipeline.outputs;
   if (!ports.includes(port)) throw invalid(`pipeline '${pipeline.artefact.id}' has no ${direction} port '${port}' (${direction}s: ${ports.join(', ')})`);
+}
+
+/** Runs a check, prefixing its error with the pipeline it is about. */
+function named<T>(body: unknown, check: () => T): T {
+  try {
+    return check();
+  } catch (err) {
+    if (!(err instanceof EddyError)) throw err;
+    const id = (body as { id?: unknown } | null)?.id;
+    throw new EddyError(err.code, `pipeline${typeof id === 'string' ? ` '${id}'` : ''}: ${err.message}`);
+  }
 }
 
 function parseArtefactText(text: string): unknown {

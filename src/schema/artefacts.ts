@@ -130,7 +130,7 @@ function describe(where: string, errors: ErrorObject[]): string {
   if (!e) return `${where}: invalid`;
   // instancePath is a JSON pointer: `/a/b~1c` is the field `a.b/c`
   const pointer = e.instancePath.split('/').slice(1).map((seg) => seg.replace(/~1/g, '/').replace(/~0/g, '~'));
-  const path = [where, ...pointer].filter((seg) => seg !== '').join('.');
+  const path = [where, ...pointer].filter((seg) => seg !== '').join('.') || '(top level)';
   const key = (e as ErrorObject & { propertyName?: string }).propertyName;
   if (key !== undefined) return `${path}: invalid key '${key}': ${e.message ?? 'invalid'}`;
   switch (e.keyword) {

@@ -10,7 +10,9 @@ const json = (v: unknown) => JSON.stringify(v, (_k, x) => (typeof x === 'bigint'
 
 /**
  * Draws frames as a marble diagram. Values are named by the letter of an
- * expected value they equal, else by a digit listed in `legend`.
+ * expected value they equal, else by a digit listed in the report. In marble
+ * syntax a group `(ab)` takes as many frames as it has characters; a
+ * notification falling inside that width is drawn with its frame: `‹4›c`.
  */
 export function drawMarbles(frames: Frame[], letterOf: (value: unknown) => string): string {
   const byFrame = new Map<number, string[]>();
@@ -22,7 +24,9 @@ export function drawMarbles(frames: Frame[], letterOf: (value: unknown) => strin
   let time = 0;
   for (const [frame, symbols] of [...byFrame].sort((a, b) => a[0] - b[0])) {
     const gap = frame - time;
-    if (gap > MAX_DASHES) out += `${out === '' ? '' : ' '}${gap}ms `;
+    // marbles cannot place a notification inside the width of a group before it: say its frame
+    if (gap < 0) out += `‹${frame}›`;
+    else if (gap > MAX_DASHES) out += `${out === '' ? '' : ' '}${gap}ms `;
     else if (gap > 0) out += '-'.repeat(gap);
     const group = symbols.length === 1 ? symbols[0] : `(${symbols.join('')})`;
     out += group;
@@ -82,9 +86,9 @@ export function formatPort(port: PortResult, letters: Map<string, unknown>): str
   return lines.join('\n');
 }
 
-/** The letters of a case's expected values, as their views, for naming actual values. */
+/** The letters of a case, as their views, for naming actual values. */
 export function caseLetters(result: CaseResult): Map<string, unknown> {
-  const letters = new Map<string, unknown>();
+  const letters = new Map<string, unknown>(Object.entries(result.letters ?? {}));
   for (const port of result.ports) for (const f of port.expected) if (f.kind === 'N' && f.letter) letters.set(f.letter, f.value);
   return letters;
 }

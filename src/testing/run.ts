@@ -34,6 +34,8 @@ export interface CaseResult {
   ports: PortResult[];
   /** an error that stopped the case (a bad pipeline, an unknown letter) */
   error?: string;
+  /** the case's letters and the views they stand for, to name values in reports */
+  letters?: Record<string, unknown>;
 }
 
 export interface RunOptions {
@@ -116,7 +118,8 @@ export function runCase(c: PipelineCase, artefact: unknown, options: RunOptions 
 
     for (const [port, expected] of expectedOut) ports.push(compare(port, expected, actual.get(port)!));
     if (c.insights) ports.push(compare('insights', expectedInsights, insightsSeen));
-    return { name: c.name, passed: ports.every((p) => p.firstDifference === -1), ports };
+    const named = Object.fromEntries([...letters].map(([letter, e]) => [letter, e.view]));
+    return { name: c.name, passed: ports.every((p) => p.firstDifference === -1), ports, letters: named };
   } catch (err) {
     return { name: c.name, passed: false, ports, error: (err as Error).message };
   }

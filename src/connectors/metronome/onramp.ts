@@ -1,4 +1,4 @@
-import { Observable } from 'rxjs';
+import { Observable, interval } from 'rxjs';
 import { nowNs } from '../../core/clock';
 import type { Frame, OnrampType } from '../connector';
 
@@ -25,12 +25,13 @@ export const metronome: OnrampType<MetronomeConfig> = {
       resume: () => void (paused = false),
       frames: new Observable<Frame>((subscriber) => {
         let id = 0;
-        const timer = setInterval(() => {
+        // on the runtime's scheduler, so a virtual-time runtime ticks in virtual time
+        const ticks = interval(config.interval, ctx.scheduler).subscribe(() => {
           if (paused) return;
           const ingestNs = nowNs();
           subscriber.next({ stream: 0, value: { onramp: 'metronome', ingest_ns: ingestNs, id: id++ }, originUri, ingestNs });
-        }, config.interval);
-        return () => clearInterval(timer);
+        });
+        return () => ticks.unsubscribe();
       }),
     };
   },

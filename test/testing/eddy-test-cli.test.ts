@@ -1,0 +1,82 @@
+import { expect } from 'chai';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runEddy } from '../helpers/cli';
+
+const EXAMPLE = join(__dirname, '../../../examples/pipelines/errors-by-host.cases.yaml');
+const PIPELINE = join(__dirname, '../../../examples/pipelines/errors-by-host.yaml');
+
+function caseFile(text: string): string {
+  const path = join(mkdtempSync(join(tmpdir(), 'eddy-test-')), 'cases.yaml');
+  writeFileSync(path, text);
+  return path;
+}
+
+const WRONG_BATCH = `
+pipeline: ${JSON.stringify(PIPELINE)}
+cases:
+  - name: expects batches of two
+    values:
+      a: { level: error, host: h, msg: one }
+      b: { level: error, host: h, msg: two }
+      c: { level: error, host: h, msg: three }
+    events:
+      x: { batch: [{ level: error, host: h, msg: one }, { level: error, host: h, msg: two }] }
+    in:  { in: "-a-b-c--|" }
+    out: { out: "---x----|" }
+`;
+
+describe('eddy test (the command)', () => {
+  it('runs a case file and exits 0 when every case passes', async () => {
+    const run = await runEddy(['test', EXAMPLE]);
+    expect(run.stderr).to.equal('');
+    expect(run.stdout).to.include('✓ keeps errors only, three to a batch');
+    expect(run.stdout).to.include('3 passing, 0 failing');
+    expect(run.code).to.equal(0);
+  });
+
+  it('on a failing case prints both diagrams aligned, the first differing notification and the value difference, and exits 1', async () => {
+    const run = await runEddy(['test', caseFile(WRONG_BATCH)]);
+    expect(run.code).to.equal(1);
+    const lines = run.stdout.split('\n').map((l) => l.trim());
+    expect(lines).to.include('✗ expects batches of two');
+    expect(lines).to.include('expected: ---x----|');
+    expect(lines).to.include('actual:   -----1--|');
+    expect(run.stdout).to.match(/1 = \{"batch":\[\{"level":"error","host":"h","msg":"one"\},\{"level":"error","host":"h","msg":"two"\},\{"level":"error","host":"h","msg":"three"\}\]\}/);
+    expect(run.stdout).to.include("first difference, notification 1: expected 'x' at frame 3");
+    expect(run.stdout).to.include('value .batch[2]: not expected, got {"level":"error","host":"h","msg":"three"}');
+    expect(run.stdout).to.include('0 passing, 1 failing');
+  });
+
+  it('--reporter json prints counts and each failure for CI', async () => {
+    const run = await runEddy(['test', '--reporter', 'json', EXAMPLE, caseFile(WRONG_BATCH)]);
+    expect(run.code).to.equal(1);
+    const report = JSON.parse(run.stdout);
+    expect(report.passed).to.equal(3);
+    expect(report.failed).to.equal(1);
+    expect(report.files[1].cases[0].failures[0].port).to.equal('out');
+    expect(report.files[1].cases[0].failures[0].report).to.include('expected: ---x----|');
+  });
+
+  it('a case file with an unknown field fails naming the file and the field', async () => {
+    const path = caseFile(`pipeline: ${JSON.stringify(PIPELINE)}\ncases:\n  - name: x\n    in: { in: "a|" }\n    out: { out: "-|" }\n    ouput: {}\n`);
+    const run = await runEddy(['test', path]);
+    expect(run.code).to.equal(1);
+    expect(run.stdout).to.include(`${path}: cases.0: unknown field 'ouput'`);
+  });
+
+  it('a marble letter without a value fails the case naming the port and the letter', async () => {
+    const path = caseFile(`pipeline: ${JSON.stringify(PIPELINE)}\ncases:\n  - name: typo\n    values: { a: 1 }\n    in: { in: "a-q|" }\n    out: { out: "---|" }\n`);
+    const run = await runEddy(['test', path]);
+    expect(run.code).to.equal(1);
+    expect(run.stdout).to.include("error: in.in: no value for 'q' (letters: a)");
+  });
+
+  it('bad usage exits 2 with the usage line', async () => {
+    const run = await runEddy(['test', '--reporter', 'tap', EXAMPLE]);
+    expect(run.code).to.equal(2);
+    expect(run.stderr).to.include("--reporter: 'tap' is not a reporter (spec, json)");
+    expect(run.stderr).to.include('usage: eddy test');
+  });
+});
