@@ -1,7 +1,8 @@
 /**
  * An application's own operator type, written as a plain RxJS
- * OperatorFunction. Register it with the runtime (the registration call lands
- * with the Runtime API) and use it in a pipeline as `type: example::uppercase`.
+ * OperatorFunction. Register it with `runtime.registerOperator(...)` (or in
+ * the registries given to `pipelineOperator` and `eddy/testing`) and use it in
+ * a pipeline as `type: example::uppercase`.
  *
  * ```yaml
  * nodes:
@@ -11,8 +12,7 @@
  * ```
  */
 import { map, type OperatorFunction } from 'rxjs';
-import type { EddyEvent } from '../src/core/event';
-import type { OperatorType } from '../src/pipeline/operator';
+import type { EddyEvent, OperatorType } from 'eddy';
 
 export interface UppercaseConfig {
   /** top-level string field to upper-case; the whole value when absent */

@@ -1,48 +1,57 @@
 /**
- * Embedding eddy in a TypeScript application: register your own operator,
- * publish a pipeline that uses it by type name, activate an instance, and
- * feed and read its streams in-process as RxJS Subjects.
+ * Embedding eddy in a TypeScript application: the application's own onramp,
+ * operator and offramp types registered with a Runtime, a flow published from
+ * a config object and activated, and its output collected in-process.
  *
  * Run it: `npm run build && node dist/examples/embed.js`
  */
-import { firstValueFrom, take, toArray } from 'rxjs';
-import { Runtime } from '../src';
-import { createLogger } from '../src/core/logger';
-import type { EddyEvent } from '../src/core/event';
+import { Runtime, createLogger } from 'eddy';
+import { range } from './custom-onramp';
 import { uppercaseOperator } from './custom-operator';
+import { collector } from './custom-offramp';
 
-export async function shout(messages: string[]): Promise<unknown[]> {
-  const runtime = await new Runtime({ logger: createLogger('warn') }).registerOperator(uppercaseOperator).start();
+/** Reads `count` numbers through a pipeline that labels them, and returns what the offramp received. */
+export async function labelNumbers(count: number): Promise<unknown[]> {
+  const received: unknown[] = [];
+  let done: () => void;
+  const allReceived = new Promise<void>((resolve) => (done = resolve));
+  const runtime = await new Runtime({ logger: createLogger('warn') })
+    .registerOnramp(range)
+    .registerOperator(uppercaseOperator)
+    .registerOfframp(
+      collector((payload) => {
+        received.push(JSON.parse(payload.toString()));
+        if (received.length === count) done();
+      }),
+    )
+    .start();
   try {
+    runtime.publish('onramp', { id: 'numbers', type: 'example::range', config: { from: 1, to: count + 1 } });
     runtime.publish('pipeline', {
-      id: 'loud',
+      id: 'label',
       interface: { inputs: ['in'], outputs: ['out'] },
-      nodes: [{ id: 'shout', type: 'example::uppercase', config: { field: 'message' } }],
-      links: { in: ['shout'], shout: ['out'] },
+      nodes: [
+        { id: 'name', type: 'runtime::cel', config: { set: { label: "n % 2 == 0 ? 'even' : 'odd'" } } },
+        { id: 'shout', type: 'example::uppercase', config: { field: 'label' } },
+      ],
+      links: { in: ['name'], name: ['shout'], shout: ['out'] },
     });
-    await runtime.activate('pipeline', 'loud', 'app');
-    const pipeline = runtime.pipeline('/pipeline/loud/app')!;
-    const received = firstValueFrom(pipeline.output('out').pipe(take(messages.length), toArray()));
-    messages.forEach((message, seq) => pipeline.input('in').next(appEvent(seq + 1, { message })));
-    return (await received).map((event) => event.data);
+    runtime.publish('offramp', { id: 'app', type: 'example::collect' });
+    runtime.publish('binding', {
+      id: 'flow',
+      links: {
+        '/onramp/numbers/{instance}/out': ['/pipeline/label/{instance}/in'],
+        '/pipeline/label/{instance}/out': ['/offramp/app/{instance}/in'],
+      },
+    });
+    await runtime.activate('binding', 'flow', 'main', { instance: 'main' });
+    await allReceived;
+    return received;
   } finally {
     await runtime.shutdown();
   }
 }
 
-/** An event made by the application itself (uid 0 is never an onramp's). */
-function appEvent(seq: number, data: unknown): EddyEvent {
-  return {
-    id: { uid: 0, seq },
-    data,
-    meta: {},
-    ingestNs: BigInt(Date.now()) * 1_000_000n,
-    originUri: 'app://embedded',
-    isBatch: false,
-    transactional: false,
-  };
-}
-
 if (require.main === module) {
-  shout(['hello', 'world']).then((out) => console.log(JSON.stringify(out)));
+  labelNumbers(4).then((out) => console.log(JSON.stringify(out)));
 }

@@ -1,19 +1,48 @@
 /**
- * eddy as a library: build a Runtime, register your own types, publish
- * artefacts and activate instances, or use the pieces (operators,
- * codecs, pipelines) directly in any RxJS program.
+ * eddy as a library.
+ *
+ * - Run pipelines in any RxJS program: `pipelineOperator(artefact)` is an
+ *   `OperatorFunction` from values or events to events (`pipelinePorts` for
+ *   every output port).
+ * - Embed a whole runtime: `new Runtime()`, register your own operator,
+ *   codec, onramp and offramp types, publish artefacts, activate instances,
+ *   serve the REST API with `serveApi`.
+ * - Test pipelines in virtual time: see `eddy/testing`.
+ *
+ * @packageDocumentation
  */
-export { Runtime, type ExitRequest, type RuntimeOptions } from './runtime/runtime';
+export { Runtime, type ExitRequest, type Health, type InstanceHealth, type RuntimeOptions } from './runtime/runtime';
 export { Registries } from './runtime/registries';
-export { createApi, listen } from './api/server';
-export { loadConfigFile, readConfigFile } from './config/load';
-export type { EddyEvent, EventId, Insight, InsightKind, Meta, PortEvent } from './core/event';
-export { trackedIds } from './core/event';
+export type { Artefact, BindingArtefact, OfframpArtefact, OnrampArtefact, PipelineArtefact } from './runtime/artefacts';
+export type { Kind } from './runtime/urls';
+export { serveApi, type ApiOptions } from './api/public';
+export { loadConfigFile, readConfigFile, type ConfigFile } from './config/load';
+
+export { event, isEvent, batchValues, trackedIds, APP_ORIGIN, APP_UID } from './core/event';
+export type { EddyEvent, EventId, EventOptions, Insight, InsightKind, Meta, PortEvent } from './core/event';
 export { EddyError } from './core/errors';
-export type { Codec, CodecType } from './codecs/codec';
-export type { Preprocessor, Postprocessor, PreprocessorType, PostprocessorType } from './processors/processor';
-export type { OperatorType, OperatorNode, OperatorContext } from './pipeline/operator';
-export type { OnrampType, OfframpType, Frame, Sink, OnrampContext, OfframpContext } from './connectors/connector';
+export { createLogger, type Logger } from './core/logger';
+
+export { pipelineOperator, pipelinePorts, type PipelineOperatorOptions } from './pipeline/pipeline-operator';
+export { standalonePipeline, type StandaloneOptions, type StandalonePipeline } from './pipeline/standalone';
 export { PipelineRuntime } from './pipeline/pipeline';
+export type { OperatorType, OperatorNode, OperatorContext } from './pipeline/operator';
+
+export { operators, codecs, preprocessors, postprocessors, onramps, offramps } from './builtins';
+export type { Codec, CodecType } from './codecs/codec';
+export type { Preprocessor, Postprocessor, PreprocessorType, PostprocessorType, FrameContext } from './processors/processor';
+export type {
+  OnrampType,
+  OnrampSource,
+  OnrampContext,
+  OnrampReply,
+  OfframpType,
+  OfframpContext,
+  Frame,
+  FrameResult,
+  Sink,
+  Gate,
+} from './connectors/connector';
+export type { JsonSchema } from './schema/json-schema';
 export { CircuitBreaker } from './contraflow/circuit-breaker';
 export { version } from './version';

@@ -4,7 +4,11 @@ import { join } from 'node:path';
 import { loadConfigFile } from '../../src/config/load';
 import { createLogger } from '../../src/core/logger';
 import { Runtime } from '../../src/runtime/runtime';
-import { shout } from '../../examples/embed';
+import { labelNumbers } from '../../examples/embed';
+import { range } from '../../examples/custom-onramp';
+import { collector } from '../../examples/custom-offramp';
+import { eventually } from '../helpers/runtime';
+import { runNode } from '../helpers/cli';
 import { requireService, type ServiceName } from '../helpers/services';
 
 /** The real server an example's connectors talk to, by the type names it uses. */
@@ -17,8 +21,66 @@ function serviceOf(text: string): ServiceName | undefined {
 const EXAMPLES = join(__dirname, '../../../examples');
 
 describe('examples', () => {
-  it('the embedding example registers its own operator and uses it by type name in a pipeline', async () => {
-    expect(await shout(['hello', 'world'])).to.deep.equal([{ message: 'HELLO' }, { message: 'WORLD' }]);
+  it('the embedding example runs its own onramp, operator and offramp types by name in one flow', async () => {
+    expect(await labelNumbers(4)).to.deep.equal([
+      { n: 1, label: 'ODD' },
+      { n: 2, label: 'EVEN' },
+      { n: 3, label: 'ODD' },
+      { n: 4, label: 'EVEN' },
+    ]);
+  });
+
+  it('the embedding example runs as a program that imports eddy by its package name', async () => {
+    const run = await runNode([join(__dirname, '../../examples/embed.js')]);
+    expect(run.stderr).to.equal('');
+    expect(JSON.parse(run.stdout)).to.deep.equal([
+      { n: 1, label: 'ODD' },
+      { n: 2, label: 'EVEN' },
+      { n: 3, label: 'ODD' },
+      { n: 4, label: 'EVEN' },
+    ]);
+  });
+
+  it('the custom onramp refuses a range that runs backwards when it is published, naming the field', async () => {
+    const runtime = new Runtime({ logger: createLogger('silent') }).registerOnramp(range);
+    expect(() => runtime.publish('onramp', { id: 'back', type: 'example::range', config: { from: 5, to: 3 } })).to.throw(
+      'config.to: 3 is below from (5)',
+    );
+  });
+
+  it('the custom offramp hands every payload to the application, and a throw fails only that event', async () => {
+    const received: number[] = [];
+    const runtime = await new Runtime({ logger: createLogger('silent') })
+      .registerOnramp(range)
+      .registerOfframp(
+        collector((payload) => {
+          const { n } = JSON.parse(payload.toString()) as { n: number };
+          if (n === 2) throw new Error('refused');
+          received.push(n);
+        }),
+      )
+      .start();
+    try {
+      runtime.publish('onramp', { id: 'numbers', type: 'example::range', config: { from: 1, to: 4 } });
+      runtime.publish('offramp', { id: 'app', type: 'example::collect' });
+      runtime.publish('binding', {
+        id: 'direct',
+        links: { '/onramp/numbers/{i}/out': ['/pipeline/system::passthrough/{i}/in'], '/pipeline/system::passthrough/{i}/out': ['/offramp/app/{i}/in'] },
+      });
+      await runtime.activate('binding', 'direct', 'one', { i: 'one' });
+      await eventually(() => received.length === 2, 10000, 'two events collected');
+      expect(received).to.deep.equal([1, 3]);
+      await eventually(() => runtime.offramp('/offramp/app/one')?.counters.error === 1, 10000, 'one send error counted');
+    } finally {
+      await runtime.shutdown();
+    }
+  });
+
+  it('every TypeScript example imports eddy by its package name, never from src/', () => {
+    for (const file of readdirSync(EXAMPLES).filter((f) => f.endsWith('.ts'))) {
+      const text = readFileSync(join(EXAMPLES, file), 'utf8');
+      expect(text, file).not.to.match(/from '\.\.\/src/);
+    }
   });
 
   it('registering a type name twice is an error', async () => {

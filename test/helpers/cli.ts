@@ -9,10 +9,22 @@ export interface Run {
   stderr: string;
 }
 
+export interface RunOptions {
+  timeoutMs?: number;
+  stdin?: string;
+  signalAfterMs?: number;
+  signalWhen?: (output: { stdout: string; stderr: string }) => boolean;
+}
+
 /** Runs the eddy command in a child process, killing it after `timeoutMs`. */
-export function runEddy(args: string[], options: { timeoutMs?: number; stdin?: string; signalAfterMs?: number; signalWhen?: (output: { stdout: string; stderr: string }) => boolean } = {}): Promise<Run> {
+export function runEddy(args: string[], options: RunOptions = {}): Promise<Run> {
+  return runNode([EDDY, ...args], options);
+}
+
+/** Runs node with `args` in a child process, killing it after `timeoutMs`. */
+export function runNode(args: string[], options: RunOptions = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [EDDY, ...args], { env: { ...process.env, EDDY_LOG: 'info' }, stdio: 'pipe' });
+    const child = spawn(process.execPath, args, { env: { ...process.env, EDDY_LOG: 'info' }, stdio: 'pipe' });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
