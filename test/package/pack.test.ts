@@ -1,0 +1,81 @@
+import { expect } from 'chai';
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const ROOT = join(__dirname, '../../..');
+const TYPESCRIPT = (JSON.parse(readFileSync(join(ROOT, 'node_modules/typescript/package.json'), 'utf8')) as { version: string }).version;
+
+function run(command: string, args: string[], cwd: string, timeout = 240_000): Promise<{ stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) =>
+    execFile(command, args, { cwd, timeout, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) =>
+      err ? reject(new Error(`${command} ${args.join(' ')} (in ${cwd}): ${err.message}\n${stdout}\n${stderr}`)) : resolve({ stdout, stderr }),
+    ),
+  );
+}
+
+/** The fenced block of `lang` that follows `heading` in the README. */
+export function readmeBlock(heading: string, lang: string, nth = 0): string {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const at = readme.indexOf(`\n${heading}\n`);
+  if (at < 0) throw new Error(`README.md: no section '${heading}'`);
+  const section = readme.slice(at + 1).split(/\n## /)[0];
+  const blocks = [...section.matchAll(new RegExp('```' + lang + '\\n([\\s\\S]*?)```', 'g'))];
+  if (!blocks[nth]) throw new Error(`README.md: no ${lang} block #${nth + 1} under '${heading}'`);
+  return blocks[nth][1];
+}
+
+const STRICT = { strict: true, skipLibCheck: false, target: 'ES2022', lib: ['ES2022'], types: ['node'], esModuleInterop: true, outDir: 'out', rootDir: 'src' };
+
+describe('the package, installed into an empty project', function () {
+  this.timeout(300_000);
+  let work: string;
+  let app: string;
+  let files: string[];
+
+  before(async () => {
+    work = mkdtempSync(join(tmpdir(), 'eddy-pack-'));
+    // dist/ is built by `npm test`'s pretest; `npm pack` without --ignore-scripts would build it (prepack)
+    const packed = JSON.parse((await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], ROOT)).stdout) as [
+      { filename: string; files: { path: string }[] },
+    ];
+    files = packed[0].files.map((f) => f.path);
+    app = join(work, 'app');
+    mkdirSync(join(app, 'src'), { recursive: true });
+    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true }));
+    await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', join(work, packed[0].filename), 'rxjs', `typescript@${TYPESCRIPT}`], app);
+  });
+
+  after(() => rmSync(work, { recursive: true, force: true }));
+
+  it('holds what a user needs and nothing else: dist/src (js and d.ts), the bin, the README', () => {
+    for (const needed of ['package.json', 'README.md', 'bin/eddy', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/testing/index.js', 'dist/src/testing/index.d.ts', 'dist/src/cli.js']) {
+      expect(files, needed).to.include(needed);
+    }
+    const stray = files.filter((f) => !/^(package\.json|README\.md|bin\/eddy|dist\/src\/.*\.(js|d\.ts))$/.test(f));
+    expect(stray).to.deep.equal([]);
+  });
+
+  for (const resolution of ['node16', 'node10'] as const) {
+    it(`the README's embedding program compiles with strict types and skipLibCheck false (moduleResolution ${resolution}) and runs`, async () => {
+      const module = resolution === 'node16' ? 'node16' : 'commonjs';
+      writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({ compilerOptions: { ...STRICT, module, moduleResolution: resolution }, include: ['src'] }));
+      writeFileSync(join(app, 'src/main.ts'), readmeBlock('## Embed eddy in your app', 'ts'));
+      // the testing entry point's README snippet, with a minimal `it`
+      const testing = readmeBlock('## Test your pipeline', 'ts');
+      writeFileSync(join(app, 'src/case.ts'), `${testing}\nfunction it(name: string, body: () => void): void {\n  body();\n  console.log('ok', name);\n}\n`);
+      await run(join(app, 'node_modules/.bin/tsc'), ['-p', '.'], app);
+      const main = await run(process.execPath, [join(app, 'out/main.js')], app);
+      expect(main.stdout.trim().split('\n')).to.deep.equal(['[{"level":"error","msg":"disk full"}]', '{"level":"error","msg":"out of memory"}']);
+      // the case names a pipeline file of eddy's examples, relative to the working directory
+      const cased = await run(process.execPath, [join(app, 'out/case.js')], ROOT);
+      expect(cased.stdout.trim()).to.equal('ok drops what is not an error');
+    });
+  }
+
+  it('installs the eddy command', async () => {
+    const { stdout } = await run(join(app, 'node_modules/.bin/eddy'), ['--version'], app);
+    expect(stdout).to.match(/^eddy \d+\.\d+\.\d+/);
+  });
+});
