@@ -3,8 +3,8 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ROOT, readmeBlock } from '../helpers/readme';
 
-const ROOT = join(__dirname, '../../..');
 const TYPESCRIPT = (JSON.parse(readFileSync(join(ROOT, 'node_modules/typescript/package.json'), 'utf8')) as { version: string }).version;
 
 function run(command: string, args: string[], cwd: string, timeout = 240_000): Promise<{ stdout: string; stderr: string }> {
@@ -13,17 +13,6 @@ function run(command: string, args: string[], cwd: string, timeout = 240_000): P
       err ? reject(new Error(`${command} ${args.join(' ')} (in ${cwd}): ${err.message}\n${stdout}\n${stderr}`)) : resolve({ stdout, stderr }),
     ),
   );
-}
-
-/** The fenced block of `lang` that follows `heading` in the README. */
-export function readmeBlock(heading: string, lang: string, nth = 0): string {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const at = readme.indexOf(`\n${heading}\n`);
-  if (at < 0) throw new Error(`README.md: no section '${heading}'`);
-  const section = readme.slice(at + 1).split(/\n## /)[0];
-  const blocks = [...section.matchAll(new RegExp('```' + lang + '\\n([\\s\\S]*?)```', 'g'))];
-  if (!blocks[nth]) throw new Error(`README.md: no ${lang} block #${nth + 1} under '${heading}'`);
-  return blocks[nth][1];
 }
 
 const STRICT = { strict: true, skipLibCheck: false, target: 'ES2022', lib: ['ES2022'], types: ['node'], esModuleInterop: true, outDir: 'out', rootDir: 'src' };

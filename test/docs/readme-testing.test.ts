@@ -1,0 +1,53 @@
+import { expect } from 'chai';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { runEddy } from '../helpers/cli';
+import { ROOT, readmeBlock } from '../helpers/readme';
+
+const SECTION = '## Test your pipeline';
+const CASES = 'examples/pipelines/errors-by-host.cases.yaml';
+
+describe("README's 'Test your pipeline'", function () {
+  this.timeout(30_000);
+
+  it('shows the first case of the example case file as it is', () => {
+    const shown = parseYaml(readmeBlock(SECTION, 'yaml')) as { pipeline: string; cases: unknown[] };
+    const real = parseYaml(readFileSync(join(ROOT, CASES), 'utf8')) as { pipeline: string; cases: unknown[] };
+    expect(shown.pipeline).to.equal(real.pipeline);
+    expect(shown.cases).to.deep.equal([real.cases[0]]);
+  });
+
+  it('its command passes on the example', async () => {
+    expect(readmeBlock(SECTION, 'sh').trim()).to.equal(`npx eddy test ${CASES}`);
+    const run = await runEddy(['test', join(ROOT, CASES)]);
+    expect(run.stdout).to.include('✓ keeps errors only, three to a batch');
+    expect(run.code).to.equal(0);
+  });
+
+  it('the failure it shows is what eddy test prints for that case', async () => {
+    const failure = readmeBlock(SECTION, '');
+    const name = /✗ (.+)/.exec(failure)![1];
+    const path = join(mkdtempSync(join(tmpdir(), 'eddy-readme-')), 'cases.yaml');
+    writeFileSync(
+      path,
+      `pipeline: ${JSON.stringify(join(ROOT, 'examples/pipelines/errors-by-host.yaml'))}
+cases:
+  - name: ${name}
+    values:
+      a: { level: error, host: h, msg: one }
+      b: { level: error, host: h, msg: two }
+      c: { level: error, host: h, msg: three }
+    events:
+      x: { batch: [{ level: error, host: h, msg: one }, { level: error, host: h, msg: two }] }
+    in:  { in: "-a-b-c--|" }
+    out: { out: "---x----|" }
+`,
+    );
+    const run = await runEddy(['test', path]);
+    expect(run.code).to.equal(1);
+    const printed = run.stdout.split('\n').map((l) => l.trimEnd());
+    for (const line of failure.split('\n').filter((l) => l.trim() !== '')) expect(printed, line).to.include(line);
+  });
+});
