@@ -14,7 +14,9 @@ export interface Codec {
   encode(value: unknown): Buffer;
 }
 
+/** A codec type, registered by name (`codec: json` in an artefact); `create` makes an instance per ramp. */
 export interface CodecType {
+  /** the name artefacts use */
   readonly name: string;
   /** mime types this codec serves in the builtin mime map */
   readonly mimeTypes?: readonly string[];

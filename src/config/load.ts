@@ -8,6 +8,7 @@ import type { Kind } from '../runtime/urls';
 const SECTIONS: readonly Kind[] = ['pipeline', 'offramp', 'onramp', 'binding'];
 const MAPPING_KEY = /^\/binding\/([^/]+)\/([^/]+)$/;
 
+/** A config file's sections: artefacts per kind, and `mapping` (binding instances to activate with their values). */
 export interface ConfigFile {
   pipeline?: unknown[];
   offramp?: unknown[];

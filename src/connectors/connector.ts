@@ -37,11 +37,13 @@ export interface Frame {
   done?(result: FrameResult): void;
 }
 
+/** What became of a frame (linked onramps use it to correlate replies): the ids of its events, or its decode errors. */
 export interface FrameResult {
   readonly ids: EventId[];
   readonly errors: string[];
 }
 
+/** What every onramp and offramp is created with. */
 export interface RampContext {
   /** instance URL, e.g. `/onramp/in/main` */
   readonly url: string;
@@ -60,6 +62,7 @@ export interface Gate {
   readonly isOpen: boolean;
 }
 
+/** What an onramp type's `create` gets: the read-only circuit-breaker gate, a breaker-aware pull loop, linked-mode facts. */
 export interface OnrampContext extends RampContext {
   /**
    * The circuit breaker, read-only: a pull step may check it between events.
@@ -117,6 +120,7 @@ export interface OnrampSource {
   reply?(reply: OnrampReply): void;
 }
 
+/** An onramp type, registered by name (`type: tcp`); `create` opens the source of one instance. */
 export interface OnrampType<C = Record<string, unknown>> {
   readonly name: string;
   readonly defaultCodec: string;
@@ -142,6 +146,7 @@ export interface OnrampType<C = Record<string, unknown>> {
   create(config: C, ctx: OnrampContext): OnrampSource | Promise<OnrampSource>;
 }
 
+/** What an offramp type's `create` gets: the breaker (trigger/restore), insights, linked replies. */
 export interface OfframpContext extends RampContext {
   /** the sink is overwhelmed or disconnected: stop the sources */
   trigger(): void;
@@ -185,6 +190,7 @@ export interface Sink {
   close?(): Promise<void> | void;
 }
 
+/** An offramp type, registered by name (`type: file`); `create` opens the sink of one instance. */
 export interface OfframpType<C = Record<string, unknown>> {
   readonly name: string;
   readonly defaultCodec: string;

@@ -9,6 +9,7 @@ export type ErrorCode =
   | 'unsupported_media_type'
   | 'internal';
 
+/** The error every eddy API throws for bad input: `code` says which kind (the REST API maps it to a status). */
 export class EddyError extends Error {
   constructor(
     readonly code: ErrorCode,

@@ -12,8 +12,10 @@ export interface EventId {
   readonly seq: number;
 }
 
+/** An event's metadata: what connectors set and read besides the data (headers, keys, offsets). */
 export type Meta = Record<string, unknown>;
 
+/** One event on its way through onramps, pipelines and offramps. */
 export interface EddyEvent {
   id: EventId;
   data: unknown;
@@ -50,6 +52,7 @@ export interface PortEvent {
  */
 export type InsightKind = 'ack' | 'fail' | 'trigger' | 'restore';
 
+/** One contraflow message (an ack, a fail, a breaker trigger or restore) on its way back to the sources. */
 export interface Insight {
   kind: InsightKind;
   /** the event the insight is about (ack/fail); absent for trigger/restore from a sink */

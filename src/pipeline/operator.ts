@@ -2,6 +2,7 @@ import type { Observable, OperatorFunction, SchedulerLike } from 'rxjs';
 import type { EddyEvent, Insight, PortEvent } from '../core/event';
 import type { JsonSchema } from '../schema/json-schema';
 
+/** What an operator is created with: where it lives, its uid, the scheduler, and the way back to the sources. */
 export interface OperatorContext {
   /** node id within the pipeline */
   readonly nodeId: string;
@@ -30,6 +31,7 @@ export interface OperatorNode {
   stop?(): Promise<void> | void;
 }
 
+/** An operator type, registered by name (`type: generic::batch` in a pipeline node). */
 export interface OperatorType<C = Record<string, unknown>> {
   readonly name: string;
   /** JSON schema of `config`, checked at publish time; unknown keys are rejected */

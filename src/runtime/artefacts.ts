@@ -3,6 +3,7 @@ import type { PipelineArtefact } from '../pipeline/graph';
 
 export type { PipelineArtefact };
 
+/** What onramp and offramp artefacts share (the spec's schema): type, codec, processors, config. */
 export interface RampArtefact {
   id: string;
   type: string;
@@ -16,18 +17,22 @@ export interface RampArtefact {
   postprocessors?: ProcessorSpec[];
 }
 
+/** An onramp artefact; `err_required` holds its events back until something is linked to its `err` port. */
 export interface OnrampArtefact extends RampArtefact {
   err_required?: boolean;
 }
 
+/** An offramp artefact. */
 export type OfframpArtefact = RampArtefact;
 
+/** A binding artefact: links from `/kind/artefact/{instance}/port` to lists of such URLs. */
 export interface BindingArtefact {
   id: string;
   description?: string;
   links: Record<string, string[]>;
 }
 
+/** Any artefact, as published and returned by the repository. */
 export type Artefact = PipelineArtefact | OnrampArtefact | OfframpArtefact | BindingArtefact;
 
 /** The artefacts that exist at start and cannot be deleted. */
