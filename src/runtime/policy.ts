@@ -15,7 +15,7 @@
  *   `--allow-exit` is given.
  */
 import { lstatSync, readlinkSync } from 'node:fs';
-import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { invalid } from '../core/errors';
 import type { Artefact, PipelineArtefact, RampArtefact } from './artefacts';
 import type { Kind } from './urls';
@@ -115,7 +115,7 @@ export class PathPolicy implements PublishPolicy {
     }
     const real = realPath(path);
     if (this.roots.some((root) => within(root.real, real))) return;
-    const resolved = real === resolve(path) ? '' : ` (resolves to ${real})`;
+    const resolved = real === path ? '' : ` (resolves to ${real})`;
     throw invalid(`${field}: '${path}'${resolved} is outside the allowed paths (${this.roots.map((r) => r.given).join(', ')})`);
   }
 }
