@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import { createApi, listen } from './api/server';
-import { loadConfigFile } from './config/load';
+import { loadConfigFiles } from './config/load';
 import { Runtime } from './runtime/runtime';
 import { LevelStore } from './runtime/store';
 import { PathPolicy } from './runtime/policy';
@@ -79,7 +79,7 @@ async function serverRun(args: string[]): Promise<number> {
   try {
     // what the data dir kept comes back first, then the files, then the API opens
     await runtime.start();
-    for (const file of options.files) await loadConfigFile(runtime, file);
+    await loadConfigFiles(runtime, options.files);
     await runtime.persisted();
   } catch (err) {
     process.stderr.write(`error: ${(err as Error).message}\n`);

@@ -49,7 +49,7 @@ export async function readConfigFile(path: string): Promise<ConfigFile> {
  * the same calls the REST API makes. An error names the file, the artefact
  * and the field.
  */
-export async function loadConfigFile(runtime: Runtime, path: string): Promise<void> {
+export async function loadConfigFile(runtime: Runtime, path: string, journal: Undo[] = []): Promise<void> {
   const config = await readConfigFile(path);
   for (const kind of SECTIONS) {
     for (const [i, artefact] of (config[kind] ?? []).entries()) {
@@ -57,6 +57,7 @@ export async function loadConfigFile(runtime: Runtime, path: string): Promise<vo
       await withContext(`${path}: ${kind} ${typeof id === 'string' ? `'${id}'` : `#${i + 1}`}`, async () => {
         if (typeof id === 'string' && runtime.repository.has(kind, id)) return checkSame(runtime, kind, id, artefact);
         runtime.publish(kind, artefact);
+        journal.push(() => void runtime.unpublish(kind, id as string));
       });
     }
   }
@@ -76,7 +77,28 @@ export async function loadConfigFile(runtime: Runtime, path: string): Promise<vo
         throw conflict(`already running with other parameters ${JSON.stringify(stored.params)} (kept in the data dir); deactivate it first (DELETE ${key})`);
       }
       await runtime.activate('binding', match[1], match[2], values);
+      journal.push(() => runtime.deactivate('binding', match[1], match[2]));
     });
+  }
+}
+
+/** Takes back one change a config file made. */
+type Undo = () => void | Promise<unknown>;
+
+/**
+ * Loads the files in order, all or nothing: when one fails, what the files
+ * published and activated so far is taken back (so with --data-dir a failed
+ * start leaves the store as it was, and a corrected file is not refused as
+ * differing from its own broken version), then the error is thrown.
+ */
+export async function loadConfigFiles(runtime: Runtime, paths: string[]): Promise<void> {
+  const journal: Undo[] = [];
+  try {
+    for (const path of paths) await loadConfigFile(runtime, path, journal);
+  } catch (err) {
+    for (const undo of journal.reverse()) await Promise.resolve().then(undo).catch(() => undefined);
+    await runtime.persisted().catch(() => undefined);
+    throw err;
   }
 }
 

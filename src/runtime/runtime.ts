@@ -183,6 +183,7 @@ export class Runtime {
    * after it, so an acknowledged change survives a kill -9.
    */
   async persisted(): Promise<void> {
+    if (!this.store) return; // nothing to wait for: do not queue a publish's answer behind a slow activation
     await this.changes;
     if (this.storeFailure) throw this.storeFailure;
   }

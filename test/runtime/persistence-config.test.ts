@@ -8,6 +8,10 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createLogger } from '../../src/core/logger';
+import { loadConfigFiles } from '../../src/config/load';
+import { Runtime } from '../../src/runtime/runtime';
+import { LevelStore } from '../../src/runtime/store';
 import { runEddy } from '../helpers/cli';
 import { call } from '../helpers/runtime';
 import { FLOW, killAll, startServer } from './persistence-server';
@@ -64,5 +68,46 @@ describe('persistence: --data-dir with config files', function () {
     // without the file: what it published and activated was kept, and neither refusal replaced anything
     const last = await startServer(['--data-dir', data]);
     expect((await call(last.base, 'GET', '/onramp/tick')).body).to.deep.equal({ artefact: { id: 'tick', type: 'metronome', config: { interval: 50 } }, instances: ['main'] });
+  });
+
+  it('takes back what the files of a failed start published and activated: the store is as it was, and the corrected file loads', async () => {
+    const open = async () => {
+      const runtime = new Runtime({ logger: createLogger('silent'), store: await LevelStore.open(data) });
+      await runtime.start();
+      return runtime;
+    };
+    const kept = join(dir, 'kept.yaml');
+    writeFileSync(kept, 'pipeline:\n  - { id: kept, interface: { inputs: [in], outputs: [out] }, nodes: [], links: { in: [out] } }\n');
+    const input = join(dir, 'in.json');
+    const flow = (source: string) => `
+onramp:
+  - { id: reader, type: file, config: { source: "${source}" } }
+binding:
+  - { id: read, links: { "/onramp/reader/{instance}/out": ["/pipeline/kept/{instance}/in"] } }
+mapping:
+  /binding/read/main: {}
+`;
+    const broken = join(dir, 'broken.yaml');
+    writeFileSync(broken, flow(join(dir, 'missing.json')));
+    let runtime = await open();
+    await loadConfigFiles(runtime, [kept]);
+    let failure: Error | undefined;
+    await loadConfigFiles(runtime, [broken]).catch((err: Error) => (failure = err));
+    expect(failure?.message).to.match(/broken\.yaml: mapping '\/binding\/read\/main': .*missing\.json/);
+    await runtime.shutdown();
+
+    runtime = await open();
+    try {
+      expect(runtime.list('onramp')).to.deep.equal([]);
+      expect(runtime.list('binding')).to.deep.equal([]);
+      expect(runtime.list('pipeline')).to.include('kept');
+      writeFileSync(input, '{"n":1}\n');
+      const fixed = join(dir, 'fixed.yaml');
+      writeFileSync(fixed, flow(input));
+      await loadConfigFiles(runtime, [kept, fixed]);
+      expect(runtime.describe('binding', 'read').instances).to.deep.equal(['main']);
+    } finally {
+      await runtime.shutdown();
+    }
   });
 });
