@@ -6,7 +6,9 @@
 export { Runtime, type ExitRequest, type RuntimeOptions } from './runtime/runtime';
 export { Registries } from './runtime/registries';
 export { createApi, listen } from './api/server';
-export { loadConfigFile, readConfigFile } from './config/load';
+export { loadConfigFile, loadConfigFiles, readConfigFile } from './config/load';
+export { LevelStore, StoreError, type RuntimeStore, type StoredInstance } from './runtime/store';
+export { PathPolicy, type PolicyOptions, type PublishPolicy } from './runtime/policy';
 export type { EddyEvent, EventId, Insight, InsightKind, Meta, PortEvent } from './core/event';
 export { trackedIds } from './core/event';
 export { EddyError } from './core/errors';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Level } from 'level';
 import { createLogger } from '../../src/core/logger';
 import { Runtime } from '../../src/runtime/runtime';
-import { LevelStore, StoreError } from '../../src/runtime/store';
+import { LevelStore, StoreError, type RuntimeStore } from '../../src/runtime/store';
 import { eventually } from '../helpers/runtime';
 
 const PIPE = (id: string) => ({ id, interface: { inputs: ['in'], outputs: ['out'] }, nodes: [], links: { in: ['out'] } });
@@ -197,5 +197,27 @@ describe('persistence: the store of a runtime (--data-dir, in-process)', () => {
     let err: Error | undefined;
     await runtime.start().catch((e: Error) => (err = e));
     expect(err?.message).to.match(/the stored instance \/binding\/b\/main cannot be activated again: .*in\.json/);
+  });
+
+  it('a store write that fails rejects persisted() and the activation, and asks the process to exit with status 1', async () => {
+    const full = () => Promise.reject(new StoreError('--data-dir /full: cannot write the store: No space left on device'));
+    const failing: RuntimeStore = {
+      restore: async () => undefined,
+      storedInstance: () => undefined,
+      putArtefact: full,
+      deleteArtefact: full,
+      putInstance: full,
+      deleteInstance: full,
+      close: async () => undefined,
+    };
+    runtime = new Runtime({ logger: createLogger('silent'), store: failing });
+    const exits: number[] = [];
+    runtime.exitRequests.subscribe(({ code }) => exits.push(code));
+    await runtime.start();
+    runtime.publish('pipeline', PIPE('p'));
+    const failureOf = (p: Promise<unknown>) => p.then(() => undefined, (e: Error) => e);
+    expect((await failureOf(runtime.persisted()))?.message).to.equal('--data-dir /full: cannot write the store: No space left on device');
+    expect(exits).to.deep.equal([1]);
+    expect((await failureOf(runtime.activate('pipeline', 'p', 'main')))?.message).to.equal('--data-dir /full: cannot write the store: No space left on device');
   });
 });
