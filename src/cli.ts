@@ -1,11 +1,14 @@
 import type { Server } from 'node:http';
 import { createApi, listen } from './api/server';
-import { loadConfigFile } from './config/load';
+import { loadConfigFiles } from './config/load';
 import { Runtime } from './runtime/runtime';
+import { LevelStore } from './runtime/store';
+import { PathPolicy } from './runtime/policy';
 import { version } from './version';
 import { TEST_USAGE, testCommand } from './testing/cli';
 
 const USAGE = `usage: eddy server run [-f FILE ...] [--no-api] [--api-host HOST] [--api-port PORT]
+                       [--data-dir DIR] [--allow-path DIR ...] [--allow-exit]
        ${TEST_USAGE}
        eddy --version`;
 
@@ -14,10 +17,16 @@ interface RunOptions {
   api: boolean;
   host: string;
   port: number;
+  /** where artefacts and instances are kept across restarts; nothing is kept when absent */
+  dataDir?: string;
+  /** roots that published artefacts' paths must lie in */
+  allowPaths: string[];
+  /** artefacts that can stop the process are allowed with the API beyond loopback */
+  allowExit: boolean;
 }
 
 export function parseRunArgs(args: string[]): RunOptions {
-  const options: RunOptions = { files: [], api: true, host: '127.0.0.1', port: 9898 };
+  const options: RunOptions = { files: [], api: true, host: '127.0.0.1', port: 9898, allowPaths: [], allowExit: false };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     const value = () => {
@@ -34,14 +43,28 @@ export function parseRunArgs(args: string[]): RunOptions {
     else if (arg === '--api-port') {
       options.port = Number(value());
       if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65535) throw new Error(`--api-port: not a port: ${args[i]}`);
-    } else throw new Error(`unknown argument '${arg}'`);
+    }
+    // persistence and what published artefacts may reach
+    else if (arg === '--data-dir') options.dataDir = value();
+    else if (arg === '--allow-path') options.allowPaths.push(value());
+    else if (arg === '--allow-exit') options.allowExit = true;
+    else throw new Error(`unknown argument '${arg}'`);
   }
   return options;
 }
 
 async function serverRun(args: string[]): Promise<number> {
   const options = parseRunArgs(args);
-  const runtime = await new Runtime().start();
+  process.stderr.write(`eddy version: ${version}\n`);
+  let store: LevelStore | undefined;
+  try {
+    if (options.dataDir !== undefined) store = await LevelStore.open(options.dataDir);
+  } catch (err) {
+    process.stderr.write(`error: ${(err as Error).message}\n`);
+    return 1;
+  }
+  const policy = new PathPolicy({ allowPaths: options.allowPaths, allowExit: options.allowExit, apiHost: options.api ? options.host : undefined });
+  const runtime = new Runtime({ store, policy });
   let server: Server | undefined;
   let exiting = false;
   const exit = async (code: number) => {
@@ -55,9 +78,11 @@ async function serverRun(args: string[]): Promise<number> {
   runtime.exitRequests.subscribe(({ code }) => void exit(code));
   process.once('SIGINT', () => void exit(0));
   process.once('SIGTERM', () => void exit(0));
-  process.stderr.write(`eddy version: ${version}\n`);
   try {
-    for (const file of options.files) await loadConfigFile(runtime, file);
+    // what the data dir kept comes back first, then the files, then the API opens
+    await runtime.start();
+    await loadConfigFiles(runtime, options.files);
+    await runtime.persisted();
   } catch (err) {
     process.stderr.write(`error: ${(err as Error).message}\n`);
     await runtime.shutdown();

@@ -16,7 +16,9 @@ export { Registries } from './runtime/registries';
 export type { Artefact, BindingArtefact, OfframpArtefact, OnrampArtefact, PipelineArtefact } from './runtime/artefacts';
 export type { Kind } from './runtime/urls';
 export { serveApi, type ApiOptions } from './api/public';
-export { loadConfigFile, readConfigFile, type ConfigFile } from './config/load';
+export { loadConfigFile, loadConfigFiles, readConfigFile, type ConfigFile } from './config/load';
+export { LevelStore, StoreError, type RuntimeStore, type StoredInstance } from './runtime/store';
+export { PathPolicy, type PolicyOptions, type PublishPolicy } from './runtime/policy';
 
 export { event, isEvent, batchValues, trackedIds, APP_ORIGIN, APP_UID } from './core/event';
 export type { EddyEvent, EventId, EventOptions, Insight, InsightKind, Meta, PortEvent } from './core/event';

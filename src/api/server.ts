@@ -42,9 +42,18 @@ export function createApi(runtime: Runtime): express.Express {
     send(req, res, health.status === 'ok' ? 200 : 503, health, true);
   });
   app.get('/:kind', route((req, res) => send(req, res, 200, runtime.list(kindOf(req)))));
-  app.post('/:kind', route((req, res) => send(req, res, 201, runtime.publish(kindOf(req), parseBody(req)))));
+  // answered once stored (with --data-dir), so an acknowledged change survives a kill -9
+  app.post('/:kind', route(async (req, res) => {
+    const artefact = runtime.publish(kindOf(req), parseBody(req));
+    await runtime.persisted();
+    send(req, res, 201, artefact);
+  }));
   app.get('/:kind/:aid', route((req, res) => send(req, res, 200, runtime.describe(kindOf(req), req.params.aid as string))));
-  app.delete('/:kind/:aid', route((req, res) => send(req, res, 200, runtime.unpublish(kindOf(req), req.params.aid as string))));
+  app.delete('/:kind/:aid', route(async (req, res) => {
+    const artefact = runtime.unpublish(kindOf(req), req.params.aid as string);
+    await runtime.persisted();
+    send(req, res, 200, artefact);
+  }));
   app.post(
     '/:kind/:aid/:iid',
     route(async (req, res) => {

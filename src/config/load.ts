@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
-import { EddyError, invalid } from '../core/errors';
+import { EddyError, conflict, invalid } from '../core/errors';
 import type { Runtime } from '../runtime/runtime';
 import type { Kind } from '../runtime/urls';
 
@@ -50,13 +50,15 @@ export async function readConfigFile(path: string): Promise<ConfigFile> {
  * the same calls the REST API makes. An error names the file, the artefact
  * and the field.
  */
-export async function loadConfigFile(runtime: Runtime, path: string): Promise<void> {
+export async function loadConfigFile(runtime: Runtime, path: string, journal: Undo[] = []): Promise<void> {
   const config = await readConfigFile(path);
   for (const kind of SECTIONS) {
     for (const [i, artefact] of (config[kind] ?? []).entries()) {
       const id = (artefact as { id?: unknown } | null)?.id;
       await withContext(`${path}: ${kind} ${typeof id === 'string' ? `'${id}'` : `#${i + 1}`}`, async () => {
+        if (typeof id === 'string' && runtime.repository.has(kind, id)) return checkSame(runtime, kind, id, artefact);
         runtime.publish(kind, artefact);
+        journal.push(() => void runtime.unpublish(kind, id as string));
       });
     }
   }
@@ -69,9 +71,53 @@ export async function loadConfigFile(runtime: Runtime, path: string): Promise<vo
         if (typeof value !== 'string') throw invalid(`${name}: mapping values must be strings, got ${JSON.stringify(value)}`);
         values[name] = value;
       }
+      // kept from a previous run (--data-dir): the same mapping is already running; another one is an error
+      const stored = runtime.store?.storedInstance(`/binding/${match[1]}/${match[2]}`);
+      if (stored) {
+        if (canonical(stored.params) === canonical(values)) return;
+        throw conflict(`already running with other parameters ${JSON.stringify(stored.params)} (kept in the data dir); deactivate it first (DELETE ${key})`);
+      }
       await runtime.activate('binding', match[1], match[2], values);
+      journal.push(() => runtime.deactivate('binding', match[1], match[2]));
     });
   }
+}
+
+/** Takes back one change a config file made. */
+type Undo = () => void | Promise<unknown>;
+
+/**
+ * Loads the files in order, all or nothing: when one fails, what the files
+ * published and activated so far is taken back (so with --data-dir a failed
+ * start leaves the store as it was, and a corrected file is not refused as
+ * differing from its own broken version), then the error is thrown.
+ */
+export async function loadConfigFiles(runtime: Runtime, paths: string[]): Promise<void> {
+  const journal: Undo[] = [];
+  try {
+    for (const path of paths) await loadConfigFile(runtime, path, journal);
+  } catch (err) {
+    for (const undo of journal.reverse()) await Promise.resolve().then(undo).catch(() => undefined);
+    await runtime.persisted().catch(() => undefined);
+    throw err;
+  }
+}
+
+/**
+ * An artefact that exists already (kept in the data dir, or declared by an
+ * earlier file) may be declared again if it is the same; a different one is
+ * an error, never a silent replacement of either.
+ */
+function checkSame(runtime: Runtime, kind: Kind, id: string, artefact: unknown): void {
+  if (canonical(runtime.repository.get(kind, id)) === canonical(artefact)) return;
+  throw conflict(`differs from the ${kind} '${id}' that exists already (kept in the data dir or declared earlier); delete it first (DELETE /${kind}/${id}) or give this one another id`);
+}
+
+/** JSON with object keys sorted, so two equal documents compare equal whatever their key order. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+  );
 }
 
 async function withContext(where: string, action: () => Promise<void>): Promise<void> {

@@ -5,6 +5,7 @@ import { processorConfig, processorName, type ProcessorSpec } from '../processor
 import type { Registries } from './registries';
 import type { Artefact, BindingArtefact, OnrampArtefact, PipelineArtefact, RampArtefact } from './artefacts';
 import { KINDS, type Kind } from './urls';
+import type { PublishPolicy } from './policy';
 
 interface Stored {
   artefact: Artefact;
@@ -23,6 +24,8 @@ export class Repository {
   constructor(
     private readonly registries: Registries,
     private readonly validator: SchemaValidator,
+    /** what artefacts may reach (paths, exit): asked last, on a valid artefact */
+    private readonly policy?: PublishPolicy,
   ) {}
 
   list(kind: Kind): string[] {
@@ -74,6 +77,7 @@ export class Repository {
     if (kind === 'onramp') this.validateRamp(artefact as OnrampArtefact, 'onramp');
     if (kind === 'offramp') this.validateRamp(artefact as RampArtefact, 'offramp');
     if (kind === 'binding') validateBindingShape(artefact as BindingArtefact);
+    this.policy?.check(kind, artefact);
     return artefact;
   }
 

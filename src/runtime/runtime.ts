@@ -23,6 +23,8 @@ import {
   type PipelineArtefact,
 } from './artefacts';
 import { type InstancePort, type Kind, instanceUrl, parseLinkUrl, substitute } from './urls';
+import type { RuntimeStore } from './store';
+import type { PublishPolicy } from './policy';
 
 type Live =
   | { kind: 'onramp'; onramp: OnrampInstance }
@@ -81,6 +83,10 @@ export interface RuntimeOptions {
    * runtime in virtual time; real time when absent.
    */
   scheduler?: SchedulerLike;
+  /** keeps artefacts and directly activated instances across restarts (`--data-dir`); nothing is kept when absent */
+  store?: RuntimeStore;
+  /** what published artefacts may do (paths, exit); everything when absent */
+  policy?: PublishPolicy;
 }
 
 /**
@@ -93,6 +99,7 @@ export class Runtime {
   readonly repository: Repository;
   readonly logger: Logger;
   readonly scheduler: SchedulerLike | undefined;
+  readonly store: RuntimeStore | undefined;
   /** parts asking the process to exit (exit offramp, blackhole, file close_on_done) */
   readonly exitRequests = new Subject<ExitRequest>();
   private readonly instances = new Map<string, InstanceRecord>();
@@ -101,12 +108,15 @@ export class Runtime {
   private stopping = false;
   /** the tail of the queue of instance changes */
   private changes: Promise<void> = Promise.resolve();
+  /** the first store write that failed: from then on the stored state is behind, and the runtime asks to exit */
+  private storeFailure?: Error;
 
   constructor(options: RuntimeOptions = {}) {
     this.registries = options.registries ?? Registries.withBuiltins();
     this.logger = options.logger ?? createLogger();
     this.scheduler = options.scheduler;
-    this.repository = new Repository(this.registries, new SchemaValidator());
+    this.store = options.store;
+    this.repository = new Repository(this.registries, new SchemaValidator(), options.policy);
     this.metrics = new MetricsReporter((event) => this.metricsInput(event), options.scheduler);
   }
 
@@ -119,6 +129,11 @@ export class Runtime {
     this.pipeline('/pipeline/system::metrics/system')!.start();
     await this.ensure({ kind: 'offramp', artefact: 'system::stdout', instance: 'system', port: 'in' }, 'system');
     await this.ensure({ kind: 'offramp', artefact: 'system::stderr', instance: 'system', port: 'in' }, 'system');
+    // back what a previous run had, before anyone (config file, API) can change it
+    await this.store?.restore({
+      publish: (kind, artefact) => this.repository.publish(kind, artefact),
+      activate: (i) => this.exclusive(() => this.activateNow(i.kind, i.artefact, i.instance, i.params)),
+    });
     return this;
   }
 
@@ -151,8 +166,11 @@ export class Runtime {
     return this.repository.list(kind);
   }
 
+  /** Publishes at once; with a store, the artefact is stored behind the changes asked for before (await `persisted()`). */
   publish(kind: Kind, body: unknown): Artefact {
-    return this.repository.publish(kind, body);
+    const artefact = this.repository.publish(kind, body);
+    this.persistLater((store) => store.putArtefact(kind, artefact));
+    return artefact;
   }
 
   /** `{artefact, instances}` as the spec's state records. */
@@ -166,7 +184,20 @@ export class Runtime {
     if (this.repository.isSystem(kind, id)) throw conflict(`${kind} '${id}' is a system artefact and cannot be deleted`);
     const running = this.instancesOf(kind, id);
     if (running.length > 0) throw conflict(`${kind} '${id}' still has running instances: ${running.join(', ')}`);
-    return this.repository.remove(kind, id);
+    const artefact = this.repository.remove(kind, id);
+    this.persistLater((store) => store.deleteArtefact(kind, id));
+    return artefact;
+  }
+
+  /**
+   * Resolves once every change asked for so far is in the store (at once
+   * without a store); rejects if a store write failed. The API answers
+   * after it, so an acknowledged change survives a kill -9.
+   */
+  async persisted(): Promise<void> {
+    if (!this.store) return; // nothing to wait for: do not queue a publish's answer behind a slow activation
+    await this.changes;
+    if (this.storeFailure) throw this.storeFailure;
   }
 
   instancesOf(kind: Kind, id: string): string[] {
@@ -189,12 +220,44 @@ export class Runtime {
    * flows before its sinks are in place. A failure undoes what it did.
    */
   activate(kind: Kind, artefactId: string, instanceId: string, params: Record<string, string> = {}): Promise<Artefact> {
-    return this.exclusive(() => this.activateNow(kind, artefactId, instanceId, params));
+    return this.exclusive(async () => {
+      const artefact = await this.activateNow(kind, artefactId, instanceId, params);
+      await this.persistNow((store) => store.putInstance({ kind, artefact: artefactId, instance: instanceId, params: kind === 'binding' ? params : {} }));
+      return artefact;
+    });
   }
 
   /** Deactivates an instance and every instance only it kept alive. */
   deactivate(kind: Kind, artefactId: string, instanceId: string): Promise<Artefact> {
-    return this.exclusive(() => this.deactivateNow(kind, artefactId, instanceId));
+    return this.exclusive(async () => {
+      const artefact = await this.deactivateNow(kind, artefactId, instanceId);
+      await this.persistNow((store) => store.deleteInstance(instanceUrl(kind, artefactId, instanceId)));
+      return artefact;
+    });
+  }
+
+  /** A store write queued behind the changes asked for before it, so the store sees them in the same order. */
+  private persistLater(write: (store: RuntimeStore) => Promise<void>): void {
+    if (!this.store) return;
+    // the failure is kept for persisted() and reported by persistNow
+    this.exclusive(() => this.persistNow(write)).catch(() => undefined);
+  }
+
+  /**
+   * A store write after a change succeeded. If it fails, memory and store
+   * disagree and a restart would not bring back what the runtime now runs:
+   * the runtime asks to exit (status 1) rather than carry on.
+   */
+  private async persistNow(write: (store: RuntimeStore) => Promise<void>): Promise<void> {
+    if (!this.store) return;
+    try {
+      await write(this.store);
+    } catch (err) {
+      this.storeFailure ??= err as Error;
+      this.logger.error((err as Error).message);
+      this.requestExit(1, (err as Error).message);
+      throw err;
+    }
   }
 
   /**
@@ -295,6 +358,11 @@ export class Runtime {
     for (const b of bindings) for (const undo of b.disconnects.splice(0)) undo();
     await Promise.all(records.map((r) => (r.live.kind === 'pipeline' ? r.live.pipeline.stop() : undefined)));
     this.instances.clear();
+    // instances stay stored: a shutdown is not a deactivation; writes already asked for are finished first
+    if (this.store) {
+      await this.changes;
+      await this.store.close();
+    }
   }
 
   /**

@@ -10,8 +10,8 @@ describe('eddy server run', () => {
   beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'eddy-cli-'))));
 
   it('parses its arguments', () => {
-    expect(parseRunArgs([])).to.deep.equal({ files: [], api: true, host: '127.0.0.1', port: 9898 });
-    expect(parseRunArgs(['-f', 'a.yaml', 'b.json', '--no-api', '--api-host', '0.0.0.0', '--api-port', '1234'])).to.deep.equal({
+    expect(parseRunArgs([])).to.deep.include({ files: [], api: true, host: '127.0.0.1', port: 9898 });
+    expect(parseRunArgs(['-f', 'a.yaml', 'b.json', '--no-api', '--api-host', '0.0.0.0', '--api-port', '1234'])).to.deep.include({
       files: ['a.yaml', 'b.json'],
       api: false,
       host: '0.0.0.0',
