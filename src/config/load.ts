@@ -1,5 +1,4 @@
-import { readFile } from 'node:fs/promises';
-import { parse as parseYaml } from 'yaml';
+import { readYamlFile } from './yaml-file';
 import { EddyError, conflict, invalid } from '../core/errors';
 import type { Runtime } from '../runtime/runtime';
 import type { Kind } from '../runtime/urls';
@@ -19,18 +18,7 @@ export interface ConfigFile {
 
 /** Parses a YAML or JSON config file (YAML is a superset of JSON), checking its top-level shape. */
 export async function readConfigFile(path: string): Promise<ConfigFile> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    throw invalid(`${path}: cannot read: ${(err as Error).message}`);
-  }
-  let doc: unknown;
-  try {
-    doc = parseYaml(text);
-  } catch (err) {
-    throw invalid(`${path}: not valid YAML or JSON: ${(err as Error).message}`);
-  }
+  const doc = readYamlFile(path);
   if (doc === null || doc === undefined) return {};
   if (typeof doc !== 'object' || Array.isArray(doc)) throw invalid(`${path}: the top level must be a map of sections`);
   for (const [key, value] of Object.entries(doc)) {

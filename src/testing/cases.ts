@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { invalid } from '../core/errors';
 import { SchemaValidator } from '../schema/artefacts';
+import { readYamlFile } from '../config/yaml-file';
 import type { JsonSchema } from '../schema/json-schema';
 
 /** An insight as a case writes it: `{kind: ack, event: a}`; `event` names a marble letter. */
@@ -125,18 +125,7 @@ export function checkCase(c: unknown, where = 'case'): asserts c is PipelineCase
 
 /** Reads and checks a case file (YAML or JSON); errors name the file and the field. */
 export function readCaseFile(path: string): CaseFile {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    throw invalid(`${path}: cannot read: ${(err as Error).message}`);
-  }
-  let doc: unknown;
-  try {
-    doc = parseYaml(text);
-  } catch (err) {
-    throw invalid(`${path}: not valid YAML or JSON: ${(err as Error).message.split('\n')[0]}`);
-  }
+  const doc = readYamlFile(path);
   try {
     validator.check(fileSchema, doc, '');
   } catch (err) {
@@ -161,9 +150,9 @@ export function resolvePipeline(file: CaseFile, c: PipelineCase): unknown {
   if (typeof ref === 'string' && !ref.includes('\n')) {
     source = file.path ? resolve(dirname(file.path), ref) : resolve(ref);
     try {
-      doc = parseYaml(readFileSync(source, 'utf8'));
+      doc = readYamlFile(source);
     } catch (err) {
-      throw invalid(`${where}: pipeline '${ref}': ${(err as Error).message.split('\n')[0]}`);
+      throw invalid(`${where}: pipeline '${ref}': ${(err as Error).message}`);
     }
   } else if (typeof ref === 'string') {
     doc = parseYaml(ref);

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { runEddy } from '../helpers/cli';
+import { wrongBatchCase } from '../helpers/cases';
 import { ROOT, readmeBlock } from '../helpers/readme';
 
 const SECTION = '## Test your pipeline';
@@ -30,21 +31,7 @@ describe("README's 'Test your pipeline'", function () {
     const failure = readmeBlock(SECTION, '');
     const name = /✗ (.+)/.exec(failure)![1];
     const path = join(mkdtempSync(join(tmpdir(), 'eddy-readme-')), 'cases.yaml');
-    writeFileSync(
-      path,
-      `pipeline: ${JSON.stringify(join(ROOT, 'examples/pipelines/errors-by-host.yaml'))}
-cases:
-  - name: ${name}
-    values:
-      a: { level: error, host: h, msg: one }
-      b: { level: error, host: h, msg: two }
-      c: { level: error, host: h, msg: three }
-    events:
-      x: { batch: [{ level: error, host: h, msg: one }, { level: error, host: h, msg: two }] }
-    in:  { in: "-a-b-c--|" }
-    out: { out: "---x----|" }
-`,
-    );
+    writeFileSync(path, wrongBatchCase(name));
     const run = await runEddy(['test', path]);
     expect(run.code).to.equal(1);
     const printed = run.stdout.split('\n').map((l) => l.trimEnd());

@@ -3,9 +3,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runEddy } from '../helpers/cli';
+import { ERRORS_BY_HOST, wrongBatchCase } from '../helpers/cases';
 
 const EXAMPLE = join(__dirname, '../../../examples/pipelines/errors-by-host.cases.yaml');
-const PIPELINE = join(__dirname, '../../../examples/pipelines/errors-by-host.yaml');
+const PIPELINE = ERRORS_BY_HOST;
 
 function caseFile(text: string): string {
   const path = join(mkdtempSync(join(tmpdir(), 'eddy-test-')), 'cases.yaml');
@@ -13,19 +14,7 @@ function caseFile(text: string): string {
   return path;
 }
 
-const WRONG_BATCH = `
-pipeline: ${JSON.stringify(PIPELINE)}
-cases:
-  - name: expects batches of two
-    values:
-      a: { level: error, host: h, msg: one }
-      b: { level: error, host: h, msg: two }
-      c: { level: error, host: h, msg: three }
-    events:
-      x: { batch: [{ level: error, host: h, msg: one }, { level: error, host: h, msg: two }] }
-    in:  { in: "-a-b-c--|" }
-    out: { out: "---x----|" }
-`;
+const WRONG_BATCH = wrongBatchCase();
 
 describe('eddy test (the command)', () => {
   it('runs a case file and exits 0 when every case passes', async () => {
