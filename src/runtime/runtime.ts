@@ -90,6 +90,12 @@ export class Runtime {
   private stopping = false;
   /** the tail of the queue of instance changes */
   private changes: Promise<void> = Promise.resolve();
+  /**
+   * `kind/id` of the artefacts the activation under way uses: unpublish is
+   * synchronous and not queued, and must not remove one while its instance
+   * is being opened (it would then run for an artefact that is gone).
+   */
+  private readonly activating = new Set<string>();
 
   constructor(options: RuntimeOptions = {}) {
     this.registries = options.registries ?? Registries.withBuiltins();
@@ -154,6 +160,7 @@ export class Runtime {
     if (this.repository.isSystem(kind, id)) throw conflict(`${kind} '${id}' is a system artefact and cannot be deleted`);
     const running = this.instancesOf(kind, id);
     if (running.length > 0) throw conflict(`${kind} '${id}' still has running instances: ${running.join(', ')}`);
+    if (this.activating.has(`${kind}/${id}`)) throw conflict(`${kind} '${id}' is in use by an activation under way`);
     return this.repository.remove(kind, id);
   }
 
@@ -179,7 +186,13 @@ export class Runtime {
    * undoes what it did and leaves nothing running.
    */
   activate(kind: Kind, artefactId: string, instanceId: string, params: Record<string, string> = {}): Promise<Artefact> {
-    return this.exclusive(() => this.activateNow(kind, artefactId, instanceId, params));
+    return this.exclusive(async () => {
+      try {
+        return await this.activateNow(kind, artefactId, instanceId, params);
+      } finally {
+        this.activating.clear();
+      }
+    });
   }
 
   /** Deactivates an instance and every instance only it kept alive. */
@@ -208,6 +221,7 @@ export class Runtime {
     checkInstanceId(instanceId);
     const url = instanceUrl(kind, artefactId, instanceId);
     if (this.instances.has(url)) throw conflict(`instance ${url} is already running`);
+    this.activating.add(`${kind}/${artefactId}`);
     if (kind !== 'binding') {
       await this.ensure({ kind, artefact: artefactId, instance: instanceId, port: 'in' }, 'direct');
       try {
@@ -221,6 +235,7 @@ export class Runtime {
       return artefact;
     }
     const links = this.resolveLinks(artefact as BindingArtefact, { ...params, instance: instanceId });
+    for (const { src, dsts } of links) for (const end of [src, ...dsts]) this.activating.add(`${end.at.kind}/${end.at.artefact}`);
     const binding: BindingInstance = { resolved: { ...(artefact as BindingArtefact), links: {} }, sourceDisconnects: [], disconnects: [], uses: new Set() };
     for (const { src, dsts } of links) binding.resolved.links[src.raw] = dsts.map((d) => d.raw);
     try {

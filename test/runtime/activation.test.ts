@@ -2,6 +2,8 @@ import { expect } from 'chai';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createLogger } from '../../src/core/logger';
+import { Runtime } from '../../src/runtime/runtime';
 import { call, eventually, startRuntime, type Started } from '../helpers/runtime';
 
 const RELAY = {
@@ -61,6 +63,52 @@ describe('activation over REST: changes are serialised', () => {
     await rt.stop(); // closes the file after its pending writes
     const ids = linesOf(target).map((l) => (JSON.parse(l) as { id: number }).id);
     expect(ids).to.deep.equal(Array.from({ length: COUNT }, (_, i) => i + 1));
+  });
+});
+
+describe('activation over REST: an artefact in use by an activation under way cannot be deleted', () => {
+  let rt: Started;
+  let opened: () => void = () => undefined;
+  let creating = false;
+  beforeEach(async () => {
+    // an offramp whose opening waits until the test lets it finish
+    const runtime = new Runtime({ logger: createLogger('silent') }).registerOfframp({
+      name: 'gated',
+      defaultCodec: 'json',
+      autoAck: true,
+      configSchema: { type: 'object', additionalProperties: false, properties: {} },
+      create: async () => {
+        creating = true;
+        await new Promise<void>((resolve) => (opened = resolve));
+        return { send: () => undefined };
+      },
+    });
+    rt = await startRuntime(runtime);
+  });
+  afterEach(async () => {
+    opened();
+    await rt.stop();
+  });
+
+  it('answers DELETE /offramp/slow with 409 while its instance opens, and the activation then completes with the artefact in place', async () => {
+    const links = { '/pipeline/relay/{instance}/out': ['/offramp/slow/{instance}/in'] };
+    await publishAll(rt.base, [
+      ['pipeline', RELAY],
+      ['offramp', { id: 'slow', type: 'gated' }],
+      ['binding', { id: 'held', links }],
+    ]);
+    const activation = call(rt.base, 'POST', '/binding/held/one');
+    await eventually(() => creating, 5000, 'the offramp opening');
+    const deletion = await call(rt.base, 'DELETE', '/offramp/slow', { accept: 'application/json' });
+    expect(deletion.status).to.equal(409);
+    expect((deletion.body as { error: string }).error).to.equal("offramp 'slow' is in use by an activation under way");
+    expect((await call(rt.base, 'DELETE', '/pipeline/relay')).status).to.equal(409);
+    opened();
+    expect((await activation).status).to.equal(201);
+    expect((await call(rt.base, 'GET', '/offramp/slow', { accept: 'application/json' })).body).to.have.property('instances').that.deep.equals(['one']);
+    // once nothing activates it, the usual rule: still running, so still 409, for that reason
+    const later = await call(rt.base, 'DELETE', '/offramp/slow', { accept: 'application/json' });
+    expect((later.body as { error: string }).error).to.equal("offramp 'slow' still has running instances: one");
   });
 });
 
