@@ -64,16 +64,24 @@ class FileSink implements Sink {
   /** Every part of the activation opened: now truncate or create the file. */
   async commit(): Promise<void> {
     const file = this.config.file;
+    const cannot = (err: unknown) => new Error(`file offramp: cannot open ${file}: ${(err as Error).message}`);
     let handle: FileHandle;
-    try {
-      if (this.existing) {
-        handle = this.existing;
-        this.existing = undefined;
+    if (this.existing) {
+      handle = this.existing;
+      this.existing = undefined;
+      try {
         // a FIFO or a device (/dev/stdout) cannot be and need not be truncated
         if ((await handle.stat()).isFile()) await handle.truncate(0);
-      } else handle = await open(file, 'w');
-    } catch (err) {
-      throw new Error(`file offramp: cannot open ${file}: ${(err as Error).message}`);
+      } catch (err) {
+        await handle.close().catch(() => undefined);
+        throw cannot(err);
+      }
+    } else {
+      try {
+        handle = await open(file, 'w');
+      } catch (err) {
+        throw cannot(err);
+      }
     }
     this.committed = true;
     const stream = createWriteStream(file, { fd: handle });
