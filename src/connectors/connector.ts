@@ -186,7 +186,18 @@ export interface Sink {
   send(payloads: Buffer[], event: EddyEvent): Promise<void> | void;
   /** the codec to encode this event with, when not the ramp's (rest: by Content-Type) */
   codecFor?(event: EddyEvent): string | undefined;
-  /** release every resource; pending writes are flushed first */
+  /**
+   * The second phase of opening: called once every part of the activation
+   * has been created, before any event arrives. What a failed activation
+   * must not leave behind (the file offramp truncating its file) happens
+   * here, not in `create`; a rejection still fails the activation.
+   */
+  commit?(): Promise<void> | void;
+  /**
+   * Release every resource; pending writes are flushed first. Also called
+   * without `commit` when the activation failed: then it undoes what
+   * `create` did.
+   */
   close?(): Promise<void> | void;
 }
 
@@ -197,7 +208,12 @@ export interface OfframpType<C = Record<string, unknown>> {
   readonly configSchema: JsonSchema;
   /** a config that works: the README's example and the compliance suite's */
   readonly example?: Record<string, unknown>;
-  /** acks every event it sent without error (the spec's "always" row) */
+  /**
+   * Acks every event it sent without error (the spec's "always" row): when
+   * `send` returns, or when its promise resolves. A sink whose data is only
+   * where it promised later (a file: once written) returns a promise that
+   * resolves then; docs/delivery.md lists what each type promises.
+   */
   readonly autoAck: boolean;
   /** the type can be a linked transport; `'required'` when it only works linked (kv) */
   readonly linkable?: boolean | 'required';

@@ -108,6 +108,15 @@ export async function createOfframp(url: string, artefact: OfframpArtefact, env:
   return offramp;
 }
 
+/**
+ * The offramp's second phase, once every part of its activation has opened
+ * (the file offramp truncates its file only now): a failure is a 400 naming
+ * the offramp, like a failure to open.
+ */
+export function commitOfframp(artefact: OfframpArtefact, offramp: OfframpRuntime): Promise<void> {
+  return cannotStart('offramp', artefact, () => offramp.commit());
+}
+
 /** The type's own framing first, unless the artefact's list starts with a preprocessor that splits by itself. */
 function withFraming(env: InstanceEnv, framing: string | undefined, specs: ProcessorSpec[]): ProcessorSpec[] {
   if (framing === undefined) return specs;

@@ -11,7 +11,7 @@ import type { OperatorType } from '../pipeline/operator';
 import type { OfframpType, OnrampType } from '../connectors/connector';
 import type { CodecType } from '../codecs/codec';
 import { Repository } from './repository';
-import { OnrampInstance, createOfframp, createPipeline, type InstanceEnv } from './instances';
+import { OnrampInstance, commitOfframp, createOfframp, createPipeline, type InstanceEnv } from './instances';
 import { MetricsReporter } from './metrics';
 import {
   SYSTEM_OFFRAMP,
@@ -110,6 +110,12 @@ export class Runtime {
   private changes: Promise<void> = Promise.resolve();
   /** the first store write that failed: from then on the stored state is behind, and the runtime asks to exit */
   private storeFailure?: Error;
+  /**
+   * `kind/id` of the artefacts the activation under way uses: unpublish is
+   * synchronous and not queued, and must not remove one while its instance
+   * is being opened (it would then run for an artefact that is gone).
+   */
+  private readonly activating = new Set<string>();
 
   constructor(options: RuntimeOptions = {}) {
     this.registries = options.registries ?? Registries.withBuiltins();
@@ -127,8 +133,8 @@ export class Runtime {
     this.repository.publish('offramp', SYSTEM_OFFRAMP('system::stderr', 'stderr'), true);
     await this.ensure({ kind: 'pipeline', artefact: 'system::metrics', instance: 'system', port: 'in' }, 'system');
     this.pipeline('/pipeline/system::metrics/system')!.start();
-    await this.ensure({ kind: 'offramp', artefact: 'system::stdout', instance: 'system', port: 'in' }, 'system');
-    await this.ensure({ kind: 'offramp', artefact: 'system::stderr', instance: 'system', port: 'in' }, 'system');
+    await this.commit(await this.ensure({ kind: 'offramp', artefact: 'system::stdout', instance: 'system', port: 'in' }, 'system'));
+    await this.commit(await this.ensure({ kind: 'offramp', artefact: 'system::stderr', instance: 'system', port: 'in' }, 'system'));
     // back what a previous run had, before anyone (config file, API) can change it
     await this.store?.restore({
       publish: (kind, artefact) => this.repository.publish(kind, artefact),
@@ -184,6 +190,7 @@ export class Runtime {
     if (this.repository.isSystem(kind, id)) throw conflict(`${kind} '${id}' is a system artefact and cannot be deleted`);
     const running = this.instancesOf(kind, id);
     if (running.length > 0) throw conflict(`${kind} '${id}' still has running instances: ${running.join(', ')}`);
+    if (this.activating.has(`${kind}/${id}`)) throw conflict(`${kind} '${id}' is in use by an activation under way`);
     const artefact = this.repository.remove(kind, id);
     this.persistLater((store) => store.deleteArtefact(kind, id));
     return artefact;
@@ -216,14 +223,20 @@ export class Runtime {
   /**
    * Activates an instance. For a binding: resolve its links with the
    * parameters (`instance` is the instance id), deploy the pipelines, then
-   * the offramps and onramps, then connect them, onramps last so nothing
-   * flows before its sinks are in place. A failure undoes what it did.
+   * the offramps and onramps, then commit the offramps (two-phase: a file
+   * is truncated only once every part has opened), then connect them,
+   * onramps last so nothing flows before its sinks are in place. A failure
+   * undoes what it did and leaves nothing running.
    */
   activate(kind: Kind, artefactId: string, instanceId: string, params: Record<string, string> = {}): Promise<Artefact> {
     return this.exclusive(async () => {
-      const artefact = await this.activateNow(kind, artefactId, instanceId, params);
-      await this.persistNow((store) => store.putInstance({ kind, artefact: artefactId, instance: instanceId, params: kind === 'binding' ? params : {} }));
-      return artefact;
+      try {
+        const artefact = await this.activateNow(kind, artefactId, instanceId, params);
+        await this.persistNow((store) => store.putInstance({ kind, artefact: artefactId, instance: instanceId, params: kind === 'binding' ? params : {} }));
+        return artefact;
+      } finally {
+        this.activating.clear();
+      }
     });
   }
 
@@ -281,12 +294,21 @@ export class Runtime {
     checkInstanceId(instanceId);
     const url = instanceUrl(kind, artefactId, instanceId);
     if (this.instances.has(url)) throw conflict(`instance ${url} is already running`);
+    this.activating.add(`${kind}/${artefactId}`);
     if (kind !== 'binding') {
       await this.ensure({ kind, artefact: artefactId, instance: instanceId, port: 'in' }, 'direct');
+      try {
+        await this.commit(url);
+      } catch (err) {
+        this.instances.get(url)?.users.delete('direct');
+        await this.release(url);
+        throw err;
+      }
       this.pipeline(url)?.start();
       return artefact;
     }
     const links = this.resolveLinks(artefact as BindingArtefact, { ...params, instance: instanceId });
+    for (const { src, dsts } of links) for (const end of [src, ...dsts]) this.activating.add(`${end.at.kind}/${end.at.artefact}`);
     const binding: BindingInstance = { resolved: { ...(artefact as BindingArtefact), links: {} }, sourceDisconnects: [], disconnects: [], uses: new Set() };
     for (const { src, dsts } of links) binding.resolved.links[src.raw] = dsts.map((d) => d.raw);
     try {
@@ -298,13 +320,16 @@ export class Runtime {
           binding.uses.add(used);
         }
       }
+      // every part opened: only now do the sinks take effect (a file offramp truncates its file here)
+      for (const used of binding.uses) await this.commit(used);
       // sinks first; then the pipelines start (a WAL may replay at once); then the sources
       const fromOnramp = (l: (typeof links)[number]) => l.src.at.kind === 'onramp';
       for (const { src, dsts } of links.filter((l) => !fromOnramp(l))) for (const dst of dsts) binding.disconnects.push(this.connect(src.at, dst.at));
       for (const used of binding.uses) this.pipeline(used)?.start();
       for (const { src, dsts } of links.filter(fromOnramp)) for (const dst of dsts) binding.sourceDisconnects.push(this.connect(src.at, dst.at));
     } catch (err) {
-      this.teardownBinding(url, binding);
+      // awaited, so the answer comes once everything it opened is closed again (a kv lock, a file handle)
+      await this.teardownBinding(url, binding);
       throw err;
     }
     this.instances.set(url, {
@@ -466,6 +491,12 @@ export class Runtime {
     const interval = (artefact as { metrics_interval_s?: number }).metrics_interval_s;
     if (interval && url !== '/pipeline/system::metrics/system') this.metrics.start(url, stats, interval);
     return url;
+  }
+
+  /** An offramp's second phase of opening (see `Sink.commit`); once per instance, nothing for other kinds. */
+  private async commit(url: string): Promise<void> {
+    const record = this.instances.get(url);
+    if (record?.live.kind === 'offramp') await commitOfframp(record.data as OfframpArtefact, record.live.offramp);
   }
 
   /** Drops an instance nothing uses any more. */

@@ -8,18 +8,40 @@ export interface FullnessWatcher {
 }
 
 /**
+ * What happens to a flush once the stream has written it (its write
+ * callback ran): the file offramp fsyncs here. The flush's writes settle when
+ * the promise does.
+ */
+export type AfterWrite = () => Promise<void>;
+
+/** The writes of one event-loop turn: one chunk for the stream, one promise for every write in it. */
+interface Flush {
+  readonly done: Promise<void>;
+  resolve(): void;
+  reject(err: Error): void;
+}
+
+/**
  * Collects the writes of one event-loop turn and hands them to the stream in
- * one call, instead of one syscall per event. When the stream's buffer is
- * full it tells every watcher (each offramp writing to the stream triggers
- * its own circuit breaker) and again once it has drained.
+ * one call, instead of one syscall per event. Each `write` returns the
+ * promise of its turn's flush, settled in the stream's write callback, that
+ * is when the bytes are written (for a file: in the kernel, so they survive
+ * the process being killed), not when they are buffered: a sink acks on it.
+ *
+ * When the stream's buffer is full it tells every watcher (each offramp
+ * writing to the stream triggers its own circuit breaker) and again once it
+ * has drained.
  */
 export class BufferedWriter {
   private chunks: Buffer[] = [];
-  private scheduled = false;
+  private current: Flush | undefined;
   private full = false;
   private readonly watchers = new Set<FullnessWatcher>();
 
-  constructor(private readonly stream: Writable) {}
+  constructor(
+    private readonly stream: Writable,
+    private readonly afterWrite?: AfterWrite,
+  ) {}
 
   /** Adds a watcher (told at once if the stream is full now); returns how to remove it. */
   watch(watcher: FullnessWatcher): () => void {
@@ -28,20 +50,28 @@ export class BufferedWriter {
     return () => this.watchers.delete(watcher);
   }
 
-  write(chunk: Buffer): void {
+  /** Queues `chunk` for this turn's flush; the promise settles when the flush has been written (rejects when it failed). */
+  write(chunk: Buffer): Promise<void> {
     this.chunks.push(chunk);
-    if (!this.scheduled) {
-      this.scheduled = true;
+    if (this.current === undefined) {
+      this.current = newFlush();
       setImmediate(() => this.flush());
     }
+    return this.current.done;
   }
 
   flush(): void {
-    this.scheduled = false;
-    if (this.chunks.length === 0) return;
+    const flush = this.current;
+    this.current = undefined;
+    if (flush === undefined) return;
     const data = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks);
     this.chunks = [];
-    if (!this.stream.write(data) && !this.full) {
+    const written = (err?: Error | null) => {
+      if (err) return flush.reject(err);
+      if (!this.afterWrite) return flush.resolve();
+      this.afterWrite().then(flush.resolve, flush.reject);
+    };
+    if (!this.stream.write(data, written) && !this.full) {
       this.full = true;
       for (const w of this.watchers) w.full();
       this.stream.once('drain', () => {
@@ -53,11 +83,26 @@ export class BufferedWriter {
 
   /** Flushes and, when `end` is true, ends the stream and waits until it is closed. */
   async close(end: boolean): Promise<void> {
+    const last = this.current?.done;
     this.flush();
     if (!end) return;
+    // the last flush's afterWrite (an fsync) runs before the stream closes its file
+    await last?.catch(() => undefined);
     await new Promise<void>((resolve, reject) => {
       this.stream.once('error', reject);
       this.stream.end(() => resolve());
     });
   }
+}
+
+function newFlush(): Flush {
+  let resolve!: () => void;
+  let reject!: (err: Error) => void;
+  const done = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  // marked as handled: a flush nobody waits for (a closing writer's) must not crash the process when it fails
+  done.catch(() => undefined);
+  return { done, resolve, reject };
 }

@@ -48,6 +48,7 @@ export class OfframpRuntime {
   /** which pipeline delivered an event, for sinks that ack later by themselves */
   private readonly deliveredBy = new WeakMap<EddyEvent, ContraflowTarget>();
   private closed = false;
+  private committed = false;
   private seq = 0;
 
   private readonly codec: (name?: string) => Codec;
@@ -67,6 +68,13 @@ export class OfframpRuntime {
 
   async start(): Promise<void> {
     this.sink = await this.parts.createSink(this.offrampContext());
+  }
+
+  /** The activation opened every part: the sink's second phase (see `Sink.commit`). Once; later calls do nothing. */
+  async commit(): Promise<void> {
+    if (this.committed) return;
+    this.committed = true;
+    await this.sink.commit?.();
   }
 
   /** A pipeline port connects to this offramp's `in`: returns the observer to subscribe. */

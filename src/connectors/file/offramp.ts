@@ -1,14 +1,28 @@
-import { createWriteStream } from 'node:fs';
-import type { OfframpType } from '../connector';
+import { constants, createWriteStream } from 'node:fs';
+import { access, open, stat, type FileHandle } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import type { OfframpContext, OfframpType, Sink } from '../connector';
 import { BufferedWriter } from '../_shared/buffered-writer';
 
 interface FileOfframpConfig {
   file: string;
+  fsync: boolean;
 }
 
 const NEWLINE = Buffer.from('\n');
 
-/** file: one payload per line; the file is created or truncated when the instance starts. */
+/**
+ * file: one payload per line. Opened in two phases, so a failed activation
+ * leaves the file untouched: `create` proves the file can be written (an
+ * existing file is opened for writing without truncating it; for a new one
+ * its directory must exist and be writable) and `commit`, once every part of
+ * the activation has opened, truncates or creates it.
+ *
+ * An event is acked once its bytes are written to the file (the stream's
+ * write callback), with `fsync: true` once they are also fsynced: one fsync
+ * per flush of the writer (the writes of one event-loop turn), not one per
+ * event, and flushes that end while an fsync runs share the next one.
+ */
 export const fileOfframp: OfframpType<FileOfframpConfig> = {
   name: 'file',
   defaultCodec: 'json',
@@ -18,24 +32,151 @@ export const fileOfframp: OfframpType<FileOfframpConfig> = {
     type: 'object',
     additionalProperties: false,
     required: ['file'],
-    properties: { file: { type: 'string', minLength: 1, description: 'path to write' } },
-  },
-  async create(config, ctx) {
-    const stream = createWriteStream(config.file, { flags: 'w' });
-    await new Promise<void>((resolve, reject) => {
-      stream.once('open', () => resolve());
-      stream.once('error', (err) => reject(new Error(`file offramp: cannot open ${config.file}: ${err.message}`)));
-    });
-    const writer = new BufferedWriter(stream);
-    writer.watch({ full: ctx.trigger, drained: ctx.restore });
-    return {
-      send(payloads) {
-        for (const payload of payloads) {
-          writer.write(payload);
-          writer.write(NEWLINE);
-        }
+    properties: {
+      file: { type: 'string', minLength: 1, description: 'path to write; created, or truncated if it exists, when the activation has opened every part' },
+      fsync: {
+        type: 'boolean',
+        default: false,
+        description: 'ack an event only once the file is fsynced (survives a power loss, not only a process kill); one fsync per flush, not per event',
       },
-      close: () => writer.close(true),
-    };
+    },
+  },
+  // the stream's own buffer (its 'drain') is the backpressure: events waiting for their write are not capped by count
+  maxInFlight: () => 1 << 20,
+  async create(config, ctx) {
+    const existing = await openExisting(config.file);
+    return new FileSink(config, ctx, existing);
   },
 };
+
+/** The sink of one file offramp instance. */
+class FileSink implements Sink {
+  private writer: BufferedWriter | undefined;
+  private committed = false;
+
+  constructor(
+    private readonly config: FileOfframpConfig,
+    private readonly ctx: OfframpContext,
+    /** the file, opened without truncating it, when it existed at create */
+    private existing: FileHandle | undefined,
+  ) {}
+
+  /** Every part of the activation opened: now truncate or create the file. */
+  async commit(): Promise<void> {
+    const file = this.config.file;
+    const cannot = (err: unknown) => new Error(`file offramp: cannot open ${file}: ${(err as Error).message}`);
+    let handle: FileHandle;
+    if (this.existing) {
+      handle = this.existing;
+      this.existing = undefined;
+      try {
+        // a FIFO or a device (/dev/stdout) cannot be and need not be truncated
+        if ((await handle.stat()).isFile()) await handle.truncate(0);
+      } catch (err) {
+        await handle.close().catch(() => undefined);
+        throw cannot(err);
+      }
+    } else {
+      try {
+        handle = await open(file, 'w');
+      } catch (err) {
+        throw cannot(err);
+      }
+    }
+    this.committed = true;
+    const stream = createWriteStream(file, { fd: handle });
+    // a failed write (disk full, a device gone) fails its events; the sink stays down, its sources held
+    stream.on('error', (err) => {
+      this.ctx.logger.error(`file offramp ${this.ctx.url}: writing ${file} failed: ${err.message}; the offramp is down`);
+      this.ctx.trigger();
+    });
+    const syncs = this.config.fsync ? new GroupedFsync(handle) : undefined;
+    this.writer = new BufferedWriter(stream, syncs && (() => syncs.sync()));
+    this.writer.watch({ full: this.ctx.trigger, drained: this.ctx.restore });
+  }
+
+  send(payloads: Buffer[]): Promise<void> {
+    const writer = this.writer;
+    if (!writer) throw new Error('file offramp: the file is not open');
+    let written!: Promise<void>;
+    for (const payload of payloads) {
+      writer.write(payload);
+      written = writer.write(NEWLINE);
+    }
+    // every write of a turn shares one promise: the last one's is the event's
+    return payloads.length > 0 ? written : Promise.resolve();
+  }
+
+  /** Closes the file after its pending writes; before `commit` (a failed activation) it only lets go of the handle. */
+  async close(): Promise<void> {
+    if (!this.committed) {
+      await this.existing?.close();
+      this.existing = undefined;
+      return;
+    }
+    await this.writer?.close(true);
+  }
+}
+
+/**
+ * Opens an existing file for writing, without creating or truncating it;
+ * for a file that does not exist yet, checks that its directory exists and
+ * can be written, creating nothing. Throws naming the path and the cause.
+ */
+async function openExisting(file: string): Promise<FileHandle | undefined> {
+  const cannot = (why: string) => new Error(`file offramp: cannot open ${file}: ${why}`);
+  try {
+    return await open(file, constants.O_WRONLY);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw cannot((err as Error).message);
+  }
+  const dir = dirname(resolve(file));
+  let info;
+  try {
+    info = await stat(dir);
+  } catch (err) {
+    throw cannot((err as NodeJS.ErrnoException).code === 'ENOENT' ? `directory ${dir} does not exist` : (err as Error).message);
+  }
+  if (!info.isDirectory()) throw cannot(`${dir} is not a directory`);
+  try {
+    await access(dir, constants.W_OK | constants.X_OK);
+  } catch {
+    throw cannot(`directory ${dir} is not writable`);
+  }
+  return undefined;
+}
+
+/**
+ * fsyncs one file for many callers: a caller arriving while an fsync runs
+ * waits for the next one (the running one may have started before its
+ * bytes were written), and all callers that arrived meanwhile share it.
+ */
+class GroupedFsync {
+  private running: Promise<void> | undefined;
+  private next: Promise<void> | undefined;
+
+  constructor(private readonly handle: FileHandle) {}
+
+  sync(): Promise<void> {
+    if (!this.running) return (this.running = this.start());
+    this.next ??= this.running.then(
+      () => this.promote(),
+      () => this.promote(),
+    );
+    return this.next;
+  }
+
+  private promote(): Promise<void> {
+    this.next = undefined;
+    return (this.running = this.start());
+  }
+
+  private start(): Promise<void> {
+    const run = this.handle.sync();
+    const clear = () => {
+      if (this.running === run) this.running = undefined;
+    };
+    run.then(clear, clear);
+    return run;
+  }
+}

@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { Level } from 'level';
 import type { EddyEvent, Meta } from '../../core/event';
 import type { OfframpContext, OfframpType } from '../connector';
@@ -55,18 +55,27 @@ export const kv: OfframpType<KvConfig> = {
   async create(config, ctx) {
     // opened here so that a bad or locked directory fails the activation
     let db: Level<Buffer, Buffer>;
+    // the first directory this made (undefined when the directory existed): removed again if the activation fails
+    let created: string | undefined;
     try {
-      await mkdir(config.dir, { recursive: true });
+      created = await mkdir(config.dir, { recursive: true });
       db = new Level<Buffer, Buffer>(config.dir, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
       await db.open();
     } catch (err) {
+      if (created !== undefined) await rm(created, { recursive: true, force: true });
       const cause = (err as Error & { cause?: Error }).cause;
       throw new Error(`kv: cannot open ${config.dir}: ${cause?.message ?? (err as Error).message}`);
     }
     const store = new Store(db, ctx);
+    let committed = false;
     return {
       send: (_payloads, event) => store.enqueue(event),
-      close: () => store.close(),
+      commit: () => void (committed = true),
+      close: async () => {
+        await store.close();
+        // the activation failed: the store this made for it goes again
+        if (!committed && created !== undefined) await rm(created, { recursive: true, force: true });
+      },
     };
   },
 };

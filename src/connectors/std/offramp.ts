@@ -17,6 +17,8 @@ function stdOfframp(name: 'stdout' | 'stderr', stream: () => Writable): OfframpT
     name,
     defaultCodec: 'json',
     autoAck: true,
+    // the process stream's own buffer (its 'drain') is the backpressure, not a count of events waiting for their write
+    maxInFlight: () => 1 << 20,
     example: { prefix: '' },
     configSchema: {
       type: 'object',
@@ -35,11 +37,14 @@ function stdOfframp(name: 'stdout' | 'stderr', stream: () => Writable): OfframpT
       const unwatch = w.watch({ full: ctx.trigger, drained: ctx.restore });
       const prefix = Buffer.from(config.prefix, 'utf8');
       return {
+        // acked once the process stream has taken the bytes (its write callback), not when they are buffered here
         send(payloads) {
+          let written: Promise<void> = Promise.resolve();
           for (const payload of payloads) {
             const body = config.raw || isUtf8(payload) ? payload : Buffer.from(`[${[...payload].join(', ')}]`);
-            w.write(prefix.length > 0 ? Buffer.concat([prefix, body, NEWLINE]) : Buffer.concat([body, NEWLINE]));
+            written = w.write(prefix.length > 0 ? Buffer.concat([prefix, body, NEWLINE]) : Buffer.concat([body, NEWLINE]));
           }
+          return written;
         },
         close: () => {
           unwatch();

@@ -10,8 +10,14 @@ import { type Flow, type ProbeLog, probeOnramp, range, registriesWith, startFlow
 async function quietly<T>(body: () => Promise<T>): Promise<T> {
   const out = process.stdout.write;
   const err = process.stderr.write;
-  process.stdout.write = (() => true) as typeof process.stdout.write;
-  process.stderr.write = (() => true) as typeof process.stderr.write;
+  // a stream's write calls back once written: the std sinks ack then
+  const discard = ((_chunk: unknown, encoding?: unknown, callback?: unknown) => {
+    const done = typeof encoding === 'function' ? encoding : callback;
+    if (typeof done === 'function') process.nextTick(done as () => void);
+    return true;
+  }) as typeof process.stdout.write;
+  process.stdout.write = discard;
+  process.stderr.write = discard;
   try {
     return await body();
   } finally {
@@ -85,7 +91,10 @@ describe('delivery: auto-acking sinks ack transactional events back to the sourc
       offramp: { type: 'file', config: { file: join(dir, 'out.json') } },
     });
     await eventually(() => log.read === 25, 5000, 'reads');
-    await new Promise((r) => setTimeout(r, 50));
+    // shutting down drains the pipeline and waits for every send to settle: any ack would have come by then
+    await flow.stop();
+    flow = undefined;
+    expect(readFileSync(join(dir, 'out.json'), 'utf8').split('\n')).to.have.length(26);
     expect(log.acks).to.deep.equal([]);
     expect(log.fails).to.deep.equal([]);
   });

@@ -1,0 +1,127 @@
+import { expect } from 'chai';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Observable, type Subscriber } from 'rxjs';
+import type { Frame, OnrampType } from '../../src/connectors/connector';
+import { createLogger } from '../../src/core/logger';
+import { Runtime } from '../../src/runtime/runtime';
+import { call, eventually, startRuntime, type Started } from '../helpers/runtime';
+
+/** An onramp the test pushes values into, one feed per instance URL. */
+function pushOnramp(feeds: Map<string, Subscriber<Frame>>): OnrampType<Record<string, never>> {
+  return {
+    name: 'push',
+    defaultCodec: 'json',
+    configSchema: { type: 'object', additionalProperties: false, properties: {} },
+    create: (_config, ctx) => ({
+      frames: new Observable<Frame>((subscriber) => {
+        feeds.set(ctx.url, subscriber);
+        return () => feeds.delete(ctx.url);
+      }),
+    }),
+  };
+}
+
+const RELAY = {
+  id: 'relay',
+  interface: { inputs: ['in'], outputs: ['out'] },
+  nodes: [{ id: 'pass', type: 'passthrough' }],
+  links: { in: ['pass'], pass: ['out'] },
+};
+
+const linesOf = (file: string): string[] => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').slice(0, -1) : []);
+
+/**
+ * Two bindings share an instance: deactivating one must keep the shared
+ * instance running and wired to the other; deactivating both releases it.
+ * (The release check is `users.size > 0`; with `> 1` the shared instance
+ * went with the first binding.)
+ */
+describe('instances shared by two bindings', () => {
+  let rt: Started;
+  let dir: string;
+  const feeds = new Map<string, Subscriber<Frame>>();
+  const push = (onramp: string, id: number) => {
+    const feed = feeds.get(onramp);
+    if (!feed) throw new Error(`${onramp} is not running`);
+    feed.next({ stream: 0, value: { id }, originUri: 'svc-push://test' });
+  };
+  const instancesOf = async (kind: string, id: string) => ((await call(rt.base, 'GET', `/${kind}/${id}`, { accept: 'application/json' })).body as { instances: string[] }).instances;
+  const deactivate = async (binding: string, instance: string) => expect((await call(rt.base, 'DELETE', `/binding/${binding}/${instance}`)).status).to.equal(200);
+
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'eddy-shared-'));
+    rt = await startRuntime(new Runtime({ logger: createLogger('silent') }).registerOnramp(pushOnramp(feeds)));
+    for (const [kind, body] of [
+      ['onramp', { id: 'push', type: 'push' }],
+      ['pipeline', RELAY],
+      ['offramp', { id: 'out', type: 'file', config: { file: join(dir, 'out.json') } }],
+      ['offramp', { id: 'a', type: 'file', config: { file: join(dir, 'a.json') } }],
+      ['offramp', { id: 'b', type: 'file', config: { file: join(dir, 'b.json') } }],
+    ] as const) {
+      expect((await call(rt.base, 'POST', `/${kind}`, { body })).status).to.equal(201);
+    }
+  });
+  afterEach(async () => {
+    await rt.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function bind(id: string, links: Record<string, string[]>, instance: string): Promise<void> {
+    expect((await call(rt.base, 'POST', '/binding', { body: { id, links } })).status).to.equal(201);
+    const reply = await call(rt.base, 'POST', `/binding/${id}/${instance}`);
+    expect(reply.status, reply.text).to.equal(201);
+  }
+
+  it('an offramp instance: the first deactivation keeps it writing what the other binding sends; the second releases it', async () => {
+    // each binding its own onramp and pipeline instance, both into /offramp/out/shared
+    const links = (i: string) => ({ [`/onramp/push/${i}/out`]: [`/pipeline/relay/${i}/in`], [`/pipeline/relay/${i}/out`]: ['/offramp/out/shared/in'] });
+    await bind('left', links('a'), 'one');
+    await bind('right', links('b'), 'one');
+    const file = join(dir, 'out.json');
+    push('/onramp/push/a', 1);
+    push('/onramp/push/b', 2);
+    await eventually(() => linesOf(file).length === 2, 5000, 'both events');
+
+    await deactivate('left', 'one');
+    expect(await instancesOf('offramp', 'out')).to.deep.equal(['shared']);
+    expect(await instancesOf('onramp', 'push')).to.deep.equal(['b']);
+    expect(rt.runtime.health().instances.find((i) => i.url === '/offramp/out/shared')).to.deep.equal({ url: '/offramp/out/shared', state: 'running' });
+    push('/onramp/push/b', 3);
+    await eventually(() => linesOf(file).length === 3, 5000, 'the event sent through the remaining binding');
+    expect(linesOf(file)).to.deep.equal(['{"id":1}', '{"id":2}', '{"id":3}']);
+
+    await deactivate('right', 'one');
+    expect(await instancesOf('offramp', 'out')).to.deep.equal([]);
+    expect(await instancesOf('pipeline', 'relay')).to.deep.equal([]);
+    expect(rt.runtime.offramp('/offramp/out/shared')).to.equal(undefined);
+    // released means closed: nothing holds the artefact any more, so it can be deleted
+    expect((await call(rt.base, 'DELETE', '/offramp/out')).status).to.equal(200);
+  });
+
+  it('a pipeline instance: the first deactivation keeps it running and wired to the other binding; the second releases it', async () => {
+    // each binding its own onramp and offramp instance, both through /pipeline/relay/shared
+    const links = (i: string) => ({ [`/onramp/push/${i}/out`]: ['/pipeline/relay/shared/in'], '/pipeline/relay/shared/out': [`/offramp/${i}/one/in`] });
+    await bind('left', links('a'), 'one');
+    await bind('right', links('b'), 'one');
+    const [a, b] = [join(dir, 'a.json'), join(dir, 'b.json')];
+    push('/onramp/push/a', 1);
+    // the shared pipeline feeds both bindings' offramps
+    await eventually(() => linesOf(a).length === 1 && linesOf(b).length === 1, 5000, 'the event through both offramps');
+
+    await deactivate('left', 'one');
+    expect(await instancesOf('pipeline', 'relay')).to.deep.equal(['shared']);
+    expect(await instancesOf('offramp', 'a')).to.deep.equal([]);
+    expect(await instancesOf('offramp', 'b')).to.deep.equal(['one']);
+    push('/onramp/push/b', 2);
+    await eventually(() => linesOf(b).length === 2, 5000, 'the event through the remaining binding');
+    expect(linesOf(b)).to.deep.equal(['{"id":1}', '{"id":2}']);
+    expect(linesOf(a)).to.deep.equal(['{"id":1}']);
+
+    await deactivate('right', 'one');
+    expect(await instancesOf('pipeline', 'relay')).to.deep.equal([]);
+    expect(rt.runtime.pipeline('/pipeline/relay/shared')).to.equal(undefined);
+    expect((await call(rt.base, 'DELETE', '/pipeline/relay')).status).to.equal(200);
+  });
+});
