@@ -230,13 +230,9 @@ export class Runtime {
    */
   activate(kind: Kind, artefactId: string, instanceId: string, params: Record<string, string> = {}): Promise<Artefact> {
     return this.exclusive(async () => {
-      try {
-        const artefact = await this.activateNow(kind, artefactId, instanceId, params);
-        await this.persistNow((store) => store.putInstance({ kind, artefact: artefactId, instance: instanceId, params: kind === 'binding' ? params : {} }));
-        return artefact;
-      } finally {
-        this.activating.clear();
-      }
+      const artefact = await this.activateNow(kind, artefactId, instanceId, params);
+      await this.persistNow((store) => store.putInstance({ kind, artefact: artefactId, instance: instanceId, params: kind === 'binding' ? params : {} }));
+      return artefact;
     });
   }
 
@@ -288,7 +284,16 @@ export class Runtime {
     return run;
   }
 
+  /** Activates one instance (queued by the caller); `activating` names what it uses until it ends, either way. */
   private async activateNow(kind: Kind, artefactId: string, instanceId: string, params: Record<string, string>): Promise<Artefact> {
+    try {
+      return await this.openInstance(kind, artefactId, instanceId, params);
+    } finally {
+      this.activating.clear();
+    }
+  }
+
+  private async openInstance(kind: Kind, artefactId: string, instanceId: string, params: Record<string, string>): Promise<Artefact> {
     if (this.stopping) throw conflict('the runtime is shutting down');
     const artefact = this.repository.get(kind, artefactId);
     checkInstanceId(instanceId);
