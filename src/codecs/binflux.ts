@@ -14,6 +14,7 @@ import { I64_MAX, I64_MIN, U64_MAX, toPoint, type FieldValue, type InfluxPoint }
  */
 export const binflux: CodecType = {
   name: 'binflux',
+  summary: "The original runtime's binary influx format: one point per frame, integers as BigInt, big-endian.",
   create: () => ({
     name: 'binflux',
     decode: (data) => decodeBinflux(data),

@@ -43,6 +43,7 @@ function isDigit(c: number): boolean {
  */
 export const json: CodecType = {
   name: 'json',
+  summary: 'One JSON document per frame; compact on the way out; integers beyond ±2^53 as BigInt.',
   mimeTypes: ['application/json'],
   create: () => ({
     name: 'json',

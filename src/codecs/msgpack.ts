@@ -14,6 +14,7 @@ import { setOwn } from './integers';
  */
 export const msgpack: CodecType = {
   name: 'msgpack',
+  summary: 'One MessagePack value per frame (standard maps); 64-bit integers beyond ±2^53 as BigInt.',
   mimeTypes: ['application/msgpack', 'application/x-msgpack', 'application/vnd.msgpack'],
   create: () => {
     // one Packr per codec instance: it keeps an internal output buffer

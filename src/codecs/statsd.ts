@@ -12,6 +12,7 @@ import { integerValue } from './integers';
  */
 export const statsd: CodecType = {
   name: 'statsd',
+  summary: 'One statsd metric per frame, `metric:value|type[|@sample_rate]`, as `{metric, [action], type, [sample_rate], value}`.',
   create: () => ({
     name: 'statsd',
     decode: (data) => decodeStatsd(data.toString('utf8')),

@@ -19,6 +19,7 @@ function safeIntegersAsNumbers(_key: unknown, value: unknown): unknown {
  */
 export const yaml: CodecType = {
   name: 'yaml',
+  summary: 'One YAML 1.2 document per frame; integers beyond ±2^53 as BigInt, binary as `!!binary`.',
   mimeTypes: ['application/yaml'],
   create: () => ({
     name: 'yaml',
