@@ -63,6 +63,11 @@ describe('influx codec', () => {
     }
   });
 
+  it('refuses a line break inside a name, which the encoder cannot write (found by fuzzing)', () => {
+    expect(() => decode('m,t=a\nb v=1')).to.throw(/^influx: line break inside a name at character 5/);
+    expect(() => decode('\0 \n=""')).to.throw(/^influx: line break inside a name at character 2/);
+  });
+
   it('refuses what line protocol cannot hold', () => {
     for (const value of [
       { measurement: 'm', tags: {}, fields: {} },
