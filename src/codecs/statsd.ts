@@ -9,6 +9,13 @@ import { integerValue } from './integers';
  * order. A gauge value with a sign is a change, not a level: `+5` gives
  * `action: "add"` and `-5` gives `action: "sub"` with value 5. Values are
  * numbers (BigInt for integers beyond 2^53).
+ *
+ * Integers, exactly: a value without fraction or exponent from -2^53 to 2^53
+ * decodes to a number, beyond to a BigInt of any size (statsd itself sets no
+ * limit); one with a fraction or exponent is a double, and one beyond the
+ * doubles (`1e400`) is an error. A BigInt encodes as its exact digits; a
+ * double whose value is an integer beyond ±2^53 encodes with `.0`, so it
+ * reads back as the same double.
  */
 export const statsd: CodecType = {
   name: 'statsd',

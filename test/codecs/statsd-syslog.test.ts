@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { codec, INGEST_NS } from './support';
+import { BIGINT_BOUNDARIES, codec, INGEST_NS, NUMBER_BOUNDARIES } from './support';
 
 const statsd = codec('statsd');
 const syslog = codec('syslog');
@@ -23,7 +23,11 @@ describe('statsd codec', () => {
         metric: fc.string({ minLength: 1, maxLength: 10 }).filter((s) => !/[:|\r\n]/.test(s)),
         type: fc.constantFrom('c', 'ms', 'h', 's', 'g'),
         sample_rate: fc.double({ min: 0, max: 1, noNaN: true }),
-        value: fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true, min: 0 }), fc.integer({ min: 0 })),
+        value: fc.oneof(
+          fc.double({ noNaN: true, noDefaultInfinity: true, min: 0 }),
+          fc.integer({ min: 0 }),
+          fc.constantFrom<number | bigint>(...NUMBER_BOUNDARIES.filter((n) => n > 0), ...BIGINT_BOUNDARIES.filter((k) => k > 0n)),
+        ),
         action: fc.constantFrom('add', 'sub'),
       },
       { requiredKeys: ['metric', 'type', 'value'] },
