@@ -5,8 +5,10 @@ import { integerValue } from './integers';
 import { isUnsafeIntegralDouble } from './json/precise-stringify';
 
 
-// integers are read as BigInt so none is rounded, then the safe ones become numbers again
-const parseOptions = { intAsBigInt: true, customTags: ['binary' as const] };
+// integers are read as BigInt so none is rounded, then the safe ones become numbers again;
+// logLevel 'error': the library's warnings (an unknown directive) would go to process.emitWarning,
+// so every odd frame an onramp receives would print to stderr
+const parseOptions = { intAsBigInt: true, customTags: ['binary' as const], logLevel: 'error' as const };
 const stringifyOptions = { customTags: ['binary' as const] };
 
 /** A double holding an integer beyond ±2^53 is written in exponent form, so it reads back as that double, not as a BigInt. */

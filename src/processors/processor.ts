@@ -81,22 +81,33 @@ export function runProcessors(
 ): Buffer[] {
   let first: ProcessorError | undefined;
   let more = 0;
-  const step = (next: Buffer[], produce: () => Buffer[]) => {
-    let out: Buffer[];
-    try {
-      out = produce();
-    } catch (error) {
-      const failure: ProcessorError = error instanceof Error ? error : new Error(String(error));
-      if (first === undefined) first = failure;
-      else more++;
-      out = failure.frames ?? [];
-    }
-    for (const frame of out) next.push(frame);
+  // a failed call still yields the good frames its error carries
+  const failed = (error: unknown): Buffer[] => {
+    const failure: ProcessorError = error instanceof Error ? error : new Error(String(error));
+    if (first === undefined) first = failure;
+    else more++;
+    return failure.frames ?? [];
   };
   for (const processor of processors) {
     const next: Buffer[] = [];
-    for (const frame of frames) step(next, () => processor.process(frame, ctx));
-    if (finish && processor.finish) step(next, () => processor.finish!(ctx));
+    for (const frame of frames) {
+      let out: Buffer[];
+      try {
+        out = processor.process(frame, ctx);
+      } catch (error) {
+        out = failed(error);
+      }
+      for (const made of out) next.push(made);
+    }
+    if (finish && processor.finish) {
+      let out: Buffer[];
+      try {
+        out = processor.finish(ctx);
+      } catch (error) {
+        out = failed(error);
+      }
+      for (const made of out) next.push(made);
+    }
     frames = next;
   }
   if (first === undefined) return frames;
