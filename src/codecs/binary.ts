@@ -9,6 +9,7 @@ import { compactJson } from './json/compact';
  */
 export const binary: CodecType = {
   name: 'binary',
+  summary: "The frame's bytes as they are (a binary value); a string encodes as UTF-8, other values as compact JSON.",
   mimeTypes: ['application/octet-stream'],
   create: () => ({
     name: 'binary',

@@ -11,9 +11,15 @@ import { I64_MAX, I64_MIN, U64_MAX, toPoint, type FieldValue, type InfluxPoint }
  * Same value model as influx (integers as BigInt, floats as number); an
  * unsigned integer above the i64 range cannot be written. Encoding needs a
  * timestamp.
+ *
+ * Integers, exactly: integer fields are i64, -2^63 to 2^63 - 1 as BigInt
+ * both ways; a BigInt outside (2^64 - 1 included) is an encode error, not a
+ * wrap. The timestamp is a u64, 0 to 2^64 - 1; a negative one is an encode
+ * error.
  */
 export const binflux: CodecType = {
   name: 'binflux',
+  summary: "The original runtime's binary influx format: one point per frame, integers as BigInt, big-endian.",
   create: () => ({
     name: 'binflux',
     decode: (data) => decodeBinflux(data),

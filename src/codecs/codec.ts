@@ -18,6 +18,8 @@ export interface Codec {
 export interface CodecType {
   /** the name artefacts use */
   readonly name: string;
+  /** one line for the reference (docs/reference.md): what a frame holds and what it decodes to */
+  readonly summary?: string;
   /** mime types this codec serves in the builtin mime map */
   readonly mimeTypes?: readonly string[];
   create(): Codec;

@@ -11,6 +11,7 @@ import { toPoint } from './influx/point';
  */
 export const influx: CodecType = {
   name: 'influx',
+  summary: 'InfluxDB line protocol: one point per frame, `{measurement, tags, fields, timestamp}`.',
   create: () => ({
     name: 'influx',
     decode(data, ingestNs) {

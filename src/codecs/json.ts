@@ -38,11 +38,19 @@ function isDigit(c: number): boolean {
  * ids and nanosecond timestamps survive decode then encode. Binary values
  * (Buffer, Uint8Array) encode as base64 strings.
  *
+ * Integers, exactly: a literal from -2^53 to 2^53 (both included) decodes to
+ * a number; beyond, to a BigInt of any size (2^64 - 1, -2^63, 2^100 alike).
+ * A literal with a fraction or exponent is always a number (a double, so
+ * `9007199254740993.0` rounds). A BigInt encodes as its exact literal. A
+ * double whose value is an integer beyond ±2^53 encodes in exponent form
+ * (`1.152921504606847e+18`) and decodes to the same double.
+ *
  * Key order is kept, within the one limit of JavaScript objects: keys that
  * are array indices ("0", "17") come first, in ascending order.
  */
 export const json: CodecType = {
   name: 'json',
+  summary: 'One JSON document per frame; compact on the way out; integers beyond ±2^53 as BigInt.',
   mimeTypes: ['application/json'],
   create: () => ({
     name: 'json',

@@ -9,11 +9,19 @@ import { setOwn } from './integers';
  * Value model: as json's. 64-bit integers decode to a number when within
  * ±2^53 and to a BigInt beyond (`int64AsType: 'auto'`); a BigInt encodes as
  * int64/uint64, so nanosecond timestamps round-trip exactly. A BigInt beyond
- * 64 bits is an encode error rather than a silent rounding. Binary (bin 8/16/32)
+ * 64 bits is an encode error rather than a silent rounding.
+ *
+ * Integers, exactly: every MessagePack integer, -2^63 to 2^64 - 1, decodes
+ * exactly: a number from -2^53 to 2^53, a BigInt beyond. A BigInt in that
+ * range encodes as int 64 (uint 64 above 2^63 - 1); one outside it is an
+ * encode error. A number encodes as an integer when it fits 32 bits and as
+ * a float 64 otherwise (exact for every safe integer, 2^53 itself and
+ * integral doubles beyond it included), so it decodes to the same number. Binary (bin 8/16/32)
  * decodes to a Buffer. Maps decode to plain objects with string keys.
  */
 export const msgpack: CodecType = {
   name: 'msgpack',
+  summary: 'One MessagePack value per frame (standard maps); 64-bit integers beyond ±2^53 as BigInt.',
   mimeTypes: ['application/msgpack', 'application/x-msgpack', 'application/vnd.msgpack'],
   create: () => {
     // one Packr per codec instance: it keeps an internal output buffer

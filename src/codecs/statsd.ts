@@ -9,9 +9,17 @@ import { integerValue } from './integers';
  * order. A gauge value with a sign is a change, not a level: `+5` gives
  * `action: "add"` and `-5` gives `action: "sub"` with value 5. Values are
  * numbers (BigInt for integers beyond 2^53).
+ *
+ * Integers, exactly: a value without fraction or exponent from -2^53 to 2^53
+ * decodes to a number, beyond to a BigInt of any size (statsd itself sets no
+ * limit); one with a fraction or exponent is a double, and one beyond the
+ * doubles (`1e400`) is an error. A BigInt encodes as its exact digits; a
+ * double whose value is an integer beyond ±2^53 encodes with `.0`, so it
+ * reads back as the same double.
  */
 export const statsd: CodecType = {
   name: 'statsd',
+  summary: 'One statsd metric per frame, `metric:value|type[|@sample_rate]`, as `{metric, [action], type, [sample_rate], value}`.',
   create: () => ({
     name: 'statsd',
     decode: (data) => decodeStatsd(data.toString('utf8')),
@@ -35,6 +43,8 @@ function decodeStatsd(text: string): StatsdMetric {
   const colon = line.indexOf(':');
   if (colon <= 0) throw new Error(`statsd: expected metric:value|type in ${JSON.stringify(line.slice(0, 80))}`);
   const metric = line.slice(0, colon);
+  // what the encoder refuses to write: a name holding the field separator or a line break
+  if (/[|\n\r]/.test(metric)) throw new Error(`statsd: bad metric name ${JSON.stringify(metric.slice(0, 80))}`);
   const [valueText, type, rate, ...rest] = line.slice(colon + 1).split('|');
   if (type === undefined || !TYPES.has(type)) throw new Error(`statsd: unknown type ${JSON.stringify(type ?? '')}`);
   if (!NUMBER.test(valueText)) throw new Error(`statsd: bad value ${JSON.stringify(valueText)}`);
@@ -47,7 +57,7 @@ function decodeStatsd(text: string): StatsdMetric {
   }
   if (rate !== undefined) {
     if (!rate.startsWith('@') || !NUMBER.test(rate.slice(1))) throw new Error(`statsd: bad sample rate ${JSON.stringify(rate)}`);
-    result.sample_rate = Number(rate.slice(1));
+    result.sample_rate = finite(Number(rate.slice(1)), 'sample rate', rate);
   }
   result.value = parseValue(magnitude);
   // rebuild in the documented key order: metric, [action], type, [sample_rate], value
@@ -62,8 +72,14 @@ function decodeStatsd(text: string): StatsdMetric {
 }
 
 function parseValue(text: string): number | bigint {
-  if (/[.eE]/.test(text)) return Number(text);
+  if (/[.eE]/.test(text)) return finite(Number(text), 'value', text);
   return integerValue(BigInt(text));
+}
+
+/** A float beyond the doubles (`1e400`) is an error, not Infinity: no statsd value means that, and none could be sent on. */
+function finite(value: number, what: string, text: string): number {
+  if (!Number.isFinite(value)) throw new Error(`statsd: ${what} ${JSON.stringify(text)} is out of range`);
+  return value;
 }
 
 function encodeStatsd(value: unknown): string {

@@ -17,6 +17,7 @@ let lastText: string | undefined;
 /** string: UTF-8 text in; a string out as is, binary as is, anything else as compact JSON. */
 export const string: CodecType = {
   name: 'string',
+  summary: 'UTF-8 text in; a string out as is, binary as is, other values as compact JSON.',
   mimeTypes: ['text/plain', 'text/html'],
   create: () => ({
     name: 'string',

@@ -13,6 +13,7 @@ import { formatSyslog } from './syslog/encode';
  */
 export const syslog: CodecType = {
   name: 'syslog',
+  summary: 'One RFC 5424 or RFC 3164 syslog message per frame; encodes RFC 5424 unless the value says RFC3164.',
   create: () => ({
     name: 'syslog',
     decode: (data, ingestNs) => parseSyslog(data.toString('utf8'), ingestNs),

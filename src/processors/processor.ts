@@ -1,3 +1,5 @@
+import type { JsonSchema } from '../schema/json-schema';
+
 /**
  * Preprocessors turn received bytes into frames on the way in;
  * postprocessors turn encoded frames into bytes on the way out.
@@ -28,15 +30,27 @@ export interface Postprocessor {
 /** Processor config as written in an artefact: a name, or `{name, config}`. */
 export type ProcessorSpec = string | { name: string; config?: Record<string, unknown> };
 
-export interface PreprocessorType {
+/**
+ * What every processor type declares about its config. `configSchema` is
+ * the one place the config is described: publishing checks a ramp's
+ * processor configs against it (unknown keys and wrong types are a 400
+ * naming the field), its top-level `description` is the type's one-line
+ * summary, and its `default`s are the values `create` uses for absent keys
+ * (see `withDefaults`). `create` trusts a config that passed the schema; it
+ * does not check it again.
+ */
+interface ProcessorTypeBase {
   readonly name: string;
+  readonly configSchema: JsonSchema;
+}
+
+export interface PreprocessorType extends ProcessorTypeBase {
   /** it cuts a byte stream into frames (lines, length prefixes): it can stand in for a type's own framing */
   readonly splits?: boolean;
   create(config: Record<string, unknown>): Preprocessor;
 }
 
-export interface PostprocessorType {
-  readonly name: string;
+export interface PostprocessorType extends ProcessorTypeBase {
   create(config: Record<string, unknown>): Postprocessor;
 }
 
@@ -52,6 +66,12 @@ export function processorConfig(spec: ProcessorSpec): Record<string, unknown> {
  * Runs frames through processors in order, each frame through `process`;
  * with `finish`, each processor also flushes what it buffered (the end of a
  * stream), and that too runs through the processors after it.
+ *
+ * A processor that throws on one frame does not cost the others: the good
+ * frames it still made (`ProcessorError.frames`) and every other frame go on
+ * through the rest of the chain. The first error is then thrown with the
+ * chain's output as its `frames` (and a count of any further errors in its
+ * message), so the caller reports it once and still delivers the good frames.
  */
 export function runProcessors(
   processors: readonly (Preprocessor | Postprocessor)[],
@@ -59,13 +79,40 @@ export function runProcessors(
   ctx: FrameContext,
   finish = false,
 ): Buffer[] {
+  let first: ProcessorError | undefined;
+  let more = 0;
+  // a failed call still yields the good frames its error carries
+  const failed = (error: unknown): Buffer[] => {
+    const failure: ProcessorError = error instanceof Error ? error : new Error(String(error));
+    if (first === undefined) first = failure;
+    else more++;
+    return failure.frames ?? [];
+  };
   for (const processor of processors) {
     const next: Buffer[] = [];
-    for (const frame of frames) for (const out of processor.process(frame, ctx)) next.push(out);
-    if (finish) for (const out of processor.finish?.(ctx) ?? []) next.push(out);
+    for (const frame of frames) {
+      let out: Buffer[];
+      try {
+        out = processor.process(frame, ctx);
+      } catch (error) {
+        out = failed(error);
+      }
+      for (const made of out) next.push(made);
+    }
+    if (finish && processor.finish) {
+      let out: Buffer[];
+      try {
+        out = processor.finish(ctx);
+      } catch (error) {
+        out = failed(error);
+      }
+      for (const made of out) next.push(made);
+    }
     frames = next;
   }
-  return frames;
+  if (first === undefined) return frames;
+  const message = more > 0 ? `${first.message} (and ${more} more error${more > 1 ? 's' : ''} in the same read)` : first.message;
+  throw Object.assign(new Error(message), { frames });
 }
 
 /** An error from a processor that still produced some good frames. */

@@ -114,11 +114,21 @@ export class Repository {
     } catch (err) {
       throw invalid(`config.${(err as Error).message}`);
     }
-    const checkProcessors = (specs: ProcessorSpec[] | undefined, field: string, reg: Registries['preprocessors'] | Registries['postprocessors']) => {
-      for (const [i, spec] of (specs ?? []).entries()) reg.get(processorName(spec), `${field}[${i}]`).create(processorConfig(spec));
-    };
-    checkProcessors(r.preprocessors, 'preprocessors', this.registries.preprocessors);
-    checkProcessors(r.postprocessors, 'postprocessors', this.registries.postprocessors);
+    this.checkProcessors(r.preprocessors, 'preprocessors', this.registries.preprocessors);
+    this.checkProcessors(r.postprocessors, 'postprocessors', this.registries.postprocessors);
+  }
+
+  /** Each processor's config against its type's schema: `preprocessors[0].config: unknown field 'bogus'`. */
+  private checkProcessors(
+    specs: ProcessorSpec[] | undefined,
+    field: string,
+    registry: Registries['preprocessors'] | Registries['postprocessors'],
+  ): void {
+    for (const [i, spec] of (specs ?? []).entries()) {
+      const type = registry.get(processorName(spec), `${field}[${i}]`);
+      // a copy: the validator fills in defaults, and the stored artefact keeps what was published
+      this.validator.check(type.configSchema, structuredClone(processorConfig(spec)), `${field}[${i}].config`);
+    }
   }
 
   private schemaCache?: { key: string; schemas: ReturnType<typeof artefactSchemas> };

@@ -126,11 +126,9 @@ export class SchemaValidator {
 }
 
 function describe(where: string, errors: ErrorObject[]): string {
-  const e = errors[0];
+  const e = reported(errors);
   if (!e) return `${where}: invalid`;
-  // instancePath is a JSON pointer: `/a/b~1c` is the field `a.b/c`
-  const pointer = e.instancePath.split('/').slice(1).map((seg) => seg.replace(/~1/g, '/').replace(/~0/g, '~'));
-  const path = [where, ...pointer].filter((seg) => seg !== '').join('.') || '(top level)';
+  const path = fieldPath(where, e.instancePath) || '(top level)';
   const key = (e as ErrorObject & { propertyName?: string }).propertyName;
   if (key !== undefined) return `${path}: invalid key '${key}': ${e.message ?? 'invalid'}`;
   switch (e.keyword) {
@@ -145,8 +143,53 @@ function describe(where: string, errors: ErrorObject[]): string {
     case 'propertyNames':
       return `${path}: invalid key '${(e.params as { propertyName: string }).propertyName}'`;
     case 'anyOf':
-      return `${path}: must be a registered name or {name, config}`;
+      return describeAlternatives(path, e, errors);
     default:
       return `${path}: ${e.message ?? 'invalid'}`;
   }
+}
+
+/**
+ * The error to report. ajv lists an `anyOf`'s failed branches before the
+ * `anyOf` itself; a branch that got further into the value than the `anyOf`
+ * (`{name: lines, config: [1]}` failing at `config`) says more than "none of
+ * the alternatives", so the deepest such branch error wins.
+ */
+function reported(errors: ErrorObject[]): ErrorObject | undefined {
+  const alternatives = errors.find((e) => e.keyword === 'anyOf');
+  if (!alternatives) return errors[0];
+  const deeper = errors.filter((e) => e.instancePath.length > alternatives.instancePath.length);
+  return deeper.sort((a, b) => b.instancePath.length - a.instancePath.length)[0] ?? alternatives;
+}
+
+/** An `anyOf` no branch of which matched at its own level: what the branches asked for. */
+function describeAlternatives(path: string, alternatives: ErrorObject, errors: ErrorObject[]): string {
+  // each branch's errors, by the branch's place in the schema (`…/anyOf/0/type`)
+  const branches = new Map<string, ErrorObject[]>();
+  for (const e of errors) {
+    const branch = /^\/(\d+)\//.exec(e.schemaPath.slice(alternatives.schemaPath.length))?.[1];
+    if (e === alternatives || branch === undefined || !e.schemaPath.startsWith(alternatives.schemaPath)) continue;
+    branches.set(branch, [...(branches.get(branch) ?? []), e]);
+  }
+  const failures = [...branches.values()];
+  const typeErrors = failures.map((list) => list.find((e) => e.keyword === 'type'));
+  if (failures.length > 0 && typeErrors.every((e) => e !== undefined)) {
+    return `${path}: must be ${typeErrors.map((e) => (e!.params as { type: string }).type).join(' or ')}`;
+  }
+  if (failures.length > 0 && failures.every((list) => list.every((e) => e.keyword === 'required'))) {
+    const fields = failures.flat().map((e) => `'${(e.params as { missingProperty: string }).missingProperty}'`);
+    return `${path}: missing required field, one of ${fields.join(', ')}`;
+  }
+  return `${path}: ${alternatives.message ?? 'invalid'}`;
+}
+
+/** `where` then the JSON pointer as a field path: `/nodes/0/a~1b` is `nodes[0].a/b`. */
+function fieldPath(where: string, instancePath: string): string {
+  let path = where;
+  for (const raw of instancePath.split('/').slice(1)) {
+    const segment = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (/^(0|[1-9][0-9]*)$/.test(segment)) path += `[${segment}]`;
+    else path += path === '' ? segment : `.${segment}`;
+  }
+  return path;
 }

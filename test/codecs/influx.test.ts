@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import type { InfluxPoint } from '../../src/codecs/influx/point';
-import { codec, INGEST_NS, text } from './support';
+import { BIGINT_BOUNDARIES, codec, INGEST_NS, NUMBER_BOUNDARIES, text } from './support';
 
 const influx = codec('influx');
 const binflux = codec('binflux');
@@ -11,7 +11,9 @@ const encode = (value: unknown) => influx.encode(value).toString('utf8');
 const name = text({ minLength: 1, maxLength: 10 }).filter((s) => !/[\n\r]/.test(s));
 const fieldValue = fc.oneof(
   fc.double({ noNaN: true, noDefaultInfinity: true }),
+  fc.constantFrom(...NUMBER_BOUNDARIES),
   fc.bigInt({ min: -(2n ** 63n), max: 2n ** 64n - 1n }),
+  fc.constantFrom(...BIGINT_BOUNDARIES, 2n ** 53n, -(2n ** 53n)),
   text({ maxLength: 12 }),
   fc.boolean(),
 );
@@ -19,7 +21,7 @@ const point: fc.Arbitrary<InfluxPoint> = fc.record({
   measurement: name.filter((s) => !/^[#\t]/.test(s)),
   tags: fc.dictionary(name, name, { maxKeys: 4 }),
   fields: fc.dictionary(name, fieldValue, { minKeys: 1, maxKeys: 5 }),
-  timestamp: fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }),
+  timestamp: fc.oneof(fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }), fc.constantFrom(...BIGINT_BOUNDARIES.filter((k) => k < 2n ** 63n))),
 });
 
 describe('influx codec', () => {
@@ -61,6 +63,11 @@ describe('influx codec', () => {
     for (const line of ['m', 'm v', 'm v=', 'm,t v=1', 'm,=x v=1', 'm v="open', 'm v=1 12x', 'm v=abc', 'm v=9223372036854775808i', 'm v=-1u', ',t=1 v=1', 'm v=1,']) {
       expect(() => decode(line), line).to.throw(/influx/);
     }
+  });
+
+  it('refuses a line break inside a name, which the encoder cannot write (found by fuzzing)', () => {
+    expect(() => decode('m,t=a\nb v=1')).to.throw(/^influx: line break inside a name at character 5/);
+    expect(() => decode('\0 \n=""')).to.throw(/^influx: line break inside a name at character 2/);
   });
 
   it('refuses what line protocol cannot hold', () => {

@@ -25,10 +25,17 @@ describe('msgpack codec', () => {
   });
 
   it('throws on empty, truncated, trailing and never-used bytes, and on BigInts beyond 64 bits', () => {
-    for (const hex of ['', '92 01', '01 02', 'c1', '92 c1 01']) {
-      expect(() => msgpack.decode(Buffer.from(hex.replace(/ /g, ''), 'hex'), INGEST_NS), hex).to.throw();
+    const cases: [string, string | RegExp][] = [
+      ['', 'msgpack: empty input'],
+      ['92 01', 'Unexpected end of MessagePack data'],
+      ['01 02', /^Data read, but end of buffer not reached/],
+      ['c1', 'msgpack: invalid byte 0xc1'],
+      ['92 c1 01', 'msgpack: invalid byte 0xc1'],
+    ];
+    for (const [hex, message] of cases) {
+      expect(() => msgpack.decode(Buffer.from(hex.replace(/ /g, ''), 'hex'), INGEST_NS), hex).to.throw(message);
     }
-    expect(() => msgpack.encode(2n ** 64n)).to.throw();
+    expect(() => msgpack.encode(2n ** 64n)).to.throw('18446744073709551616 was too large to fit in MessagePack 64-bit integer format');
   });
 
   it('carries the 100 sample events to the same values as json does', () => {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { codec, INGEST_NS } from './support';
+import { BIGINT_BOUNDARIES, codec, INGEST_NS, NUMBER_BOUNDARIES } from './support';
 
 const statsd = codec('statsd');
 const syslog = codec('syslog');
@@ -23,7 +23,11 @@ describe('statsd codec', () => {
         metric: fc.string({ minLength: 1, maxLength: 10 }).filter((s) => !/[:|\r\n]/.test(s)),
         type: fc.constantFrom('c', 'ms', 'h', 's', 'g'),
         sample_rate: fc.double({ min: 0, max: 1, noNaN: true }),
-        value: fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true, min: 0 }), fc.integer({ min: 0 })),
+        value: fc.oneof(
+          fc.double({ noNaN: true, noDefaultInfinity: true, min: 0 }),
+          fc.integer({ min: 0 }),
+          fc.constantFrom<number | bigint>(...NUMBER_BOUNDARIES.filter((n) => n > 0), ...BIGINT_BOUNDARIES.filter((k) => k > 0n)),
+        ),
         action: fc.constantFrom('add', 'sub'),
       },
       { requiredKeys: ['metric', 'type', 'value'] },
@@ -39,6 +43,15 @@ describe('statsd codec', () => {
   it('throws on malformed lines and unrepresentable values', () => {
     for (const line of ['novalue', 'a:1', 'a:1|x', 'a:b|c', 'a:1|c|0.5', 'a:1|c|@x', ':1|c']) expect(() => dec(statsd, line), line).to.throw(/statsd/);
     expect(() => statsd.encode({ metric: 'g', type: 'g', value: -1 })).to.throw(/negative/);
+  });
+
+  it('refuses on decode what it could not encode again (found by fuzzing): a float beyond the doubles, a name with | or a line break', () => {
+    expect(() => dec(statsd, 'a:1e400|c')).to.throw('statsd: value "1e400" is out of range');
+    expect(() => dec(statsd, 'a:-1e400|ms')).to.throw('statsd: value "-1e400" is out of range');
+    expect(() => dec(statsd, 'a:1|c|@1e999')).to.throw('statsd: sample rate "@1e999" is out of range');
+    expect(() => dec(statsd, '|:0|c')).to.throw('statsd: bad metric name "|"');
+    expect(() => dec(statsd, '\nx:0|c')).to.throw('statsd: bad metric name "\\nx"');
+    expect(dec(statsd, 'a:1e300|c')).to.deep.equal({ metric: 'a', type: 'c', value: 1e300 });
   });
 });
 
@@ -93,5 +106,18 @@ describe('syslog codec', () => {
 
   it('throws on a bad priority, header or structured data', () => {
     for (const line of ['<192>1 - - - - - -', '<34>1 2003-13-99Tx - - - - -', '<34>1 - - - - [unterminated', '<34>1 - h']) expect(() => dec(syslog, line), line).to.throw(/syslog/);
+  });
+
+  it('refuses RFC 5424 header fields the encoder could not write back (found by fuzzing: a NUL in the hostname)', () => {
+    expect(() => dec(syslog, '<34>1 - host\0name app - - -')).to.throw('syslog: RFC 5424 hostname must be printable ASCII');
+    expect(() => dec(syslog, '<34>1 - host äpp - - -')).to.throw('syslog: RFC 5424 appname must be printable ASCII');
+    expect(() => dec(syslog, '<34>1 - h a - - [\u00efd n="v"]')).to.throw('syslog: bad structured-data name at 11');
+  });
+
+  it('keeps an RFC 3164 word that is not printable ASCII in the message rather than as hostname or tag', () => {
+    const value = dec(syslog, '<13>Feb  5 17:32:18 h\u00f4te app: hi', 1_700_000_000_000_000_000n) as Record<string, unknown>;
+    expect(value.hostname).to.equal(undefined);
+    expect(value.msg).to.equal('h\u00f4te app: hi');
+    expect(() => syslog.encode(value)).not.to.throw();
   });
 });

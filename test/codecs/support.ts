@@ -49,24 +49,34 @@ export const text = (constraints: fc.StringConstraints = {}) =>
 /** Object keys that are not array indices, whose order a JavaScript object keeps. */
 export const key = () => text({ maxLength: 12 }).filter((k) => !isIndexKey(k));
 
-/** Integers beyond 2^53 within the given bounds, which only BigInt holds exactly. */
-export const unsafeBigInt = (min: bigint, max: bigint) =>
-  fc.oneof(
+/** The integer boundaries: ±(2^53 + 1), the first integers only a BigInt holds, and the ends of the 64-bit types. */
+export const BIGINT_BOUNDARIES = [NUMBER_LIMIT + 1n, -(NUMBER_LIMIT + 1n), 2n ** 64n - 1n, -(2n ** 63n)] as const;
+/** ±2^53: the last integers a number holds exactly (eddy keeps them numbers). */
+export const NUMBER_BOUNDARIES = [2 ** 53, -(2 ** 53)] as const;
+
+/** Integers beyond 2^53 within the given bounds, which only BigInt holds exactly; the boundaries within them are drawn too. */
+export const unsafeBigInt = (min: bigint, max: bigint) => {
+  const boundaries = BIGINT_BOUNDARIES.filter((k) => k >= min && k <= max);
+  return fc.oneof(
     fc.bigInt({ min: NUMBER_LIMIT + 1n, max }),
     fc.bigInt({ min, max: -NUMBER_LIMIT - 1n }),
+    ...(boundaries.length > 0 ? [fc.constantFrom(...boundaries)] : []),
   );
+};
 
 /**
  * eddy's value model as the structured codecs share it: JSON values, with
- * integers beyond 2^53 as BigInt (never as doubles); -0 is left out (JSON has no negative zero).
+ * integers beyond 2^53 as BigInt, ±2^53 itself as numbers, and doubles of
+ * any finite value (integral ones beyond 2^53 included: they stay doubles);
+ * -0 is left out (JSON has no negative zero).
  */
 export function eddyValue(bigints: fc.Arbitrary<bigint>): fc.Arbitrary<unknown> {
   const leaf = fc.oneof(
     fc.constant(null),
     fc.boolean(),
     fc.integer(),
-    // a double with an integral value beyond 2^53 is written as an integer literal and reads back as BigInt
-    fc.double({ noNaN: true, noDefaultInfinity: true }).filter((n) => !Object.is(n, -0) && !(Number.isInteger(n) && !Number.isSafeInteger(n))),
+    fc.constantFrom(...NUMBER_BOUNDARIES, 2 ** 60, -(2 ** 64)),
+    fc.double({ noNaN: true, noDefaultInfinity: true }).filter((n) => !Object.is(n, -0)),
     text(),
     bigints,
   );

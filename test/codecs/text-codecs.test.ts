@@ -19,7 +19,7 @@ describe('string codec', () => {
     fc.assert(fc.property(text(), (s) => {
       expect(string.decode(string.encode(s), INGEST_NS)).to.equal(s);
     }));
-    expect(() => string.decode(Buffer.from([0x61, 0xc3]), INGEST_NS)).to.throw();
+    expect(() => string.decode(Buffer.from([0x61, 0xc3]), INGEST_NS)).to.throw('The encoded data was not valid for encoding utf-8');
   });
 
   it('encodes non-strings as compact JSON, BigInt exactly', () => {
@@ -60,8 +60,12 @@ describe('yaml codec', () => {
   });
 
   it('throws on empty input, duplicate keys, several documents and bad syntax', () => {
-    for (const doc of ['', 'a: 1\na: 2\n', 'a: 1\n---\nb: 2\n', 'a: [']) {
-      expect(() => yaml.decode(Buffer.from(doc), INGEST_NS), doc).to.throw();
-    }
+    const cases: [string, string][] = [
+      ['', 'yaml: empty input'],
+      ['a: 1\na: 2\n', 'Map keys must be unique'],
+      ['a: 1\n---\nb: 2\n', 'Source contains multiple documents'],
+      ['a: [', 'Flow sequence in block collection must be sufficiently indented and end with a ]'],
+    ];
+    for (const [doc, message] of cases) expect(() => yaml.decode(Buffer.from(doc), INGEST_NS), doc).to.throw(message);
   });
 });

@@ -36,6 +36,47 @@ describe('decompression of data made by the standard tools', () => {
   });
 });
 
+/** A zstd frame of raw blocks: magic, a descriptor, the given header bytes, then each block (the last one flagged). */
+function zstdFrame(descriptor: number, header: number[], blocks: Buffer[]): Buffer {
+  const parts: Buffer[] = [Buffer.from([0x28, 0xb5, 0x2f, 0xfd, descriptor, ...header])];
+  blocks.forEach((block, i) => {
+    const blockHeader = Buffer.alloc(3);
+    blockHeader.writeUIntLE((block.length << 3) | (0 << 1) | (i === blocks.length - 1 ? 1 : 0), 0, 3);
+    parts.push(blockHeader, block);
+  });
+  return Buffer.concat(parts);
+}
+const le64 = (n: bigint) => {
+  const b = Buffer.alloc(8);
+  b.writeBigUInt64LE(n);
+  return [...b];
+};
+
+describe('zstd frames whose headers declare more than they hold', () => {
+  const hello = Buffer.from('hello zstd');
+
+  it('decodes a hand-made frame whose declared content size is its blocks\' (the check passes honest frames)', () => {
+    // single segment (0x20) with an 8-byte content size (0xc0)
+    expect(one('decompress', zstdFrame(0xe0, le64(BigInt(hello.length * 2)), [hello, hello]))).to.deep.equal([Buffer.concat([hello, hello])]);
+  });
+
+  it('refuses a 26-byte frame declaring 1 GiB of content (fzstd alone returned a 1 GiB buffer of zeros)', () => {
+    const bomb = zstdFrame(0xe0, le64(2n ** 30n), [hello]);
+    expect(bomb.length).to.equal(26);
+    expect(() => one('decompress', bomb)).to.throw(
+      'decompress (zstd): zstd: a frame needs a 1073741824-byte window, more than the 134217728 bytes eddy decodes with (libzstd\'s default limit)',
+    );
+    const within = zstdFrame(0xe0, le64(2n ** 20n), [hello]);
+    expect(() => one('decompress', within)).to.throw('decompress (zstd): zstd: a frame declares 1048576 bytes of content, more than its blocks can hold (10)');
+  });
+
+  it('refuses a window beyond 128 MiB, as libzstd does by default, and accepts 128 MiB', () => {
+    // not single segment: a window descriptor byte, exponent in its top 5 bits (window = 2^(10 + exponent))
+    expect(() => one('decompress', zstdFrame(0x00, [(18 << 3) | 0], [hello]))).to.throw(/a frame needs a 268435456-byte window/);
+    expect(one('decompress', zstdFrame(0x00, [(17 << 3) | 0], [hello]))).to.deep.equal([hello]);
+  });
+});
+
 // no snappy CLI with the framing format installs here (Debian's python3-snappy fails to run), so the
 // fixtures come from the snappy package's own framed stream (an independent, Rust implementation)
 describe('snappy framing format, against the snappy package\'s framed streams', () => {

@@ -52,7 +52,7 @@ describe('eddy test (the command)', () => {
     const path = caseFile(`pipeline: ${JSON.stringify(PIPELINE)}\ncases:\n  - name: x\n    in: { in: "a|" }\n    out: { out: "-|" }\n    ouput: {}\n`);
     const run = await runEddy(['test', path]);
     expect(run.code).to.equal(1);
-    expect(run.stdout).to.include(`${path}: cases.0: unknown field 'ouput'`);
+    expect(run.stdout).to.include(`${path}: cases[0]: unknown field 'ouput'`);
   });
 
   it('a marble letter without a value fails the case naming the port and the letter', async () => {

@@ -90,6 +90,8 @@ class LineReader {
     while (this.pos < line.length) {
       const c = line[this.pos];
       if (end.has(c)) break;
+      // one frame is one line; names cannot hold a line break (nor can the encoder write one)
+      if (c === '\n' || c === '\r') this.fail('line break inside a name');
       if (c === '\\' && this.pos + 1 < line.length && NAME_ESCAPABLE.has(line[this.pos + 1])) {
         result += line[this.pos + 1];
         this.pos += 2;

@@ -10,6 +10,16 @@
  *                          as `5i` otherwise: the one type the model cannot keep)
  *   string   <-> string, boolean <-> boolean
  * The timestamp is a BigInt of nanoseconds (they pass 2^53).
+ *
+ * Integers, exactly: `i` fields hold -2^63 to 2^63 - 1 and `u` fields 0 to
+ * 2^64 - 1, as BigInt whatever their size; a literal outside its range is a
+ * decode error. A BigInt field encodes with `i` within the i64 range, with
+ * `u` above it up to 2^64 - 1, and beyond that is an encode error. A number
+ * field is a float: a float literal beyond 2^53 rounds to the nearest
+ * double, and an integral double encodes as its shortest text, which reads
+ * back as the same double. Timestamps: line protocol holds -2^63 to
+ * 2^63 - 1 (beyond: an error both ways); binflux holds 0 to 2^64 - 1. A
+ * number timestamp must be a safe integer.
  */
 import { setOwn } from '../integers';
 

@@ -1,8 +1,10 @@
 /**
  * Compact JSON for values JSON.stringify cannot write as eddy means them:
- * BigInt (written exactly, as an integer literal) and binary data (a Buffer
+ * BigInt (written exactly, as an integer literal), binary data (a Buffer
  * or any Uint8Array, written as a standard base64 string, as the original
- * runtime does). Everything else follows JSON.stringify: `toJSON` is honoured,
+ * runtime does), and a double whose value is an integer beyond ±2^53
+ * (written in exponent form, `1.152921504606847e+18`: JSON.stringify's
+ * `1152921504606847000` would read back as a BigInt of another value). Everything else follows JSON.stringify: `toJSON` is honoured,
  * `undefined`, functions and symbols are left out of objects and become
  * `null` in arrays, non-finite numbers become `null`.
  */
@@ -16,7 +18,7 @@ export function stringifyPrecise(value: unknown): string | undefined {
  * checked here; JSON.stringify reports them.
  */
 export function needsPreciseStringify(value: unknown): boolean {
-  if (typeof value !== 'object' || value === null) return typeof value === 'bigint';
+  if (typeof value !== 'object' || value === null) return typeof value === 'bigint' || isUnsafeIntegralDouble(value);
   if (ArrayBuffer.isView(value)) return true;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) if (needsPreciseStringify(value[i])) return true;
@@ -33,6 +35,7 @@ function write(value: unknown): string | undefined {
     case 'string':
       return JSON.stringify(value);
     case 'number':
+      if (isUnsafeIntegralDouble(value)) return value.toExponential();
       return Number.isFinite(value) ? String(value) : 'null';
     case 'bigint':
       return value.toString();
@@ -56,4 +59,13 @@ function writeObject(object: Record<string, unknown>): string {
     if (text !== undefined) parts.push(`${JSON.stringify(key)}:${text}`);
   }
   return `{${parts.join(',')}}`;
+}
+
+/**
+ * A double holding an integer beyond ±2^53: written as an integer literal it
+ * would read back as a BigInt, and (its shortest text having zeros for the
+ * digits a double cannot hold) not even of its own value.
+ */
+export function isUnsafeIntegralDouble(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && Math.abs(value) > 2 ** 53;
 }

@@ -24,6 +24,8 @@ export function parseSyslog(text: string, ingestNs: bigint): SyslogMessage {
 }
 
 const NIL = '-';
+/** RFC 5424's PRINTUSASCII (%d33-126): what header fields and structured-data names are made of, and all the encoder writes */
+const PRINTABLE = /^[\x21-\x7e]+$/;
 
 function parse5424(text: string, pri: { facility: string; severity: string }, version: number): SyslogMessage {
   const reader = new Reader(text);
@@ -32,6 +34,9 @@ function parse5424(text: string, pri: { facility: string; severity: string }, ve
   const appname = reader.token();
   const procid = reader.token();
   const msgid = reader.token();
+  for (const [what, field] of [['hostname', hostname], ['appname', appname], ['procid', procid], ['msgid', msgid]]) {
+    if (!PRINTABLE.test(field)) throw new Error(`syslog: RFC 5424 ${what} must be printable ASCII`);
+  }
   const message: SyslogMessage = { protocol: 'RFC5424', msg: '', structured_data: null };
   if (hostname !== NIL) message.hostname = hostname;
   message.severity = pri.severity;
@@ -55,7 +60,8 @@ function parse5424(text: string, pri: { facility: string; severity: string }, ve
 }
 
 const BSD_TIMESTAMP = /^([A-Z][a-z]{2}) ([ \d]\d) (\d{2}:\d{2}:\d{2}) /;
-const TAG = /^([^\s[\]:]+)(?:\[([^\]\s]*)\])?: ?/;
+// a tag and pid are printable ASCII (what the encoder can write back); anything else stays in the message
+const TAG = /^((?:(?![[\]:])[\x21-\x7e])+)(?:\[((?:(?!\])[\x21-\x7e])*)\])?: ?/;
 
 function parse3164(text: string, pri: { facility: string; severity: string } | undefined, ingestNs: bigint): SyslogMessage {
   let rest = text;
@@ -79,7 +85,7 @@ function parse3164(text: string, pri: { facility: string; severity: string } | u
     }
   }
   // the hostname is the next word unless that word is already the tag (`app[pid]:` or `app:`)
-  const word = /^(\S+) /.exec(rest);
+  const word = /^([\x21-\x7e]+) /.exec(rest);
   if (word && !TAG.test(rest) && message.timestamp !== undefined) {
     message.hostname = word[1];
     rest = rest.slice(word[0].length);
@@ -159,7 +165,7 @@ class Reader {
   }
 
   private name(): string {
-    const m = /^[^\s=\]"]+/.exec(this.text.slice(this.pos, this.pos + 64));
+    const m = /^(?:(?![=\]"])[\x21-\x7e])+/.exec(this.text.slice(this.pos, this.pos + 64));
     if (!m) throw new Error(`syslog: bad structured-data name at ${this.pos}`);
     this.pos += m[0].length;
     return m[0];

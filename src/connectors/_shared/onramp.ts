@@ -247,6 +247,7 @@ export class OnrampRuntime {
         rest = runProcessors(chain, [], fctx, true);
       } catch (err) {
         this.error(err as Error, frame, fctx.ingestNs, undefined);
+        rest = (err as ProcessorError).frames ?? [];
       }
       for (const payload of rest) this.decode(payload, frame, fctx.ingestNs, emit);
     }

@@ -103,6 +103,7 @@ export const backpressure: OperatorType<BackpressureConfig> = {
   configSchema: {
     type: 'object',
     additionalProperties: false,
+    description: 'Backs off from a failing output: after a bad insight only one probe event per back-off step passes, the rest go to `overflow`.',
     required: ['timeout'],
     properties: {
       timeout: { type: 'number', minimum: 0, description: 'ms; an ack with meta time above this counts as a failure' },

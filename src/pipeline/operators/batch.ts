@@ -86,10 +86,15 @@ export const batch: OperatorType<BatchConfig> = {
   configSchema: {
     type: 'object',
     additionalProperties: false,
+    description: 'Collects events into batches of `count` events, flushing a partial batch after `timeout`.',
     required: ['count'],
     properties: {
       count: { type: 'integer', minimum: 1, description: 'number of events per batch' },
-      timeout: { type: 'number', exclusiveMinimum: 0, description: 'ms after the first member after which a partial batch is flushed' },
+      timeout: {
+        type: 'number',
+        exclusiveMinimum: 0,
+        description: 'ms after the first member after which a partial batch is flushed; without it a batch waits until it is full',
+      },
     },
   },
   create: (config, ctx) => batchEvents(config, ctx.uid, ctx.scheduler),

@@ -131,6 +131,11 @@ export function bucketNode(scheduler: SchedulerLike): OperatorNode {
 /** grouper::bucket: takes no config; everything comes from event meta. */
 export const bucket: OperatorType<Record<string, never>> = {
   name: 'grouper::bucket',
-  configSchema: { type: 'object', additionalProperties: false, properties: {} },
+  configSchema: {
+    type: 'object',
+    additionalProperties: false,
+    description: 'Rate-limits events per class and dimensions taken from event meta; events over the limit go to `overflow`.',
+    properties: {},
+  },
   create: (_config, ctx) => bucketNode(ctx.scheduler),
 };

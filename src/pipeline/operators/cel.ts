@@ -131,8 +131,9 @@ export const cel: OperatorType<CelConfig> = {
   configSchema: {
     type: 'object',
     additionalProperties: false,
+    description: 'Filters, classifies, patches and routes events with CEL expressions.',
     properties: {
-      filter: { ...exprSchema, description: 'drop the event unless this expression is true' },
+      filter: { ...exprSchema, description: 'drop the event unless this expression is true (without it every event passes)' },
       meta: { type: 'object', additionalProperties: exprSchema, description: 'metadata variable -> expression' },
       set: { type: 'object', additionalProperties: exprSchema, description: 'dotted field path -> expression, patching the event data' },
       remove: { type: 'array', items: { type: 'string', minLength: 1 }, description: 'dotted field paths removed from the event data' },

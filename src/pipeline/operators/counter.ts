@@ -22,6 +22,11 @@ export function countEvents(): OperatorFunction<EddyEvent, EddyEvent> {
 /** generic::counter */
 export const counter: OperatorType<Record<string, never>> = {
   name: 'generic::counter',
-  configSchema: { type: 'object', additionalProperties: false, properties: {} },
+  configSchema: {
+    type: 'object',
+    additionalProperties: false,
+    description: 'Replaces each event\'s value with `{count, event}`, counting from 1.',
+    properties: {},
+  },
   create: () => countEvents(),
 };

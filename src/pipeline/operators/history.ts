@@ -28,6 +28,7 @@ export const history: OperatorType<HistoryConfig> = {
   configSchema: {
     type: 'object',
     additionalProperties: false,
+    description: 'Appends `evt: <op>(<id>)` to the meta array `name`, to trace the nodes an event went through.',
     required: ['op', 'name'],
     properties: {
       op: { type: 'string', description: 'label written into each history entry' },

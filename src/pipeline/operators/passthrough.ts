@@ -4,6 +4,11 @@ import type { OperatorType } from '../operator';
 /** passthrough: forwards every event unchanged on `out`. */
 export const passthrough: OperatorType = {
   name: 'passthrough',
-  configSchema: { type: 'object', additionalProperties: false, properties: {} },
+  configSchema: {
+    type: 'object',
+    additionalProperties: false,
+    description: 'Forwards every event unchanged on `out`.',
+    properties: {},
+  },
   create: () => identity,
 };

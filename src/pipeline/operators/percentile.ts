@@ -50,6 +50,7 @@ export const percentile: OperatorType<PercentileConfig> = {
   configSchema: {
     type: 'object',
     additionalProperties: false,
+    description: 'Lets through a share of events that shrinks on bad insights and grows on good ones; the rest go to `overflow`.',
     required: ['timeout'],
     properties: {
       timeout: { type: 'number', minimum: 0, description: 'ms; an ack with meta time above this counts as a failure' },

@@ -67,6 +67,7 @@ export const roundrobin: OperatorType<RoundRobinConfig> = {
   configSchema: {
     type: 'object',
     additionalProperties: false,
+    description: 'Spreads events over its outputs in turn, skipping outputs whose downstream triggered the circuit breaker.',
     properties: {
       outputs: {
         type: 'array',

@@ -261,6 +261,7 @@ export const wal: OperatorType<WalConfig> = {
   configSchema: {
     type: 'object',
     additionalProperties: false,
+    description: 'A write-ahead log: stores each event before acknowledging it upstream and replays what is not acknowledged downstream.',
     required: ['read_count'],
     anyOf: [{ required: ['max_elements'] }, { required: ['max_bytes'] }],
     properties: {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { PostprocessorType } from '../processor';
 import { GELF_CHUNK_HEADER, GELF_CHUNK_MAGIC, GELF_MAX_CHUNKS } from '../shared/gelf-reassembly';
-import { onlyKeys, positiveInteger } from '../shared/options';
+import { positiveIntegerProperty, processorSchema, withDefaults } from '../shared/options';
 
 /**
  * gelf-chunking: splits every frame into GELF chunks of at most `chunk_size`
@@ -11,11 +11,15 @@ import { onlyKeys, positiveInteger } from '../shared/options';
  * do not collide as the original's ids from 0 did. More than 128 chunks is an
  * error, as GELF allows no more.
  */
+const configSchema = processorSchema('Splits every frame into GELF chunks (at most 128), message ids from a random 64-bit start.', {
+  chunk_size: positiveIntegerProperty(8180, 'data bytes per chunk, not counting the 12-byte chunk header'),
+});
+
 export const gelfChunking: PostprocessorType = {
   name: 'gelf-chunking',
+  configSchema,
   create(config) {
-    onlyKeys('gelf-chunking', config, ['chunk_size']);
-    const chunkSize = positiveInteger('gelf-chunking', config, 'chunk_size', 8180);
+    const { chunk_size: chunkSize } = withDefaults<{ chunk_size: number }>(configSchema, config);
     let nextId = randomBytes(8).readBigUInt64BE(0);
     return {
       process(frame) {

@@ -1,11 +1,11 @@
 import type { PostprocessorType } from '../processor';
-import { onlyKeys } from '../shared/options';
+import { processorSchema } from '../shared/options';
 
 /** ingest-ns: prefixes each frame with its event's ingest time, a big-endian u64 of nanoseconds. */
 export const ingestNs: PostprocessorType = {
   name: 'ingest-ns',
-  create(config) {
-    onlyKeys('ingest-ns', config, []);
+  configSchema: processorSchema("Prefixes each frame with its event's ingest time, a big-endian u64 of nanoseconds."),
+  create() {
     return {
       process(frame, ctx) {
         const header = Buffer.alloc(8);

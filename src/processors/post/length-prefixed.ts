@@ -1,11 +1,11 @@
 import type { PostprocessorType } from '../processor';
-import { onlyKeys } from '../shared/options';
+import { processorSchema } from '../shared/options';
 
 /** length-prefixed: prefixes each frame with its length as a big-endian u64. */
 export const lengthPrefixed: PostprocessorType = {
   name: 'length-prefixed',
-  create(config) {
-    onlyKeys('length-prefixed', config, []);
+  configSchema: processorSchema('Prefixes each frame with its length as a big-endian u64.'),
+  create() {
     return {
       process(frame) {
         const header = Buffer.alloc(8);

@@ -1,12 +1,16 @@
 import type { PostprocessorType } from '../processor';
-import { onlyKeys, separatorByte } from '../shared/options';
+import { processorSchema, separatorProperty, withDefaults } from '../shared/options';
 
 /** lines: appends a separator (default `\n`, or the one-byte `separator`) to every frame. */
+const configSchema = processorSchema('Appends a separator to every frame.', {
+  separator: separatorProperty('\n', 'the byte appended after each frame, as a one-character ASCII string'),
+});
+
 export const lines: PostprocessorType = {
   name: 'lines',
+  configSchema,
   create(config) {
-    onlyKeys('lines', config, ['separator']);
-    const separator = Buffer.of(separatorByte('lines', config, 0x0a));
+    const separator = Buffer.from(withDefaults<{ separator: string }>(configSchema, config).separator, 'latin1');
     return { process: (frame) => [Buffer.concat([frame, separator])] };
   },
 };

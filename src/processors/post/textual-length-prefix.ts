@@ -1,11 +1,11 @@
 import type { PostprocessorType } from '../processor';
-import { onlyKeys } from '../shared/options';
+import { processorSchema } from '../shared/options';
 
 /** textual-length-prefix: prefixes each frame with its length in ASCII decimal and a space. */
 export const textualLengthPrefix: PostprocessorType = {
   name: 'textual-length-prefix',
-  create(config) {
-    onlyKeys('textual-length-prefix', config, []);
+  configSchema: processorSchema('Prefixes each frame with its length in ASCII decimal and a space.'),
+  create() {
     return { process: (frame) => [Buffer.concat([Buffer.from(`${frame.length} `, 'latin1'), frame])] };
   },
 };

@@ -1,5 +1,5 @@
 import type { PreprocessorType } from '../processor';
-import { onlyKeys } from '../shared/options';
+import { processorSchema } from '../shared/options';
 
 /**
  * ingest-ns: each chunk starts with its ingest time, a big-endian u64 of
@@ -8,8 +8,8 @@ import { onlyKeys } from '../shared/options';
  */
 export const ingestNs: PreprocessorType = {
   name: 'ingest-ns',
-  create(config) {
-    onlyKeys('ingest-ns', config, []);
+  configSchema: processorSchema('Reads the ingest time (big-endian u64 nanoseconds) from the first 8 bytes of each chunk; the rest is the frame.'),
+  create() {
     return {
       process(chunk, ctx) {
         if (chunk.length < 8) throw new Error(`ingest-ns: a chunk of ${chunk.length} bytes has no 8-byte timestamp`);

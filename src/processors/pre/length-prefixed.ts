@@ -1,8 +1,12 @@
 import type { PreprocessorType } from '../processor';
 import { ByteQueue } from '../shared/byte-queue';
-import { errorWithFrames, onlyKeys, positiveInteger } from '../shared/options';
+import { errorWithFrames, positiveIntegerProperty, processorSchema, withDefaults } from '../shared/options';
 
 const HEADER = 8;
+
+const configSchema = processorSchema('Cuts frames written as a big-endian u64 length and then that many bytes, buffered across chunks.', {
+  max_length: positiveIntegerProperty(64 * 1024 * 1024, 'largest frame length accepted, in bytes; a longer one is an error and drops the buffered bytes'),
+});
 
 /**
  * length-prefixed: frames of a big-endian u64 length then that many bytes,
@@ -15,9 +19,9 @@ const HEADER = 8;
 export const lengthPrefixed: PreprocessorType = {
   name: 'length-prefixed',
   splits: true,
+  configSchema,
   create(config) {
-    onlyKeys('length-prefixed', config, ['max_length']);
-    const maxLength = positiveInteger('length-prefixed', config, 'max_length', 64 * 1024 * 1024);
+    const { max_length: maxLength } = withDefaults<{ max_length: number }>(configSchema, config);
     const pending = new ByteQueue();
     return {
       process(chunk) {

@@ -1,4 +1,4 @@
 import { separatedLines } from '../shared/separated-lines';
 
 /** lines-pipe: as `lines`, split on `|`. */
-export const linesPipe = separatedLines('lines-pipe', 0x7c, false);
+export const linesPipe = separatedLines('lines-pipe', 'As `lines`, split on `|`.', '|', false);

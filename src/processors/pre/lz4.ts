@@ -2,4 +2,4 @@ import { lz4 as format, attempt } from '../shared/compression';
 import { mapPreprocessor } from '../shared/frame-map';
 
 /** lz4: decompresses each chunk as lz4, frame format. */
-export const lz4Decompress = mapPreprocessor('lz4', (chunk) => attempt('lz4', format.decompress, chunk));
+export const lz4Decompress = mapPreprocessor('lz4', 'Decompresses each chunk as lz4, frame format.', (chunk) => attempt('lz4', format.decompress, chunk));

@@ -1,11 +1,9 @@
 import type { PreprocessorType } from '../processor';
-import { onlyKeys } from '../shared/options';
+import { processorSchema } from '../shared/options';
 
 /** remove-empty: drops empty chunks (the empty lines `lines` keeps). */
 export const removeEmpty: PreprocessorType = {
   name: 'remove-empty',
-  create(config) {
-    onlyKeys('remove-empty', config, []);
-    return { process: (chunk) => (chunk.length === 0 ? [] : [chunk]) };
-  },
+  configSchema: processorSchema('Drops empty frames (the empty lines `lines` keeps).'),
+  create: () => ({ process: (chunk) => (chunk.length === 0 ? [] : [chunk]) }),
 };

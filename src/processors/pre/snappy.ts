@@ -2,4 +2,4 @@ import { snappy as format, attempt } from '../shared/compression';
 import { mapPreprocessor } from '../shared/frame-map';
 
 /** snappy: decompresses each chunk as snappy, framing format. */
-export const snappyDecompress = mapPreprocessor('snappy', (chunk) => attempt('snappy', format.decompress, chunk));
+export const snappyDecompress = mapPreprocessor('snappy', 'Decompresses each chunk as snappy, framing format.', (chunk) => attempt('snappy', format.decompress, chunk));

@@ -1,10 +1,14 @@
 import type { PreprocessorType } from '../processor';
 import { ByteQueue } from '../shared/byte-queue';
-import { errorWithFrames, onlyKeys, positiveInteger, preview } from '../shared/options';
+import { errorWithFrames, positiveIntegerProperty, preview, processorSchema, withDefaults } from '../shared/options';
 
 const MAX_DIGITS = 10; // a u32
 const isDigit = (byte: number) => byte >= 0x30 && byte <= 0x39;
 const isWhitespace = (byte: number) => byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d;
+
+const configSchema = processorSchema('Cuts frames written as an ASCII decimal length, one whitespace byte, then that many bytes (RFC 6587 octet counting).', {
+  max_length: positiveIntegerProperty(64 * 1024 * 1024, 'largest frame length accepted, in bytes; a longer one is an error and drops the buffered bytes'),
+});
 
 /**
  * textual-length-prefix: frames written as an ASCII decimal length, one
@@ -15,9 +19,9 @@ const isWhitespace = (byte: number) => byte === 0x20 || byte === 0x09 || byte ==
 export const textualLengthPrefix: PreprocessorType = {
   name: 'textual-length-prefix',
   splits: true,
+  configSchema,
   create(config) {
-    onlyKeys('textual-length-prefix', config, ['max_length']);
-    const maxLength = positiveInteger('textual-length-prefix', config, 'max_length', 64 * 1024 * 1024);
+    const { max_length: maxLength } = withDefaults<{ max_length: number }>(configSchema, config);
     const pending = new ByteQueue();
     const fail = (message: string, frames: Buffer[]) => {
       const shown = pending.length > 0 ? preview(pending.peek(Math.min(pending.length, 20))) : '""';

@@ -2,4 +2,4 @@ import { xzFormat as format, attempt } from '../shared/compression';
 import { mapPreprocessor } from '../shared/frame-map';
 
 /** xz2: decompresses each chunk as xz (the name is the original's). */
-export const xz2Decompress = mapPreprocessor('xz2', (chunk) => attempt('xz2', format.decompress, chunk));
+export const xz2Decompress = mapPreprocessor('xz2', 'Decompresses each chunk as xz.', (chunk) => attempt('xz2', format.decompress, chunk));

@@ -2,6 +2,7 @@ import { xz } from '@napi-rs/lzma';
 import { compressFrameSync, decompressFrameSync } from 'lz4-napi';
 import { decompress as decompressZstdFrames } from 'fzstd';
 import * as zlib from 'node:zlib';
+import { checkZstdFrames } from './zstd-frames';
 import { compressSnappyFramed, decompressSnappyFramed, SNAPPY_STREAM_IDENTIFIER } from './snappy-framed';
 
 /**
@@ -55,11 +56,18 @@ export const lz4: CompressionFormat = {
   compress: (data) => compressFrameSync(data),
 };
 
-/** zstd: decompression only (Node 20's zlib has no zstd; fzstd is a pure-JS decoder). */
+/**
+ * zstd: decompression only (Node 20's zlib has no zstd; fzstd is a pure-JS
+ * decoder). The frame headers are checked first (`zstd-frames.ts`), since
+ * fzstd trusts the sizes they declare.
+ */
 export const zstd: CompressionFormat = {
   name: 'zstd',
   magic: [[0x28, 0xb5, 0x2f, 0xfd]],
-  decompress: (data) => view(decompressZstdFrames(data)),
+  decompress: (data) => {
+    checkZstdFrames(data);
+    return view(decompressZstdFrames(data));
+  },
 };
 
 /** The formats `decompress` recognises, in the order their magic is tried. */

@@ -1,5 +1,5 @@
 import type { PreprocessorType } from '../processor';
-import { errorWithFrames, onlyKeys, positiveInteger } from './options';
+import { errorWithFrames, positiveIntegerProperty, processorSchema, withDefaults } from './options';
 
 /** A chunked GELF datagram: magic, 8-byte message id, sequence number, sequence count, data. */
 export const GELF_CHUNK_MAGIC = [0x1e, 0x0f] as const;
@@ -25,13 +25,18 @@ interface PartialMessage {
  * reported as an error; the chunk's completed messages still travel on it.
  * A repeated chunk (a duplicated datagram) is ignored.
  */
-export function gelfReassembly(name: string, finishMessage: (message: Buffer) => Buffer): PreprocessorType {
+export function gelfReassembly(name: string, summary: string, finishMessage: (message: Buffer) => Buffer): PreprocessorType {
+  const configSchema = processorSchema(summary, {
+    max_messages: positiveIntegerProperty(1000, 'most incomplete messages kept; beyond it the oldest is dropped (an error)'),
+    timeout_ms: positiveIntegerProperty(5000, 'age (by ingest time) after which an incomplete message is dropped (an error)'),
+  });
   return {
     name,
+    configSchema,
     create(config) {
-      onlyKeys(name, config, ['max_messages', 'timeout_ms']);
-      const maxMessages = positiveInteger(name, config, 'max_messages', 1000);
-      const timeoutNs = BigInt(positiveInteger(name, config, 'timeout_ms', 5000)) * 1_000_000n;
+      const limits = withDefaults<{ max_messages: number; timeout_ms: number }>(configSchema, config);
+      const maxMessages = limits.max_messages;
+      const timeoutNs = BigInt(limits.timeout_ms) * 1_000_000n;
       const partial = new Map<string, PartialMessage>(); // insertion order = arrival order of first chunks
       return {
         process(chunk, ctx) {

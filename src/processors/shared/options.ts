@@ -1,30 +1,37 @@
-/** Reading a processor's config: unknown keys and wrong types are errors at creation, not surprises later. */
-export type ProcessorConfig = Record<string, unknown>;
+import type { JsonSchema } from '../../schema/json-schema';
 
-export function onlyKeys(processor: string, config: ProcessorConfig, allowed: readonly string[]): void {
-  for (const key of Object.keys(config)) {
-    if (!allowed.includes(key)) {
-      const known = allowed.length > 0 ? ` (known: ${allowed.join(', ')})` : ' (it takes none)';
-      throw new Error(`${processor}: unknown config key ${JSON.stringify(key)}${known}`);
-    }
-  }
+/**
+ * A processor's config schema: an object with exactly these properties, and
+ * the type's one-line summary as its description (the reference shows it).
+ */
+export function processorSchema(summary: string, properties: Record<string, JsonSchema> = {}): JsonSchema {
+  return { type: 'object', additionalProperties: false, description: summary, properties };
 }
 
-export function positiveInteger(processor: string, config: ProcessorConfig, key: string, fallback: number): number {
-  const value = config[key] ?? fallback;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
-    throw new Error(`${processor}: ${key} must be a positive integer, not ${JSON.stringify(value)}`);
-  }
-  return value;
+/** A positive integer config value; bounded by the safe integers so arithmetic on it stays exact. */
+export function positiveIntegerProperty(fallback: number, description: string): JsonSchema {
+  return { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: fallback, description };
 }
 
-/** A separator given as a one-byte string. */
-export function separatorByte(processor: string, config: ProcessorConfig, fallback: number): number {
-  const value = config.separator;
-  if (value === undefined) return fallback;
-  const bytes = typeof value === 'string' ? Buffer.from(value, 'utf8') : undefined;
-  if (!bytes || bytes.length !== 1) throw new Error(`${processor}: separator must be a one-byte string, not ${JSON.stringify(value)}`);
-  return bytes[0];
+/**
+ * A separator: one character of one byte in UTF-8 (ASCII), since frames are
+ * split on a single byte.
+ */
+export function separatorProperty(fallback: string, description: string): JsonSchema {
+  return { type: 'string', pattern: '^[\\u0000-\\u007f]$', default: fallback, description };
+}
+
+/**
+ * The config with the schema's defaults in place of absent keys, so a
+ * default is written once, in the schema. The config has passed the schema
+ * at publish time (`Repository`), so values are not checked here again.
+ */
+export function withDefaults<C extends object>(schema: JsonSchema, config: Record<string, unknown>): C {
+  const filled: Record<string, unknown> = {};
+  for (const [key, property] of Object.entries((schema.properties ?? {}) as Record<string, JsonSchema>)) {
+    if (property.default !== undefined) filled[key] = property.default;
+  }
+  return { ...filled, ...config } as C;
 }
 
 /** The first bytes of a frame, for an error message. */

@@ -1,7 +1,8 @@
 import type { PreprocessorType } from '../processor';
-import { errorWithFrames, onlyKeys, positiveInteger, preview, separatorByte } from './options';
+import { errorWithFrames, positiveIntegerProperty, preview, processorSchema, separatorProperty, withDefaults } from './options';
 
 const DEFAULT_MAX_LENGTH = 1_048_576;
+const MAX_LENGTH_DESCRIPTION = 'longest line kept, in bytes, without its separator; a longer line is skipped with an error';
 
 /**
  * Splits on a one-byte separator, carrying a partial line across chunks.
@@ -11,14 +12,19 @@ const DEFAULT_MAX_LENGTH = 1_048_576;
  * the buffer never grows past the limit. At the end of the stream the last
  * line is a frame even without a separator after it.
  */
-export function separatedLines(name: string, defaultSeparator: number, configurable: boolean): PreprocessorType {
+export function separatedLines(name: string, summary: string, defaultSeparator: string, configurable: boolean): PreprocessorType {
+  const configSchema = processorSchema(summary, {
+    ...(configurable ? { separator: separatorProperty(defaultSeparator, 'the byte lines end with, as a one-character ASCII string') } : {}),
+    max_length: positiveIntegerProperty(DEFAULT_MAX_LENGTH, MAX_LENGTH_DESCRIPTION),
+  });
   return {
     name,
     splits: true,
+    configSchema,
     create(config) {
-      onlyKeys(name, config, configurable ? ['separator', 'max_length'] : ['max_length']);
-      const separator = configurable ? separatorByte(name, config, defaultSeparator) : defaultSeparator;
-      const maxLength = positiveInteger(name, config, 'max_length', DEFAULT_MAX_LENGTH);
+      const options = withDefaults<{ separator?: string; max_length: number }>(configSchema, config);
+      const separator = (options.separator ?? defaultSeparator).charCodeAt(0);
+      const maxLength = options.max_length;
       let carry: Buffer | null = null;
       let skipping = false; // inside an over-long line: drop bytes until the next separator
       return {
@@ -72,12 +78,12 @@ function overlong(name: string, max: number, line: Buffer): string {
  * whose reads never cut a line (one datagram, one message). A separator at
  * the very end does not make an empty last frame.
  */
-export function unbufferedLines(name: string, separator: number): PreprocessorType {
+export function unbufferedLines(name: string, summary: string, separator: number): PreprocessorType {
   return {
     name,
     splits: true,
-    create(config) {
-      onlyKeys(name, config, []);
+    configSchema: processorSchema(summary),
+    create() {
       return {
         process(chunk) {
           const frames: Buffer[] = [];

@@ -1,0 +1,133 @@
+/**
+ * The config reference (docs/reference.md): every operator, preprocessor,
+ * postprocessor and codec with its one-line summary and its config, generated
+ * from the schemas that validate the config at publish, so the document
+ * cannot say something the runtime does not enforce. Run directly
+ * (`node dist/src/docs/config-reference.js`, or `npm run docs`), it rewrites
+ * docs/reference.md.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { JsonSchema } from '../schema/json-schema';
+import { Registries } from '../runtime/registries';
+import { configRows, repoRoot } from './connector-reference';
+
+/** Where the reference lives, under the repository root. */
+export const REFERENCE_PATH = join('docs', 'reference.md');
+
+interface Entry {
+  name: string;
+  summary: string | undefined;
+  /** undefined: the type takes no config at all (codecs) */
+  schema: JsonSchema | undefined;
+  /** extra facts after the summary (a codec's mime types) */
+  notes?: string[];
+}
+
+/** The reference for every operator, processor and codec in `registries`. */
+export function renderConfigReference(registries: Registries): string {
+  const operators = registries.operators.names().map((name): Entry => {
+    const type = registries.operators.get(name);
+    return { name, summary: summaryOf(type.configSchema), schema: type.configSchema ?? { properties: {} } };
+  });
+  const processors = (registry: Registries['preprocessors'] | Registries['postprocessors']) =>
+    registry.names().map((name): Entry => {
+      const { configSchema } = registry.get(name);
+      return { name, summary: summaryOf(configSchema), schema: configSchema };
+    });
+  const codecs = registries.codecs.names().map((name): Entry => {
+    const type = registries.codecs.get(name);
+    const mimes = type.mimeTypes ?? [];
+    return {
+      name,
+      summary: type.summary,
+      schema: undefined,
+      notes: [mimes.length > 0 ? `Mime types: ${mimes.map((m) => `\`${m}\``).join(', ')}.` : 'No mime types in the builtin mime map.'],
+    };
+  });
+  const out: string[] = [
+    '<!-- generated from the type schemas by src/docs/config-reference.ts: edit those, then run `npm run docs` -->',
+    '',
+    '# Config reference',
+    '',
+    'Every operator, preprocessor, postprocessor and codec, with its `config`',
+    'as the JSON schema that checks it at publish describes it: a key not listed',
+    'is refused, and so is a value of the wrong type (a 400 naming the field,',
+    'such as `preprocessors[0].config.max_length: must be >= 1`). A default is',
+    'used when the key is absent. Connectors (onramps and offramps) are in the',
+    'connector reference in README.md.',
+    '',
+    '- [Operators](#operators): a pipeline node is `{id, type, config}`.',
+    '- [Preprocessors](#preprocessors) and [postprocessors](#postprocessors): a',
+    '  ramp lists them as names or `{name, config}`.',
+    '- [Codecs](#codecs): a ramp names one in `codec`; codecs take no config.',
+  ];
+  out.push(...section('Operators', operators));
+  out.push(...section('Preprocessors', processors(registries.preprocessors)));
+  out.push(...section('Postprocessors', processors(registries.postprocessors)));
+  out.push(...section('Codecs', codecs));
+  return out.join('\n') + '\n';
+}
+
+function summaryOf(schema: JsonSchema | undefined): string | undefined {
+  return typeof schema?.description === 'string' ? schema.description : undefined;
+}
+
+function section(title: string, entries: Entry[]): string[] {
+  const lines = ['', `## ${title}`, '', '| Type | Summary |', '|---|---|'];
+  for (const e of entries) lines.push(`| \`${e.name}\` | ${cell(e.summary ?? '')} |`);
+  for (const e of entries) lines.push('', `### ${title.slice(0, -1).toLowerCase()} \`${e.name}\``, '', ...describeEntry(e));
+  return lines;
+}
+
+function describeEntry(entry: Entry): string[] {
+  const lines: string[] = [];
+  const intro = [entry.summary, ...(entry.notes ?? [])].filter((t): t is string => t !== undefined && t !== '');
+  if (intro.length > 0) lines.push(intro.join(' '), '');
+  if (entry.schema === undefined) {
+    lines.push('Takes no config.');
+    return lines;
+  }
+  const rows = configRows(entry.schema);
+  if (rows.length === 0) {
+    lines.push('No config keys (`config` is empty or absent).');
+    return lines;
+  }
+  lines.push('| Key | Type | Default | Description |', '|---|---|---|---|');
+  for (const r of rows) {
+    const fallback = r.default !== undefined ? `\`${cell(r.default)}\`` : r.required ? 'required' : '';
+    lines.push(`| \`${r.field}\` | ${cell(r.type)} | ${fallback} | ${cell(r.description)} |`);
+  }
+  const oneOfRequired = alternativesRequired(entry.schema);
+  if (oneOfRequired.length > 0) lines.push('', `At least one of ${oneOfRequired.map((k) => `\`${k}\``).join(', ')} is required.`);
+  return lines;
+}
+
+/** Keys of an `anyOf: [{required: [a]}, {required: [b]}]` at the top of a schema: one of them must be given. */
+function alternativesRequired(schema: JsonSchema): string[] {
+  const branches = schema.anyOf as JsonSchema[] | undefined;
+  if (!Array.isArray(branches) || !branches.every((b) => Array.isArray(b.required) && Object.keys(b).length === 1)) return [];
+  return branches.flatMap((b) => b.required as string[]);
+}
+
+/** A table cell: one line, pipes escaped. */
+function cell(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' ').replace(/\|/g, '\\|');
+}
+
+if (require.main === module) {
+  const path = join(repoRoot(), REFERENCE_PATH);
+  const before = (() => {
+    try {
+      return readFileSync(path, 'utf8');
+    } catch {
+      return undefined;
+    }
+  })();
+  const after = renderConfigReference(Registries.withBuiltins());
+  if (after === before) process.stdout.write(`${REFERENCE_PATH}: up to date\n`);
+  else {
+    writeFileSync(path, after);
+    process.stdout.write(`${REFERENCE_PATH}: rewritten\n`);
+  }
+}
