@@ -13,7 +13,7 @@ import { codec, eddyValue, INGEST_NS, text, unsafeBigInt } from './support';
  * decoding the next good one as before. Bounded: a fixed seed and count.
  */
 
-const RUNS = 300;
+const RUNS = 200;
 
 const name = text({ minLength: 1, maxLength: 8 }).filter((s) => !/[\n\r]/.test(s));
 const influxPoint = fc.record({
