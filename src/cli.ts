@@ -1,10 +1,12 @@
 import type { Server } from 'node:http';
+import { API_FLAG_USAGE, apiOptionsFromFlags, takeApiFlag, type ApiFlags } from './api/options';
 import { createApi, listen } from './api/server';
 import { loadConfigFile } from './config/load';
 import { Runtime } from './runtime/runtime';
 import { version } from './version';
 
 const USAGE = `usage: eddy server run [-f FILE ...] [--no-api] [--api-host HOST] [--api-port PORT]
+                       ${API_FLAG_USAGE}
        eddy --version`;
 
 interface RunOptions {
@@ -12,6 +14,8 @@ interface RunOptions {
   api: boolean;
   host: string;
   port: number;
+  /** the API's access and input-limit flags (src/api/options.ts), when any is given */
+  apiFlags?: ApiFlags;
 }
 
 export function parseRunArgs(args: string[]): RunOptions {
@@ -32,13 +36,15 @@ export function parseRunArgs(args: string[]): RunOptions {
     else if (arg === '--api-port') {
       options.port = Number(value());
       if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65535) throw new Error(`--api-port: not a port: ${args[i]}`);
-    } else throw new Error(`unknown argument '${arg}'`);
+    } else if (!takeApiFlag(arg, value, () => (options.apiFlags ??= {}))) throw new Error(`unknown argument '${arg}'`);
   }
   return options;
 }
 
 async function serverRun(args: string[]): Promise<number> {
   const options = parseRunArgs(args);
+  // before anything starts: refuses a non-loopback --api-host without a token (exit 2)
+  const apiOptions = options.api ? apiOptionsFromFlags(options.apiFlags ?? {}, options.host, process.env) : undefined;
   const runtime = await new Runtime().start();
   let server: Server | undefined;
   let exiting = false;
@@ -63,7 +69,7 @@ async function serverRun(args: string[]): Promise<number> {
   }
   if (options.api) {
     try {
-      server = await listen(createApi(runtime), options.host, options.port);
+      server = await listen(createApi(runtime, apiOptions), options.host, options.port);
     } catch (err) {
       process.stderr.write(`error: ${(err as Error).message}\n`);
       await runtime.shutdown();
