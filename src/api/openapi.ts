@@ -146,7 +146,12 @@ function componentSchemas(names: SchemaNames): Record<string, JsonSchema> {
         },
       },
     },
-    openapi: { type: 'object', required: ['openapi', 'info', 'paths'], description: 'an OpenAPI 3.1 document' },
+    openapi: {
+      type: 'object',
+      description: 'an OpenAPI 3.1 document',
+      required: ['openapi', 'info', 'paths'],
+      properties: { openapi: { type: 'string' }, info: { type: 'object' }, paths: { type: 'object' } },
+    },
     error: { type: 'object', additionalProperties: false, required: ['error'], properties: { error: { type: 'string' } } },
   };
 }

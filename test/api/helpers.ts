@@ -13,8 +13,7 @@ export interface Api {
 }
 
 /** A runtime with its REST API, built with `options`, on an ephemeral loopback port. */
-export async function startApi(options: ApiOptions = {}): Promise<Api> {
-  const runtime = new Runtime({ logger: createLogger('silent') });
+export async function startApi(options: ApiOptions = {}, runtime = new Runtime({ logger: createLogger('silent') })): Promise<Api> {
   await runtime.start();
   const server = await listen(createApi(runtime, options), '127.0.0.1', 0);
   return {
