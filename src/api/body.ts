@@ -1,6 +1,6 @@
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import { invalid } from '../core/errors';
-import { jsonTooDeep, yamlTooDeep, type TooDeep } from './depth';
+import { jsonTooDeep, tooDeepMessage } from './depth';
 import { HttpError } from './http-error';
 import { JSON_TYPE, YAML_TYPES } from './negotiate';
 import type { ApiSettings } from './options';
@@ -33,14 +33,15 @@ export class BodyReader {
     if (text.trim() === '') return undefined;
     const { maxDepth } = this.settings;
     if (type === JSON_TYPE) {
-      refuseTooDeep(jsonTooDeep(text, maxDepth), maxDepth);
+      const tooDeep = jsonTooDeep(text, maxDepth);
+      if (tooDeep) throw invalid(tooDeepMessage(tooDeep, maxDepth));
       try {
         return JSON.parse(text);
       } catch (err) {
         throw invalid(`body: invalid JSON: ${(err as Error).message}`);
       }
     }
-    refuseTooDeep(yamlTooDeep(text, maxDepth), maxDepth);
+    // the depth pre-scan of YAML runs on the parser thread too: it is linear, but slower than JSON's
     return yamlParser.parse(text, {
       maxDepth,
       maxAliasCount: this.settings.maxAliasCount,
@@ -69,8 +70,4 @@ function hasBody(req: Request): boolean {
   if (req.headers['transfer-encoding'] !== undefined) return true;
   const length = Number(req.headers['content-length'] ?? 0);
   return !Number.isNaN(length) && length > 0;
-}
-
-function refuseTooDeep(where: TooDeep | undefined, max: number): void {
-  if (where) throw invalid(`body: nested deeper than ${max} levels at line ${where.line}, column ${where.column} (the API's limit, --api-max-depth)`);
 }

@@ -14,6 +14,10 @@ export interface TooDeep {
   column: number;
 }
 
+export function tooDeepMessage(where: TooDeep, max: number): string {
+  return `body: nested deeper than ${max} levels at line ${where.line}, column ${where.column} (the API's limit, --api-max-depth)`;
+}
+
 /** Where a JSON text first nests deeper than `max`, or undefined. Exact (strings are skipped). */
 export function jsonTooDeep(text: string, max: number): TooDeep | undefined {
   let depth = 0;
@@ -78,6 +82,23 @@ export function yamlTooDeep(text: string, max: number): TooDeep | undefined {
   let quote = ''; // the open quote of a quoted scalar that spans lines
   let blockScalarParent: number | undefined; // lines indented deeper than this are block scalar text
   let lineNo = 0;
+  const tooDeep = (at: number): TooDeep => ({ line: lineNo, column: at + 1 });
+  /** A `- ` or a key at column `at` of the current line: a sibling, or one level deeper. */
+  const open = (at: number, kind: Frame['kind']): boolean => {
+    while (frames.length > 0 && frames[frames.length - 1].indent > at) frames.pop();
+    const top = frames[frames.length - 1];
+    if (top && top.indent === at) {
+      if (top.kind === kind) return false;
+      if (top.kind === 'seq') {
+        // a key at the column of a `- ` entry ends that sequence (it was a mapping's value)
+        frames.pop();
+        const parent = frames[frames.length - 1];
+        if (parent && parent.indent === at && parent.kind === 'map') return false;
+      }
+    }
+    frames.push({ indent: at, kind });
+    return frames.length > max;
+  };
   let start = 0;
   while (start <= text.length) {
     let end = text.indexOf('\n', start);
@@ -88,7 +109,7 @@ export function yamlTooDeep(text: string, max: number): TooDeep | undefined {
     const line = text.slice(start, stop);
     start = end + 1;
 
-    const documentMarker = /^(---|\.\.\.)(\s|$)/.test(line);
+    const documentMarker = isDocumentMarker(line);
     let col = 0;
     while (col < line.length && line[col] === ' ') col++;
     if (blockScalarParent !== undefined) {
@@ -105,24 +126,6 @@ export function yamlTooDeep(text: string, max: number): TooDeep | undefined {
       } else if (line.startsWith('%', col) && col === 0) continue; // a directive
       else pos = col;
     }
-    const tooDeep = (at: number): TooDeep => ({ line: lineNo, column: at + 1 });
-    /** A `- ` or a key at column `at` of this line: a sibling, or one level deeper. */
-    const open = (at: number, kind: Frame['kind']): boolean => {
-      while (frames.length > 0 && frames[frames.length - 1].indent > at) frames.pop();
-      const top = frames[frames.length - 1];
-      if (top && top.indent === at) {
-        if (top.kind === kind) return false;
-        if (top.kind === 'seq') {
-          // a key at the column of a `- ` entry ends that sequence (it was a mapping's value)
-          frames.pop();
-          const parent = frames[frames.length - 1];
-          if (parent && parent.indent === at && parent.kind === 'map') return false;
-        }
-      }
-      frames.push({ indent: at, kind });
-      return frames.length > max;
-    };
-
     while (pos < line.length) {
       if (quote !== '') {
         pos = skipQuoted(line, pos, quote);
@@ -223,6 +226,13 @@ export function yamlTooDeep(text: string, max: number): TooDeep | undefined {
     }
   }
   return undefined;
+}
+
+/** `---` or `...` at the start of a line, alone or followed by white space. */
+function isDocumentMarker(line: string): boolean {
+  const c = line[0];
+  if ((c !== '-' && c !== '.') || line[1] !== c || line[2] !== c) return false;
+  return line.length === 3 || line[3] === ' ' || line[3] === '\t';
 }
 
 /** After a quoted scalar's opening quote: the index past its closing quote, or -1 when it goes on to the next line. */

@@ -6,6 +6,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { parse } from 'yaml';
+import { tooDeepMessage, yamlTooDeep } from './depth';
 
 export interface YamlJob {
   id: number;
@@ -19,6 +20,9 @@ export interface YamlJob {
 export type YamlAnswer = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: string };
 
 export function parseYamlJob(job: YamlJob): YamlAnswer {
+  // first the depth on the raw text: the yaml library stalls on deep documents and aborts the process near a thousand levels
+  const tooDeep = yamlTooDeep(job.text, job.maxDepth);
+  if (tooDeep) return { id: job.id, ok: false, error: tooDeepMessage(tooDeep, job.maxDepth) };
   let value: unknown;
   try {
     value = parse(job.text, { maxAliasCount: job.maxAliasCount, logLevel: 'error' });

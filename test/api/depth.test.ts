@@ -34,7 +34,7 @@ describe('body depth pre-scan', () => {
     ['a map in a sequence entry', '- a: 1\n  b:\n    c: 2\n', 3],
     ['flow in block', 'a: [1, {b: [2]}]\nc: {d: e}\n', 4],
     ['a flow collection over several lines', 'a: [\n  [1,\n   [2]],\n  3]\n', 4],
-    ['brackets in quoted scalars, comments and plain scalars', `a: "[[[["\nb: '{{{{' # [[[[\nc: x[0]{1}\nd: [it's, "q\\"[", 'it''s']\n`, 2],
+    ['brackets in quoted scalars, comments and plain scalars', `a: "[[[["\nb: '{{{{' # [[[[\nc: x[0]{1}\nd: [it's, "q\\"[", 'it''s [[']\n`, 2],
     ['brackets in a block scalar', 'a: |\n  [[[[[[\n  {{{{{{\nb: >-\n  - - - -\n', 1],
     ['structure right after a block scalar', '- |\n  text\n- - [x]\n', 3],
     ['anchors, tags and aliases', 'a: &x !!seq [1, [2]]\nb: *x\nc: !tag {d: 1}\n', 3],

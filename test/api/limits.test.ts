@@ -142,6 +142,30 @@ describe('REST API input limits', () => {
     expect((await send(api.port, 'DELETE', '/onramp/again')).status).to.equal(200);
   });
 
+  it('serves other requests while a slow YAML document is being parsed', async () => {
+    const patient = await startApi({ yamlParseTimeoutMs: 3000 });
+    try {
+      const order: string[] = [];
+      const slow = send(patient.port, 'POST', '/onramp', { headers: YAML_HEADERS, body: '-\n'.repeat(400_000) }).then((reply) => {
+        order.push('yaml');
+        return reply;
+      });
+      // the event loop is free: these are answered while the parser thread works
+      for (let i = 0; i < 3; i++) {
+        expect((await send(patient.port, 'GET', '/version')).status).to.equal(200);
+        order.push('version');
+      }
+      const publish = await send(patient.port, 'POST', '/onramp', { headers: JSON_HEADERS, body: onramp('meanwhile') });
+      expect(publish.status).to.equal(201);
+      order.push('json');
+      const reply = await slow;
+      expect(reply.status).to.equal(400);
+      expect(order).to.deep.equal(['version', 'version', 'version', 'json', 'yaml']);
+    } finally {
+      await patient.stop();
+    }
+  });
+
   it('refuses limits that are not safe or not numbers', async () => {
     const { createApi } = await import('../../src/api/server');
     expect(() => createApi(api.runtime, { maxDepth: 10_000 })).to.throw('maxDepth: at most 256 (deeper YAML is not safe to parse)');
