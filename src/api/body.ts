@@ -23,12 +23,24 @@ export class BodyReader {
     this.readText = express.text({ type: () => true, limit: settings.maxBodyBytes });
   }
 
-  /** The parsed body, or undefined when the request has none (or only white space). */
-  async read(req: Request, res: Response): Promise<unknown> {
+  /**
+   * Refuses (415) a request that carries a body without a JSON or YAML
+   * Content-Type, also where the operation ignores the body: a form posted
+   * across sites must not activate anything. Returns the media type, or
+   * undefined when there is no body.
+   */
+  static checkType(req: Request): string | undefined {
     if (!hasBody(req)) return undefined;
     const type = (req.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
     if (type === '') throw new HttpError(415, `a request body needs a Content-Type: ${TYPES_NAMED}`);
     if (!BODY_TYPES.includes(type)) throw new HttpError(415, `Content-Type '${type}' is not supported: use ${TYPES_NAMED}`);
+    return type;
+  }
+
+  /** The parsed body, or undefined when the request has none (or only white space). */
+  async read(req: Request, res: Response): Promise<unknown> {
+    const type = BodyReader.checkType(req);
+    if (type === undefined) return undefined;
     const text = await this.text(req, res);
     if (text.trim() === '') return undefined;
     const { maxDepth } = this.settings;

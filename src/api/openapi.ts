@@ -83,9 +83,10 @@ function operation(op: Operation, access: { token: boolean }): Record<string, un
   if (op.body) {
     add(400, 'the body is malformed, nested too deep, or its YAML aliases expand too much');
     add(413, 'the body is larger than the limit (--api-max-body)');
-    add(415, 'the body has no Content-Type, or one other than JSON or YAML');
     add(503, 'too many YAML bodies wait to be parsed', 'error', { 'Retry-After': { schema: { type: 'integer' }, description: 'seconds' } });
   }
+  // also where the body is ignored: a body must say it is JSON or YAML (no cross-site form posts)
+  add(415, 'the request has a body without a Content-Type, or with one other than JSON or YAML');
   if (access.token) {
     add(401, 'no bearer token, or a wrong one', 'error', { 'WWW-Authenticate': { schema: { type: 'string' }, description: 'Bearer realm="eddy"' } });
   }

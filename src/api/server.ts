@@ -90,7 +90,9 @@ function handler(op: Operation, bodies: BodyReader) {
         res.locals.offers = JSON_ONLY; // the 406 itself can only be JSON
         throw new HttpError(406, `Accept '${req.get('accept')}' refuses application/json and accepts none of the other types this answers with (${offers.join(', ')})`);
       }
-      const body = op.body ? await bodies.read(req, res) : undefined;
+      let body: unknown;
+      if (op.body) body = await bodies.read(req, res);
+      else BodyReader.checkType(req); // the body is ignored, but must still say it is JSON or YAML
       const reply = await op.run({ params: req.params as Record<string, string>, body });
       send(res, type, reply.status, reply.body);
     } catch (err) {

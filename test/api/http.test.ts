@@ -60,6 +60,19 @@ describe('REST API: HTTP methods, content types and negotiation', () => {
       expect(await repositoryState(api.port)).to.deep.equal(before);
     });
 
+    it('refuses a form-like body also where the operation takes none: no activation by a cross-site form post', async () => {
+      expect((await send(api.port, 'POST', '/onramp', { headers: JSON_HEADERS, body: onramp('tick') })).status).to.equal(201);
+      for (const headers of [{}, { 'content-type': 'text/plain' }, { 'content-type': 'application/x-www-form-urlencoded' }] as Record<string, string>[]) {
+        const reply = await send(api.port, 'POST', '/onramp/tick/one', { headers, body: 'a=b' });
+        expect(reply.status).to.equal(415);
+      }
+      expect((await send(api.port, 'GET', '/onramp/tick')).body).to.deep.equal({ artefact: JSON.parse(onramp('tick')), instances: [] });
+      // a JSON body there is read as nothing, as before
+      expect((await send(api.port, 'POST', '/onramp/tick/one', { headers: JSON_HEADERS, body: '{}' })).status).to.equal(201);
+      expect((await send(api.port, 'DELETE', '/onramp/tick/one')).status).to.equal(200);
+      expect((await send(api.port, 'DELETE', '/onramp/tick')).status).to.equal(200);
+    });
+
     it('takes every YAML name and parameters such as charset', async () => {
       for (const [i, type] of ['application/yaml', 'application/x-yaml', 'text/yaml; charset=utf-8', 'Application/JSON; charset=UTF-8'].entries()) {
         const id = `r${'abcd'[i]}`;

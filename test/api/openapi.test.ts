@@ -128,8 +128,8 @@ describe('GET /openapi.json', () => {
       description: 'the version',
       content: { 'application/json': { schema: { $ref: '#/components/schemas/version' } } },
     });
-    expect(Object.keys(doc.paths['/health'].get.responses!).sort()).to.deep.equal(['200', '403', '406', '503']);
-    expect(Object.keys(doc.paths['/onramp/{artefact_id}/{instance_id}'].delete.responses!).sort()).to.deep.equal(['200', '403', '404', '406', '409']);
+    expect(Object.keys(doc.paths['/health'].get.responses!).sort()).to.deep.equal(['200', '403', '406', '415', '503']);
+    expect(Object.keys(doc.paths['/onramp/{artefact_id}/{instance_id}'].delete.responses!).sort()).to.deep.equal(['200', '403', '404', '406', '409', '415']);
     expect(doc.paths['/onramp/{artefact_id}/{instance_id}'].post).not.to.have.property('requestBody');
     expect(doc.paths['/binding/{artefact_id}/{instance_id}'].post).to.have.nested.property('requestBody.required', false);
     expect(doc).not.to.have.property('security');
