@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import { API_FLAG_USAGE, apiOptionsFromFlags, takeApiFlag, type ApiFlags } from './api/options';
 import { createApi, listen } from './api/server';
 import { loadConfigFiles } from './config/load';
 import { Runtime } from './runtime/runtime';
@@ -9,6 +10,7 @@ import { TEST_USAGE, testCommand } from './testing/cli';
 
 const USAGE = `usage: eddy server run [-f FILE ...] [--no-api] [--api-host HOST] [--api-port PORT]
                        [--data-dir DIR] [--allow-path DIR ...] [--allow-exit]
+                       ${API_FLAG_USAGE}
        ${TEST_USAGE}
        eddy --version`;
 
@@ -23,6 +25,8 @@ interface RunOptions {
   allowPaths: string[];
   /** artefacts that can stop the process are allowed with the API beyond loopback */
   allowExit: boolean;
+  /** the API's access and input-limit flags (src/api/options.ts), when any is given */
+  apiFlags?: ApiFlags;
 }
 
 export function parseRunArgs(args: string[]): RunOptions {
@@ -48,13 +52,15 @@ export function parseRunArgs(args: string[]): RunOptions {
     else if (arg === '--data-dir') options.dataDir = value();
     else if (arg === '--allow-path') options.allowPaths.push(value());
     else if (arg === '--allow-exit') options.allowExit = true;
-    else throw new Error(`unknown argument '${arg}'`);
+    else if (!takeApiFlag(arg, value, () => (options.apiFlags ??= {}))) throw new Error(`unknown argument '${arg}'`);
   }
   return options;
 }
 
 async function serverRun(args: string[]): Promise<number> {
   const options = parseRunArgs(args);
+  // before anything starts: refuses a non-loopback --api-host without a token (exit 2)
+  const apiOptions = options.api ? apiOptionsFromFlags(options.apiFlags ?? {}, options.host, process.env) : undefined;
   process.stderr.write(`eddy version: ${version}\n`);
   let store: LevelStore | undefined;
   try {
@@ -90,7 +96,7 @@ async function serverRun(args: string[]): Promise<number> {
   }
   if (options.api) {
     try {
-      server = await listen(createApi(runtime), options.host, options.port);
+      server = await listen(createApi(runtime, apiOptions), options.host, options.port);
     } catch (err) {
       process.stderr.write(`error: ${(err as Error).message}\n`);
       await runtime.shutdown();

@@ -15,7 +15,7 @@ export { Runtime, type ExitRequest, type Health, type InstanceHealth, type Runti
 export { Registries } from './runtime/registries';
 export type { Artefact, BindingArtefact, OfframpArtefact, OnrampArtefact, PipelineArtefact } from './runtime/artefacts';
 export type { Kind } from './runtime/urls';
-export { serveApi, type ApiOptions } from './api/public';
+export { serveApi, type ServeOptions } from './api/public';
 export { loadConfigFile, loadConfigFiles, readConfigFile, type ConfigFile } from './config/load';
 export { LevelStore, StoreError, type RuntimeStore, type StoredInstance } from './runtime/store';
 export { PathPolicy, type PolicyOptions, type PublishPolicy } from './runtime/policy';

@@ -1,10 +1,16 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Server } from 'node:http';
-import { EddyError, invalid, notFound } from '../core/errors';
+import { EddyError } from '../core/errors';
 import type { Runtime } from '../runtime/runtime';
-import { isKind, type Kind } from '../runtime/urls';
-import { parseBody, send } from './negotiate';
-import { version } from '../version';
+import { BodyReader } from './body';
+import { originGuard, tokenGuard } from './guard';
+import { HttpError } from './http-error';
+import { JSON_ONLY, JSON_OR_YAML, JSON_TYPE, negotiate, send } from './negotiate';
+import { openApiDocument } from './openapi';
+import { apiSettings, type ApiOptions } from './options';
+import { operations, type Operation } from './routes';
+
+export type { ApiOptions } from './options';
 
 const STATUS: Record<EddyError['code'], number> = {
   invalid: 400,
@@ -14,81 +20,85 @@ const STATUS: Record<EddyError['code'], number> = {
   internal: 500,
 };
 
-/** The REST API: a thin layer over the Runtime; every error is `{error}` with a status, and the runtime keeps running. */
-export function createApi(runtime: Runtime): express.Express {
+/**
+ * The REST API: a thin layer over the Runtime, built from the route table in
+ * routes.ts. Every error is `{error}` with a status, and the runtime keeps
+ * running. In order, a request meets: the Origin/Host check (403), the token
+ * (401), its route (404, 405), Accept (406), its body (415, 413, 400), and
+ * then the runtime.
+ */
+export function createApi(runtime: Runtime, options: ApiOptions = {}): express.Express {
+  const settings = apiSettings(options);
   const app = express();
   app.disable('x-powered-by');
-  app.use(express.text({ type: () => true, limit: '10mb' }));
+  const ops: Operation[] = operations(runtime, () => openApiDocument(ops, runtime.registries, { token: settings.token !== undefined }));
+  const bodies = new BodyReader(settings);
 
-  const kindOf = (req: Request): Kind => {
-    const kind = req.params.kind as string;
-    if (!isKind(kind)) throw notFound(`unknown artefact kind '${kind}' (kinds: pipeline, onramp, offramp, binding)`);
-    return kind;
-  };
-  const route =
-    (handler: (req: Request, res: Response) => unknown) =>
-    async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-      try {
-        await handler(req, res);
-      } catch (err) {
-        next(err);
+  app.use(originGuard(settings.allowOrigins, settings.host));
+  if (settings.token !== undefined) app.use(tokenGuard(settings.token));
+
+  const byPath = new Map<string, Operation[]>();
+  for (const op of ops) byPath.set(op.path, [...(byPath.get(op.path) ?? []), op]);
+  for (const [path, pathOps] of byPath) {
+    const route = app.route(expressPath(path));
+    for (const op of pathOps) route[op.method](handler(op, bodies));
+    // HEAD goes with GET (express answers it from the GET route), OPTIONS with every path
+    const allow = [...pathOps.flatMap((op) => (op.method === 'get' ? ['GET', 'HEAD'] : [op.method.toUpperCase()])), 'OPTIONS'].join(', ');
+    route.all((req, res, next) => {
+      if (req.method !== 'OPTIONS') return next(new HttpError(405, `${req.method} is not allowed on ${req.path}; allowed: ${allow}`, { Allow: allow }));
+      res.setHeader('Allow', allow);
+      // a CORS preflight from an allowed origin (the guard has set Access-Control-Allow-Origin)
+      if (res.getHeader('Access-Control-Allow-Origin') !== undefined && req.headers['access-control-request-method'] !== undefined) {
+        res.setHeader('Access-Control-Allow-Methods', allow);
+        res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, Accept');
+        res.setHeader('Access-Control-Max-Age', '600');
       }
-    };
-
-  app.get('/version', (req, res) => send(req, res, 200, { version }, true));
-  // for orchestrators: 200 while every instance runs, 503 naming the ones that do not
-  app.get('/health', (req, res) => {
-    const health = runtime.health();
-    send(req, res, health.status === 'ok' ? 200 : 503, health, true);
-  });
-  app.get('/:kind', route((req, res) => send(req, res, 200, runtime.list(kindOf(req)))));
-  // answered once stored (with --data-dir), so an acknowledged change survives a kill -9
-  app.post('/:kind', route(async (req, res) => {
-    const artefact = runtime.publish(kindOf(req), parseBody(req));
-    await runtime.persisted();
-    send(req, res, 201, artefact);
-  }));
-  app.get('/:kind/:aid', route((req, res) => send(req, res, 200, runtime.describe(kindOf(req), req.params.aid as string))));
-  app.delete('/:kind/:aid', route(async (req, res) => {
-    const artefact = runtime.unpublish(kindOf(req), req.params.aid as string);
-    await runtime.persisted();
-    send(req, res, 200, artefact);
-  }));
-  app.post(
-    '/:kind/:aid/:iid',
-    route(async (req, res) => {
-      const kind = kindOf(req);
-      const params = instanceParams(req);
-      send(req, res, 201, await runtime.activate(kind, req.params.aid as string, req.params.iid as string, params));
-    }),
-  );
-  app.get('/:kind/:aid/:iid', route((req, res) => send(req, res, 200, runtime.getInstance(kindOf(req), req.params.aid as string, req.params.iid as string))));
-  app.delete(
-    '/:kind/:aid/:iid',
-    route(async (req, res) => send(req, res, 200, await runtime.deactivate(kindOf(req), req.params.aid as string, req.params.iid as string))),
-  );
-  app.use((req, res) => send(req, res, 404, { error: `no route for ${req.method} ${req.path}` }));
+      res.status(204).end();
+    });
+  }
+  app.use((req, _res, next) => next(new HttpError(404, `no route for ${req.method} ${req.path} (the routes are in GET /openapi.json)`)));
   // eslint-disable-next-line @typescript-eslint/no-unused-vars
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    if (err instanceof EddyError) return send(req, res, STATUS[err.code], { error: err.message });
+    const type = negotiate(req.get('accept'), (res.locals.offers as readonly string[] | undefined) ?? JSON_OR_YAML) ?? JSON_TYPE;
+    if (err instanceof HttpError) {
+      for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
+      return send(res, type, err.status, { error: err.message });
+    }
+    if (err instanceof EddyError) return send(res, type, STATUS[err.code], { error: err.message });
     const status = (err as { status?: number }).status;
     if (typeof status === 'number' && status >= 400 && status < 500) {
-      return send(req, res, status, { error: (err as Error).message }); // e.g. a body over the size limit
+      return send(res, type, status, { error: (err as Error).message }); // e.g. a path segment that is not valid percent-encoding
     }
-    runtime.logger.error(`API ${req.method} ${req.path} failed: ${(err as Error).stack ?? String(err)}`);
-    send(req, res, 500, { error: `internal error: ${(err as Error).message}` });
+    runtime.logger.error(`API ${req.method} ${req.path} failed: ${(err as Error)?.stack ?? String(err)}`);
+    send(res, type, 500, { error: `internal error: ${(err as Error)?.message ?? String(err)}` });
   });
   return app;
 }
 
-/** Binding activation takes optional placeholder values: a map of strings. */
-function instanceParams(req: Request): Record<string, string> {
-  if (typeof req.body !== 'string' || req.body.trim() === '') return {};
-  const body = parseBody(req);
-  if (body === null || body === undefined) return {};
-  if (typeof body !== 'object' || Array.isArray(body)) throw invalid('body: must be a map of placeholder names to strings');
-  for (const [k, v] of Object.entries(body)) if (typeof v !== 'string') throw invalid(`body.${k}: must be a string`);
-  return body as Record<string, string>;
+/** `/pipeline/{artefact_id}` → `/pipeline/:artefact_id` */
+function expressPath(template: string): string {
+  return template.replace(/\{([^}]+)\}/g, ':$1');
+}
+
+function handler(op: Operation, bodies: BodyReader) {
+  const offers = op.jsonOnly ? JSON_ONLY : JSON_OR_YAML;
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    res.locals.offers = offers;
+    try {
+      const type = negotiate(req.get('accept'), offers);
+      if (type === undefined) {
+        res.locals.offers = JSON_ONLY; // the 406 itself can only be JSON
+        throw new HttpError(406, `Accept '${req.get('accept')}' refuses application/json and accepts none of the other types this answers with (${offers.join(', ')})`);
+      }
+      let body: unknown;
+      if (op.body) body = await bodies.read(req, res);
+      else BodyReader.checkType(req); // the body is ignored, but must still say it is JSON or YAML
+      const reply = await op.run({ params: req.params as Record<string, string>, body });
+      send(res, type, reply.status, reply.body);
+    } catch (err) {
+      next(err);
+    }
+  };
 }
 
 export function listen(app: express.Express, host: string, port: number): Promise<Server> {

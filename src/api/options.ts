@@ -1,0 +1,139 @@
+import { isIP } from 'node:net';
+
+/** What the REST API accepts and from whom; every field has a safe default. */
+export interface ApiOptions {
+  /** largest request body, in bytes (after Content-Encoding is undone) */
+  maxBodyBytes?: number;
+  /** deepest nesting of collections in a JSON or YAML body */
+  maxDepth?: number;
+  /** YAML alias uses allowed per document (the yaml library's `maxAliasCount`) */
+  maxAliasCount?: number;
+  /** how long one YAML body may take to parse on the parser thread */
+  yamlParseTimeoutMs?: number;
+  /** when set, every request needs `Authorization: Bearer <token>` */
+  token?: string;
+  /** origins (`scheme://host[:port]`) allowed besides the API's own address, for Origin and Host */
+  allowOrigins?: string[];
+  /** the host the API is bound to, as given to listen: its name is then not a foreign Host */
+  host?: string;
+}
+
+export type ApiSettings = Required<Omit<ApiOptions, 'token' | 'host'>> & Pick<ApiOptions, 'token' | 'host'>;
+
+/**
+ * 1 MiB: artefacts are kilobytes, and a YAML body of a few hundred kB can
+ * already take a second to parse. 64 levels: no artefact comes near, and
+ * every parser and validator downstream is far from its stack limit.
+ */
+export const API_DEFAULTS = {
+  maxBodyBytes: 1024 * 1024,
+  maxDepth: 64,
+  maxAliasCount: 100,
+  yamlParseTimeoutMs: 1000,
+} as const;
+
+/** The yaml library aborts the process near a thousand compact levels; the pre-scan must stay well below. */
+export const MAX_DEPTH_CEILING = 256;
+
+export function apiSettings(options: ApiOptions = {}): ApiSettings {
+  const settings = { ...API_DEFAULTS, allowOrigins: [] as string[], ...definedOnly(options) };
+  positiveInteger(settings.maxBodyBytes, 'maxBodyBytes');
+  positiveInteger(settings.maxDepth, 'maxDepth');
+  if (settings.maxDepth > MAX_DEPTH_CEILING) throw new Error(`maxDepth: at most ${MAX_DEPTH_CEILING} (deeper YAML is not safe to parse)`);
+  if (!Number.isInteger(settings.maxAliasCount) || settings.maxAliasCount < 0) throw new Error(`maxAliasCount: must be an integer >= 0, not ${settings.maxAliasCount}`);
+  positiveInteger(settings.yamlParseTimeoutMs, 'yamlParseTimeoutMs');
+  if (settings.token !== undefined && settings.token === '') throw new Error('token: must not be empty');
+  return { ...settings, allowOrigins: settings.allowOrigins.map((o) => normalizeOrigin(o, 'allowOrigins')) };
+}
+
+function definedOnly(options: ApiOptions): ApiOptions {
+  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as ApiOptions;
+}
+
+function positiveInteger(value: number, name: string): void {
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name}: must be a positive integer, not ${value}`);
+}
+
+/** `scheme://host[:port]` in the form browsers send in Origin (lower case, no default port, no path). */
+export function normalizeOrigin(origin: string, where: string): string {
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    throw new Error(`${where}: '${origin}' is not an origin like http://host:port`);
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password || url.search || url.hash || url.pathname !== '/') {
+    throw new Error(`${where}: '${origin}' is not an origin like http://host:port (http or https, no path)`);
+  }
+  return url.origin;
+}
+
+/** 127.0.0.0/8, ::1 (also IPv4-mapped) and `localhost`: addresses no other machine can reach. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  if (h === 'localhost') return true;
+  if (isIP(h) === 4) return h.startsWith('127.');
+  if (isIP(h) === 6) return h === '::1' || /^::ffff:127\./.test(h) || /^(0+:){7}0*1$/.test(h);
+  return false;
+}
+
+// ---- the command line: `eddy server run` ----
+
+/** The API flags of `eddy server run`, as given. */
+export interface ApiFlags {
+  maxBodyBytes?: number;
+  maxDepth?: number;
+  token?: string;
+  allowOrigins?: string[];
+  insecure?: boolean;
+}
+
+export const API_FLAG_USAGE = '[--api-token TOKEN] [--api-allow-origin ORIGIN ...] [--api-max-body BYTES] [--api-max-depth N] [--insecure]';
+
+/** Takes one API flag into `flags`; false when `arg` is not one. `value()` consumes the flag's argument. */
+export function takeApiFlag(arg: string, value: () => string, flags: () => ApiFlags): boolean {
+  const count = (name: string, max = Number.MAX_SAFE_INTEGER) => {
+    const text = value();
+    const n = Number(text);
+    if (!/^\d+$/.test(text) || n < 1 || n > max) throw new Error(`${name}: not a whole number from 1 to ${max}: ${text}`);
+    return n;
+  };
+  switch (arg) {
+    case '--api-max-body':
+      flags().maxBodyBytes = count(arg);
+      return true;
+    case '--api-max-depth':
+      flags().maxDepth = count(arg, MAX_DEPTH_CEILING);
+      return true;
+    case '--api-token': {
+      const token = value();
+      if (token === '') throw new Error('--api-token: must not be empty');
+      flags().token = token;
+      return true;
+    }
+    case '--api-allow-origin':
+      (flags().allowOrigins ??= []).push(normalizeOrigin(value(), arg));
+      return true;
+    case '--insecure':
+      flags().insecure = true;
+      return true;
+    default:
+      return false;
+  }
+}
+
+/**
+ * The API options for `eddy server run`: the flags, the token from
+ * EDDY_API_TOKEN when no flag gives one (an argument shows in `ps`, the
+ * environment does not), and the refusal to face the network unprotected.
+ */
+export function apiOptionsFromFlags(flags: ApiFlags, host: string, env: NodeJS.ProcessEnv): ApiOptions {
+  const token = flags.token ?? (env.EDDY_API_TOKEN || undefined);
+  if (!isLoopbackHost(host) && token === undefined && !flags.insecure) {
+    throw new Error(
+      `--api-host ${host} is reachable from other machines, and anyone who reaches the API can publish, read and stop anything: ` +
+        'set a token (--api-token or EDDY_API_TOKEN), or accept the risk with --insecure',
+    );
+  }
+  return { maxBodyBytes: flags.maxBodyBytes, maxDepth: flags.maxDepth, token, allowOrigins: flags.allowOrigins, host };
+}

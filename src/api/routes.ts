@@ -1,0 +1,213 @@
+import { invalid } from '../core/errors';
+import type { Runtime } from '../runtime/runtime';
+import { KINDS, type Kind } from '../runtime/urls';
+import { SchemaValidator } from '../schema/artefacts';
+import type { JsonSchema } from '../schema/json-schema';
+import { version } from '../version';
+
+/**
+ * The one route table: the express app is built from it (server.ts) and so
+ * is the OpenAPI document (openapi.ts), so no route can exist undocumented,
+ * and 405's Allow header lists exactly what the table has for a path.
+ */
+export interface Operation {
+  method: 'get' | 'post' | 'delete';
+  /** an OpenAPI path template: `/pipeline/{artefact_id}/{instance_id}` */
+  path: string;
+  operationId: string;
+  summary: string;
+  tag: string;
+  /** answers in JSON only (no YAML) */
+  jsonOnly?: boolean;
+  body?: { schema: string; required: boolean; description: string };
+  /** by status: what it means and the schema (a name in components.schemas) of the body; no schema: the error body */
+  responses: Record<number, { description: string; schema?: string }>;
+  run(input: OperationInput): Reply | Promise<Reply>;
+}
+
+export interface OperationInput {
+  params: Record<string, string>;
+  body: unknown;
+}
+
+export interface Reply {
+  status: number;
+  body: unknown;
+}
+
+/** The path parameters every template uses, with what they name. */
+export const PATH_PARAMETERS: Record<string, string> = {
+  artefact_id: 'the id of an artefact in the repository',
+  instance_id: 'the id of an instance of the artefact',
+};
+
+export function operations(runtime: Runtime, openApiDocument: () => unknown): Operation[] {
+  const ops: Operation[] = [
+    {
+      method: 'get',
+      path: '/version',
+      operationId: 'get_version',
+      summary: 'The version of the running eddy',
+      tag: 'service',
+      jsonOnly: true,
+      responses: { 200: { description: 'the version', schema: 'version' } },
+      run: () => ({ status: 200, body: { version } }),
+    },
+    {
+      method: 'get',
+      path: '/health',
+      operationId: 'get_health',
+      summary: 'Whether every instance runs (for orchestrators)',
+      tag: 'service',
+      jsonOnly: true,
+      responses: {
+        200: { description: 'every instance runs (paused by a circuit breaker counts as running)', schema: 'health' },
+        503: { description: 'an onramp failed or an offramp is down; the body names them', schema: 'health' },
+      },
+      run: () => {
+        const health = runtime.health();
+        return { status: health.status === 'ok' ? 200 : 503, body: health };
+      },
+    },
+    {
+      method: 'get',
+      path: '/openapi.json',
+      operationId: 'get_openapi',
+      summary: 'This description of the API (OpenAPI 3.1)',
+      tag: 'service',
+      jsonOnly: true,
+      responses: { 200: { description: 'the OpenAPI 3.1 document', schema: 'openapi' } },
+      run: () => ({ status: 200, body: openApiDocument() }),
+    },
+  ];
+  for (const kind of KINDS) ops.push(...kindOperations(runtime, kind));
+  return ops;
+}
+
+function kindOperations(runtime: Runtime, kind: Kind): Operation[] {
+  const one = `/${kind}/{artefact_id}`;
+  const instance = `${one}/{instance_id}`;
+  const ids = (input: OperationInput) => [input.params.artefact_id, input.params.instance_id] as const;
+  return [
+    {
+      method: 'get',
+      path: `/${kind}`,
+      operationId: `find_${kind}s`,
+      summary: `The ids of the ${kind}s in the repository (system ones included)`,
+      tag: kind,
+      responses: { 200: { description: `the ${kind} ids`, schema: 'ids' } },
+      run: () => ({ status: 200, body: runtime.list(kind) }),
+    },
+    {
+      method: 'post',
+      path: `/${kind}`,
+      operationId: `publish_${kind}`,
+      summary: `Publish a ${kind}`,
+      tag: kind,
+      body: { schema: kind, required: true, description: `the ${kind} artefact` },
+      responses: {
+        201: { description: `the stored ${kind}`, schema: kind },
+        400: { description: 'the body is malformed or the artefact invalid; the message names the field' },
+        409: { description: `a ${kind} with this id exists` },
+      },
+      // answered once stored (with --data-dir), so an acknowledged change survives a kill -9
+      run: async (input) => {
+        if (input.body === undefined) throw invalid(`body: missing: POST /${kind} needs the ${kind} to publish`);
+        const artefact = runtime.publish(kind, input.body);
+        await runtime.persisted();
+        return { status: 201, body: artefact };
+      },
+    },
+    {
+      method: 'get',
+      path: one,
+      operationId: `get_${kind}_by_id`,
+      summary: `A ${kind} and the ids of its running instances`,
+      tag: kind,
+      responses: {
+        200: { description: `the ${kind} and its instances`, schema: `${kind}_state` },
+        404: { description: `no such ${kind}` },
+      },
+      run: (input) => ({ status: 200, body: runtime.describe(kind, ids(input)[0]) }),
+    },
+    {
+      method: 'delete',
+      path: one,
+      operationId: `delete_${kind}_by_id`,
+      summary: `Remove a ${kind} from the repository`,
+      tag: kind,
+      responses: {
+        200: { description: `the removed ${kind}`, schema: kind },
+        404: { description: `no such ${kind}` },
+        409: { description: 'instances of it still run, or it is a system artefact' },
+      },
+      run: async (input) => {
+        const artefact = runtime.unpublish(kind, ids(input)[0]);
+        await runtime.persisted();
+        return { status: 200, body: artefact };
+      },
+    },
+    {
+      method: 'post',
+      path: instance,
+      operationId: `activate_${kind}`,
+      summary:
+        kind === 'binding'
+          ? 'Activate a binding instance: deploy and connect what its links name, with the placeholders filled in'
+          : `Activate an instance of a ${kind}`,
+      tag: kind,
+      ...(kind === 'binding'
+        ? { body: { schema: 'placeholders', required: false, description: 'values for the placeholders of the links; `instance` is always the instance id' } }
+        : {}),
+      responses: {
+        201: { description: kind === 'binding' ? 'the binding with its links resolved' : `the ${kind}`, schema: kind },
+        400: { description: 'the instance id is not an id, or a link or a port is wrong (nothing was started)' },
+        404: { description: `no such ${kind}, or an artefact its links name is missing` },
+        409: { description: 'the instance already runs' },
+      },
+      run: async (input) => {
+        const [artefactId, instanceId] = ids(input);
+        return { status: 201, body: await runtime.activate(kind, artefactId, instanceId, placeholders(input.body)) };
+      },
+    },
+    {
+      method: 'get',
+      path: instance,
+      operationId: `get_${kind}_instance_by_id`,
+      summary: `A running instance of a ${kind}`,
+      tag: kind,
+      responses: {
+        200: { description: kind === 'binding' ? 'the binding with its links resolved' : `the ${kind}`, schema: kind },
+        404: { description: 'no such artefact or instance' },
+      },
+      run: (input) => ({ status: 200, body: runtime.getInstance(kind, ...ids(input)) }),
+    },
+    {
+      method: 'delete',
+      path: instance,
+      operationId: `deactivate_${kind}`,
+      summary: `Deactivate an instance of a ${kind}, and every instance only it kept alive`,
+      tag: kind,
+      responses: {
+        200: { description: 'the old instance data', schema: kind },
+        404: { description: 'no such artefact or instance' },
+        409: { description: 'a binding uses the instance, or it is a system instance' },
+      },
+      run: async (input) => ({ status: 200, body: await runtime.deactivate(kind, ...ids(input)) }),
+    },
+  ];
+}
+
+/** Binding activation takes optional placeholder values: a map of strings (documented by this same schema). */
+export const PLACEHOLDERS_SCHEMA: JsonSchema = {
+  type: 'object',
+  additionalProperties: { type: 'string' },
+  description: 'placeholder names to values',
+};
+const validator = new SchemaValidator();
+
+function placeholders(body: unknown): Record<string, string> {
+  if (body === undefined || body === null) return {};
+  validator.check(PLACEHOLDERS_SCHEMA, body, 'body');
+  return body as Record<string, string>;
+}
