@@ -31,7 +31,7 @@ export async function labelNumbers(count: number): Promise<unknown[]> {
       id: 'label',
       interface: { inputs: ['in'], outputs: ['out'] },
       nodes: [
-        { id: 'name', type: 'runtime::cel', config: { set: { label: "n % 2 == 0 ? 'even' : 'odd'" } } },
+        { id: 'name', type: 'runtime::cel', config: { set: { label: "event.n % 2 == 0 ? 'even' : 'odd'" } } },
         { id: 'shout', type: 'example::uppercase', config: { field: 'label' } },
       ],
       links: { in: ['name'], name: ['shout'], shout: ['out'] },
