@@ -197,6 +197,17 @@ class Server {
   }
 }
 
+/** The snapshot, or undefined when the server process has died meanwhile (a crash, handled by the caller). */
+async function snapshotUnlessGone(server: Server): Promise<string | undefined> {
+  try {
+    return await server.snapshot();
+  } catch (err) {
+    await sleep(200); // an exit is reported a moment after the connection drops
+    if (server.proc.exit) return undefined;
+    throw err;
+  }
+}
+
 const describeRequest = (r: FuzzRequest): string =>
   `${r.method} ${r.path.slice(0, 120)} ${JSON.stringify(r.headers)} ${r.hostile ? `<${r.hostile}>` : r.body ? JSON.stringify(r.body.toString('utf8').slice(0, 160)) : ''}`;
 
@@ -277,19 +288,15 @@ async function restFuzz(count: number, seed: number, log: (line: string) => void
         if (probeMs !== undefined) h.maxProbeMs = Math.max(h.maxProbeMs ?? 0, probeMs);
         hostile.set(r.hostile, h);
       }
-      if (server.proc.exit) continue; // counted as a crash before the next request
       const failed = answer.status === 'none' || answer.status >= 400;
       const reads = r.method === 'GET' || r.method === 'HEAD';
-      if (failed && !reads) {
-        result.stateChecks++;
-        const now = await server.snapshot();
-        if (now !== state) {
-          result.stateChanges.push({ request: describeRequest(r), status, ...firstDifference(state, now) });
-          state = now;
-        }
-      } else if (!failed && !reads) {
-        const now = await server.snapshot();
-        if (now !== state) result.successfulChanges++;
+      if (!reads) {
+        const now = await snapshotUnlessGone(server);
+        if (now === undefined) continue; // the process died: counted as a crash before the next request
+        if (failed) {
+          result.stateChecks++;
+          if (now !== state) result.stateChanges.push({ request: describeRequest(r), status, ...firstDifference(state, now) });
+        } else if (now !== state) result.successfulChanges++;
         state = now;
       }
       if ((i + 1) % 1000 === 0) log(`fuzz: ${i + 1}/${requests.length} requests, ${result.serverErrors} 5xx, ${result.stateChanges.length} state changes after failures`);

@@ -83,6 +83,12 @@ export function failedSection(section: Section, facts: RunFacts, error: Error): 
 const table = (head: string[], rows: Array<Array<string | number>>): string =>
   [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
 
+/** Inline code on one line: whitespace runs become one space, backticks quotes; in a table cell pipes are escaped. */
+const code = (text: string, inTable = false): string => {
+  const flat = text.replace(/\s+/g, ' ').replace(/`/g, "'");
+  return `\`${inTable ? flat.replace(/\|/g, '\\|') : flat}\``;
+};
+
 const statuses = (m: Record<string, number>): string =>
   Object.entries(m)
     .sort(([a], [b]) => a.localeCompare(b))
@@ -171,10 +177,10 @@ ${table(
 )}
 `);
   }
-  if (rest.examples500.length) lines.push(`5xx answers (first ${rest.examples500.length}):\n\n${rest.examples500.map((e) => `- \`${e.replace(/`/g, "'")}\``).join('\n')}\n`);
+  if (rest.examples500.length) lines.push(`5xx answers (first ${rest.examples500.length}):\n\n${rest.examples500.map((e) => `- ${code(e)}`).join('\n')}\n`);
   if (rest.stateChanges.length)
-    lines.push(`State changed by failed requests (first 5):\n\n${rest.stateChanges.slice(0, 5).map((c) => `- ${c.status} for \`${c.request.replace(/`/g, "'")}\`: \`${c.before.replace(/`/g, "'")}\` became \`${c.after.replace(/`/g, "'")}\``).join('\n')}\n`);
-  if (rest.crashes.length) lines.push(`Crashes:\n\n${rest.crashes.map((c) => `- after request ${c.afterRequest}: exit ${c.exit}; stderr ends \`${c.stderr.slice(-300).replace(/\n/g, ' ').replace(/`/g, "'")}\``).join('\n')}\n`);
+    lines.push(`State changed by failed requests (first 5):\n\n${rest.stateChanges.slice(0, 5).map((c) => `- ${c.status} for ${code(c.request)}: ${code(c.before)} became ${code(c.after)}`).join('\n')}\n`);
+  if (rest.crashes.length) lines.push(`Crashes:\n\n${rest.crashes.map((c) => `- after request ${c.afterRequest}: exit ${c.exit}; stderr ends ${code(c.stderr.slice(-300))}`).join('\n')}\n`);
 
   lines.push(`### Mutated events into a tcp onramp
 
@@ -208,8 +214,8 @@ ${table(
   Object.entries(ev.byKind).map(([k, v]) => [k, fmt(v.lines), fmt(v.valid)]),
 )}
 `);
-  if (ev.errors?.length) lines.push(`Most frequent errors on \`err\` (digits shown as N):\n\n${table(['error', 'count'], ev.errors.map((e) => [`\`${e.message.replace(/`/g, "'").replace(/\|/g, '\\|')}\``, fmt(e.count)]))}\n`);
-  if (ev.disagreements?.length) lines.push(`Where eddy and the oracle disagree:\n\n${ev.disagreements.map((d) => `- \`${d.replace(/`/g, "'")}\``).join('\n')}\n`);
+  if (ev.errors?.length) lines.push(`Most frequent errors on \`err\` (digits shown as N):\n\n${table(['error', 'count'], ev.errors.map((e) => [code(e.message, true), fmt(e.count)]))}\n`);
+  if (ev.disagreements?.length) lines.push(`Where eddy and the oracle disagree:\n\n${ev.disagreements.map((d) => `- ${code(d)}`).join('\n')}\n`);
   return lines.join('\n');
 }
 
