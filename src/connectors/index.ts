@@ -8,6 +8,7 @@ import { kafkaOnramp } from './kafka/onramp';
 import { metronome } from './metronome/onramp';
 import { natsOnramp } from './nats/onramp';
 import { postgresOnramp } from './postgres/onramp';
+import { pubsubOnramp } from './pubsub/onramp';
 import { restOnramp } from './rest/onramp';
 import { stdin } from './stdin/onramp';
 import { tcpOnramp } from './tcp/onramp';
@@ -42,6 +43,7 @@ export const builtinOnramps: readonly OnrampType<any>[] = [
   metronome,
   natsOnramp,
   postgresOnramp,
+  pubsubOnramp,
   restOnramp,
   stdin,
   tcpOnramp,
