@@ -6,7 +6,9 @@
 # cached under ${EDDY_PUBSUB_CACHE:-/var/cache/eddy-services/pubsub}, so a
 # restart does not rebuild (a cold build takes about 90 s). Clients find it
 # with PUBSUB_EMULATOR_HOST=127.0.0.1:8085 (plaintext gRPC, no credentials).
-# It keeps everything in memory: a restart forgets every topic and message.
+# It keeps everything in memory: a restart forgets every topic and message;
+# it starts with the topic and subscription examples/pubsub.yaml reads
+# (project eddy-example).
 #
 #   pubsub.sh start | stop | status
 set -euo pipefail
@@ -15,10 +17,14 @@ here="$(cd "$(dirname "$0")" && pwd)"
 source "$here/_lib.sh"
 
 port="${EDDY_PUBSUB_PORT:-8085}"
-# the pstest release the binary is built from; a new one means a new cached binary
+# the pstest release the binary is built from; a new one (or a changed main) means a new cached binary
 version="v2.8.1"
+build_id="$version-2"
 cache="${EDDY_PUBSUB_CACHE:-/var/cache/eddy-services/pubsub}"
-bin="$cache/pstest-$version"
+bin="$cache/pstest-$build_id"
+# what examples/pubsub.yaml reads exists from the start, so the example activates on a fresh fake
+example_topic="projects/eddy-example/topics/eddy-example"
+example_sub="projects/eddy-example/subscriptions/eddy-example"
 dir="$(service_dir pubsub)"
 pidfile="$dir/pubsub.pid"
 log="$dir/pubsub.log"
@@ -40,23 +46,48 @@ build() {
   rm -rf "$src"
   mkdir -p "$src"
   cat >"$src/main.go" <<'EOF'
-// Serves Google's Pub/Sub fake (pstest) until SIGTERM or SIGINT.
+// Serves Google's Pub/Sub fake (pstest) until SIGTERM or SIGINT, with the
+// topics and subscriptions named by -topic and -subscription created first
+// (the fake keeps everything in memory: a restart starts empty).
 package main
 
 import (
+	"context"
 	"flag"
 	"log"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
+	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"cloud.google.com/go/pubsub/v2/pstest"
 )
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8085", "host:port to listen on")
+	topics := flag.String("topic", "", "comma-separated topics to create: projects/P/topics/T")
+	subs := flag.String("subscription", "", "comma-separated subscriptions to create: projects/P/subscriptions/S=projects/P/topics/T")
 	flag.Parse()
 	srv := pstest.NewServerWithAddress(*addr)
+	ctx := context.Background()
+	for _, t := range strings.Split(*topics, ",") {
+		if t == "" {
+			continue
+		}
+		if _, err := srv.GServer.CreateTopic(ctx, &pubsubpb.Topic{Name: t}); err != nil {
+			log.Fatalf("topic %s: %v", t, err)
+		}
+	}
+	for _, s := range strings.Split(*subs, ",") {
+		if s == "" {
+			continue
+		}
+		name, topic, _ := strings.Cut(s, "=")
+		if _, err := srv.GServer.CreateSubscription(ctx, &pubsubpb.Subscription{Name: name, Topic: topic, AckDeadlineSeconds: 10}); err != nil {
+			log.Fatalf("subscription %s: %v", name, err)
+		}
+	}
 	log.Printf("pstest listening on %s", srv.Addr)
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
@@ -79,6 +110,8 @@ EOF
     return 1
   }
   mv "$bin.tmp" "$bin"
+  # binaries of other builds are never used again
+  find "$cache" -maxdepth 1 -name 'pstest-*' ! -name "pstest-$build_id" -delete
 }
 
 case "${1:-}" in
@@ -99,7 +132,7 @@ case "${1:-}" in
     ) 9>"$cache/build.lock"
     rm -f "$pidfile"
     : >"$log"
-    setsid "$bin" -addr "127.0.0.1:$port" </dev/null >>"$log" 2>&1 &
+    setsid "$bin" -addr "127.0.0.1:$port" -topic "$example_topic" -subscription "$example_sub=$example_topic" </dev/null >>"$log" 2>&1 &
     server=$!
     echo "$server" >"$pidfile"
     ready() { kill -0 "$server" 2>/dev/null && port_open "$port"; }

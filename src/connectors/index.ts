@@ -23,6 +23,7 @@ import { exit } from './exit/offramp';
 import { fileOfframp } from './file/offramp';
 import { kafkaOfframp } from './kafka/offramp';
 import { kv } from './kv/offramp';
+import { logvendorOfframp } from './logvendor/offramp';
 import { natsOfframp } from './nats/offramp';
 import { postgresOfframp } from './postgres/offramp';
 import { restOfframp } from './rest/offramp';
@@ -60,6 +61,7 @@ export const builtinOfframps: readonly OfframpType<any>[] = [
   fileOfframp,
   kafkaOfframp,
   kv,
+  logvendorOfframp,
   natsOfframp,
   postgresOfframp,
   restOfframp,
