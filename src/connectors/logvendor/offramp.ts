@@ -28,6 +28,8 @@ export const MAX_BODY_BYTES = 1_000_000;
 /** Connecting; then the answer to one request. */
 const CONNECT_TIMEOUT_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 30_000;
+/** Closing: requests still open after this are cut. */
+const CLOSE_TIMEOUT_MS = 2000;
 /** A 429's Retry-After (seconds) is honoured up to this; a missing or unreadable one means this default. */
 const MAX_RETRY_AFTER_S = 60;
 const DEFAULT_RETRY_AFTER_S = 5;
@@ -249,7 +251,11 @@ function logvendorSink(config: LogvendorConfig, ctx: OfframpContext, url: URL, c
       closed = true;
       timer?.unsubscribe();
       probe?.destroy();
-      await pool.close().catch(() => pool.destroy());
+      // requests still open get a little longer (the machinery has drained what it could), then are cut
+      let cut: NodeJS.Timeout | undefined;
+      await Promise.race([pool.close().catch(() => undefined), new Promise((resolve) => (cut = setTimeout(resolve, CLOSE_TIMEOUT_MS)))]);
+      clearTimeout(cut);
+      await pool.destroy().catch(() => undefined);
     },
   };
 }
