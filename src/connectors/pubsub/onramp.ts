@@ -1,4 +1,4 @@
-import { Duration, PubSub, type Message, type Subscription } from '@google-cloud/pubsub';
+import type { Message, PubSub, Subscription } from '@google-cloud/pubsub';
 import { Observable, type Subscriber, type Subscription as RxSubscription } from 'rxjs';
 import type { EventId, Meta } from '../../core/event';
 import type { Frame, FrameResult, OnrampContext, OnrampSource, OnrampType } from '../connector';
@@ -98,7 +98,11 @@ export const pubsubOnramp: OnrampType<PubsubOnrampConfig> = {
     checkNames(config);
   },
   async create(config, ctx) {
-    const source = new PubsubSource(config, ctx, clientPlan(config));
+    const plan = clientPlan(config);
+    // loaded on first use: Google's client (gRPC, protobufs, auth) takes seconds and tens of MB to load,
+    // which an eddy that runs no pubsub onramp should not pay at every start
+    const lib = await import('@google-cloud/pubsub');
+    const source = new PubsubSource(config, ctx, plan, lib);
     try {
       await source.open();
     } catch (err) {
@@ -142,8 +146,9 @@ class PubsubSource implements OnrampSource {
     private readonly config: PubsubOnrampConfig,
     private readonly ctx: OnrampContext,
     plan: ClientPlan,
+    private readonly lib: typeof import('@google-cloud/pubsub'),
   ) {
-    this.client = new PubSub(plan.options);
+    this.client = new lib.PubSub(plan.options);
     this.name = plan.name;
     this.originUri = origin(plan.name);
     this.frames = new Observable<Frame>((subscriber) => {
@@ -232,7 +237,7 @@ class PubsubSource implements OnrampSource {
     const subscription = this.client.subscription(this.name, {
       flowControl: { maxMessages: this.config.max_messages, maxBytes: this.config.max_bytes, allowExcessMessages: false },
       // on close (deactivation), what eddy still holds goes back to Pub/Sub at once rather than at its ack deadline
-      closeOptions: { behavior: 'NACK', timeout: Duration.from({ seconds: CLOSE_TIMEOUT_S }) },
+      closeOptions: { behavior: 'NACK', timeout: this.lib.Duration.from({ seconds: CLOSE_TIMEOUT_S }) },
     });
     this.subscription = subscription;
     subscription.on('message', (message: Message) => {
