@@ -79,8 +79,9 @@ export function readCredentials(path: string): Credentials {
   let json: unknown;
   try {
     json = JSON.parse(text);
-  } catch (err) {
-    throw new Error(`pem: ${path} is not a JSON credentials file: ${(err as Error).message}`);
+  } catch {
+    // the parser's message would quote the file: not for an error that may travel back over the API
+    throw new Error(`pem: ${path} is not a JSON credentials file`);
   }
   const creds = json as Record<string, unknown>;
   if (creds === null || typeof creds !== 'object' || Array.isArray(creds) || typeof creds.type !== 'string') {
