@@ -8,6 +8,7 @@ import { kafkaOnramp } from './kafka/onramp';
 import { metronome } from './metronome/onramp';
 import { natsOnramp } from './nats/onramp';
 import { postgresOnramp } from './postgres/onramp';
+import { pubsubOnramp } from './pubsub/onramp';
 import { restOnramp } from './rest/onramp';
 import { stdin } from './stdin/onramp';
 import { tcpOnramp } from './tcp/onramp';
@@ -22,6 +23,7 @@ import { exit } from './exit/offramp';
 import { fileOfframp } from './file/offramp';
 import { kafkaOfframp } from './kafka/offramp';
 import { kv } from './kv/offramp';
+import { logvendorOfframp } from './logvendor/offramp';
 import { natsOfframp } from './nats/offramp';
 import { postgresOfframp } from './postgres/offramp';
 import { restOfframp } from './rest/offramp';
@@ -42,6 +44,7 @@ export const builtinOnramps: readonly OnrampType<any>[] = [
   metronome,
   natsOnramp,
   postgresOnramp,
+  pubsubOnramp,
   restOnramp,
   stdin,
   tcpOnramp,
@@ -58,6 +61,7 @@ export const builtinOfframps: readonly OfframpType<any>[] = [
   fileOfframp,
   kafkaOfframp,
   kv,
+  logvendorOfframp,
   natsOfframp,
   postgresOfframp,
   restOfframp,

@@ -50,12 +50,14 @@ export const RAMP_PATH_FIELDS: Record<'onramp' | 'offramp', Record<string, reado
     postgres: [['cache', 'path']],
     nats: NATS_PATHS(),
     kafka: KAFKA_PATHS(),
+    pubsub: [['pem']],
   },
   offramp: {
     file: [['file']],
     kv: [['dir']],
     nats: NATS_PATHS(),
     kafka: KAFKA_PATHS(),
+    logvendor: [['ca_file']],
   },
 };
 

@@ -13,7 +13,7 @@ import { requireService, type ServiceName } from '../helpers/services';
 
 /** The real server an example's connectors talk to, by the type names it uses. */
 function serviceOf(text: string): ServiceName | undefined {
-  const services: Record<string, ServiceName> = { kafka: 'kafka', amqp: 'rabbitmq', nats: 'nats', postgres: 'postgres', elastic: 'elastic' };
+  const services: Record<string, ServiceName> = { kafka: 'kafka', amqp: 'rabbitmq', nats: 'nats', postgres: 'postgres', elastic: 'elastic', pubsub: 'pubsub' };
   for (const [type, service] of Object.entries(services)) if (new RegExp(`type:\\s*${type}\\b`).test(text)) return service;
   return undefined;
 }

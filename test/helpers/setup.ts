@@ -4,6 +4,11 @@
  * on a lucky draw; locally each run draws a fresh seed and keeps hunting.
  */
 import fc from 'fast-check';
+import { serviceAddress } from './services';
 
 if (process.env.CI) fc.configureGlobal({ seed: 20261121 });
 process.env.EDDY_LOG ??= 'silent';
+// Google's client libraries talk to the Pub/Sub fake of scripts/services (never to Google), and the
+// auth library never probes a cloud metadata server: no test, example or child process leaves loopback.
+process.env.PUBSUB_EMULATOR_HOST ??= `${serviceAddress('pubsub').host}:${serviceAddress('pubsub').port}`;
+process.env.METADATA_SERVER_DETECTION ??= 'none';

@@ -80,8 +80,10 @@ describe('policy: what published artefacts may reach (--allow-path, --allow-exit
       'onramp blaster config.source',
       'onramp cb config.source',
       'onramp postgres config.cache.path',
+      'onramp pubsub config.pem',
       'offramp file config.file',
       'offramp kv config.dir',
+      'offramp logvendor config.ca_file',
     ]);
     expect(OPERATOR_PATH_FIELDS).to.deep.equal({ 'qos::wal': [['dir']] });
   });
@@ -181,7 +183,7 @@ describe('policy: what published artefacts may reach (--allow-path, --allow-exit
   it('knows every path-like field of every builtin type (a new one must be confined or listed here as no path)', () => {
     const runtime = new Runtime({ logger: createLogger('silent') });
     const NOT_PATHS = new Set(['offramp rest endpoint.path']); // a URL path
-    const looksLikePath = /path|file|dir|source|location|cert/i;
+    const looksLikePath = /path|file|dir|source|location|cert|pem/i;
     const fields = (schema: JsonSchema | undefined, prefix = ''): string[] =>
       Object.entries((schema?.properties ?? {}) as Record<string, JsonSchema>).flatMap(([key, sub]) => [`${prefix}${key}`, ...fields(sub, `${prefix}${key}.`)]);
     const unconfined: string[] = [];

@@ -23,6 +23,8 @@ import type { ChildStatus, RampParts } from './protocol';
 import { freePort } from '../net-helpers';
 import { amqpAddr, TestClient, unique } from '../amqp/helpers';
 import { connect as natsConnect, StorageType, type NatsConnection } from 'nats';
+import { TestClient as PubsubClient, PROJECT as PUBSUB_PROJECT } from '../pubsub/helpers';
+import { logServer, makeCert } from '../logvendor/helpers';
 
 /** What a harness can do with the child running the type. */
 export interface ChildIo {
@@ -811,6 +813,57 @@ export const harnesses: Readonly<Record<string, Harness>> = {
           drive: badThenGoodMetric,
           arrived: () => received.includes(METRIC_LINE),
           close: () => nc.close(),
+        };
+      },
+    },
+  },
+
+  // against the Pub/Sub fake of `scripts/services start pubsub` (test/helpers/setup.ts points PUBSUB_EMULATOR_HOST at it)
+  pubsub: {
+    service: 'pubsub',
+    onramp: {
+      unopenable: {
+        what: 'its subscription (none of that name exists)',
+        prepare: async () => ({ ramp: { config: { subscription: 'eddy-compliance-no-such-subscription', project_id: PUBSUB_PROJECT } }, close: nothingToClose }),
+      },
+      async prepare() {
+        const client = new PubsubClient();
+        const { topic, subscription } = await client.topicWithSubscription();
+        return {
+          ramp: { codec: 'json', config: { subscription, project_id: PUBSUB_PROJECT } },
+          drive: async () => void (await client.publish(topic, [BAD_JSON, GOOD_JSON])),
+          close: () => client.close(),
+        };
+      },
+    },
+  },
+
+  // a local HTTPS stand-in for the Log API, its certificate trusted through ca_file
+  logvendor: {
+    offramp: {
+      unopenable: {
+        what: 'its ca_file (missing)',
+        prepare: async (dir) => ({
+          ramp: { config: { license_key: 'compliance', endpoint: 'https://127.0.0.1:1/log/v1', ca_file: join(dir, 'missing', 'ca.pem') } },
+          close: nothingToClose,
+        }),
+      },
+      async prepare() {
+        const cert = makeCert();
+        const server = await logServer(cert);
+        // the stand-in refuses a body that asks to be refused: a failed send
+        server.answer = (req) => (req.raw.includes('refuse') ? { status: 400, body: '{"error":"refused"}' } : { status: 202 });
+        return {
+          ramp: { config: { license_key: 'compliance', compress_logs: false, endpoint: server.url, ca_file: cert.certFile } },
+          drive: async (io) => {
+            await io.send({ refuse: true });
+            await io.send({ n: 1 });
+          },
+          arrived: () => server.entries().some((entry) => (entry as { n?: number }).n === 1),
+          close: async () => {
+            await server.close();
+            cert.remove();
+          },
         };
       },
     },

@@ -1,0 +1,298 @@
+import { readFileSync } from 'node:fs';
+import { connect as netConnect, type Socket } from 'node:net';
+import { connect as tlsConnect, rootCertificates } from 'node:tls';
+import { gzipSync } from 'node:zlib';
+import type { Subscription } from 'rxjs';
+import { Pool } from 'undici';
+import { batchValues, type EddyEvent } from '../../core/event';
+import type { OfframpContext, OfframpType, Sink } from '../connector';
+import { Backoff } from '../_shared/backoff';
+
+export interface LogvendorConfig {
+  license_key: string;
+  compress_logs: boolean;
+  region: 'usa' | 'europe';
+  endpoint?: string;
+  ca_file?: string;
+  concurrency: number;
+}
+
+/** The Log API of each region. */
+export const REGION_ENDPOINTS: Readonly<Record<LogvendorConfig['region'], string>> = {
+  usa: 'https://log-api.newrelic.com/log/v1',
+  europe: 'https://log-api.eu.newrelic.com/log/v1',
+};
+
+/** The Log API takes at most this many bytes in one POST (as sent: compressed when compressed). */
+export const MAX_BODY_BYTES = 1_000_000;
+/** Connecting; then the answer to one request. */
+const CONNECT_TIMEOUT_MS = 10_000;
+const REQUEST_TIMEOUT_MS = 30_000;
+/** Closing: requests still open after this are cut. */
+const CLOSE_TIMEOUT_MS = 2000;
+/** A 429's Retry-After (seconds) is honoured up to this; a missing or unreadable one means this default. */
+const MAX_RETRY_AFTER_S = 60;
+const DEFAULT_RETRY_AFTER_S = 5;
+/** Answer bodies are kept this long at most for the error message. */
+const ERROR_TEXT_CHARS = 200;
+
+/** Errors (undici's and the socket's) that mean the endpoint cannot be reached rather than that a request was bad. */
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+]);
+
+/**
+ * logvendor: posts events to a log-ingest HTTPS API in the shape of New
+ * Relic's Log API. One request per event (a batch: one request with all its
+ * members), the body always JSON in the API's detailed format,
+ * `[{"logs": [entry, ...]}]`, where an entry is the event's data when it is a
+ * record and `{"message": data}` otherwise; the ramp's codec and
+ * postprocessors are not used. `compress_logs` gzips the body
+ * (Content-Encoding: gzip). The key goes in `X-License-Key`, or in `Api-Key`
+ * for an insert-only key (one that starts with `NRII-`).
+ *
+ * Delivery (the spec's table: acknowledgements never): an event is never
+ * acked. A request that is refused (non-2xx) or cannot be made fails the
+ * event (counted as an error, logged, and a fail for a transactional one).
+ * Connection loss triggers the circuit breaker: sends then fail at once,
+ * without a request, until a probe (a TCP or TLS connect, back-off 100 ms
+ * doubling to 5 s) reaches the endpoint; a 429 triggers it for the answer's
+ * Retry-After (at most a minute).
+ */
+export const logvendorOfframp: OfframpType<LogvendorConfig> = {
+  name: 'logvendor',
+  // the wire format is always JSON: `codecFor` asks for json whatever the artefact's codec
+  defaultCodec: 'json',
+  autoAck: false,
+  ignoresPostprocessors: true,
+  example: { license_key: 'YOUR_LICENSE_KEY', compress_logs: true, region: 'europe' },
+  configSchema: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['license_key'],
+    properties: {
+      license_key: {
+        type: 'string',
+        minLength: 1,
+        description: 'the account\'s ingest license key (sent as X-License-Key), or an insert-only key, one that starts with NRII- (sent as Api-Key)',
+      },
+      compress_logs: { type: 'boolean', default: false, description: 'gzip the request bodies (Content-Encoding: gzip): more CPU, less egress' },
+      region: {
+        type: 'string',
+        enum: ['usa', 'europe'],
+        default: 'usa',
+        description: `the account's region, which picks the endpoint: usa ${REGION_ENDPOINTS.usa}, europe ${REGION_ENDPOINTS.europe}`,
+      },
+      endpoint: {
+        type: 'string',
+        minLength: 1,
+        description: 'an http:// or https:// URL to post to instead of the region\'s endpoint: a forwarding proxy, or a test server; region is then unused',
+      },
+      ca_file: {
+        type: 'string',
+        minLength: 1,
+        description: 'a PEM file of CA certificates to trust besides the system\'s (a proxy\'s or a test server\'s own CA); TLS is always verified',
+      },
+      concurrency: { type: 'integer', minimum: 1, default: 4, description: 'requests in flight at most; more trigger the circuit breaker' },
+    },
+  },
+  validate(config) {
+    endpointOf(config);
+  },
+  maxInFlight: (config) => config.concurrency,
+  create(config, ctx) {
+    const url = endpointOf(config);
+    let ca: string[] | undefined;
+    if (config.ca_file !== undefined) {
+      let pem: string;
+      try {
+        pem = readFileSync(config.ca_file, 'utf8');
+      } catch (err) {
+        throw new Error(`ca_file: cannot read ${config.ca_file}: ${(err as Error).message}`);
+      }
+      if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new Error(`ca_file: ${config.ca_file} holds no PEM certificate`);
+      // besides the system's CAs, not instead of them: a proxy with a public certificate still works
+      ca = [...rootCertificates, pem];
+    }
+    return logvendorSink(config, ctx, url, ca);
+  },
+};
+
+/** The URL requests go to: `endpoint` when set, else the region's. Throws naming the field. */
+export function endpointOf(config: Pick<LogvendorConfig, 'endpoint' | 'region'>): URL {
+  if (config.endpoint === undefined) return new URL(REGION_ENDPOINTS[config.region]);
+  let url: URL;
+  try {
+    url = new URL(config.endpoint);
+  } catch {
+    throw new Error(`endpoint: not a URL: ${JSON.stringify(config.endpoint)}`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`endpoint: the scheme must be https or http, not ${url.protocol.slice(0, -1)}`);
+  if (url.username !== '' || url.password !== '') throw new Error('endpoint: credentials in the URL are not sent; the key is license_key');
+  return url;
+}
+
+/** The header the key goes in: insert-only keys (New Relic's `NRII-` keys) in Api-Key, license keys in X-License-Key. */
+export function keyHeader(key: string): 'api-key' | 'x-license-key' {
+  return key.startsWith('NRII-') ? 'api-key' : 'x-license-key';
+}
+
+function logvendorSink(config: LogvendorConfig, ctx: OfframpContext, url: URL, ca: string[] | undefined): Sink {
+  const secure = url.protocol === 'https:';
+  // an IPv6 literal without its brackets, for the probe's connect
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const port = Number(url.port || (secure ? 443 : 80));
+  const pool = new Pool(url.origin, {
+    connections: config.concurrency,
+    connect: { ca, timeout: CONNECT_TIMEOUT_MS },
+    headersTimeout: REQUEST_TIMEOUT_MS,
+    bodyTimeout: REQUEST_TIMEOUT_MS,
+  });
+  const path = `${url.pathname}${url.search}`;
+  const headers = {
+    'content-type': 'application/json',
+    ...(config.compress_logs ? { 'content-encoding': 'gzip' } : {}),
+    [keyHeader(config.license_key)]: config.license_key,
+    'user-agent': 'eddy-logvendor',
+  };
+  let closed = false;
+
+  // connection loss, or a 429: the breaker is triggered until a probe connects, or the Retry-After has passed
+  let down: string | undefined;
+  const backoff = new Backoff(100, 5000);
+  let timer: Subscription | undefined;
+  let probe: Socket | undefined;
+  const restore = () => {
+    if (closed || down === undefined) return;
+    ctx.logger.info(`Offramp ${ctx.url}: ${url.origin} can be sent to again; resumed`);
+    down = undefined;
+    ctx.restore();
+  };
+  const trigger = (why: string) => {
+    if (closed || down !== undefined) return false;
+    down = why;
+    ctx.logger.warn(`Offramp ${ctx.url}: ${why}; paused`);
+    ctx.trigger();
+    return true;
+  };
+  const lost = (why: string) => {
+    if (!trigger(`${url.origin} cannot be reached (${why})`)) return;
+    backoff.reset();
+    scheduleProbe();
+  };
+  const scheduleProbe = () => {
+    timer = ctx.scheduler.schedule(() => {
+      timer = undefined;
+      if (closed) return;
+      const socket = secure ? tlsConnect({ host, port, servername: serverName(host), ca }) : netConnect({ host, port });
+      probe = socket;
+      socket.setTimeout(CONNECT_TIMEOUT_MS, () => socket.destroy(new Error('connect timeout')));
+      socket.once(secure ? 'secureConnect' : 'connect', () => {
+        socket.destroy();
+        restore();
+      });
+      socket.once('error', () => {
+        if (!closed && down !== undefined) scheduleProbe();
+      });
+      socket.once('close', () => {
+        if (probe === socket) probe = undefined;
+      });
+    }, backoff.next());
+  };
+  const throttled = (retryAfter: string | string[] | undefined) => {
+    const seconds = retryAfterSeconds(retryAfter);
+    if (!trigger(`the Log API answered 429 (too many requests); waiting ${seconds} s as it asked`)) return;
+    timer = ctx.scheduler.schedule(() => {
+      timer = undefined;
+      restore();
+    }, seconds * 1000);
+  };
+
+  return {
+    codecFor: () => 'json',
+    async send(payloads: Buffer[], event: EddyEvent): Promise<void> {
+      if (down !== undefined) throw new Error(`not sent: ${down}`);
+      const json = requestBody(payloads, event);
+      const body = config.compress_logs ? gzipSync(json) : json;
+      if (body.length > MAX_BODY_BYTES) {
+        throw new Error(`not sent: the body is ${body.length} bytes, the Log API takes at most ${MAX_BODY_BYTES} in one request (send smaller batches${config.compress_logs ? '' : ', or set compress_logs'})`);
+      }
+      let status: number;
+      let answer: string;
+      let retryAfter: string | string[] | undefined;
+      try {
+        const res = await pool.request({ path, method: 'POST', headers, body });
+        status = res.statusCode;
+        retryAfter = res.headers['retry-after'];
+        answer = await res.body.text();
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code ?? (err as { cause?: NodeJS.ErrnoException }).cause?.code;
+        if (code !== undefined && UNREACHABLE.has(code)) lost(describe(err));
+        throw new Error(`cannot post to ${url.origin}: ${describe(err)}`);
+      }
+      if (status === 429) throttled(retryAfter);
+      if (status < 200 || status >= 300) {
+        const text = answer.length > ERROR_TEXT_CHARS ? `${answer.slice(0, ERROR_TEXT_CHARS)}…` : answer;
+        throw new Error(`the Log API answered ${status}${text.trim() === '' ? '' : `: ${text.trim()}`}`);
+      }
+      // delivered, and never acked: the spec's delivery table says acknowledgements never
+    },
+    async close() {
+      closed = true;
+      timer?.unsubscribe();
+      probe?.destroy();
+      // requests still open get a little longer (the machinery has drained what it could), then are cut
+      let cut: NodeJS.Timeout | undefined;
+      await Promise.race([pool.close().catch(() => undefined), new Promise((resolve) => (cut = setTimeout(resolve, CLOSE_TIMEOUT_MS)))]);
+      clearTimeout(cut);
+      await pool.destroy().catch(() => undefined);
+    },
+  };
+}
+
+/** `[{"logs": [...]}]`: each batch member (or the one value) as a log entry, reusing the JSON the machinery encoded. */
+function requestBody(payloads: Buffer[], event: EddyEvent): Buffer {
+  const values = event.isBatch ? batchValues(event.data) : [event.data];
+  const parts: Buffer[] = [Buffer.from('[{"logs":[')];
+  payloads.forEach((payload, i) => {
+    if (i > 0) parts.push(Buffer.from(','));
+    const value = values[i];
+    const record = value !== null && typeof value === 'object' && !Array.isArray(value) && !ArrayBuffer.isView(value);
+    // a log entry is a record of attributes; any other value becomes its message
+    parts.push(record ? payload : Buffer.concat([Buffer.from('{"message":'), payload, Buffer.from('}')]));
+  });
+  parts.push(Buffer.from(']}]'));
+  return Buffer.concat(parts);
+}
+
+/** Retry-After in seconds (a number of seconds, or an HTTP date), bounded. */
+function retryAfterSeconds(value: string | string[] | undefined): number {
+  const text = Array.isArray(value) ? value[0] : value;
+  if (text === undefined || text.trim() === '') return DEFAULT_RETRY_AFTER_S;
+  const seconds = /^\d+$/.test(text.trim()) ? Number(text.trim()) : (Date.parse(text) - Date.now()) / 1000;
+  if (!Number.isFinite(seconds)) return DEFAULT_RETRY_AFTER_S;
+  return Math.min(Math.max(Math.ceil(seconds), 1), MAX_RETRY_AFTER_S);
+}
+
+/** TLS SNI takes host names only, not IP addresses. */
+function serverName(host: string): string | undefined {
+  return /^[\d.]+$/.test(host) || host.includes(':') ? undefined : host;
+}
+
+function describe(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const code = (err as NodeJS.ErrnoException).code;
+  const cause = (err as { cause?: Error }).cause;
+  const message = cause && cause.message && !err.message.includes(cause.message) ? `${err.message}: ${cause.message}` : err.message;
+  return code !== undefined && !message.includes(code) ? `${message} (${code})` : message;
+}

@@ -1,0 +1,129 @@
+import { readFileSync } from 'node:fs';
+import type { ClientConfig } from '@google-cloud/pubsub';
+
+/**
+ * What the pubsub onramp needs before it talks to Pub/Sub: the
+ * subscription's full name, the project, and the client options for the
+ * credentials. Kept apart from the onramp so that the checks that can be
+ * made without a server (names, the credentials file) are plain functions.
+ */
+
+/** A subscription id: 3 to 255 characters, a letter first (the service's own rule). */
+const SUBSCRIPTION_ID = /^[A-Za-z][A-Za-z0-9\-_.~+%]{2,254}$/;
+/** A project id (6 to 30 characters) or a legacy domain-scoped one (`example.com:project`). */
+const PROJECT_ID = /^(?:[a-z0-9.-]+:)?[a-z][a-z0-9-]{4,28}[a-z0-9]$/;
+const FULL_NAME = /^projects\/([^/]+)\/subscriptions\/([^/]+)$/;
+
+/** The credential types Google's auth library reads from a file. */
+const CREDENTIAL_TYPES = ['service_account', 'authorized_user', 'external_account', 'impersonated_service_account', 'external_account_authorized_user'];
+
+export interface SubscriptionName {
+  /** the id part (`my-sub`) */
+  readonly id: string;
+  /** the project named in a full name, if the config gave one */
+  readonly project?: string;
+}
+
+/** Parses `subscription` (an id, or `projects/P/subscriptions/S`); throws naming the field. */
+export function parseSubscription(value: string): SubscriptionName {
+  const full = FULL_NAME.exec(value);
+  const id = full ? full[2] : value;
+  if (!SUBSCRIPTION_ID.test(id)) {
+    throw new Error(`subscription: '${value}' is not a subscription id (3 to 255 letters, digits or - _ . ~ + %, a letter first) nor projects/<project>/subscriptions/<id>`);
+  }
+  if (full && !PROJECT_ID.test(full[1])) throw new Error(`subscription: '${full[1]}' is not a project id`);
+  return full ? { id, project: full[1] } : { id };
+}
+
+export interface NamesConfig {
+  subscription: string;
+  project_id?: string;
+}
+
+/** Checks `subscription` and `project_id` and that they agree (publish time); throws naming the field. */
+export function checkNames(config: NamesConfig): SubscriptionName {
+  const sub = parseSubscription(config.subscription);
+  if (config.project_id !== undefined && !PROJECT_ID.test(config.project_id)) {
+    throw new Error(`project_id: '${config.project_id}' is not a project id (6 to 30 lowercase letters, digits or hyphens, a letter first)`);
+  }
+  if (sub.project !== undefined && config.project_id !== undefined && sub.project !== config.project_id) {
+    throw new Error(`subscription names project '${sub.project}' but project_id is '${config.project_id}'`);
+  }
+  return sub;
+}
+
+/** A credentials file as far as eddy reads it: its type and the project it names. */
+export interface Credentials {
+  readonly type: string;
+  readonly project?: string;
+}
+
+/**
+ * Reads the credentials file of `pem` (a service-account key file, JSON, as
+ * the Cloud console downloads it): a missing, unreadable or malformed file
+ * fails the activation with a message that says what is wrong, rather than
+ * the auth library's first failed request much later.
+ */
+export function readCredentials(path: string): Credentials {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new Error(`pem: cannot read the credentials file ${path}: ${(err as Error).message}`);
+  }
+  if (text.trimStart().startsWith('-----BEGIN')) {
+    throw new Error(
+      `pem: ${path} is a PEM file; a credentials file is the service account's JSON key file (with client_email and private_key), as the Cloud console downloads it`,
+    );
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    // the parser's message would quote the file: not for an error that may travel back over the API
+    throw new Error(`pem: ${path} is not a JSON credentials file`);
+  }
+  const creds = json as Record<string, unknown>;
+  if (creds === null || typeof creds !== 'object' || Array.isArray(creds) || typeof creds.type !== 'string') {
+    throw new Error(`pem: ${path} is not a credentials file (a JSON object with a "type", such as "service_account")`);
+  }
+  if (!CREDENTIAL_TYPES.includes(creds.type)) throw new Error(`pem: ${path} has credentials of an unknown type '${creds.type}'`);
+  if (creds.type === 'service_account') {
+    for (const key of ['client_email', 'private_key']) {
+      if (typeof creds[key] !== 'string' || creds[key] === '') throw new Error(`pem: the service-account file ${path} has no ${key}`);
+    }
+  }
+  const project = typeof creds.project_id === 'string' && creds.project_id !== '' ? creds.project_id : undefined;
+  return { type: creds.type, project };
+}
+
+export interface ClientPlan {
+  readonly options: ClientConfig;
+  /** the subscription as the client is given it: the full name when the project is known */
+  readonly name: string;
+  /** the project, when known without asking the auth library */
+  readonly project?: string;
+}
+
+/**
+ * The client options and subscription name for a config. The project is,
+ * in order: the one of a full subscription name, `project_id`, the
+ * credentials file's. Without any of them the auth library finds it
+ * (GOOGLE_CLOUD_PROJECT, the file of GOOGLE_APPLICATION_CREDENTIALS, gcloud's
+ * configuration, or the metadata server of a Google Cloud host).
+ */
+export function clientPlan(config: NamesConfig & { pem?: string }): ClientPlan {
+  const sub = checkNames(config);
+  const creds = config.pem === undefined ? undefined : readCredentials(config.pem);
+  const project = sub.project ?? config.project_id ?? creds?.project;
+  const options: ClientConfig = {};
+  if (project !== undefined) options.projectId = project;
+  if (config.pem !== undefined) options.keyFilename = config.pem;
+  return { options, name: project === undefined ? sub.id : `projects/${project}/subscriptions/${sub.id}`, project };
+}
+
+/** An error's message with its gRPC status name when it has one (NOT_FOUND, PERMISSION_DENIED). */
+export function describe(err: unknown): string {
+  if (err instanceof Error) return err.message !== '' ? err.message : err.name;
+  return String(err);
+}

@@ -1,0 +1,225 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { Socket, isIP } from 'node:net';
+import { PubSub, type Topic } from '@google-cloud/pubsub';
+import type { EddyEvent } from '../../../src/core/event';
+import { createLogger } from '../../../src/core/logger';
+import { Runtime } from '../../../src/runtime/runtime';
+import type { ServiceAddress } from '../../helpers/services';
+import { passthrough } from '../net-helpers';
+
+/**
+ * The test side of the pubsub connector tests: Google's own client
+ * (`@google-cloud/pubsub`) creating topics and subscriptions in, and
+ * publishing to, the Pub/Sub fake (pstest) that `scripts/services start
+ * pubsub` runs; names unique per test run so runs never share a topic.
+ */
+
+/** Every test's project; the fake takes any. */
+export const PROJECT = 'eddy-test';
+
+/**
+ * Points Google's client libraries at the fake, in this process and the
+ * children it starts: PUBSUB_EMULATOR_HOST (plaintext, no credentials), and
+ * METADATA_SERVER_DETECTION=none so that the auth library never probes the
+ * metadata server of a Google Cloud host (which would leave loopback).
+ */
+export function useEmulator({ host, port }: ServiceAddress): void {
+  process.env.PUBSUB_EMULATOR_HOST = `${host}:${port}`;
+  process.env.METADATA_SERVER_DETECTION = 'none';
+}
+
+let counter = 0;
+/** A topic or subscription id no other test or run uses. */
+export function unique(what: string): string {
+  return `eddy-${what}-${process.pid}-${Date.now().toString(36)}-${++counter}`;
+}
+
+/** An admin and publisher client; what it creates is deleted on `close`. */
+export class TestClient {
+  readonly pubsub = new PubSub({ projectId: PROJECT });
+  private readonly topics: Topic[] = [];
+  private readonly subscriptions: string[] = [];
+
+  /** A fresh topic and a subscription on it (ack deadline 10 s, the shortest the fake allows). */
+  async topicWithSubscription(options: { ackDeadlineSeconds?: number } = {}): Promise<{ topic: Topic; subscription: string }> {
+    const [topic] = await this.pubsub.createTopic(unique('topic'));
+    this.topics.push(topic);
+    const id = unique('sub');
+    await topic.createSubscription(id, { ackDeadlineSeconds: options.ackDeadlineSeconds ?? 10 });
+    this.subscriptions.push(id);
+    return { topic, subscription: id };
+  }
+
+  /** Publishes each body (with attributes) and waits for the server's message ids. */
+  async publish(topic: Topic, bodies: (string | Buffer)[], attributes: Record<string, string> = {}): Promise<string[]> {
+    return Promise.all(bodies.map((body) => topic.publishMessage({ data: Buffer.isBuffer(body) ? body : Buffer.from(body), attributes })));
+  }
+
+  /**
+   * The messages a subscription would deliver right now (a synchronous pull
+   * that returns at once), nacked again so they stay; none means everything
+   * was acked.
+   */
+  async pending(id: string): Promise<string[]> {
+    const name = `projects/${PROJECT}/subscriptions/${id}`;
+    const call = <T>(method: string, reqOpts: object) =>
+      new Promise<T>((resolve, reject) =>
+        this.pubsub.request<T>({ client: 'SubscriberClient', method, reqOpts, gaxOpts: { timeout: 10_000 } }, (err, res) => (err ? reject(err) : resolve(res as T))),
+      );
+    type Pulled = { receivedMessages?: { ackId: string; message: { data: Uint8Array } }[] };
+    const { receivedMessages = [] } = await call<Pulled>('pull', { subscription: name, maxMessages: 1000, returnImmediately: true });
+    if (receivedMessages.length > 0) {
+      await call('modifyAckDeadline', { subscription: name, ackIds: receivedMessages.map((m) => m.ackId), ackDeadlineSeconds: 0 });
+    }
+    return receivedMessages.map((m) => Buffer.from(m.message.data).toString('utf8'));
+  }
+
+  /** Deletes a subscription now (a test of what happens to a missing one). */
+  async deleteSubscription(id: string): Promise<void> {
+    await this.pubsub.subscription(id).delete();
+  }
+
+  async close(): Promise<void> {
+    for (const id of this.subscriptions) await this.pubsub.subscription(id).delete().catch(() => undefined);
+    for (const topic of this.topics) await topic.delete().catch(() => undefined);
+    await this.pubsub.close();
+  }
+}
+
+/** What reached the test sink of a `consume` flow: the events on the onramp's out and err ports. */
+export interface Consumed {
+  runtime: Runtime;
+  /** events the sink was handed (also those it failed or still holds) */
+  out: EddyEvent[];
+  err: EddyEvent[];
+  /** the onramp instance's URL */
+  onramp: string;
+  stop(): Promise<void>;
+}
+
+/** What the sink does with an event: return (ack), throw or reject (fail), or a promise it settles later. */
+export type SinkFn = (event: EddyEvent) => Promise<void> | void;
+
+/**
+ * A runtime running a pubsub onramp (artefact `src`) whose `out` goes
+ * through a passthrough to a test sink (acking by default) and whose `err`
+ * goes to a list.
+ */
+export async function consume(config: Record<string, unknown>, sink: SinkFn = () => undefined, extra: Record<string, unknown> = {}): Promise<Consumed> {
+  const out: EddyEvent[] = [];
+  const err: EddyEvent[] = [];
+  const runtime = new Runtime({ logger: createLogger('silent') });
+  runtime.registerOfframp({
+    name: 'sink',
+    defaultCodec: 'json',
+    autoAck: true,
+    configSchema: { type: 'object', additionalProperties: false, properties: { concurrency: { type: 'integer', description: 'in-flight limit' } } },
+    create: () => ({
+      send: (_payloads, event) => {
+        out.push(event);
+        return sink(event);
+      },
+    }),
+  });
+  runtime.registerOfframp({
+    name: 'errors',
+    defaultCodec: 'json',
+    autoAck: true,
+    configSchema: { type: 'object', additionalProperties: false, properties: {} },
+    create: () => ({ send: (_payloads, event) => void err.push(event) }),
+  });
+  await runtime.start();
+  runtime.publish('onramp', { id: 'src', type: 'pubsub', config, ...extra });
+  runtime.publish('pipeline', passthrough('p'));
+  runtime.publish('offramp', { id: 'dst', type: 'sink', config: { concurrency: 1000 } });
+  runtime.publish('offramp', { id: 'errs', type: 'errors', config: {} });
+  runtime.publish('binding', {
+    id: 'flow',
+    links: {
+      '/onramp/src/{instance}/out': ['/pipeline/p/{instance}/in'],
+      '/pipeline/p/{instance}/out': ['/offramp/dst/{instance}/in'],
+      '/onramp/src/{instance}/err': ['/pipeline/p/errs/in'],
+      '/pipeline/p/errs/out': ['/offramp/errs/{instance}/in'],
+    },
+  });
+  try {
+    await runtime.activate('binding', 'flow', 'main');
+  } catch (e) {
+    await runtime.shutdown();
+    throw e;
+  }
+  return { runtime, out, err, onramp: '/onramp/src/main', stop: () => runtime.shutdown() };
+}
+
+/** The data of events, as JSON text, sorted. */
+export const bodies = (events: EddyEvent[]): string[] => events.map((e) => JSON.stringify(e.data)).sort();
+
+/**
+ * Watches every TCP connection this process opens (Socket#connect is where
+ * net, tls, http, http2 and fetch all end up) and refuses, before any packet
+ * is sent, those that would leave loopback: they fail with an error and are
+ * recorded in `refused`. `targets` lists every `host:port` asked for.
+ */
+export class LoopbackGuard {
+  readonly targets: string[] = [];
+  readonly refused: string[] = [];
+  private readonly original = Socket.prototype.connect;
+
+  install(): void {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
+    const guard = this;
+    const original = this.original;
+    Socket.prototype.connect = function (this: Socket, ...args: unknown[]) {
+      const target = targetOf(args);
+      if (target !== undefined) {
+        guard.targets.push(`${target.host}:${target.port}`);
+        if (!isLoopback(target.host)) {
+          guard.refused.push(target.host);
+          process.nextTick(() => this.destroy(new Error(`test guard: a connection to ${target.host} would leave loopback`)));
+          return this;
+        }
+      }
+      return (original as (...a: unknown[]) => Socket).apply(this, args);
+    } as typeof Socket.prototype.connect;
+  }
+
+  uninstall(): void {
+    Socket.prototype.connect = this.original;
+  }
+}
+
+/** Host and port of Socket#connect's arguments (options object, or port then host); undefined for a local (IPC) path. */
+function targetOf(args: unknown[]): { host: string; port: string } | undefined {
+  let first = args[0];
+  // net.connect hands over [options, callback] as one normalised array
+  if (Array.isArray(first)) first = first[0];
+  if (first !== null && typeof first === 'object') {
+    const options = first as { host?: string; port?: unknown; path?: string };
+    if (options.path !== undefined) return undefined;
+    return { host: options.host ?? 'localhost', port: String(options.port) };
+  }
+  if (typeof first === 'string' && Number.isNaN(Number(first))) return undefined; // a path
+  return { host: typeof args[1] === 'string' ? args[1] : 'localhost', port: String(first) };
+}
+
+function isLoopback(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '');
+  if (bare === 'localhost') return true;
+  if (isIP(bare) === 4) return bare.startsWith('127.');
+  if (isIP(bare) === 6) return bare === '::1' || bare.startsWith('::ffff:127.');
+  return false;
+}
+
+/** A service-account key file as the Cloud console downloads it, with a key made here (the fake checks no credentials). */
+export function serviceAccount(project: string): Record<string, string> {
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  return {
+    type: 'service_account',
+    project_id: project,
+    private_key_id: 'eddy-test-key',
+    private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    client_email: `eddy-test@${project}.iam.gserviceaccount.com`,
+    client_id: '1',
+    token_uri: 'https://oauth2.googleapis.com/token',
+  };
+}
