@@ -113,8 +113,8 @@ describe('rest onramp (unlinked)', () => {
     expect(chunked.status).to.equal(413);
     const small = await curl(flow.base, ['-X', 'POST', '--data-binary', '{"ok":1}']);
     expect(small.status).to.equal(202);
-    await eventually(() => flow!.events.length === 1, 3000, 'the small one');
-    await sleep(50);
+    // the small body was sent after the big ones were answered, so an event made from a big one would be here before it
+    await eventually(() => flow!.events.length >= 1, 3000, 'the small one');
     expect(flow.events.map((e) => e.data)).to.deep.equal([{ ok: 1 }]);
   });
 

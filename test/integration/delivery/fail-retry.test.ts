@@ -31,10 +31,12 @@ describe('delivery: failing sinks send fail back; qos::wal retries until the sin
         offramp: { type: 'broken' },
       });
       await eventually(() => log.fails.length >= 30, 5000, 'fails');
-      await sleep(20);
+      const counters = flow.runtime.offramp('/offramp/dst/main')!.counters;
+      // shutdown finishes the sends in flight and ends the flow: any late ack or extra fail is in the log now
+      await flow.stop();
       expect(log.fails).to.deep.equal(range(1, 30));
       expect(log.acks).to.deep.equal([]);
-      expect(flow.runtime.offramp('/offramp/dst/main')!.counters.error).to.equal(30);
+      expect(counters.error).to.equal(30);
     });
   }
 
@@ -50,7 +52,8 @@ describe('delivery: failing sinks send fail back; qos::wal retries until the sin
   });
 
   it('with qos::wal before a sink that fails its first sends, every event is retried until delivered, exactly once', async () => {
-    const log: ProbeLog = { read: 0, acks: [], fails: [] };
+    // event 51 is held back, to be sent as a sentinel once 1..50 are delivered
+    const log: ProbeLog = { read: 0, acks: [], fails: [], hold: 50 };
     const FAILURES = 13;
     let attempts = 0;
     const delivered: number[] = [];
@@ -60,16 +63,20 @@ describe('delivery: failing sinks send fail back; qos::wal retries until the sin
     });
     flow = await startFlow({
       registries: registriesWith([probeOnramp(log)], [flaky]),
-      onramp: { type: 'probe', config: { count: 50 } },
+      onramp: { type: 'probe', config: { count: 51 } },
       nodes: [{ id: 'wal', type: 'qos::wal', config: { read_count: 5, max_elements: 1000, dir: join(dir, 'wal') } }],
       offramp: { type: 'flaky' },
     });
     await eventually(() => delivered.length >= 50, 10000, 'every event delivered');
-    await sleep(50); // no late duplicates
-    expect([...delivered].sort((a, b) => a - b)).to.deep.equal(range(1, 50));
-    expect(attempts).to.equal(50 + FAILURES);
+    // no late duplicates: the WAL sends in log order, so a resend of 1..50 would come before the sentinel 51
+    log.hold = undefined;
+    await eventually(() => delivered.includes(51), 5000, 'the sentinel');
+    expect(delivered[delivered.length - 1], 'the sentinel is the last event').to.equal(51);
+    expect([...delivered].sort((a, b) => a - b)).to.deep.equal(range(1, 51));
+    expect(attempts).to.equal(51 + FAILURES);
     // the WAL took ownership: the source got its acks once stored, and no fail
-    expect([...log.acks].sort((a, b) => a - b)).to.deep.equal(range(1, 50));
+    await eventually(() => log.acks.length >= 51, 5000, 'the sentinel stored');
+    expect([...log.acks].sort((a, b) => a - b)).to.deep.equal(range(1, 51));
     expect(log.fails).to.deep.equal([]);
   });
 

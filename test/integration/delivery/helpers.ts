@@ -9,6 +9,8 @@ export interface ProbeLog {
   read: number;
   acks: number[];
   fails: number[];
+  /** while set, the probe reads no event past this seq (it waits, polling): lets a test send a sentinel event later */
+  hold?: number;
 }
 
 /**
@@ -34,11 +36,13 @@ export function probeOnramp(log: ProbeLog): OnrampType<{ count: number; transact
       let n = 0;
       const frames = ctx.pullLoop<Frame>(
         (subscriber) => {
-          for (let i = 0; i < 16 && n < config.count && ctx.gate.isOpen; i++) {
+          const limit = Math.min(config.count, log.hold ?? Infinity);
+          for (let i = 0; i < 16 && n < limit && ctx.gate.isOpen; i++) {
             log.read = ++n;
             subscriber.next({ stream: 0, value: { id: n, ...config.data }, originUri: 'svc-probe://test' });
           }
-          return n >= config.count ? 'done' : 'more';
+          if (n >= config.count) return 'done';
+          return n >= limit ? 5 : 'more'; // held: look again in 5 ms
         },
         () => undefined, // stays open: acks keep arriving after the last event
       );
@@ -72,6 +76,7 @@ export interface Flow {
   runtime: Runtime;
   /** URL of the onramp instance */
   onramp: string;
+  /** shuts the runtime down: sends in flight finish first, and nothing reaches a sink afterwards */
   stop(): Promise<void>;
 }
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { EddyEvent } from '../../../src/core/event';
 import type { OfframpContext } from '../../../src/connectors/connector';
 import { eventually } from '../../helpers/runtime';
-import { type Flow, type ProbeLog, idOf, probeOnramp, range, registriesWith, sleep, startFlow, testOfframp } from './helpers';
+import { type Flow, type ProbeLog, idOf, probeOnramp, range, registriesWith, startFlow, testOfframp } from './helpers';
 
 describe('delivery: a sink that triggers the circuit breaker, then restores it', () => {
   let dir: string;
@@ -35,10 +35,13 @@ describe('delivery: a sink that triggers the circuit breaker, then restores it',
     const log: ProbeLog = { read: 0, acks: [], fails: [] };
     const gate = gateSink(30);
     flow = await startFlow({ registries: registriesWith([probeOnramp(log)], [gate.type]), onramp: { type: 'probe', config: { count: 100 } }, offramp: { type: 'gate' } });
-    await eventually(() => gate.received.length >= 30, 5000, 'the trigger');
-    await sleep(150);
     const breaker = flow.runtime.onramp(flow.onramp)!.runtime.breaker;
-    // the source read nothing after the event that triggered the breaker
+    // every change of the breaker, with how much the source had read when it happened
+    const changes: [boolean, number][] = [];
+    const watch = breaker.changes.subscribe((open) => changes.push([open, log.read]));
+    await eventually(() => gate.received.length >= 30, 5000, 'the trigger');
+    // the source read nothing after the event that triggered the breaker: it reads only while the
+    // breaker is open (checked before each event), and the breaker has stayed shut since event 30
     expect(log.read).to.equal(30);
     expect(gate.received).to.deep.equal(range(1, 30));
     expect(breaker.isOpen).to.equal(false);
@@ -46,8 +49,13 @@ describe('delivery: a sink that triggers the circuit breaker, then restores it',
 
     gate.restore();
     await eventually(() => gate.received.length >= 100, 5000, 'the rest after restore');
-    await sleep(20);
+    watch.unsubscribe();
+    // open at start, shut at event 30 with nothing read since, open again on restore
+    expect(changes).to.deep.equal([[true, 0], [false, 30], [true, 30]]);
     expect(breaker.isOpen).to.equal(true);
+    await eventually(() => log.acks.length >= 100, 5000, 'every ack');
+    // shutdown finishes the sends in flight and ends the flow: an extra delivery would be counted by now
+    await flow.stop();
     expect(gate.received).to.deep.equal(range(1, 100));
     expect(log.acks).to.deep.equal(range(1, 100));
     expect(log.fails).to.deep.equal([]);
@@ -63,14 +71,16 @@ describe('delivery: a sink that triggers the circuit breaker, then restores it',
       offramp: { type: 'gate' },
     });
     await eventually(() => gate.received.length >= 30 && log.acks.length >= 100, 5000, 'the trigger and every event stored');
-    await sleep(150);
     expect(log.read).to.equal(100);
-    expect(gate.received).to.deep.equal(range(1, 30));
     expect(flow.runtime.onramp(flow.onramp)!.runtime.breaker.isOpen).to.equal(true);
+    // the WAL sends from its log in the same turn as it acks a stored batch, so once all 100 are acked
+    // an event it sent while its output was triggered has reached the sink already
+    expect(gate.received).to.deep.equal(range(1, 30));
 
     gate.restore();
     await eventually(() => gate.received.length >= 100, 5000, 'the rest after restore');
-    await sleep(20);
+    // shutdown finishes the sends in flight and ends the flow: a duplicate would be counted by now
+    await flow.stop();
     expect(gate.received).to.deep.equal(range(1, 100));
   });
 });
