@@ -98,7 +98,7 @@ export const otelOnramp: OnrampType<OtelOnrampConfig> = {
     let refused = 0;
     let serverPort = config.port;
 
-    const unavailable = `eddy onramp ${ctx.url} is not reading (circuit breaker triggered); retry in ${RETRY_DELAY_MS} ms`;
+    const unavailable = `eddy onramp ${ctx.url} is not reading (its circuit breaker is triggered, or no pipeline reads it yet); retry in ${RETRY_DELAY_MS} ms`;
     const retryDetails = statusWithRetryInfo(status.UNAVAILABLE, unavailable, RETRY_DELAY_MS);
 
     const handler = (signal: Signal) => (call: ServerUnaryCall<Buffer, Buffer>, callback: sendUnaryData<Buffer>) => {
@@ -153,7 +153,7 @@ export const otelOnramp: OnrampType<OtelOnrampConfig> = {
       pause: () => void (paused = true),
       resume() {
         paused = false;
-        if (refused > 0) ctx.logger.info(`otel onramp ${ctx.url}: refused ${refused} export requests while paused; their exporters retry them`);
+        if (refused > 0) ctx.logger.info(`otel onramp ${ctx.url}: refused ${refused} export requests (UNAVAILABLE) while not reading; exporters that retry send them again`);
         refused = 0;
       },
       close: () =>
