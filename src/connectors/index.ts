@@ -7,6 +7,7 @@ import { fileOnramp } from './file/onramp';
 import { kafkaOnramp } from './kafka/onramp';
 import { metronome } from './metronome/onramp';
 import { natsOnramp } from './nats/onramp';
+import { otelOnramp } from './otel/onramp';
 import { postgresOnramp } from './postgres/onramp';
 import { pubsubOnramp } from './pubsub/onramp';
 import { restOnramp } from './rest/onramp';
@@ -43,6 +44,7 @@ export const builtinOnramps: readonly OnrampType<any>[] = [
   kafkaOnramp,
   metronome,
   natsOnramp,
+  otelOnramp,
   postgresOnramp,
   pubsubOnramp,
   restOnramp,

@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 
 /** The services of scripts/services and where the tests find them (override with EDDY_<NAME>_HOST / _PORT). */
-const DEFAULT_PORTS = { postgres: 5432, rabbitmq: 5672, nats: 4222, kafka: 9092, elastic: 9200, pubsub: 8085 } as const;
+const DEFAULT_PORTS = { postgres: 5432, rabbitmq: 5672, nats: 4222, kafka: 9092, elastic: 9200, pubsub: 8085, otelcol: 14317 } as const;
 export type ServiceName = keyof typeof DEFAULT_PORTS;
 
 export interface ServiceAddress {

@@ -25,6 +25,7 @@ import { amqpAddr, TestClient, unique } from '../amqp/helpers';
 import { connect as natsConnect, StorageType, type NatsConnection } from 'nats';
 import { TestClient as PubsubClient, PROJECT as PUBSUB_PROJECT } from '../pubsub/helpers';
 import { logServer, makeCert } from '../logvendor/helpers';
+import * as otel from '../otel/helpers';
 
 /** What a harness can do with the child running the type. */
 export interface ChildIo {
@@ -875,6 +876,33 @@ export const harnesses: Readonly<Record<string, Harness>> = {
       noBytes: 'ticks are structured values; no bytes are read',
       async prepare() {
         return { ramp: { config: { entries: [{ name: 'tick', expr: '* * * * * *' }] } }, drive: nothingToClose, close: nothingToClose };
+      },
+    },
+  },
+
+  // OTLP/gRPC: a grpc-js client sends bytes that are not OTLP, then the OpenTelemetry JS trace exporter sends a span
+  otel: {
+    onramp: {
+      noBytes: 'the type decodes OTLP itself into one structured value per resource; no bytes pass the codec',
+      unopenable: tcpPortInUse((port) => ({ host: '127.0.0.1', port })),
+      async prepare() {
+        const port = await freeTcpPort();
+        const raw = new otel.RawClient(port);
+        const exporter = otel.traceExporter(port);
+        return {
+          ramp: { config: { host: '127.0.0.1', port } },
+          drive: async () => {
+            const bad = await raw.export(otel.EXPORT_PATHS.trace, otel.NOT_PROTOBUF);
+            if (bad.error?.code !== 3) throw new Error(`the bad request was answered ${bad.error?.code ?? 'OK'}, not INVALID_ARGUMENT`);
+            const good = await otel.exportSpans(exporter, otel.recordedSpans({ 'service.name': 'compliance' }, ['good']));
+            if (good.code !== otel.SUCCESS) throw new Error(`the good export failed: ${String(good.error)}`);
+          },
+          // connections stay open until after the child's shutdown check
+          close: async () => {
+            raw.close();
+            await exporter.shutdown();
+          },
+        };
       },
     },
   },

@@ -1,0 +1,173 @@
+import { Metadata, Server, ServerCredentials, status, type sendUnaryData, type ServerUnaryCall, type ServiceDefinition } from '@grpc/grpc-js';
+import { Observable, type Subscriber } from 'rxjs';
+import { nowNs } from '../../core/clock';
+import type { Frame, OnrampType } from '../connector';
+import { uriHost } from '../_shared/net';
+import { decodeResources, SIGNALS, SIGNAL_SPECS, statusWithRetryInfo, type Signal } from './otlp';
+
+interface OtelOnrampConfig {
+  host: string;
+  port: number;
+  logs: boolean;
+  metrics: boolean;
+  trace: boolean;
+}
+
+/** What a refused exporter is asked to wait before it retries (RetryInfo), while the circuit breaker is triggered. */
+export const RETRY_DELAY_MS = 1000;
+/** How long `close` lets calls in progress finish before it drops the connections. */
+const SHUTDOWN_GRACE_MS = 1000;
+/** An Export*ServiceResponse without partial_success: encoded, it is no bytes at all. */
+const FULL_SUCCESS = Buffer.alloc(0);
+
+const raw = (bytes: Buffer) => bytes;
+
+/** One OTLP service (its single unary `Export` method), with the bytes passed through undecoded: the handler decodes. */
+function serviceFor(signal: Signal): ServiceDefinition {
+  return {
+    Export: {
+      path: SIGNAL_SPECS[signal].path,
+      requestStream: false,
+      responseStream: false,
+      requestSerialize: raw,
+      requestDeserialize: raw,
+      responseSerialize: raw,
+      responseDeserialize: raw,
+    },
+  };
+}
+
+/** Binds the server; a port in use or an address that cannot be bound rejects naming both. */
+function bind(server: Server, host: string, port: number): Promise<number> {
+  return new Promise((resolve, reject) =>
+    server.bindAsync(`${uriHost(host)}:${port}`, ServerCredentials.createInsecure(), (err, bound) =>
+      err ? reject(new Error(`cannot listen on ${host}:${port}: ${err.message}`)) : resolve(bound),
+    ),
+  );
+}
+
+/** The client's `ip:port` from grpc-js's peer string (`ipv4:…`/`ipv6:[…]:…` forms included). */
+function peerAddress(call: ServerUnaryCall<Buffer, Buffer>): string {
+  return call.getPeer().replace(/^ipv[46]:/, '');
+}
+
+/**
+ * otel: an OpenTelemetry OTLP/gRPC receiver serving the logs, metrics and
+ * trace Export services on one port, as a Collector's otlp receiver does.
+ * Every resource of an export request (a ResourceSpans, ResourceLogs or
+ * ResourceMetrics) becomes one event, its value in the OTLP/JSON mapping,
+ * with meta `otel.signal`. The type decodes the protobuf itself, so the
+ * ramp's codec and preprocessors are not used.
+ *
+ * - A disabled signal's requests are answered with success and dropped;
+ *   each one is counted as an error of the ramp and reported on `err`.
+ * - A request that is not valid OTLP is answered INVALID_ARGUMENT (not to
+ *   be retried) and goes to `err` with its bytes.
+ * - While the circuit breaker is triggered (and before a pipeline reads the
+ *   onramp) requests are answered UNAVAILABLE with a google.rpc.RetryInfo,
+ *   so exporters keep the data and retry: what was answered OK has been
+ *   handed to the machinery, which holds it while paused; nothing is lost.
+ *
+ * The port is bound in `create`, so a port in use fails the activation.
+ */
+export const otelOnramp: OnrampType<OtelOnrampConfig> = {
+  name: 'otel',
+  defaultCodec: 'json',
+  example: { host: '127.0.0.1', port: 4317 },
+  configSchema: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      host: {
+        type: 'string',
+        minLength: 1,
+        default: '127.0.0.1',
+        description: 'address to listen on; the default takes exporters on this machine only (0.0.0.0 or :: for every interface)',
+      },
+      port: { type: 'integer', minimum: 0, maximum: 65535, default: 4317, description: "port to listen on (OTLP/gRPC's standard port by default); 0 picks a free one" },
+      logs: { type: 'boolean', default: true, description: 'accept logs (LogsService); when false, log exports are answered with success and dropped' },
+      metrics: { type: 'boolean', default: true, description: 'accept metrics (MetricsService); when false, metric exports are answered with success and dropped' },
+      trace: { type: 'boolean', default: true, description: 'accept traces (TraceService); when false, span exports are answered with success and dropped' },
+    },
+  },
+  async create(config, ctx) {
+    const server = new Server();
+    let subscriber: Subscriber<Frame> | undefined;
+    let paused = false;
+    /** requests answered UNAVAILABLE since the last report */
+    let refused = 0;
+    let serverPort = config.port;
+
+    const unavailable = `eddy onramp ${ctx.url} is not reading (its circuit breaker is triggered, or no pipeline reads it yet); retry in ${RETRY_DELAY_MS} ms`;
+    const retryDetails = statusWithRetryInfo(status.UNAVAILABLE, unavailable, RETRY_DELAY_MS);
+
+    const handler = (signal: Signal) => (call: ServerUnaryCall<Buffer, Buffer>, callback: sendUnaryData<Buffer>) => {
+      const to = subscriber;
+      const originUri = `svc-otel://${peerAddress(call)}/${serverPort}/${signal}`;
+      if (!config[signal]) {
+        callback(null, FULL_SUCCESS);
+        to?.next({ stream: 0, error: `a ${signal} export was dropped: this onramp has ${signal}: false`, originUri });
+        return;
+      }
+      if (to === undefined || paused) {
+        // refused before it is read: the exporter keeps the data and retries after the delay
+        refused++;
+        ctx.logger.debug(`otel onramp ${ctx.url}: refused a ${signal} export from ${peerAddress(call)} (UNAVAILABLE, retry in ${RETRY_DELAY_MS} ms)`);
+        const metadata = new Metadata();
+        metadata.set('grpc-status-details-bin', retryDetails);
+        callback({ code: status.UNAVAILABLE, details: unavailable, metadata });
+        return;
+      }
+      let resources: Record<string, unknown>[];
+      try {
+        resources = decodeResources(signal, call.request);
+      } catch (err) {
+        const message = `not an OTLP ${signal} export request: ${(err as Error).message}`;
+        callback({ code: status.INVALID_ARGUMENT, details: message });
+        to.next({ stream: 0, error: message, data: call.request, originUri });
+        return;
+      }
+      const ingestNs = nowNs();
+      for (const resource of resources) to.next({ stream: 0, value: resource, meta: { otel: { signal } }, originUri, ingestNs });
+      // answered once every event is with the machinery (held there if the breaker triggered meanwhile)
+      callback(null, FULL_SUCCESS);
+    };
+
+    for (const signal of SIGNALS) server.addService(serviceFor(signal), { Export: handler(signal) });
+    try {
+      serverPort = await bind(server, config.host, config.port);
+    } catch (err) {
+      server.forceShutdown();
+      throw err;
+    }
+
+    const frames = new Observable<Frame>((sub) => {
+      subscriber = sub;
+      return () => {
+        if (subscriber === sub) subscriber = undefined;
+      };
+    });
+
+    return {
+      frames,
+      pause: () => void (paused = true),
+      resume() {
+        paused = false;
+        if (refused > 0) ctx.logger.info(`otel onramp ${ctx.url}: refused ${refused} export requests (UNAVAILABLE) while not reading; exporters that retry send them again`);
+        refused = 0;
+      },
+      close: () =>
+        new Promise<void>((resolve) => {
+          // calls in progress may finish; after the grace period every connection is dropped
+          const force = setTimeout(() => {
+            server.forceShutdown();
+            resolve();
+          }, SHUTDOWN_GRACE_MS);
+          server.tryShutdown(() => {
+            clearTimeout(force);
+            resolve();
+          });
+        }),
+    };
+  },
+};
