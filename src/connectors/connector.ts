@@ -28,6 +28,14 @@ export interface Frame {
   /** decode with this codec instead of the ramp's (a rest body, chosen by its Content-Type through `ctx.codecForMime`) */
   codec?: string;
   /**
+   * The type could not make an event of this input (a request it decodes
+   * itself was malformed, or was refused by its config): the machinery
+   * counts the frame in `in` and as an error, and emits it on `err` with
+   * this message and `data` (when set) as the raw bytes, as it does a
+   * codec's decode error. No event is made; `value` is ignored.
+   */
+  error?: string;
+  /**
    * Called once the machinery has preprocessed and decoded this frame, with
    * the ids of the events it made and the errors it met (a linked rest
    * onramp answers 400 when a body made no event). It runs before those

@@ -213,6 +213,12 @@ export class OnrampRuntime {
 
   private process(frame: Frame, emit: (event: EddyEvent) => void): void {
     const ingestNs = frame.ingestNs ?? nowNs();
+    if (frame.error !== undefined) {
+      // bad input the type found itself (it decodes its own protocol): an error like a decode error
+      this.counters.in++;
+      this.error(new Error(frame.error), frame, ingestNs, frame.data);
+      return;
+    }
     if (frame.value !== undefined) {
       this.counters.in++;
       emit(this.makeEvent(frame.value, frame, ingestNs));
