@@ -51,10 +51,11 @@ export class StandIn {
     readonly port: number,
   ) {}
 
-  static async start(): Promise<StandIn> {
+  /** Listens on 127.0.0.1:`port` (0: a free port). */
+  static async start(port = 0): Promise<StandIn> {
     const http = createServer();
     const wss = new WebSocketServer({ server: http, path: '/gateway' });
-    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => http.listen(port, '127.0.0.1', resolve));
     const standIn = new StandIn(http, wss, (http.address() as AddressInfo).port);
     http.on('request', (req, res) => standIn.rest(req, res));
     wss.on('connection', (ws) => standIn.gateway(ws));
