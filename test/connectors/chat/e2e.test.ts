@@ -60,16 +60,17 @@ describe('chat end to end (against a local Discord stand-in)', () => {
   });
 
   describe('examples/chat.yaml', () => {
-    it('prints every gateway event and answers "ping" with "pong" as a reply to it', async () => {
+    it('prints every gateway event and answers "ping" with "pong" as a reply to it', async function () {
+      this.timeout(60000); // a child process on a loaded machine
       standIn = await StandIn.start(8140);
       let done = false;
-      const run = runEddy(['server', 'run', '-f', join(__dirname, '../../../../examples/chat.yaml'), '--no-api'], { timeoutMs: 15000, signalWhen: () => done });
+      const run = runEddy(['server', 'run', '-f', join(__dirname, '../../../../examples/chat.yaml'), '--no-api'], { timeoutMs: 50000, signalWhen: () => done });
       try {
-        await eventually(() => standIn.sockets.size === 1, 10000, 'the example bot on the gateway');
+        await eventually(() => standIn.sockets.size === 1, 30000, 'the example bot on the gateway');
         standIn.guildCreate();
         standIn.messageCreate('5001', 'hello');
         standIn.messageCreate('5002', 'ping');
-        await eventually(() => standIn.calls.length === 1, 5000, 'the pong');
+        await eventually(() => standIn.calls.length === 1, 15000, 'the pong');
         expect(standIn.calls[0]).to.deep.include({
           method: 'POST',
           path: `/channels/${CHANNEL}/messages`,
