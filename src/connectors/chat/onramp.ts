@@ -1,5 +1,6 @@
 import { Observable, type Subscriber } from 'rxjs';
-import { Client, Events, GatewayIntentBits, Partials, type ClientEvents } from 'discord.js';
+// types only: discord.js is loaded when an instance is created, so eddy's start does not pay for it
+import type { ClientEvents } from 'discord.js';
 import type { Frame, OnrampReply, OnrampSource, OnrampType } from '../connector';
 import { batchValues } from '../../core/event';
 import { BadReply, execute, parseReply, type Command } from './replies';
@@ -12,13 +13,34 @@ interface ChatOnrampConfig {
   buffer: number;
 }
 
-/** `GuildMessages` → `guild_messages`: the intents as config names them. */
-const snake = (name: string) => name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
-const INTENTS = new Map(
-  Object.entries(GatewayIntentBits)
-    .filter(([name, bit]) => typeof bit === 'number' && Number.isNaN(Number(name)))
-    .map(([name, bit]) => [snake(name), bit as number]),
-);
+/**
+ * The gateway intents by their config names (the platform's intent names in
+ * snake_case) and bits; a test checks them against the library's
+ * GatewayIntentBits, so a new or renamed intent is noticed.
+ */
+export const INTENTS = new Map<string, number>([
+  ['guilds', 1 << 0],
+  ['guild_members', 1 << 1],
+  ['guild_moderation', 1 << 2],
+  ['guild_expressions', 1 << 3],
+  ['guild_integrations', 1 << 4],
+  ['guild_webhooks', 1 << 5],
+  ['guild_invites', 1 << 6],
+  ['guild_voice_states', 1 << 7],
+  ['guild_presences', 1 << 8],
+  ['guild_messages', 1 << 9],
+  ['guild_message_reactions', 1 << 10],
+  ['guild_message_typing', 1 << 11],
+  ['direct_messages', 1 << 12],
+  ['direct_message_reactions', 1 << 13],
+  ['direct_message_typing', 1 << 14],
+  ['message_content', 1 << 15],
+  ['guild_scheduled_events', 1 << 16],
+  ['auto_moderation_configuration', 1 << 20],
+  ['auto_moderation_execution', 1 << 21],
+  ['guild_message_polls', 1 << 24],
+  ['direct_message_polls', 1 << 25],
+]);
 
 /** A structure as plain JSON: the library's `toJSON()`, then a JSON round trip so nothing but JSON values (no BigInt, no undefined) is left. */
 function plain(value: unknown): unknown {
@@ -33,21 +55,21 @@ function plain(value: unknown): unknown {
  * new state is the event (the old one is often not cached).
  */
 const FORWARDED: { [K in keyof ClientEvents]?: [string, (...args: ClientEvents[K]) => unknown] } = {
-  [Events.MessageCreate]: ['message_create', (m) => plain(m)],
-  [Events.MessageUpdate]: ['message_update', (_old, m) => plain(m)],
-  [Events.MessageDelete]: ['message_delete', (m) => plain(m)],
-  [Events.MessageReactionAdd]: ['message_reaction_add', (r, u) => ({ reaction: plain(r), user: plain(u) })],
-  [Events.MessageReactionRemove]: ['message_reaction_remove', (r, u) => ({ reaction: plain(r), user: plain(u) })],
-  [Events.GuildMemberAdd]: ['guild_member_add', (m) => plain(m)],
-  [Events.GuildMemberUpdate]: ['guild_member_update', (_old, m) => plain(m)],
-  [Events.GuildMemberRemove]: ['guild_member_remove', (m) => plain(m)],
-  [Events.GuildCreate]: ['guild_create', (g) => plain(g)],
-  [Events.GuildUpdate]: ['guild_update', (_old, g) => plain(g)],
-  [Events.GuildDelete]: ['guild_delete', (g) => plain(g)],
-  [Events.ChannelCreate]: ['channel_create', (c) => plain(c)],
-  [Events.ChannelUpdate]: ['channel_update', (_old, c) => plain(c)],
-  [Events.ChannelDelete]: ['channel_delete', (c) => plain(c)],
-  [Events.InteractionCreate]: ['interaction_create', (i) => plain(i)],
+  messageCreate: ['message_create', (m) => plain(m)],
+  messageUpdate: ['message_update', (_old, m) => plain(m)],
+  messageDelete: ['message_delete', (m) => plain(m)],
+  messageReactionAdd: ['message_reaction_add', (r, u) => ({ reaction: plain(r), user: plain(u) })],
+  messageReactionRemove: ['message_reaction_remove', (r, u) => ({ reaction: plain(r), user: plain(u) })],
+  guildMemberAdd: ['guild_member_add', (m) => plain(m)],
+  guildMemberUpdate: ['guild_member_update', (_old, m) => plain(m)],
+  guildMemberRemove: ['guild_member_remove', (m) => plain(m)],
+  guildCreate: ['guild_create', (g) => plain(g)],
+  guildUpdate: ['guild_update', (_old, g) => plain(g)],
+  guildDelete: ['guild_delete', (g) => plain(g)],
+  channelCreate: ['channel_create', (c) => plain(c)],
+  channelUpdate: ['channel_update', (_old, c) => plain(c)],
+  channelDelete: ['channel_delete', (c) => plain(c)],
+  interactionCreate: ['interaction_create', (i) => plain(i)],
 };
 
 /** Gateway close codes after which the library does not reconnect (bad token, intents not allowed, …). */
@@ -111,6 +133,7 @@ export const chatOnramp: OnrampType<ChatOnrampConfig> = {
     },
   },
   async create(config, ctx): Promise<ChatOnrampSource> {
+    const { Client, Partials } = await import('discord.js');
     const client = new Client({
       intents: config.intents.map((name) => INTENTS.get(name)!),
       // uncached messages, channels, members and reactions still make events
@@ -127,7 +150,7 @@ export const chatOnramp: OnrampType<ChatOnrampConfig> = {
 
     const flowing = () => out !== undefined && !paused;
     const push = (frame: Frame) => {
-      if (flowing()) return out!.next(frame);
+      if (flowing() && queue.length === 0) return out!.next(frame);
       if (queue.length < config.buffer) queue.push(frame);
       else dropped++;
     };
@@ -152,10 +175,10 @@ export const chatOnramp: OnrampType<ChatOnrampConfig> = {
     for (const [event, [name, toData]] of Object.entries(FORWARDED) as [keyof ClientEvents, [string, (...args: unknown[]) => unknown]][]) {
       client.on(event, (...args: unknown[]) => push({ stream: 'gateway', value: { [name]: toData(...args) }, originUri, meta: { chat: { event: name } } }));
     }
-    client.on(Events.Error, (err) => ctx.logger.error(`Onramp ${ctx.url}: ${err.message}`));
-    client.on(Events.Warn, (msg) => ctx.logger.warn(`Onramp ${ctx.url}: ${msg}`));
-    client.on(Events.ShardReconnecting, (id) => ctx.logger.info(`Onramp ${ctx.url}: gateway shard ${id} reconnecting`));
-    client.on(Events.ShardDisconnect, ({ code }, id) => {
+    client.on('error', (err) => ctx.logger.error(`Onramp ${ctx.url}: ${err.message}`));
+    client.on('warn', (msg) => ctx.logger.warn(`Onramp ${ctx.url}: ${msg}`));
+    client.on('shardReconnecting', (id) => ctx.logger.info(`Onramp ${ctx.url}: gateway shard ${id} reconnecting`));
+    client.on('shardDisconnect', ({ code }, id) => {
       // the library reconnects by itself, except after these: the source has failed for good
       if (closed || !FATAL_CLOSE.has(code)) return;
       failure = new Error(`chat: the gateway closed shard ${id} with code ${code} and will not be reconnected (bad token or intents not allowed)`);
@@ -203,8 +226,11 @@ export const chatOnramp: OnrampType<ChatOnrampConfig> = {
     const frames = new Observable<Frame>((subscriber) => {
       if (failure) return subscriber.error(failure);
       out = subscriber;
-      flush();
+      // what arrived before (the platform sends guilds right after login) is released on the next tick, once the
+      // activation has linked everything: released now, a linked reply to it could find the onramp's `in` not yet connected
+      const release = ctx.scheduler.schedule(() => flush());
       return () => {
+        release.unsubscribe();
         out = undefined;
       };
     });

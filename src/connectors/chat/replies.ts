@@ -1,4 +1,4 @@
-import { Routes, type REST } from 'discord.js';
+import type { REST } from 'discord.js';
 
 /**
  * The replies a linked chat onramp executes, in the spec's two shapes, and
@@ -200,19 +200,19 @@ async function call<T>(rest: REST, method: 'put' | 'delete' | 'patch' | 'post', 
 export async function execute(rest: REST, cmd: Command): Promise<void> {
   if (cmd.guild) {
     const { guild, member: user } = cmd.guild;
-    for (const role of cmd.guild.addRoles) await call(rest, 'put', Routes.guildMemberRole(guild, user, role));
-    for (const role of cmd.guild.removeRoles) await call(rest, 'delete', Routes.guildMemberRole(guild, user, role));
+    for (const role of cmd.guild.addRoles) await call(rest, 'put', `/guilds/${guild}/members/${user}/roles/${role}`);
+    for (const role of cmd.guild.removeRoles) await call(rest, 'delete', `/guilds/${guild}/members/${user}/roles/${role}`);
     const edit: Rec = {};
     if (cmd.guild.deafen !== undefined) edit.deaf = cmd.guild.deafen;
     if (cmd.guild.mute !== undefined) edit.mute = cmd.guild.mute;
-    if (Object.keys(edit).length > 0) await call(rest, 'patch', Routes.guildMember(guild, user), edit);
+    if (Object.keys(edit).length > 0) await call(rest, 'patch', `/guilds/${guild}/members/${user}`, edit);
   }
   if (cmd.message) {
     const { channel, update, send } = cmd.message;
-    if (update) for (const e of update.reactions) await call(rest, 'put', Routes.channelMessageOwnReaction(channel, update.message, encodeURIComponent(e)));
+    if (update) for (const e of update.reactions) await call(rest, 'put', `/channels/${channel}/messages/${update.message}/reactions/${encodeURIComponent(e)}/@me`);
     if (send) {
-      const sent = await call<{ id: string }>(rest, 'post', Routes.channelMessages(channel), send.body);
-      for (const e of send.reactions) await call(rest, 'put', Routes.channelMessageOwnReaction(channel, sent.id, encodeURIComponent(e)));
+      const sent = await call<{ id: string }>(rest, 'post', `/channels/${channel}/messages`, send.body);
+      for (const e of send.reactions) await call(rest, 'put', `/channels/${channel}/messages/${sent.id}/reactions/${encodeURIComponent(e)}/@me`);
     }
   }
 }

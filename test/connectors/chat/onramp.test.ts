@@ -153,3 +153,14 @@ describe('chat onramp (against a local Discord stand-in)', () => {
     expect(standIn.sockets.size).to.equal(0);
   });
 });
+
+describe('chat onramp intents', () => {
+  it('names every intent of the library, in snake_case, with its bit', async () => {
+    const { INTENTS } = await import('../../../src/connectors/chat/onramp');
+    const deprecated = new Set(['GuildBans', 'GuildEmojisAndStickers']); // aliases of guild_moderation and guild_expressions
+    const library = Object.entries(GatewayIntentBits)
+      .filter(([name, bit]) => typeof bit === 'number' && !deprecated.has(name))
+      .map(([name, bit]) => [name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase(), bit]);
+    expect([...INTENTS.entries()]).to.deep.equal(library);
+  });
+});
