@@ -2,6 +2,7 @@ import type { OfframpType, OnrampType } from './connector';
 import { amqpOnramp } from './amqp/onramp';
 import { blaster } from './blaster/onramp';
 import { cbOnramp } from './cb/onramp';
+import { chatOnramp } from './chat/onramp';
 import { crononome } from './crononome/onramp';
 import { fileOnramp } from './file/onramp';
 import { kafkaOnramp } from './kafka/onramp';
@@ -39,6 +40,7 @@ export const builtinOnramps: readonly OnrampType<any>[] = [
   amqpOnramp,
   blaster,
   cbOnramp,
+  chatOnramp,
   crononome,
   fileOnramp,
   kafkaOnramp,

@@ -10,6 +10,7 @@ import { collector } from '../../examples/custom-offramp';
 import { eventually } from '../helpers/runtime';
 import { runNode } from '../helpers/cli';
 import { requireService, type ServiceName } from '../helpers/services';
+import { StandIn } from '../connectors/chat/stand-in';
 
 /** The real server an example's connectors talk to, by the type names it uses. */
 function serviceOf(text: string): ServiceName | undefined {
@@ -93,12 +94,15 @@ describe('examples', () => {
     it(`${file} loads and activates in a runtime`, async function () {
       const service = serviceOf(readFileSync(join(EXAMPLES, file), 'utf8'));
       if (service) await requireService(this, service);
+      // the chat example talks to the local Discord stand-in on 127.0.0.1:8140
+      const standIn = file === 'chat.yaml' ? await StandIn.start(8140) : undefined;
       const runtime = await new Runtime({ logger: createLogger('silent') }).start();
       try {
         await loadConfigFile(runtime, join(EXAMPLES, file));
         expect(runtime.list('binding').length).to.be.greaterThan(0);
       } finally {
         await runtime.shutdown();
+        await standIn?.close();
       }
     });
   }

@@ -22,6 +22,7 @@ import { serviceAddress, type ServiceName } from '../../helpers/services';
 import type { ChildStatus, RampParts } from './protocol';
 import { freePort } from '../net-helpers';
 import { amqpAddr, TestClient, unique } from '../amqp/helpers';
+import { StandIn, TOKEN as CHAT_TOKEN } from '../chat/stand-in';
 import { connect as natsConnect, StorageType, type NatsConnection } from 'nats';
 import { TestClient as PubsubClient, PROJECT as PUBSUB_PROJECT } from '../pubsub/helpers';
 import { logServer, makeCert } from '../logvendor/helpers';
@@ -546,6 +547,34 @@ export const harnesses: Readonly<Record<string, Harness>> = {
           drive: badThenGoodMetric,
           arrived: () => peer.received().includes(METRIC_LINE),
           close: peer.close,
+        };
+      },
+    },
+  },
+
+  chat: {
+    // against the local Discord stand-in (test/connectors/chat/stand-in.ts): no traffic leaves the machine
+    onramp: {
+      noBadInput: 'gateway events are the client library\'s structures, never decoded',
+      noBytes: 'gateway events are structured values; no bytes are read',
+      unopenable: {
+        what: 'a token the platform refuses',
+        async prepare() {
+          const standIn = await StandIn.start();
+          return { ramp: { config: { token: 'refused', api_url: standIn.apiUrl, timeout: 5000 } }, close: () => standIn.close() };
+        },
+      },
+      async prepare() {
+        const standIn = await StandIn.start();
+        return {
+          ramp: { config: { token: CHAT_TOKEN, api_url: standIn.apiUrl, timeout: 5000 } },
+          drive: async () => {
+            const deadline = Date.now() + 10000;
+            while (standIn.sockets.size === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+            standIn.guildCreate();
+            standIn.messageCreate('5001', 'compliance');
+          },
+          close: () => standIn.close(),
         };
       },
     },
