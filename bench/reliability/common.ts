@@ -13,14 +13,8 @@ import { join, resolve } from 'node:path';
 export const REPO = resolve(__dirname, '..', '..', '..');
 export const EDDY = join(REPO, 'bin', 'eddy');
 
-/** A number from the environment (`fallback` when unset); anything else than a number of at least `min` is an error naming the variable. */
-export function envNumber(name: string, fallback: number, min = 0): number {
-  const v = process.env[name];
-  if (v === undefined || v === '') return fallback;
-  const n = Number(v);
-  if (!Number.isFinite(n) || n < min) throw new Error(`${name}: not a number of at least ${min}: ${v}`);
-  return n;
-}
+/** A number from the environment: the benchmarks' own reader. */
+export { envNumber } from '../data';
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
