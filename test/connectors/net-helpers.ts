@@ -75,17 +75,26 @@ export interface Receiver {
   stop(): Promise<void>;
 }
 
+/** What `receiver` may change: the logger, and the `out` offramp (`sink`, of one of the extra `types`). */
+export interface ReceiverOptions {
+  logger?: Logger;
+  sink?: Record<string, unknown>;
+  types?: OfframpType<any>[]; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
 /**
  * A runtime running `onramp` (artefact id `src`) with its `out` and `err`
- * ports each through a passthrough into a collecting offramp.
+ * ports each through a passthrough into a collecting offramp; `sink`
+ * replaces the `out` offramp (e.g. one that holds events).
  */
-export async function receiver(onramp: Record<string, unknown>): Promise<Receiver> {
+export async function receiver(onramp: Record<string, unknown>, options: ReceiverOptions = {}): Promise<Receiver> {
   const collected = new Collected();
-  const runtime = new Runtime({ logger: createLogger('silent') }).registerOfframp(collector(collected));
+  const runtime = new Runtime({ logger: options.logger ?? createLogger('silent') }).registerOfframp(collector(collected));
+  for (const type of options.types ?? []) runtime.registerOfframp(type);
   await runtime.start();
   runtime.publish('onramp', { id: 'src', ...onramp });
   runtime.publish('pipeline', passthrough('p'));
-  runtime.publish('offramp', { id: 'outs', type: 'collect', config: { name: 'out' } });
+  runtime.publish('offramp', { id: 'outs', ...(options.sink ?? { type: 'collect', config: { name: 'out' } }) });
   runtime.publish('offramp', { id: 'errs', type: 'collect', config: { name: 'err' } });
   runtime.publish('binding', {
     id: 'flow',

@@ -3,31 +3,22 @@
  * deletions made over REST stay made after a restart.
  */
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { call } from '../helpers/runtime';
-import { created, killAll, setUp, startServer } from './persistence-server';
+import { created, freshDataDir, setUp, startServer } from './persistence-server';
 
 describe('persistence: eddy server run --data-dir, changes kept', function () {
   this.timeout(30000);
-  let dir: string;
-
-  beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'eddy-persist-'))));
-  afterEach(async () => {
-    await killAll();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const dataDir = freshDataDir();
 
   it('keeps deactivations and deletions', async () => {
-    const first = await startServer(['--data-dir', dir]);
+    const first = await startServer(['--data-dir', dataDir()]);
     await setUp(first);
     await created(first.base, '/binding/flow/other');
     expect((await call(first.base, 'DELETE', '/binding/flow/main')).status).to.equal(200);
     expect((await call(first.base, 'DELETE', '/pipeline/spare')).status).to.equal(200);
     expect(await first.stop('SIGKILL')).to.equal(null);
 
-    const second = await startServer(['--data-dir', dir]);
+    const second = await startServer(['--data-dir', dataDir()]);
     expect((await call(second.base, 'GET', '/binding/flow')).body).to.deep.include({ instances: ['other'] });
     expect((await call(second.base, 'GET', '/pipeline')).body).to.not.include('spare');
     expect((await call(second.base, 'GET', '/pipeline/spare')).status).to.equal(404);
@@ -36,7 +27,7 @@ describe('persistence: eddy server run --data-dir, changes kept', function () {
     expect((await call(second.base, 'DELETE', '/binding/flow')).status).to.equal(200);
     expect(await second.stop('SIGTERM')).to.equal(0);
 
-    const third = await startServer(['--data-dir', dir]);
+    const third = await startServer(['--data-dir', dataDir()]);
     expect((await call(third.base, 'GET', '/binding')).body).to.deep.equal([]);
     expect((await call(third.base, 'GET', '/onramp/tick')).body).to.deep.include({ instances: [] });
   });

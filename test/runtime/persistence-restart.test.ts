@@ -4,11 +4,8 @@
  * ended with SIGTERM or was killed with SIGKILL right after its last 201.
  */
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { call, eventually } from '../helpers/runtime';
-import { FLOW, created, killAll, setUp, startServer, type ServerChild } from './persistence-server';
+import { FLOW, created, freshDataDir, setUp, startServer, type ServerChild } from './persistence-server';
 
 /** Everything setUp made is there, and ticks reach the new process's stdout. */
 async function expectBack(server: ServerChild, instances: string[]): Promise<void> {
@@ -22,25 +19,19 @@ async function expectBack(server: ServerChild, instances: string[]): Promise<voi
 
 describe('persistence: eddy server run --data-dir, restarted', function () {
   this.timeout(30000);
-  let dir: string;
-
-  beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'eddy-persist-'))));
-  afterEach(async () => {
-    await killAll();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const dataDir = freshDataDir();
 
   it('comes back with the same artefacts and instances after SIGTERM, and again after kill -9 right after a 201', async () => {
-    const first = await startServer(['--data-dir', dir]);
+    const first = await startServer(['--data-dir', dataDir()]);
     await setUp(first);
     await eventually(() => /"onramp":"metronome"/.test(first.out.stdout), 5000, 'ticks before the restart');
     expect(await first.stop('SIGTERM')).to.equal(0);
 
-    const second = await startServer(['--data-dir', dir]);
+    const second = await startServer(['--data-dir', dataDir()]);
     await expectBack(second, ['main']);
     await created(second.base, '/binding/flow/other');
     expect(await second.stop('SIGKILL')).to.equal(null);
 
-    await expectBack(await startServer(['--data-dir', dir]), ['main', 'other']);
+    await expectBack(await startServer(['--data-dir', dataDir()]), ['main', 'other']);
   });
 });

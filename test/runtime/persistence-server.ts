@@ -4,6 +4,9 @@
  * by `killAll` after each test whatever happened.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { EDDY } from '../helpers/cli';
 import { expect } from 'chai';
 import { call, eventually } from '../helpers/runtime';
@@ -50,6 +53,17 @@ export function killAll(): Promise<void> {
 }
 
 // ---- a flow published over REST: metronome -> passthrough -> stdout, and an unused pipeline ----
+
+/** A fresh data dir for each test of the suite (read it through the returned function); after each, every server is killed and the dir removed. */
+export function freshDataDir(): () => string {
+  let dir = '';
+  beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'eddy-persist-'))));
+  afterEach(async () => {
+    await killAll();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return () => dir;
+}
 
 export const TICK = { id: 'tick', type: 'metronome', config: { interval: 50 } };
 export const OUT = { id: 'out', type: 'stdout', codec: 'json' };

@@ -13,11 +13,8 @@ import { LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-log
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { Root } from 'protobufjs';
-import type { OfframpType } from '../../../src/connectors/connector';
 import type { EddyEvent } from '../../../src/core/event';
-import { createLogger, type Logger } from '../../../src/core/logger';
-import { Runtime } from '../../../src/runtime/runtime';
-import { Collected, collector, passthrough } from '../net-helpers';
+import { receiver, type Receiver, type ReceiverOptions } from '../net-helpers';
 
 export type Attributes = Record<string, string | number | boolean | Uint8Array | string[] | number[]>;
 
@@ -163,39 +160,10 @@ export function unixNano([seconds, nanos]: [number, number]): string {
 
 export const signalOf = (e: EddyEvent) => (e.meta.otel as { signal?: string } | undefined)?.signal;
 
-export interface OtelFlow {
-  runtime: Runtime;
-  collected: Collected;
-  url: string;
-  stop(): Promise<void>;
-}
+/** A `receiver` flow around an otel onramp; `url` is the onramp instance's URL. */
+export type OtelFlow = Receiver & { url: string };
 
-/**
- * A runtime running an otel onramp (artefact `src`) whose `out` and `err`
- * each go through a passthrough into a collecting offramp; `sink` replaces
- * the `out` offramp (another of `types`, e.g. one that holds events).
- */
-export async function otelFlow(
-  config: Record<string, unknown>,
-  options: { logger?: Logger; sink?: Record<string, unknown>; types?: OfframpType<any>[] } = {}, // eslint-disable-line @typescript-eslint/no-explicit-any
-): Promise<OtelFlow> {
-  const collected = new Collected();
-  const runtime = new Runtime({ logger: options.logger ?? createLogger('silent') }).registerOfframp(collector(collected));
-  for (const type of options.types ?? []) runtime.registerOfframp(type);
-  await runtime.start();
-  runtime.publish('onramp', { id: 'src', type: 'otel', config });
-  runtime.publish('pipeline', passthrough('p'));
-  runtime.publish('offramp', { id: 'outs', ...(options.sink ?? { type: 'collect', config: { name: 'out' } }) });
-  runtime.publish('offramp', { id: 'errs', type: 'collect', config: { name: 'err' } });
-  runtime.publish('binding', {
-    id: 'flow',
-    links: {
-      '/onramp/src/{instance}/err': ['/pipeline/p/errs/in'],
-      '/pipeline/p/errs/out': ['/offramp/errs/{instance}/in'],
-      '/onramp/src/{instance}/out': ['/pipeline/p/{instance}/in'],
-      '/pipeline/p/{instance}/out': ['/offramp/outs/{instance}/in'],
-    },
-  });
-  await runtime.activate('binding', 'flow', 'main');
-  return { runtime, collected, url: '/onramp/src/main', stop: () => runtime.shutdown() };
+export async function otelFlow(config: Record<string, unknown>, options: ReceiverOptions = {}): Promise<OtelFlow> {
+  const flow = await receiver({ type: 'otel', config }, options);
+  return { ...flow, url: flow.onramp };
 }
