@@ -6,7 +6,7 @@ import { Runtime } from './runtime/runtime';
 import { LevelStore } from './runtime/store';
 import { PathPolicy } from './runtime/policy';
 import { version } from './version';
-import { TEST_USAGE, testCommand } from './testing/cli';
+import { TEST_USAGE, testCommand, UsageError } from './testing/cli';
 
 const USAGE = `usage: eddy server run [-f FILE ...] [--no-api] [--api-host HOST] [--api-port PORT]
                        [--data-dir DIR] [--allow-path DIR ...] [--allow-exit]
@@ -124,9 +124,13 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (argv[0] === 'test') {
     try {
-      return testCommand(argv.slice(1), (text) => process.stdout.write(text));
+      return await testCommand(argv.slice(1), (text) => process.stdout.write(text));
     } catch (err) {
-      process.stderr.write(`error: ${(err as Error).message}\nusage: ${TEST_USAGE}\n`);
+      if (!(err instanceof UsageError)) {
+        process.stderr.write(`error: ${(err as Error).message}\n`);
+        return 1;
+      }
+      process.stderr.write(`error: ${err.message}\nusage: ${TEST_USAGE}\n`);
       return 2;
     }
   }
