@@ -1,5 +1,5 @@
 import { formatCase } from './format';
-import { runCaseFile, type FileResult } from './index';
+import type { FileResult } from './index';
 
 export const TEST_USAGE = 'eddy test [--reporter spec|json] CASES.yaml ...';
 
@@ -19,6 +19,8 @@ export function testCommand(args: string[], out: (text: string) => void): number
     else files.push(arg);
   }
   if (files.length === 0) throw new Error('name at least one case file');
+  // required here: `eddy server run` imports this module for TEST_USAGE and should not load the test runner
+  const { runCaseFile } = require('./index') as typeof import('./index'); // eslint-disable-line @typescript-eslint/no-require-imports
   const results = files.map((f) => runCaseFile(f));
   out(reporter === 'json' ? `${JSON.stringify(jsonReport(results), null, 2)}\n` : specReport(results));
   return results.every((r) => r.passed) ? 0 : 1;
