@@ -60,12 +60,18 @@ export function peakRss(pid: number | undefined): number | undefined {
   }
 }
 
-/** One start: spawn, wait for the first complete stdout line, read /proc, kill. */
-export function startOnce(args: string[], timeoutMs = 30_000): Promise<StartupSample> {
+/** An event line: eddy's stdout offramp and the peers' write JSON objects; banners and logs are not. */
+const isEventLine = (line: string) => line.trimStart().startsWith('{');
+
+/**
+ * One start: spawn, wait for the first event line on stdout, read /proc, kill.
+ * `command` defaults to this Node; the peers benchmark starts other binaries.
+ */
+export function startOnce(args: string[], timeoutMs = 30_000, command = process.execPath, cwd = REPO): Promise<StartupSample> {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
-    const child = spawn(process.execPath, args, {
-      cwd: REPO,
+    const child = spawn(command, args, {
+      cwd,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, EDDY_LOG: process.env.EDDY_LOG ?? 'warn' },
     });
@@ -75,7 +81,7 @@ export function startOnce(args: string[], timeoutMs = 30_000): Promise<StartupSa
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     child.stdout.setEncoding('utf8').on('data', (d: string) => {
       out += d;
-      if (sample !== undefined || !out.includes('\n')) return;
+      if (sample !== undefined || !out.split('\n').slice(0, -1).some(isEventLine)) return;
       const wallMs = Number(process.hrtime.bigint() - started) / 1e6;
       sample = { wallMs, cpuSeconds: cpuSeconds(child.pid), peakRssBytes: peakRss(child.pid) };
       child.kill('SIGKILL');
@@ -163,7 +169,12 @@ export function startupSummaryLine(rows: StartupRow[]): string {
   );
 }
 
-export async function main(runs = envNumber('BENCH_STARTUP_RUNS', 10, 1), eddy?: string): Promise<StartupRow[]> {
+/** BENCH_STARTUP_RUNS: starts per row (10). */
+export function runsFromEnv(): number {
+  return envNumber('BENCH_STARTUP_RUNS', 10, 1);
+}
+
+export async function main(runs = runsFromEnv(), eddy?: string): Promise<StartupRow[]> {
   const rows = await measureStartup(startupTargets(eddy), runs);
   process.stdout.write(`${startupTable(rows)}\nload average ${loadavg()[0].toFixed(1)}\n`);
   return rows;
