@@ -1,5 +1,5 @@
 import type { CodecType } from './codecs/codec';
-import { builtinCodecs } from './codecs';
+import { codecCatalog } from './codecs/catalog';
 import type { OfframpType, OnrampType } from './connectors/connector';
 import { offrampCatalog, onrampCatalog } from './connectors/catalog';
 import type { LazyType } from './core/registry';
@@ -26,7 +26,7 @@ function byName<T>(catalog: readonly LazyType<T>[]): Readonly<Record<string, T>>
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const operators: Readonly<Record<string, OperatorType<any>>> = byName(operatorCatalog);
 /** The built-in codecs by name: `codecs.json.create().decode(bytes)`. */
-export const codecs: Readonly<Record<string, CodecType>> = Object.freeze(Object.fromEntries(builtinCodecs.map((t) => [t.name, t])));
+export const codecs: Readonly<Record<string, CodecType>> = byName(codecCatalog);
 /** The built-in preprocessors by name: `preprocessors.lines.create({})`. */
 export const preprocessors: Readonly<Record<string, PreprocessorType>> = byName(preprocessorCatalog);
 /** The built-in postprocessors by name: `postprocessors.gzip.create({})`. */

@@ -3,7 +3,7 @@ import type { CodecType } from '../codecs/codec';
 import type { PostprocessorType, PreprocessorType } from '../processors/processor';
 import type { OperatorType } from '../pipeline/operator';
 import type { OfframpType, OnrampType } from '../connectors/connector';
-import { builtinCodecs } from '../codecs';
+import { codecCatalog } from '../codecs/catalog';
 import { postprocessorCatalog, preprocessorCatalog } from '../processors/catalog';
 import { operatorCatalog } from '../pipeline/operators/catalog';
 import { offrampCatalog, onrampCatalog } from '../connectors/catalog';
@@ -17,11 +17,7 @@ export class Registries {
   readonly postprocessors = new TypeRegistry<PostprocessorType>('postprocessor');
   readonly operators = new TypeRegistry<OperatorType<any>>('operator'); // eslint-disable-line @typescript-eslint/no-explicit-any
 
-  /**
-   * The builtin types. Codecs are small and every ramp's mime lookup reads
-   * them all, so they are registered loaded; connectors, processors and
-   * operators are loaded by name when an artefact first uses them.
-   */
+  /** The builtin types, each loaded by name when an artefact first uses it. */
   static withBuiltins(): Registries {
     const r = new Registries();
     const lazily = <T>(registry: TypeRegistry<T>, catalog: readonly LazyType<T>[]) => {
@@ -32,7 +28,7 @@ export class Registries {
     lazily(r.preprocessors, preprocessorCatalog);
     lazily(r.postprocessors, postprocessorCatalog);
     lazily(r.operators, operatorCatalog);
-    for (const t of builtinCodecs) r.codecs.register(t.name, t);
+    lazily(r.codecs, codecCatalog);
     return r;
   }
 }

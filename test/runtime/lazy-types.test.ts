@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { join } from 'node:path';
 import { TypeRegistry } from '../../src/core/registry';
+import { codecCatalog } from '../../src/codecs/catalog';
 import { offrampCatalog, onrampCatalog } from '../../src/connectors/catalog';
 import { operatorCatalog } from '../../src/pipeline/operators/catalog';
 import { postprocessorCatalog, preprocessorCatalog } from '../../src/processors/catalog';
@@ -19,7 +20,7 @@ const loaded = (pkg: string) => `Object.keys(require.cache).some((k) => k.includ
 
 describe('builtin types load on first use', () => {
   it('every catalog entry loads the type of its own name', () => {
-    for (const catalog of [onrampCatalog, offrampCatalog, preprocessorCatalog, postprocessorCatalog, operatorCatalog]) {
+    for (const catalog of [codecCatalog, onrampCatalog, offrampCatalog, preprocessorCatalog, postprocessorCatalog, operatorCatalog]) {
       for (const entry of catalog) expect(entry.load().name, entry.name).to.equal(entry.name);
     }
   });
@@ -39,15 +40,17 @@ describe('builtin types load on first use', () => {
     expect(() => registry.get('nope')).to.throw("type: unknown thing 'nope' (known: plain, slow)");
   });
 
-  it('a runtime with the builtins loads kafkajs only when a kafka artefact is published', async () => {
+  it('a runtime with the builtins loads kafkajs (and msgpackr) only when an artefact uses them', async () => {
     const out = await fresh(`
       const { Runtime } = require(${JSON.stringify(join(DIST, 'src/runtime/runtime'))});
       const runtime = new Runtime();
-      const before = ${loaded('kafkajs')} || ${loaded('pg')} || ${loaded('@grpc/grpc-js')};
-      runtime.publish('onramp', { id: 'k', type: 'kafka', config: { group_id: 'g', topics: ['t'], brokers: ['127.0.0.1:1'] } });
-      console.log(JSON.stringify({ before, after: ${loaded('kafkajs')}, pg: ${loaded('pg')} }));
+      const before = ${loaded('kafkajs')} || ${loaded('pg')} || ${loaded('@grpc/grpc-js')} || ${loaded('msgpackr')};
+      runtime.publish('onramp', { id: 'k', type: 'kafka', codec: 'msgpack', config: { group_id: 'g', topics: ['t'], brokers: ['127.0.0.1:1'] } });
+      const published = ${loaded('kafkajs')};
+      runtime.registries.codecs.get('msgpack');
+      console.log(JSON.stringify({ before, published, msgpackr: ${loaded('msgpackr')}, pg: ${loaded('pg')} }));
     `);
-    expect(JSON.parse(out)).to.deep.equal({ before: false, after: true, pg: false });
+    expect(JSON.parse(out)).to.deep.equal({ before: false, published: true, msgpackr: true, pg: false });
   });
 
   it("importing eddy loads no connector library; the exported records load a type when it is read", async () => {
