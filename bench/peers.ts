@@ -12,8 +12,8 @@
  *   mapping, and `main.trickle` (`select event from in into out;`); its
  *   blackhole prints the HDR histogram (p99) and the throughput when it stops.
  * - Benthos 4: `input: sequence` of `file` inputs over the data lines (the
- *   blaster's replay), `output: drop`; events counted from its Prometheus
- *   `output_sent` at the end of the warm-up and of the measured window.
+ *   blaster's replay), `output: drop`; events counted from its `json_api`
+ *   metrics' `output_sent` at the end of the warm-up and of the measured window.
  *   Benthos reports no end-to-end latency, so its p99 is absent.
  * For every process tree (eddy with --workers has several processes) CPU
  * time and resident memory are sampled from /proc every 100 ms: CPU-seconds
@@ -133,14 +133,14 @@ function runSampled(command: string, args: string[], timeoutMs: number, done?: (
   });
 }
 
-/** CPU seconds of the tree between two times, interpolated between samples. */
+/** CPU seconds of the tree between two times, interpolated between samples (the last sample for a time after it). */
 function cpuBetween(samples: TreeSample[], from: number, to: number): number | undefined {
   const at = (t: number) => {
-    for (let i = 1; i < samples.length; i++) {
-      const [a, b] = [samples[i - 1], samples[i]];
-      if (a.at <= t && t <= b.at) return b.at === a.at ? b.cpu : a.cpu + ((b.cpu - a.cpu) * (t - a.at)) / (b.at - a.at);
-    }
-    return undefined;
+    const i = samples.findIndex((s) => s.at >= t);
+    if (i === -1) return samples.at(-1)?.cpu;
+    if (i === 0) return samples[0].at === t ? samples[0].cpu : undefined;
+    const [a, b] = [samples[i - 1], samples[i]];
+    return a.cpu + ((b.cpu - a.cpu) * (t - a.at)) / (b.at - a.at);
   };
   const [start, end] = [at(from), at(to)];
   return start === undefined || end === undefined ? undefined : end - start;
@@ -172,10 +172,12 @@ export function parseTremorReport(out: string): { eps: number; p99Ns?: number } 
   return { eps: Number(eps[1]) * 1000, p99Ns };
 }
 
-/** Benthos' Prometheus text: the `output_sent` counter (summed over its label sets). */
+/** Benthos' `json_api` metrics: the `output_sent` counter, summed over its label sets (`output_sent{path="root.output"}`). */
 export function parseOutputSent(metrics: string): number | undefined {
   let total: number | undefined;
-  for (const m of metrics.matchAll(/^output_sent(?:\{[^}]*\})?\s+([0-9.eE+-]+)\s*$/gm)) total = (total ?? 0) + Number(m[1]);
+  for (const [key, value] of Object.entries(JSON.parse(metrics) as Record<string, unknown>)) {
+    if ((key === 'output_sent' || key.startsWith('output_sent{')) && typeof value === 'number') total = (total ?? 0) + value;
+  }
   return total;
 }
 
@@ -254,7 +256,7 @@ export function benthosConfig(codec: PeerCodec, linesFile: string, port: number,
 logger:
   level: WARN
 metrics:
-  prometheus: {}
+  json_api: {}
 input:
   sequence:
     inputs:
@@ -424,8 +426,11 @@ export async function main(eddy = join(REPO, 'bin', 'eddy'), dir = workDir()): P
   const starts = envNumber('BENCH_PEERS_STARTS', 5, 1);
   const workers = workersSupported(eddy) ? cpus().length : undefined;
   const lines = await loadLines(dataPath());
+  // the data lines repeated to about 100,000, so Benthos' sequence reopens its file rarely
   const linesFile = join(dir, 'peers-data.json');
-  writeFileSync(linesFile, Buffer.concat(lines.flatMap((l) => [l, Buffer.from('\n')])));
+  const copies = Math.max(1, Math.round(100_000 / lines.length));
+  const once = Buffer.concat(lines.flatMap((l) => [l, Buffer.from('\n')]));
+  writeFileSync(linesFile, Buffer.concat(Array.from({ length: copies }, () => once)));
   const msgpack = await writeMsgpackData(dataPath(), dir);
   const rows: PeerRow[] = [];
   const attempt = async (who: string, codec: PeerCodec, run: () => Promise<PeerRow>) => {
@@ -447,7 +452,7 @@ export async function main(eddy = join(REPO, 'bin', 'eddy'), dir = workDir()): P
     }
     if (benthos) {
       if (codec === 'msgpack') rows.push({ who: 'benthos', codec, command: '', status: 'skipped', message: 'not compared: Benthos has no msgpack replay input' });
-      else await attempt('benthos', codec, () => runBenthos(benthos, codec, linesFile, lines.length, dir));
+      else await attempt('benthos', codec, () => runBenthos(benthos, codec, linesFile, lines.length * copies, dir));
     }
   }
   // start-up, once per runtime, beside each json row

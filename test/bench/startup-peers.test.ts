@@ -60,9 +60,9 @@ describe('bench/peers', () => {
   });
 
   it("sums Benthos' output_sent counter over its label sets", () => {
-    const metrics = '# TYPE output_sent counter\noutput_sent{label="",path="root.output"} 1.5e+06\noutput_sent_total 3\ninput_received 9\n';
-    expect(parseOutputSent(metrics)).to.equal(1.5e6);
-    expect(parseOutputSent('input_received 9\n')).to.equal(undefined);
+    const metrics = { 'output_sent{label="",path="root.output"}': 1500000, 'output_sent_batch{path="root.output"}': 3, 'input_received{path="root.input"}': 9 };
+    expect(parseOutputSent(JSON.stringify(metrics))).to.equal(1.5e6);
+    expect(parseOutputSent(JSON.stringify({ 'input_received{path="root.input"}': 9 }))).to.equal(undefined);
   });
 
   it("writes each peer's config in its own format", () => {
