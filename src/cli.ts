@@ -1,6 +1,5 @@
 import type { Server } from 'node:http';
 import { API_FLAG_USAGE, apiOptionsFromFlags, takeApiFlag, type ApiFlags } from './api/options';
-import { createApi, listen } from './api/server';
 import { loadConfigFiles } from './config/load';
 import { Runtime } from './runtime/runtime';
 import { LevelStore } from './runtime/store';
@@ -96,6 +95,8 @@ async function serverRun(args: string[]): Promise<number> {
   }
   if (options.api) {
     try {
+      // required here, not at the top: `--no-api` never loads express
+      const { createApi, listen } = require('./api/server') as typeof import('./api/server'); // eslint-disable-line @typescript-eslint/no-require-imports
       server = await listen(createApi(runtime, apiOptions), options.host, options.port);
     } catch (err) {
       process.stderr.write(`error: ${(err as Error).message}\n`);

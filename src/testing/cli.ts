@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Registries } from '../runtime/registries';
 import { formatCase } from './format';
-import { runCaseFile, type FileResult } from './index';
+import type { FileResult } from './index';
 
 export const TEST_USAGE = 'eddy test [--reporter spec|json] [--require MODULE ...] CASES.yaml ...';
 
@@ -32,6 +32,8 @@ export async function testCommand(args: string[], out: (text: string) => void): 
   }
   if (files.length === 0) throw new UsageError('name at least one case file');
   const registries = modules.length > 0 ? await registriesWith(modules) : undefined;
+  // required here: `eddy server run` imports this module for TEST_USAGE and should not load the test runner
+  const { runCaseFile } = require('./index') as typeof import('./index'); // eslint-disable-line @typescript-eslint/no-require-imports
   const results = files.map((f) => runCaseFile(f, { registries }));
   out(reporter === 'json' ? `${JSON.stringify(jsonReport(results), null, 2)}\n` : specReport(results));
   return results.every((r) => r.passed) ? 0 : 1;
