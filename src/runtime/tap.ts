@@ -232,7 +232,14 @@ export class TapHub {
     if (!tapped) {
       const clients = new Set<TapClient>();
       const stop = source((event) => {
-        for (const c of clients) c.offer(event);
+        for (const c of clients) {
+          try {
+            c.offer(event);
+          } catch (err) {
+            // a fault of the tap must never reach the flow it watches
+            c.end(`tap failed: ${(err as Error).message}`);
+          }
+        }
       });
       this.ports.set(key, (tapped = { clients, stop }));
     }
