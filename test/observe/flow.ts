@@ -5,8 +5,6 @@ import type { EddyEvent } from '../../src/core/event';
 import { Runtime } from '../../src/runtime/runtime';
 import { call, startRuntime, type Started } from '../helpers/runtime';
 import type { ApiOptions } from '../../src/api/server';
-import { createApi, listen } from '../../src/api/server';
-import type { AddressInfo } from 'node:net';
 
 /**
  * A flow the observe tests drive by hand: `push` (an onramp the test feeds)
@@ -51,22 +49,7 @@ export async function startFlow(api: ApiOptions = {}): Promise<Flow> {
     },
   };
   const runtime = new Runtime({ logger: createLogger('silent') }).registerOnramp(push).registerOfframp(keeper);
-  let started: Started;
-  if (Object.keys(api).length === 0) started = await startRuntime(runtime);
-  else {
-    await runtime.start();
-    const server = await listen(createApi(runtime, api), '127.0.0.1', 0);
-    started = {
-      runtime,
-      server,
-      base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-      async stop() {
-        server.closeAllConnections();
-        await new Promise((r) => server.close(r));
-        await runtime.shutdown();
-      },
-    };
-  }
+  const started = await startRuntime(runtime, api);
   runtime.publish('onramp', { id: 'push', type: 'push' });
   runtime.publish('offramp', { id: 'keeper', type: 'keeper' });
   runtime.publish('pipeline', {
