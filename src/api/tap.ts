@@ -45,13 +45,22 @@ export function streamTap(hub: TapHub, req: Request, res: Response, at: { kind: 
     }
   };
 
+  /** keep-alive ticks the socket has spent blocked since the stream ended */
+  let blockedAfterEnd = 0;
   res.on('drain', () => {
+    blockedAfterEnd = 0;
     client.drained();
     pump();
   });
   res.on('close', finish);
   const keepAlive = setInterval(() => {
-    if (!client.blocked && !done) res.write(': keep-alive\n\n');
+    if (done) return;
+    if (!client.blocked) res.write(': keep-alive\n\n');
+    // no event comes any more to count as missed: a client that takes nothing for a whole tick after the end is gone
+    else if (client.ended !== undefined && ++blockedAfterEnd >= 2) {
+      finish();
+      res.destroy();
+    }
   }, KEEP_ALIVE_MS);
   keepAlive.unref();
 
