@@ -6,11 +6,13 @@ import { LevelStore } from './runtime/store';
 import { PathPolicy } from './runtime/policy';
 import { version } from './version';
 import { TEST_USAGE, testCommand, UsageError } from './testing/cli';
+import { TAP_USAGE, tapCommand } from './api/tap-command';
 
 const USAGE = `usage: eddy server run [-f FILE ...] [--no-api] [--api-host HOST] [--api-port PORT]
                        [--data-dir DIR] [--allow-path DIR ...] [--allow-exit]
                        ${API_FLAG_USAGE}
        ${TEST_USAGE}
+       ${TAP_USAGE}
        eddy --version`;
 
 interface RunOptions {
@@ -132,6 +134,14 @@ export async function main(argv: string[]): Promise<number> {
         return 1;
       }
       process.stderr.write(`error: ${err.message}\nusage: ${TEST_USAGE}\n`);
+      return 2;
+    }
+  }
+  if (argv[0] === 'tap') {
+    try {
+      return await tapCommand(argv.slice(1), process.stdout, process.stderr);
+    } catch (err) {
+      process.stderr.write(`error: ${(err as Error).message}\nusage: ${TAP_USAGE}\n`);
       return 2;
     }
   }
