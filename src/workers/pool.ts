@@ -87,6 +87,11 @@ export class WorkerPool {
     return this.slots.length;
   }
 
+  /** The ids of every worker, running or gone. */
+  all(): number[] {
+    return this.slots.map((s) => s.id);
+  }
+
   /** The ids of the workers still running. */
   alive(): number[] {
     return this.slots.filter((s) => s.gone === undefined).map((s) => s.id);
@@ -114,6 +119,7 @@ export class WorkerPool {
   private received(slot: Slot, message: FromWorker): void {
     if (message.type === 'reply') {
       const waiting = this.pending.get(message.id);
+      slot.health = message.health;
       if (!waiting) return;
       this.pending.delete(message.id);
       if (message.ok) waiting.resolve(message.value);
@@ -137,7 +143,8 @@ export class WorkerPool {
   private request(id: number, message: WorkerRequest): Promise<unknown> {
     const slot = this.slots[id];
     if (!slot || slot.gone !== undefined) {
-      return Promise.reject(new EddyError('internal', `worker ${id}${slot ? ` (pid ${slot.pid}) ${slot.gone}` : ' does not exist'}`));
+      // an activation runs on every worker its placement names or on none: a server that lost a worker places nothing new there
+      return Promise.reject(new EddyError('conflict', `worker ${id}${slot ? ` (pid ${slot.pid}) ${slot.gone} and is not restarted` : ' does not exist'}`));
     }
     const requestId = ++this.nextRequest;
     return new Promise((resolve, reject) => {

@@ -86,7 +86,7 @@ export class ClusterRuntime extends Runtime {
   private async place(request: InstanceRequest, resolved: Artefact): Promise<void> {
     const url = instanceUrl(request.kind, request.artefact, request.instance);
     const decision = placementOf(request.kind, resolved, this.repository, this.registries);
-    const workers = decision.placement === 'every-worker' ? this.pool.alive() : [0];
+    const workers = decision.placement === 'every-worker' ? this.pool.all() : [0];
     if (decision.reason) this.logger.info(`${url} runs on worker 0 only: ${decision.reason}`);
     await this.pool.activate(workers, request, this.artefactsOf(request, resolved as BindingArtefact));
     this.placements.set(url, workers);

@@ -33,8 +33,9 @@ export interface WorkerReport {
 
 export type FromWorker =
   | { type: 'ready' }
-  | { type: 'reply'; id: number; ok: true; value?: unknown }
-  | { type: 'reply'; id: number; ok: false; error: { code: ErrorCode; message: string } }
+  /** `health`: the worker's health after the change, so the primary's GET /health shows it once the change is answered */
+  | { type: 'reply'; id: number; ok: true; value?: unknown; health: Health }
+  | { type: 'reply'; id: number; ok: false; error: { code: ErrorCode; message: string }; health: Health }
   /** sent on an interval and after each change, so the primary's health answers at once */
   | { type: 'health'; health: Health }
   /** a blackhole finished its measurement: `histogram` is hdr-histogram-js's compressed base64 */

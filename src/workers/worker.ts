@@ -79,13 +79,10 @@ export async function workerMain(): Promise<void> {
       return;
     }
     answer(message, runtime).then(
-      (value) => {
-        send({ type: 'reply', id: message.id, ok: true, value });
-        if (message.type !== 'report') send({ type: 'health', health: runtime.health() });
-      },
+      (value) => send({ type: 'reply', id: message.id, ok: true, value, health: runtime.health() }),
       (err: Error) => {
         const code = err instanceof EddyError ? err.code : 'internal';
-        send({ type: 'reply', id: message.id, ok: false, error: { code, message: err.message } });
+        send({ type: 'reply', id: message.id, ok: false, error: { code, message: err.message }, health: runtime.health() });
       },
     );
   });
