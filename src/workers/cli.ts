@@ -2,8 +2,7 @@
 import { availableParallelism } from 'node:os';
 import { createLogger } from '../core/logger';
 import type { RuntimeOptions } from '../runtime/runtime';
-import { ClusterRuntime } from './primary';
-import { WorkerPool } from './pool';
+import type { ClusterRuntime } from './primary';
 
 /** `--workers N` (a whole number ≥ 1) or `auto` (one per core: os.availableParallelism()). */
 export function parseWorkers(value: string): number {
@@ -13,8 +12,9 @@ export function parseWorkers(value: string): number {
   return n;
 }
 
-/** Forks the workers, then the primary's runtime that hands them its activations. */
+/** Forks the workers, then the primary's runtime that hands them its activations (loaded only then: one process never loads the cluster code). */
 export async function startClusterRuntime(workers: number, options: Pick<RuntimeOptions, 'store' | 'policy'>): Promise<ClusterRuntime> {
+  const [{ WorkerPool }, { ClusterRuntime }] = await Promise.all([import('./pool'), import('./primary')]);
   const logger = createLogger();
   logger.info(`starting ${workers} workers`);
   const pool = await WorkerPool.start(workers, logger);
