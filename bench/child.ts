@@ -3,22 +3,41 @@
  * its CPU time from /proc to tell what a measured window cost.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { REPO } from './data';
 
 const NODE = process.execPath;
 
-/** CPU seconds (user + system, all threads) a live process has used, from /proc (Linux; undefined elsewhere). */
+/**
+ * CPU seconds (user + system, all threads) a live process and its live
+ * child processes (the workers of `--workers N`) have used, from /proc
+ * (Linux; undefined elsewhere).
+ */
 export function cpuSeconds(pid: number | undefined): number | undefined {
   if (pid === undefined) return undefined;
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // fields after "(comm)": state is field 3, utime 14, stime 15, in clock ticks (USER_HZ, 100)
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
+    const own = (Number(fields[11]) + Number(fields[12])) / 100;
+    return own + childPids(pid).reduce((sum, child) => sum + (cpuSeconds(child) ?? 0), 0);
   } catch {
     return undefined;
+  }
+}
+
+/** The children of every thread of `pid` (/proc/PID/task/TID/children; empty when the kernel does not list them). */
+function childPids(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
+      readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8')
+        .split(' ')
+        .filter((p) => p.trim() !== '')
+        .map(Number),
+    );
+  } catch {
+    return [];
   }
 }
 

@@ -40,6 +40,8 @@ export interface Bench {
   /** measured seconds, overriding BENCH_SECS */
   secs?: () => number;
   note?: string;
+  /** `eddy server run --workers N` (docs/workers.md): the row reads the primary's combined report line */
+  workers?: number;
   /** a network benchmark with its own load generator and raw server (bench/<script>.ts) */
   script?: 'tcp-ingest' | 'rest-echo' | 'kafka';
   /** a benchmark with its own table (bench/startup.ts, bench/peers.ts) */
@@ -49,6 +51,7 @@ export interface Bench {
 export const BENCHES: Bench[] = [
   { name: 'passthrough-string', file: 'passthrough-string.yaml', raw: 'string' },
   { name: 'passthrough-json', file: 'passthrough-json.yaml', raw: 'json' },
+  { name: 'passthrough-json-w2', file: 'passthrough-json.yaml', raw: 'json', workers: 2, note: 'target >= 1.7x passthrough-json in the same run' },
   { name: 'passthrough-msgpack', file: 'passthrough-msgpack.yaml', raw: 'msgpack' },
   { name: 'merge-two-inputs', file: 'merge-two-inputs.yaml', raw: 'json' },
   { name: 'workflow', file: 'workflow.yaml', raw: 'json' },
@@ -201,13 +204,15 @@ class Runner {
     const rawBefore = withRaw && bench.raw ? await rawBaseline(bench.raw) : undefined;
     const load = loadavg()[0];
     const secs = Number(vars.SECS);
+    // with workers, each worker prints its own line and the primary a combined one, the one with `workers`
+    const reportKey = bench.workers ? 'workers' : 'events_per_second';
     const child = await runChild(
-      [EDDY, 'server', 'run', '-f', path, '--no-api'],
+      [EDDY, 'server', 'run', '-f', path, '--no-api', ...(bench.workers ? ['--workers', String(bench.workers)] : [])],
       (WARMUP + secs + 60) * 1000,
       { ...process.env, EDDY_LOG: process.env.EDDY_LOG ?? 'warn' },
-      'events_per_second',
+      reportKey,
     );
-    const r = jsonLine<BlackholeReport>(child.out, 'events_per_second');
+    const r = jsonLine<BlackholeReport>(child.out, reportKey);
     const cpu = child.cpuInWindow(r.seconds);
     const rawAfter = withRaw && bench.raw ? await rawBaseline(bench.raw) : undefined;
     const eps = r.events_per_second * (bench.eventsPerReport ?? 1);
@@ -235,6 +240,11 @@ class Runner {
       }
       const [lo, hi] = raws.map((x) => x.events_per_second).sort((a, b) => a - b);
       if (hi > lo * 1.25) row.extra = `noisy: raw ${count(lo)} and ${count(hi)} ev/s before/after; load average ${load.toFixed(1)}`;
+    }
+    if (bench.workers) {
+      const single = this.rows.find((x) => x.name === bench.file!.replace(/\.yaml$/, '') && x.status === 'ok');
+      const vsOne = single?.eps ? `${(eps / single.eps).toFixed(2)}x the 1-worker row of this run; ` : '';
+      row.extra = [`${bench.workers} workers: ${vsOne}peak RSS per worker, load average ${load.toFixed(1)}`, row.extra].filter(Boolean).join('; ');
     }
     if (bench.name === 'paced-latency') {
       row.extra = `interval ${vars.INTERVAL} ns (${Math.round(1e9 / Number(vars.INTERVAL))} ev/s offered); p99 ${r.latency_ns.p99 < 1e6 ? '<' : '>='} 1 ms`;

@@ -7,9 +7,10 @@ import { PathPolicy } from './runtime/policy';
 import { version } from './version';
 import { TEST_USAGE, testCommand, UsageError } from './testing/cli';
 import { TAP_USAGE, tapCommand } from './api/tap-command';
+import { parseWorkers, startClusterRuntime } from './workers/cli';
 
 const USAGE = `usage: eddy server run [-f FILE ...] [--no-api] [--api-host HOST] [--api-port PORT]
-                       [--data-dir DIR] [--allow-path DIR ...] [--allow-exit]
+                       [--data-dir DIR] [--allow-path DIR ...] [--allow-exit] [--workers N|auto]
                        ${API_FLAG_USAGE}
        ${TEST_USAGE}
        ${TAP_USAGE}
@@ -28,10 +29,12 @@ interface RunOptions {
   allowExit: boolean;
   /** the API's access and input-limit flags (src/api/options.ts), when any is given */
   apiFlags?: ApiFlags;
+  /** processes running the flows (docs/workers.md); 1, the default, runs everything in this process */
+  workers: number;
 }
 
 export function parseRunArgs(args: string[]): RunOptions {
-  const options: RunOptions = { files: [], api: true, host: '127.0.0.1', port: 9898, allowPaths: [], allowExit: false };
+  const options: RunOptions = { files: [], api: true, host: '127.0.0.1', port: 9898, allowPaths: [], allowExit: false, workers: 1 };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     const value = () => {
@@ -53,6 +56,7 @@ export function parseRunArgs(args: string[]): RunOptions {
     else if (arg === '--data-dir') options.dataDir = value();
     else if (arg === '--allow-path') options.allowPaths.push(value());
     else if (arg === '--allow-exit') options.allowExit = true;
+    else if (arg === '--workers') options.workers = parseWorkers(value());
     else if (!takeApiFlag(arg, value, () => (options.apiFlags ??= {}))) throw new Error(`unknown argument '${arg}'`);
   }
   return options;
@@ -71,7 +75,14 @@ async function serverRun(args: string[]): Promise<number> {
     return 1;
   }
   const policy = new PathPolicy({ allowPaths: options.allowPaths, allowExit: options.allowExit, apiHost: options.api ? options.host : undefined });
-  const runtime = new Runtime({ store, policy });
+  let runtime: Runtime;
+  try {
+    runtime = options.workers > 1 ? await startClusterRuntime(options.workers, { store, policy }) : new Runtime({ store, policy });
+  } catch (err) {
+    process.stderr.write(`error: ${(err as Error).message}\n`);
+    await store?.close();
+    return 1;
+  }
   let server: Server | undefined;
   let exiting = false;
   const exit = async (code: number) => {

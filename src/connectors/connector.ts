@@ -8,6 +8,16 @@ import type { PullStep } from './_shared/pull-loop';
 export type { PullStep };
 
 /**
+ * Where instances of a type run under `eddy server run --workers N`
+ * (docs/workers.md): `every-worker` for a source that shards by nature (a
+ * listening socket the workers share, a consumer group) or a sink that can
+ * be written by several processes at once; `one-worker` (worker 0) for
+ * everything else. A type that says nothing runs on one worker. A function
+ * decides from the instance's config (a nats onramp shards only in a queue group).
+ */
+export type Placement = 'every-worker' | 'one-worker';
+
+/**
  * One unit read by an onramp type: bytes of one stream (a file, a TCP
  * connection), or an already structured value that bypasses preprocessors
  * and codec (metronome ticks).
@@ -144,6 +154,8 @@ export interface OnrampType<C = Record<string, unknown>> {
    * preprocessor that splits (`lines`, `lines-null`, `length-prefixed`, …).
    */
   readonly framing?: string;
+  /** where instances run with `--workers N` (see `Placement`); one worker when absent */
+  readonly placement?: Placement | ((config: C) => Placement);
   /** checks what the schema cannot (a cron expression) at publish time; throws naming the field */
   validate?(config: C): void;
   /**
@@ -231,6 +243,8 @@ export interface OfframpType<C = Record<string, unknown>> {
    * the artefact lists, so they can neither waste work nor corrupt a payload.
    */
   readonly ignoresPostprocessors?: boolean;
+  /** where instances run with `--workers N` (see `Placement`); one worker when absent */
+  readonly placement?: Placement | ((config: C) => Placement);
   /** checks what the schema cannot at publish time; throws naming the field */
   validate?(config: C): void;
   /** sends in flight beyond which the machinery triggers the circuit breaker (default: config `concurrency`, else 256) */

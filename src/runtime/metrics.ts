@@ -3,6 +3,9 @@ import { nowNs } from '../core/clock';
 import type { PipelineRuntime } from '../pipeline/pipeline';
 import { type RampCounters, rampMetricEvents } from '../connectors/_shared/ramp-metrics';
 
+/** Under `--workers N` (docs/workers.md) the worker's id: each worker reports its own instances, tagged with it. */
+const WORKER = process.env.EDDY_WORKER_ID;
+
 export type MetricsSource = { kind: 'ramp'; counters: RampCounters } | { kind: 'pipeline'; pipeline: PipelineRuntime };
 
 /**
@@ -21,7 +24,7 @@ export class MetricsReporter {
 
   start(url: string, source: MetricsSource, intervalS: number): void {
     const report = () => {
-      for (const m of metricEvents(url, source, nowNs())) this.emit(m);
+      for (const m of metricEvents(url, source, nowNs())) this.emit(WORKER === undefined ? m : { ...m, tags: { ...(m.tags as object), worker: WORKER } });
     };
     if (this.scheduler) {
       this.timers.set(url, interval(intervalS * 1000, this.scheduler).subscribe(report));

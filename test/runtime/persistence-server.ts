@@ -20,8 +20,8 @@ export interface ServerChild {
 
 const children = new Set<ChildProcess>();
 
-/** Starts `eddy server run ARGS --api-port 0` and waits until its API listens. */
-export async function startServer(args: string[]): Promise<ServerChild> {
+/** Starts `eddy server run ARGS --api-port 0` and waits (at most `startMs`) until its API listens. */
+export async function startServer(args: string[], startMs = 10000): Promise<ServerChild> {
   const child = spawn(process.execPath, [EDDY, 'server', 'run', ...args, '--api-port', '0'], { env: { ...process.env, EDDY_LOG: 'info' }, stdio: 'pipe' });
   children.add(child);
   const out = { stdout: '', stderr: '' };
@@ -35,7 +35,7 @@ export async function startServer(args: string[]): Promise<ServerChild> {
     }),
   );
   const listening = () => /Listening at: (http:\/\/127\.0\.0\.1:\d+)/.exec(out.stderr)?.[1];
-  await eventually(() => listening() !== undefined || code !== undefined, 10000, 'the API to listen');
+  await eventually(() => listening() !== undefined || code !== undefined, startMs, 'the API to listen');
   if (code !== undefined) throw new Error(`eddy exited with ${code} before listening: ${out.stderr}`);
   return {
     base: listening()!,

@@ -30,6 +30,7 @@ export interface AmqpOfframpConfig {
 export const amqpOfframp: OfframpType<AmqpOfframpConfig> = {
   name: 'amqp',
   defaultCodec: 'json',
+  placement: 'every-worker', // publishers write in parallel (docs/workers.md)
   autoAck: false,
   example: { amqp_addr: 'amqp://guest:guest@127.0.0.1:5672/%2f', exchange: 'amq.topic', routing_key: 'events.out' },
   configSchema: {

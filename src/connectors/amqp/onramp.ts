@@ -50,6 +50,8 @@ export interface AmqpOnrampConfig {
 export const amqpOnramp: OnrampType<AmqpOnrampConfig> = {
   name: 'amqp',
   defaultCodec: 'json',
+  // competing consumers of one queue; an exclusive queue belongs to one connection (docs/workers.md)
+  placement: (config) => (config.queue_options.exclusive ? 'one-worker' : 'every-worker'),
   example: {
     amqp_addr: 'amqp://guest:guest@127.0.0.1:5672/%2f',
     exchange: 'amq.topic',

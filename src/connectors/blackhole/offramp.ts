@@ -1,6 +1,7 @@
 import * as hdr from 'hdr-histogram-js';
 import { monoNs, toMonoNs } from '../../core/clock';
 import type { OfframpType } from '../connector';
+import { publishMeasurement } from '../../workers/measurements';
 
 interface BlackholeConfig {
   warmup_secs: number;
@@ -31,6 +32,7 @@ export interface BlackholeReport {
 export const blackhole: OfframpType<BlackholeConfig> = {
   name: 'blackhole',
   defaultCodec: 'json',
+  placement: 'every-worker', // each worker measures its own share (docs/workers.md)
   autoAck: true,
   example: { warmup_secs: 2, stop_after_secs: 10, significant_figures: 2 },
   configSchema: {
@@ -91,6 +93,8 @@ export const blackhole: OfframpType<BlackholeConfig> = {
         ? JSON.stringify(summary) + '\n'
         : `${histogram.outputPercentileDistribution()}\n\nThroughput: ${summary.events_per_second.toFixed(1)} events/s, ${summary.megabytes_per_second.toFixed(1)} MB/s\n`;
       process.stdout.write(text);
+      // a worker (--workers N) also hands it to the primary, which prints the combined report
+      publishMeasurement(ctx.url, summary, histogram);
       ctx.requestExit(0, `blackhole ${ctx.url} finished its measurement`);
     };
     const stopTimer =

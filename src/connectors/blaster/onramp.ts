@@ -29,6 +29,7 @@ const CHUNK = 64;
 export const blaster: OnrampType<BlasterConfig> = {
   name: 'blaster',
   defaultCodec: 'json',
+  placement: 'every-worker', // each worker replays the data (docs/workers.md)
   example: { source: 'data.json.xz', iters: 1000 },
   configSchema: {
     type: 'object',

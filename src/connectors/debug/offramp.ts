@@ -4,6 +4,7 @@ import type { OfframpType } from '../connector';
 export const debug: OfframpType<Record<string, never>> = {
   name: 'debug',
   defaultCodec: 'json',
+  placement: 'every-worker', // counts per worker (docs/workers.md)
   autoAck: true,
   example: {},
   configSchema: { type: 'object', additionalProperties: false, properties: {} },

@@ -74,6 +74,7 @@ export const elasticOfframp: OfframpType<ElasticConfig> = {
   name: 'elastic',
   // the wire format is always JSON: `codecFor` asks for json whatever the artefact's codec
   defaultCodec: 'json',
+  placement: 'every-worker', // bulk requests in parallel (docs/workers.md)
   autoAck: false,
   linkable: true,
   ignoresPostprocessors: true,

@@ -4,6 +4,7 @@ import type { OfframpType } from '../connector';
 export const exit: OfframpType<Record<string, never>> = {
   name: 'exit',
   defaultCodec: 'json',
+  placement: 'every-worker', // any worker's exit ends the server (docs/workers.md)
   autoAck: true,
   example: {},
   configSchema: { type: 'object', additionalProperties: false, properties: {} },

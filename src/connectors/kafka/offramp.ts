@@ -43,6 +43,7 @@ interface Pending {
 export const kafkaOfframp: OfframpType<KafkaOfframpConfig> = {
   name: 'kafka',
   defaultCodec: 'json',
+  placement: 'every-worker', // producers write in parallel (docs/workers.md)
   autoAck: false,
   example: { topic: 'eddy-out', brokers: ['127.0.0.1:9092'] },
   configSchema: {

@@ -94,6 +94,7 @@ const schema = {
 export const kafkaOnramp: OnrampType<KafkaOnrampConfig> = {
   name: 'kafka',
   defaultCodec: 'json',
+  placement: 'every-worker', // a consumer group shares the partitions (docs/workers.md)
   example: {
     group_id: 'eddy',
     topics: ['eddy-in'],

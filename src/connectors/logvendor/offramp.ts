@@ -73,6 +73,7 @@ export const logvendorOfframp: OfframpType<LogvendorConfig> = {
   name: 'logvendor',
   // the wire format is always JSON: `codecFor` asks for json whatever the artefact's codec
   defaultCodec: 'json',
+  placement: 'every-worker', // one client connection per worker (docs/workers.md)
   autoAck: false,
   ignoresPostprocessors: true,
   example: { license_key: 'YOUR_LICENSE_KEY', compress_logs: true, region: 'europe' },

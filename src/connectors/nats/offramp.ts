@@ -51,6 +51,7 @@ const FLUSH_TIMEOUT_MS = 10_000;
 export const natsOfframp: OfframpType<NatsOfframpConfig> = {
   name: 'nats',
   defaultCodec: 'json',
+  placement: 'every-worker', // publishers write in parallel (docs/workers.md)
   autoAck: false,
   example: { hosts: ['127.0.0.1:4222'], subject: 'eddy.out' },
   configSchema: {

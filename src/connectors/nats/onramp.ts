@@ -65,6 +65,8 @@ const CLOSE_NAK_DELAY_MS = 1000;
 export const natsOnramp: OnrampType<NatsOnrampConfig> = {
   name: 'nats',
   defaultCodec: 'json',
+  // a queue group or a shared JetStream durable consumer shares the messages; a plain subscription would see each one in every worker
+  placement: (config) => (config.queue !== undefined || config.jetstream !== undefined ? 'every-worker' : 'one-worker'),
   example: { hosts: ['127.0.0.1:4222'], subject: 'eddy.in', queue: 'eddy' },
   configSchema: {
     type: 'object',

@@ -28,6 +28,7 @@ const MAX_PARAMS = 65535;
 export const postgresOfframp: OfframpType<PostgresOfframpConfig> = {
   name: 'postgres',
   defaultCodec: 'json',
+  placement: 'every-worker', // inserts in parallel (docs/workers.md)
   autoAck: true,
   example: { host: '127.0.0.1', port: 5432, user: 'postgres', password: '', dbname: 'postgres', table: 'events' },
   configSchema: {

@@ -50,6 +50,7 @@ const CLOSE_TIMEOUT_S = 5;
 export const pubsubOnramp: OnrampType<PubsubOnrampConfig> = {
   name: 'pubsub',
   defaultCodec: 'json',
+  placement: 'every-worker', // pulls on one subscription share the messages (docs/workers.md)
   example: { subscription: 'projects/my-project/subscriptions/eddy-events', pem: '/etc/eddy/pubsub-service-account.json', max_messages: 256 },
   configSchema: {
     type: 'object',

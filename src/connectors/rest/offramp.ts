@@ -112,6 +112,7 @@ const endpointSchema = {
 export const restOfframp: OfframpType<RestOfframpConfig> = {
   name: 'rest',
   defaultCodec: 'json',
+  placement: 'every-worker', // independent requests (docs/workers.md)
   autoAck: false,
   linkable: true,
   example: { endpoint: 'http://127.0.0.1:8180/events', headers: { 'content-type': 'application/json' } },

@@ -57,6 +57,7 @@ const FRAMING = new Set(['content-length', 'transfer-encoding']);
 export const restOnramp: OnrampType<RestOnrampConfig> = {
   name: 'rest',
   defaultCodec: 'json',
+  placement: 'every-worker', // listening socket shared by the workers (docs/workers.md)
   linkable: true,
   example: { host: '127.0.0.1', port: 8180 },
   configSchema: {

@@ -16,6 +16,7 @@ function stdOfframp(name: 'stdout' | 'stderr', stream: () => Writable): OfframpT
   return {
     name,
     defaultCodec: 'json',
+    placement: 'every-worker', // whole lines, each written at once (docs/workers.md)
     autoAck: true,
     // the process stream's own buffer (its 'drain') is the backpressure, not a count of events waiting for their write
     maxInFlight: () => 1 << 20,

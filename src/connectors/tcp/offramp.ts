@@ -30,6 +30,7 @@ export interface TcpOfframpConfig {
 export const tcpOfframp: OfframpType<TcpOfframpConfig> = {
   name: 'tcp',
   defaultCodec: 'json',
+  placement: 'every-worker', // one client connection per worker (docs/workers.md)
   autoAck: false,
   example: { host: '127.0.0.1', port: 14242 },
   configSchema: {

@@ -24,6 +24,7 @@ interface TcpOnrampConfig {
 export const tcpOnramp: OnrampType<TcpOnrampConfig> = {
   name: 'tcp',
   defaultCodec: 'json',
+  placement: 'every-worker', // listening socket shared by the workers (docs/workers.md)
   example: { host: '127.0.0.1', port: 14242 },
   configSchema: {
     type: 'object',

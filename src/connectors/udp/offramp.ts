@@ -34,6 +34,7 @@ export type SocketFactory = (type: SocketType) => Socket;
 export const udpOfframp: OfframpType<UdpOfframpConfig> = {
   name: 'udp',
   defaultCodec: 'json',
+  placement: 'every-worker', // one client socket per worker (docs/workers.md)
   autoAck: false,
   example: { host: '127.0.0.1', port: 0, dst_host: '127.0.0.1', dst_port: 12201 },
   configSchema: {

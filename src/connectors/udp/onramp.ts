@@ -33,6 +33,7 @@ export const DEFAULT_HOLD_LIMIT: UdpHoldLimit = { maxBytes: 16 * 1024 * 1024 };
 export const udpOnramp: OnrampType<UdpOnrampConfig> = {
   name: 'udp',
   defaultCodec: 'string',
+  placement: 'every-worker', // socket shared by the workers (docs/workers.md)
   example: { host: '127.0.0.1', port: 12201 },
   configSchema: {
     type: 'object',

@@ -43,6 +43,7 @@ const WS_URL = /^wss?:\/\/[^/\s]+/i;
 export const wsOfframp: OfframpType<WsOfframpConfig> = {
   name: 'ws',
   defaultCodec: 'json',
+  placement: 'every-worker', // one client connection per worker (docs/workers.md)
   autoAck: false,
   linkable: true,
   example: { url: 'ws://127.0.0.1:8139/', binary: false },

@@ -45,6 +45,7 @@ export interface WsOnrampSource extends OnrampSource {
 export const wsOnramp: OnrampType<WsOnrampConfig> = {
   name: 'ws',
   defaultCodec: 'json',
+  placement: 'every-worker', // listening socket shared by the workers (docs/workers.md)
   linkable: true,
   example: { host: '127.0.0.1', port: 0 },
   configSchema: {

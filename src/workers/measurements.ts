@@ -1,0 +1,61 @@
+/**
+ * A blackhole's finished measurement, passed to the primary when the
+ * process is a worker (`--workers N`), so the primary can print one
+ * combined report: events summed, histograms merged. In one process
+ * nothing is listening and `publishMeasurement` does nothing.
+ */
+import * as hdr from 'hdr-histogram-js';
+import type { BlackholeReport } from '../connectors/blackhole/offramp';
+
+type Listener = (url: string, report: BlackholeReport, histogram: string) => void;
+let listener: Listener | undefined;
+
+/** Set by the worker process; undefined elsewhere. */
+export function onMeasurement(l: Listener | undefined): void {
+  listener = l;
+}
+
+export function publishMeasurement(url: string, report: BlackholeReport, histogram: hdr.Histogram): void {
+  if (listener) listener(url, report, hdr.encodeIntoCompressedBase64(histogram));
+}
+
+/** What the primary prints: the blackhole's report over every worker, plus each worker's own figures. */
+export interface CombinedReport extends BlackholeReport {
+  /** how many workers measured */
+  workers: number;
+  /** peak RSS of every worker and the primary together (`peak_rss_bytes` is the largest worker's) */
+  peak_rss_bytes_total: number;
+  per_worker: { worker: number; events: number; events_per_second: number; p99: number; peak_rss_bytes: number }[];
+}
+
+/**
+ * Combines the workers' measurements of one blackhole: counts and rates
+ * summed (the workers measured side by side over windows of the same
+ * length), latency from the merged histograms.
+ */
+export function combineMeasurements(parts: { worker: number; report: BlackholeReport; histogram: string }[], primaryRssBytes: number): CombinedReport {
+  const merged = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 100_000_000_000, numberOfSignificantValueDigits: 3, useWebAssembly: false });
+  for (const p of parts) merged.add(hdr.decodeFromCompressedBase64(p.histogram, 32, false));
+  const sum = (f: (r: BlackholeReport) => number) => parts.reduce((n, p) => n + f(p.report), 0);
+  return {
+    events: sum((r) => r.events),
+    bytes: sum((r) => r.bytes),
+    seconds: Math.max(...parts.map((p) => p.report.seconds)),
+    events_per_second: sum((r) => r.events_per_second),
+    megabytes_per_second: sum((r) => r.megabytes_per_second),
+    latency_ns: {
+      p50: merged.getValueAtPercentile(50),
+      p90: merged.getValueAtPercentile(90),
+      p99: merged.getValueAtPercentile(99),
+      p999: merged.getValueAtPercentile(99.9),
+      max: merged.maxValue,
+      mean: Math.round(merged.mean),
+    },
+    peak_rss_bytes: Math.max(...parts.map((p) => p.report.peak_rss_bytes)),
+    peak_rss_bytes_total: sum((r) => r.peak_rss_bytes) + primaryRssBytes,
+    workers: parts.length,
+    per_worker: parts
+      .map((p) => ({ worker: p.worker, events: p.report.events, events_per_second: p.report.events_per_second, p99: p.report.latency_ns.p99, peak_rss_bytes: p.report.peak_rss_bytes }))
+      .sort((a, b) => a.worker - b.worker),
+  };
+}

@@ -1,0 +1,286 @@
+/**
+ * The primary's side of the workers (node:cluster): forks them, asks them
+ * to activate and deactivate (every worker that must run an activation, or
+ * none: a failure on one rolls back the others), keeps their latest health,
+ * gathers their metrics and blackhole measurements, and drains them on
+ * shutdown. A worker that dies is reported, not restarted (docs/workers.md).
+ */
+import cluster, { type Worker } from 'node:cluster';
+import { join } from 'node:path';
+import { Subject } from 'rxjs';
+import { EddyError } from '../core/errors';
+import type { Logger } from '../core/logger';
+import type { Artefact } from '../runtime/artefacts';
+import type { ExitRequest, Health, InstanceHealth } from '../runtime/runtime';
+import type { Kind } from '../runtime/urls';
+import type { BlackholeReport } from '../connectors/blackhole/offramp';
+import { combineMeasurements } from './measurements';
+import { combineMetrics, type InstanceMetrics } from './metrics';
+import { WORKER_ID_ENV, type FromWorker, type InstanceRequest, type ToWorker, type WorkerReport } from './protocol';
+
+/** How long a draining worker may take before it is killed (SIGKILL). */
+const DRAIN_TIMEOUT_MS = 30_000;
+/** How long an exit asked for by one worker's blackhole waits for the others' measurements of the same instance. */
+const MEASUREMENT_WAIT_MS = 10_000;
+
+/** A health entry of the primary: an instance in one worker, or a worker itself (`/worker/N`). */
+export interface WorkerInstanceHealth extends InstanceHealth {
+  worker: number;
+  /** the worker's process id (on `/worker/N` entries) */
+  pid?: number;
+}
+
+/** What one worker reported when asked (`WorkerPool.report`). */
+export interface WorkerStatus extends WorkerReport {
+  worker: number;
+  pid: number;
+}
+
+interface Slot {
+  readonly id: number;
+  readonly worker: Worker;
+  readonly pid: number;
+  /** why it is gone; undefined while it runs */
+  gone?: string;
+  health?: Health;
+}
+
+/** A message to a worker that is answered, before its id is given. */
+type WorkerRequest = ToWorker extends infer M ? (M extends { id: number } ? Omit<M, 'id'> : never) : never;
+
+interface Measurement {
+  worker: number;
+  report: BlackholeReport;
+  histogram: string;
+}
+
+export class WorkerPool {
+  /** exit requests from the workers' instances, to exit the whole server with that code */
+  readonly exitRequests = new Subject<ExitRequest>();
+  private readonly slots: Slot[] = [];
+  private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void; worker: number }>();
+  private nextRequest = 0;
+  private stopping = false;
+  /** blackhole measurements per offramp instance url, until every worker running it has sent its own */
+  private readonly measurements = new Map<string, { parts: Measurement[]; timer: NodeJS.Timeout }>();
+  /** an exit asked for while measurements of the same instance were still to come */
+  private deferredExit?: ExitRequest;
+
+  private constructor(private readonly logger: Logger) {}
+
+  /** Forks `count` workers and resolves once each is ready; rejects (killing those started) if one fails to start. */
+  static async start(count: number, logger: Logger): Promise<WorkerPool> {
+    const pool = new WorkerPool(logger);
+    cluster.setupPrimary({ exec: join(__dirname, 'worker.js'), args: [], serialization: 'advanced' });
+    const ready: Promise<void>[] = [];
+    for (let id = 0; id < count; id++) ready.push(pool.fork(id));
+    try {
+      await Promise.all(ready);
+    } catch (err) {
+      await pool.shutdown();
+      throw err;
+    }
+    return pool;
+  }
+
+  get size(): number {
+    return this.slots.length;
+  }
+
+  /** The ids of every worker, running or gone. */
+  all(): number[] {
+    return this.slots.map((s) => s.id);
+  }
+
+  /** The ids of the workers still running. */
+  alive(): number[] {
+    return this.slots.filter((s) => s.gone === undefined).map((s) => s.id);
+  }
+
+  private fork(id: number): Promise<void> {
+    const worker = cluster.fork({ [WORKER_ID_ENV]: String(id) });
+    const slot: Slot = { id, worker, pid: worker.process.pid! };
+    this.slots[id] = slot;
+    return new Promise((resolve, reject) => {
+      worker.on('message', (message: FromWorker) => {
+        if (message.type === 'ready') {
+          this.logger.info(`worker ${id} ready (pid ${slot.pid})`);
+          resolve();
+        } else this.received(slot, message);
+      });
+      worker.on('exit', (code, signal) => {
+        slot.gone = signal ? `exited with signal ${signal}` : `exited with status ${code}`;
+        reject(new Error(`worker ${id} (pid ${slot.pid}) ${slot.gone} before it was ready`));
+        this.lost(slot);
+      });
+    });
+  }
+
+  private received(slot: Slot, message: FromWorker): void {
+    if (message.type === 'reply') {
+      const waiting = this.pending.get(message.id);
+      slot.health = message.health;
+      if (!waiting) return;
+      this.pending.delete(message.id);
+      if (message.ok) waiting.resolve(message.value);
+      else waiting.reject(new EddyError(message.error.code, message.error.message));
+    } else if (message.type === 'health') slot.health = message.health;
+    else if (message.type === 'measurement') this.measured(slot, message.url, message.report, message.histogram);
+    else if (message.type === 'exit') this.exitAsked(slot, { code: message.code, reason: message.reason });
+  }
+
+  /** A worker is gone: its requests fail; unless the server is stopping, it is reported (health shows it) and left down. */
+  private lost(slot: Slot): void {
+    for (const [id, waiting] of this.pending) {
+      if (waiting.worker !== slot.id) continue;
+      this.pending.delete(id);
+      waiting.reject(new EddyError('internal', `worker ${slot.id} (pid ${slot.pid}) ${slot.gone}`));
+    }
+    if (!this.stopping) this.logger.error(`worker ${slot.id} (pid ${slot.pid}) ${slot.gone}; its instances are gone and it is not restarted`);
+    for (const url of this.measurements.keys()) this.completeIfAll(url);
+  }
+
+  private request(id: number, message: WorkerRequest): Promise<unknown> {
+    const slot = this.slots[id];
+    if (!slot || slot.gone !== undefined) {
+      // an activation runs on every worker its placement names or on none: a server that lost a worker places nothing new there
+      return Promise.reject(new EddyError('conflict', `worker ${id}${slot ? ` (pid ${slot.pid}) ${slot.gone} and is not restarted` : ' does not exist'}`));
+    }
+    const requestId = ++this.nextRequest;
+    return new Promise((resolve, reject) => {
+      this.pending.set(requestId, { resolve, reject, worker: id });
+      slot.worker.send({ ...message, id: requestId } as ToWorker);
+    });
+  }
+
+  /**
+   * Activates on every worker in `workers`, side by side. Resolves once all
+   * succeeded; otherwise deactivates it again on those that succeeded and
+   * rejects with the first failure.
+   */
+  async activate(workers: number[], request: InstanceRequest, artefacts: { kind: Kind; artefact: Artefact }[]): Promise<void> {
+    const results = await Promise.allSettled(workers.map((w) => this.request(w, { type: 'activate', request, artefacts })));
+    const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [{ worker: workers[i], error: r.reason as Error }] : []));
+    if (failed.length === 0) return;
+    const succeeded = workers.filter((_w, i) => results[i].status === 'fulfilled');
+    for (const f of failed) this.logger.warn(`worker ${f.worker}: ${f.error.message}`);
+    await this.deactivate(succeeded, request);
+    throw failed[0].error;
+  }
+
+  /** Deactivates on the workers in `workers` that still run; a failure is logged (the primary has let the instance go already). */
+  async deactivate(workers: number[], request: InstanceRequest): Promise<void> {
+    const running = workers.filter((w) => this.slots[w]?.gone === undefined);
+    const results = await Promise.allSettled(running.map((w) => this.request(w, { type: 'deactivate', request })));
+    results.forEach((r, i) => {
+      if (r.status === 'rejected') this.logger.error(`worker ${running[i]}: deactivating /${request.kind}/${request.artefact}/${request.instance}: ${(r.reason as Error).message}`);
+    });
+  }
+
+  /**
+   * Health over every worker, from what each reported last (after each
+   * change and every second): each instance once per worker that runs it,
+   * tagged with the worker, and one `/worker/N` entry per worker; a worker
+   * that is gone is `failed` and makes the whole `unhealthy`.
+   */
+  health(): Health {
+    const instances: WorkerInstanceHealth[] = [];
+    let healthy = !this.stopping;
+    for (const slot of this.slots) {
+      if (slot.gone !== undefined) {
+        healthy = false;
+        instances.push({ url: `/worker/${slot.id}`, state: 'failed', reason: `worker ${slot.id} (pid ${slot.pid}) ${slot.gone}; not restarted`, worker: slot.id, pid: slot.pid });
+        continue;
+      }
+      instances.push({ url: `/worker/${slot.id}`, state: 'running', worker: slot.id, pid: slot.pid });
+      for (const i of slot.health?.instances ?? []) instances.push({ ...i, worker: slot.id });
+      if (slot.health?.status === 'unhealthy') healthy = false;
+    }
+    return { status: healthy ? 'ok' : 'unhealthy', instances };
+  }
+
+  /** Asks every running worker for its health, metrics and memory now. */
+  async report(): Promise<WorkerStatus[]> {
+    const alive = this.alive();
+    const reports = await Promise.all(alive.map((w) => this.request(w, { type: 'report' }) as Promise<WorkerReport>));
+    return reports.map((r, i) => ({ ...r, worker: alive[i], pid: this.slots[alive[i]].pid }));
+  }
+
+  /** Every instance's counters added up over the workers that run it (see `combineMetrics`). */
+  async metrics(): Promise<InstanceMetrics[]> {
+    return combineMetrics((await this.report()).map((r) => r.metrics));
+  }
+
+  private measured(slot: Slot, url: string, report: BlackholeReport, histogram: string): void {
+    let entry = this.measurements.get(url);
+    if (!entry) {
+      const timer = setTimeout(() => this.complete(url), MEASUREMENT_WAIT_MS);
+      timer.unref();
+      this.measurements.set(url, (entry = { parts: [], timer }));
+    }
+    entry.parts.push({ worker: slot.id, report, histogram });
+    this.completeIfAll(url);
+  }
+
+  /** Complete once every running worker whose instances include `url` has sent its measurement. */
+  private completeIfAll(url: string): void {
+    const entry = this.measurements.get(url);
+    if (!entry) return;
+    const expected = this.slots.filter((s) => s.gone === undefined && s.health?.instances.some((i) => i.url === url)).map((s) => s.id);
+    if (expected.every((w) => entry.parts.some((p) => p.worker === w))) this.complete(url);
+  }
+
+  /** Prints the combined report line (bench/run.ts reads the line with `workers`), then lets a deferred exit go. */
+  private complete(url: string): void {
+    const entry = this.measurements.get(url);
+    if (!entry) return;
+    this.measurements.delete(url);
+    clearTimeout(entry.timer);
+    process.stdout.write(JSON.stringify(combineMeasurements(entry.parts, process.memoryUsage.rss())) + '\n');
+    if (this.deferredExit && this.measurements.size === 0) {
+      const exit = this.deferredExit;
+      this.deferredExit = undefined;
+      this.exitRequests.next(exit);
+    }
+  }
+
+  /**
+   * An instance in a worker asked to exit: the whole server exits with its
+   * code, at once, except while blackhole measurements are still to come
+   * (each worker's blackhole ends its own window and asks): then once they
+   * are all in, or after MEASUREMENT_WAIT_MS.
+   */
+  private exitAsked(slot: Slot, exit: ExitRequest): void {
+    const reason = `worker ${slot.id}: ${exit.reason}`;
+    if (this.measurements.size > 0) {
+      this.deferredExit ??= { code: exit.code, reason };
+      return;
+    }
+    this.exitRequests.next({ code: exit.code, reason });
+  }
+
+  /**
+   * Drains every worker (each shuts its runtime down: sources stop, in-flight
+   * events reach their sinks) and resolves once all have exited; one that
+   * takes longer than DRAIN_TIMEOUT_MS is killed.
+   */
+  async shutdown(): Promise<void> {
+    this.stopping = true;
+    for (const entry of this.measurements.values()) clearTimeout(entry.timer);
+    const exits = this.slots
+      .filter((s) => s.worker.process.exitCode === null && s.worker.process.signalCode === null)
+      .map(
+        (s) =>
+          new Promise<void>((resolve) => {
+            const killer = setTimeout(() => s.worker.process.kill('SIGKILL'), DRAIN_TIMEOUT_MS);
+            s.worker.process.once('exit', () => {
+              clearTimeout(killer);
+              resolve();
+            });
+            if (s.worker.isConnected()) s.worker.send({ type: 'shutdown' } satisfies ToWorker);
+            else s.worker.process.kill('SIGTERM');
+          }),
+      );
+    await Promise.all(exits);
+  }
+}

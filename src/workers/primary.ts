@@ -1,0 +1,130 @@
+/**
+ * The primary of `eddy server run --workers N` (docs/workers.md): the API,
+ * the repository, the store and the config files stay here. Every publish
+ * and activation goes through this process's own Runtime first (the same
+ * checks as in one process, on shadow instances that touch nothing, see
+ * shadow.ts); an accepted activation is then run by the workers its
+ * placement names, and answered only once every one of them succeeded.
+ */
+import type { Artefact, BindingArtefact } from '../runtime/artefacts';
+import { Runtime, type Health, type RuntimeOptions } from '../runtime/runtime';
+import type { RuntimeStore, StoredInstance } from '../runtime/store';
+import { type Kind, instanceUrl, parseLinkUrl } from '../runtime/urls';
+import { placementOf } from './placement';
+import { shadowRegistries } from './shadow';
+import type { WorkerPool } from './pool';
+import type { InstanceMetrics } from './metrics';
+import type { InstanceRequest } from './protocol';
+
+export class ClusterRuntime extends Runtime {
+  /** the workers each directly activated instance runs on */
+  private readonly placements = new Map<string, number[]>();
+  /** the tail of this runtime's own queue: a change and its workers' part run before the next change starts */
+  private serial: Promise<void> = Promise.resolve();
+
+  constructor(
+    readonly pool: WorkerPool,
+    options: Omit<RuntimeOptions, 'registries' | 'scheduler'> = {},
+  ) {
+    const holder: { self?: ClusterRuntime } = {};
+    super({ ...options, registries: shadowRegistries(), store: options.store && restoringToWorkers(options.store, (i, a) => holder.self!.place(i, a)) });
+    holder.self = this;
+    pool.exitRequests.subscribe(({ code, reason }) => this.requestExit(code, reason));
+  }
+
+  override activate(kind: Kind, artefactId: string, instanceId: string, params: Record<string, string> = {}): Promise<Artefact> {
+    return this.queued(async () => {
+      const artefact = await super.activate(kind, artefactId, instanceId, params);
+      const request = { kind, artefact: artefactId, instance: instanceId, params: kind === 'binding' ? params : {} };
+      try {
+        await this.place(request, artefact);
+      } catch (err) {
+        // the workers rolled back their part; the primary's follows, so nothing of it is left anywhere
+        await super.deactivate(kind, artefactId, instanceId).catch((e: Error) => this.logger.error(`rolling back ${instanceUrl(kind, artefactId, instanceId)}: ${e.message}`));
+        throw err;
+      }
+      return artefact;
+    });
+  }
+
+  override deactivate(kind: Kind, artefactId: string, instanceId: string): Promise<Artefact> {
+    return this.queued(async () => {
+      const artefact = await super.deactivate(kind, artefactId, instanceId);
+      const url = instanceUrl(kind, artefactId, instanceId);
+      await this.pool.deactivate(this.placements.get(url) ?? [], { kind, artefact: artefactId, instance: instanceId, params: {} });
+      this.placements.delete(url);
+      return artefact;
+    });
+  }
+
+  /** The workers' health (see `WorkerPool.health`), not the primary's shadow instances. */
+  override health(): Health {
+    return this.pool.health();
+  }
+
+  /** Every instance's counters summed over the workers (for GET /metrics and friends). */
+  workerMetrics(): Promise<InstanceMetrics[]> {
+    return this.pool.metrics();
+  }
+
+  /** Drains the workers first (they hold the flows), then the primary's own runtime. */
+  override async shutdown(): Promise<void> {
+    await this.pool.shutdown();
+    await super.shutdown();
+  }
+
+  private queued<T>(change: () => Promise<T>): Promise<T> {
+    const run = this.serial.then(change);
+    this.serial = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  }
+
+  /** Runs an activation the primary accepted on the workers its placement names. */
+  private async place(request: InstanceRequest, resolved: Artefact): Promise<void> {
+    const url = instanceUrl(request.kind, request.artefact, request.instance);
+    const decision = placementOf(request.kind, resolved, this.repository, this.registries);
+    const workers = decision.placement === 'every-worker' ? this.pool.all() : [0];
+    if (decision.reason) this.logger.info(`${url} runs on worker 0 only: ${decision.reason}`);
+    await this.pool.activate(workers, request, this.artefactsOf(request, resolved as BindingArtefact));
+    this.placements.set(url, workers);
+  }
+
+  /** The primary's version of every artefact an activation uses, for the workers' repositories. */
+  private artefactsOf(request: InstanceRequest, resolved: BindingArtefact): { kind: Kind; artefact: Artefact }[] {
+    const parts = new Map<string, { kind: Kind; id: string }>([[`${request.kind}/${request.artefact}`, { kind: request.kind, id: request.artefact }]]);
+    if (request.kind === 'binding') {
+      for (const [src, dsts] of Object.entries(resolved.links)) {
+        for (const end of [parseLinkUrl(src, 'source', 'links'), ...dsts.map((d) => parseLinkUrl(d, 'destination', 'links'))]) {
+          parts.set(`${end.kind}/${end.artefact}`, { kind: end.kind, id: end.artefact });
+        }
+      }
+    }
+    return [...parts.values()]
+      .filter(({ kind, id }) => !this.repository.isSystem(kind, id))
+      .map(({ kind, id }) => ({ kind, artefact: this.repository.get(kind, id) }));
+  }
+}
+
+/** The store with its `restore` extended: each instance it brings back in the primary is also run on the workers. */
+function restoringToWorkers(store: RuntimeStore, place: (request: InstanceRequest, resolved: Artefact) => Promise<void>): RuntimeStore {
+  return {
+    restore: (target) =>
+      store.restore({
+        publish: (kind, artefact) => target.publish(kind, artefact),
+        activate: async (i: StoredInstance) => {
+          const resolved = (await target.activate(i)) as Artefact;
+          await place(i, resolved);
+          return resolved;
+        },
+      }),
+    storedInstance: (url) => store.storedInstance(url),
+    putArtefact: (kind, artefact) => store.putArtefact(kind, artefact),
+    deleteArtefact: (kind, id) => store.deleteArtefact(kind, id),
+    putInstance: (instance) => store.putInstance(instance),
+    deleteInstance: (url) => store.deleteInstance(url),
+    close: () => store.close(),
+  };
+}

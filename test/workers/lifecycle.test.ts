@@ -1,0 +1,148 @@
+import { expect } from 'chai';
+import { createServer } from 'node:net';
+import { availableParallelism, tmpdir } from 'node:os';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { call, eventually } from '../helpers/runtime';
+import { runEddy } from '../helpers/cli';
+import { freePort } from '../connectors/net-helpers';
+import { created } from '../runtime/persistence-server';
+import { parseWorkers } from '../../src/workers/cli';
+import { flow, health, isAlive, killAll, startWorkers, workerPids, workersRunning, START_MS } from './helpers';
+
+const TCP_IN = (port: number) => ({ id: 'in', type: 'tcp', preprocessors: ['lines'], config: { host: '127.0.0.1', port } });
+const HOLE = { id: 'hole', type: 'blackhole', config: { warmup_secs: 0, stop_after_secs: 0, significant_figures: 2 } };
+
+describe('eddy server run --workers 2: failures, signals, exit', function () {
+  this.timeout(180000);
+  let dir: string | undefined;
+  afterEach(async () => {
+    await killAll();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    dir = undefined;
+  });
+
+  it('answers a failed activation with the workers\' error and leaves nothing running anywhere', async () => {
+    // the port is taken by this test: every worker fails to listen
+    const taken = createServer();
+    const port = await freePort();
+    await new Promise<void>((r) => taken.listen(port, '127.0.0.1', r));
+    const server = await startWorkers();
+    await created(server.base, '/onramp', TCP_IN(port));
+    await created(server.base, '/offramp', HOLE);
+    await created(server.base, '/binding', flow('f', 'in', 'hole'));
+    const failed = await call(server.base, 'POST', '/binding/f/main', { body: {} });
+    await new Promise<void>((r) => taken.close(() => r()));
+    expect(failed.status, failed.text).to.equal(400);
+    expect((failed.body as { error: string }).error).to.match(/^onramp 'in' \(tcp\) cannot start: .*EADDRINUSE/);
+    expect((await call(server.base, 'GET', '/binding/f')).body).to.have.property('instances').that.deep.equals([]);
+    expect(await workersRunning(server.base, '/offramp/hole/main')).to.deep.equal([]);
+    // nothing of it stayed in a worker: with the port free it activates everywhere
+    await created(server.base, '/binding/f/main');
+    expect(await workersRunning(server.base, '/onramp/in/main')).to.deep.equal([0, 1]);
+  });
+
+  it('reports a worker killed with SIGKILL, and rolls back on the others an activation it cannot run', async () => {
+    const server = await startWorkers();
+    const [, second] = await workerPids(server.base);
+    process.kill(second, 'SIGKILL');
+    await eventually(async () => (await health(server.base)).status === 503, 20000, 'GET /health to answer 503');
+    const entry = (await health(server.base)).entries.find((e) => e.url === '/worker/1')!;
+    expect(entry).to.include({ state: 'failed', worker: 1, pid: second });
+    expect(entry.reason).to.equal(`worker 1 (pid ${second}) exited with signal SIGKILL; not restarted`);
+    expect(server.out.stderr).to.include(`worker 1 (pid ${second}) exited with signal SIGKILL; its instances are gone and it is not restarted`);
+    // a binding for every worker: worker 0 opens it, worker 1 cannot, worker 0 closes it again
+    await created(server.base, '/onramp', TCP_IN(await freePort()));
+    await created(server.base, '/offramp', HOLE);
+    await created(server.base, '/binding', flow('f', 'in', 'hole'));
+    const refused = await call(server.base, 'POST', '/binding/f/main', { body: {} });
+    expect(refused.status, refused.text).to.equal(409);
+    expect((refused.body as { error: string }).error).to.equal(`worker 1 (pid ${second}) exited with signal SIGKILL and is not restarted`);
+    expect(await workersRunning(server.base, '/onramp/in/main')).to.deep.equal([]);
+    expect((await call(server.base, 'GET', '/binding/f')).body).to.have.property('instances').that.deep.equals([]);
+  });
+
+  it('drains every worker on SIGTERM and leaves no worker process', async () => {
+    const server = await startWorkers();
+    await created(server.base, '/onramp', TCP_IN(await freePort()));
+    await created(server.base, '/offramp', HOLE);
+    await created(server.base, '/binding', flow('f', 'in', 'hole'));
+    await created(server.base, '/binding/f/main');
+    const pids = await workerPids(server.base);
+    expect(pids).to.have.length(2);
+    expect(await server.stop('SIGTERM')).to.equal(0);
+    expect(pids.filter(isAlive)).to.deep.equal([]);
+  });
+
+  it('leaves no worker process behind when the primary is killed with SIGKILL', async () => {
+    const server = await startWorkers();
+    const pids = await workerPids(server.base);
+    await server.stop('SIGKILL');
+    await eventually(() => pids.every((p) => !isAlive(p)), 20000, 'the workers to exit');
+  });
+
+  it('exits the whole server with the code an exit offramp in a worker asks for', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'eddy-workers-'));
+    const source = join(dir, 'exit.json');
+    writeFileSync(source, '{"exit":3}\n');
+    const config = join(dir, 'exit.yaml');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        onramp: [{ id: 'lines', type: 'file', config: { source } }],
+        offramp: [{ id: 'bye', type: 'exit' }],
+        binding: [flow('f', 'lines', 'bye')],
+        mapping: { '/binding/f/main': {} },
+      }),
+    );
+    const run = await runEddy(['server', 'run', '-f', config, '--no-api', '--workers', '2'], { timeoutMs: START_MS + 30000 });
+    expect(run.code, run.stderr).to.equal(3);
+    expect(run.stderr).to.include('Exit requested with status 3: worker 0: exit offramp /offramp/bye/main');
+    const pids = [...run.stderr.matchAll(/worker \d ready \(pid (\d+)\)/g)].map((m) => Number(m[1]));
+    expect(pids).to.have.length(2);
+    expect(pids.filter(isAlive)).to.deep.equal([]);
+  });
+
+  it('prints one blackhole report per worker and a combined one', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'eddy-workers-'));
+    const config = join(dir, 'bench.yaml');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        onramp: [{ id: 'blast', type: 'blaster', codec: 'json', config: { source: join(__dirname, '../../../test/fixtures/workers-data.json') } }],
+        offramp: [{ id: 'hole', type: 'blackhole', codec: 'json', config: { warmup_secs: 0, stop_after_secs: 1, significant_figures: 2, structured: true } }],
+        binding: [flow('bench', 'blast', 'hole')],
+        mapping: { '/binding/bench/main': {} },
+      }),
+    );
+    const run = await runEddy(['server', 'run', '-f', config, '--no-api', '--workers', '2'], { timeoutMs: START_MS + 30000 });
+    expect(run.code, run.stderr).to.equal(0);
+    const reports = run.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, number> & { per_worker?: { events: number }[] });
+    const perWorker = reports.filter((r) => r.workers === undefined);
+    const combined = reports.filter((r) => r.workers !== undefined);
+    expect(perWorker).to.have.length(2);
+    expect(combined).to.have.length(1);
+    expect(combined[0].workers).to.equal(2);
+    expect(combined[0].events).to.equal(perWorker[0].events + perWorker[1].events);
+    expect(combined[0].per_worker!.map((w) => w.events).sort()).to.deep.equal(perWorker.map((r) => r.events).sort());
+    expect(perWorker.every((r) => r.events > 0)).to.equal(true);
+  });
+});
+
+describe('eddy server run --workers: the flag', function () {
+  this.timeout(60000);
+
+  for (const bad of ['0', 'x']) {
+    it(`refuses --workers ${bad} with a usage error`, async () => {
+      const run = await runEddy(['server', 'run', '--no-api', '--workers', bad]);
+      expect(run.code).to.equal(2);
+      expect(run.stderr).to.include(`error: --workers: '${bad}' is not a number of workers (a whole number >= 1, or auto)`);
+    });
+  }
+
+  it('reads auto as one worker per core', () => {
+    expect(parseWorkers('auto')).to.equal(availableParallelism());
+    expect(parseWorkers('3')).to.equal(3);
+    for (const bad of ['0', '1.5', '-2', '']) expect(() => parseWorkers(bad)).to.throw(`--workers: '${bad}' is not a number of workers (a whole number >= 1, or auto)`);
+  });
+});
