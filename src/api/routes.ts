@@ -1,4 +1,4 @@
-import { invalid } from '../core/errors';
+import { conflict, invalid } from '../core/errors';
 import type { Runtime } from '../runtime/runtime';
 import { KINDS, type Kind } from '../runtime/urls';
 import { SchemaValidator } from '../schema/artefacts';
@@ -232,7 +232,7 @@ function observeOperations(runtime: Runtime): Operation[] {
       tag: 'service',
       jsonOnly: true,
       responses: { 200: { description: 'the status; rates are the difference of two polls', schema: 'status' } },
-      run: () => ({ status: 200, body: status(runtime) }),
+      run: async () => ({ status: 200, body: status(runtime, await runtime.observeAll()) }),
     },
     {
       method: 'get',
@@ -242,7 +242,7 @@ function observeOperations(runtime: Runtime): Operation[] {
       tag: 'service',
       produces: PROMETHEUS_CONTENT_TYPE,
       responses: { 200: { description: 'the Prometheus text exposition format, version 0.0.4' } },
-      run: async () => ({ status: 200, type: PROMETHEUS_CONTENT_TYPE, body: await prometheus.scrape(runtime.observe()) }),
+      run: async () => ({ status: 200, type: PROMETHEUS_CONTENT_TYPE, body: await prometheus.scrape(await runtime.observeAll()) }),
     },
   ];
   for (const kind of TAP_KINDS) {
@@ -264,8 +264,11 @@ function observeOperations(runtime: Runtime): Operation[] {
         200: { description: 'a text/event-stream of `event`, `missed` and `end` messages (docs/observe.md)' },
         400: { description: 'a query parameter is unknown or not a positive number; the message names it' },
         404: { description: 'no such artefact, instance or port; the message says which' },
+        409: { description: 'the tap is not available in this server (`--workers N > 1`); the message says why' },
       },
       run: (input) => {
+        const unavailable = runtime.tapUnavailable();
+        if (unavailable) throw conflict(unavailable);
         const at = { kind: kind as TapKind, artefact: input.params.artefact_id, instance: input.params.instance_id, port: input.params.port };
         const options = tapOptions(input.query ?? {});
         // resolve now, so a missing port is a 404 before the stream starts

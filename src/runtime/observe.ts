@@ -86,3 +86,43 @@ export function observeInstance(
       return { ...base, breaker: null, ports: [] };
   }
 }
+
+const STATE_ORDER: ObservedInstance['state'][] = ['running', 'paused', 'down', 'failed'];
+
+/**
+ * One instance run by several workers, as one: counts summed per port,
+ * the breaker open when it is open in any worker, the worst state (and its
+ * reason) of any worker.
+ */
+export function combineObserved(perWorker: ObservedInstance[][]): ObservedInstance[] {
+  const byUrl = new Map<string, ObservedInstance>();
+  for (const observed of perWorker) {
+    for (const o of observed) {
+      const seen = byUrl.get(o.url);
+      if (!seen) {
+        byUrl.set(o.url, structuredClone(o));
+        continue;
+      }
+      if (STATE_ORDER.indexOf(o.state) > STATE_ORDER.indexOf(seen.state)) {
+        seen.state = o.state;
+        seen.reason = o.reason;
+      }
+      if (o.breaker === 'open') seen.breaker = 'open';
+      for (const port of o.ports) {
+        const same = seen.ports.find((p) => p.port === port.port && p.direction === port.direction);
+        if (same) {
+          same.events += port.events;
+          same.errors += port.errors;
+        } else seen.ports.push({ ...port });
+      }
+      if (o.errors !== undefined) seen.errors = (seen.errors ?? 0) + o.errors;
+      if (o.bytes && seen.bytes) seen.bytes.count += o.bytes.count;
+      if (o.breakerCounts && seen.breakerCounts) {
+        seen.breakerCounts.trigger += o.breakerCounts.trigger;
+        seen.breakerCounts.restore += o.breakerCounts.restore;
+      }
+      if (o.inFlight !== undefined) seen.inFlight = (seen.inFlight ?? 0) + o.inFlight;
+    }
+  }
+  return [...byUrl.values()];
+}

@@ -427,6 +427,16 @@ export class Runtime {
     );
   }
 
+  /** Why the live tap (GET /tap) cannot be served by this runtime, if it cannot. */
+  tapUnavailable(): string | undefined {
+    return undefined;
+  }
+
+  /** What /status and /metrics report: this process's instances (a cluster's primary asks its workers). */
+  async observeAll(): Promise<ObservedInstance[]> {
+    return this.observe();
+  }
+
   requestExit(code: number, reason: string): void {
     this.logger.info(`Exit requested with status ${code}: ${reason}`);
     this.exitRequests.next({ code, reason });

@@ -15,6 +15,7 @@ import type { ExitRequest, Health, InstanceHealth } from '../runtime/runtime';
 import type { Kind } from '../runtime/urls';
 import type { BlackholeReport } from '../connectors/blackhole/offramp';
 import { combineMeasurements } from './measurements';
+import { combineObserved, type ObservedInstance } from '../runtime/observe';
 import { combineMetrics, type InstanceMetrics } from './metrics';
 import { WORKER_ID_ENV, type FromWorker, type InstanceRequest, type ToWorker, type WorkerReport } from './protocol';
 
@@ -209,6 +210,11 @@ export class WorkerPool {
   /** Every instance's counters added up over the workers that run it (see `combineMetrics`). */
   async metrics(): Promise<InstanceMetrics[]> {
     return combineMetrics((await this.report()).map((r) => r.metrics));
+  }
+
+  /** Every instance as GET /status and /metrics report it, added up over the workers that run it. */
+  async observe(): Promise<ObservedInstance[]> {
+    return combineObserved((await this.report()).map((r) => r.observed));
   }
 
   private measured(slot: Slot, url: string, report: BlackholeReport, histogram: string): void {

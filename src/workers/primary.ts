@@ -10,6 +10,7 @@ import type { Artefact, BindingArtefact } from '../runtime/artefacts';
 import { Runtime, type Health, type RuntimeOptions } from '../runtime/runtime';
 import type { RuntimeStore, StoredInstance } from '../runtime/store';
 import { type Kind, instanceUrl, parseLinkUrl } from '../runtime/urls';
+import type { ObservedInstance } from '../runtime/observe';
 import { placementOf } from './placement';
 import { shadowRegistries } from './shadow';
 import type { WorkerPool } from './pool';
@@ -65,6 +66,16 @@ export class ClusterRuntime extends Runtime {
   /** Every instance's counters summed over the workers (for GET /metrics and friends). */
   workerMetrics(): Promise<InstanceMetrics[]> {
     return this.pool.metrics();
+  }
+
+  /** The workers' instances, each added up over the workers that run it (for GET /status and /metrics). */
+  override observeAll(): Promise<ObservedInstance[]> {
+    return this.pool.observe();
+  }
+
+  /** The events pass in the workers, which the tap does not reach (yet): refused rather than a tap that shows nothing. */
+  override tapUnavailable(): string {
+    return 'the live tap is not available with --workers N > 1: events pass in the worker processes, not in the one serving the API (run with --workers 1 to tap)';
   }
 
   /** Drains the workers first (they hold the flows), then the primary's own runtime. */

@@ -8,6 +8,7 @@ import type { ErrorCode } from '../core/errors';
 import type { Kind } from '../runtime/urls';
 import type { BlackholeReport } from '../connectors/blackhole/offramp';
 import type { InstanceMetrics } from './metrics';
+import type { ObservedInstance } from '../runtime/observe';
 
 /** One activation or deactivation as the primary's runtime accepted it. */
 export interface InstanceRequest {
@@ -28,6 +29,8 @@ export type ToWorker =
 export interface WorkerReport {
   health: Health;
   metrics: InstanceMetrics[];
+  /** what GET /status and /metrics report of the worker's instances */
+  observed: ObservedInstance[];
   rssBytes: number;
 }
 

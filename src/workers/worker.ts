@@ -54,7 +54,7 @@ async function answer(message: Extract<ToWorker, { id: number }>, runtime: Runti
     await runtime.deactivate(kind, artefact, instance);
     return undefined;
   }
-  return { health: runtime.health(), metrics: instanceMetrics(runtime), rssBytes: process.memoryUsage.rss() };
+  return { health: runtime.health(), metrics: instanceMetrics(runtime), observed: runtime.observe(), rssBytes: process.memoryUsage.rss() };
 }
 
 export async function workerMain(): Promise<void> {

@@ -51,6 +51,18 @@ describe('eddy server run --workers 2: where flows run', function () {
     expect([...sink.lines()].sort()).to.deep.equal([...expected].sort());
     // one offramp connection per worker, each carried events: both workers took connections
     expect(sink.connections.filter((c) => c.length > 0)).to.have.length(2);
+    // GET /status and /metrics count what passed in every worker
+    type Observed = { url: string; ports: { port: string; direction: string; events: number }[] };
+    const status = (await (await fetch(`${server.base}/status`)).json()) as { instances: Observed[] };
+    const events = (url: string, port: string) => status.instances.find((i) => i.url.endsWith(url))?.ports.find((p) => p.port === port)?.events;
+    expect(events('/onramp/in/main', 'out'), 'onramp out, both workers').to.equal(expected.length);
+    expect(events('/offramp/out/main', 'in'), 'offramp in, both workers').to.equal(expected.length);
+    const metrics = await (await fetch(`${server.base}/metrics`)).text();
+    expect(metrics).to.match(new RegExp(`eddy_port_events_total\\{[^}]*artefact="in"[^}]*port="out"[^}]*\\} ${expected.length}\\b`));
+    // the tap cannot reach the workers: refused, not a stream that stays empty
+    const tap = await fetch(`${server.base}/tap/onramp/in/main/out`);
+    expect(tap.status).to.equal(409);
+    expect(await tap.text()).to.include('the live tap is not available with --workers N > 1');
   });
 
   it('runs a binding with a file onramp on worker 0 only: its events arrive once', async () => {
