@@ -7,6 +7,8 @@ const MAX_KEYS_CHECKED = 64;
 // key offsets of the objects open during a scan, reused from call to call
 const keyStart: number[] = [];
 const keyEnd: number[] = [];
+// per open container: which of 32 key hash bits its keys have taken
+const seenBits: number[] = [];
 
 /**
  * Tells whether the json codec would encode the value decoded from `frame`
@@ -42,7 +44,12 @@ export function isCanonicalJson(frame: Uint8Array): boolean {
       if (end < 0) return false;
       if (expectKey) {
         const base = bases[bases.length - 1];
-        if (keys - base >= MAX_KEYS_CHECKED || isIndexKey(frame, i + 1, end - 1) || isRepeated(frame, i + 1, end - 1, base, keys)) return false;
+        if (keys - base >= MAX_KEYS_CHECKED || isIndexKey(frame, i + 1, end - 1)) return false;
+        // a key's length and first byte pick one of 32 bits: only keys sharing a bit are compared
+        const bit = 1 << ((end - i + frame[i + 1]) & 31);
+        const seen = seenBits[bases.length - 1];
+        if ((seen & bit) !== 0 && isRepeated(frame, i + 1, end - 1, base, keys)) return false;
+        seenBits[bases.length - 1] = seen | bit;
         keyStart[keys] = i + 1;
         keyEnd[keys] = end - 1;
         keys++;
@@ -50,6 +57,7 @@ export function isCanonicalJson(frame: Uint8Array): boolean {
       }
       i = end;
     } else if (c === 0x7b /* { */) {
+      seenBits[bases.length] = 0;
       bases.push(keys);
       expectKey = true;
       i++;
