@@ -177,11 +177,21 @@ describe('hot path: an untouched frame is written out as it came in', function (
     expect(flow.sent.out[0].payload.toString()).to.equal('text');
   });
 
-  it('string and msgpack through passthrough: frames reused where exact, identical to a fresh encode', async () => {
+  it('string through passthrough: every frame is its own encoding (BOM and non-ASCII included)', async () => {
     flow = await startFlow(passthrough, [{ id: 'out', codec: 'string' }], 'string');
     const frames = feed(flow, ['\uFEFFé€😀 plain', '']);
     await eventually(() => (flow!.sent.out ?? []).length === 2, 5000, 'the events at the sink');
     expect(flow.sent.out[0].payload).to.equal(frames[0]);
     expect(flow.sent.out[1].payload).to.equal(frames[1]);
+  });
+
+  it('msgpack through passthrough: its own form reused, a wider map header re-encoded', async () => {
+    flow = await startFlow(passthrough, [{ id: 'out', codec: 'msgpack' }], 'msgpack');
+    const own = Buffer.from('82a16101a362696ecf8000000000000001', 'hex'); // {a: 1, big: 2^63 + 1}
+    const wide = Buffer.from('de0001a16101', 'hex'); // {a: 1} with a map 16 header
+    for (const data of [own, wide]) flow.frames.next({ stream: 0, data, originUri: 'test://feed' });
+    await eventually(() => (flow!.sent.out ?? []).length === 2, 5000, 'the events at the sink');
+    expect(flow.sent.out[0].payload).to.equal(own);
+    expect(flow.sent.out[1].payload.toString('hex')).to.equal('81a16101');
   });
 });
