@@ -1,43 +1,43 @@
 import { expect } from 'chai';
-import { blackhole, type BlackholeReport } from '../../src/connectors/blackhole/offramp';
-import type { OfframpContext } from '../../src/connectors/connector';
-import type { EddyEvent } from '../../src/core/event';
-import { event } from '../../src/core/event';
-import { nowNs } from '../../src/core/clock';
-import { eventually } from '../helpers/runtime';
+import fc from 'fast-check';
+import * as hdr from 'hdr-histogram-js';
+import { BucketCounts } from '../../src/connectors/blackhole/bucket-counts';
 
-/** The blackhole records per turn (one clock reading, one histogram entry per ingest time) yet counts every event. */
-describe('hot path: the blackhole records every event, per turn', function () {
-  this.timeout(10000);
+const build = (digits: number) =>
+  hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 100_000_000_000, numberOfSignificantValueDigits: digits as 1 | 2 | 3 | 4 | 5, useWebAssembly: false });
 
-  it('counts events and bytes of several turns and ingest times; no latency below the events’ age', async () => {
-    let exited = false;
-    const ctx = { url: '/offramp/bh/main', requestExit: () => void (exited = true) } as unknown as OfframpContext;
-    const written: string[] = [];
-    const write = process.stdout.write;
-    process.stdout.write = ((chunk: string) => (written.push(String(chunk)), true)) as typeof process.stdout.write;
-    try {
-      const sink = await blackhole.create({ warmup_secs: 0, stop_after_secs: 0.2, significant_figures: 2, structured: true }, ctx);
-      const aged = (ms: number): EddyEvent => event({}, {}, { ingestNs: nowNs() - BigInt(ms * 1e6) });
-      const payload = [Buffer.from('0123456789')];
-      // first turn: three events read together (one ingest time) and one read alone
-      const together = aged(50);
-      for (let i = 0; i < 3; i++) sink.send(payload, { ...together });
-      sink.send(payload, aged(20));
-      await Promise.resolve();
-      // a later turn: two more
-      await new Promise((r) => setImmediate(r));
-      sink.send(payload, aged(30));
-      sink.send(payload, aged(30));
-      await eventually(() => exited, 5000, 'the report');
-      const report = JSON.parse(written.join('')) as BlackholeReport;
-      expect(report.events).to.equal(6);
-      expect(report.bytes).to.equal(60);
-      expect(report.latency_ns.max).to.be.at.least(50e6);
-      expect(report.latency_ns.p50).to.be.at.least(20e6);
-      await sink.close?.();
-    } finally {
-      process.stdout.write = write;
-    }
+/** The blackhole counts latencies per histogram bucket and adds them at the report: the histogram must be the same as recording each. */
+describe('hot path: the blackhole’s bucket counts', () => {
+  it('give the same histogram as recording every value (percentiles, mean, max, count)', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 3 }),
+        fc.array(fc.oneof(fc.integer({ min: 1, max: 300 }), fc.integer({ min: 1, max: 5_000_000 }), fc.integer({ min: 1, max: 99_000_000_000 })), { minLength: 1, maxLength: 300 }),
+        (digits, values) => {
+          const each = build(digits);
+          const counted = build(digits);
+          const counts = new BucketCounts(counted);
+          for (const v of values) {
+            each.recordValue(v);
+            counts.record(v);
+          }
+          counts.flushInto();
+          for (const p of [0, 10, 50, 90, 99, 99.9, 100]) expect(counted.getValueAtPercentile(p), `p${p}`).to.equal(each.getValueAtPercentile(p));
+          expect(counted.totalCount).to.equal(each.totalCount);
+          expect(counted.maxValue).to.equal(each.maxValue);
+          expect(counted.mean).to.equal(each.mean);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('starts again after a flush', () => {
+    const histogram = build(2);
+    const counts = new BucketCounts(histogram);
+    counts.record(1000);
+    counts.flushInto();
+    counts.flushInto();
+    expect(histogram.totalCount).to.equal(1);
   });
 });

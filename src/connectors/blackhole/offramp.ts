@@ -1,6 +1,7 @@
 import * as hdr from 'hdr-histogram-js';
 import { monoNs, toMonoNs } from '../../core/clock';
 import type { OfframpType } from '../connector';
+import { BucketCounts } from './bucket-counts';
 
 interface BlackholeConfig {
   warmup_secs: number;
@@ -22,11 +23,7 @@ export interface BlackholeReport {
 
 /**
  * blackhole (benchmarks): discards events, recording end-to-end latency
- * (now - ingest time) in an HDR histogram after `warmup_secs`. "Now" is the
- * end of the turn in which the event arrived (one clock reading per turn;
- * every event counted, none later than it was handled, so a latency is
- * never understated); events of one turn sharing an ingest time are one
- * histogram entry with their count. After
+ * (now - ingest time) in an HDR histogram after `warmup_secs`. After
  * `warmup_secs + stop_after_secs` it prints the histogram and the throughput
  * (or one JSON line with `structured: true`) and stops the runtime. Unlike
  * the original it stops on a timer, so an idle pipeline stops too, and it
@@ -55,6 +52,8 @@ export const blackhole: OfframpType<BlackholeConfig> = {
       numberOfSignificantValueDigits: config.significant_figures as 1 | 2 | 3 | 4 | 5,
       useWebAssembly: false,
     });
+    // per event only a bucket count; the histogram gets them all before it is read
+    const latencies = new BucketCounts(histogram);
     // all per-event arithmetic is on plain numbers (monoNs), no BigInt
     const started = monoNs();
     const warmupEnd = started + config.warmup_secs * 1e9;
@@ -63,27 +62,9 @@ export const blackhole: OfframpType<BlackholeConfig> = {
     let events = 0;
     let bytes = 0;
     let done = false;
-    // The events sent in one turn (a blaster chunk, a socket read) are recorded together at its end:
-    // one clock reading per turn, and one histogram entry per run of events sharing an ingest time.
-    const runIngest: bigint[] = [];
-    const runCount: number[] = [];
-    let runBytes = 0;
-    let flushing = false;
-    const flush = () => {
-      flushing = false;
-      const now = monoNs();
-      const counted = measuring && !done && now >= warmupEnd;
-      for (let i = 0; i < runIngest.length; i++) {
-        if (!counted) break;
-        events += runCount[i];
-        const latency = now - toMonoNs(runIngest[i]);
-        if (latency >= 1) histogram.recordValueWithCount(latency < 100_000_000_000 ? latency : 100_000_000_000, runCount[i]);
-      }
-      if (counted) bytes += runBytes;
-      runIngest.length = 0;
-      runCount.length = 0;
-      runBytes = 0;
-    };
+    // events read together share one ingest time: convert it once per run of them
+    let lastIngest = -1n;
+    let lastIngestMono = 0;
     const warmupTimer = measuring
       ? undefined
       : setTimeout(() => {
@@ -92,6 +73,7 @@ export const blackhole: OfframpType<BlackholeConfig> = {
         }, config.warmup_secs * 1000);
     const report = () => {
       done = true;
+      latencies.flushInto();
       const seconds = (monoNs() - measureStart) / 1e9;
       const summary: BlackholeReport = {
         events,
@@ -120,17 +102,16 @@ export const blackhole: OfframpType<BlackholeConfig> = {
     return {
       send(payloads, event) {
         if (!measuring || done) return;
-        for (let i = 0; i < payloads.length; i++) runBytes += payloads[i].length;
-        const last = runIngest.length - 1;
-        if (last >= 0 && runIngest[last] === event.ingestNs) runCount[last]++;
-        else {
-          runIngest.push(event.ingestNs);
-          runCount.push(1);
+        const now = monoNs();
+        if (now < warmupEnd) return;
+        events++;
+        for (let i = 0; i < payloads.length; i++) bytes += payloads[i].length;
+        if (event.ingestNs !== lastIngest) {
+          lastIngest = event.ingestNs;
+          lastIngestMono = toMonoNs(lastIngest);
         }
-        if (!flushing) {
-          flushing = true;
-          queueMicrotask(flush);
-        }
+        const latency = now - lastIngestMono;
+        if (latency >= 1) latencies.record(latency < 100_000_000_000 ? latency : 100_000_000_000);
       },
       close() {
         clearTimeout(warmupTimer);
