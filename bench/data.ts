@@ -24,9 +24,10 @@ export async function loadLines(path: string): Promise<Buffer[]> {
   return splitLines(await readMaybeXz(path)).filter((l) => l.length > 0);
 }
 
-/** Each JSON line re-encoded as plain msgpack (standard maps, no msgpackr records). */
+/** Each JSON line re-encoded as plain msgpack (standard maps of the smallest size, no msgpackr records). */
 export function msgpackLines(jsonLines: Buffer[]): Buffer[] {
-  const packr = new Packr({ useRecords: false });
+  // the smallest map header, as other MessagePack libraries write it (and eddy's codec)
+  const packr = new Packr({ useRecords: false, variableMapSize: true });
   return jsonLines.map((l) => Buffer.from(packr.pack(JSON.parse(l.toString('utf8')))));
 }
 

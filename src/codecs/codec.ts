@@ -12,6 +12,14 @@ export interface Codec {
   decode(data: Buffer, ingestNs: bigint): unknown;
   /** Encodes one value into one frame. Throws when the value cannot be encoded. */
   encode(value: unknown): Buffer;
+  /**
+   * True only when `encode(decode(frame))` would return exactly `frame`'s
+   * bytes (for a frame this codec decoded without error). With it, an
+   * offramp may write out the frame of an event whose value nothing read or
+   * changed instead of encoding the value again (see
+   * connectors/_shared/untouched-frame.ts). Absent: always encode.
+   */
+  roundTrips?(frame: Buffer): boolean;
 }
 
 /** A codec type, registered by name (`codec: json` in an artefact); `create` makes an instance per ramp. */

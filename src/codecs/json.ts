@@ -2,6 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import type { CodecType } from './codec';
 import { parsePrecise } from './json/precise-parse';
 import { compactJson } from './json/compact';
+import { isCanonicalJson } from './json/canonical';
 
 /**
  * A run of 16 digits is the only way a document can hold an integer literal
@@ -65,5 +66,6 @@ export const json: CodecType = {
     encode(value) {
       return Buffer.from(compactJson(value), 'utf8');
     },
+    roundTrips: isCanonicalJson,
   }),
 };

@@ -1,6 +1,7 @@
 import { C1, Packr, type Options } from 'msgpackr';
 import type { CodecType } from './codec';
 import { setOwn } from './integers';
+import { isCanonicalMsgpack } from './msgpack-canonical';
 
 /**
  * MessagePack (standard maps, no msgpackr record extension, so any other
@@ -55,6 +56,7 @@ export const msgpack: CodecType = {
         // pack returns a view of its reusable buffer; copy so the frame stays valid
         return Buffer.from(packr.pack(value));
       },
+      roundTrips: isCanonicalMsgpack,
     };
   },
 };

@@ -32,5 +32,7 @@ export const string: CodecType = {
       if (value instanceof Uint8Array) return Buffer.from(value);
       return Buffer.from(compactJson(value), 'utf8');
     },
+    // a frame decodes only when it is valid UTF-8 (the BOM kept), which encodes back to itself
+    roundTrips: () => true,
   }),
 };

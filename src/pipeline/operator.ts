@@ -41,6 +41,13 @@ export interface OperatorType<C = Record<string, unknown>> {
    * OperatorFunction: everything it emits leaves on `out`.
    */
   create(config: C, ctx: OperatorContext): OperatorNode | OperatorFunction<EddyEvent, EddyEvent>;
+  /**
+   * The operator only forwards event objects: it never reads or changes
+   * their data. An event whose frame an offramp may still write out as it
+   * came in keeps that frame through such a node; any other node makes the
+   * offramp encode afresh (connectors/_shared/untouched-frame.ts).
+   */
+  readonly forwardsUnchanged?: boolean;
   /** extra checks at publish time (such as compiling an expression); throw `invalid(...)` */
   validate?(config: C, nodeId: string): void;
 }

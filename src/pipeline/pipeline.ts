@@ -7,6 +7,7 @@ import type { OperatorNode, OperatorType } from './operator';
 import { Endpoint, PipelineArtefact, buildGraph } from './graph';
 // the hot path's Subject (no allocation per event); it lives with the ramp machinery it is shared with
 import { FastSubject } from '../connectors/_shared/fast-subject';
+import { forgetFrame } from '../connectors/_shared/untouched-frame';
 
 export interface PipelineContext {
   readonly url: string;
@@ -104,7 +105,9 @@ export class PipelineRuntime implements ContraflowTarget {
         // an operator's own insight starts at the nodes before it, as if it came from downstream of them
         insight: (insight) => this.runContraflow(insight, position - 1),
       });
-      const input$ = feeding((to) => to.kind === 'node' && to.id === id);
+      const fed$ = feeding((to) => to.kind === 'node' && to.id === id);
+      // an operator that may read or change data: the frame an event came in as is no longer its encoding
+      const input$ = type.forwardsUnchanged ? fed$ : fed$.pipe(map(forgettingFrame));
       const node: CompiledNode =
         typeof made === 'function'
           ? { id, node: null, tagged$: null, out$: made(input$).pipe(edgesFromNode(id, 'out') > 0 ? countedShare(id, 'out') : fastShare()) }
@@ -242,6 +245,11 @@ export class PipelineRuntime implements ContraflowTarget {
     if (!counter) this.counts.set(key, (counter = { count: 0 }));
     return counter;
   }
+}
+
+function forgettingFrame(event: EddyEvent): EddyEvent {
+  forgetFrame(event);
+  return event;
 }
 
 function fastShare<T = EddyEvent>() {

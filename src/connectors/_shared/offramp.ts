@@ -9,6 +9,7 @@ import type { ContraflowTarget } from '../../contraflow/contraflow';
 import type { OfframpContext, RampContext, Sink } from '../connector';
 import { RampCounters } from './ramp-metrics';
 import { TapHook } from '../../core/tap-hook';
+import { forgetFrame, untouchedFrame } from './untouched-frame';
 
 export interface OfframpParts {
   readonly ctx: RampContext;
@@ -134,6 +135,9 @@ export class OfframpRuntime {
       result = this.sink.send(payloads, event);
     } catch (err) {
       return this.failed(event, from, err as Error);
+    } finally {
+      // the sink had the event and may have changed it: the next offramp of a fan-out encodes afresh
+      forgetFrame(event);
     }
     if (result === undefined) return this.succeeded(event, from);
     this.inFlight++;
@@ -178,10 +182,11 @@ export class OfframpRuntime {
     const { postprocessors } = this.parts;
     const codec = this.codec(this.sink.codecFor?.(event));
     // the common case: one value, no postprocessors, so one payload and no context
-    if (!event.isBatch && postprocessors.length === 0) return [codec.encode(event.data)];
-    const out: Buffer[] = [];
+    if (!event.isBatch && postprocessors.length === 0) return [untouchedFrame(event, codec) ?? codec.encode(event.data)];
     const ctx: FrameContext = { ingestNs: event.ingestNs };
-    const values = event.isBatch ? batchValues(event.data) : [event.data];
+    if (!event.isBatch) return runProcessors(postprocessors, [untouchedFrame(event, codec) ?? codec.encode(event.data)], ctx);
+    const out: Buffer[] = [];
+    const values = batchValues(event.data);
     for (const value of values) for (const frame of runProcessors(postprocessors, [codec.encode(value)], ctx)) out.push(frame);
     return out;
   }

@@ -12,6 +12,7 @@ import { pullLoop } from './pull-loop';
 import { batchValues } from '../../core/event';
 import { codecPicker } from './codecs';
 import { TapHook } from '../../core/tap-hook';
+import { rememberFrame } from './untouched-frame';
 
 export interface OnrampParts {
   readonly ctx: RampContext;
@@ -282,14 +283,18 @@ export class OnrampRuntime {
 
   private decode(payload: Buffer, frame: Frame, ingestNs: bigint, emit: (event: EddyEvent) => void): void {
     let value: unknown;
+    const codec = this.codec(frame.codec);
     try {
-      value = this.codec(frame.codec).decode(payload, ingestNs);
+      value = codec.decode(payload, ingestNs);
     } catch (err) {
       this.error(err as Error, frame, ingestNs, payload);
       return;
     }
     if (value === undefined) return; // the codec found no value in this frame (e.g. a comment line)
-    emit(this.makeEvent(value, frame, ingestNs));
+    const event = this.makeEvent(value, frame, ingestNs);
+    // an offramp with the same codec may write this frame out again if nothing reads the value first
+    if (codec.roundTrips !== undefined) rememberFrame(event, payload, codec.name);
+    emit(event);
   }
 
   private makeEvent(data: unknown, frame: Frame, ingestNs: bigint): EddyEvent {

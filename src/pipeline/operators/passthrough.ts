@@ -10,5 +10,6 @@ export const passthrough: OperatorType = {
     description: 'Forwards every event unchanged on `out`.',
     properties: {},
   },
+  forwardsUnchanged: true,
   create: () => identity,
 };
