@@ -38,6 +38,8 @@ export async function openBrowser(apiBase: string, viewport = { width: 1280, hei
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
   const page = context.pages()[0] ?? (await context.newPage());
+  // a locator that never appears fails the step with its selector, before mocha's timeout
+  page.setDefaultTimeout(12_000);
   const problems: string[] = [];
   page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
   page.on('console', (msg) => {
