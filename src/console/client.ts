@@ -39,6 +39,11 @@ export interface ClientOptions {
   token?: string;
 }
 
+/** How status and top name an instance: its path in the API, `/kind/artefact/instance` (shorter than its `url`). */
+export function instancePath(instance: Pick<InstanceStatus, 'kind' | 'artefact' | 'instance'>): string {
+  return `/${instance.kind}/${instance.artefact}/${instance.instance}`;
+}
+
 export class ApiUnreachable extends Error {}
 
 export class ApiClient {

@@ -1,5 +1,5 @@
 import { parseConsoleArgs } from './args';
-import { ApiClient, ApiUnreachable, collectStatus, KINDS, type InstanceStatus, type Status } from './client';
+import { ApiClient, ApiUnreachable, collectStatus, instancePath, KINDS, type InstanceStatus, type Status } from './client';
 import { table } from './table';
 
 export const STATUS_USAGE = 'eddy status [--api URL] [--token TOKEN] [--json]';
@@ -36,14 +36,14 @@ export function renderStatus(status: Status, api: string): string {
       ),
   );
   if (status.instances.length === 0) parts.push('\nINSTANCES\n(none running)\n');
-  else parts.push('\nINSTANCES\n' + table(['URL', 'STATE', 'BREAKER', 'PORTS (events/errors)'], status.instances.map(instanceRow)));
+  else parts.push('\nINSTANCES\n' + table(['INSTANCE', 'STATE', 'BREAKER', 'PORTS (events/errors)'], [...status.instances].sort((a, b) => instancePath(a).localeCompare(instancePath(b))).map(instanceRow)));
   return parts.join('');
 }
 
 function instanceRow(instance: InstanceStatus): string[] {
   const state = instance.reason ? `${instance.state}: ${instance.reason}` : instance.state;
   const ports = instance.ports.map((p) => `${p.port}(${p.direction}) ${p.events}/${p.errors}`).join(', ');
-  return [instance.url, state, instance.breaker ?? '-', ports || '-'];
+  return [instancePath(instance), state, instance.breaker ?? '-', ports || '-'];
 }
 
 export function formatDuration(seconds: number): string {

@@ -1,5 +1,5 @@
 import { parseConsoleArgs } from './args';
-import { ApiClient, ApiUnreachable, type Status } from './client';
+import { ApiClient, ApiUnreachable, instancePath, type Status } from './client';
 import { formatDuration } from './status';
 import { table } from './table';
 
@@ -15,7 +15,8 @@ const CLEAR_BELOW = '\x1b[J';
 
 /** One row of `eddy top`: a port of an instance with its rates over the last refresh. */
 export interface PortRate {
-  url: string;
+  /** `/kind/artefact/instance` */
+  instance: string;
   port: string;
   direction: 'in' | 'out';
   events: number;
@@ -30,16 +31,16 @@ export interface PortRate {
 export function portRates(previous: Status | undefined, current: Status, seconds: number): PortRate[] {
   const before = new Map<string, { events: number; errors: number }>();
   for (const instance of previous?.instances ?? []) {
-    for (const p of instance.ports) before.set(`${instance.url}#${p.direction}#${p.port}`, p);
+    for (const p of instance.ports) before.set(`${instancePath(instance)}#${p.direction}#${p.port}`, p);
   }
   const rows: PortRate[] = [];
   for (const instance of current.instances) {
     for (const p of instance.ports) {
-      const old = before.get(`${instance.url}#${p.direction}#${p.port}`);
+      const old = before.get(`${instancePath(instance)}#${p.direction}#${p.port}`);
       // a restarted instance starts counting again: no rate for a count that went down
       const usable = old !== undefined && seconds > 0 && p.events >= old.events;
       rows.push({
-        url: instance.url,
+        instance: instancePath(instance),
         port: p.port,
         direction: p.direction,
         events: p.events,
@@ -50,7 +51,7 @@ export function portRates(previous: Status | undefined, current: Status, seconds
       });
     }
   }
-  return rows.sort((a, b) => a.url.localeCompare(b.url) || a.direction.localeCompare(b.direction) || a.port.localeCompare(b.port));
+  return rows.sort((a, b) => a.instance.localeCompare(b.instance) || a.direction.localeCompare(b.direction) || a.port.localeCompare(b.port));
 }
 
 export function renderTop(api: string, status: Status | undefined, rows: PortRate[], error: string | undefined, now: Date): string {
@@ -61,7 +62,7 @@ export function renderTop(api: string, status: Status | undefined, rows: PortRat
     const rate = (r?: number) => (r === undefined ? '-' : r.toFixed(1));
     const body = table(
       ['INSTANCE', 'PORT', 'DIR', 'EVENTS/S', 'ERRORS/S', 'TOTAL', 'BREAKER', 'STATE'],
-      rows.map((r) => [r.url, r.port, r.direction, rate(r.rate), rate(r.errorRate), String(r.events), r.breaker ?? '-', r.state]),
+      rows.map((r) => [r.instance, r.port, r.direction, rate(r.rate), rate(r.errorRate), String(r.events), r.breaker ?? '-', r.state]),
     );
     lines.push(...body.trimEnd().split('\n'));
     if (rows.length === 0) lines.push('(no instance has ports: nothing runs)');

@@ -50,8 +50,13 @@ export function contentTypeOf(text) {
 
 export const KINDS = ['onramp', 'pipeline', 'offramp', 'binding'];
 
-/** `/onramp/metronome/main` → its parts */
+/** `/onramp/metronome/main/out` (or with a scheme and host: `tremor://localhost/…`) → its parts */
 export function parseUrl(url) {
-  const [, kind, artefact, instance, port] = url.replace(/^svc:\/\//, '').split('/');
+  const [, kind, artefact, instance, port] = url.replace(/^[a-z]+:\/\/[^/]*/, '').split('/');
   return { kind, artefact, instance, port };
+}
+
+/** How the console names an instance: `/kind/artefact/instance`, the API's path of it */
+export function instancePath(instance) {
+  return `/${instance.kind}/${instance.artefact}/${instance.instance}`;
 }

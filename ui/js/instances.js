@@ -1,13 +1,13 @@
 // The Instances view: every instance from GET /status, per port the event
 // rate (the difference of two polls' cumulative counts) and the breaker,
 // with deactivate and tap buttons; and the activate form.
-import { api, contentTypeOf, parseUrl } from './api.js';
+import { api, contentTypeOf, instancePath, parseUrl } from './api.js';
 import { $, badge, h } from './dom.js';
 
 let previous; // { at, counts: Map<rowKey, {events, errors}> }
 const rows = new Map(); // rowKey → { tr, cells }
 
-const rowKey = (instance, port) => `${instance.url}#${port ? `${port.direction}:${port.port}` : ''}`;
+const rowKey = (instance, port) => `${instancePath(instance)}#${port ? `${port.direction}:${port.port}` : ''}`;
 
 function rate(now, before, seconds) {
   if (before === undefined || seconds <= 0 || now < before) return '-';
@@ -21,8 +21,9 @@ export function renderInstances(status, { onDeactivate, onTap }) {
   const counts = new Map();
   const seen = new Set();
   const tbody = $('#instances tbody');
-  const ordered = [...status.instances].sort((a, b) => a.url.localeCompare(b.url));
+  const ordered = [...status.instances].sort((a, b) => instancePath(a).localeCompare(instancePath(b)));
   for (const instance of ordered) {
+    const path = instancePath(instance);
     const ports = instance.ports.length ? instance.ports : [undefined];
     ports.forEach((port, i) => {
       const key = rowKey(instance, port);
@@ -40,16 +41,16 @@ export function renderInstances(status, { onDeactivate, onTap }) {
           total: h('td', { class: 'num total' }),
           actions: h('td'),
         };
-        if (port) cells.actions.append(h('button', { type: 'button', class: 'tap', onclick: () => onTap(instance.url, port.port) }, 'Tap'), ' ');
-        if (i === 0 && !instance.url.includes('system::')) {
-          cells.actions.append(h('button', { type: 'button', class: 'deactivate', onclick: () => onDeactivate(instance.url) }, 'Deactivate'));
+        if (port) cells.actions.append(h('button', { type: 'button', class: 'tap', onclick: () => onTap(path, port.port) }, 'Tap'), ' ');
+        if (i === 0 && !instance.artefact.startsWith('system::')) {
+          cells.actions.append(h('button', { type: 'button', class: 'deactivate', onclick: () => onDeactivate(path) }, 'Deactivate'));
         }
-        const tr = h('tr', { 'data-url': instance.url, 'data-port': port ? port.port : '', 'data-direction': port?.direction ?? '' }, Object.values(cells));
+        const tr = h('tr', { 'data-url': path, 'data-port': port ? port.port : '', 'data-direction': port?.direction ?? '' }, Object.values(cells));
         row = { tr, cells };
         rows.set(key, row);
       }
       const { cells } = row;
-      cells.url.textContent = i === 0 ? instance.url : '';
+      cells.url.textContent = i === 0 ? path : '';
       cells.state.replaceChildren(i === 0 ? badge(instance.state) : '', i === 0 && instance.reason ? ` ${instance.reason}` : '');
       cells.breaker.replaceChildren(i === 0 ? badge(instance.breaker ?? undefined) : '');
       if (port) {

@@ -1,6 +1,6 @@
 // The console's shell: views by URL hash, the token, and one poll of
 // GET /status a second that every live part draws from.
-import { api, setToken, token } from './api.js';
+import { api, instancePath, setToken, token } from './api.js';
 import { refreshArtefacts, setupPublish } from './artefacts.js';
 import { $ } from './dom.js';
 import { drawBindingGraph } from './graph.js';
@@ -49,7 +49,7 @@ async function poll() {
   if (JSON.stringify(status.artefacts) !== JSON.stringify(artefacts)) await reloadArtefacts();
   renderInstances(status, { onDeactivate, onTap });
   tapOptions(status);
-  const running = status.instances.filter((i) => i.kind === 'binding').map((i) => i.url).join() + '|' + status.artefacts.binding.join();
+  const running = status.instances.filter((i) => i.kind === 'binding').map(instancePath).join() + '|' + status.artefacts.binding.join();
   if (view() === 'graph' && running !== graphDrawn) {
     graphDrawn = running;
     await drawBindingGraph(status);

@@ -1,7 +1,7 @@
 // The Tap view: the events passing one port, live. Read with fetch and a
 // stream reader rather than EventSource, which cannot send the
 // Authorization header an API with --api-token needs.
-import { headers, parseUrl } from './api.js';
+import { headers, instancePath, parseUrl } from './api.js';
 import { $, h } from './dom.js';
 
 const KEEP = 200; // events shown; older ones scroll away
@@ -39,10 +39,10 @@ export function tapOptions(status) {
   const select = $('#tap-port');
   const keep = select.value;
   const options = [];
-  for (const instance of [...status.instances].sort((a, b) => a.url.localeCompare(b.url))) {
+  for (const instance of [...status.instances].sort((a, b) => instancePath(a).localeCompare(instancePath(b)))) {
     for (const port of instance.ports) {
-      const value = `${instance.url}#${port.port}`;
-      options.push(h('option', { value, selected: value === keep }, `${instance.url} ${port.direction} ${port.port}`));
+      const value = `${instancePath(instance)}#${port.port}`;
+      options.push(h('option', { value, selected: value === keep }, `${instancePath(instance)} ${port.direction} ${port.port}`));
     }
   }
   if (options.map((o) => o.value).join() !== [...select.options].map((o) => o.value).join()) select.replaceChildren(...options);
