@@ -120,22 +120,22 @@ describe('web console at /ui, in headless chromium', function () {
     await page.selectOption('#activate-artefact', 'flow');
     await page.fill('#activate-instance', 'main');
     await page.click('#activate button[type=submit]');
-    const onrampOut = page.locator('#instances tr[data-url="/onramp/ticker/main"][data-direction=out]');
+    const onrampOut = page.locator('#instances tr[data-url="/onramp/ticker/main"][data-port=out]');
     await onrampOut.waitFor();
     // rates: a positive events/s, and the total keeps growing between polls
     await page.waitForFunction(() => {
-      const cell = document.querySelector('#instances tr[data-url="/pipeline/ticks/main"][data-direction=out] td.rate');
+      const cell = document.querySelector('#instances tr[data-url="/pipeline/ticks/main"][data-port=out] td.rate');
       return cell !== null && Number(cell.textContent) > 0;
     });
     const total = await cellNumber(page, '/pipeline/ticks/main', 'out', 'out', 'total');
     await page.waitForFunction(
-      (before) => Number(document.querySelector('#instances tr[data-url="/pipeline/ticks/main"][data-direction=out] td.total')?.textContent) > before,
+      (before) => Number(document.querySelector('#instances tr[data-url="/pipeline/ticks/main"][data-port=out] td.total')?.textContent) > before,
       total,
     );
     expect(await page.locator('#instances tr[data-url="/onramp/ticker/main"] td').nth(2).innerText()).to.match(/closed|-/);
 
     // the tap of the pipeline's output shows the metronome's events
-    await page.locator('#instances tr[data-url="/pipeline/ticks/main"][data-direction=out] button.tap').click();
+    await page.locator('#instances tr[data-url="/pipeline/ticks/main"][data-port=out] button.tap').click();
     await page.locator('#tap-events li.event').nth(2).waitFor();
     const first = JSON.parse(await page.locator('#tap-events li.event').first().innerText()) as { data: { onramp: string }; seq: number };
     expect(first.data.onramp).to.equal('metronome');
@@ -199,7 +199,7 @@ describe('web console with --api-token', function () {
     await page.click('#artefact-detail button[type=submit]');
     await page.locator('#artefact-detail', { hasText: 'instances: main' }).waitFor();
     await page.click('nav a[data-view=instances]');
-    await page.locator('#instances tr[data-url="/onramp/ticker/main"][data-direction=out] button.tap').click();
+    await page.locator('#instances tr[data-url="/onramp/ticker/main"][data-port=out] button.tap').click();
     await page.locator('#tap-events li.event').nth(1).waitFor();
     await page.click('#tap-stop');
     await page.click('nav a[data-view=instances]');
