@@ -194,16 +194,18 @@ describe('web console with --api-token', function () {
     await page.reload();
     await page.locator('#artefact-lists [data-kind=pipeline] button', { hasText: 'system::passthrough' }).waitFor();
     // publish and activate with the token, and tap (fetch sends the header EventSource could not)
+    // (an onramp emits once a binding connects it)
     await publish(page, 'onramp', 'id: ticker\ntype: metronome\nconfig:\n  interval: 20\n');
-    await page.click('#artefact-lists [data-kind=onramp] button:text("ticker")');
+    await publish(page, 'binding', 'id: feed\nlinks:\n  /onramp/ticker/{instance}/out: [/pipeline/system::passthrough/{instance}/in]\n');
+    // activated from the artefact's own panel this time
     await page.click('#artefact-detail button[type=submit]');
     await page.locator('#artefact-detail', { hasText: 'instances: main' }).waitFor();
     await page.click('nav a[data-view=instances]');
-    await page.locator('#instances tr[data-url="/onramp/ticker/main"][data-port=out] button.tap').click();
+    await page.locator('#instances tr[data-url="/pipeline/system::passthrough/main"][data-port=in] button.tap').click();
     await page.locator('#tap-events li.event').nth(1).waitFor();
     await page.click('#tap-stop');
     await page.click('nav a[data-view=instances]');
-    await page.locator('#instances tr[data-url="/onramp/ticker/main"] button.deactivate').click();
+    await page.locator('#instances tr[data-url="/binding/feed/main"] button.deactivate').click();
     await page.locator('#instances tr[data-url="/onramp/ticker/main"]').first().waitFor({ state: 'detached' });
     expect(browser.problems).to.deep.equal([]);
   });
