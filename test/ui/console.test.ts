@@ -196,7 +196,7 @@ describe('web console with --api-token', function () {
     // publish and activate with the token, and tap (fetch sends the header EventSource could not)
     // (an onramp emits once a binding connects it)
     await publish(page, 'onramp', 'id: ticker\ntype: metronome\nconfig:\n  interval: 20\n');
-    await publish(page, 'binding', 'id: feed\nlinks:\n  /onramp/ticker/{instance}/out: [/pipeline/system::passthrough/{instance}/in]\n');
+    await publish(page, 'binding', 'id: feed\nlinks:\n  "/onramp/ticker/{instance}/out": ["/pipeline/system::passthrough/{instance}/in"]\n');
     // activated from the artefact's own panel this time
     await page.click('#artefact-detail button[type=submit]');
     await page.locator('#artefact-detail', { hasText: 'instances: main' }).waitFor();
