@@ -93,28 +93,3 @@ function reason(err: unknown): string {
   return e.cause?.message ?? e.message ?? String(err);
 }
 
-/**
- * The status of the runtime: GET /status, or, from an eddy without it (404),
- * what the repository routes tell: the artefacts and the ids of their
- * instances, with no state, ports or breaker.
- */
-export async function collectStatus(client: ApiClient): Promise<Status> {
-  try {
-    return await client.status();
-  } catch (err) {
-    if (!(err instanceof ApiUnreachable) || !/ answered 404: no route/.test(err.message)) throw err;
-  }
-  const { version } = (await client.get('/version')) as { version: string };
-  const artefacts = {} as Record<ArtefactKind, string[]>;
-  const instances: InstanceStatus[] = [];
-  for (const kind of KINDS) {
-    artefacts[kind] = (await client.get(`/${kind}`)) as string[];
-    for (const artefact of artefacts[kind]) {
-      const described = (await client.get(`/${kind}/${encodeURIComponent(artefact)}`)) as { instances?: string[] };
-      for (const instance of described.instances ?? []) {
-        instances.push({ kind, artefact, instance, url: `/${kind}/${artefact}/${instance}`, state: 'unknown', reason: null, breaker: null, ports: [] });
-      }
-    }
-  }
-  return { version, uptime_s: NaN, artefacts, instances };
-}

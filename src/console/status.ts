@@ -1,5 +1,5 @@
 import { parseConsoleArgs } from './args';
-import { ApiClient, ApiUnreachable, collectStatus, instancePath, KINDS, type InstanceStatus, type Status } from './client';
+import { ApiClient, ApiUnreachable, instancePath, KINDS, type InstanceStatus, type Status } from './client';
 import { table } from './table';
 
 export const STATUS_USAGE = 'eddy status [--api URL] [--token TOKEN] [--json]';
@@ -15,7 +15,7 @@ export async function statusCommand(args: string[], env: NodeJS.ProcessEnv, out:
   }
   let status: Status;
   try {
-    status = await collectStatus(new ApiClient(options));
+    status = await new ApiClient(options).status();
   } catch (e) {
     if (!(e instanceof ApiUnreachable)) throw e;
     err(`error: ${e.message}\n`);
@@ -26,8 +26,7 @@ export async function statusCommand(args: string[], env: NodeJS.ProcessEnv, out:
 }
 
 export function renderStatus(status: Status, api: string): string {
-  const uptime = Number.isFinite(status.uptime_s) ? `, up ${formatDuration(status.uptime_s)}` : ' (this eddy has no GET /status: no states, ports or breakers)';
-  const parts = [`eddy ${status.version} at ${api}${uptime}\n`];
+  const parts = [`eddy ${status.version} at ${api}, up ${formatDuration(status.uptime_s)}\n`];
   parts.push(
     '\nARTEFACTS\n' +
       table(

@@ -1,31 +1,12 @@
 import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createApi, listen } from '../../src/api/server';
-import { createLogger } from '../../src/core/logger';
-import { Runtime } from '../../src/runtime/runtime';
+import { serve, type Served } from '../cli/status-flow';
 import { openBrowser, requireChromium, type Headless } from './browser';
 
 // the page's document, in functions playwright runs in the browser (the tests compile without the DOM lib)
 declare const document: { querySelector(selector: string): { textContent: string | null } | null };
-
-/** A runtime with its API (and so the console) on a free loopback port, with a token when given. */
-async function serve(token?: string): Promise<{ base: string; stop(): Promise<void> }> {
-  const runtime = new Runtime({ logger: createLogger('silent') });
-  await runtime.start();
-  const server: Server = await listen(createApi(runtime, { token }), '127.0.0.1', 0);
-  return {
-    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    async stop() {
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
-      await runtime.shutdown();
-    },
-  };
-}
 
 const PIPELINE_YAML = `id: ticks
 interface:
@@ -55,7 +36,7 @@ function cellNumber(page: Headless['page'], url: string, direction: string, port
 
 describe('web console at /ui, in headless chromium', function () {
   this.timeout(30_000);
-  let server: Awaited<ReturnType<typeof serve>>;
+  let server: Served;
   let browser: Headless;
   let dir: string;
 
@@ -164,7 +145,7 @@ describe('web console at /ui, in headless chromium', function () {
 describe('web console with --api-token', function () {
   this.timeout(30_000);
   const TOKEN = 'sesame-token';
-  let server: Awaited<ReturnType<typeof serve>>;
+  let server: Served;
   let browser: Headless;
 
   before(async function () {
