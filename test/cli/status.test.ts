@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { runEddy } from '../helpers/cli';
 import { eventually } from '../helpers/runtime';
 import { freePort } from '../connectors/net-helpers';
+import { parseConsoleArgs } from '../../src/console/args';
 import { serve, startTicker, type Served } from './status-flow';
 
 interface StatusJson {
@@ -20,10 +21,10 @@ describe('eddy status', function () {
   after(() => served?.stop());
 
   it('prints artefacts, instances with their state, breaker and port counts as a table', async () => {
-    // wait until the ticks have reached the pipeline, so its count is not 0
+    // the ticks have reached the pipeline, so its count is not 0
     await eventually(async () => {
-      const run = await runEddy(['status', '--api', served.base], { timeoutMs: 10_000 });
-      return / out\(out\) [1-9]\d*\/0/.test(run.stdout.split('\n').find((l) => l.startsWith('/pipeline/system::passthrough/main')) ?? '');
+      const status = (await (await fetch(`${served.base}/status`)).json()) as StatusJson;
+      return status.instances.some((i) => i.artefact === 'system::passthrough' && i.instance === 'main' && i.ports.some((p) => p.events > 0));
     }, 10_000, 'the passthrough pipeline to count events');
     const { code, stdout, stderr } = await runEddy(['status', '--api', served.base]);
     expect(stderr).to.equal('');
@@ -33,8 +34,9 @@ describe('eddy status', function () {
     expect(lines).to.include('ARTEFACTS');
     expect(lines.find((l) => l.startsWith('onramp'))).to.match(/^onramp\s+1\s+ticker$/);
     expect(lines.find((l) => l.startsWith('binding'))).to.match(/^binding\s+1\s+ticks$/);
-    expect(lines.find((l) => l.startsWith('INSTANCE'))).to.match(/^INSTANCE\s+STATE\s+BREAKER\s+PORTS \(events\/errors\)$/);
+    expect(lines.find((l) => l.startsWith('INSTANCE '))).to.match(/^INSTANCE\s+STATE\s+BREAKER\s+PORTS \(events\/errors\)$/);
     expect(lines.find((l) => l.startsWith('/onramp/ticker/main'))).to.match(/^\/onramp\/ticker\/main\s+running\s+closed\s+out\(out\) \d+\/0, err\(out\) 0\/0$/);
+    expect(lines.find((l) => l.startsWith('/pipeline/system::passthrough/main'))).to.match(/\sin\(in\) [1-9]\d*\/0, out\(out\) [1-9]\d*\/0/);
     expect(lines.find((l) => l.startsWith('/binding/ticks/main'))).to.match(/^\/binding\/ticks\/main\s+running\s+-\s+-$/);
   });
 
@@ -56,10 +58,10 @@ describe('eddy status', function () {
     expect(stderr).to.equal(`error: cannot reach the eddy API at http://127.0.0.1:${port}/status: ECONNREFUSED (connect ECONNREFUSED 127.0.0.1:${port})\n`);
   });
 
-  it('refuses a malformed --api with the usage, exit 2', async () => {
-    const { code, stderr } = await runEddy(['status', '--api', 'nowhere']);
-    expect(code).to.equal(2);
-    expect(stderr).to.equal("error: status: --api: not a URL: 'nowhere' (e.g. http://127.0.0.1:9898)\nusage: eddy status [--api URL] [--token TOKEN] [--json]\n");
+  it('refuses a malformed --api or an unknown argument (exit 2, checked before any request)', () => {
+    expect(() => parseConsoleArgs('status', ['--api', 'nowhere'], {}, true)).to.throw("status: --api: not a URL: 'nowhere' (e.g. http://127.0.0.1:9898)");
+    expect(() => parseConsoleArgs('top', ['--json'], {}, false)).to.throw("top: unknown argument '--json'");
+    expect(parseConsoleArgs('status', [], { EDDY_API: 'http://h:1', EDDY_API_TOKEN: 't' }, true)).to.deep.equal({ api: 'http://h:1', token: 't', json: false });
   });
 });
 
