@@ -73,8 +73,8 @@ async function main(): Promise<void> {
     await shot('graph');
 
     await page.click('nav a[data-view=instances]');
-    await page.locator('#instances tr[data-url="/pipeline/counted/main"][data-port=out] button.tap').click();
-    await page.locator('#tap-events li.event').nth(3).waitFor();
+    await page.locator('#instances tr[data-url="/pipeline/counted/main"][data-port=in] button.tap').click();
+    await page.locator('#tap-events li.event').nth(9).waitFor();
     await page.click('#tap-stop');
     await shot('tap');
   } finally {
