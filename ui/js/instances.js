@@ -4,7 +4,9 @@
 import { api, contentTypeOf, instancePath, parseUrl } from './api.js';
 import { $, badge, h } from './dom.js';
 
-let previous; // { at, counts: Map<rowKey, {events, errors}> }
+let previous; // { at, counts: Map<rowKey, {events, errors}> }: the baseline of the rates
+// a poll sooner than this after the baseline (one an action triggered) updates the totals, not the rates
+const MIN_RATE_SECONDS = 0.8;
 const rows = new Map(); // rowKey → { tr, cells }
 
 const rowKey = (instance, port) => `${instancePath(instance)}#${port ? `${port.direction}:${port.port}` : ''}`;
@@ -18,6 +20,7 @@ function rate(now, before, seconds) {
 export function renderInstances(status, { onDeactivate, onTap }) {
   const at = performance.now();
   const seconds = previous ? (at - previous.at) / 1000 : 0;
+  const rerate = previous === undefined || seconds >= MIN_RATE_SECONDS;
   const counts = new Map();
   const seen = new Set();
   const tbody = $('#instances tbody');
@@ -56,8 +59,10 @@ export function renderInstances(status, { onDeactivate, onTap }) {
       if (port) {
         const before = previous?.counts.get(key);
         counts.set(key, { events: port.events, errors: port.errors });
-        cells.rate.textContent = rate(port.events, before?.events, seconds);
-        cells.errors.textContent = rate(port.errors, before?.errors, seconds);
+        if (rerate) {
+          cells.rate.textContent = rate(port.events, before?.events, seconds);
+          cells.errors.textContent = rate(port.errors, before?.errors, seconds);
+        }
         cells.total.textContent = String(port.events);
       }
       tbody.append(row.tr); // re-appending keeps the sorted order
@@ -69,7 +74,7 @@ export function renderInstances(status, { onDeactivate, onTap }) {
       rows.delete(key);
     }
   }
-  previous = { at, counts };
+  if (rerate) previous = { at, counts };
 }
 
 export async function deactivate(url) {

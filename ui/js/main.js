@@ -37,7 +37,14 @@ async function reloadArtefacts() {
   fillActivate();
 }
 
-async function poll() {
+let polling; // the poll under way: callers share it rather than start another
+
+function poll() {
+  polling ??= pollOnce().finally(() => (polling = undefined));
+  return polling;
+}
+
+async function pollOnce() {
   try {
     status = await api('GET', '/status');
     banner();
