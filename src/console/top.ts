@@ -51,7 +51,8 @@ export function portRates(previous: Status | undefined, current: Status, seconds
       });
     }
   }
-  return rows.sort((a, b) => a.instance.localeCompare(b.instance) || a.direction.localeCompare(b.direction) || a.port.localeCompare(b.port));
+  // by instance; within one, the ports in the API's order (stable sort)
+  return rows.sort((a, b) => a.instance.localeCompare(b.instance));
 }
 
 export function renderTop(api: string, status: Status | undefined, rows: PortRate[], error: string | undefined, now: Date): string {
