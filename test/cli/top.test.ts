@@ -3,6 +3,8 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { EDDY } from '../helpers/cli';
 import { eventually } from '../helpers/runtime';
+import type { Status } from '../../src/console/client';
+import { portRates } from '../../src/console/top';
 import { serve, startTicker, type Served } from './status-flow';
 
 const TMUX = '/usr/bin/tmux';
@@ -79,5 +81,24 @@ describe('eddy top, in a tmux terminal', function () {
     await eventually(async () => (await screen('interrupt')).includes('/onramp/ticker/main'), 20_000, 'the first frame');
     await tmux('send-keys', '-t', 'interrupt', 'C-c');
     await eventually(async () => (await screen('interrupt')).includes('top exited 0'), 10_000, 'top to exit 0');
+  });
+});
+
+describe('eddy top rates', () => {
+  const status = (events: number, errors = 0): Status => ({
+    version: '0.1.0',
+    uptime_s: 1,
+    artefacts: { onramp: ['in'], offramp: [], pipeline: [], binding: [] },
+    instances: [{ kind: 'onramp', artefact: 'in', instance: 'main', url: 'x', state: 'running', breaker: 'open', ports: [{ port: 'out', direction: 'out', events, errors }] }],
+  });
+
+  it('are the difference of two polls over the seconds between them', () => {
+    const [row] = portRates(status(100, 2), status(150, 6), 2);
+    expect(row).to.deep.include({ instance: '/onramp/in/main', port: 'out', events: 150, rate: 25, errorRate: 2, breaker: 'open' });
+  });
+
+  it('are absent on the first poll and after a restart (a count that went down)', () => {
+    expect(portRates(undefined, status(5), 0)[0].rate).to.equal(undefined);
+    expect(portRates(status(100), status(3), 1)[0].rate).to.equal(undefined);
   });
 });
