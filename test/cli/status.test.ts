@@ -11,7 +11,7 @@ interface StatusJson {
 }
 
 describe('eddy status', function () {
-  this.timeout(20_000);
+  this.timeout(30_000);
   let served: Served;
 
   before(async () => {
