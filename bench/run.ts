@@ -42,6 +42,8 @@ export interface Bench {
   note?: string;
   /** a network benchmark with its own load generator and raw server (bench/<script>.ts) */
   script?: 'tcp-ingest' | 'rest-echo' | 'kafka';
+  /** a benchmark with its own table (bench/startup.ts, bench/peers.ts) */
+  own?: 'startup' | 'peers';
 }
 
 export const BENCHES: Bench[] = [
@@ -57,6 +59,8 @@ export const BENCHES: Bench[] = [
   { name: 'rest-echo', script: 'rest-echo', note: 'linked rest echo under wrk; raw: a node:http JSON echo' },
   { name: 'kafka', script: 'kafka', optIn: true, note: 'kafka -> passthrough -> kafka, commit on ack; needs scripts/services start kafka' },
   { name: 'tcp-ingest', script: 'tcp-ingest', note: 'JSON lines over loopback; raw: a net server that splits, parses and re-serialises' },
+  { name: 'startup', own: 'startup', note: 'spawn -> first event, beside `node -e`; see bench/startup.ts' },
+  { name: 'peers', own: 'peers', note: 'Tremor / Benthos on the same shapes; TREMOR_BIN, BENTHOS_BIN; see bench/peers.ts' },
   { name: 'soak', file: 'soak.yaml', raw: 'json', optIn: true, secs: () => envNumber('BENCH_SOAK_SECS', 60), note: 'peak RSS target < 200 MB' },
 ];
 
@@ -96,6 +100,8 @@ interface Row {
   cpuRatio?: number;
   load?: number;
   extra?: string;
+  /** a table of its own, printed after the main one */
+  detail?: string;
   report?: unknown;
   raw?: RawResult[];
 }
@@ -261,6 +267,23 @@ class Runner {
     };
   }
 
+  /** Start-up time: its own table, and a summary line in the main one. */
+  async runStartup(bench: Bench): Promise<Row> {
+    const startup = await import('./startup');
+    const runs = startup.runsFromEnv();
+    const rows = await startup.measureStartup(startup.startupTargets(EDDY), runs);
+    const eddy = startup.summarise(rows[1]);
+    return { name: bench.name, status: 'ok', rss: eddy.rssMedianBytes, extra: startup.startupSummaryLine(rows), detail: startup.startupTable(rows), report: rows };
+  }
+
+  /** The peers comparison: a skip row without TREMOR_BIN / BENTHOS_BIN. */
+  async runPeers(bench: Bench): Promise<Row> {
+    const peers = await import('./peers');
+    const result = await peers.main(EDDY, this.dir);
+    if (result.skipped) return { name: bench.name, status: 'skipped', message: result.skipped };
+    return { name: bench.name, status: 'ok', extra: 'see the peers table below', detail: result.table, report: result.rows };
+  }
+
   /** A network benchmark: its module measures eddy and its raw server in the same run. */
   async runScript(bench: Bench): Promise<Row> {
     const r: ScriptResult =
@@ -287,7 +310,15 @@ class Runner {
   async run(bench: Bench): Promise<Row> {
     process.stderr.write(`running ${bench.name}...\n`);
     try {
-      const row = bench.file ? await this.runConfig(bench) : bench.script ? await this.runScript(bench) : await this.runSlowSink(bench);
+      const row = bench.file
+        ? await this.runConfig(bench)
+        : bench.own === 'startup'
+          ? await this.runStartup(bench)
+          : bench.own === 'peers'
+            ? await this.runPeers(bench)
+            : bench.script
+              ? await this.runScript(bench)
+              : await this.runSlowSink(bench);
       process.stderr.write(`  ${row.status === 'ok' ? summaryLine(row) : row.message}\n`);
       return row;
     } catch (err) {
@@ -347,7 +378,8 @@ export function table(rows: Row[]): string {
       : `${cells[0].padEnd(widths[0])}  ${cells[1]}`;
   const out = [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)];
   const notes = rows.filter((r) => r.status === 'ok' && r.extra).map((r) => `  ${r.name}: ${r.extra}`);
-  return [...out, ...(notes.length ? ['', ...notes] : [])].join('\n');
+  const details = rows.filter((r) => r.detail).map((r) => `\n${r.name}:\n${r.detail}`);
+  return [...out, ...(notes.length ? ['', ...notes] : []), ...details].join('\n');
 }
 
 async function main(): Promise<number> {

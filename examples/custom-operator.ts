@@ -12,7 +12,7 @@
  * ```
  */
 import { map, type OperatorFunction } from 'rxjs';
-import type { EddyEvent, OperatorType } from 'eddy';
+import type { EddyEvent, OperatorType, Registries } from 'eddy';
 
 export interface UppercaseConfig {
   /** top-level string field to upper-case; the whole value when absent */
@@ -40,3 +40,8 @@ export const uppercaseOperator: OperatorType<UppercaseConfig> = {
   // returning a function is enough: the compiler sends everything it emits to `out`
   create: (config) => uppercase(config),
 };
+
+/** For `eddy test --require`: registers the type in the registries the cases run with. */
+export function register(registries: Registries): void {
+  registries.operators.register(uppercaseOperator.name, uppercaseOperator);
+}

@@ -1,28 +1,39 @@
 import type { CodecType } from './codecs/codec';
-import { builtinCodecs } from './codecs';
+import { codecCatalog } from './codecs/catalog';
 import type { OfframpType, OnrampType } from './connectors/connector';
-import { builtinOfframps, builtinOnramps } from './connectors';
+import { offrampCatalog, onrampCatalog } from './connectors/catalog';
+import type { LazyType } from './core/registry';
 import type { OperatorType } from './pipeline/operator';
-import { builtinOperators } from './pipeline/operators';
+import { operatorCatalog } from './pipeline/operators/catalog';
 import type { PostprocessorType, PreprocessorType } from './processors/processor';
-import { builtinPostprocessors, builtinPreprocessors } from './processors';
+import { postprocessorCatalog, preprocessorCatalog } from './processors/catalog';
 
-function byName<T extends { readonly name: string }>(types: readonly T[]): Readonly<Record<string, T>> {
-  return Object.freeze(Object.fromEntries(types.map((t) => [t.name, t])));
+/**
+ * A frozen record of types by name whose properties are getters: a type's
+ * module (and the libraries it needs) is required when the property is first
+ * read, so importing `eddy` does not load kafkajs, pg, grpc and the rest.
+ */
+function byName<T>(catalog: readonly LazyType<T>[]): Readonly<Record<string, T>> {
+  const record: Record<string, T> = {};
+  for (const { name, load } of catalog) {
+    let loaded: T | undefined;
+    Object.defineProperty(record, name, { enumerable: true, get: () => (loaded ??= load()) });
+  }
+  return Object.freeze(record);
 }
 
 /** The built-in operator types by type name: `operators['generic::batch'].create(config, ctx)`. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const operators: Readonly<Record<string, OperatorType<any>>> = byName(builtinOperators);
+export const operators: Readonly<Record<string, OperatorType<any>>> = byName(operatorCatalog);
 /** The built-in codecs by name: `codecs.json.create().decode(bytes)`. */
-export const codecs: Readonly<Record<string, CodecType>> = byName(builtinCodecs);
+export const codecs: Readonly<Record<string, CodecType>> = byName(codecCatalog);
 /** The built-in preprocessors by name: `preprocessors.lines.create({})`. */
-export const preprocessors: Readonly<Record<string, PreprocessorType>> = byName(builtinPreprocessors);
+export const preprocessors: Readonly<Record<string, PreprocessorType>> = byName(preprocessorCatalog);
 /** The built-in postprocessors by name: `postprocessors.gzip.create({})`. */
-export const postprocessors: Readonly<Record<string, PostprocessorType>> = byName(builtinPostprocessors);
+export const postprocessors: Readonly<Record<string, PostprocessorType>> = byName(postprocessorCatalog);
 /** The built-in onramp types by name. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const onramps: Readonly<Record<string, OnrampType<any>>> = byName(builtinOnramps);
+export const onramps: Readonly<Record<string, OnrampType<any>>> = byName(onrampCatalog);
 /** The built-in offramp types by name. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const offramps: Readonly<Record<string, OfframpType<any>>> = byName(builtinOfframps);
+export const offramps: Readonly<Record<string, OfframpType<any>>> = byName(offrampCatalog);

@@ -1,12 +1,12 @@
 import type { Server } from 'node:http';
 import { API_FLAG_USAGE, apiOptionsFromFlags, takeApiFlag, type ApiFlags } from './api/options';
-import { createApi, listen } from './api/server';
 import { loadConfigFiles } from './config/load';
 import { Runtime } from './runtime/runtime';
 import { LevelStore } from './runtime/store';
 import { PathPolicy } from './runtime/policy';
 import { version } from './version';
-import { TEST_USAGE, testCommand } from './testing/cli';
+import { TEST_USAGE, testCommand, UsageError } from './testing/cli';
+import { TAP_USAGE, tapCommand } from './api/tap-command';
 import { STATUS_USAGE, statusCommand } from './console/status';
 import { TOP_USAGE, topCommand } from './console/top';
 
@@ -16,6 +16,7 @@ const USAGE = `usage: eddy server run [-f FILE ...] [--no-api] [--api-host HOST]
        ${TEST_USAGE}
        ${STATUS_USAGE}
        ${TOP_USAGE}
+       ${TAP_USAGE}
        eddy --version`;
 
 interface RunOptions {
@@ -100,6 +101,8 @@ async function serverRun(args: string[]): Promise<number> {
   }
   if (options.api) {
     try {
+      // required here, not at the top: `--no-api` never loads express
+      const { createApi, listen } = require('./api/server') as typeof import('./api/server'); // eslint-disable-line @typescript-eslint/no-require-imports
       server = await listen(createApi(runtime, apiOptions), options.host, options.port);
     } catch (err) {
       process.stderr.write(`error: ${(err as Error).message}\n`);
@@ -128,9 +131,21 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (argv[0] === 'test') {
     try {
-      return testCommand(argv.slice(1), (text) => process.stdout.write(text));
+      return await testCommand(argv.slice(1), (text) => process.stdout.write(text));
     } catch (err) {
-      process.stderr.write(`error: ${(err as Error).message}\nusage: ${TEST_USAGE}\n`);
+      if (!(err instanceof UsageError)) {
+        process.stderr.write(`error: ${(err as Error).message}\n`);
+        return 1;
+      }
+      process.stderr.write(`error: ${err.message}\nusage: ${TEST_USAGE}\n`);
+      return 2;
+    }
+  }
+  if (argv[0] === 'tap') {
+    try {
+      return await tapCommand(argv.slice(1), process.stdout, process.stderr);
+    } catch (err) {
+      process.stderr.write(`error: ${(err as Error).message}\nusage: ${TAP_USAGE}\n`);
       return 2;
     }
   }

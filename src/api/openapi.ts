@@ -5,6 +5,7 @@ import type { JsonSchema } from '../schema/json-schema';
 import { version } from '../version';
 import { JSON_ONLY, JSON_OR_YAML } from './negotiate';
 import { PATH_PARAMETERS, PLACEHOLDERS_SCHEMA, type Operation } from './routes';
+import { STATUS_SCHEMA } from '../runtime/status';
 
 /**
  * The OpenAPI 3.1 document of the API, built from the route table (every
@@ -32,7 +33,7 @@ export function openApiDocument(ops: Operation[], registries: Registries, access
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
     tags: [
-      { name: 'service', description: 'version, health and this document' },
+      { name: 'service', description: 'version, health, status, metrics, the live tap and this document' },
       ...KINDS.map((kind) => ({ name: kind, description: `${kind} artefacts and their instances` })),
     ],
     paths,
@@ -79,7 +80,11 @@ function operation(op: Operation, access: { token: boolean }): Record<string, un
   const add = (status: number, description: string, schema = 'error', headers?: Record<string, unknown>, only = types) => {
     responses[String(status)] ??= { description, content: content(schema, only), ...(headers ? { headers } : {}) };
   };
-  for (const [status, r] of Object.entries(op.responses)) add(Number(status), r.description, r.schema);
+  for (const [status, r] of Object.entries(op.responses)) {
+    // a text reply (Prometheus, an event stream) is documented as a string of its media type
+    if (op.produces && Number(status) < 300) responses[status] = { description: r.description, content: { [op.produces]: { schema: { type: 'string' } } } };
+    else add(Number(status), r.description, r.schema);
+  }
   if (op.body) {
     add(400, 'the body is malformed, nested too deep, or its YAML aliases expand too much');
     add(413, 'the body is larger than the limit (--api-max-body)');
@@ -96,6 +101,7 @@ function operation(op: Operation, access: { token: boolean }): Record<string, un
     operationId: op.operationId,
     summary: op.summary,
     tags: [op.tag],
+    ...(op.query ? { parameters: op.query.map((q) => ({ name: q.name, in: 'query', required: false, description: q.description, schema: q.schema })) } : {}),
     ...(op.body
       ? {
           requestBody: {
@@ -127,6 +133,7 @@ function componentSchemas(names: SchemaNames): Record<string, JsonSchema> {
     ...states,
     ids,
     placeholders: PLACEHOLDERS_SCHEMA,
+    status: STATUS_SCHEMA,
     version: { type: 'object', required: ['version'], properties: { version: { type: 'string', description: 'semantic version' } } },
     health: {
       type: 'object',

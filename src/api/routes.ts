@@ -4,6 +4,11 @@ import { KINDS, type Kind } from '../runtime/urls';
 import { SchemaValidator } from '../schema/artefacts';
 import type { JsonSchema } from '../schema/json-schema';
 import { version } from '../version';
+import type { Request, Response } from 'express';
+import { TAP_KINDS, TAP_QUEUE_DEFAULT, TAP_QUEUE_MAX, tapOptions, type TapKind } from '../runtime/tap';
+import { status } from '../runtime/status';
+import { PROMETHEUS_CONTENT_TYPE, PrometheusExporter } from '../runtime/prometheus';
+import { streamTap } from './tap';
 
 /**
  * The one route table: the express app is built from it (server.ts) and so
@@ -20,6 +25,10 @@ export interface Operation {
   /** answers in JSON only (no YAML) */
   jsonOnly?: boolean;
   body?: { schema: string; required: boolean; description: string };
+  /** the media type of its successful replies when they are neither JSON nor YAML (a stream, Prometheus text) */
+  produces?: string;
+  /** the query parameters it reads */
+  query?: { name: string; description: string; schema: JsonSchema }[];
   /** by status: what it means and the schema (a name in components.schemas) of the body; no schema: the error body */
   responses: Record<number, { description: string; schema?: string }>;
   run(input: OperationInput): Reply | Promise<Reply>;
@@ -28,17 +37,24 @@ export interface Operation {
 export interface OperationInput {
   params: Record<string, string>;
   body: unknown;
+  /** the parsed query string; empty when there is none */
+  query?: Record<string, unknown>;
 }
 
 export interface Reply {
   status: number;
   body: unknown;
+  /** the body is text of this media type, sent as it is (Prometheus text) */
+  type?: string;
+  /** the operation answers by itself on the raw response (a stream of Server-Sent Events); body is ignored */
+  stream?: (req: Request, res: Response) => void;
 }
 
 /** The path parameters every template uses, with what they name. */
 export const PATH_PARAMETERS: Record<string, string> = {
   artefact_id: 'the id of an artefact in the repository',
   instance_id: 'the id of an instance of the artefact',
+  port: 'a port of the instance',
 };
 
 export function operations(runtime: Runtime, openApiDocument: () => unknown): Operation[] {
@@ -79,6 +95,7 @@ export function operations(runtime: Runtime, openApiDocument: () => unknown): Op
       responses: { 200: { description: 'the OpenAPI 3.1 document', schema: 'openapi' } },
       run: () => ({ status: 200, body: openApiDocument() }),
     },
+    ...observeOperations(runtime),
   ];
   for (const kind of KINDS) ops.push(...kindOperations(runtime, kind));
   return ops;
@@ -197,6 +214,74 @@ function kindOperations(runtime: Runtime, kind: Kind): Operation[] {
     },
   ];
 }
+
+/** GET /status, GET /metrics and the live tap of every kind with ports (docs/observe.md). */
+function observeOperations(runtime: Runtime): Operation[] {
+  const prometheus = new PrometheusExporter();
+  const positive = (integer: boolean, max?: number): JsonSchema => ({
+    type: 'string',
+    pattern: integer ? '^[0-9]+$' : '^[0-9]+(\\.[0-9]+)?$',
+    description: `a positive ${integer ? 'integer' : 'number'}${max ? `, at most ${max}` : ''}`,
+  });
+  const ops: Operation[] = [
+    {
+      method: 'get',
+      path: '/status',
+      operationId: 'get_status',
+      summary: 'Artefacts, instances, their states and circuit breakers, and cumulative event counts per port',
+      tag: 'service',
+      jsonOnly: true,
+      responses: { 200: { description: 'the status; rates are the difference of two polls', schema: 'status' } },
+      run: () => ({ status: 200, body: status(runtime) }),
+    },
+    {
+      method: 'get',
+      path: '/metrics',
+      operationId: 'get_metrics',
+      summary: 'Metrics in the Prometheus text format: events, errors, bytes and circuit breakers per instance and port, and the process',
+      tag: 'service',
+      produces: PROMETHEUS_CONTENT_TYPE,
+      responses: { 200: { description: 'the Prometheus text exposition format, version 0.0.4' } },
+      run: async () => ({ status: 200, type: PROMETHEUS_CONTENT_TYPE, body: await prometheus.scrape(runtime.observe()) }),
+    },
+  ];
+  for (const kind of TAP_KINDS) {
+    ops.push({
+      method: 'get',
+      path: `/tap/${kind}/{artefact_id}/{instance_id}/{port}`,
+      operationId: `tap_${kind}`,
+      summary: `Stream the events passing a port of a running ${kind} instance as Server-Sent Events (${TAP_PORTS[kind]})`,
+      tag: 'service',
+      jsonOnly: true,
+      produces: 'text/event-stream',
+      query: [
+        { name: 'sample', description: 'send every Nth event passing the port (default 1: all)', schema: positive(true) },
+        { name: 'rate', description: 'at most R events a second to this client; the rest are reported as missed', schema: positive(false) },
+        { name: 'max', description: 'end the stream after M events', schema: positive(true) },
+        { name: 'queue', description: `events held while the client reads slower than they pass (default ${TAP_QUEUE_DEFAULT}); beyond, they are reported as missed`, schema: positive(true, TAP_QUEUE_MAX) },
+      ],
+      responses: {
+        200: { description: 'a text/event-stream of `event`, `missed` and `end` messages (docs/observe.md)' },
+        400: { description: 'a query parameter is unknown or not a positive number; the message names it' },
+        404: { description: 'no such artefact, instance or port; the message says which' },
+      },
+      run: (input) => {
+        const at = { kind: kind as TapKind, artefact: input.params.artefact_id, instance: input.params.instance_id, port: input.params.port };
+        const options = tapOptions(input.query ?? {});
+        // resolve now, so a missing port is a 404 before the stream starts
+        runtime.taps.check(at.kind, at.artefact, at.instance, at.port);
+        return { status: 200, body: null, stream: (req, res) => streamTap(runtime.taps, req, res, at, options) };
+      },
+    });
+  }
+  return ops;
+}
+
+const TAP_PORTS: Record<TapKind, string> = {
+  onramp: 'out: events it emits after decoding; err: input it could not decode',
+  pipeline: 'an input port (in): events entering; an output port (out, err): events leaving',
+  offramp: 'in: events it receives',
+};
 
 /** Binding activation takes optional placeholder values: a map of strings (documented by this same schema). */
 export const PLACEHOLDERS_SCHEMA: JsonSchema = {

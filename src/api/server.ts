@@ -95,8 +95,10 @@ function handler(op: Operation, bodies: BodyReader) {
       let body: unknown;
       if (op.body) body = await bodies.read(req, res);
       else BodyReader.checkType(req); // the body is ignored, but must still say it is JSON or YAML
-      const reply = await op.run({ params: req.params as Record<string, string>, body });
-      send(res, type, reply.status, reply.body);
+      const reply = await op.run({ params: req.params as Record<string, string>, body, query: req.query as Record<string, unknown> });
+      if (reply.stream) return reply.stream(req, res);
+      if (reply.type !== undefined) res.status(reply.status).type(reply.type).send(reply.body);
+      else send(res, type, reply.status, reply.body);
     } catch (err) {
       next(err);
     }

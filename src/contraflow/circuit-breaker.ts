@@ -10,6 +10,8 @@ import { BehaviorSubject, Observable, distinctUntilChanged } from 'rxjs';
 export class CircuitBreaker {
   private readonly triggeredBy = new Set<string>();
   private readonly state = new BehaviorSubject<boolean>(true);
+  /** how often the gate closed (`trigger`) and opened again (`restore`), for the metrics */
+  readonly counts = { trigger: 0, restore: 0 };
 
   /** true while the onramp may read */
   get isOpen(): boolean {
@@ -21,12 +23,16 @@ export class CircuitBreaker {
 
   trigger(from: string): void {
     this.triggeredBy.add(from);
-    if (this.state.value) this.state.next(false);
+    if (!this.state.value) return;
+    this.counts.trigger++;
+    this.state.next(false);
   }
 
   restore(from: string): void {
     this.triggeredBy.delete(from);
-    if (this.triggeredBy.size === 0 && !this.state.value) this.state.next(true);
+    if (this.triggeredBy.size > 0 || this.state.value) return;
+    this.counts.restore++;
+    this.state.next(true);
   }
 
   /** which parts hold the gate closed */

@@ -1,27 +1,44 @@
 import { invalid } from './errors';
 
 /**
+ * A type known by name whose module is loaded when the type is first looked
+ * up, so a process pays (in start-up time and memory) only for the types its
+ * artefacts use: kafkajs, pg, grpc and the rest stay unloaded otherwise.
+ */
+export interface LazyType<T> {
+  readonly name: string;
+  readonly load: () => T;
+}
+
+/**
  * A registry of named types (connectors, codecs, processors, operators).
  * Registries belong to a Runtime, never to a module, so several runtimes can
  * live in one process with different sets of types.
  */
 export class TypeRegistry<T> {
   private readonly types = new Map<string, T>();
+  private readonly loaders = new Map<string, () => T>();
 
   constructor(private readonly what: string) {}
 
   register(name: string, type: T): void {
-    if (this.types.has(name)) throw new Error(`${this.what} type '${name}' is already registered`);
+    this.checkFree(name);
     this.types.set(name, type);
   }
 
+  /** Registers a type whose module `load` requires on first `get`. */
+  registerLazy(name: string, load: () => T): void {
+    this.checkFree(name);
+    this.loaders.set(name, load);
+  }
+
   has(name: string): boolean {
-    return this.types.has(name);
+    return this.types.has(name) || this.loaders.has(name);
   }
 
   /** Looks a type up; an unknown name is a validation error naming the field. */
   get(name: string, field = 'type'): T {
-    const type = this.types.get(name);
+    const type = this.types.get(name) ?? this.loadLazy(name);
     if (type === undefined) {
       throw invalid(`${field}: unknown ${this.what} '${name}' (known: ${this.names().join(', ')})`);
     }
@@ -29,6 +46,24 @@ export class TypeRegistry<T> {
   }
 
   names(): string[] {
-    return [...this.types.keys()].sort();
+    return [...this.types.keys(), ...this.loaders.keys()].sort();
   }
+
+  private loadLazy(name: string): T | undefined {
+    const load = this.loaders.get(name);
+    if (load === undefined) return undefined;
+    const type = load();
+    this.loaders.delete(name);
+    this.types.set(name, type);
+    return type;
+  }
+
+  private checkFree(name: string): void {
+    if (this.has(name)) throw new Error(`${this.what} type '${name}' is already registered`);
+  }
+}
+
+/** Loads every entry of a catalog: for the full lists tests and docs walk. */
+export function loadAll<T>(catalog: readonly LazyType<T>[]): T[] {
+  return catalog.map((entry) => entry.load());
 }

@@ -148,6 +148,30 @@ export class PipelineRuntime implements ContraflowTarget {
     return [...this.outputs.keys()].filter((name) => this.graph.edges.some((e) => e.to.kind === 'output' && e.to.name === name));
   }
 
+  /**
+   * Events through each interface port so far: inputs (`in`) as they
+   * entered, outputs (`out`) as they left. Derived at call time from the
+   * edge-weighted `counts` and the graph, so counting stays one addition per
+   * port on the hot path.
+   */
+  portCounts(): { port: string; direction: 'in' | 'out'; events: number }[] {
+    const { edges } = this.graph;
+    const keyOf = (from: Endpoint) => (from.kind === 'input' ? `in|output|${from.name}` : from.kind === 'node' ? `${from.id}|output|${from.port}` : '');
+    const same = (a: Endpoint, b: Endpoint) => keyOf(a) === keyOf(b);
+    /** events that left `from`: its count is one per edge leaving it */
+    const eventsFrom = (from: Endpoint) => {
+      const weight = edges.filter((e) => same(e.from, from)).length;
+      return weight === 0 ? 0 : (this.counts.get(keyOf(from))?.count ?? 0) / weight;
+    };
+    const ports: { port: string; direction: 'in' | 'out'; events: number }[] = [];
+    for (const name of this.graph.inputs) ports.push({ port: name, direction: 'in', events: eventsFrom({ kind: 'input', name }) });
+    for (const name of this.graph.outputs) {
+      const feeding = edges.filter((e) => e.to.kind === 'output' && e.to.name === name);
+      ports.push({ port: name, direction: 'out', events: feeding.reduce((sum, e) => sum + eventsFrom(e.from), 0) });
+    }
+    return ports;
+  }
+
   /** The observer a binding subscribes to feed an input port. */
   input(port: string): Observer<EddyEvent> {
     const subject = this.inputs.get(port);

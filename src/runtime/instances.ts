@@ -7,7 +7,7 @@ import { OfframpRuntime } from '../connectors/_shared/offramp';
 import type { EddyEvent } from '../core/event';
 import { EddyError, invalid } from '../core/errors';
 import type { Codec } from '../codecs/codec';
-import { builtinMimeMap, codecForMime } from '../codecs';
+import { builtinMimeMap, codecForMime } from '../codecs/mime';
 import { PipelineRuntime } from '../pipeline/pipeline';
 import { processorConfig, processorName, type Preprocessor, type ProcessorSpec } from '../processors/processor';
 import type { Registries } from './registries';
@@ -148,8 +148,13 @@ function codecCache(env: InstanceEnv): (name: string) => Codec {
 }
 
 function mimeLookup(env: InstanceEnv, artefact: RampArtefact, fallback: string): (contentType: string | undefined) => string {
-  const map = { ...builtinMimeMap(env.registries.codecs.names().map((n) => env.registries.codecs.get(n))), ...(artefact.codec_map ?? {}) };
-  return (contentType) => codecForMime(contentType, map, fallback);
+  // built on the first content type: the map reads every codec, and loading them all would cost each ramp that never sees one
+  let map: Record<string, string> | undefined;
+  return (contentType) => {
+    if (!contentType) return fallback;
+    map ??= { ...builtinMimeMap(env.registries.codecs.names().map((n) => env.registries.codecs.get(n))), ...(artefact.codec_map ?? {}) };
+    return codecForMime(contentType, map, fallback);
+  };
 }
 
 /** A source or sink that cannot be opened fails the activation with a 400 that names the artefact and the cause. */

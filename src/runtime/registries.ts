@@ -1,12 +1,12 @@
-import { TypeRegistry } from '../core/registry';
+import { TypeRegistry, type LazyType } from '../core/registry';
 import type { CodecType } from '../codecs/codec';
 import type { PostprocessorType, PreprocessorType } from '../processors/processor';
 import type { OperatorType } from '../pipeline/operator';
 import type { OfframpType, OnrampType } from '../connectors/connector';
-import { builtinCodecs } from '../codecs';
-import { builtinPostprocessors, builtinPreprocessors } from '../processors';
-import { builtinOperators } from '../pipeline/operators';
-import { builtinOfframps, builtinOnramps } from '../connectors';
+import { codecCatalog } from '../codecs/catalog';
+import { postprocessorCatalog, preprocessorCatalog } from '../processors/catalog';
+import { operatorCatalog } from '../pipeline/operators/catalog';
+import { offrampCatalog, onrampCatalog } from '../connectors/catalog';
 
 /** Every type a runtime knows, by name. Owned by one Runtime. */
 export class Registries {
@@ -17,14 +17,18 @@ export class Registries {
   readonly postprocessors = new TypeRegistry<PostprocessorType>('postprocessor');
   readonly operators = new TypeRegistry<OperatorType<any>>('operator'); // eslint-disable-line @typescript-eslint/no-explicit-any
 
+  /** The builtin types, each loaded by name when an artefact first uses it. */
   static withBuiltins(): Registries {
     const r = new Registries();
-    for (const t of builtinOnramps) r.onramps.register(t.name, t);
-    for (const t of builtinOfframps) r.offramps.register(t.name, t);
-    for (const t of builtinCodecs) r.codecs.register(t.name, t);
-    for (const t of builtinPreprocessors) r.preprocessors.register(t.name, t);
-    for (const t of builtinPostprocessors) r.postprocessors.register(t.name, t);
-    for (const t of builtinOperators) r.operators.register(t.name, t);
+    const lazily = <T>(registry: TypeRegistry<T>, catalog: readonly LazyType<T>[]) => {
+      for (const entry of catalog) registry.registerLazy(entry.name, entry.load);
+    };
+    lazily(r.onramps, onrampCatalog);
+    lazily(r.offramps, offrampCatalog);
+    lazily(r.preprocessors, preprocessorCatalog);
+    lazily(r.postprocessors, postprocessorCatalog);
+    lazily(r.operators, operatorCatalog);
+    lazily(r.codecs, codecCatalog);
     return r;
   }
 }

@@ -25,6 +25,8 @@ import {
 import { type InstancePort, type Kind, instanceUrl, parseLinkUrl, substitute } from './urls';
 import type { RuntimeStore } from './store';
 import type { PublishPolicy } from './policy';
+import { TapHub } from './tap';
+import { observeInstance, type ObservedInstance } from './observe';
 
 type Live =
   | { kind: 'onramp'; onramp: OnrampInstance }
@@ -102,6 +104,8 @@ export class Runtime {
   readonly store: RuntimeStore | undefined;
   /** parts asking the process to exit (exit offramp, blackhole, file close_on_done) */
   readonly exitRequests = new Subject<ExitRequest>();
+  /** the live taps on instance ports (GET /tap/...) */
+  readonly taps: TapHub = new TapHub(this);
   private readonly instances = new Map<string, InstanceRecord>();
   private readonly metrics: MetricsReporter;
   private uid = 0;
@@ -387,6 +391,7 @@ export class Runtime {
     await Promise.all(records.map((r) => (r.live.kind === 'offramp' ? r.live.offramp.close() : undefined)));
     for (const b of bindings) for (const undo of b.disconnects.splice(0)) undo();
     await Promise.all(records.map((r) => (r.live.kind === 'pipeline' ? r.live.pipeline.stop() : undefined)));
+    for (const r of records) this.taps.instanceStopped(r.url, 'runtime shutting down');
     this.instances.clear();
     // instances stay stored: a shutdown is not a deactivation; writes already asked for are finished first
     if (this.store) {
@@ -412,6 +417,14 @@ export class Runtime {
     });
     const healthy = !this.stopping && instances.every((i) => i.state === 'running' || i.state === 'paused');
     return { status: healthy ? 'ok' : 'unhealthy', instances };
+  }
+
+  /** Every instance's state and counters now (GET /status, GET /metrics): read from the counters the flow keeps anyway. */
+  observe(): ObservedInstance[] {
+    const health = new Map(this.health().instances.map((i) => [i.url, i]));
+    return [...this.instances.values()].map((r) =>
+      observeInstance({ kind: r.kind, artefact: r.artefactId, instance: r.instanceId, url: r.url }, r.live, health.get(r.url)!),
+    );
   }
 
   requestExit(code: number, reason: string): void {
@@ -513,6 +526,7 @@ export class Runtime {
     if (record.live.kind === 'pipeline') await record.live.pipeline.stop();
     if (record.live.kind === 'offramp') await record.live.offramp.close();
     if (record.live.kind === 'onramp') await record.live.onramp.close();
+    this.taps.instanceStopped(url);
   }
 
   private async teardownBinding(url: string, binding: BindingInstance): Promise<void> {

@@ -11,7 +11,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Level } from 'level';
+import type { Level } from 'level';
 import type { Artefact } from './artefacts';
 import { KINDS, type Kind, instanceUrl, isKind } from './urls';
 
@@ -90,7 +90,9 @@ export class LevelStore implements RuntimeStore {
     } catch (err) {
       throw new StoreError(`--data-dir ${dir}: cannot create ${location}: ${(err as Error).message}`);
     }
-    const db = new Level<string, string>(location, { valueEncoding: 'utf8' });
+    // required here: a runtime without --data-dir never loads LevelDB
+    const { Level: LevelDb } = require('level') as typeof import('level'); // eslint-disable-line @typescript-eslint/no-require-imports
+    const db: Level<string, string> = new LevelDb<string, string>(location, { valueEncoding: 'utf8' });
     try {
       await db.open();
     } catch (err) {

@@ -1,6 +1,8 @@
-import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
+import type Ajv from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import { invalid } from '../core/errors';
 import type { JsonSchema } from './json-schema';
+import { precompiledValidator } from './precompiled';
 
 /** The spec's identifier shape: artefact, instance and port ids. */
 export const ID_PATTERN = '^[a-z][a-zA-Z_:]*$';
@@ -112,16 +114,32 @@ export function artefactSchemas(names: SchemaNames): Record<'pipeline' | 'onramp
   };
 }
 
-/** One ajv instance per runtime, compiling each schema once. */
+/** The ajv options every validator is made with, at run time and by the build's precompile step alike. */
+export const AJV_OPTIONS = { allErrors: false, useDefaults: true, strict: false } as const;
+
+/**
+ * Validates against JSON schemas, each turned into a function once: the
+ * build's generated module for that exact schema when there is one (see
+ * ./precompiled), else compiled by an ajv instance made (and ajv loaded) on
+ * the first schema that needs it.
+ */
 export class SchemaValidator {
-  private readonly ajv = new Ajv({ allErrors: false, useDefaults: true, strict: false });
+  private ajv?: Ajv;
   private readonly cache = new WeakMap<JsonSchema, ValidateFunction>();
 
   /** Validates (and fills defaults into) `value`, or throws a 400 naming the field. */
   check(schema: JsonSchema, value: unknown, where: string): void {
     let validate = this.cache.get(schema);
-    if (!validate) this.cache.set(schema, (validate = this.ajv.compile(schema)));
+    if (!validate) this.cache.set(schema, (validate = precompiledValidator(schema) ?? this.compile(schema)));
     if (!validate(value)) throw invalid(describe(where, validate.errors ?? []));
+  }
+
+  private compile(schema: JsonSchema): ValidateFunction {
+    if (!this.ajv) {
+      const AjvClass = (require('ajv') as typeof import('ajv')).default; // eslint-disable-line @typescript-eslint/no-require-imports
+      this.ajv = new AjvClass(AJV_OPTIONS);
+    }
+    return this.ajv.compile(schema);
   }
 }
 

@@ -92,10 +92,6 @@ describe('examples', () => {
 
   for (const file of readdirSync(EXAMPLES).filter((f) => /\.(ya?ml|json)$/.test(f) && !f.endsWith('.cases.yaml'))) {
     it(`${file} loads and activates in a runtime`, async function () {
-      // KNOWN BUG (open): a pubsub onramp shut down right after activation can leave its two gRPC
-      // streams to the fake open, which keeps this process alive. test/connectors/pubsub/example.test.ts
-      // runs this example as its own eddy process instead; fix the close race, then drop this skip.
-      if (file === 'pubsub.yaml') this.skip();
       const service = serviceOf(readFileSync(join(EXAMPLES, file), 'utf8'));
       if (service) await requireService(this, service);
       // the chat example talks to the local Discord stand-in on 127.0.0.1:8140

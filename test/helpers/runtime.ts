@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parse as parseYaml } from 'yaml';
-import { createApi, listen } from '../../src/api/server';
+import { createApi, listen, type ApiOptions } from '../../src/api/server';
 import { createLogger } from '../../src/core/logger';
 import { Runtime } from '../../src/runtime/runtime';
 
@@ -12,11 +12,11 @@ export interface Started {
   stop(): Promise<void>;
 }
 
-/** A runtime with its REST API on an ephemeral loopback port. */
-export async function startRuntime(runtime?: Runtime): Promise<Started> {
+/** A runtime with its REST API (with `api` options, e.g. a token) on an ephemeral loopback port. */
+export async function startRuntime(runtime?: Runtime, api: ApiOptions = {}): Promise<Started> {
   const rt = runtime ?? new Runtime({ logger: createLogger('silent') });
   await rt.start();
-  const server = await listen(createApi(rt), '127.0.0.1', 0);
+  const server = await listen(createApi(rt, api), '127.0.0.1', 0);
   const { port } = server.address() as AddressInfo;
   return {
     runtime: rt,

@@ -15,6 +15,8 @@ function caseFile(text: string): string {
 }
 
 const WRONG_BATCH = wrongBatchCase();
+const UPPERCASE_CASES = join(__dirname, '../../../test/fixtures/testing/uppercase.cases.yaml');
+const CUSTOM_OPERATOR = join(__dirname, '../../examples/custom-operator.js');
 
 describe('eddy test (the command)', () => {
   it('runs a case file and exits 0 when every case passes', async () => {
@@ -60,6 +62,28 @@ describe('eddy test (the command)', () => {
     const run = await runEddy(['test', path]);
     expect(run.code).to.equal(1);
     expect(run.stdout).to.include("error: in.in: no value for 'q' (letters: a)");
+  });
+
+  it('--require MODULE registers an application\'s own operator types (its register(registries)) for the cases', async () => {
+    const run = await runEddy(['test', '--require', CUSTOM_OPERATOR, UPPERCASE_CASES]);
+    expect(run.stderr).to.equal('');
+    expect(run.stdout).to.include('✓ upper-cases the msg field');
+    expect(run.code).to.equal(0);
+  });
+
+  it('without --require the unknown operator type fails the file, naming it', async () => {
+    const run = await runEddy(['test', UPPERCASE_CASES]);
+    expect(run.stdout).to.match(/example::uppercase/);
+    expect(run.code).to.equal(1);
+  });
+
+  it('a --require module that cannot be loaded or has no register function exits 1 naming it', async () => {
+    const missing = await runEddy(['test', '--require', './no/such/module.js', UPPERCASE_CASES]);
+    expect(missing.stderr).to.match(/^error: --require \.\/no\/such\/module\.js: cannot load it: /);
+    expect(missing.code).to.equal(1);
+    const noRegister = await runEddy(['test', '--require', join(__dirname, '../helpers/cli.js'), UPPERCASE_CASES]);
+    expect(noRegister.stderr).to.match(/--require .*cli\.js: it exports no register\(registries\) function/);
+    expect(noRegister.code).to.equal(1);
   });
 
   it('bad usage exits 2 with the usage line', async () => {

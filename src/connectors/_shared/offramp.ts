@@ -8,6 +8,7 @@ import { runProcessors, type FrameContext, type Postprocessor, type Preprocessor
 import type { ContraflowTarget } from '../../contraflow/contraflow';
 import type { OfframpContext, RampContext, Sink } from '../connector';
 import { RampCounters } from './ramp-metrics';
+import { TapHook } from '../../core/tap-hook';
 
 export interface OfframpParts {
   readonly ctx: RampContext;
@@ -39,6 +40,10 @@ export interface OfframpParts {
 export class OfframpRuntime {
   readonly counters = new RampCounters();
   readonly outputs = new Map<string, Subject<EddyEvent>>();
+  /** the live tap's hook on `in`: every event handed to this offramp */
+  readonly inTap = new TapHook();
+  /** how often it told its sources to pause (`trigger`) and to read again (`restore`) */
+  readonly breakerCounts = { trigger: 0, restore: 0 };
   private readonly inputs = new Set<ContraflowTarget>();
   private sink!: Sink;
   private inFlight = 0;
@@ -64,6 +69,16 @@ export class OfframpRuntime {
   /** the sink said it is down (disconnected, its stream full) and has not restored yet */
   get down(): boolean {
     return this.sinkTriggered;
+  }
+
+  /** its circuit breaker holds its sources back: the sink is down, or too many sends are in flight */
+  get triggered(): boolean {
+    return this.sinkTriggered || this.loadTriggered;
+  }
+
+  /** sends handed to the sink that have not settled yet */
+  get inFlightSends(): number {
+    return this.inFlight;
   }
 
   async start(): Promise<void> {
@@ -102,6 +117,7 @@ export class OfframpRuntime {
 
   handle(event: EddyEvent, from: ContraflowTarget): void {
     if (this.closed) return this.fail(event, from, 'offramp is closed');
+    if (this.inTap.listener !== undefined) this.inTap.listener(event);
     this.counters.in++;
     let payloads: Buffer[];
     try {
@@ -210,7 +226,8 @@ export class OfframpRuntime {
     if (event.transactional) from.contraflow({ kind: 'fail', event, from: this.url, meta: { error } });
   }
 
-  private broadcast(kind: Insight['kind']): void {
+  private broadcast(kind: 'trigger' | 'restore'): void {
+    this.breakerCounts[kind]++;
     for (const input of this.inputs) input.contraflow({ kind, from: this.url });
   }
 

@@ -11,6 +11,7 @@ import { FastSubject } from './fast-subject';
 import { pullLoop } from './pull-loop';
 import { batchValues } from '../../core/event';
 import { codecPicker } from './codecs';
+import { TapHook } from '../../core/tap-hook';
 
 export interface OnrampParts {
   readonly ctx: RampContext;
@@ -63,6 +64,8 @@ export class OnrampRuntime {
   readonly counters = new RampCounters();
   readonly out$: Observable<EddyEvent>;
   readonly err$ = new Subject<EddyEvent>();
+  /** the live tap's hooks on `out` (events as emitted) and `err` (decode errors) */
+  readonly taps = { out: new TapHook(), err: new TapHook() };
   private seq = 0;
   private readonly chains = new Map<string | number, Preprocessor[]>();
   /** the last stream's chain: most frames come from the stream before them, so no Map lookup */
@@ -83,7 +86,11 @@ export class OnrampRuntime {
     this.codec = codecPicker(parts.codec, parts.codecs, parts.ctx.url);
     this.transactional = parts.source.transactional === true;
     this.out$ = new Observable<EddyEvent>((subscriber) => {
-      const emit = (event: EddyEvent) => subscriber.next(event);
+      const outTap = this.taps.out;
+      const emit = (event: EddyEvent) => {
+        if (outTap.listener !== undefined) outTap.listener(event);
+        subscriber.next(event);
+      };
       const { source } = parts;
       // frames that arrive while the gate is closed: held in order, released when it opens
       const held: Frame[] = [];
@@ -307,20 +314,9 @@ export class OnrampRuntime {
     const id: EventId = { uid: this.uid, seq: ++this.seq };
     const message = err.message;
     this.result?.errors.push(message);
-    if (!this.err$.observed) {
-      // counted in the ramp's `error` metric; logged at most once a second so a bad stream cannot flood the log
-      const now = Date.now();
-      if (now - this.lastUnroutedLog >= 1000) {
-        const more = this.counters.error - this.loggedErrors - 1;
-        this.parts.ctx.logger.warn(
-          `Onramp ${this.parts.ctx.url}: ${message} (err port not connected; counted${more > 0 ? `, ${more} more since the last report` : ''})`,
-        );
-        this.lastUnroutedLog = now;
-        this.loggedErrors = this.counters.error;
-      }
-      return;
-    }
-    this.err$.next({
+    const errTap = this.taps.err.listener;
+    if (!this.err$.observed && errTap === undefined) return this.logUnrouted(message);
+    const event: EddyEvent = {
       id,
       data: {
         error: message,
@@ -333,7 +329,22 @@ export class OnrampRuntime {
       originUri: frame.originUri,
       isBatch: false,
       transactional: false,
-    });
+    };
+    if (errTap !== undefined) errTap(event);
+    if (this.err$.observed) this.err$.next(event);
+    else this.logUnrouted(message);
+  }
+
+  /** An error with nothing connected to `err`: counted in the ramp's `error` metric; logged at most once a second so a bad stream cannot flood the log. */
+  private logUnrouted(message: string): void {
+    const now = Date.now();
+    if (now - this.lastUnroutedLog < 1000) return;
+    const more = this.counters.error - this.loggedErrors - 1;
+    this.parts.ctx.logger.warn(
+      `Onramp ${this.parts.ctx.url}: ${message} (err port not connected; counted${more > 0 ? `, ${more} more since the last report` : ''})`,
+    );
+    this.lastUnroutedLog = now;
+    this.loggedErrors = this.counters.error;
   }
 }
 

@@ -7,6 +7,7 @@ import { BufferedWriter } from '../_shared/buffered-writer';
 interface FileOfframpConfig {
   file: string;
   fsync: boolean;
+  append: boolean;
 }
 
 const NEWLINE = Buffer.from('\n');
@@ -16,7 +17,10 @@ const NEWLINE = Buffer.from('\n');
  * leaves the file untouched: `create` proves the file can be written (an
  * existing file is opened for writing without truncating it; for a new one
  * its directory must exist and be writable) and `commit`, once every part of
- * the activation has opened, truncates or creates it.
+ * the activation has opened, truncates or creates it. With `append: true`
+ * nothing is truncated: lines are added at the end of what the file holds,
+ * so a restarted server (`--data-dir`) or a reactivation keeps earlier
+ * output.
  *
  * An event is acked once its bytes are written to the file (the stream's
  * write callback), with `fsync: true` once they are also fsynced: one fsync
@@ -33,7 +37,16 @@ export const fileOfframp: OfframpType<FileOfframpConfig> = {
     additionalProperties: false,
     required: ['file'],
     properties: {
-      file: { type: 'string', minLength: 1, description: 'path to write; created, or truncated if it exists, when the activation has opened every part' },
+      file: {
+        type: 'string',
+        minLength: 1,
+        description: 'path to write; created, or truncated if it exists (unless append), when the activation has opened every part',
+      },
+      append: {
+        type: 'boolean',
+        default: false,
+        description: 'add lines at the end of an existing file instead of truncating it at activation (a restart or reactivation keeps earlier output)',
+      },
       fsync: {
         type: 'boolean',
         default: false,
@@ -44,7 +57,7 @@ export const fileOfframp: OfframpType<FileOfframpConfig> = {
   // the stream's own buffer (its 'drain') is the backpressure: events waiting for their write are not capped by count
   maxInFlight: () => 1 << 20,
   async create(config, ctx) {
-    const existing = await openExisting(config.file);
+    const existing = await openExisting(config.file, config.append);
     return new FileSink(config, ctx, existing);
   },
 };
@@ -61,7 +74,7 @@ class FileSink implements Sink {
     private existing: FileHandle | undefined,
   ) {}
 
-  /** Every part of the activation opened: now truncate or create the file. */
+  /** Every part of the activation opened: now truncate (unless appending) or create the file. */
   async commit(): Promise<void> {
     const file = this.config.file;
     const cannot = (err: unknown) => new Error(`file offramp: cannot open ${file}: ${(err as Error).message}`);
@@ -71,14 +84,14 @@ class FileSink implements Sink {
       this.existing = undefined;
       try {
         // a FIFO or a device (/dev/stdout) cannot be and need not be truncated
-        if ((await handle.stat()).isFile()) await handle.truncate(0);
+        if (!this.config.append && (await handle.stat()).isFile()) await handle.truncate(0);
       } catch (err) {
         await handle.close().catch(() => undefined);
         throw cannot(err);
       }
     } else {
       try {
-        handle = await open(file, 'w');
+        handle = await open(file, this.config.append ? 'a' : 'w');
       } catch (err) {
         throw cannot(err);
       }
@@ -119,14 +132,14 @@ class FileSink implements Sink {
 }
 
 /**
- * Opens an existing file for writing, without creating or truncating it;
+ * Opens an existing file for writing (appending, with `append`), without creating or truncating it;
  * for a file that does not exist yet, checks that its directory exists and
  * can be written, creating nothing. Throws naming the path and the cause.
  */
-async function openExisting(file: string): Promise<FileHandle | undefined> {
+async function openExisting(file: string, append: boolean): Promise<FileHandle | undefined> {
   const cannot = (why: string) => new Error(`file offramp: cannot open ${file}: ${why}`);
   try {
-    return await open(file, constants.O_WRONLY);
+    return await open(file, append ? constants.O_WRONLY | constants.O_APPEND : constants.O_WRONLY);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw cannot((err as Error).message);
   }

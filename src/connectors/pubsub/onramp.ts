@@ -141,6 +141,8 @@ class PubsubSource implements OnrampSource {
   /** a reopen after the client gave up on its stream (a non-retryable error) */
   private retry: RxSubscription | undefined;
   private readonly backoff = new Backoff(100, 5000);
+  /** resolves two event-loop turns (check phases) after the streaming pull was last opened (see stop()) */
+  private setupSettled: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly config: PubsubOnrampConfig,
@@ -240,6 +242,7 @@ class PubsubSource implements OnrampSource {
       closeOptions: { behavior: 'NACK', timeout: this.lib.Duration.from({ seconds: CLOSE_TIMEOUT_S }) },
     });
     this.subscription = subscription;
+    this.setupSettled = new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
     subscription.on('message', (message: Message) => {
       if (this.subscription !== subscription) return void message.nack();
       this.backoff.reset();
@@ -270,9 +273,15 @@ class PubsubSource implements OnrampSource {
     this.subscription = undefined;
     for (const message of this.held.splice(0)) message.nack();
     if (!subscription) return this.closing ?? Promise.resolve();
-    subscription.removeAllListeners('message');
     subscription.on('error', () => undefined);
-    this.closing = subscription.close().catch((err: unknown) => this.ctx.logger.debug(`pubsub onramp ${this.ctx.url}: closing the subscriber: ${describe(err)}`));
+    // The streaming pulls the client opens when the listener is attached are gRPC calls whose metadata
+    // is prepared asynchronously; grpc-js (1.14) starts such a call even when it was cancelled before
+    // its metadata was ready, and the started call's HTTP/2 stream then outlives the client and keeps
+    // the process alive. Closing the subscriber only after the setup's turn lets every call start
+    // first, so that closing cancels started calls: a deactivation in the same turn as the
+    // activation included. (Removing the last message listener closes the subscriber too, so the
+    // listener stays until then; it nacks what still arrives, since this.subscription moved on.)
+    this.closing = this.setupSettled.then(() => subscription.close()).catch((err: unknown) => this.ctx.logger.debug(`pubsub onramp ${this.ctx.url}: closing the subscriber: ${describe(err)}`));
     return this.closing;
   }
 

@@ -1,47 +1,35 @@
 import { expect } from 'chai';
 import { createServer, type Server, type Socket } from 'node:net';
 import { call, eventually, startRuntime, type Started } from '../../helpers/runtime';
-import { requireService, type ServiceAddress } from '../../helpers/services';
-import { documentsIn, freePort, proxyTo, range, sorted, startElasticFlow, testClient, uniqueIndex, type ElasticFlow, type Proxy } from './helpers';
+import { documentsIn, freePort, proxyTo, range, sorted, startElasticFlow, useElastic, type ElasticFlow, type Proxy } from './helpers';
 
 describe('elastic offramp: concurrency, connection loss and activation', function () {
   this.timeout(30_000);
-  let es: ServiceAddress;
-  let client: ReturnType<typeof testClient>;
+  const elastic = useElastic();
   let flow: ElasticFlow | undefined;
   let proxy: Proxy | undefined;
-  before(async function () {
-    es = await requireService(this, 'elastic');
-    client = testClient(es);
-  });
-  after(async () => client?.dispose());
   afterEach(async () => {
     await flow?.stop();
     await proxy?.close();
     flow = proxy = undefined;
   });
-  const index = (what: string) => {
-    const name = uniqueIndex(what);
-    client.indices_made.push(name);
-    return name;
-  };
 
   it('never has more than `concurrency` bulk requests in flight at the cluster, and delivers every event', async () => {
-    const idx = index('concurrency');
+    const idx = elastic.index('concurrency');
     // each bulk is held 30 ms at the proxy, so requests overlap when the offramp lets them
-    proxy = await proxyTo(es, { delayMs: 30 });
+    proxy = await proxyTo(elastic.es, { delayMs: 30 });
     flow = await startElasticFlow({ offramp: { config: { nodes: [`http://127.0.0.1:${proxy.port}`], concurrency: 2 } } });
     for (const n of range(1, 30)) flow.feed.push({ n }, { index: idx, doc_id: String(n) });
     await eventually(() => flow!.feed.acks.length === 30, 25_000, '30 acks');
     expect(proxy.bulks).to.equal(30);
     expect(proxy.maxInFlight).to.equal(2);
     expect(flow.feed.fails).to.deep.equal([]);
-    expect((await documentsIn(client, idx)).map((d) => Number(d._id)).sort((a, b) => a - b)).to.deep.equal(range(1, 30));
+    expect((await documentsIn(elastic.client, idx)).map((d) => Number(d._id)).sort((a, b) => a - b)).to.deep.equal(range(1, 30));
   });
 
   it('connection loss: triggers the breaker and fails what cannot be sent; restores once the cluster answers, and delivers what waited', async () => {
-    const idx = index('outage');
-    proxy = await proxyTo(es);
+    const idx = elastic.index('outage');
+    proxy = await proxyTo(elastic.es);
     const port = proxy.port;
     flow = await startElasticFlow({ offramp: { linked: true, config: { nodes: [`http://127.0.0.1:${port}`] } } });
     for (const n of range(1, 5)) flow.feed.push({ n }, { index: idx, doc_id: String(n) });
@@ -68,13 +56,13 @@ describe('elastic offramp: concurrency, connection loss and activation', functio
 
     // events that arrive while the breaker is triggered are held by the machinery, not sent and not dropped
     for (const n of range(9, 12)) flow.feed.push({ n }, { index: idx, doc_id: String(n) });
-    proxy = await proxyTo(es, { port });
+    proxy = await proxyTo(elastic.es, { port });
     await eventually(() => flow!.gateOpen(), 20_000, 'the breaker restored');
     await eventually(() => flow!.feed.acks.length === 9, 20_000, 'the held events acked');
     expect(sorted(flow.feed.acks)).to.deep.equal([...range(1, 5), ...range(9, 12)]);
     expect(sorted([...flow.feed.acks, ...flow.feed.fails])).to.deep.equal(range(1, 12));
     // exactly what was acked is in the index
-    expect((await documentsIn(client, idx)).map((d) => Number(d._id)).sort((a, b) => a - b)).to.deep.equal(sorted(flow.feed.acks));
+    expect((await documentsIn(elastic.client, idx)).map((d) => Number(d._id)).sort((a, b) => a - b)).to.deep.equal(sorted(flow.feed.acks));
   });
 
   describe('an unreachable cluster at activation answers 400 naming the offramp and the cause', () => {

@@ -2,18 +2,11 @@ import { expect } from 'chai';
 import { join } from 'node:path';
 import { runEddy } from '../../helpers/cli';
 import { call, eventually, startRuntime, type Started } from '../../helpers/runtime';
-import { requireService, type ServiceAddress } from '../../helpers/services';
-import { documentsIn, freePort, testClient, uniqueIndex } from './helpers';
+import { documentsIn, freePort, useElastic } from './helpers';
 
 describe('elastic offramp end to end', function () {
   this.timeout(30_000);
-  let es: ServiceAddress;
-  let client: ReturnType<typeof testClient>;
-  before(async function () {
-    es = await requireService(this, 'elastic');
-    client = testClient(es);
-  });
-  after(async () => client?.dispose());
+  const elastic = useElastic();
 
   describe('published over REST', () => {
     let rt: Started | undefined;
@@ -23,8 +16,7 @@ describe('elastic offramp end to end', function () {
     });
 
     it('a rest onramp -> pipeline (meta index and doc_id) -> elastic offramp: the posted documents are searchable', async () => {
-      const idx = uniqueIndex('e2e');
-      client.indices_made.push(idx);
+      const idx = elastic.index('e2e');
       rt = await startRuntime();
       const port = await freePort();
       const artefacts: [string, unknown][] = [
@@ -38,7 +30,7 @@ describe('elastic offramp end to end', function () {
             links: { in: ['route'], route: ['out'] },
           },
         ],
-        ['offramp', { id: 'search', type: 'elastic', config: { nodes: [`http://${es.host}:${es.port}`] } }],
+        ['offramp', { id: 'search', type: 'elastic', config: { nodes: elastic.nodes() } }],
         [
           'binding',
           {
@@ -61,13 +53,13 @@ describe('elastic offramp end to end', function () {
         const posted = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sku, name }) });
         expect(posted.status).to.equal(202);
       }
-      await eventually(async () => (await client.indices.exists({ index: idx })) && (await documentsIn(client, idx)).length === 3, 20_000, 'three documents');
-      expect(await documentsIn(client, idx)).to.deep.equal([
+      await eventually(async () => (await elastic.client.indices.exists({ index: idx })) && (await documentsIn(elastic.client, idx)).length === 3, 20_000, 'three documents');
+      expect(await documentsIn(elastic.client, idx)).to.deep.equal([
         { _id: 'k-1', _source: { sku: 'k-1', name: 'kettle' } },
         { _id: 'm-3', _source: { sku: 'm-3', name: 'mixer' } },
         { _id: 't-2', _source: { sku: 't-2', name: 'toaster' } },
       ]);
-      const found = await client.search({ index: idx, query: { match: { name: 'toaster' } } });
+      const found = await elastic.client.search({ index: idx, query: { match: { name: 'toaster' } } });
       expect(found.hits.hits.map((h) => h._id)).to.deep.equal(['t-2']);
     });
   });
@@ -76,7 +68,7 @@ describe('elastic offramp end to end', function () {
     const root = join(__dirname, '../../../..');
     expect(process.cwd(), 'the example reads a path relative to the repository root').to.equal(root);
     // the example's own fixed index: start from nothing, so the versions are 1
-    await client.indices.delete({ index: 'eddy-example-books', ignore_unavailable: true });
+    await elastic.client.indices.delete({ index: 'eddy-example-books', ignore_unavailable: true });
     const run = await runEddy(['server', 'run', '-f', join(root, 'examples/elastic.yaml'), '--no-api'], { timeoutMs: 25_000 });
     expect(run.code, run.stderr).to.equal(0);
     const indexed = run.stdout
@@ -98,8 +90,8 @@ describe('elastic offramp end to end', function () {
     expect(rejected[0]).to.include({ success: false, title: 'The Book of Sand' });
     expect(rejected[0].elastic).to.deep.equal({ id: '978-0000000000', type: null, index: 'eddy-example-books' });
     expect(rejected[0].error.type).to.equal('document_parsing_exception');
-    const docs = await documentsIn(client, 'eddy-example-books');
+    const docs = await documentsIn(elastic.client, 'eddy-example-books');
     expect(docs.map((d) => d._id)).to.deep.equal(['978-0141439518', '978-0141439556', '978-0141439600', '978-0141441146']);
-    await client.indices.delete({ index: 'eddy-example-books', ignore_unavailable: true });
+    await elastic.client.indices.delete({ index: 'eddy-example-books', ignore_unavailable: true });
   });
 });

@@ -7,7 +7,7 @@ import type { EddyEvent, Meta } from '../../../src/core/event';
 import { createLogger } from '../../../src/core/logger';
 import { Registries } from '../../../src/runtime/registries';
 import { Runtime } from '../../../src/runtime/runtime';
-import type { ServiceAddress } from '../../helpers/services';
+import { requireService, type ServiceAddress } from '../../helpers/services';
 
 /** A test source: the test pushes each event's data and meta; the acks and fails that come back are kept (by event seq). */
 export interface Feed {
@@ -111,6 +111,45 @@ export function testClient(address: ServiceAddress): Client & { indices_made: st
     await client.close();
   };
   return client;
+}
+
+export type TestClient = ReturnType<typeof testClient>;
+
+/** The Elasticsearch of a suite: found in its `before` hook (the suite is skipped, or fails under CI, without one). */
+export interface ElasticSuite {
+  readonly es: ServiceAddress;
+  /** the test's own client; the indices named by `index` are deleted after the suite */
+  readonly client: TestClient;
+  /** the `nodes` config of an elastic offramp for this cluster */
+  nodes(): string[];
+  /** a fresh index name, deleted after the suite */
+  index(what: string): string;
+}
+
+/** Registers the suite's hooks that find the cluster and clean up after it; call it inside `describe`. */
+export function useElastic(): ElasticSuite {
+  let es: ServiceAddress | undefined;
+  let client: TestClient | undefined;
+  before(async function () {
+    es = await requireService(this, 'elastic');
+    client = testClient(es);
+  });
+  after(async () => client?.dispose());
+  const suite: ElasticSuite = {
+    get es() {
+      return es!;
+    },
+    get client() {
+      return client!;
+    },
+    nodes: () => [`http://${es!.host}:${es!.port}`],
+    index(what) {
+      const name = uniqueIndex(what);
+      client!.indices_made.push(name);
+      return name;
+    },
+  };
+  return suite;
 }
 
 /** Every document of `index` (refreshed first), sorted by `_id`. */

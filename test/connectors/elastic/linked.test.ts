@@ -1,34 +1,21 @@
 import { expect } from 'chai';
 import { eventually } from '../../helpers/runtime';
-import { requireService, type ServiceAddress } from '../../helpers/services';
-import { documentsIn, sorted, startElasticFlow, testClient, uniqueIndex, type ElasticFlow } from './helpers';
+import { documentsIn, sorted, startElasticFlow, useElastic, type ElasticFlow } from './helpers';
 
 describe('elastic offramp (linked) against a real Elasticsearch', function () {
   this.timeout(30_000);
-  let es: ServiceAddress;
-  let client: ReturnType<typeof testClient>;
+  const elastic = useElastic();
   let flow: ElasticFlow | undefined;
-  before(async function () {
-    es = await requireService(this, 'elastic');
-    client = testClient(es);
-  });
-  after(async () => client?.dispose());
   afterEach(async () => {
     await flow?.stop();
     flow = undefined;
   });
-  const nodes = () => [`http://${es.host}:${es.port}`];
-  const index = (what: string) => {
-    const name = uniqueIndex(what);
-    client.indices_made.push(name);
-    return name;
-  };
 
   it('a mixed bulk: a success on out and a failure on err per item, with the exact shapes, and the event fails', async () => {
-    const idx = index('mixed');
+    const idx = elastic.index('mixed');
     // a strict mapping: a document with a field it does not know is rejected by the cluster
-    await client.indices.create({ index: idx, mappings: { dynamic: 'strict', properties: { n: { type: 'integer' }, name: { type: 'keyword' } } } });
-    flow = await startElasticFlow({ offramp: { linked: true, config: { nodes: nodes() } }, nodes: [{ id: 'batch', type: 'generic::batch', config: { count: 3 } }] });
+    await elastic.client.indices.create({ index: idx, mappings: { dynamic: 'strict', properties: { n: { type: 'integer' }, name: { type: 'keyword' } } } });
+    flow = await startElasticFlow({ offramp: { linked: true, config: { nodes: elastic.nodes() } }, nodes: [{ id: 'batch', type: 'generic::batch', config: { count: 3 } }] });
     flow.feed.push({ n: 1, name: 'one' }, { index: idx, doc_id: 'a', correlation: 'c1' });
     flow.feed.push({ n: 2, surprise: 'x' }, { index: idx, doc_id: 'b', correlation: 'c2' });
     flow.feed.push({ n: 3 }, { index: idx, correlation: 'c3' });
@@ -59,12 +46,12 @@ describe('elastic offramp (linked) against a real Elasticsearch', function () {
     // a partially failed bulk fails the whole event: every member is failed back, none acked
     expect(sorted(flow.feed.fails)).to.deep.equal([1, 2, 3]);
     expect(flow.feed.acks).to.deep.equal([]);
-    expect((await documentsIn(client, idx)).map((d) => d._source)).to.have.deep.members([{ n: 1, name: 'one' }, { n: 3 }]);
+    expect((await documentsIn(elastic.client, idx)).map((d) => d._source)).to.have.deep.members([{ n: 1, name: 'one' }, { n: 3 }]);
   });
 
   it('a plain event: its success on out carries the version the cluster gave it, and the event is acked', async () => {
-    const idx = index('versions');
-    flow = await startElasticFlow({ offramp: { linked: true, config: { nodes: nodes() } } });
+    const idx = elastic.index('versions');
+    flow = await startElasticFlow({ offramp: { linked: true, config: { nodes: elastic.nodes() } } });
     flow.feed.push({ v: 1 }, { index: idx, doc_id: 'same' });
     await eventually(() => flow!.out.length === 1, 20_000, 'the first success');
     flow.feed.push({ v: 2 }, { index: idx, doc_id: 'same' });
@@ -81,8 +68,8 @@ describe('elastic offramp (linked) against a real Elasticsearch', function () {
   });
 
   it('a malformed event goes to err, one reply per document, with the reason; nothing of it is sent', async () => {
-    const idx = index('malformed');
-    flow = await startElasticFlow({ offramp: { linked: true, config: { nodes: nodes() } }, nodes: [{ id: 'batch', type: 'generic::batch', config: { count: 2 } }] });
+    const idx = elastic.index('malformed');
+    flow = await startElasticFlow({ offramp: { linked: true, config: { nodes: elastic.nodes() } }, nodes: [{ id: 'batch', type: 'generic::batch', config: { count: 2 } }] });
     flow.feed.push({ fine: true }, { index: idx, correlation: 1 });
     flow.feed.push({ homeless: true }, { doc_id: 'h', correlation: 2 });
     await eventually(() => flow!.err.length === 2 && flow!.feed.fails.length === 2, 20_000, 'two err replies and the fail');
@@ -96,12 +83,12 @@ describe('elastic offramp (linked) against a real Elasticsearch', function () {
       { elastic: { id: null, type: null, index: null }, correlation: 2 },
     ]);
     expect(flow.out).to.deep.equal([]);
-    expect(await client.indices.exists({ index: idx }), 'nothing was sent').to.equal(false);
+    expect(await elastic.client.indices.exists({ index: idx }), 'nothing was sent').to.equal(false);
   });
 
   it('a bulk the cluster refuses whole: every document on err with the cluster error object', async () => {
-    const idx = index('refused');
-    flow = await startElasticFlow({ offramp: { linked: true, config: { nodes: nodes() } } });
+    const idx = elastic.index('refused');
+    flow = await startElasticFlow({ offramp: { linked: true, config: { nodes: elastic.nodes() } } });
     flow.feed.push({ t: 1 }, { index: idx, doc_type: 'legacy', doc_id: 'z', correlation: 'x' });
     await eventually(() => flow!.err.length === 1 && flow!.feed.fails.length === 1, 20_000, 'the err reply and the fail');
     const [failure] = flow.err;

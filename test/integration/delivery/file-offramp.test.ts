@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { existsSync, fstatSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, fstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,6 +44,18 @@ describe('delivery: the file offramp acks an event once its bytes are where it p
     expect(log.acks).to.deep.equal(range(1, COUNT));
     expect(log.fails).to.deep.equal([]);
   });
+
+  for (const append of [false, true]) {
+    it(`append: ${append} ${append ? 'adds the lines after what the file held' : '(the default) truncates a file that exists at activation'}`, async () => {
+      const file = join(dir, 'out.json');
+      writeFileSync(file, '{"earlier":1}\n');
+      const log: ProbeLog = { read: 0, acks: [], fails: [] };
+      flow = await startFlow({ registries: registriesWith([probeOnramp(log)], []), onramp: { type: 'probe', config: { count: 3 } }, offramp: { type: 'file', config: { file, append } } });
+      await eventually(() => log.acks.length >= 3, 10000, 'every ack');
+      const lines = ['{"id":1}', '{"id":2}', '{"id":3}'];
+      expect(readFileSync(file, 'utf8')).to.equal([...(append ? ['{"earlier":1}'] : []), ...lines, ''].join('\n'));
+    });
+  }
 
   it('fsync: true acks each event only after an fsync that covered its line, with one fsync per flush, not per event', async () => {
     const file = join(dir, 'out.json');

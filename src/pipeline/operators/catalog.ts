@@ -1,0 +1,21 @@
+/* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-require-imports */
+import type { LazyType } from '../../core/registry';
+import type { OperatorType } from '../operator';
+
+/**
+ * The builtin operators by name, each module required when the operator is
+ * first looked up (runtime::cel's CEL engine is the heavy one). Adding an
+ * operator is one file plus one line here.
+ */
+export const operatorCatalog: readonly LazyType<OperatorType<any>>[] = [
+  { name: 'passthrough', load: () => (require('./passthrough') as typeof import('./passthrough')).passthrough },
+  { name: 'generic::batch', load: () => (require('./batch') as typeof import('./batch')).batch },
+  { name: 'generic::counter', load: () => (require('./counter') as typeof import('./counter')).counter },
+  { name: 'debug::history', load: () => (require('./history') as typeof import('./history')).history },
+  { name: 'grouper::bucket', load: () => (require('./bucket') as typeof import('./bucket')).bucket },
+  { name: 'qos::backpressure', load: () => (require('./backpressure') as typeof import('./backpressure')).backpressure },
+  { name: 'qos::percentile', load: () => (require('./percentile') as typeof import('./percentile')).percentile },
+  { name: 'qos::roundrobin', load: () => (require('./roundrobin') as typeof import('./roundrobin')).roundrobin },
+  { name: 'qos::wal', load: () => (require('./wal') as typeof import('./wal')).wal },
+  { name: 'runtime::cel', load: () => (require('./cel') as typeof import('./cel')).cel },
+];

@@ -1,0 +1,88 @@
+import type { OnrampInstance } from './instances';
+import type { OfframpRuntime } from '../connectors/_shared/offramp';
+import type { PipelineRuntime } from '../pipeline/pipeline';
+import type { Kind } from './urls';
+
+/** Events through one port of an instance, cumulative. */
+export interface PortStats {
+  port: string;
+  /** `in`: events entering the instance at this port; `out`: events leaving it */
+  direction: 'in' | 'out';
+  events: number;
+  errors: number;
+}
+
+/**
+ * What /status and /metrics report of one instance, read from the
+ * runtime's own counters at the time of the call (no per-event work). It is
+ * plain data, so instances running elsewhere (a worker process) can be
+ * reported in the same shape.
+ */
+export interface ObservedInstance {
+  kind: Kind;
+  artefact: string;
+  instance: string;
+  /** `/kind/artefact/instance` */
+  url: string;
+  state: 'running' | 'paused' | 'down' | 'failed';
+  reason: string | null;
+  /** `open`: an onramp paused by its circuit breaker, an offramp holding its sources back; null for pipelines and bindings */
+  breaker: 'open' | 'closed' | null;
+  ports: PortStats[];
+  /** ramps: errors (onramp: undecodable input; offramp: failed encodes and sends) */
+  errors?: number;
+  /** ramps: bytes read (onramp, `in`) or encoded for sending (offramp, `out`) */
+  bytes?: { direction: 'in' | 'out'; count: number };
+  /** ramps: how often the breaker opened (`trigger`) and closed again (`restore`) */
+  breakerCounts?: { trigger: number; restore: number };
+  /** offramps: sends handed to the sink and not settled yet */
+  inFlight?: number;
+}
+
+/** A live instance, as the runtime keeps it. */
+export type LiveInstance =
+  | { kind: 'onramp'; onramp: OnrampInstance }
+  | { kind: 'offramp'; offramp: OfframpRuntime }
+  | { kind: 'pipeline'; pipeline: PipelineRuntime }
+  | { kind: 'binding' };
+
+/** The counters and states of one instance; `health` is what the runtime's health check says of it. */
+export function observeInstance(
+  at: { kind: Kind; artefact: string; instance: string; url: string },
+  live: LiveInstance,
+  health: { state: ObservedInstance['state']; reason?: string },
+): ObservedInstance {
+  const base = { ...at, state: health.state, reason: health.reason ?? null };
+  switch (live.kind) {
+    case 'onramp': {
+      const { counters, breaker } = live.onramp.runtime;
+      return {
+        ...base,
+        breaker: breaker.isOpen ? 'closed' : 'open',
+        ports: [
+          { port: 'out', direction: 'out', events: counters.out, errors: counters.error },
+          { port: 'err', direction: 'out', events: counters.error, errors: 0 },
+        ],
+        errors: counters.error,
+        bytes: { direction: 'in', count: counters.bytes },
+        breakerCounts: { ...breaker.counts },
+      };
+    }
+    case 'offramp': {
+      const { counters } = live.offramp;
+      return {
+        ...base,
+        breaker: live.offramp.triggered ? 'open' : 'closed',
+        ports: [{ port: 'in', direction: 'in', events: counters.in, errors: counters.error }],
+        errors: counters.error,
+        bytes: { direction: 'out', count: counters.bytes },
+        breakerCounts: { ...live.offramp.breakerCounts },
+        inFlight: live.offramp.inFlightSends,
+      };
+    }
+    case 'pipeline':
+      return { ...base, breaker: null, ports: live.pipeline.portCounts().map((p) => ({ ...p, errors: 0 })) };
+    case 'binding':
+      return { ...base, breaker: null, ports: [] };
+  }
+}

@@ -1,0 +1,110 @@
+import { version } from '../version';
+import type { JsonSchema } from '../schema/json-schema';
+import type { ObservedInstance } from './observe';
+import type { Runtime } from './runtime';
+import { KINDS, type Kind } from './urls';
+
+/** GET /status: what runs and how much has flowed, for `eddy status`, `eddy top` and the console. */
+export interface Status {
+  version: string;
+  uptime_s: number;
+  artefacts: Record<Kind, string[]>;
+  instances: StatusInstance[];
+}
+
+export interface StatusInstance {
+  kind: Kind;
+  artefact: string;
+  instance: string;
+  /** `tremor://localhost/kind/artefact/instance` */
+  url: string;
+  state: ObservedInstance['state'];
+  reason: string | null;
+  breaker: 'open' | 'closed' | null;
+  ports: { port: string; direction: 'in' | 'out'; events: number; errors: number }[];
+  errors?: number;
+  bytes?: { direction: 'in' | 'out'; count: number };
+  in_flight?: number;
+}
+
+/** The status of a runtime, from one snapshot of its instances (`observed`, which a caller may have gathered from elsewhere too). */
+export function status(runtime: Runtime, observed: ObservedInstance[] = runtime.observe()): Status {
+  return {
+    version,
+    uptime_s: Math.round(process.uptime() * 10) / 10,
+    artefacts: Object.fromEntries(KINDS.map((kind) => [kind, runtime.list(kind)])) as Record<Kind, string[]>,
+    instances: observed.map((o) => ({
+      kind: o.kind,
+      artefact: o.artefact,
+      instance: o.instance,
+      url: `tremor://localhost${o.url}`,
+      state: o.state,
+      reason: o.reason,
+      breaker: o.breaker,
+      ports: o.ports,
+      ...(o.errors !== undefined ? { errors: o.errors } : {}),
+      ...(o.bytes !== undefined ? { bytes: o.bytes } : {}),
+      ...(o.inFlight !== undefined ? { in_flight: o.inFlight } : {}),
+    })),
+  };
+}
+
+const KIND_ENUM = { enum: [...KINDS] };
+const count = { type: 'number', minimum: 0 };
+
+/** The JSON schema of GET /status (in the OpenAPI document). */
+export const STATUS_SCHEMA: JsonSchema = {
+  type: 'object',
+  required: ['version', 'uptime_s', 'artefacts', 'instances'],
+  properties: {
+    version: { type: 'string', description: 'the eddy version' },
+    uptime_s: { type: 'number', description: 'seconds since the process started' },
+    artefacts: {
+      type: 'object',
+      description: 'the artefact ids of each kind, system ones included',
+      required: [...KINDS],
+      properties: Object.fromEntries(KINDS.map((k) => [k, { type: 'array', items: { type: 'string' } }])),
+    },
+    instances: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['kind', 'artefact', 'instance', 'url', 'state', 'reason', 'breaker', 'ports'],
+        properties: {
+          kind: KIND_ENUM,
+          artefact: { type: 'string' },
+          instance: { type: 'string' },
+          url: { type: 'string', description: 'tremor://localhost/kind/artefact/instance' },
+          state: { enum: ['running', 'paused', 'down', 'failed'], description: 'as in GET /health' },
+          reason: { type: ['string', 'null'], description: 'why it is not running; null when it runs' },
+          breaker: {
+            enum: ['open', 'closed', null],
+            description: 'onramps: open = paused by a circuit breaker; offramps: open = holding its sources back (sink down or too many sends in flight); null for pipelines and bindings',
+          },
+          ports: {
+            type: 'array',
+            description: 'cumulative counts per port (rates: the difference of two polls)',
+            items: {
+              type: 'object',
+              required: ['port', 'direction', 'events', 'errors'],
+              properties: {
+                port: { type: 'string' },
+                direction: { enum: ['in', 'out'], description: 'in: events entering the instance at this port; out: events leaving it' },
+                events: count,
+                errors: count,
+              },
+            },
+          },
+          errors: { ...count, description: 'ramps: undecodable input (onramp), failed encodes and sends (offramp)' },
+          bytes: {
+            type: 'object',
+            required: ['direction', 'count'],
+            description: 'ramps: bytes read (onramp, in) or encoded for sending (offramp, out)',
+            properties: { direction: { enum: ['in', 'out'] }, count },
+          },
+          in_flight: { ...count, description: 'offramps: sends not settled yet' },
+        },
+      },
+    },
+  },
+};

@@ -1,0 +1,81 @@
+import { expect } from 'chai';
+import { measureStartup, startupTable, startupTargets, quantile } from '../../bench/startup';
+import { SKIP_MESSAGE, main as peers, parseOutputSent, parseTremorReport, tremorConfig, benthosConfig } from '../../bench/peers';
+import { parse as parseYaml } from 'yaml';
+
+describe('bench/startup', () => {
+  it('starts node and eddy once each and prints a row for each, read from the first event line', async () => {
+    const rows = await measureStartup(startupTargets(), 1);
+    expect(rows.map((r) => r.name)).to.deep.equal(['node -e (floor)', 'eddy --no-api', 'eddy (API on)']);
+    for (const row of rows) {
+      expect(row.samples, row.name).to.have.length(1);
+      expect(row.samples[0].wallMs, row.name).to.be.greaterThan(0);
+    }
+    const table = startupTable(rows).split('\n');
+    expect(table[0]).to.match(/^start\s+wall median ms\s+wall p90 ms\s+CPU-s median/);
+    expect(table.slice(2).map((line) => line.split(/\s{2,}/)[0])).to.deep.equal(rows.map((r) => r.name));
+  });
+
+  it('takes quantiles by nearest rank, ignoring what was not measured', () => {
+    expect(quantile([5, 1, undefined, 3, 2, 4], 0.5)).to.equal(3);
+    expect(quantile([5, 1, 3, 2, 4], 0.9)).to.equal(5);
+    expect(quantile([undefined], 0.5)).to.equal(undefined);
+  });
+});
+
+describe('bench/peers', () => {
+  const saved = { tremor: process.env.TREMOR_BIN, benthos: process.env.BENTHOS_BIN };
+  afterEach(() => {
+    for (const [name, value] of [['TREMOR_BIN', saved.tremor], ['BENTHOS_BIN', saved.benthos]] as const) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  });
+
+  it('is skipped with a message naming the variables when no peer binary is given', async () => {
+    delete process.env.TREMOR_BIN;
+    delete process.env.BENTHOS_BIN;
+    const result = await peers();
+    expect(result.skipped).to.equal(SKIP_MESSAGE);
+    expect(result.skipped).to.match(/TREMOR_BIN=.*BENTHOS_BIN=/);
+    expect(result.rows).to.deep.equal([]);
+  });
+
+  it("reads Tremor's blackhole report: events/s and the p99 row of its histogram", () => {
+    const out = [
+      '       Value   Percentile   TotalCount 1/(1-Percentile)',
+      '',
+      '       12799 0.00000          1           1.00',
+      '       55551 0.98000     271201          50.00',
+      '      401407 0.99000     300000         100.00',
+      '     6946815 1.00000     995376            inf',
+      '#[Mean    =    285758.86, StdDeviation   =    701828.62]',
+      '',
+      '',
+      'Throughput   (data): 275.1 MB/s',
+      'Throughput (events): 445.2k events/s',
+    ].join('\n');
+    expect(parseTremorReport(out)).to.deep.equal({ eps: 445200, p99Ns: 401407 });
+    expect(() => parseTremorReport('tremor version: 0.11')).to.throw('no "Throughput (events)" line');
+  });
+
+  it("sums Benthos' output_sent counter over its label sets", () => {
+    const metrics = { 'output_sent{label="",path="root.output"}': 1500000, 'output_sent_batch{path="root.output"}': 3, 'input_received{path="root.input"}': 9 };
+    expect(parseOutputSent(JSON.stringify(metrics))).to.equal(1.5e6);
+    expect(parseOutputSent(JSON.stringify({ 'input_received{path="root.input"}': 9 }))).to.equal(undefined);
+  });
+
+  it("writes each peer's config in its own format", () => {
+    const tremor = parseYaml(tremorConfig('json', '/data.json.xz')) as Record<string, Record<string, unknown>[]>;
+    expect(tremor.onramp[0]).to.deep.include({ type: 'blaster', codec: 'json', config: { source: '/data.json.xz' } });
+    expect(tremor.offramp[0].config).to.have.keys('warmup_secs', 'stop_after_secs', 'significant_figures');
+    const benthos = parseYaml(benthosConfig('json', '/lines.json', 4195, 3)) as {
+      input: { sequence: { inputs: unknown[] } };
+      output: unknown;
+      pipeline: { processors: unknown[] };
+    };
+    expect(benthos.input.sequence.inputs).to.have.length(3);
+    expect(benthos.output).to.deep.equal({ drop: {} });
+    expect(benthos.pipeline.processors).to.deep.equal([{ mapping: 'root = this' }]);
+  });
+});
