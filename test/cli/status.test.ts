@@ -30,7 +30,7 @@ describe('eddy status', function () {
     expect(stderr).to.equal('');
     expect(code).to.equal(0);
     const lines = stdout.split('\n');
-    expect(lines[0]).to.match(new RegExp(`^eddy \\d+\\.\\d+\\.\\d+\\S* at ${served.base}, up \\d+s$`));
+    expect(lines[0]).to.match(new RegExp(`^eddy \\d+\\.\\d+\\.\\d+\\S* at ${served.base}, up (\\d+s|\\d+m\\d{2}s|\\d+h\\d{2}m)$`));
     expect(lines).to.include('ARTEFACTS');
     expect(lines.find((l) => l.startsWith('onramp'))).to.match(/^onramp\s+1\s+ticker$/);
     expect(lines.find((l) => l.startsWith('binding'))).to.match(/^binding\s+1\s+ticks$/);
