@@ -6,7 +6,7 @@ export interface ConsoleArgs extends ClientOptions {
   json: boolean;
 }
 
-/** `--api URL`, `--token T` (or EDDY_API / EDDY_API_TOKEN), and `--json` where `allowJson`. */
+/** `--api URL`, `--token T` or `--api-token T` (or EDDY_API / EDDY_API_TOKEN), and `--json` where `allowJson`. */
 export function parseConsoleArgs(command: string, args: string[], env: NodeJS.ProcessEnv, allowJson: boolean): ConsoleArgs {
   const parsed: ConsoleArgs = { api: env.EDDY_API || DEFAULT_API, token: env.EDDY_API_TOKEN || undefined, json: false };
   for (let i = 0; i < args.length; i++) {
@@ -17,7 +17,8 @@ export function parseConsoleArgs(command: string, args: string[], env: NodeJS.Pr
       return v;
     };
     if (arg === '--api') parsed.api = value();
-    else if (arg === '--token') parsed.token = value();
+    // --api-token as `eddy tap` and `eddy server run` spell it
+    else if (arg === '--token' || arg === '--api-token') parsed.token = value();
     else if (arg === '--json' && allowJson) parsed.json = true;
     else throw new Error(`${command}: unknown argument '${arg}'`);
   }

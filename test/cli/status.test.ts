@@ -62,6 +62,7 @@ describe('eddy status', function () {
     expect(() => parseConsoleArgs('status', ['--api', 'nowhere'], {}, true)).to.throw("status: --api: not a URL: 'nowhere' (e.g. http://127.0.0.1:9898)");
     expect(() => parseConsoleArgs('top', ['--json'], {}, false)).to.throw("top: unknown argument '--json'");
     expect(parseConsoleArgs('status', [], { EDDY_API: 'http://h:1', EDDY_API_TOKEN: 't' }, true)).to.deep.equal({ api: 'http://h:1', token: 't', json: false });
+    expect(parseConsoleArgs('top', ['--api-token', 'u'], {}, false)).to.deep.equal({ api: 'http://127.0.0.1:9898', token: 'u', json: false });
   });
 });
 
