@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { EDDY } from '../helpers/cli';
 import { eventually } from '../helpers/runtime';
 import type { Status } from '../../src/console/client';
@@ -8,14 +10,16 @@ import { portRates } from '../../src/console/top';
 import { serve, startTicker, type Served } from './status-flow';
 
 const TMUX = '/usr/bin/tmux';
-// our own tmux server (its own socket), so no session of anyone else is touched
-const SOCKET = `eddy-top-test-${process.pid}`;
+// our own tmux server (its own socket, in a directory removed afterwards), so no session of anyone else is touched
+let socketDir = '';
 
 function tmux(...args: string[]): Promise<string> {
+  const socket = join(socketDir, 'socket');
   return new Promise((resolve, reject) =>
-    execFile(TMUX, ['-L', SOCKET, ...args], { timeout: 10_000 }, (err, stdout, stderr) => (err ? reject(new Error(`tmux ${args.join(' ')}: ${stderr || err.message}`)) : resolve(stdout))),
+    execFile(TMUX, ['-S', socket, ...args], { timeout: 10_000 }, (err, stdout, stderr) => (err ? reject(new Error(`tmux ${args.join(' ')}: ${stderr || err.message}`)) : resolve(stdout))),
   );
 }
+
 
 const screen = (session: string) => tmux('capture-pane', '-p', '-t', session);
 
@@ -39,12 +43,15 @@ describe('eddy top, in a tmux terminal', function () {
       console.warn(`skipped: ${message}`);
       this.skip();
     }
+    socketDir = mkdtempSync(join(tmpdir(), 'eddy-tmux-'));
     served = await serve();
     await startTicker(served.runtime);
   });
 
   after(async () => {
+    if (!socketDir) return;
     await tmux('kill-server').catch(() => undefined); // already gone when every session ended
+    rmSync(socketDir, { recursive: true, force: true });
     await served?.stop();
   });
 
