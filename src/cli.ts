@@ -8,11 +8,15 @@ import { version } from './version';
 import { TEST_USAGE, testCommand, UsageError } from './testing/cli';
 import { TAP_USAGE, tapCommand } from './api/tap-command';
 import { parseWorkers, startClusterRuntime } from './workers/cli';
+import { STATUS_USAGE, statusCommand } from './console/status';
+import { TOP_USAGE, topCommand } from './console/top';
 
 const USAGE = `usage: eddy server run [-f FILE ...] [--no-api] [--api-host HOST] [--api-port PORT]
                        [--data-dir DIR] [--allow-path DIR ...] [--allow-exit] [--workers N|auto]
                        ${API_FLAG_USAGE}
        ${TEST_USAGE}
+       ${STATUS_USAGE}
+       ${TOP_USAGE}
        ${TAP_USAGE}
        eddy --version`;
 
@@ -156,6 +160,9 @@ export async function main(argv: string[]): Promise<number> {
       return 2;
     }
   }
+  // a running eddy, seen through its API
+  if (argv[0] === 'status') return statusCommand(argv.slice(1), process.env, (t) => process.stdout.write(t), (t) => process.stderr.write(t));
+  if (argv[0] === 'top') return topCommand(argv.slice(1), process.env);
   process.stderr.write(`${USAGE}\n`);
   return argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' ? 0 : 2;
 }

@@ -9,6 +9,7 @@ import { JSON_ONLY, JSON_OR_YAML, JSON_TYPE, negotiate, send } from './negotiate
 import { openApiDocument } from './openapi';
 import { apiSettings, type ApiOptions } from './options';
 import { operations, type Operation } from './routes';
+import { uiRouter } from './ui';
 
 export type { ApiOptions } from './options';
 
@@ -35,6 +36,7 @@ export function createApi(runtime: Runtime, options: ApiOptions = {}): express.E
   const bodies = new BodyReader(settings);
 
   app.use(originGuard(settings.allowOrigins, settings.host));
+  app.use('/ui', uiRouter()); // static files, public: before the token check (see ui.ts)
   if (settings.token !== undefined) app.use(tokenGuard(settings.token));
 
   const byPath = new Map<string, Operation[]>();

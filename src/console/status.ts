@@ -1,0 +1,53 @@
+import { parseConsoleArgs } from './args';
+import { ApiClient, ApiUnreachable, instancePath, KINDS, type InstanceStatus, type Status } from './client';
+import { table } from './table';
+
+export const STATUS_USAGE = 'eddy status [--api URL] [--token TOKEN] [--json]';
+
+/** `eddy status`: the runtime's artefacts, instances and circuit breakers, once. Exit 1 when the API cannot be reached. */
+export async function statusCommand(args: string[], env: NodeJS.ProcessEnv, out: (text: string) => void, err: (text: string) => void): Promise<number> {
+  let options;
+  try {
+    options = parseConsoleArgs('status', args, env, true);
+  } catch (e) {
+    err(`error: ${(e as Error).message}\nusage: ${STATUS_USAGE}\n`);
+    return 2;
+  }
+  let status: Status;
+  try {
+    status = await new ApiClient(options).status();
+  } catch (e) {
+    if (!(e instanceof ApiUnreachable)) throw e;
+    err(`error: ${e.message}\n`);
+    return 1;
+  }
+  out(options.json ? `${JSON.stringify(status, null, 2)}\n` : renderStatus(status, options.api));
+  return 0;
+}
+
+export function renderStatus(status: Status, api: string): string {
+  const parts = [`eddy ${status.version} at ${api}, up ${formatDuration(status.uptime_s)}\n`];
+  parts.push(
+    '\nARTEFACTS\n' +
+      table(
+        ['KIND', 'COUNT', 'IDS'],
+        KINDS.map((kind) => [kind, String(status.artefacts[kind]?.length ?? 0), (status.artefacts[kind] ?? []).join(', ') || '-']),
+      ),
+  );
+  if (status.instances.length === 0) parts.push('\nINSTANCES\n(none running)\n');
+  else parts.push('\nINSTANCES\n' + table(['INSTANCE', 'STATE', 'BREAKER', 'PORTS (events/errors)'], [...status.instances].sort((a, b) => instancePath(a).localeCompare(instancePath(b))).map(instanceRow)));
+  return parts.join('');
+}
+
+function instanceRow(instance: InstanceStatus): string[] {
+  const state = instance.reason ? `${instance.state}: ${instance.reason}` : instance.state;
+  const ports = instance.ports.map((p) => `${p.port}(${p.direction}) ${p.events}/${p.errors}`).join(', ');
+  return [instancePath(instance), state, instance.breaker ?? '-', ports || '-'];
+}
+
+export function formatDuration(seconds: number): string {
+  const s = Math.floor(seconds);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+}

@@ -1,0 +1,193 @@
+import { expect } from 'chai';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { serve, type Served } from '../cli/status-flow';
+import { openBrowser, requireChromium, type Headless } from './browser';
+
+// the page's document, in functions playwright runs in the browser (the tests compile without the DOM lib)
+declare const document: { querySelector(selector: string): { textContent: string | null } | null };
+
+const PIPELINE_YAML = `id: ticks
+interface:
+  inputs: [in]
+  outputs: [out]
+nodes:
+  - id: forward
+    type: passthrough
+links:
+  in: [forward]
+  forward: [out]
+`;
+
+const BAD_PIPELINE_YAML = PIPELINE_YAML.replace('type: passthrough', 'type: nope').replace('id: ticks', 'id: bad');
+
+async function publish(page: Headless['page'], kind: string, text: string): Promise<void> {
+  await page.selectOption('#publish-kind', kind);
+  await page.fill('#publish-text', text);
+  await page.click('#publish button[type=submit]');
+  await page.locator('#publish-ok', { hasText: `published ${kind}` }).waitFor();
+}
+
+/** The number in the cell `column` of the row of an instance's port. */
+function cellNumber(page: Headless['page'], url: string, direction: string, port: string, column: 'rate' | 'total'): Promise<number> {
+  return page.locator(`#instances tr[data-url="${url}"][data-direction="${direction}"][data-port="${port}"] td.${column}`).innerText().then(Number);
+}
+
+describe('web console at /ui, in headless chromium', function () {
+  this.timeout(30_000);
+  let server: Served;
+  let browser: Headless;
+  let dir: string;
+
+  before(async function () {
+    requireChromium(this);
+    server = await serve();
+    browser = await openBrowser(server.base);
+    dir = mkdtempSync(join(tmpdir(), 'eddy-ui-'));
+  });
+
+  after(async () => {
+    await browser?.close();
+    await server?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('is served by the API with a policy that allows nothing beyond it, and loads no other origin', async () => {
+    const res = await fetch(`${server.base}/ui/`);
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('content-security-policy')).to.include("connect-src 'self'");
+    await browser.page.goto(`${server.base}/ui/`);
+    await browser.page.locator('#artefact-lists [data-kind=pipeline] button', { hasText: 'system::passthrough' }).waitFor();
+    expect(browser.problems).to.deep.equal([]);
+  });
+
+  it("shows the API's validation error next to the field it names", async () => {
+    const { page } = browser;
+    await page.selectOption('#publish-kind', 'pipeline');
+    await page.fill('#publish-text', BAD_PIPELINE_YAML);
+    await page.click('#publish button[type=submit]');
+    const error = page.locator('#publish-error');
+    await error.waitFor();
+    expect(await error.getAttribute('data-field')).to.equal('nodes[0].type');
+    // line 7 of the pasted text is `    type: nope`; the gutter marks it
+    expect(await error.getAttribute('data-line')).to.equal('7');
+    expect(await error.innerText()).to.include("unknown operator 'nope'");
+    expect(await page.locator('#publish-gutter .bad').innerText()).to.equal('▶7');
+    // fixing the text clears the mark
+    await page.fill('#publish-text', PIPELINE_YAML.replace('id: ticks', 'id: fixed'));
+    expect(await error.isHidden()).to.equal(true);
+  });
+
+  it('publishes a flow, activates it, shows rates moving and tapped events, draws the graphs, deactivates', async () => {
+    const { page } = browser;
+    const out = join(dir, 'out.jsonl');
+    // YAML and JSON pasted alike
+    await publish(page, 'onramp', 'id: ticker\ntype: metronome\nconfig:\n  interval: 20\n');
+    await publish(page, 'pipeline', PIPELINE_YAML);
+    await publish(page, 'offramp', JSON.stringify({ id: 'sink', type: 'file', codec: 'json', config: { file: out } }));
+    await publish(
+      page,
+      'binding',
+      JSON.stringify({
+        id: 'flow',
+        links: { '/onramp/ticker/{instance}/out': ['/pipeline/ticks/{instance}/in'], '/pipeline/ticks/{instance}/out': ['/offramp/sink/{instance}/in'] },
+      }),
+    );
+    await page.locator('#artefact-lists [data-kind=binding] button', { hasText: 'flow' }).waitFor();
+
+    await page.click('nav a[data-view=instances]');
+    await page.selectOption('#activate-kind', 'binding');
+    await page.selectOption('#activate-artefact', 'flow');
+    await page.fill('#activate-instance', 'main');
+    await page.click('#activate button[type=submit]');
+    const onrampOut = page.locator('#instances tr[data-url="/onramp/ticker/main"][data-port=out]');
+    await onrampOut.waitFor();
+    // rates: a positive events/s, and the total keeps growing between polls
+    await page.waitForFunction(() => {
+      const cell = document.querySelector('#instances tr[data-url="/pipeline/ticks/main"][data-port=out] td.rate');
+      return cell !== null && Number(cell.textContent) > 0;
+    });
+    const total = await cellNumber(page, '/pipeline/ticks/main', 'out', 'out', 'total');
+    await page.waitForFunction(
+      (before) => Number(document.querySelector('#instances tr[data-url="/pipeline/ticks/main"][data-port=out] td.total')?.textContent) > before,
+      total,
+    );
+    expect(await page.locator('#instances tr[data-url="/onramp/ticker/main"] td').nth(2).innerText()).to.match(/closed|-/);
+
+    // the tap of the pipeline's output shows the metronome's events
+    await page.locator('#instances tr[data-url="/pipeline/ticks/main"][data-port=out] button.tap').click();
+    await page.locator('#tap-events li.event').nth(2).waitFor();
+    const first = JSON.parse(await page.locator('#tap-events li.event').first().innerText()) as { data: { onramp: string }; seq: number };
+    expect(first.data.onramp).to.equal('metronome');
+    await page.click('#tap-stop');
+    await page.locator('#tap-state', { hasText: 'stopped' }).waitFor();
+
+    // the binding graph: onramp → pipeline → offramp; a click on the pipeline draws its nodes
+    await page.click('nav a[data-view=graph]');
+    for (const id of ['/onramp/ticker/main', '/pipeline/ticks/main', '/offramp/sink/main']) await page.locator(`#binding-graph g.node[data-id="${id}"]`).waitFor();
+    expect(await page.locator('#binding-graph path[data-from="/onramp/ticker/main"][data-to="/pipeline/ticks/main"]').count()).to.equal(1);
+    expect(await page.locator('#binding-graph path[data-from="/pipeline/ticks/main"][data-to="/offramp/sink/main"]').count()).to.equal(1);
+    await page.click('#binding-graph g.node[data-id="/pipeline/ticks/main"]');
+    await page.locator('#pipeline-graph g.node[data-id="forward"]').waitFor();
+    expect(await page.locator('#pipeline-graph path[data-from="in:in"][data-to="forward"]').count()).to.equal(1);
+    expect(await page.locator('#pipeline-graph path[data-from="forward"][data-to="out:out"]').count()).to.equal(1);
+
+    // deactivating the binding stops its flow: its instances leave the table
+    await page.click('nav a[data-view=instances]');
+    await page.locator('#instances tr[data-url="/binding/flow/main"] button.deactivate').click();
+    await onrampOut.waitFor({ state: 'detached' });
+    expect(await page.locator('#instances tr[data-url="/pipeline/ticks/main"]').count()).to.equal(0);
+    expect(browser.problems).to.deep.equal([]);
+  });
+});
+
+describe('web console with --api-token', function () {
+  this.timeout(30_000);
+  const TOKEN = 'sesame-token';
+  let server: Served;
+  let browser: Headless;
+
+  before(async function () {
+    requireChromium(this);
+    server = await serve(TOKEN);
+    browser = await openBrowser(server.base);
+  });
+
+  after(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  it('loads without the token, asks for it, and works once it is given', async () => {
+    const { page } = browser;
+    await page.goto(`${server.base}/ui/`);
+    await page.locator('#banner', { hasText: 'this API needs a token' }).waitFor();
+    expect(await page.locator('#artefact-lists button').count()).to.equal(0);
+    await page.fill('#token', 'wrong');
+    await page.click('#token-form button');
+    await page.locator('#banner', { hasText: 'the bearer token is wrong' }).waitFor();
+    await page.fill('#token', TOKEN);
+    await page.click('#token-form button');
+    await page.locator('#artefact-lists [data-kind=pipeline] button', { hasText: 'system::passthrough' }).waitFor();
+    await page.locator('#banner').waitFor({ state: 'hidden' });
+    // kept for the tab: a reload still has it
+    await page.reload();
+    await page.locator('#artefact-lists [data-kind=pipeline] button', { hasText: 'system::passthrough' }).waitFor();
+    // publish and activate with the token, and tap (fetch sends the header EventSource could not)
+    // (an onramp emits once a binding connects it)
+    await publish(page, 'onramp', 'id: ticker\ntype: metronome\nconfig:\n  interval: 20\n');
+    await publish(page, 'binding', 'id: feed\nlinks:\n  "/onramp/ticker/{instance}/out": ["/pipeline/system::passthrough/{instance}/in"]\n');
+    // activated from the artefact's own panel this time
+    await page.click('#artefact-detail button[type=submit]');
+    await page.locator('#artefact-detail', { hasText: 'instances: main' }).waitFor();
+    await page.click('nav a[data-view=instances]');
+    await page.locator('#instances tr[data-url="/pipeline/system::passthrough/main"][data-port=in] button.tap').click();
+    await page.locator('#tap-events li.event').nth(1).waitFor();
+    await page.click('#tap-stop');
+    await page.click('nav a[data-view=instances]');
+    await page.locator('#instances tr[data-url="/binding/feed/main"] button.deactivate').click();
+    await page.locator('#instances tr[data-url="/onramp/ticker/main"]').first().waitFor({ state: 'detached' });
+    expect(browser.problems).to.deep.equal([]);
+  });
+});
