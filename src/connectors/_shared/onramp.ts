@@ -4,7 +4,7 @@ import { trackedIds } from '../../core/event';
 import { nowNs } from '../../core/clock';
 import type { Codec } from '../../codecs/codec';
 import { runProcessors, type FrameContext, type Postprocessor, type Preprocessor, type ProcessorError } from '../../processors/processor';
-import type { Frame, OnrampContext, OnrampSource, RampContext } from '../connector';
+import type { Frame, OnrampContext, OnrampSource, RampContext, SourceInputs } from '../connector';
 import { CircuitBreaker } from '../../contraflow/circuit-breaker';
 import { RampCounters } from './ramp-metrics';
 import { FastSubject } from './fast-subject';
@@ -143,6 +143,11 @@ export class OnrampRuntime {
     if (this.closed) return;
     this.closed = true;
     await this.parts.source.close?.();
+  }
+
+  /** the type's own report of what it reads from (see `OnrampSource.inputs`), if it makes one */
+  inputs(): SourceInputs | undefined {
+    return this.parts.source.inputs?.();
   }
 
   get uid(): number {
