@@ -4,11 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { xz } from '@napi-rs/lzma';
 import { finalize } from 'rxjs';
-import type { OnrampType } from '../../src/connectors/connector';
 import { createLogger } from '../../src/core/logger';
 import { Runtime } from '../../src/runtime/runtime';
 import { runEddy } from '../helpers/cli';
-import { eventually } from '../helpers/runtime';
+import { eventually, registerWatchedOnramp } from '../helpers/runtime';
 
 /** source -> system::passthrough -> sink, as one binding instance `main`. */
 function flow(source: string, sink: string) {
@@ -47,15 +46,7 @@ describe('builtin connectors', () => {
     const out = join(dir, 'out.txt');
     // the blaster, with a record of when its frames complete: it sends nothing after that
     let finished = false;
-    const blaster = runtime.registries.onramps.get('blaster') as OnrampType<unknown>;
-    runtime.registerOnramp({
-      ...blaster,
-      name: 'watched_blaster',
-      async create(config, ctx) {
-        const source = await blaster.create(config, ctx);
-        return { ...source, frames: source.frames.pipe(finalize(() => (finished = true))) };
-      },
-    });
+    registerWatchedOnramp(runtime, 'blaster', (frames) => frames.pipe(finalize(() => (finished = true))));
     runtime.publish('onramp', { id: 'src', type: 'watched_blaster', codec: 'string', config: { source, iters: 7 } });
     runtime.publish('offramp', { id: 'dst', type: 'file', codec: 'string', config: { file: out } });
     runtime.publish('binding', flow('src', 'dst'));
