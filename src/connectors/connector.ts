@@ -136,6 +136,24 @@ export interface OnrampSource {
   onEvent?(id: EventId): void;
   /** a linked onramp receives the replies on its `in` port; throwing rejects the reply (counted as an error and logged) */
   reply?(reply: OnrampReply): void;
+  /**
+   * What the source reads from now, from the sockets' own state: lets a test
+   * wait for a connection to be accepted and see that a paused source reads
+   * none, instead of waiting some time for data that should not come.
+   */
+  inputs?(): SourceInputs;
+}
+
+/** A source's inputs (connections, requests being read, its socket), as `OnrampSource.inputs` reports them. */
+export interface SourceInputs {
+  /** accepted and not yet closed */
+  open: number;
+  /** of those, how many deliver data now (not paused) */
+  reading: number;
+  /** frames read while paused and held by the source itself (a datagram socket, which cannot be paused) */
+  held?: number;
+  /** frames dropped while paused because the hold was full */
+  dropped?: number;
 }
 
 /** An onramp type, registered by name (`type: tcp`); `create` opens the source of one instance. */

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { Subject, firstValueFrom, toArray } from 'rxjs';
+import { Subject, VirtualTimeScheduler, firstValueFrom, toArray, type SchedulerLike } from 'rxjs';
 import { createLogger } from '../../src/core/logger';
 import { Registries } from '../../src/runtime/registries';
 import { Runtime } from '../../src/runtime/runtime';
@@ -69,8 +69,8 @@ describe('FastSubject', () => {
 });
 
 describe('blaster at full speed', () => {
-  const ctx = (breaker: CircuitBreaker): OnrampContext =>
-    onrampContext({ url: '/onramp/blaster/test', uid: 1, hostname: 'test', logger: createLogger('silent'), requestExit: () => undefined }, breaker);
+  const ctx = (breaker: CircuitBreaker, scheduler?: SchedulerLike): OnrampContext =>
+    onrampContext({ url: '/onramp/blaster/test', uid: 1, hostname: 'test', logger: createLogger('silent'), requestExit: () => undefined }, breaker, { scheduler });
 
   it('sends exactly `iters` events, a chunk sharing one ingest time', async () => {
     const source = await blaster.create({ source: DATA, iters: 150, base64: false }, ctx(new CircuitBreaker()));
@@ -82,7 +82,9 @@ describe('blaster at full speed', () => {
 
   it('stops between two events of a chunk when the breaker triggers, and goes on after restore', async () => {
     const breaker = new CircuitBreaker();
-    const source = await blaster.create({ source: DATA, iters: 20, base64: false }, ctx(breaker));
+    // virtual time: flush() runs every step the pull loop schedules, until it has nothing left to do
+    const scheduler = new VirtualTimeScheduler();
+    const source = await blaster.create({ source: DATA, iters: 20, base64: false }, ctx(breaker, scheduler));
     const got: Frame[] = [];
     const done = new Subject<void>();
     source.frames.subscribe({
@@ -92,10 +94,12 @@ describe('blaster at full speed', () => {
       },
       complete: () => done.next(),
     });
-    await new Promise((r) => setTimeout(r, 100));
+    scheduler.flush();
+    // the loop is idle, waiting for the breaker: it sent nothing after the event that triggered it
     expect(got).to.have.length(3);
     const finished = firstValueFrom(done);
     breaker.restore('/offramp/slow/test');
+    scheduler.flush();
     await finished;
     expect(got).to.have.length(20);
   });

@@ -3,10 +3,11 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { xz } from '@napi-rs/lzma';
+import { finalize } from 'rxjs';
 import { createLogger } from '../../src/core/logger';
 import { Runtime } from '../../src/runtime/runtime';
 import { runEddy } from '../helpers/cli';
-import { eventually } from '../helpers/runtime';
+import { eventually, registerWatchedOnramp } from '../helpers/runtime';
 
 /** source -> system::passthrough -> sink, as one binding instance `main`. */
 function flow(source: string, sink: string) {
@@ -43,13 +44,17 @@ describe('builtin connectors', () => {
     const source = join(dir, 'in.txt');
     writeFileSync(source, 'a\nb\nc\n');
     const out = join(dir, 'out.txt');
-    runtime.publish('onramp', { id: 'src', type: 'blaster', codec: 'string', config: { source, iters: 7 } });
+    // the blaster, with a record of when its frames complete: it sends nothing after that
+    let finished = false;
+    registerWatchedOnramp(runtime, 'blaster', (frames) => frames.pipe(finalize(() => (finished = true))));
+    runtime.publish('onramp', { id: 'src', type: 'watched_blaster', codec: 'string', config: { source, iters: 7 } });
     runtime.publish('offramp', { id: 'dst', type: 'file', codec: 'string', config: { file: out } });
     runtime.publish('binding', flow('src', 'dst'));
     await runtime.activate('binding', 'flow', 'main');
     const lines = () => readFileSync(out, 'utf8').split('\n').filter(Boolean);
-    await eventually(() => lines().length === 7, 3000, '7 events');
-    await new Promise((r) => setTimeout(r, 100));
+    await eventually(() => finished, 3000, 'the blaster to stop');
+    // shutdown writes what is in flight: the file then holds everything the blaster sent
+    await runtime.shutdown();
     expect(lines()).to.deep.equal(['a', 'b', 'c', 'a', 'b', 'c', 'a']);
   });
 

@@ -4,6 +4,8 @@ import { parse as parseYaml } from 'yaml';
 import { createApi, listen, type ApiOptions } from '../../src/api/server';
 import { createLogger } from '../../src/core/logger';
 import { Runtime } from '../../src/runtime/runtime';
+import type { Observable } from 'rxjs';
+import type { Frame, OnrampType } from '../../src/connectors/connector';
 
 export interface Started {
   runtime: Runtime;
@@ -75,4 +77,23 @@ export async function eventually(check: () => boolean | Promise<boolean>, ms = 5
     await new Promise((r) => setTimeout(r, 20));
   }
   throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+}
+
+/**
+ * Registers `watched_<type>`: the onramp type `type` with its frames passed
+ * through `watch`, so a test can see when they are subscribed or complete
+ * instead of waiting some time. Returns the new type's name.
+ */
+export function registerWatchedOnramp(runtime: Runtime, type: string, watch: (frames: Observable<Frame>) => Observable<Frame>): string {
+  const original = runtime.registries.onramps.get(type) as OnrampType<unknown>;
+  const name = `watched_${type}`;
+  runtime.registerOnramp({
+    ...original,
+    name,
+    async create(config, ctx) {
+      const source = await original.create(config, ctx);
+      return { ...source, frames: watch(source.frames) };
+    },
+  });
+  return name;
 }

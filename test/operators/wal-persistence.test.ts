@@ -7,6 +7,7 @@ import { Subject, asyncScheduler, type Subscription } from 'rxjs';
 import type { EddyEvent, Insight, PortEvent } from '../../src/core/event';
 import type { OperatorContext } from '../../src/pipeline/operator';
 import { wal, type WalNode } from '../../src/pipeline/operators/wal';
+import { eventually } from '../helpers/runtime';
 
 const config = (dir: string) => ({ read_count: 10, max_elements: 1000, dir });
 
@@ -34,13 +35,8 @@ function open(dir: string) {
   return { node, input, out, raised, close: async () => (sub.unsubscribe(), await node.stop()) };
 }
 
-async function until(cond: () => boolean, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
+// a positive wait; the checks after it are safe from late events: the replay comes in log order, and event 4 is a sentinel after it
+const until = (cond: () => boolean, ms = 5000) => eventually(cond, ms);
 
 describe('qos::wal persistence (LevelDB)', () => {
   let dir: string;

@@ -6,8 +6,7 @@ import type { EddyEvent } from '../../src/core/event';
 import { createLogger } from '../../src/core/logger';
 import { Runtime } from '../../src/runtime/runtime';
 import { defer } from 'rxjs';
-import type { OnrampType } from '../../src/connectors/connector';
-import { eventually } from '../helpers/runtime';
+import { eventually, registerWatchedOnramp } from '../helpers/runtime';
 
 describe('err_required', () => {
   it('an onramp with err_required reads nothing until its err port is connected too', async () => {
@@ -17,15 +16,7 @@ describe('err_required', () => {
     const runtime = await new Runtime({ logger: createLogger('silent') }).start();
     // the file onramp, plus a record of when its frames are first subscribed: reading starts only then
     let reading = false;
-    const file = runtime.registries.onramps.get('file') as OnrampType<unknown>;
-    runtime.registerOnramp({
-      ...file,
-      name: 'watched_file',
-      async create(config, ctx) {
-        const source = await file.create(config, ctx);
-        return { ...source, frames: defer(() => ((reading = true), source.frames)) };
-      },
-    });
+    registerWatchedOnramp(runtime, 'file', (frames) => defer(() => ((reading = true), frames)));
     try {
       runtime.publish('onramp', { id: 'src', type: 'watched_file', err_required: true, config: { source } });
       runtime.publish('pipeline', { id: 'good', interface: {}, nodes: [], links: { in: ['out'] } });

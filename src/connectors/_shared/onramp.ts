@@ -4,7 +4,7 @@ import { trackedIds } from '../../core/event';
 import { nowNs } from '../../core/clock';
 import type { Codec } from '../../codecs/codec';
 import { runProcessors, type FrameContext, type Postprocessor, type Preprocessor, type ProcessorError } from '../../processors/processor';
-import type { Frame, OnrampContext, OnrampSource, RampContext } from '../connector';
+import type { Frame, OnrampContext, OnrampSource, RampContext, SourceInputs } from '../connector';
 import { CircuitBreaker } from '../../contraflow/circuit-breaker';
 import { RampCounters } from './ramp-metrics';
 import { FastSubject } from './fast-subject';
@@ -81,6 +81,8 @@ export class OnrampRuntime {
   private readonly codec: (name?: string) => Codec;
   /** why the source failed, if it did: it reads nothing more */
   failure: string | undefined;
+  /** frames that arrived while the gate was closed and wait for it to open (see `held`) */
+  private heldNow: () => number = () => 0;
 
   constructor(private readonly parts: OnrampParts) {
     this.breaker = parts.breaker;
@@ -98,6 +100,7 @@ export class OnrampRuntime {
       let heldFrom = 0;
       let warned = false;
       let paused = false;
+      this.heldNow = () => held.length - heldFrom;
       const release = () => {
         while (heldFrom < held.length && this.breaker.isOpen) {
           const frame = held[heldFrom];
@@ -151,6 +154,16 @@ export class OnrampRuntime {
     if (this.closed) return;
     this.closed = true;
     await this.parts.source.close?.();
+  }
+
+  /** how many frames the type delivered while the gate was closed, held here until it opens */
+  get held(): number {
+    return this.heldNow();
+  }
+
+  /** the type's own report of what it reads from (see `OnrampSource.inputs`), if it makes one */
+  inputs(): SourceInputs | undefined {
+    return this.parts.source.inputs?.();
   }
 
   get uid(): number {

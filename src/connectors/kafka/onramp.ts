@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { Observable, type Subscriber } from 'rxjs';
 import { Kafka, type Consumer, type EachBatchPayload, type KafkaMessage } from 'kafkajs';
 import type { Meta } from '../../core/event';
-import type { Frame, OnrampContext, OnrampSource, OnrampType } from '../connector';
+import type { Frame, OnrampContext, OnrampSource, OnrampType, SourceInputs } from '../connector';
 import { Backoff } from '../_shared/backoff';
 import { CommitTracker, type Entry } from './commits';
 import { brokerAddress, clientConfig, kafkaSettings, rootMessage, type KafkaSettings, type RdkafkaOptions } from './options';
@@ -238,6 +238,12 @@ class KafkaSource implements OnrampSource {
   resume(): void {
     this.gated = false;
     this.applyPause();
+  }
+
+  /** reading: the consumer fetches and a batch in hand is handed over (kafkajs pauses the fetches, the batch loop waits) */
+  inputs(): SourceInputs {
+    const fetching = this.consumer.paused().length === 0;
+    return { open: 1, reading: fetching || !this.consumerPaused ? 1 : 0 };
   }
 
   onAck(id: { seq: number }): void {

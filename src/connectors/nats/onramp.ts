@@ -279,6 +279,8 @@ async function jetstreamSource(client: NatsClient, config: NatsOnrampConfig, js:
       paused = false;
       void pull();
     },
+    // reading: a pull loop runs (a fetch may be in flight); it stops after its batch once paused
+    inputs: () => ({ open: 1, reading: running ? 1 : 0 }),
     onAck(id) {
       const entry = tracked.get(id.seq);
       if (!entry) return;

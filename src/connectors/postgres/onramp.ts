@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import { Client, type FieldDef } from 'pg';
 import { Observable, type Subscriber, type Subscription } from 'rxjs';
 import { nowNs } from '../../core/clock';
-import type { Frame, OnrampContext, OnrampType } from '../connector';
+import type { Frame, OnrampContext, OnrampType, SourceInputs } from '../connector';
 import { Backoff } from '../_shared/backoff';
 import { clientConfig, connectionProperties, describe, isConnectionError, type ConnectionConfig } from './connection';
 import { BUILTIN_OIDS, fromText, type FieldRecord } from './types';
@@ -83,6 +83,7 @@ export const postgresOnramp: OnrampType<PostgresOnrampConfig> = {
       frames: new Observable<Frame>((subscriber) => poller.run(subscriber)),
       pause: () => poller.pause(),
       resume: () => poller.resume(),
+      inputs: () => poller.inputs(),
       close: () => poller.close(),
     };
   },
@@ -161,6 +162,11 @@ class Poller {
     const wake = this.wake;
     this.wake = undefined;
     wake?.();
+  }
+
+  /** reading: polling or handing rows over; not once parked, waiting for the breaker (no poll runs until the resume) */
+  inputs(): SourceInputs {
+    return { open: 1, reading: this.wake === undefined ? 1 : 0 };
   }
 
   async close(): Promise<void> {

@@ -1,7 +1,7 @@
 import type { Message, PubSub, Subscription } from '@google-cloud/pubsub';
 import { Observable, type Subscriber, type Subscription as RxSubscription } from 'rxjs';
 import type { EventId, Meta } from '../../core/event';
-import type { Frame, FrameResult, OnrampContext, OnrampSource, OnrampType } from '../connector';
+import type { Frame, FrameResult, OnrampContext, OnrampSource, OnrampType, SourceInputs } from '../connector';
 import { Backoff } from '../_shared/backoff';
 import { checkNames, clientPlan, describe, type ClientPlan } from './client';
 
@@ -191,6 +191,11 @@ class PubsubSource implements OnrampSource {
 
   pause(): void {
     this.paused = true;
+  }
+
+  /** the streaming pull cannot be paused (its flow control bounds it): what arrives while paused is held here */
+  inputs(): SourceInputs {
+    return { open: this.subscription ? 1 : 0, reading: this.subscription ? 1 : 0, held: this.held.length };
   }
 
   resume(): void {

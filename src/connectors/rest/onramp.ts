@@ -239,6 +239,8 @@ export const restOnramp: OnrampType<RestOnrampConfig> = {
         paused = false;
         setFlowing();
       },
+      // requests whose bodies are still to be read
+      inputs: () => ({ open: reading.size, reading: [...reading].filter((req) => req.readableFlowing === true).length }),
       reply: (reply) => {
         const keys = reply.ids.map(idKey);
         if (keys.length === 0) {

@@ -96,6 +96,8 @@ export const tcpOnramp: OnrampType<TcpOnrampConfig> = {
         paused = false;
         for (const socket of reading) socket.resume();
       },
+      // a socket reads only once flowing: one not yet attached (accepted paused) or paused does not
+      inputs: () => ({ open: sockets.size, reading: [...sockets].filter((s) => s.readableFlowing === true).length }),
       close: () =>
         new Promise<void>((resolve) => {
           for (const socket of sockets) socket.destroy();

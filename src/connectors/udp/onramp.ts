@@ -120,6 +120,8 @@ export async function createUdpSource(config: UdpOnrampConfig, ctx: OnrampContex
       paused = false;
       release();
     },
+    // a datagram socket always reads: what it read while paused is held here (or dropped beyond the limit)
+    inputs: () => ({ open: 1, reading: 1, held: held.length - head, dropped }),
     close: () => new Promise<void>((resolve) => socket.close(() => resolve())),
   };
 }

@@ -171,6 +171,7 @@ export const wsOnramp: OnrampType<WsOnrampConfig> = {
         paused = false;
         if (out) for (const conn of connections) conn.socket.resume();
       },
+      inputs: () => ({ open: connections.size, reading: [...connections].filter((c) => !c.socket.isPaused).length }),
       async close() {
         waiters.dropAll();
         for (const conn of connections) conn.socket.terminate();

@@ -24,6 +24,8 @@ export interface WalConfig {
 /** A WAL node; `stop` waits for pending writes and closes the store. */
 export interface WalNode extends OperatorNode {
   stop(): Promise<void>;
+  /** settles once the stored log has been read (on the first subscription) and its replay has begun, or loading failed */
+  readonly loaded: Promise<void>;
 }
 
 interface Entry {
@@ -60,6 +62,8 @@ export function walNode(config: WalConfig, ctx: OperatorContext, storage: WalSto
   let subscriber: Subscriber<PortEvent> | undefined;
   let pumpTask: Subscription | undefined;
   let idle: (() => void) | undefined; // wakes `stop` once writes are done
+  let settleLoad!: () => void;
+  const loadSettled = new Promise<void>((resolve) => (settleLoad = resolve));
 
   const isFull = () =>
     (config.max_elements !== undefined && store.size >= config.max_elements) || (config.max_bytes !== undefined && bytes >= config.max_bytes);
@@ -160,8 +164,12 @@ export function walNode(config: WalConfig, ctx: OperatorContext, storage: WalSto
         checkFull();
         pump(); // replay what was not acked before the restart
         write();
+        settleLoad();
       },
-      fail,
+      (err) => {
+        settleLoad();
+        fail(err);
+      },
     );
   };
 
@@ -242,6 +250,7 @@ export function walNode(config: WalConfig, ctx: OperatorContext, storage: WalSto
       return null;
     },
     stop: () => stop(),
+    loaded: loadSettled,
   };
 
   function stop(): Promise<void> {

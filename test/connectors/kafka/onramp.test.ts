@@ -3,7 +3,6 @@ import type { EddyEvent } from '../../../src/core/event';
 import { UNSETTLED_LIMIT, type KafkaMeta } from '../../../src/connectors/kafka/onramp';
 import { eventually } from '../../helpers/runtime';
 import { requireService } from '../../helpers/services';
-import { sleep } from '../net-helpers';
 import { Peer, brokerOf, consumeFlow, unique, type Flow } from './helpers';
 
 const n = (e: EddyEvent) => (e.data as { n: number }).n;
@@ -128,7 +127,9 @@ describe('kafka onramp (against the real broker)', function () {
     flow = await consumeFlow(config(topic, group, { 'enable.auto.commit': 'false' }), undefined, {}, { autoAck: false });
     const { events } = flow.recorded;
     await eventually(() => events.length === UNSETTLED_LIMIT, 30000, `${UNSETTLED_LIMIT} events`);
-    await sleep(1000);
+    // the window is full: the consumer fetches nothing and its batch waits, so no message more is handed over
+    const onramp = flow.runtime.onramp('/onramp/in/main')!.runtime;
+    expect(onramp.inputs(), 'reading with the window full').to.deep.equal({ open: 1, reading: 0 });
     expect(events.length).to.equal(UNSETTLED_LIMIT);
     expect((await peer.committed(group, topic))[0]).to.equal(-1);
   });
@@ -145,7 +146,7 @@ describe('kafka onramp (against the real broker)', function () {
     onramp.contraflow({ kind: 'trigger', from: '/offramp/test' });
     await peer.produce(topic, [{ value: '{"n":1}' }, { value: '{"n":2}' }]);
     // paused: the consumer does not fetch them, so nothing is handed over and (auto commit) nothing is committed
-    await sleep(1500);
+    expect(onramp.inputs(), 'reading while triggered').to.deep.equal({ open: 1, reading: 0 });
     expect(events.length).to.equal(1);
     expect((await peer.committed(group, topic))[0]).to.equal(1);
     onramp.contraflow({ kind: 'restore', from: '/offramp/test' });

@@ -84,7 +84,8 @@ describe('nats onramp (against the nats service)', function () {
       ramp.breaker.trigger('/offramp/test');
       for (let i = 0; i < 5; i++) nc.publish(subject, text(JSON.stringify({ i })));
       await nc.flush();
-      await new Promise((r) => setTimeout(r, 300));
+      // all five arrived and are held: one delivered while triggered would not be among them
+      await eventually(() => ramp!.runtime.held === 5, 10000, 'five messages held');
       expect(ramp.events).to.deep.equal([]);
       ramp.breaker.restore('/offramp/test');
       await eventually(() => ramp!.events.length === 5, 10000, 'the held events');
@@ -130,7 +131,7 @@ describe('nats onramp (against the nats service)', function () {
     };
     const pending = async (durable: string) => {
       const info = await jsm.consumers.info(stream, durable);
-      return { ackPending: info.num_ack_pending, waiting: info.num_pending };
+      return { ackPending: info.num_ack_pending, waiting: info.num_pending, ackFloor: info.ack_floor.stream_seq };
     };
 
     it('creates the durable consumer, marks events transactional, and acks each message once its event is acked', async () => {
@@ -163,11 +164,14 @@ describe('nats onramp (against the nats service)', function () {
     it('a message split into several events is acked only when all of them are', async () => {
       const durable = unique('d');
       await nc.jetstream().publish(subject, text('{"a":1}\n{"a":2}\n'));
+      await nc.jetstream().publish(subject, text('{"b":1}\n')); // the sentinel: one message, one event
       ramp = await open({ hosts: [serviceHost()], subject, jetstream: { stream, durable } }, { preprocessors: ['lines'] });
-      await eventually(() => ramp!.events.length === 2, 10000, 'two events');
+      await eventually(() => ramp!.events.length === 3, 10000, 'three events');
       ramp.insight('ack', ramp.events[0]);
-      await new Promise((r) => setTimeout(r, 300));
-      expect((await pending(durable)).ackPending).to.equal(1);
+      // the sentinel's ack goes out on the same connection after any ack the first event could have sent
+      ramp.insight('ack', ramp.events[2]);
+      await eventually(async () => (await pending(durable)).ackPending <= 1, 10000, "the sentinel's ack");
+      expect((await pending(durable)).ackPending, 'the split message still unacked').to.equal(1);
       ramp.insight('ack', ramp.events[1]);
       await eventually(async () => (await pending(durable)).ackPending === 0, 10000, 'the ack');
     });
@@ -180,9 +184,10 @@ describe('nats onramp (against the nats service)', function () {
       ramp = await open({ hosts: [serviceHost()], subject, jetstream: { stream, durable, ack_wait_ms: 1000 } });
       await eventually(() => ramp!.events.length === 1 && ramp!.errors.length === 1, 10000, 'one event, one error');
       ramp.insight('ack', ramp.events[0]);
-      await eventually(async () => (await pending(durable)).ackPending === 0, 10000, 'nothing pending');
-      // past ack_wait: a message merely left unacked would be back by now
-      await new Promise((r) => setTimeout(r, 1500));
+      // both settled for good: the ack floor passes a message only once it is acked or terminated, never one left
+      // unacked or nak'ed for redelivery
+      await eventually(async () => (await pending(durable)).ackFloor === 2, 10000, 'the ack floor past both messages');
+      expect((await pending(durable)).ackPending).to.equal(0);
       expect(ramp.errors.length).to.equal(1);
       expect(ramp.events.length).to.equal(1);
     });
@@ -192,7 +197,8 @@ describe('nats onramp (against the nats service)', function () {
       await publish(20);
       ramp = await open({ hosts: [serviceHost()], subject, jetstream: { stream, durable, batch: 5 } });
       ramp.breaker.trigger('/offramp/test');
-      await new Promise((r) => setTimeout(r, 500));
+      // the pull loop has stopped: it pulls again only on restore
+      await eventually(() => ramp!.source.inputs!().reading === 0, 10000, 'the pull loop to stop');
       // what the server handed out (delivered, unacked) is at most the batch in flight when the breaker was triggered
       const paused = await pending(durable);
       expect(paused.ackPending).to.be.at.most(5);

@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import type { Client } from 'pg';
 import { eventually } from '../../helpers/runtime';
 import { requireService, type ServiceAddress } from '../../helpers/services';
-import { sleep } from '../net-helpers';
 import { connection, poller, sql, tcpProxy, uniqueName, valueOf, type Poller, type Proxy } from './helpers';
 
 /**
@@ -135,10 +134,11 @@ describe('postgres onramp (real server)', function () {
       const p = await start({ ...connection(pg), query: bumping, interval_ms: 10 });
       await eventually(async () => (await polls()) >= 3, 20_000, 'a few polls');
       p.breaker().trigger('test');
-      await sleep(100); // a poll already running may finish
+      // a poll already running finishes; then the poller parks, and no poll runs until the restore
+      const onramp = p.runtime.onramp('/onramp/src/main')!.runtime;
+      await eventually(() => onramp.inputs()!.reading === 0, 5000, 'the poller parked');
       const paused = await polls();
       await insert(1, 1);
-      await sleep(500); // some 50 intervals
       expect(await polls(), 'polls while triggered').to.equal(paused);
       expect(p.events).to.have.length(0);
       p.breaker().restore('test');

@@ -116,8 +116,8 @@ describe('pubsub onramp (Pub/Sub fake pstest)', function () {
       topic,
       Array.from({ length: 10 }, (_, n) => `{"n":${n}}`),
     );
-    // long enough for the streaming pull to hand the messages over
-    await sleep(1500);
+    // the streaming pull handed all ten over, and the onramp holds them: one passed on while triggered would not be among them
+    await eventually(() => onramp.inputs()!.held === 10, 30_000, 'ten messages held');
     expect(flow.out).to.have.length(0);
     expect(onramp.counters.in).to.equal(0);
     onramp.contraflow({ kind: 'restore', from: 'test' });

@@ -88,7 +88,7 @@ describe('rest end to end', () => {
       try {
         answer = await curl('http://127.0.0.1:8180/greet', ['-H', 'Content-Type: application/yaml', '--data-binary', 'hello: world']);
       } catch {
-        await new Promise((r) => setTimeout(r, 100)); // not listening yet
+        await new Promise((r) => setTimeout(r, 100)); // not listening yet: pacing the retry (the test waits for an answer)
       }
     }
     if (answer === undefined) failure = 'no answer';

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { parse as parseYaml } from 'yaml';
+import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import type { EddyEvent } from '../../../src/core/event';
 import { Runtime } from '../../../src/runtime/runtime';
 import { eventually } from '../../helpers/runtime';
@@ -21,12 +22,13 @@ interface OfframpFlowSpec {
   count: number;
   offramp: Record<string, unknown>;
   nodes?: { id: string; type: string; config?: Record<string, unknown> }[];
+  scheduler?: SchedulerLike;
 }
 
 /** probe onramp (`{id: n}` events, transactional) -> pipeline -> rest offramp; a linked offramp's out and err recorded. */
 async function startOfframpFlow(spec: OfframpFlowSpec): Promise<OfframpFlow> {
   const log: ProbeLog = { read: 0, acks: [], fails: [] };
-  const runtime = new Runtime({ registries: registriesWith([probeOnramp(log)], []), logger: recordingLogger() });
+  const runtime = new Runtime({ registries: registriesWith([probeOnramp(log)], []), logger: recordingLogger(), scheduler: spec.scheduler });
   await runtime.start();
   const nodes = spec.nodes ?? [{ id: 'pass', type: 'passthrough' }];
   const links: Record<string, string[]> = { in: [nodes[0].id] };
@@ -61,6 +63,19 @@ async function startOfframpFlow(spec: OfframpFlowSpec): Promise<OfframpFlow> {
     gateOpen: () => runtime.onramp('/onramp/src/main')!.runtime.breaker.isOpen,
     stop: () => runtime.shutdown(),
   };
+}
+
+/** The async scheduler, keeping the delay of every action scheduled on it. */
+function delaysSeen(): { scheduler: SchedulerLike; delays: number[] } {
+  const delays: number[] = [];
+  const scheduler: SchedulerLike = {
+    now: () => asyncScheduler.now(),
+    schedule: (work: any, delay?: number, state?: any) => {
+      delays.push(delay ?? 0);
+      return asyncScheduler.schedule(work, delay, state);
+    },
+  };
+  return { scheduler, delays };
 }
 
 const idsOf = (server: TargetServer) => server.received.map((r) => (JSON.parse(r.body) as { id: number }).id).sort((a, b) => a - b);
@@ -103,7 +118,7 @@ describe('rest offramp', () => {
 
   it('never has more than concurrency requests in flight at the server, and delivers every event', async () => {
     server = await targetServer(async (_req, res) => {
-      await sleep(5);
+      await sleep(5); // pacing only: requests overlap, so the limit is reached (the test asserts it was)
       res.writeHead(200);
       res.end();
     });
@@ -116,14 +131,25 @@ describe('rest offramp', () => {
 
   it('connection refused: triggers the breaker, fails what it could not send, and restores once the server is up', async () => {
     const port = await freePort();
-    flow = await startOfframpFlow({ count: 60, offramp: { config: { endpoint: `http://127.0.0.1:${port}/` } } });
+    const { scheduler, delays } = delaysSeen();
+    flow = await startOfframpFlow({ count: 60, offramp: { config: { endpoint: `http://127.0.0.1:${port}/` } }, scheduler });
+    // every change of the breaker, with how much the source had read when it happened
+    const changes: [boolean, number][] = [];
+    const watch = flow.runtime.onramp('/onramp/src/main')!.runtime.breaker.changes.subscribe((open) => changes.push([open, flow!.log.read]));
     await eventually(() => !flow!.gateOpen() && flow!.log.fails.length > 0, 5000, 'the breaker triggered');
-    const readWhileDown = flow.log.read;
-    await sleep(150);
-    expect(flow.log.read, 'the onramp stopped reading').to.equal(readWhileDown);
     expect(flow.log.read).to.be.below(60);
+    const triggered = changes.findIndex(([open]) => !open);
+    // the offramp's probes back off from 100 ms, doubling: one scheduled in 200 ms means the first has found the port closed
+    await eventually(() => delays.includes(200), 5000, 'a probe failed');
+    const beforeServer = changes.slice(triggered);
     server = await targetServer(undefined, port);
     await eventually(() => flow!.gateOpen(), 8000, 'the breaker restored');
+    watch.unsubscribe();
+    // a failed probe restored nothing: the breaker stayed triggered while the server was down
+    expect(beforeServer.map(([open]) => open), 'changes while the server was down').to.deep.equal([false]);
+    // the source reads only while the breaker is open: nothing between the trigger and the restore
+    const restored = changes.findIndex(([open], i) => i > triggered && open);
+    expect(changes[restored][1], 'the onramp stopped reading').to.equal(changes[triggered][1]);
     await eventually(() => flow!.log.acks.length + flow!.log.fails.length === 60, 5000, 'an outcome for all 60 events');
     // nothing dropped: every event was either delivered (and acked) or failed back to its source
     expect(idsOf(server)).to.deep.equal(flow.log.acks.sort((a, b) => a - b));

@@ -4,8 +4,6 @@ import { createServer } from 'node:net';
 import { eventually } from '../../helpers/runtime';
 import { curl, startRestFlow, type RestFlow } from './helpers';
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
 describe('rest onramp (unlinked)', () => {
   let flow: RestFlow | undefined;
   afterEach(async () => {
@@ -126,7 +124,9 @@ describe('rest onramp (unlinked)', () => {
     const pending = [1, 2, 3].map((n) =>
       curl(flow!.base, ['-X', 'POST', '-H', 'Content-Type: application/json', '--data-binary', `{"n":${n}}`]).then((a) => statuses.push(a.status)),
     );
-    await sleep(300);
+    // all three requests arrived, their bodies unread: a request read while paused would be flowing (or done), and none is
+    await eventually(() => onramp.inputs()!.open === 3, 5000, 'the three requests');
+    expect(onramp.inputs(), 'requests read while paused').to.deep.equal({ open: 3, reading: 0 });
     expect(statuses, 'answered while paused').to.deep.equal([]);
     expect(flow.events, 'events while paused').to.deep.equal([]);
     onramp.breaker.restore('test');

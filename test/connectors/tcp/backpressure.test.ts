@@ -5,7 +5,7 @@ import { createLogger } from '../../../src/core/logger';
 import type { OfframpType } from '../../../src/connectors/connector';
 import { Runtime } from '../../../src/runtime/runtime';
 import { eventually } from '../../helpers/runtime';
-import { freePort, passthrough, sleep } from '../net-helpers';
+import { freePort, passthrough } from '../net-helpers';
 
 /**
  * A tcp onramp behind an offramp whose sends do not finish until the test
@@ -96,8 +96,9 @@ describe('tcp onramp behind a slow offramp', () => {
     // the sink is full and the breaker is triggered by it
     await eventually(() => started >= CONCURRENCY && !onramp.breaker.isOpen, 5000, 'the breaker triggered by the in-flight limit');
     expect(onramp.breaker.holders()).to.deep.equal(['/offramp/dst/main']);
-    // time enough for loopback to move every byte many times over, were the onramp still reading
-    await sleep(500);
+    // every connection accepted and none reading: from here eddy reads nothing more until the sink lets go
+    await eventually(() => onramp.inputs()!.open === CONNECTIONS, 5000, 'both connections accepted');
+    expect(onramp.inputs(), 'sockets reading while the breaker is triggered').to.deep.equal({ open: CONNECTIONS, reading: 0 });
     const unsent = sockets.reduce((sum, s) => sum + s.writableLength, 0);
     const readBytes = onramp.counters.bytes;
     // the senders are blocked: most of what they wrote is still in their own buffers
@@ -113,7 +114,9 @@ describe('tcp onramp behind a slow offramp', () => {
     open = true;
     for (const finish of waiting.splice(0)) setImmediate(finish);
     await eventually(() => completed >= total, 15000, 'every event at the sink');
-    await sleep(50);
+    // shutdown finishes the sends in flight and ends the flow: an extra delivery would be counted by now
+    await runtime.shutdown();
+    runtime = undefined;
     expect(completed).to.equal(total);
     expect(seen.size).to.equal(total);
     expect([...seen.values()].every((n) => n === 1), 'each event once').to.equal(true);

@@ -47,7 +47,7 @@ describe('tcp onramp', () => {
       }
       return out;
     });
-    // round-robin over the connections, letting the server read between rounds
+    // round-robin over the connections, letting the server read between rounds (pacing only: the test waits for every line)
     for (let round = 0; pieces.some((p) => round < p.length); round++) {
       for (let c = 0; c < CONNECTIONS; c++) if (round < pieces[c].length) sockets[c].write(pieces[c][round]);
       if (round % 10 === 0) await sleep(1);
@@ -149,7 +149,9 @@ describe('tcp onramp source (the type on its own)', () => {
     before.write('two\n');
     const during = await client(port);
     during.write('three\n');
-    await sleep(200); // would be plenty for loopback to deliver both, were the sockets read
+    // both connections accepted: from here a socket that reads would be flowing, and none is
+    await eventually(() => source!.inputs!().open === 2, 5000, 'the second connection accepted');
+    expect(source.inputs!(), 'sockets reading while paused').to.deep.equal({ open: 2, reading: 0 });
     expect(data()).to.equal('one\n');
     source.resume!();
     await eventually(() => data().length === 'one\ntwo\nthree\n'.length, 5000, 'the held writes');
@@ -166,7 +168,9 @@ describe('tcp onramp source (the type on its own)', () => {
     source = await tcpOnramp.create({ host: '127.0.0.1', port }, fakeOnrampContext());
     const early = await client(port);
     early.write('early\n');
-    await sleep(100);
+    // accepted before the subscription, and not reading
+    await eventually(() => source!.inputs!().open === 1, 5000, 'the connection accepted');
+    expect(source.inputs!().reading).to.equal(0);
     const frames: Frame[] = [];
     sub = source.frames.subscribe((f) => frames.push(f));
     await eventually(() => frames.some((f) => f.data?.toString() === 'early\n'), 5000, 'the early write');
@@ -182,7 +186,8 @@ describe('tcp onramp source (the type on its own)', () => {
     const a = await client(port);
     a.end('bye');
     await eventually(() => frames.some((f) => f.end), 5000, 'the end of the stream');
-    await sleep(50);
+    // the server's socket closed: its 'end' and 'close' have both fired, so a second end would be here
+    await eventually(() => source!.inputs!().open === 0, 5000, 'the connection closed');
     expect(frames.filter((f) => f.end)).to.have.length(1);
     const b = await client(port);
     const bClosed = ended(b);

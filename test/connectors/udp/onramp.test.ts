@@ -96,7 +96,7 @@ describe('udp onramp', () => {
     for (let i = 0; i < Math.max(chunks[0].length, reversed.length); i++) {
       if (i < chunks[0].length) await s0.sendTo(port, chunks[0][i]);
       if (i < reversed.length) await s1.sendTo(port, reversed[i]);
-      await sleep(1);
+      await sleep(1); // pacing only, so that loopback drops no datagram; the test waits for all four messages
     }
     // an unchunked compressed message and a plain one pass through the same chain
     await s0.sendTo(port, gzipSync(Buffer.from('{"version":"1.1","short_message":"single"}')));
@@ -157,7 +157,8 @@ describe('udp onramp source (the type on its own)', () => {
     await eventually(() => frames.length === 1, 5000, 'the first datagram');
     source.pause!();
     for (let i = 1; i <= 50; i++) await s.sendTo(port, `d${i}`);
-    await sleep(100);
+    // every datagram read and held: one delivered while paused would not be among them
+    await eventually(() => source!.inputs!().held === 50, 5000, '50 datagrams held');
     expect(frames).to.have.length(1);
     source.resume!();
     expect(frames.map((f) => f.data!.toString())).to.deep.equal(Array.from({ length: 51 }, (_, i) => `d${i}`));
@@ -175,7 +176,10 @@ describe('udp onramp source (the type on its own)', () => {
     const s = await sender();
     senders.push(s);
     for (let i = 0; i < 20; i++) await s.sendTo(port, Buffer.alloc(100, 0x30 + (i % 10)));
-    await sleep(100);
+    // every datagram read: ten held, ten dropped
+    await eventually(() => source!.inputs!().dropped === 10, 5000, 'the datagrams past the limit dropped');
+    expect(source.inputs!()).to.deep.include({ held: 10, dropped: 10 });
+    expect(frames).to.deep.equal([]);
     source.resume!();
     // the first ten fit the limit; the other ten were dropped, oldest kept
     expect(frames.map((f) => f.data![0])).to.deep.equal(Array.from({ length: 10 }, (_, i) => 0x30 + i));

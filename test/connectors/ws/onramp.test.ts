@@ -13,9 +13,10 @@ describe('ws onramp', () => {
     return c;
   };
   afterEach(async () => {
-    await Promise.all(clients.splice(0).map((c) => c.close()));
+    // the onramp first: a test that failed while its sockets were paused would leave a client's close handshake unread
     await ramp?.stop();
     ramp = undefined;
+    await Promise.all(clients.splice(0).map((c) => c.close()));
   });
 
   it('reads text and binary messages, with meta binary and the origin svc-ws://<client ip>:<client port>/<listen port>', async () => {
@@ -37,7 +38,7 @@ describe('ws onramp', () => {
     const b = await connect(ramp.url);
     await a.send('{"from":"a",');
     await b.send('{"from":"b",');
-    await sleep(20);
+    await sleep(20); // pacing only: the halves are separate messages whatever the timing
     await b.send('"n":1}\n{"from":"b","n":2}\n');
     await a.send('"n":1}\n');
     await eventually(() => ramp!.events.length === 3, 3000, 'three events');
@@ -85,7 +86,9 @@ describe('ws onramp', () => {
     for (let n = 1; n <= 50; n++) await c.send(`{"n":${n}}`);
     const late = await connect(ramp.url); // a connection accepted while paused is paused too
     await late.send('{"late":true}');
-    await sleep(150);
+    // both connections accepted: a socket that read while triggered would be flowing, and none is
+    await eventually(() => ramp!.runtime.inputs()!.open === 2, 3000, 'the late connection accepted');
+    expect(ramp.runtime.inputs(), 'sockets reading while triggered').to.deep.equal({ open: 2, reading: 0 });
     expect(ramp.events).to.have.length(1);
     expect(c.socket.readyState).to.equal(c.socket.OPEN);
     ramp.runtime.contraflow({ kind: 'restore', from: 'test' });
