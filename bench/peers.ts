@@ -108,7 +108,8 @@ function runSampled(command: string, args: string[], timeoutMs: number, done?: (
     const sample = () => {
       if (child.pid === undefined) return;
       const tree = processTree(child.pid);
-      const cpu = tree.reduce((sum, pid) => sum + (cpuSeconds(pid) ?? 0), 0);
+      // cpuSeconds already adds the process's descendants (cluster workers): not summed over the tree again
+      const cpu = cpuSeconds(child.pid) ?? 0;
       m.samples.push({ at: performance.now(), cpu, rss: tree.reduce((sum, pid) => sum + rssBytes(pid), 0) });
     };
     const sampler = setInterval(sample, 100);
@@ -148,10 +149,14 @@ function cpuBetween(samples: TreeSample[], from: number, to: number): number | u
 
 const peakRss = (samples: TreeSample[]) => Math.max(0, ...samples.map((s) => s.rss));
 
-/** The last line of `out` that is a JSON object with `events_per_second` (eddy's structured blackhole report). */
-function eddyReport(out: string): { events_per_second: number; events: number; seconds: number; latency_ns: { p99: number } } {
+/**
+ * The last line of `out` that is a JSON object with `key`: eddy's structured
+ * blackhole report (`events_per_second`), or with --workers the primary's
+ * combined one (`workers`; each worker prints its own line first).
+ */
+function eddyReport(out: string, key: string): { events_per_second: number; events: number; seconds: number; latency_ns: { p99: number } } {
   for (const line of out.split('\n').reverse()) {
-    if (!line.includes('"events_per_second"')) continue;
+    if (!line.includes(`"${key}"`)) continue;
     return JSON.parse(line) as ReturnType<typeof eddyReport>;
   }
   throw new Error(`no blackhole report in: ${out.slice(0, 200)}`);
@@ -285,8 +290,9 @@ async function runEddy(eddy: string, codec: PeerCodec, data: string, dir: string
   const path = join(dir, `peers-eddy-${codec}.yaml`);
   writeFileSync(path, eddyConfig(codec, data));
   const args = [eddy, 'server', 'run', '-f', path, '--no-api', ...(workers === undefined ? [] : ['--workers', String(workers)])];
-  const m = await runSampled(process.execPath, args, (WARMUP + SECS + 60) * 1000, (out) => out.includes('"events_per_second"'));
-  const r = eddyReport(m.out);
+  const key = workers === undefined ? 'events_per_second' : 'workers';
+  const m = await runSampled(process.execPath, args, (WARMUP + SECS + 60) * 1000, (out) => out.includes(`"${key}"`));
+  const r = eddyReport(m.out, key);
   const cpu = cpuBetween(m.samples, m.doneAt! - r.seconds * 1000, m.doneAt!);
   return {
     who,
