@@ -10,6 +10,7 @@ import { TAP_USAGE, tapCommand } from './api/tap-command';
 import { parseWorkers, startClusterRuntime } from './workers/cli';
 import { STATUS_USAGE, statusCommand } from './console/status';
 import { TOP_USAGE, topCommand } from './console/top';
+import { flagValue } from './core/argv';
 
 const USAGE = `usage: eddy server run [-f FILE ...] [--no-api] [--api-host HOST] [--api-port PORT]
                        [--data-dir DIR] [--allow-path DIR ...] [--allow-exit] [--workers N|auto]
@@ -41,11 +42,7 @@ export function parseRunArgs(args: string[]): RunOptions {
   const options: RunOptions = { files: [], api: true, host: '127.0.0.1', port: 9898, allowPaths: [], allowExit: false, workers: 1 };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
-    const value = () => {
-      const v = args[++i];
-      if (v === undefined) throw new Error(`${arg} needs a value`);
-      return v;
-    };
+    const value = () => flagValue(args, ++i, arg);
     if (arg === '-f' || arg === '--file') {
       options.files.push(value());
       // `-f a.yaml b.yaml` takes every following non-option argument too

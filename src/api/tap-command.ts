@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import { flagValue } from '../core/argv';
 
 export const TAP_USAGE = 'eddy tap URL [--api URL] [--sample N] [--rate R] [--max M] [--queue Q] [--api-token TOKEN]';
 
@@ -19,11 +20,7 @@ export function parseTapArgs(args: string[], env: NodeJS.ProcessEnv): TapArgs {
   const query = new URLSearchParams();
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
-    const value = () => {
-      const v = args[++i];
-      if (v === undefined) throw new Error(`${arg} needs a value`);
-      return v;
-    };
+    const value = () => flagValue(args, ++i, arg);
     if (arg === '--api') api = value();
     else if (arg === '--api-token') token = value();
     else if (['--sample', '--rate', '--max', '--queue'].includes(arg)) query.set(arg.slice(2), value());

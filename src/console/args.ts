@@ -1,3 +1,4 @@
+import { flagValue } from '../core/argv';
 import type { ClientOptions } from './client';
 
 export const DEFAULT_API = 'http://127.0.0.1:9898';
@@ -11,11 +12,7 @@ export function parseConsoleArgs(command: string, args: string[], env: NodeJS.Pr
   const parsed: ConsoleArgs = { api: env.EDDY_API || DEFAULT_API, token: env.EDDY_API_TOKEN || undefined, json: false };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
-    const value = () => {
-      const v = args[++i];
-      if (v === undefined || v === '') throw new Error(`${command}: ${arg} needs a value`);
-      return v;
-    };
+    const value = () => flagValue(args, ++i, arg, `${command}: `);
     if (arg === '--api') parsed.api = value();
     // --api-token as `eddy tap` and `eddy server run` spell it
     else if (arg === '--token' || arg === '--api-token') parsed.token = value();
