@@ -4,7 +4,7 @@
  * combined report: events summed, histograms merged. In one process
  * nothing is listening and `publishMeasurement` does nothing.
  */
-import * as hdr from 'hdr-histogram-js';
+import type * as Hdr from 'hdr-histogram-js';
 import type { BlackholeReport } from '../connectors/blackhole/offramp';
 
 type Listener = (url: string, report: BlackholeReport, histogram: string) => void;
@@ -15,8 +15,15 @@ export function onMeasurement(l: Listener | undefined): void {
   listener = l;
 }
 
-export function publishMeasurement(url: string, report: BlackholeReport, histogram: hdr.Histogram): void {
-  if (listener) listener(url, report, hdr.encodeIntoCompressedBase64(histogram));
+/**
+ * The package's index (its encoders, pako and its WebAssembly build: ~10 MB
+ * of RSS), loaded only where histograms cross processes: in a worker that
+ * publishes, in the primary that merges.
+ */
+const hdrIndex = (): typeof Hdr => require('hdr-histogram-js') as typeof Hdr; // eslint-disable-line @typescript-eslint/no-require-imports
+
+export function publishMeasurement(url: string, report: BlackholeReport, histogram: Hdr.Histogram): void {
+  if (listener) listener(url, report, hdrIndex().encodeIntoCompressedBase64(histogram));
 }
 
 /** What the primary prints: the blackhole's report over every worker, plus each worker's own figures. */
@@ -34,6 +41,7 @@ export interface CombinedReport extends BlackholeReport {
  * length), latency from the merged histograms.
  */
 export function combineMeasurements(parts: { worker: number; report: BlackholeReport; histogram: string }[], primaryRssBytes: number): CombinedReport {
+  const hdr = hdrIndex();
   const merged = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 100_000_000_000, numberOfSignificantValueDigits: 3, useWebAssembly: false });
   for (const p of parts) merged.add(hdr.decodeFromCompressedBase64(p.histogram, 32, false));
   const sum = (f: (r: BlackholeReport) => number) => parts.reduce((n, p) => n + f(p.report), 0);

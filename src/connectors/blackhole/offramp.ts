@@ -1,4 +1,5 @@
-import * as hdr from 'hdr-histogram-js';
+// the JavaScript histogram alone: the package's index also loads its WebAssembly build and pako (~10 MB of RSS)
+import { constructorFromBucketSize } from 'hdr-histogram-js/dist/JsHistogramFactory';
 import { monoNs, toMonoNs } from '../../core/clock';
 import type { OfframpType } from '../connector';
 import { publishMeasurement } from '../../workers/measurements';
@@ -48,12 +49,10 @@ export const blackhole: OfframpType<BlackholeConfig> = {
     },
   },
   create(config, ctx) {
-    const histogram = hdr.build({
-      lowestDiscernibleValue: 1,
-      highestTrackableValue: 100_000_000_000,
-      numberOfSignificantValueDigits: config.significant_figures as 1 | 2 | 3 | 4 | 5,
-      useWebAssembly: false,
-    });
+    // what hdr.build({useWebAssembly: false}) makes: 32-bit buckets, resizing as values grow
+    const JsHistogram = constructorFromBucketSize(32);
+    const histogram = new JsHistogram(1, 100_000_000_000, config.significant_figures as number);
+    histogram.autoResize = true;
     // per event only a bucket count; the histogram gets them all before it is read
     const latencies = new BucketCounts(histogram);
     // all per-event arithmetic is on plain numbers (monoNs), no BigInt
