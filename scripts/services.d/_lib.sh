@@ -54,3 +54,28 @@ service_main() {
       ;;
   esac
 }
+
+# True when the process named by pid file $1 is alive.
+pid_running() {
+  [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null
+}
+
+# Stops the process named by pid file $1: SIGTERM, up to $2 seconds for it to
+# end (a clean shutdown may write state), then SIGKILL; removes the pid file.
+# $3 names the service in the messages.
+stop_pidfile() {
+  local pidfile="$1" seconds="$2" what="$3" pid
+  if ! pid_running "$pidfile"; then
+    rm -f "$pidfile"
+    echo "not running"
+    return 0
+  fi
+  pid="$(cat "$pidfile")"
+  kill -TERM "$pid" 2>/dev/null || true
+  if ! wait_until "! kill -0 $pid" "$seconds" "$what to stop"; then
+    kill -KILL "$pid" 2>/dev/null || true
+    wait_until "! kill -0 $pid" 5 "$what to die"
+  fi
+  rm -f "$pidfile"
+  echo "stopped"
+}

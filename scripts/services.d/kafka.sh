@@ -25,7 +25,7 @@ pidfile="$dir/kafka.pid"
 log="$dir/server.log"
 
 running() {
-  [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null
+  pid_running "$pidfile"
 }
 
 install() {
@@ -122,20 +122,7 @@ start() {
 }
 
 stop() {
-  if ! running; then
-    rm -f "$pidfile"
-    echo "not running"
-    return 0
-  fi
-  local pid
-  pid="$(cat "$pidfile")"
-  kill "$pid" 2>/dev/null || true
-  if ! wait_until "! kill -0 $pid" 30 "kafka to stop"; then
-    kill -9 "$pid" 2>/dev/null || true
-    wait_until "! kill -0 $pid" 10 "kafka to die"
-  fi
-  rm -f "$pidfile"
-  echo "stopped"
+  stop_pidfile "$pidfile" 30 "kafka"
 }
 
 status() {

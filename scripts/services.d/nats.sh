@@ -19,7 +19,7 @@ pidfile="$dir/nats.pid"
 log="$dir/nats.log"
 
 running() {
-  [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null
+  pid_running "$pidfile"
 }
 
 healthy() {
@@ -63,18 +63,8 @@ case "${1:-}" in
     echo "running on nats://127.0.0.1:$port (JetStream on; monitoring http://127.0.0.1:$monitor)"
     ;;
   stop)
-    if ! running; then
-      rm -f "$pidfile"
-      echo "not running"
-      exit 0
-    fi
-    pid="$(cat "$pidfile")"
-    kill -TERM "$pid"
     # a clean shutdown writes JetStream state; bounded, then forced
-    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
-    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
-    rm -f "$pidfile"
-    echo "stopped"
+    stop_pidfile "$pidfile" 10 "nats"
     ;;
   status)
     if running && healthy; then

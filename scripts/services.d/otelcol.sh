@@ -41,7 +41,7 @@ log="$dir/otelcol.log"
 config="$dir/config.yaml"
 
 running() {
-  [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null
+  pid_running "$pidfile"
 }
 
 go_bin() {
@@ -204,20 +204,7 @@ start() {
 }
 
 stop() {
-  if ! running; then
-    rm -f "$pidfile"
-    echo "not running"
-    return 0
-  fi
-  local pid
-  pid="$(cat "$pidfile")"
-  kill -TERM "$pid" 2>/dev/null || true
-  if ! wait_until "! kill -0 $pid" 15 "the collector to stop"; then
-    kill -KILL "$pid" 2>/dev/null || true
-    wait_until "! kill -0 $pid" 5 "the collector to die"
-  fi
-  rm -f "$pidfile"
-  echo "stopped"
+  stop_pidfile "$pidfile" 15 "the collector"
 }
 
 status() {

@@ -30,7 +30,7 @@ pidfile="$dir/pubsub.pid"
 log="$dir/pubsub.log"
 
 running() {
-  [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null
+  pid_running "$pidfile"
 }
 
 # Writes the Go main and builds it (go mod tidy fetches pstest and its dependencies from the Go module proxy).
@@ -147,17 +147,7 @@ case "${1:-}" in
     echo "running on 127.0.0.1:$port (PUBSUB_EMULATOR_HOST=127.0.0.1:$port)"
     ;;
   stop)
-    if ! running; then
-      rm -f "$pidfile"
-      echo "not running"
-      exit 0
-    fi
-    pid="$(cat "$pidfile")"
-    kill -TERM "$pid"
-    for _ in $(seq 1 25); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
-    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
-    rm -f "$pidfile"
-    echo "stopped"
+    stop_pidfile "$pidfile" 5 "the Pub/Sub fake"
     ;;
   status)
     if running && port_open "$port"; then

@@ -181,10 +181,13 @@ export class OfframpRuntime {
   private encode(event: EddyEvent): Buffer[] {
     const { postprocessors } = this.parts;
     const codec = this.codec(this.sink.codecFor?.(event));
-    // the common case: one value, no postprocessors, so one payload and no context
-    if (!event.isBatch && postprocessors.length === 0) return [untouchedFrame(event, codec) ?? codec.encode(event.data)];
+    if (!event.isBatch) {
+      // the frame it came in as, when the codec would encode the value to exactly that
+      const payload = untouchedFrame(event, codec) ?? codec.encode(event.data);
+      // the common case, no postprocessors: one payload and no context
+      return postprocessors.length === 0 ? [payload] : runProcessors(postprocessors, [payload], { ingestNs: event.ingestNs });
+    }
     const ctx: FrameContext = { ingestNs: event.ingestNs };
-    if (!event.isBatch) return runProcessors(postprocessors, [untouchedFrame(event, codec) ?? codec.encode(event.data)], ctx);
     const out: Buffer[] = [];
     const values = batchValues(event.data);
     for (const value of values) for (const frame of runProcessors(postprocessors, [codec.encode(value)], ctx)) out.push(frame);
