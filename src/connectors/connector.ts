@@ -1,4 +1,4 @@
-import type { Observable, SchedulerLike, Subscriber } from 'rxjs';
+import type { Observable, SchedulerLike, Subscriber } from '../core/rx';
 import type { Codec } from '../codecs/codec';
 import type { EddyEvent, EventId, Insight, Meta } from '../core/event';
 import type { Logger } from '../core/logger';

@@ -1,4 +1,4 @@
-import { BehaviorSubject, Observable, distinctUntilChanged } from 'rxjs';
+import { BehaviorSubject, Observable, distinctUntilChanged } from '../core/rx';
 
 /**
  * The circuit breaker of one onramp instance: a Subject gating its reads.

@@ -1,4 +1,4 @@
-import type { Observable, OperatorFunction, SchedulerLike } from 'rxjs';
+import type { Observable, OperatorFunction, SchedulerLike } from '../core/rx';
 import type { EddyEvent, Insight, PortEvent } from '../core/event';
 import type { JsonSchema } from '../schema/json-schema';
 

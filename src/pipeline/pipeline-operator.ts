@@ -1,4 +1,4 @@
-import { Observable, Subscription, filter, map, type OperatorFunction } from 'rxjs';
+import { Observable, Subscription, filter, map, type OperatorFunction } from '../core/rx';
 import { event, isEvent, type EddyEvent, type Insight, type PortEvent } from '../core/event';
 import { checkPort, standalonePipeline, type StandaloneOptions, type StandalonePipeline } from './standalone';
 

@@ -1,4 +1,4 @@
-import { EMPTY, Observable, Observer, SchedulerLike, Subject, Subscription, filter, map, merge, share } from 'rxjs';
+import { EMPTY, Observable, Observer, SchedulerLike, Subject, Subscription, filter, map, merge, share } from '../core/rx';
 import type { EddyEvent, Insight, PortEvent } from '../core/event';
 import type { Logger } from '../core/logger';
 import type { TypeRegistry } from '../core/registry';

@@ -1,4 +1,4 @@
-import type { SchedulerLike } from 'rxjs';
+import type { SchedulerLike } from '../core/rx';
 import { parse as parseYaml } from 'yaml';
 import { EddyError, invalid } from '../core/errors';
 import { createLogger, type Logger } from '../core/logger';

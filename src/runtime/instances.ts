@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { BehaviorSubject, Observable, asyncScheduler, filter, switchMap, take, type SchedulerLike } from 'rxjs';
+import { BehaviorSubject, Observable, asyncScheduler, filter, switchMap, take, type SchedulerLike } from '../core/rx';
 import type { Logger } from '../core/logger';
 import { CircuitBreaker } from '../contraflow/circuit-breaker';
 import { OnrampRuntime, onrampContext } from '../connectors/_shared/onramp';

@@ -1,4 +1,4 @@
-import { interval, type SchedulerLike } from 'rxjs';
+import { interval, type SchedulerLike } from '../core/rx';
 import { nowNs } from '../core/clock';
 import type { PipelineRuntime } from '../pipeline/pipeline';
 import { type RampCounters, rampMetricEvents } from '../connectors/_shared/ramp-metrics';

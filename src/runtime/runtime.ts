@@ -1,4 +1,4 @@
-import { Subject, type SchedulerLike } from 'rxjs';
+import { Subject, type SchedulerLike } from '../core/rx';
 import { EddyError, conflict, invalid, notFound } from '../core/errors';
 import { createLogger, type Logger } from '../core/logger';
 import { nowNs } from '../core/clock';

@@ -1,4 +1,4 @@
-import type { Observable } from 'rxjs';
+import type { Observable } from '../core/rx';
 import { batchValues, type EddyEvent } from '../core/event';
 import { invalid, notFound } from '../core/errors';
 import type { TapHook } from '../core/tap-hook';

@@ -7,7 +7,7 @@
  */
 import cluster, { type Worker } from 'node:cluster';
 import { join } from 'node:path';
-import { Subject } from 'rxjs';
+import { Subject } from '../core/rx';
 import { EddyError } from '../core/errors';
 import type { Logger } from '../core/logger';
 import type { Artefact } from '../runtime/artefacts';

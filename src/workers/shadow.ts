@@ -7,7 +7,7 @@
  * schemas, checks, placement) with `create` replaced: sources that never
  * emit, sinks that drop, and a WAL node that only forwards.
  */
-import { NEVER, identity } from 'rxjs';
+import { NEVER, identity } from '../core/rx';
 import { Registries } from '../runtime/registries';
 
 export function shadowRegistries(real: Registries = Registries.withBuiltins()): Registries {

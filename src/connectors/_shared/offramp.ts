@@ -1,4 +1,4 @@
-import { Observer, Subject, asyncScheduler, type SchedulerLike } from 'rxjs';
+import { Observer, Subject, asyncScheduler, type SchedulerLike } from '../../core/rx';
 import type { EddyEvent, EventId, Insight, Meta } from '../../core/event';
 import { nowNs } from '../../core/clock';
 import { batchValues } from '../../core/event';

@@ -1,4 +1,4 @@
-import { Observable, Subject, Subscription, asyncScheduler, share, type SchedulerLike } from 'rxjs';
+import { Observable, Subject, Subscription, asyncScheduler, share, type SchedulerLike } from '../../core/rx';
 import type { EddyEvent, EventId, Insight } from '../../core/event';
 import { trackedIds } from '../../core/event';
 import { nowNs } from '../../core/clock';

@@ -1,4 +1,4 @@
-import { Observable, SchedulerLike, Subscriber, Subscription } from 'rxjs';
+import { Observable, SchedulerLike, Subscriber, Subscription } from '../../core/rx';
 import type { CircuitBreaker } from '../../contraflow/circuit-breaker';
 
 export interface PullStep<T> {

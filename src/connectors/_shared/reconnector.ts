@@ -1,4 +1,4 @@
-import type { SchedulerLike, Subscription } from 'rxjs';
+import type { SchedulerLike, Subscription } from '../../core/rx';
 import type { Logger } from '../../core/logger';
 import { Backoff } from './backoff';
 

@@ -1,4 +1,4 @@
-import { asyncScheduler, type SchedulerLike, type Subscription } from 'rxjs';
+import { asyncScheduler, type SchedulerLike, type Subscription } from '../../core/rx';
 
 /** How a waiter ended when no reply came. */
 export type WaitEnd = 'timeout' | 'dropped';

@@ -1,5 +1,5 @@
 import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
-import { Observable, type Subscriber } from 'rxjs';
+import { Observable, type Subscriber } from '../../core/rx';
 import type { EventId } from '../../core/event';
 import type { Frame, FrameResult, OnrampContext, OnrampSource, OnrampType } from '../connector';
 import { Reconnector } from '../_shared/reconnector';

@@ -1,4 +1,4 @@
-import { Observable, type Subscriber } from 'rxjs';
+import { Observable, type Subscriber } from '../../core/rx';
 import { nowNs } from '../../core/clock';
 import type { Frame, OnrampType } from '../connector';
 import { readPayloadLines } from '../_shared/read-source';

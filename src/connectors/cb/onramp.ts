@@ -1,4 +1,4 @@
-import { finalize } from 'rxjs';
+import { finalize } from '../../core/rx';
 import type { EventId } from '../../core/event';
 import type { Frame, OnrampType } from '../connector';
 import { readPayloadLines } from '../_shared/read-source';

@@ -1,4 +1,4 @@
-import { Observable, type Subscriber } from 'rxjs';
+import { Observable, type Subscriber } from '../../core/rx';
 // types only: discord.js is loaded when an instance is created, so eddy's start does not pay for it
 import type { ClientEvents } from 'discord.js';
 import type { Frame, OnrampReply, OnrampSource, OnrampType } from '../connector';

@@ -1,4 +1,4 @@
-import { Observable, type Subscriber, type Subscription } from 'rxjs';
+import { Observable, type Subscriber, type Subscription } from '../../core/rx';
 import { CronExpressionParser, type CronExpression } from 'cron-parser';
 import type { Frame, OnrampType } from '../connector';
 

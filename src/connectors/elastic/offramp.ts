@@ -1,7 +1,7 @@
 import { request as httpRequest, type ClientRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { performance } from 'node:perf_hooks';
-import type { Subscription } from 'rxjs';
+import type { Subscription } from '../../core/rx';
 import { Client, errors } from '@elastic/elasticsearch';
 import type { EddyEvent, Meta } from '../../core/event';
 import type { OfframpContext, OfframpType } from '../connector';

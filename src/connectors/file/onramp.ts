@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { Readable } from 'node:stream';
-import { Observable } from 'rxjs';
+import { Observable } from '../../core/rx';
 import type { Frame, OnrampType } from '../connector';
 import { readMaybeXz } from '../_shared/read-source';
 

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { Observable, type Subscriber } from 'rxjs';
+import { Observable, type Subscriber } from '../../core/rx';
 import { Kafka, type Consumer, type EachBatchPayload, type KafkaMessage } from 'kafkajs';
 import type { Meta } from '../../core/event';
 import type { Frame, OnrampContext, OnrampSource, OnrampType, SourceInputs } from '../connector';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect, rootCertificates } from 'node:tls';
 import { gzipSync } from 'node:zlib';
-import type { Subscription } from 'rxjs';
+import type { Subscription } from '../../core/rx';
 import { Pool } from 'undici';
 import { batchValues, type EddyEvent } from '../../core/event';
 import type { OfframpContext, OfframpType, Sink } from '../connector';

@@ -1,4 +1,4 @@
-import { Observable, interval } from 'rxjs';
+import { Observable, interval } from '../../core/rx';
 import { nowNs } from '../../core/clock';
 import type { Frame, OnrampType } from '../connector';
 

@@ -1,4 +1,4 @@
-import { Observable, type Subscriber, type Subscription as RxSubscription } from 'rxjs';
+import { Observable, type Subscriber, type Subscription as RxSubscription } from '../../core/rx';
 import { AckPolicy, DeliverPolicy, nanos, type Consumer, type ConsumerMessages, type JsMsg, type Msg, type NatsError, type Subscription } from 'nats';
 import type { EventId, Meta } from '../../core/event';
 import type { Frame, FrameResult, OnrampContext, OnrampSource, OnrampType } from '../connector';

@@ -1,5 +1,5 @@
 import { Metadata, Server, ServerCredentials, status, type sendUnaryData, type ServerUnaryCall, type ServiceDefinition } from '@grpc/grpc-js';
-import { Observable, type Subscriber } from 'rxjs';
+import { Observable, type Subscriber } from '../../core/rx';
 import { nowNs } from '../../core/clock';
 import type { Frame, OnrampType } from '../connector';
 import { uriHost } from '../_shared/net';

@@ -1,5 +1,5 @@
 import { Pool, type QueryConfig } from 'pg';
-import type { Subscription } from 'rxjs';
+import type { Subscription } from '../../core/rx';
 import type { EddyEvent } from '../../core/event';
 import type { OfframpContext, OfframpType, Sink } from '../connector';
 import { Backoff } from '../_shared/backoff';

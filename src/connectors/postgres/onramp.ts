@@ -1,7 +1,7 @@
 import { mkdir, open, readFile, rename, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { Client, type FieldDef } from 'pg';
-import { Observable, type Subscriber, type Subscription } from 'rxjs';
+import { Observable, type Subscriber, type Subscription } from '../../core/rx';
 import { nowNs } from '../../core/clock';
 import type { Frame, OnrampContext, OnrampType, SourceInputs } from '../connector';
 import { Backoff } from '../_shared/backoff';

@@ -1,5 +1,5 @@
 import type { Message, PubSub, Subscription } from '@google-cloud/pubsub';
-import { Observable, type Subscriber, type Subscription as RxSubscription } from 'rxjs';
+import { Observable, type Subscriber, type Subscription as RxSubscription } from '../../core/rx';
 import type { EventId, Meta } from '../../core/event';
 import type { Frame, FrameResult, OnrampContext, OnrampSource, OnrampType, SourceInputs } from '../connector';
 import { Backoff } from '../_shared/backoff';

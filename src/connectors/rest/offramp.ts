@@ -1,7 +1,7 @@
 import { Slots } from '../_shared/slots';
 import { connect, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import type { Subscription } from 'rxjs';
+import type { Subscription } from '../../core/rx';
 import { Agent } from 'undici';
 import type { EddyEvent, Meta } from '../../core/event';
 import type { OfframpType } from '../connector';

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Observable, type Subscriber } from 'rxjs';
+import { Observable, type Subscriber } from '../../core/rx';
 import type { Frame, FrameResult, OnrampReply, OnrampType } from '../connector';
 import { Waiters, idKey, type WaitEnd } from '../_shared/waiters';
 import { listen, uriHost } from '../_shared/net';

@@ -1,4 +1,4 @@
-import { Observable } from 'rxjs';
+import { Observable } from '../../core/rx';
 import type { Frame, OnrampType } from '../connector';
 
 /** stdin: standard input in chunks as they arrive (pair it with the lines preprocessor); paused while the breaker is triggered. */

@@ -1,5 +1,5 @@
 import { createServer, type Socket } from 'node:net';
-import { Observable, type Subscriber } from 'rxjs';
+import { Observable, type Subscriber } from '../../core/rx';
 import type { Frame, OnrampType } from '../connector';
 import { listen, uriHost } from '../_shared/net';
 

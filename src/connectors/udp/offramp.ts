@@ -1,7 +1,7 @@
 import { createSocket as dgramSocket, type Socket, type SocketType } from 'node:dgram';
 import { lookup } from 'node:dns/promises';
 import { isIPv6 } from 'node:net';
-import type { Subscription } from 'rxjs';
+import type { Subscription } from '../../core/rx';
 import type { EddyEvent } from '../../core/event';
 import type { OfframpContext, OfframpType, Sink } from '../connector';
 import { Backoff } from '../_shared/backoff';

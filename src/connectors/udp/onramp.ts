@@ -1,6 +1,6 @@
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import { isIPv6 } from 'node:net';
-import { Observable, type Subscriber } from 'rxjs';
+import { Observable, type Subscriber } from '../../core/rx';
 import { nowNs } from '../../core/clock';
 import { uriHost } from '../_shared/net';
 import type { Frame, OnrampContext, OnrampSource, OnrampType } from '../connector';

@@ -1,4 +1,4 @@
-import type { Subscription } from 'rxjs';
+import type { Subscription } from '../../core/rx';
 import { WebSocket, type RawData } from 'ws';
 import type { EddyEvent } from '../../core/event';
 import { nowNs } from '../../core/clock';

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage } from 'node:http';
-import { Observable, type Subscriber } from 'rxjs';
+import { Observable, type Subscriber } from '../../core/rx';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import type { Frame, FrameResult, OnrampReply, OnrampSource, OnrampType } from '../connector';
 import { Waiters, idKey } from '../_shared/waiters';

@@ -1,4 +1,4 @@
-import { Observable, Subscription } from 'rxjs';
+import { Observable, Subscription } from '../../core/rx';
 import type { Insight, PortEvent } from '../../core/event';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
 import { markOwn, nodeUrl, ownMeta } from './support';

@@ -1,4 +1,4 @@
-import { Observable, Subscription, type OperatorFunction, type SchedulerLike } from 'rxjs';
+import { Observable, Subscription, type OperatorFunction, type SchedulerLike } from '../../core/rx';
 import type { EddyEvent, EventId } from '../../core/event';
 import { trackedIds } from '../../core/event';
 import type { OperatorType } from '../operator';

@@ -1,4 +1,4 @@
-import { Observable, type SchedulerLike } from 'rxjs';
+import { Observable, type SchedulerLike } from '../../core/rx';
 import type { EddyEvent, PortEvent } from '../../core/event';
 import type { OperatorNode, OperatorType } from '../operator';
 import { withError } from './support';

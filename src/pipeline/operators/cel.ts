@@ -1,4 +1,4 @@
-import { Observable } from 'rxjs';
+import { Observable } from '../../core/rx';
 import type { EddyEvent, PortEvent } from '../../core/event';
 import { invalid } from '../../core/errors';
 import type { OperatorNode, OperatorType } from '../operator';

@@ -1,4 +1,4 @@
-import { Observable, type OperatorFunction } from 'rxjs';
+import { Observable, type OperatorFunction } from '../../core/rx';
 import type { EddyEvent } from '../../core/event';
 import type { OperatorType } from '../operator';
 

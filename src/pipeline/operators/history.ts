@@ -1,4 +1,4 @@
-import { map, type OperatorFunction } from 'rxjs';
+import { map, type OperatorFunction } from '../../core/rx';
 import type { EddyEvent } from '../../core/event';
 import type { OperatorType } from '../operator';
 import { showId } from './support';

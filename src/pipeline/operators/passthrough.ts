@@ -1,4 +1,4 @@
-import { identity } from 'rxjs';
+import { identity } from '../../core/rx';
 import type { OperatorType } from '../operator';
 
 /** passthrough: forwards every event unchanged on `out`. */

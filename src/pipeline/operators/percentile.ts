@@ -1,4 +1,4 @@
-import { map } from 'rxjs';
+import { map } from '../../core/rx';
 import type { PortEvent } from '../../core/event';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
 import { isBad } from './backpressure';

@@ -1,4 +1,4 @@
-import { Observable } from 'rxjs';
+import { Observable } from '../../core/rx';
 import type { PortEvent } from '../../core/event';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
 import { markOwn, nodeUrl, ownMeta } from './support';
