@@ -283,7 +283,7 @@ class Runner {
     const runs = startup.runsFromEnv();
     const rows = await startup.measureStartup(startup.startupTargets(EDDY), runs);
     const eddy = startup.summarise(rows[1]);
-    return { name: bench.name, status: 'ok', rss: eddy.rssMedianBytes, extra: startup.startupSummaryLine(rows), detail: startup.startupTable(rows), report: rows };
+    return { name: bench.name, status: 'ok', rss: eddy.rssMedianBytes, extra: startup.startupSummaryLine(rows), detail: [startup.startupTable(rows), startup.caCertsNote(rows)].filter(Boolean).join('\n'), report: rows };
   }
 
   /** The peers comparison: a skip row without TREMOR_BIN / BENTHOS_BIN. */

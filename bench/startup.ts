@@ -11,6 +11,12 @@
  * RSS (VmHWM) read from /proc when that line arrives; then the child is
  * killed. /proc counts CPU in clock ticks, so CPU-s has 10 ms resolution.
  *
+ * Every child, the floor included, starts without NODE_EXTRA_CA_CERTS: with
+ * it, Node parses that certificate file before running any JS (~150 ms and
+ * as many CPU-ms on a system bundle), which is the start-up of the machine,
+ * not of eddy. When this process has it set, one more row starts the floor
+ * with it, and a line says what it costs.
+ *
  * `npm run bench -- startup`, or `node dist/bench/startup.js [RUNS]`.
  */
 import { spawn } from 'node:child_process';
@@ -35,18 +41,50 @@ export interface StartupRow {
 export interface StartupTarget {
   name: string;
   args: string[];
+  /** variables set for this target only, on top of childEnv() */
+  env?: Record<string, string>;
 }
+
+const CA_CERTS = 'NODE_EXTRA_CA_CERTS';
+const FLOOR_ARGS = ['-e', 'console.log(JSON.stringify({ ready: true }))'];
+const FLOOR_WITH_CA_CERTS = `node -e (floor) with ${CA_CERTS}`;
 
 const CONFIG = join(REPO, 'bench', 'startup.yaml');
 
-/** What is started: the node floor, and eddy with and without its REST API. */
-export function startupTargets(eddy = join(REPO, 'bin', 'eddy')): StartupTarget[] {
-  return [
-    { name: 'node -e (floor)', args: ['-e', 'console.log(JSON.stringify({ ready: true }))'] },
+/**
+ * What is started: the node floor, and eddy with and without its REST API;
+ * last, when `env` has NODE_EXTRA_CA_CERTS, the floor with it.
+ */
+export function startupTargets(eddy = join(REPO, 'bin', 'eddy'), env: NodeJS.ProcessEnv = process.env): StartupTarget[] {
+  const targets: StartupTarget[] = [
+    { name: 'node -e (floor)', args: FLOOR_ARGS },
     { name: 'eddy --no-api', args: [eddy, 'server', 'run', '-f', CONFIG, '--no-api'] },
     // port 0: any free port, so runs never collide with each other or with a running eddy
     { name: 'eddy (API on)', args: [eddy, 'server', 'run', '-f', CONFIG, '--api-port', '0'] },
   ];
+  const caCerts = env[CA_CERTS];
+  if (caCerts) targets.push({ name: FLOOR_WITH_CA_CERTS, args: FLOOR_ARGS, env: { [CA_CERTS]: caCerts } });
+  return targets;
+}
+
+/** A child's environment: this one without NODE_EXTRA_CA_CERTS, logs at warn, then `extra`. */
+export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, EDDY_LOG: process.env.EDDY_LOG ?? 'warn' };
+  delete env[CA_CERTS];
+  return { ...env, ...extra };
+}
+
+/** The line saying NODE_EXTRA_CA_CERTS was removed and what it costs; undefined when no row measured it. */
+export function caCertsNote(rows: StartupRow[]): string | undefined {
+  const withCerts = rows.find((r) => r.name === FLOOR_WITH_CA_CERTS);
+  if (!withCerts) return undefined;
+  const [floor, costly] = [summarise(rows[0]), summarise(withCerts)];
+  const ms = (costly.wallMedianMs ?? NaN) - (floor.wallMedianMs ?? NaN);
+  const cpu = (costly.cpuMedianS ?? NaN) - (floor.cpuMedianS ?? NaN);
+  return (
+    `${CA_CERTS} is set here: removed from every child's environment (it is this machine's, not eddy's); ` +
+    `it costs each node start ${ms.toFixed(0)} ms and ${cpu.toFixed(2)} CPU-s (median, last row against the floor)`
+  );
 }
 
 /** Peak resident set of a live process in bytes, from /proc (undefined elsewhere). */
@@ -67,13 +105,13 @@ const isEventLine = (line: string) => line.trimStart().startsWith('{');
  * One start: spawn, wait for the first event line on stdout, read /proc, kill.
  * `command` defaults to this Node; the peers benchmark starts other binaries.
  */
-export function startOnce(args: string[], timeoutMs = 30_000, command = process.execPath, cwd = REPO): Promise<StartupSample> {
+export function startOnce(args: string[], timeoutMs = 30_000, command = process.execPath, cwd = REPO, env = childEnv()): Promise<StartupSample> {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
     const child = spawn(command, args, {
       cwd,
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, EDDY_LOG: process.env.EDDY_LOG ?? 'warn' },
+      env,
     });
     let out = '';
     let err = '';
@@ -100,7 +138,7 @@ export function startOnce(args: string[], timeoutMs = 30_000, command = process.
 export async function measureStartup(targets: StartupTarget[], runs: number): Promise<StartupRow[]> {
   const rows = targets.map((t) => ({ name: t.name, command: `node ${t.args.join(' ')}`, samples: [] as StartupSample[] }));
   for (let i = 0; i < runs; i++) {
-    for (const [j, target] of targets.entries()) rows[j].samples.push(await startOnce(target.args));
+    for (const [j, target] of targets.entries()) rows[j].samples.push(await startOnce(target.args, 30_000, process.execPath, REPO, childEnv(target.env)));
   }
   return rows;
 }
@@ -176,7 +214,8 @@ export function runsFromEnv(): number {
 
 export async function main(runs = runsFromEnv(), eddy?: string): Promise<StartupRow[]> {
   const rows = await measureStartup(startupTargets(eddy), runs);
-  process.stdout.write(`${startupTable(rows)}\nload average ${loadavg()[0].toFixed(1)}\n`);
+  const note = caCertsNote(rows);
+  process.stdout.write(`${startupTable(rows)}\n${note ? `${note}\n` : ''}load average ${loadavg()[0].toFixed(1)}\n`);
   return rows;
 }
 

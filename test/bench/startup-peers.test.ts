@@ -1,12 +1,13 @@
 import { expect } from 'chai';
-import { measureStartup, startupTable, startupTargets, quantile } from '../../bench/startup';
+import { caCertsNote, childEnv, measureStartup, startupTable, startupTargets, quantile } from '../../bench/startup';
 import { SKIP_MESSAGE, main as peers, parseOutputSent, parseTremorReport, tremorConfig, benthosConfig } from '../../bench/peers';
 import { parse as parseYaml } from 'yaml';
 
 describe('bench/startup', () => {
   it('starts node and eddy once each and prints a row for each, read from the first event line', async () => {
-    const rows = await measureStartup(startupTargets(), 1);
+    const rows = await measureStartup(startupTargets(undefined, {}), 1);
     expect(rows.map((r) => r.name)).to.deep.equal(['node -e (floor)', 'eddy --no-api', 'eddy (API on)']);
+    expect(caCertsNote(rows)).to.equal(undefined);
     for (const row of rows) {
       expect(row.samples, row.name).to.have.length(1);
       expect(row.samples[0].wallMs, row.name).to.be.greaterThan(0);
@@ -14,6 +15,35 @@ describe('bench/startup', () => {
     const table = startupTable(rows).split('\n');
     expect(table[0]).to.match(/^start\s+wall median ms\s+wall p90 ms\s+CPU-s median/);
     expect(table.slice(2).map((line) => line.split(/\s{2,}/)[0])).to.deep.equal(rows.map((r) => r.name));
+  });
+
+  it('starts every child without NODE_EXTRA_CA_CERTS; only the extra floor row has it, when this process has it', () => {
+    const saved = process.env.NODE_EXTRA_CA_CERTS;
+    process.env.NODE_EXTRA_CA_CERTS = '/certs.pem';
+    try {
+      expect(childEnv()).to.not.have.property('NODE_EXTRA_CA_CERTS');
+      expect(childEnv().PATH).to.equal(process.env.PATH);
+      const targets = startupTargets('eddy', process.env);
+      expect(targets.map((t) => [t.name, t.env])).to.deep.equal([
+        ['node -e (floor)', undefined],
+        ['eddy --no-api', undefined],
+        ['eddy (API on)', undefined],
+        ['node -e (floor) with NODE_EXTRA_CA_CERTS', { NODE_EXTRA_CA_CERTS: '/certs.pem' }],
+      ]);
+      expect(targets[3].args).to.deep.equal(targets[0].args);
+      expect(childEnv(targets[3].env).NODE_EXTRA_CA_CERTS).to.equal('/certs.pem');
+    } finally {
+      if (saved === undefined) delete process.env.NODE_EXTRA_CA_CERTS;
+      else process.env.NODE_EXTRA_CA_CERTS = saved;
+    }
+  });
+
+  it('says what NODE_EXTRA_CA_CERTS costs: the medians of its floor row over the plain floor', () => {
+    const row = (name: string, wallMs: number, cpuSeconds: number) => ({ name, command: 'node -e', samples: [{ wallMs, cpuSeconds }] });
+    const rows = [row('node -e (floor)', 60, 0.05), row('eddy --no-api', 200, 0.2), row('node -e (floor) with NODE_EXTRA_CA_CERTS', 210, 0.19)];
+    expect(caCertsNote(rows)).to.equal(
+      "NODE_EXTRA_CA_CERTS is set here: removed from every child's environment (it is this machine's, not eddy's); it costs each node start 150 ms and 0.14 CPU-s (median, last row against the floor)",
+    );
   });
 
   it('takes quantiles by nearest rank, ignoring what was not measured', () => {
