@@ -3,8 +3,8 @@
 const path = require('node:path');
 const args = process.argv.slice(2);
 const runArgs = args.length > 0 ? args : ['-f', path.join(__dirname, '..', 'examples', 'default.yaml')];
-require('../dist/src/cli.js')
-  .main(['server', 'run', ...runArgs])
+require('../dist/src/cli-entry.js')
+  .runCli(['server', 'run', ...runArgs])
   .then((code) => {
     if (code >= 0) process.exit(code);
   });

@@ -3,6 +3,7 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { FirstEventProbe } from '../helpers/first-event';
 import { ROOT, readmeBlock } from '../helpers/readme';
 
 const TYPESCRIPT = (JSON.parse(readFileSync(join(ROOT, 'node_modules/typescript/package.json'), 'utf8')) as { version: string }).version;
@@ -39,7 +40,7 @@ describe('the package, installed into an empty project', function () {
   after(() => rmSync(work, { recursive: true, force: true }));
 
   it('holds what a user needs and nothing else: dist/src (js and d.ts), the bin, the web console, the README', () => {
-    for (const needed of ['package.json', 'README.md', 'bin/eddy', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/testing/index.js', 'dist/src/testing/index.d.ts', 'dist/src/cli.js', 'ui/index.html', 'ui/js/main.js']) {
+    for (const needed of ['package.json', 'README.md', 'bin/eddy', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/testing/index.js', 'dist/src/testing/index.d.ts', 'dist/src/cli.js', 'dist/src/cli.bundle.js', 'ui/index.html', 'ui/js/main.js']) {
       expect(files, needed).to.include(needed);
     }
     const stray = files.filter((f) => !/^(package\.json|README\.md|bin\/eddy|dist\/src\/.*\.(js|d\.ts)|ui\/[\w/.-]+\.(html|css|js))$/.test(f));
@@ -66,5 +67,17 @@ describe('the package, installed into an empty project', function () {
   it('installs the eddy command', async () => {
     const { stdout } = await run(join(app, 'node_modules/.bin/eddy'), ['--version'], app);
     expect(stdout).to.match(/^eddy \d+\.\d+\.\d+/);
+  });
+
+  it('the installed eddy server run starts from its bundle and writes the first event', async () => {
+    const probe = new FirstEventProbe();
+    try {
+      const files = await probe.modulesAtFirstEvent([join(app, 'node_modules/.bin/eddy'), 'server', 'run', '-f', probe.config, '--no-api']);
+      expect(files).to.include(join(app, 'node_modules/eddy/dist/src/cli.bundle.js'));
+      // the validators generated at build time are found from the installed bundle too
+      expect(files.some((f) => f.startsWith(join(app, 'node_modules/eddy/dist/src/schema/precompiled/')))).to.equal(true);
+    } finally {
+      probe.remove();
+    }
   });
 });
