@@ -17,13 +17,21 @@
 // own directory (relative to the bundle, so an installed package still
 // works). The files that use it: the precompiled validators' directory,
 // the UI directory, the YAML worker thread and the workers' script.
-const { readFileSync } = require('node:fs');
+//
+// Then the V8 code cache of the bundle (cli.bundle.js.cache, see
+// src/cli-entry.ts loadBundle): the bundle is started on a one-flow config
+// and, at its first event, V8 serialises every function compiled so far, so
+// the start-up path of a real `server run` comes compiled.
+const { execFileSync } = require('node:child_process');
+const { mkdtempSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
+const { tmpdir } = require('node:os');
 const { dirname, join, relative } = require('node:path');
 const esbuild = require('esbuild');
 
 const DIST_SRC = join(__dirname, '..', 'dist', 'src');
 const ENTRY = join(DIST_SRC, 'cli.js');
 const BUNDLE = join(DIST_SRC, 'cli.bundle.js');
+const CODE_CACHE = `${BUNDLE}.cache`;
 // packages inlined: the ones every start loads, by hundreds of modules
 const INLINED = /^(rxjs|yaml)(\/|$)/;
 
@@ -49,6 +57,8 @@ const externalPackages = {
 };
 
 async function bundle() {
+  // first, so a cache is never older than the bundle it was made from (V8 checks only the source's length)
+  rmSync(CODE_CACHE, { force: true });
   await esbuild.build({
     entryPoints: [ENTRY],
     outfile: BUNDLE,
@@ -61,12 +71,46 @@ async function bundle() {
     logOverride: { 'unsupported-require-call': 'silent' },
     plugins: [externalPackages, ownDirname],
   });
+  writeCodeCache();
   return BUNDLE;
+}
+
+/** A flow whose first event reaches stdout 1 ms after activation. */
+const FLOW = `onramp: [{ id: tick, type: metronome, config: { interval: 1 } }]
+binding:
+  - id: b
+    links:
+      "/onramp/tick/{i}/out": ["/pipeline/system::passthrough/{i}/in"]
+      "/pipeline/system::passthrough/{i}/out": ["/offramp/system::stdout/system/in"]
+mapping: { /binding/b/main: { i: main } }
+`;
+
+/** Starts the bundle on FLOW in a child; at its first event the child writes the code cache and exits. */
+function writeCodeCache() {
+  const dir = mkdtempSync(join(tmpdir(), 'eddy-bundle-'));
+  try {
+    const flow = join(dir, 'flow.yaml');
+    writeFileSync(flow, FLOW);
+    const script = `
+      const { writeFileSync } = require('node:fs');
+      const { loadBundle } = require(${JSON.stringify(join(DIST_SRC, 'cli-entry.js'))});
+      const { exports: cli, script } = loadBundle(${JSON.stringify(BUNDLE)}, false);
+      process.stdout.write = (chunk) => {
+        if (!String(chunk).trimStart().startsWith('{')) return true;
+        writeFileSync(${JSON.stringify(CODE_CACHE)}, script.createCachedData());
+        process.exit(0);
+      };
+      cli.main(['server', 'run', '-f', ${JSON.stringify(flow)}, '--no-api']);
+    `;
+    execFileSync(process.execPath, ['-e', script], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 60_000, env: { ...process.env, EDDY_LOG: 'warn' } });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 if (require.main === module) {
   bundle().then(
-    (file) => process.stderr.write(`bundled the CLI into ${file}\n`),
+    (file) => process.stderr.write(`bundled the CLI into ${file}, with its V8 code cache\n`),
     (err) => {
       process.stderr.write(`bundle: ${err.message}\n`);
       process.exit(1);

@@ -1,5 +1,9 @@
-import { statSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { Script } from 'node:vm';
+
+type Cli = typeof import('./cli');
 
 /**
  * Which build of the CLI a command runs (bin/eddy, `npm start`).
@@ -31,8 +35,34 @@ function mtime(path: string): number | undefined {
   return statSync(path, { throwIfNoEntry: false })?.mtimeMs;
 }
 
+/** The V8 code cache the build wrote for a bundle (scripts/bundle.js). */
+export const codeCacheOf = (bundle: string) => `${bundle}.cache`;
+
+/**
+ * Runs a bundle as a CommonJS module, compiled with the V8 code cache the
+ * build made for it when there is one: compiling the bundle's functions is
+ * then mostly skipped (about a third of its start-up). V8 refuses a cache
+ * made by another V8 or with other flags (the bundle is then compiled as
+ * usual), but checks only the length of the source: so the cache is taken
+ * only when it is younger than the bundle, and the build deletes it before
+ * it rewrites the bundle.
+ */
+export function loadBundle(bundle: string, useCache = true): { exports: Cli; script: Script } {
+  const cache = codeCacheOf(bundle);
+  const cacheAt = useCache ? mtime(cache) : undefined;
+  const cachedData = cacheAt !== undefined && cacheAt >= mtime(bundle)! ? readFileSync(cache) : undefined;
+  // the wrapper Node puts around every CommonJS module, on the bundle's first line so its line numbers stay
+  const source = `(function (exports, require, module, __filename, __dirname) {${readFileSync(bundle, 'utf8')}\n})`;
+  const script = new Script(source, { filename: bundle, cachedData });
+  const module = { exports: {} as Cli };
+  (script.runInThisContext() as (...args: unknown[]) => void)(module.exports, createRequire(bundle), module, bundle, dirname(bundle));
+  return { exports: module.exports, script };
+}
+
 /** Runs the CLI's main with `argv`, from the build `cliModule` picks. */
 export function runCli(argv: string[]): Promise<number> {
+  const file = cliModule(argv);
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return (require(cliModule(argv)) as typeof import('./cli')).main(argv);
+  const cli = file.endsWith('.bundle.js') ? loadBundle(file).exports : (require(file) as Cli);
+  return cli.main(argv);
 }
