@@ -19,7 +19,7 @@ import { postprocessorCatalog, preprocessorCatalog } from '../processors/catalog
 import { Registries } from '../runtime/registries';
 import { AJV_OPTIONS, artefactSchemas } from './artefacts';
 import type { JsonSchema } from './json-schema';
-import { PRECOMPILED_DIR, schemaKey } from './precompiled';
+import { PRECOMPILED_DIR, schemaKey, schemaTextLine } from './precompiled';
 
 /** Every schema a runtime with only the builtin types validates against. */
 export function builtinSchemas(): JsonSchema[] {
@@ -46,12 +46,13 @@ export function precompile(schemas: readonly JsonSchema[], dir: string): number 
   const written = new Set<string>();
   for (const schema of schemas) {
     const key = schemaKey(schema);
+    // the same schema twice, or (rarely) another one with the same name: that one is compiled at run time
     if (written.has(key)) continue;
     // a fresh ajv per schema: each module holds exactly one schema's code; structuredClone
     // because ajv may annotate the object it compiles, and the key is of the schema as written
     const ajv = new Ajv({ ...AJV_OPTIONS, code: { source: true } });
     const validate = ajv.compile(structuredClone(schema));
-    writeFileSync(join(dir, `${key}.js`), standaloneCode(ajv, validate));
+    writeFileSync(join(dir, `${key}.js`), standaloneCode(ajv, validate) + schemaTextLine(schema));
     written.add(key);
   }
   return readdirSync(dir).length;

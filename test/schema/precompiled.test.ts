@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Ajv from 'ajv';
 import { AJV_OPTIONS, artefactSchemas, SchemaValidator } from '../../src/schema/artefacts';
@@ -64,6 +64,20 @@ describe('precompiled schema validators', () => {
       expect(generated(a), label).to.equal(compiled(b));
       expect(a, label).to.deep.equal(b); // the same defaults filled in
       expect(generated.errors ?? null, label).to.deep.equal(compiled.errors ?? null);
+    }
+  });
+
+  it('does not use a module generated for another schema text under the same name', () => {
+    const [a, b] = [schemas[4], schemas[5]];
+    const fileOfB = join(dir, `${schemaKey(b)}.js`);
+    copyFileSync(join(dir, `${schemaKey(a)}.js`), fileOfB);
+    delete require.cache[fileOfB]; // an earlier test loaded the real one
+    try {
+      expect(precompiledValidator(a, dir)).to.be.a('function');
+      expect(precompiledValidator(b, dir)).to.equal(undefined);
+    } finally {
+      precompile(schemas, dir);
+      delete require.cache[fileOfB];
     }
   });
 
