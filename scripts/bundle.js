@@ -19,12 +19,11 @@
 // the UI directory, the YAML worker thread and the workers' script.
 //
 // Then the V8 code cache of the bundle (cli.bundle.js.cache, see
-// src/cli-entry.ts loadBundle): the bundle is started on a one-flow config
+// src/cli-entry.ts loadBundle): the bundle is started on bench/startup.yaml
 // and, at its first event, V8 serialises every function compiled so far, so
 // the start-up path of a real `server run` comes compiled.
 const { execFileSync } = require('node:child_process');
-const { mkdtempSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
-const { tmpdir } = require('node:os');
+const { readFileSync, rmSync } = require('node:fs');
 const { dirname, join, relative } = require('node:path');
 const esbuild = require('esbuild');
 
@@ -32,6 +31,8 @@ const DIST_SRC = join(__dirname, '..', 'dist', 'src');
 const ENTRY = join(DIST_SRC, 'cli.js');
 const BUNDLE = join(DIST_SRC, 'cli.bundle.js');
 const CODE_CACHE = `${BUNDLE}.cache`;
+// the start-up benchmark's one flow (metronome -> passthrough -> stdout): what the code cache is made on
+const FLOW = join(__dirname, '..', 'bench', 'startup.yaml');
 // packages inlined: the ones every start loads, by hundreds of modules
 const INLINED = /^(rxjs|yaml)(\/|$)/;
 
@@ -75,23 +76,9 @@ async function bundle() {
   return BUNDLE;
 }
 
-/** A flow whose first event reaches stdout 1 ms after activation. */
-const FLOW = `onramp: [{ id: tick, type: metronome, config: { interval: 1 } }]
-binding:
-  - id: b
-    links:
-      "/onramp/tick/{i}/out": ["/pipeline/system::passthrough/{i}/in"]
-      "/pipeline/system::passthrough/{i}/out": ["/offramp/system::stdout/system/in"]
-mapping: { /binding/b/main: { i: main } }
-`;
-
 /** Starts the bundle on FLOW in a child; at its first event the child writes the code cache and exits. */
 function writeCodeCache() {
-  const dir = mkdtempSync(join(tmpdir(), 'eddy-bundle-'));
-  try {
-    const flow = join(dir, 'flow.yaml');
-    writeFileSync(flow, FLOW);
-    const script = `
+  const script = `
       const { writeFileSync } = require('node:fs');
       const { loadBundle } = require(${JSON.stringify(join(DIST_SRC, 'cli-entry.js'))});
       const { exports: cli, script } = loadBundle(${JSON.stringify(BUNDLE)}, false);
@@ -100,12 +87,9 @@ function writeCodeCache() {
         writeFileSync(${JSON.stringify(CODE_CACHE)}, script.createCachedData());
         process.exit(0);
       };
-      cli.main(['server', 'run', '-f', ${JSON.stringify(flow)}, '--no-api']);
+      cli.main(['server', 'run', '-f', ${JSON.stringify(FLOW)}, '--no-api']);
     `;
-    execFileSync(process.execPath, ['-e', script], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 60_000, env: { ...process.env, EDDY_LOG: 'warn' } });
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  execFileSync(process.execPath, ['-e', script], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 60_000, env: { ...process.env, EDDY_LOG: 'warn' } });
 }
 
 if (require.main === module) {

@@ -4,15 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runNode } from './cli';
 
-/** A one-flow config whose first event reaches stdout 1 ms after activation (as bench/startup.yaml). */
-const FLOW = `onramp: [{ id: tick, type: metronome, config: { interval: 1 } }]
-binding:
-  - id: b
-    links:
-      "/onramp/tick/{i}/out": ["/pipeline/system::passthrough/{i}/in"]
-      "/pipeline/system::passthrough/{i}/out": ["/offramp/system::stdout/system/in"]
-mapping: { /binding/b/main: { i: main } }
-`;
+/** The start-up benchmark's flow: its first event reaches stdout 1 ms after activation. */
+const FLOW = join(__dirname, '../../../bench/startup.yaml');
 
 /**
  * Preloaded into the child (`node -r`): at the first event line on stdout
@@ -27,14 +20,14 @@ process.stdout.write = (chunk) => {
 };
 `;
 
-/** A scratch directory with the flow config (flow.yaml) and the hook; `remove` when done. */
+/** A scratch directory with the hook; `remove` when done. */
 export class FirstEventProbe {
-  readonly dir = mkdtempSync(join(tmpdir(), 'eddy-first-event-'));
-  readonly config = join(this.dir, 'flow.yaml');
+  /** a one-flow config, metronome -> passthrough -> stdout */
+  readonly config = FLOW;
+  private readonly dir = mkdtempSync(join(tmpdir(), 'eddy-first-event-'));
   private readonly hook = join(this.dir, 'hook.js');
 
   constructor() {
-    writeFileSync(this.config, FLOW);
     writeFileSync(this.hook, HOOK);
   }
 
