@@ -40,7 +40,8 @@ const INLINED = /^(rxjs|yaml)(\/|$)/;
 const ownDirname = {
   name: 'own-dirname',
   setup(build) {
-    build.onLoad({ filter: /\/dist\/src\/.*\.js$/ }, (args) => {
+    build.onLoad({ filter: /\.js$/ }, (args) => {
+      if (!args.path.startsWith(DIST_SRC)) return undefined;
       const source = readFileSync(args.path, 'utf8');
       if (!/\b__dirname\b/.test(source)) return undefined;
       const rel = relative(DIST_SRC, dirname(args.path)).split('\\').join('/');
