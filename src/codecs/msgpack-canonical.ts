@@ -125,7 +125,8 @@ function map(frame: Buffer, i: number, count: number, min: number, depth: number
     else return (keyStarts.length = base), -1; // a key that is not a string (or of 256 bytes or more: not worth it)
     i = value(frame, i, depth + 1);
     if (i < 0 || !plainKey(frame, textStart, i)) return (keyStarts.length = base), -1;
-    const bit = 1 << ((i - keyStart + frame[textStart]) & 31);
+    // (an empty key has no first byte: the byte after it is its value's, which must not decide)
+    const bit = 1 << ((i - keyStart + (i > textStart ? frame[textStart] : 0)) & 31);
     if ((seen & bit) !== 0) {
       // the same key twice: the last value wins, in the first one's place (a key's header holds its length)
       for (let j = base; j < keyStarts.length; j++) {

@@ -184,14 +184,12 @@ function numberEnd(frame: Uint8Array, start: number): number {
   let plainInteger = true;
   if (frame[i] === 0x2e /* . */) {
     i = digitsEnd(frame, i + 1);
-    if (!isDigit(frame[i - 1])) return -1;
     plainInteger = false;
   }
   if (frame[i] === 0x65 || frame[i] === 0x45 /* e E */) {
     i++;
     if (frame[i] === 0x2b || frame[i] === MINUS) i++;
     i = digitsEnd(frame, i);
-    if (!isDigit(frame[i - 1])) return -1;
     plainInteger = false;
   }
   if (plainInteger) {
@@ -199,6 +197,7 @@ function numberEnd(frame: Uint8Array, start: number): number {
     return i - start === 2 && frame[start] === MINUS && frame[start + 1] === ZERO ? -1 : i;
   }
   // a fraction or exponent is a double: exact only when it is written back the same way
+  // (which also refuses a point or exponent without digits after it: `1.`, `1e+` never are)
   let text = '';
   for (let j = start; j < i; j++) text += String.fromCharCode(frame[j]);
   const value = Number(text);
