@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import type { Codec } from '../../src/codecs/codec';
+import { CONTROL, NON_ASCII, scanBytes } from '../../src/codecs/json/byte-scan';
 import { MAX_DEPTH } from '../../src/codecs/json/canonical';
 import { msgpackLines } from '../../bench/data';
 import { codec, sampleLines } from '../codecs/support';
@@ -150,6 +151,47 @@ function generatedFrames(c: Codec, seed: number): Buffer[] {
 }
 
 const hex = (h: string) => Buffer.from(h.replace(/ /g, ''), 'hex');
+
+describe('json/byte-scan: control and non-ASCII bytes found 16 at a time, as a byte-by-byte loop finds them', () => {
+  const byteByByte = (bytes: Buffer) => (bytes.some((b) => b < 0x20) ? CONTROL : 0) | (bytes.some((b) => b >= 0x80) ? NON_ASCII : 0);
+  const marks = [0x00, 0x09, 0x1f, 0x20, 0x7f, 0x80, 0xc3, 0xff];
+
+  it('one marked byte at every position of frames of 0 to 40 bytes (a marked frame scanned before each clean one)', () => {
+    for (let length = 0; length <= 40; length++) {
+      for (let at = 0; at < length; at++) {
+        for (const mark of marks) {
+          const frame = Buffer.alloc(length, 0x61);
+          frame[at] = mark;
+          expect(scanBytes(frame), `${frame.toString('hex')}`).to.equal(byteByByte(frame));
+          const clean = Buffer.alloc(at, 0x61); // shorter: the marked byte is still in the scanner's memory
+          expect(scanBytes(clean), `${length} then ${at} clean bytes`).to.equal(0);
+        }
+      }
+    }
+  });
+
+  it('frames beyond its 64 KiB page, marked at the edges of pages and of 16-byte lanes', () => {
+    for (const length of [65535, 65536, 65537, 2 * 65536 + 3]) {
+      for (const at of [0, 15, 16, 65535, 65536, length - 1]) {
+        if (at >= length) continue;
+        for (const mark of [0x0a, 0x80]) {
+          const frame = Buffer.alloc(length, 0x61);
+          frame[at] = mark;
+          expect(scanBytes(frame), `${length} bytes, ${mark} at ${at}`).to.equal(byteByByte(frame));
+        }
+      }
+      expect(scanBytes(Buffer.alloc(length, 0x61))).to.equal(0);
+    }
+  });
+
+  it('seeded random frames of mixed bytes', () => {
+    const pick = random(8);
+    for (let k = 0; k < 2000; k++) {
+      const frame = Buffer.from(Array.from({ length: pick(70) }, () => (pick(40) === 0 ? oneOf(pick, marks) : 0x20 + pick(0x5f))));
+      expect(scanBytes(frame), frame.toString('hex')).to.equal(byteByByte(frame));
+    }
+  });
+});
 
 describe('hot path: Codec.roundTrips validates any bytes (true: decode works and encode gives the frame back)', function () {
   this.timeout(30000);
