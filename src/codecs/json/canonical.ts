@@ -128,8 +128,9 @@ function memberValueStart(frame: Uint8Array, i: number, keys: number, depth: num
   if (end < 0 || frame[end] !== COLON) return -1;
   const base = bases[depth - 1];
   if (keys - base >= MAX_KEYS_CHECKED || isIndexKey(frame, i + 1, end - 1)) return -1;
-  // a key's length and first byte pick one of 32 bits: only keys sharing a bit are compared
-  const bit = 1 << ((end - i + frame[i + 1]) & 31);
+  // a key's length, first and last byte pick one of 32 bits: only keys sharing a bit are compared
+  // (the 13 keys of a sample event all get bits of their own)
+  const bit = 1 << (((end - i) * 7 + frame[i + 1] * 3 + frame[end - 2]) & 31);
   const seen = seenBits[depth - 1];
   if ((seen & bit) !== 0 && isRepeated(frame, i + 1, end - 1, base, keys)) return -1;
   seenBits[depth - 1] = seen | bit;
