@@ -12,6 +12,7 @@
 import { isUtf8 } from 'node:buffer';
 import { builtinCodecs } from '../src/codecs';
 import type { Codec } from '../src/codecs/codec';
+import { scanBytes } from '../src/codecs/json/byte-scan';
 import { isCanonicalJson } from '../src/codecs/json/canonical';
 import { isCanonicalMsgpack } from '../src/codecs/msgpack-canonical';
 import { dataPath, loadLines, msgpackLines } from './data';
@@ -68,7 +69,8 @@ async function main(): Promise<void> {
     row('json: isUtf8 + toString + JSON.parse', lines, (line) => (isUtf8(line) ? JSON.parse(line.toString('utf8')) : undefined)),
     row('json: codec decode', lines, (line) => json.decode(line, 0n)),
     row('json: isCanonicalJson', lines, isCanonicalJson),
-    row('json: isUtf8 alone', lines, isUtf8),
+    row('json: its byte scan alone (WebAssembly)', lines, scanBytes),
+    row('json: isUtf8 alone (if always called)', lines, isUtf8),
     row('json, about with é: codec decode', accented, (line) => json.decode(line, 0n)),
     row('json, about with é: isCanonicalJson', accented, isCanonicalJson),
     row('msgpack: codec decode (msgpackr unpack)', packed, (frame) => msgpack.decode(frame, 0n)),
