@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import type { Codec } from '../../src/codecs/codec';
+import { CONTROL, NON_ASCII, scanBytes } from '../../src/codecs/json/byte-scan';
 import { MAX_DEPTH } from '../../src/codecs/json/canonical';
 import { msgpackLines } from '../../bench/data';
 import { codec, sampleLines } from '../codecs/support';
@@ -149,7 +150,68 @@ function generatedFrames(c: Codec, seed: number): Buffer[] {
   return frames;
 }
 
+/**
+ * Two tests for a codec: roundTrips says true of its own encodings (the
+ * sample events' and generated values'), so the fast path is really taken;
+ * and of no mutant of them unless the contract holds.
+ */
+function fastPathAndFuzz(c: Codec, sampleFrames: Buffer[], alphabet: readonly number[], seed: number): void {
+  it('says true of every sample event and generated value in the codec\'s own encoding', () => {
+    const frames = [...sampleFrames, ...generatedFrames(c, seed)];
+    expect(frames.length).to.be.greaterThan(250);
+    for (const frame of frames) expect(c.roundTrips!(frame), frame.toString('hex')).to.equal(true);
+    for (const frame of frames) holdsContract(c, frame);
+  });
+
+  it('fuzz: no mutant of a sample event or a generated frame is accepted unless it round-trips', () => {
+    const accepted = fuzz(c, [...sampleFrames, ...generatedFrames(c, seed + 1)], 80, alphabet, seed + 2);
+    // mutants still in canonical form (a letter in a string changed, say) show the whole check was reached
+    expect(accepted).to.be.greaterThan(500);
+  });
+}
+
 const hex = (h: string) => Buffer.from(h.replace(/ /g, ''), 'hex');
+
+describe('json/byte-scan: control and non-ASCII bytes found 16 at a time, as a byte-by-byte loop finds them', () => {
+  const byteByByte = (bytes: Buffer) => (bytes.some((b) => b < 0x20) ? CONTROL : 0) | (bytes.some((b) => b >= 0x80) ? NON_ASCII : 0);
+  const marks = [0x00, 0x09, 0x1f, 0x20, 0x7f, 0x80, 0xc3, 0xff];
+
+  it('one marked byte at every position of frames of 0 to 40 bytes (a marked frame scanned before each clean one)', () => {
+    for (let length = 0; length <= 40; length++) {
+      for (let at = 0; at < length; at++) {
+        for (const mark of marks) {
+          const frame = Buffer.alloc(length, 0x61);
+          frame[at] = mark;
+          expect(scanBytes(frame), `${frame.toString('hex')}`).to.equal(byteByByte(frame));
+          const clean = Buffer.alloc(at, 0x61); // shorter: the marked byte is still in the scanner's memory
+          expect(scanBytes(clean), `${length} then ${at} clean bytes`).to.equal(0);
+        }
+      }
+    }
+  });
+
+  it('frames beyond its 64 KiB page, marked at the edges of pages and of 16-byte lanes', () => {
+    for (const length of [65535, 65536, 65537, 2 * 65536 + 3]) {
+      for (const at of [0, 15, 16, 65535, 65536, length - 1]) {
+        if (at >= length) continue;
+        for (const mark of [0x0a, 0x80]) {
+          const frame = Buffer.alloc(length, 0x61);
+          frame[at] = mark;
+          expect(scanBytes(frame), `${length} bytes, ${mark} at ${at}`).to.equal(byteByByte(frame));
+        }
+      }
+      expect(scanBytes(Buffer.alloc(length, 0x61))).to.equal(0);
+    }
+  });
+
+  it('seeded random frames of mixed bytes', () => {
+    const pick = random(8);
+    for (let k = 0; k < 2000; k++) {
+      const frame = Buffer.from(Array.from({ length: pick(70) }, () => (pick(40) === 0 ? oneOf(pick, marks) : 0x20 + pick(0x5f))));
+      expect(scanBytes(frame), frame.toString('hex')).to.equal(byteByByte(frame));
+    }
+  });
+});
 
 describe('hot path: Codec.roundTrips validates any bytes (true: decode works and encode gives the frame back)', function () {
   this.timeout(30000);
@@ -159,18 +221,7 @@ describe('hot path: Codec.roundTrips validates any bytes (true: decode works and
     // JSON.stringify of the parsed sample lines: what the codec writes
     const canonicalLines = sampleLines('data.json.xz').map((line) => Buffer.from(JSON.stringify(JSON.parse(line.toString('utf8'))), 'utf8'));
 
-    it('says true of every canonical sample line and generated encoding, so the fast path is really taken', () => {
-      const frames = [...canonicalLines, ...generatedFrames(json, 1)];
-      expect(frames.length).to.be.greaterThan(250);
-      for (const frame of frames) expect(json.roundTrips!(frame), frame.toString('utf8')).to.equal(true);
-      for (const frame of frames) holdsContract(json, frame);
-    });
-
-    it('fuzz: no mutant of a sample line or a generated document is accepted unless it round-trips', () => {
-      const accepted = fuzz(json, [...canonicalLines, ...generatedFrames(json, 2)], 80, JSON_BYTES, 3);
-      // mutants that are still canonical (a letter in a string changed, say) show the check was reached
-      expect(accepted).to.be.greaterThan(500);
-    });
+    fastPathAndFuzz(json, canonicalLines, JSON_BYTES, 1);
 
     const cases: [string, string | Buffer, boolean][] = [
       ['an object', '{"a":1,"b":[true,false,null],"c":{"d":"x"}}', true],
@@ -179,6 +230,7 @@ describe('hot path: Codec.roundTrips validates any bytes (true: decode works and
       ['a lone number', '-5', true],
       ['a lone literal', 'null', true],
       ['an integer beyond 2^53 (BigInt)', '[18446744073709551615,-9007199254740993]', true],
+      ['a run of 16 digits in a string beside a fraction (the precise parser decodes it)', '{"s":"12345678901234567890","f":0.1,"n":9007199254740992}', true],
       ['non-ASCII text and short escapes', '{"é":"€😀\\n\\u001f"}', true],
       ['the string "__proto__" and a key of that name', '{"__proto__":"__proto__"}', true],
       ['the empty frame', '', false],
@@ -239,6 +291,18 @@ describe('hot path: Codec.roundTrips validates any bytes (true: decode works and
       ['invalid UTF-8: 0xff', Buffer.from([0x22, 0xff, 0x22]), false],
       ['non-ASCII outside a string', Buffer.from([0xc3, 0xa9]), false],
       ['a BOM before the value', Buffer.from([0xef, 0xbb, 0xbf, 0x31]), false],
+      ['a key twice', '{"a":1,"b":2,"a":3}', false],
+      ['the empty key twice', '{"":1,"":2}', false],
+      ['an array-index key (objects enumerate those first)', '{"b":1,"7":2}', false],
+      ['64 keys', `{${Array.from({ length: 64 }, (_, k) => `"k${k}":${k}`).join(',')}}`, true],
+      ['65 keys (more than the duplicate check looks at)', `{${Array.from({ length: 65 }, (_, k) => `"k${k}":${k}`).join(',')}}`, false],
+      ['a fraction JS prints differently', '1.0', false],
+      ['an exponent JS prints differently', '1E2', false],
+      ['an exponent as JS prints it', '[1e+21,1.5e-7]', true],
+      ['an escaped slash', '"\\/"', false],
+      ['a \\u escape of a printable character', '"\\u00e9"', false],
+      ['a \\u escape in upper case', '"\\u001F"', false],
+      ['a \\u escape with a short form', '"\\u000a"', false],
       ['whitespace before', ' 1', false],
       ['whitespace after', '1\n', false],
       [`${MAX_DEPTH} nested arrays`, `${'['.repeat(MAX_DEPTH)}0${']'.repeat(MAX_DEPTH)}`, true],
@@ -258,17 +322,7 @@ describe('hot path: Codec.roundTrips validates any bytes (true: decode works and
     const msgpack = codec('msgpack');
     const sampleFrames = msgpackLines(sampleLines('data.json.xz'));
 
-    it('says true of every packed sample line and generated encoding', () => {
-      const frames = [...sampleFrames, ...generatedFrames(msgpack, 4)];
-      expect(frames.length).to.be.greaterThan(250);
-      for (const frame of frames) expect(msgpack.roundTrips!(frame), frame.toString('hex')).to.equal(true);
-      for (const frame of frames) holdsContract(msgpack, frame);
-    });
-
-    it('fuzz: no mutant of a packed sample line or a generated frame is accepted unless it round-trips', () => {
-      const accepted = fuzz(msgpack, [...sampleFrames, ...generatedFrames(msgpack, 5)], 80, MSGPACK_BYTES, 6);
-      expect(accepted).to.be.greaterThan(500);
-    });
+    fastPathAndFuzz(msgpack, sampleFrames, MSGPACK_BYTES, 4);
 
     const cases: [string, string, boolean][] = [
       ['nil', 'c0', true],

@@ -1,4 +1,5 @@
 import { isUtf8 } from 'node:buffer';
+import { CONTROL, NON_ASCII, scanBytes } from './byte-scan';
 import { isUnsafeIntegralDouble } from './precise-stringify';
 
 const QUOTE = 0x22;
@@ -23,17 +24,18 @@ const keyStart: number[] = [];
 const keyEnd: number[] = [];
 // per open object: which of 32 key hash bits its keys have taken
 const seenBits: number[] = [];
-// set by stringEnd when a string holds a byte of 0x80 or more: the frame then needs the UTF-8 check
-let nonAscii = false;
 
 /**
  * Tells whether the json codec decodes `frame` without error and encodes the
  * value back to exactly these bytes, so an onramp may skip decoding (the
  * value is decoded when first read) and an offramp may write out the frame
  * of an event nobody read or changed. Any bytes may be given: it validates
- * RFC 8259 in one pass (exactly one value, nothing after it, strings with
- * no raw control character and valid UTF-8), so `true` is never said of a
- * frame the codec would refuse.
+ * RFC 8259 (exactly one value, nothing after it, strings with no raw
+ * control character and valid UTF-8), so `true` is never said of a frame
+ * the codec would refuse. One pass walks the grammar; the bytes inside
+ * strings are checked natively (byte-scan.ts for control characters, and
+ * isUtf8 when a byte is not ASCII): a JavaScript loop over them would cost
+ * as much as the JSON.parse this check replaces.
  *
  * It is conservative: `false` only costs a decode and a fresh encode. The form the codec
  * writes (compactJson) is: no whitespace between tokens; strings escaped as
@@ -55,7 +57,8 @@ export function isCanonicalJson(frame: Uint8Array): boolean {
   let depth = 0;
   let keys = 0;
   let i = 0;
-  nonAscii = false;
+  // without a backslash in the frame a string ends at the next quote: found natively for long strings
+  const stringEnd = frame.indexOf(BACKSLASH) >= 0 ? escapedStringEnd : plainStringEnd;
   for (;;) {
     // a value starts at i
     const c = frame[i];
@@ -74,7 +77,7 @@ export function isCanonicalJson(frame: Uint8Array): boolean {
         }
         seenBits[depth] = 0;
         bases[depth++] = keys;
-        i = memberValueStart(frame, i, keys, depth);
+        i = memberValueStart(frame, i, keys, depth, stringEnd);
         if (i < 0) return false;
         keys++;
         continue;
@@ -96,12 +99,12 @@ export function isCanonicalJson(frame: Uint8Array): boolean {
     }
     // after a value: close what it ends, until a comma starts the next one
     for (;;) {
-      if (depth === 0) return i === n && (!nonAscii || isUtf8(frame));
+      if (depth === 0) return i === n && bytesAreText(frame);
       const base = bases[depth - 1];
       const d = frame[i++];
       if (d === COMMA) {
         if (base < 0) break; // the next element
-        i = memberValueStart(frame, i, keys, depth);
+        i = memberValueStart(frame, i, keys, depth, stringEnd);
         if (i < 0) return false;
         keys++;
         break;
@@ -119,14 +122,15 @@ export function isCanonicalJson(frame: Uint8Array): boolean {
  * or -1 when it is not a key in canonical form, not one the codec keeps in
  * place, or a repeat.
  */
-function memberValueStart(frame: Uint8Array, i: number, keys: number, depth: number): number {
+function memberValueStart(frame: Uint8Array, i: number, keys: number, depth: number, stringEnd: StringEnd): number {
   if (frame[i] !== QUOTE) return -1;
   const end = stringEnd(frame, i + 1);
   if (end < 0 || frame[end] !== COLON) return -1;
   const base = bases[depth - 1];
   if (keys - base >= MAX_KEYS_CHECKED || isIndexKey(frame, i + 1, end - 1)) return -1;
-  // a key's length and first byte pick one of 32 bits: only keys sharing a bit are compared
-  const bit = 1 << ((end - i + frame[i + 1]) & 31);
+  // a key's length, first and last byte pick one of 32 bits: only keys sharing a bit are compared
+  // (the 13 keys of a sample event all get bits of their own)
+  const bit = 1 << (((end - i) * 7 + frame[i + 1] * 3 + frame[end - 2]) & 31);
   const seen = seenBits[depth - 1];
   if ((seen & bit) !== 0 && isRepeated(frame, i + 1, end - 1, base, keys)) return -1;
   seenBits[depth - 1] = seen | bit;
@@ -135,23 +139,34 @@ function memberValueStart(frame: Uint8Array, i: number, keys: number, depth: num
   return end + 1;
 }
 
-/**
- * The index after a string's closing quote, or -1 when the string is not
- * closed, holds a raw control character, or an escape JSON.stringify would
- * not write. A byte of 0x80 or more sets `nonAscii` (UTF-8 is checked once,
- * natively, for the whole frame).
- */
-function stringEnd(frame: Uint8Array, i: number): number {
+/** No control character anywhere (strings included), and valid UTF-8 when not all ASCII. */
+function bytesAreText(frame: Uint8Array): boolean {
+  const found = scanBytes(frame);
+  return (found & CONTROL) === 0 && ((found & NON_ASCII) === 0 || isUtf8(frame));
+}
+
+/** The index after the closing quote of the string whose text starts at `i`, or -1 (the bytes between are for bytesAreText). */
+type StringEnd = (frame: Uint8Array, i: number) => number;
+
+/** For a frame without a backslash: the next quote closes the string. */
+function plainStringEnd(frame: Uint8Array, i: number): number {
+  // short strings (keys) are quicker in the loop than through a native call
+  const stop = Math.min(i + 24, frame.length);
+  for (; i < stop; i++) if (frame[i] === QUOTE) return i + 1;
+  const end = frame.indexOf(QUOTE, i);
+  return end < 0 ? -1 : end + 1;
+}
+
+/** Also -1 when the string holds an escape JSON.stringify would not write. */
+function escapedStringEnd(frame: Uint8Array, i: number): number {
   const n = frame.length;
   while (i < n) {
     const c = frame[i];
-    if (c >= 0x20 && c !== QUOTE && c !== BACKSLASH) {
-      if (c >= 0x80) nonAscii = true;
+    if (c === QUOTE) return i + 1;
+    if (c !== BACKSLASH) {
       i++;
       continue;
     }
-    if (c === QUOTE) return i + 1;
-    if (c !== BACKSLASH) return -1; // a raw control character
     const e = frame[i + 1];
     if (e === QUOTE || e === BACKSLASH || e === 0x62 || e === 0x66 || e === 0x6e || e === 0x72 || e === 0x74) {
       i += 2; // \" \\ \b \f \n \r \t
