@@ -13,11 +13,15 @@ export interface Codec {
   /** Encodes one value into one frame. Throws when the value cannot be encoded. */
   encode(value: unknown): Buffer;
   /**
-   * True only when `encode(decode(frame))` would return exactly `frame`'s
-   * bytes (for a frame this codec decoded without error). With it, an
-   * offramp may write out the frame of an event whose value nothing read or
-   * changed instead of encoding the value again (see
-   * connectors/_shared/untouched-frame.ts). Absent: always encode.
+   * A validator, cheap enough to run on every frame in place of decoding:
+   * for ANY bytes `frame`, `true` means that `decode(frame)` does not throw,
+   * returns a value other than `undefined`, and `encode(decode(frame))` is
+   * byte for byte `frame`. `false` is always safe: it only costs a real
+   * decode and encode. With it, an onramp may check a frame instead of
+   * decoding it (the value is decoded when first read), and an offramp may
+   * write out the frame of an event whose value nothing read or changed
+   * instead of encoding the value again (see
+   * connectors/_shared/lazy-event.ts). Absent: always decode and encode.
    */
   roundTrips?(frame: Buffer): boolean;
 }

@@ -1,4 +1,5 @@
 import { isUtf8 } from 'node:buffer';
+import { MAX_DEPTH } from './json/canonical';
 
 const MAX_KEYS_CHECKED = 64;
 const SAFE = 2 ** 53;
@@ -14,19 +15,26 @@ const SAFE = 2 ** 53;
  * above 2^63 - 1; strings of valid UTF-8. Refused (a fresh encode instead):
  * float 32, binary, extensions, the never-used byte, map keys that are not
  * strings, repeated within one map, array indices (objects move those first)
- * or `__proto__`, maps of more than 64 keys, and trailing bytes.
+ * or `__proto__`, maps of more than 64 keys, containers nested deeper than
+ * json's MAX_DEPTH (msgpackr reads and writes them recursively), and
+ * trailing bytes.
+ *
+ * Any bytes may be given: every header and length is checked against the
+ * frame's end before it is read, so `true` also means msgpackr decodes the
+ * frame without error (and without the never-used byte 0xc1, which the
+ * codec refuses).
  */
 export function isCanonicalMsgpack(frame: Buffer): boolean {
-  return value(frame, 0) === frame.length;
+  return frame.length > 0 && value(frame, 0, 0) === frame.length;
 }
 
-/** The offset after the value at `i`, or -1 when it is not in the codec's own form. */
-function value(frame: Buffer, i: number): number {
+/** The offset after the value at `i` (inside `depth` containers), or -1 when it is not in the codec's own form. */
+function value(frame: Buffer, i: number, depth: number): number {
   if (i >= frame.length) return -1;
   const c = frame[i];
   if (c < 0x80 || c >= 0xe0) return i + 1; // positive and negative fixint
-  if (c < 0x90) return map(frame, i + 1, c & 0x0f, 0);
-  if (c < 0xa0) return array(frame, i + 1, c & 0x0f, 0);
+  if (c < 0x90) return map(frame, i + 1, c & 0x0f, 0, depth);
+  if (c < 0xa0) return array(frame, i + 1, c & 0x0f, 0, depth);
   if (c < 0xc0) return string(frame, i + 1, c & 0x1f, 0);
   switch (c) {
     case 0xc0: // nil
@@ -67,13 +75,13 @@ function value(frame: Buffer, i: number): number {
     case 0xdb: // str 32
       return frame.length >= i + 5 ? string(frame, i + 5, frame.readUInt32BE(i + 1), 0x10000) : -1;
     case 0xdc: // array 16
-      return frame.length >= i + 3 ? array(frame, i + 3, frame.readUInt16BE(i + 1), 0x10) : -1;
+      return frame.length >= i + 3 ? array(frame, i + 3, frame.readUInt16BE(i + 1), 0x10, depth) : -1;
     case 0xdd: // array 32
-      return frame.length >= i + 5 ? array(frame, i + 5, frame.readUInt32BE(i + 1), 0x10000) : -1;
+      return frame.length >= i + 5 ? array(frame, i + 5, frame.readUInt32BE(i + 1), 0x10000, depth) : -1;
     case 0xde: // map 16
-      return frame.length >= i + 3 ? map(frame, i + 3, frame.readUInt16BE(i + 1), 0x10) : -1;
+      return frame.length >= i + 3 ? map(frame, i + 3, frame.readUInt16BE(i + 1), 0x10, depth) : -1;
     case 0xdf: // map 32
-      return frame.length >= i + 5 ? map(frame, i + 5, frame.readUInt32BE(i + 1), 0x10000) : -1;
+      return frame.length >= i + 5 ? map(frame, i + 5, frame.readUInt32BE(i + 1), 0x10000, depth) : -1;
     default: // float 32, binary, extensions, 0xc1
       return -1;
   }
@@ -94,17 +102,17 @@ function string(frame: Buffer, i: number, length: number, min: number): number {
   return end;
 }
 
-function array(frame: Buffer, i: number, count: number, min: number): number {
-  if (count < min) return -1;
-  for (let k = 0; k < count && i >= 0; k++) i = value(frame, i);
+function array(frame: Buffer, i: number, count: number, min: number, depth: number): number {
+  if (count < min || (count > 0 && depth === MAX_DEPTH)) return -1;
+  for (let k = 0; k < count && i >= 0; k++) i = value(frame, i, depth + 1);
   return i;
 }
 
 // key offsets of the maps open during a walk, reused from call to call
 const keyStarts: number[] = [];
 
-function map(frame: Buffer, i: number, count: number, min: number): number {
-  if (count < min || count > MAX_KEYS_CHECKED) return -1;
+function map(frame: Buffer, i: number, count: number, min: number, depth: number): number {
+  if (count < min || count > MAX_KEYS_CHECKED || (count > 0 && depth === MAX_DEPTH)) return -1;
   const base = keyStarts.length;
   // a key's length and first byte pick one of 32 bits: only keys sharing a bit are compared
   let seen = 0;
@@ -115,9 +123,10 @@ function map(frame: Buffer, i: number, count: number, min: number): number {
     if (c >= 0xa0 && c < 0xc0) textStart = i + 1;
     else if (c === 0xd9) textStart = i + 2;
     else return (keyStarts.length = base), -1; // a key that is not a string (or of 256 bytes or more: not worth it)
-    i = value(frame, i);
+    i = value(frame, i, depth + 1);
     if (i < 0 || !plainKey(frame, textStart, i)) return (keyStarts.length = base), -1;
-    const bit = 1 << ((i - keyStart + frame[textStart]) & 31);
+    // (an empty key has no first byte: the byte after it is its value's, which must not decide)
+    const bit = 1 << ((i - keyStart + (i > textStart ? frame[textStart] : 0)) & 31);
     if ((seen & bit) !== 0) {
       // the same key twice: the last value wins, in the first one's place (a key's header holds its length)
       for (let j = base; j < keyStarts.length; j++) {
@@ -126,7 +135,7 @@ function map(frame: Buffer, i: number, count: number, min: number): number {
     }
     seen |= bit;
     keyStarts.push(keyStart);
-    i = value(frame, i);
+    i = value(frame, i, depth + 1);
     if (i < 0) return (keyStarts.length = base), -1;
   }
   keyStarts.length = base;

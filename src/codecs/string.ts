@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { CodecType } from './codec';
 import { compactJson } from './json/compact';
 
@@ -32,7 +33,8 @@ export const string: CodecType = {
       if (value instanceof Uint8Array) return Buffer.from(value);
       return Buffer.from(compactJson(value), 'utf8');
     },
-    // a frame decodes only when it is valid UTF-8 (the BOM kept), which encodes back to itself
-    roundTrips: () => true,
+    // exactly the frames decode accepts (valid UTF-8, a BOM kept as U+FEFF, the empty frame
+    // as ''), and the string of one encodes back to its very bytes
+    roundTrips: isUtf8,
   }),
 };

@@ -42,10 +42,11 @@ export interface OperatorType<C = Record<string, unknown>> {
    */
   create(config: C, ctx: OperatorContext): OperatorNode | OperatorFunction<EddyEvent, EddyEvent>;
   /**
-   * The operator only forwards event objects: it never reads or changes
-   * their data. An event whose frame an offramp may still write out as it
-   * came in keeps that frame through such a node; any other node makes the
-   * offramp encode afresh (connectors/_shared/untouched-frame.ts).
+   * The operator only forwards event objects: it never reads, changes or
+   * copies them. Such a node gets events as they are; any other node gets
+   * events whose `data` is an own property (decoded if an onramp had left
+   * it undecoded, see connectors/_shared/lazy-event.ts), so that copying an
+   * event with spread keeps its data.
    */
   readonly forwardsUnchanged?: boolean;
   /** extra checks at publish time (such as compiling an expression); throw `invalid(...)` */

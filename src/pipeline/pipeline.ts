@@ -7,7 +7,7 @@ import type { OperatorNode, OperatorType } from './operator';
 import { Endpoint, PipelineArtefact, buildGraph } from './graph';
 // the hot path's Subject (no allocation per event); it lives with the ramp machinery it is shared with
 import { FastSubject } from '../connectors/_shared/fast-subject';
-import { forgetFrame } from '../connectors/_shared/untouched-frame';
+import { ownData } from '../connectors/_shared/lazy-event';
 
 export interface PipelineContext {
   readonly url: string;
@@ -106,8 +106,8 @@ export class PipelineRuntime implements ContraflowTarget {
         insight: (insight) => this.runContraflow(insight, position - 1),
       });
       const fed$ = feeding((to) => to.kind === 'node' && to.id === id);
-      // an operator that may read or change data: the frame an event came in as is no longer its encoding
-      const input$ = type.forwardsUnchanged ? fed$ : fed$.pipe(map(forgettingFrame));
+      // an operator that may read data gets events whose data is an own property, safe to spread
+      const input$ = type.forwardsUnchanged ? fed$ : fed$.pipe(map(ownData));
       const node: CompiledNode =
         typeof made === 'function'
           ? { id, node: null, tagged$: null, out$: made(input$).pipe(edgesFromNode(id, 'out') > 0 ? countedShare(id, 'out') : fastShare()) }
@@ -245,11 +245,6 @@ export class PipelineRuntime implements ContraflowTarget {
     if (!counter) this.counts.set(key, (counter = { count: 0 }));
     return counter;
   }
-}
-
-function forgettingFrame(event: EddyEvent): EddyEvent {
-  forgetFrame(event);
-  return event;
 }
 
 function fastShare<T = EddyEvent>() {

@@ -8,7 +8,7 @@ import { eventually } from '../helpers/runtime';
 /**
  * An event whose value nothing read or changed between an onramp and an
  * offramp with the same codec leaves as the very frame it came in as
- * (connectors/_shared/untouched-frame.ts); anything that may read or change
+ * (connectors/_shared/lazy-event.ts); anything that may read or change
  * the value makes the offramp encode afresh.
  */
 interface Sent {
@@ -16,7 +16,7 @@ interface Sent {
   event: EddyEvent;
 }
 
-interface Flow {
+export interface Flow {
   frames: Subject<Frame>;
   /** what each offramp's sink got, by offramp id */
   sent: Record<string, Sent[]>;
@@ -62,14 +62,16 @@ const readOnly: OperatorType = {
   create: () => map((event: EddyEvent) => (JSON.stringify(event.data), event)),
 };
 
-async function startFlow(
+export async function startFlow(
   nodes: { id: string; type: string; config?: Record<string, unknown> }[],
   offramps: { id: string; codec: string; changes?: boolean }[],
   onrampCodec = 'json',
+  extend: (registries: Registries) => void = () => {},
 ): Promise<Flow> {
   const frames = new Subject<Frame>();
   const sent: Record<string, Sent[]> = {};
   const registries = Registries.withBuiltins();
+  extend(registries);
   registries.onramps.register('test::feed', feedType(frames));
   registries.offramps.register('test::record', recordType(sent, false));
   registries.offramps.register('test::record-and-change', recordType(sent, true));
@@ -84,10 +86,15 @@ async function startFlow(
   for (const o of offramps) {
     runtime.publish('offramp', { id: o.id, type: o.changes ? 'test::record-and-change' : 'test::record', codec: o.codec, config: { id: o.id } });
   }
+  // decode errors go through a pipeline of their own to an offramp recorded as `err`
+  runtime.publish('pipeline', { id: 'errs', interface: { inputs: ['in'], outputs: ['out'] }, nodes: passthrough, links: { in: ['pass'], pass: ['out'] } });
+  runtime.publish('offramp', { id: 'err', type: 'test::record', codec: 'json', config: { id: 'err' } });
   runtime.publish('binding', {
     id: 'flow',
     links: {
       '/onramp/src/{instance}/out': ['/pipeline/p/{instance}/in'],
+      '/onramp/src/{instance}/err': ['/pipeline/errs/{instance}/in'],
+      '/pipeline/errs/{instance}/out': ['/offramp/err/{instance}/in'],
       '/pipeline/p/{instance}/out': offramps.map((o) => `/offramp/${o.id}/{instance}/in`),
     },
   });
@@ -95,9 +102,9 @@ async function startFlow(
   return { frames, sent, stop: () => runtime.shutdown() };
 }
 
-const passthrough = [{ id: 'pass', type: 'passthrough' }];
+export const passthrough = [{ id: 'pass', type: 'passthrough' }];
 
-function feed(flow: Flow, texts: string[]): Buffer[] {
+export function feed(flow: Flow, texts: string[]): Buffer[] {
   const buffers = texts.map((t) => Buffer.from(t, 'utf8'));
   for (const data of buffers) flow.frames.next({ stream: 0, data, originUri: 'test://feed' });
   return buffers;

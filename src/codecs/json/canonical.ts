@@ -1,22 +1,43 @@
+import { isUtf8 } from 'node:buffer';
+import { CONTROL, NON_ASCII, scanBytes } from './byte-scan';
 import { isUnsafeIntegralDouble } from './precise-stringify';
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const MINUS = 0x2d;
+const ZERO = 0x30;
+const NINE = 0x39;
 const MAX_KEYS_CHECKED = 64;
+/** Deeper documents are encoded afresh: past some depth JSON.stringify and the precise parser run out of stack. */
+export const MAX_DEPTH = 100;
 
+// per open container (by depth): the index into keyStart/keyEnd where its keys begin, or -1 for an array
+const bases: number[] = [];
 // key offsets of the objects open during a scan, reused from call to call
 const keyStart: number[] = [];
 const keyEnd: number[] = [];
-// per open container: which of 32 key hash bits its keys have taken
+// per open object: which of 32 key hash bits its keys have taken
 const seenBits: number[] = [];
 
 /**
- * Tells whether the json codec would encode the value decoded from `frame`
- * back to exactly these bytes, so an offramp may write out the frame of an
- * event nobody read or changed instead of encoding it again. `frame` must
- * be one the json codec decoded without error (valid UTF-8 and JSON).
+ * Tells whether the json codec decodes `frame` without error and encodes the
+ * value back to exactly these bytes, so an onramp may skip decoding (the
+ * value is decoded when first read) and an offramp may write out the frame
+ * of an event nobody read or changed. Any bytes may be given: it validates
+ * RFC 8259 (exactly one value, nothing after it, strings with no raw
+ * control character and valid UTF-8), so `true` is never said of a frame
+ * the codec would refuse. One pass walks the grammar; the bytes inside
+ * strings are checked natively (byte-scan.ts for control characters, and
+ * isUtf8 when a byte is not ASCII): a JavaScript loop over them would cost
+ * as much as the JSON.parse this check replaces.
  *
- * It is conservative: `false` only costs a fresh encode. The form the codec
+ * It is conservative: `false` only costs a decode and a fresh encode. The form the codec
  * writes (compactJson) is: no whitespace between tokens; strings escaped as
  * JSON.stringify does (`\"`, `\\`, `\b\f\n\r\t`, `\u00xx` in lower case for
  * the other control characters, everything else as is); numbers as JS
@@ -24,81 +45,122 @@ const seenBits: number[] = [];
  * refused when it has whitespace between tokens, any other escape (`\/`,
  * `\u00e9`), `-0`, a fraction or exponent that does not read back as the same
  * text, a key that appears twice in one object (the last one wins), a key
- * that is an array index (JavaScript moves those to the front), or an object
- * with more than 64 keys (not worth the duplicate check). Integer literals
- * are always exact in the codec's value model (beyond ±2^53 they are BigInt).
+ * that is an array index (JavaScript moves those to the front), an object
+ * with more than 64 keys (not worth the duplicate check), or containers
+ * nested deeper than MAX_DEPTH. Integer literals are always exact in the
+ * codec's value model (beyond ±2^53 they are BigInt, read by the precise
+ * parser the codec takes for any run of 16 digits), so only their grammar
+ * matters.
  */
 export function isCanonicalJson(frame: Uint8Array): boolean {
   const n = frame.length;
-  // per open container: the index into keyStart/keyEnd where its keys begin, or -1 for an array
-  const bases: number[] = [];
+  let depth = 0;
   let keys = 0;
-  let expectKey = false;
-  // without a backslash in the frame a string ends at the next quote: found natively for long strings
-  const escapes = frame.indexOf(BACKSLASH) >= 0;
   let i = 0;
-  while (i < n) {
+  // without a backslash in the frame a string ends at the next quote: found natively for long strings
+  const stringEnd = frame.indexOf(BACKSLASH) >= 0 ? escapedStringEnd : plainStringEnd;
+  for (;;) {
+    // a value starts at i
     const c = frame[i];
     if (c === QUOTE) {
-      const end = escapes ? stringEnd(frame, i + 1) : plainStringEnd(frame, i + 1);
-      if (end < 0) return false;
-      if (expectKey) {
-        const base = bases[bases.length - 1];
-        if (keys - base >= MAX_KEYS_CHECKED || isIndexKey(frame, i + 1, end - 1)) return false;
-        // a key's length and first byte pick one of 32 bits: only keys sharing a bit are compared
-        const bit = 1 << ((end - i + frame[i + 1]) & 31);
-        const seen = seenBits[bases.length - 1];
-        if ((seen & bit) !== 0 && isRepeated(frame, i + 1, end - 1, base, keys)) return false;
-        seenBits[bases.length - 1] = seen | bit;
-        keyStart[keys] = i + 1;
-        keyEnd[keys] = end - 1;
+      i = stringEnd(frame, i + 1);
+      if (i < 0) return false;
+    } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+      const closer = c === OPEN_OBJECT ? CLOSE_OBJECT : CLOSE_ARRAY;
+      if (frame[++i] === closer) {
+        i++; // {} or []: a whole value
+      } else {
+        if (depth === MAX_DEPTH) return false;
+        if (c === OPEN_ARRAY) {
+          bases[depth++] = -1;
+          continue; // its first element
+        }
+        seenBits[depth] = 0;
+        bases[depth++] = keys;
+        i = memberValueStart(frame, i, keys, depth, stringEnd);
+        if (i < 0) return false;
         keys++;
-        expectKey = false;
+        continue;
       }
-      i = end;
-    } else if (c === 0x7b /* { */) {
-      seenBits[bases.length] = 0;
-      bases.push(keys);
-      expectKey = true;
-      i++;
-    } else if (c === 0x5b /* [ */) {
-      bases.push(-1);
-      i++;
-    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
-      const base = bases.pop()!;
-      if (base >= 0) keys = base;
-      i++;
-    } else if (c === 0x2c /* , */) {
-      expectKey = bases[bases.length - 1] >= 0;
-      i++;
-    } else if (c === 0x3a /* : */) {
-      i++;
-    } else if (c === 0x2d /* - */ || (c >= 0x30 && c <= 0x39)) {
-      const end = numberEnd(frame, i);
-      if (end < 0) return false;
-      i = end;
-    } else if (c === 0x74 /* true */ || c === 0x6e /* null */) {
+    } else if (c === MINUS || (c >= ZERO && c <= NINE)) {
+      i = numberEnd(frame, i);
+      if (i < 0) return false;
+    } else if (c === 0x74 /* t */) {
+      if (frame[i + 1] !== 0x72 || frame[i + 2] !== 0x75 || frame[i + 3] !== 0x65) return false;
       i += 4;
-    } else if (c === 0x66 /* false */) {
+    } else if (c === 0x66 /* f */) {
+      if (frame[i + 1] !== 0x61 || frame[i + 2] !== 0x6c || frame[i + 3] !== 0x73 || frame[i + 4] !== 0x65) return false;
       i += 5;
+    } else if (c === 0x6e /* n */) {
+      if (frame[i + 1] !== 0x75 || frame[i + 2] !== 0x6c || frame[i + 3] !== 0x6c) return false;
+      i += 4;
     } else {
-      return false; // whitespace between tokens
+      return false; // whitespace, the end of the frame, or a byte no value starts with
+    }
+    // after a value: close what it ends, until a comma starts the next one
+    for (;;) {
+      if (depth === 0) return i === n && bytesAreText(frame);
+      const base = bases[depth - 1];
+      const d = frame[i++];
+      if (d === COMMA) {
+        if (base < 0) break; // the next element
+        i = memberValueStart(frame, i, keys, depth, stringEnd);
+        if (i < 0) return false;
+        keys++;
+        break;
+      }
+      if (d !== (base < 0 ? CLOSE_ARRAY : CLOSE_OBJECT)) return false;
+      if (base >= 0) keys = base;
+      depth--;
     }
   }
-  return true;
 }
 
-/** The index after the closing quote of a string without escapes. */
+/**
+ * Checks the key at `i` of the object open at `depth` (whose `keys - base`
+ * keys so far are recorded) and its colon; the index of the member's value,
+ * or -1 when it is not a key in canonical form, not one the codec keeps in
+ * place, or a repeat.
+ */
+function memberValueStart(frame: Uint8Array, i: number, keys: number, depth: number, stringEnd: StringEnd): number {
+  if (frame[i] !== QUOTE) return -1;
+  const end = stringEnd(frame, i + 1);
+  if (end < 0 || frame[end] !== COLON) return -1;
+  const base = bases[depth - 1];
+  if (keys - base >= MAX_KEYS_CHECKED || isIndexKey(frame, i + 1, end - 1)) return -1;
+  // a key's length, first and last byte pick one of 32 bits: only keys sharing a bit are compared
+  // (the 13 keys of a sample event all get bits of their own)
+  const bit = 1 << (((end - i) * 7 + frame[i + 1] * 3 + frame[end - 2]) & 31);
+  const seen = seenBits[depth - 1];
+  if ((seen & bit) !== 0 && isRepeated(frame, i + 1, end - 1, base, keys)) return -1;
+  seenBits[depth - 1] = seen | bit;
+  keyStart[keys] = i + 1;
+  keyEnd[keys] = end - 1;
+  return end + 1;
+}
+
+/** No control character anywhere (strings included), and valid UTF-8 when not all ASCII. */
+function bytesAreText(frame: Uint8Array): boolean {
+  const found = scanBytes(frame);
+  return (found & CONTROL) === 0 && ((found & NON_ASCII) === 0 || isUtf8(frame));
+}
+
+/** The index after the closing quote of the string whose text starts at `i`, or -1 (the bytes between are for bytesAreText). */
+type StringEnd = (frame: Uint8Array, i: number) => number;
+
+/** For a frame without a backslash: the next quote closes the string. */
 function plainStringEnd(frame: Uint8Array, i: number): number {
   // short strings (keys) are quicker in the loop than through a native call
   const stop = Math.min(i + 24, frame.length);
   for (; i < stop; i++) if (frame[i] === QUOTE) return i + 1;
-  return frame.indexOf(QUOTE, i) + 1;
+  const end = frame.indexOf(QUOTE, i);
+  return end < 0 ? -1 : end + 1;
 }
 
-/** The index after a string's closing quote, or -1 when it holds an escape JSON.stringify would not write. */
-function stringEnd(frame: Uint8Array, i: number): number {
-  for (;;) {
+/** Also -1 when the string holds an escape JSON.stringify would not write. */
+function escapedStringEnd(frame: Uint8Array, i: number): number {
+  const n = frame.length;
+  while (i < n) {
     const c = frame[i];
     if (c === QUOTE) return i + 1;
     if (c !== BACKSLASH) {
@@ -111,33 +173,46 @@ function stringEnd(frame: Uint8Array, i: number): number {
       continue;
     }
     // \u00xx, lower-case hex, for a control character without a short form
-    if (e !== 0x75 || frame[i + 2] !== 0x30 || frame[i + 3] !== 0x30) return -1;
+    if (e !== 0x75 || frame[i + 2] !== ZERO || frame[i + 3] !== ZERO) return -1;
     const high = frame[i + 4];
     const low = frame[i + 5];
-    if (high !== 0x30 && high !== 0x31) return -1;
-    const lowValue = low >= 0x30 && low <= 0x39 ? low - 0x30 : low >= 0x61 && low <= 0x66 ? low - 0x61 + 10 : -1;
+    if (high !== ZERO && high !== 0x31) return -1;
+    const lowValue = low >= ZERO && low <= NINE ? low - ZERO : low >= 0x61 && low <= 0x66 ? low - 0x61 + 10 : -1;
     if (lowValue < 0) return -1;
-    const code = (high - 0x30) * 16 + lowValue;
+    const code = (high - ZERO) * 16 + lowValue;
     if (code === 8 || code === 9 || code === 10 || code === 12 || code === 13) return -1;
     i += 6;
   }
+  return -1; // not closed
 }
 
-/** The index after a number, or -1 when the codec would write it differently. */
+/**
+ * The index after a number (RFC 8259: `-? (0 | [1-9][0-9]*) (.[0-9]+)? ([eE][+-]?[0-9]+)?`),
+ * or -1 when it is not one or the codec would write it differently.
+ */
 function numberEnd(frame: Uint8Array, start: number): number {
   let i = start;
+  if (frame[i] === MINUS) i++;
+  if (frame[i] === ZERO) i++;
+  else if (isDigit(frame[i])) i = digitsEnd(frame, i + 1);
+  else return -1;
   let plainInteger = true;
-  for (; i < frame.length; i++) {
-    const c = frame[i];
-    if (c >= 0x30 && c <= 0x39) continue;
-    if (c === 0x2e || c === 0x65 || c === 0x45 || c === 0x2b || (c === 0x2d && i > start)) plainInteger = false;
-    else if (c !== 0x2d) break;
+  if (frame[i] === 0x2e /* . */) {
+    i = digitsEnd(frame, i + 1);
+    plainInteger = false;
+  }
+  if (frame[i] === 0x65 || frame[i] === 0x45 /* e E */) {
+    i++;
+    if (frame[i] === 0x2b || frame[i] === MINUS) i++;
+    i = digitsEnd(frame, i);
+    plainInteger = false;
   }
   if (plainInteger) {
     // -0 reads as the number -0, which is written as 0
-    return i - start === 2 && frame[start] === 0x2d && frame[start + 1] === 0x30 ? -1 : i;
+    return i - start === 2 && frame[start] === MINUS && frame[start + 1] === ZERO ? -1 : i;
   }
   // a fraction or exponent is a double: exact only when it is written back the same way
+  // (which also refuses a point or exponent without digits after it: `1.`, `1e+` never are)
   let text = '';
   for (let j = start; j < i; j++) text += String.fromCharCode(frame[j]);
   const value = Number(text);
@@ -145,10 +220,19 @@ function numberEnd(frame: Uint8Array, start: number): number {
   return written === text ? i : -1;
 }
 
+function isDigit(c: number): boolean {
+  return c >= ZERO && c <= NINE;
+}
+
+function digitsEnd(frame: Uint8Array, i: number): number {
+  while (isDigit(frame[i])) i++;
+  return i;
+}
+
 /** A key of digits only: an array index (or close to one), which objects enumerate first. */
 function isIndexKey(frame: Uint8Array, start: number, end: number): boolean {
   if (end === start || end - start > 10) return false;
-  for (let i = start; i < end; i++) if (frame[i] < 0x30 || frame[i] > 0x39) return false;
+  for (let i = start; i < end; i++) if (frame[i] < ZERO || frame[i] > NINE) return false;
   return true;
 }
 

@@ -37,11 +37,20 @@ export class BufferedWriter {
   private current: Flush | undefined;
   private full = false;
   private readonly watchers = new Set<FullnessWatcher>();
+  /** what broke the stream (a reader that went away: EPIPE); every write fails with it from then on */
+  private broken: Error | undefined;
 
+  /** `onError` hears once of an error that breaks the stream (a process stream's reader going away must not end the process). */
   constructor(
     private readonly stream: Writable,
     private readonly afterWrite?: AfterWrite,
-  ) {}
+    onError?: (err: Error) => void,
+  ) {
+    stream.on('error', (err) => {
+      if (this.broken === undefined) onError?.(err);
+      this.broken ??= err;
+    });
+  }
 
   /** Adds a watcher (told at once if the stream is full now); returns how to remove it. */
   watch(watcher: FullnessWatcher): () => void {
@@ -52,6 +61,7 @@ export class BufferedWriter {
 
   /** Queues `chunk` for this turn's flush; the promise settles when the flush has been written (rejects when it failed). */
   write(chunk: Buffer): Promise<void> {
+    if (this.broken !== undefined) return Promise.reject(this.broken);
     this.chunks.push(chunk);
     if (this.current === undefined) {
       this.current = newFlush();

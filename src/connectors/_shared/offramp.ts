@@ -9,7 +9,7 @@ import type { ContraflowTarget } from '../../contraflow/contraflow';
 import type { OfframpContext, RampContext, Sink } from '../connector';
 import { RampCounters } from './ramp-metrics';
 import { TapHook } from '../../core/tap-hook';
-import { forgetFrame, untouchedFrame } from './untouched-frame';
+import { LazyEvent } from './lazy-event';
 
 export interface OfframpParts {
   readonly ctx: RampContext;
@@ -135,9 +135,6 @@ export class OfframpRuntime {
       result = this.sink.send(payloads, event);
     } catch (err) {
       return this.failed(event, from, err as Error);
-    } finally {
-      // the sink had the event and may have changed it: the next offramp of a fan-out encodes afresh
-      forgetFrame(event);
     }
     if (result === undefined) return this.succeeded(event, from);
     this.inFlight++;
@@ -182,8 +179,8 @@ export class OfframpRuntime {
     const { postprocessors } = this.parts;
     const codec = this.codec(this.sink.codecFor?.(event));
     if (!event.isBatch) {
-      // the frame it came in as, when the codec would encode the value to exactly that
-      const payload = untouchedFrame(event, codec) ?? codec.encode(event.data);
+      // an event whose data nobody read leaves as the frame it came in as (lazy-event.ts)
+      const payload = (event instanceof LazyEvent && event.untouchedFrame(codec)) || codec.encode(event.data);
       // the common case, no postprocessors: one payload and no context
       return postprocessors.length === 0 ? [payload] : runProcessors(postprocessors, [payload], { ingestNs: event.ingestNs });
     }

@@ -12,7 +12,7 @@ import { pullLoop } from './pull-loop';
 import { batchValues } from '../../core/event';
 import { codecPicker } from './codecs';
 import { TapHook } from '../../core/tap-hook';
-import { rememberFrame } from './untouched-frame';
+import { LazyEvent, LazyPolicy } from './lazy-event';
 
 export interface OnrampParts {
   readonly ctx: RampContext;
@@ -68,6 +68,7 @@ export class OnrampRuntime {
   /** the live tap's hooks on `out` (events as emitted) and `err` (decode errors) */
   readonly taps = { out: new TapHook(), err: new TapHook() };
   private seq = 0;
+  private readonly lazyPolicy = new LazyPolicy();
   private readonly chains = new Map<string | number, Preprocessor[]>();
   /** the last stream's chain: most frames come from the stream before them, so no Map lookup */
   private lastStream: string | number | undefined;
@@ -295,8 +296,18 @@ export class OnrampRuntime {
   }
 
   private decode(payload: Buffer, frame: Frame, ingestNs: bigint, emit: (event: EddyEvent) => void): void {
-    let value: unknown;
     const codec = this.codec(frame.codec);
+    // a frame the codec vouches for is not decoded until something reads its data (see lazy-event.ts)
+    if (codec.roundTrips !== undefined && this.lazyPolicy.tryLazy()) {
+      const valid = codec.roundTrips(payload);
+      this.lazyPolicy.attempted(valid);
+      if (valid) {
+        const id = this.nextId();
+        const meta = frame.meta ? { ...frame.meta } : {};
+        return emit(new LazyEvent(id, meta, ingestNs, frame.originUri, this.transactional, payload, codec, this.lazyPolicy));
+      }
+    }
+    let value: unknown;
     try {
       value = codec.decode(payload, ingestNs);
     } catch (err) {
@@ -304,19 +315,21 @@ export class OnrampRuntime {
       return;
     }
     if (value === undefined) return; // the codec found no value in this frame (e.g. a comment line)
-    const event = this.makeEvent(value, frame, ingestNs);
-    // an offramp with the same codec may write this frame out again if nothing reads the value first
-    if (codec.roundTrips !== undefined) rememberFrame(event, payload, codec.name);
-    emit(event);
+    emit(this.makeEvent(value, frame, ingestNs));
   }
 
-  private makeEvent(data: unknown, frame: Frame, ingestNs: bigint): EddyEvent {
+  /** The id of the next event out: counted, announced to the source, kept for a linked reply. */
+  private nextId(): EventId {
     this.counters.out++;
     const id: EventId = { uid: this.uid, seq: ++this.seq };
     this.parts.source.onEvent?.(id);
     this.result?.ids.push(id);
+    return id;
+  }
+
+  private makeEvent(data: unknown, frame: Frame, ingestNs: bigint): EddyEvent {
     return {
-      id,
+      id: this.nextId(),
       data,
       meta: frame.meta ? { ...frame.meta } : {},
       ingestNs,

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { Writable } from 'node:stream';
 import type { OfframpType } from '../connector';
 import { BufferedWriter } from '../_shared/buffered-writer';
@@ -32,7 +33,11 @@ function stdOfframp(name: 'stdout' | 'stderr', stream: () => Writable): OfframpT
     create(config, ctx) {
       const out = stream();
       let writer = writers.get(out);
-      if (!writer) writers.set(out, (writer = new BufferedWriter(out)));
+      if (!writer) {
+        // a reader that goes away (`eddy ... | head -1`: EPIPE) fails the events sent from then on; eddy keeps running
+        const broke = (err: Error) => ctx.logger.warn(`${name}: cannot write any more (${err.message}); events sent to ${name} fail from now on`);
+        writers.set(out, (writer = new BufferedWriter(out, undefined, broke)));
+      }
       const w = writer;
       // every offramp on the stream triggers its own breaker when the stream backs up
       const unwatch = w.watch({ full: ctx.trigger, drained: ctx.restore });
@@ -54,10 +59,6 @@ function stdOfframp(name: 'stdout' | 'stderr', stream: () => Writable): OfframpT
       };
     },
   };
-}
-
-function isUtf8(b: Buffer): boolean {
-  return Buffer.from(b.toString('utf8'), 'utf8').equals(b);
 }
 
 export const stdout = stdOfframp('stdout', () => process.stdout);

@@ -1,0 +1,122 @@
+import type { Codec } from '../../codecs/codec';
+import type { EddyEvent, EventId, Meta } from '../../core/event';
+
+/**
+ * An event whose data is decoded the first time something reads it.
+ *
+ * An onramp whose codec can validate a frame without decoding it
+ * (`Codec.roundTrips`: the frame is valid and encoding its value would give
+ * exactly these bytes) makes its events this way. An event nobody reads on
+ * its way (an empty pipeline, fan-out to offramps with the same codec) is
+ * never decoded at all: the offramp writes out the frame it came in as. The
+ * first read or write of `data` decodes (or replaces) the value and forgets
+ * the frame for good, since the value may be changed in place from then on.
+ *
+ * `data` is an accessor on the prototype, so spreading an unread event
+ * (`{...event}`) would not copy it: the pipeline gives operators that may
+ * read data an event whose `data` is its own property (`ownData`), and the
+ * machinery never spreads one. `toJSON` writes `data` like any other field.
+ */
+export class LazyEvent implements EddyEvent {
+  isBatch = false;
+  declare tracked?: EventId[];
+  declare opMeta?: Record<string, unknown>;
+  // private fields (#): invisible to spread, Object.keys and JSON.stringify
+  #frame: Buffer | undefined;
+  #value: unknown = undefined;
+  readonly #codec: Codec;
+  readonly #policy: LazyPolicy;
+
+  constructor(
+    public id: EventId,
+    public meta: Meta,
+    public ingestNs: bigint,
+    public originUri: string,
+    public transactional: boolean,
+    frame: Buffer,
+    codec: Codec,
+    policy: LazyPolicy,
+  ) {
+    this.#frame = frame;
+    this.#codec = codec;
+    this.#policy = policy;
+  }
+
+  get data(): unknown {
+    const frame = this.#frame;
+    if (frame !== undefined) {
+      this.#frame = undefined;
+      this.#policy.missed();
+      // roundTrips said this frame decodes: a throw here is a codec bug, and surfaces where data is read
+      this.#value = this.#codec.decode(frame, this.ingestNs);
+    }
+    return this.#value;
+  }
+
+  set data(value: unknown) {
+    this.#frame = undefined;
+    this.#value = value;
+  }
+
+  /** The frame this event came in as, while its data is unread and `codec` is the one that validated it. */
+  untouchedFrame(codec: Codec): Buffer | undefined {
+    return this.#frame !== undefined && codec.name === this.#codec.name ? this.#frame : undefined;
+  }
+
+  /** JSON.stringify(event) writes `data` as it does for any other event. */
+  toJSON(): object {
+    return { ...this, data: this.data };
+  }
+}
+
+/**
+ * Makes `data` an own property of the event (decoding it if still unread),
+ * so code that copies events with spread or Object.assign keeps it. The
+ * pipeline does this at the input of every operator that may read data.
+ */
+export function ownData(event: EddyEvent): EddyEvent {
+  if (event instanceof LazyEvent && !Object.prototype.hasOwnProperty.call(event, 'data')) {
+    Object.defineProperty(event, 'data', { value: event.data, writable: true, enumerable: true, configurable: true });
+  }
+  return event;
+}
+
+/** Frames validated per round of the policy. */
+const ROUND = 256;
+/** Frames decoded eagerly, without a check, after a round where laziness did not pay. */
+const EAGER_SPAN = 8192;
+
+/**
+ * Whether an onramp should still make lazy events. Laziness costs a check
+ * per frame and pays only when the data then goes unread: a frame the codec
+ * refuses (not in its own form, pretty-printed JSON say) or an event whose
+ * data is read costs the check on top of the decode. So each onramp counts
+ * those misses over a round of 256 lazy attempts; after a round with more
+ * than a quarter missed it decodes the next 8192 frames eagerly, then tries
+ * again. Reads that happen later (a batch, a window) count in a later round.
+ */
+export class LazyPolicy {
+  private attempts = 0;
+  private misses = 0;
+  private eagerLeft = 0;
+
+  /** Whether to try the next frame lazily. */
+  tryLazy(): boolean {
+    if (this.eagerLeft === 0) return true;
+    this.eagerLeft--;
+    return false;
+  }
+
+  /** A lazy attempt was made; `accepted` says whether the codec took the frame. */
+  attempted(accepted: boolean): void {
+    if (!accepted) this.misses++;
+    if (++this.attempts < ROUND) return;
+    if (this.misses * 4 > ROUND) this.eagerLeft = EAGER_SPAN;
+    this.attempts = this.misses = 0;
+  }
+
+  /** A lazy event's data was read after all. */
+  missed(): void {
+    this.misses++;
+  }
+}
