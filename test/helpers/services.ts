@@ -27,6 +27,11 @@ function reachable({ host, port }: ServiceAddress): Promise<boolean> {
   });
 }
 
+/** Whether something answers at the service's address. */
+export function serviceRunning(name: ServiceName): Promise<boolean> {
+  return reachable(serviceAddress(name));
+}
+
 /**
  * For a `before` hook of a suite that needs a real server: returns its
  * address. When nothing answers there, the suite is skipped locally with the
