@@ -144,11 +144,18 @@ function componentSchemas(names: SchemaNames): Record<string, JsonSchema> {
           type: 'array',
           items: {
             type: 'object',
+            additionalProperties: false,
             required: ['url', 'state'],
             properties: {
-              url: { type: 'string' },
+              url: { type: 'string', description: 'an instance (`/onramp/in/main`), or with --workers N > 1 a worker itself (`/worker/1`)' },
               state: { enum: ['running', 'paused', 'down', 'failed'] },
               reason: { type: 'string' },
+              worker: {
+                type: 'integer',
+                minimum: 0,
+                description: 'with --workers N > 1: the worker this entry is about (an instance on every worker has an entry per worker)',
+              },
+              pid: { type: 'integer', description: 'on a `/worker/N` entry: the process id of that worker' },
             },
           },
         },

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import Ajv2020 from 'ajv/dist/2020';
 import { connect } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -59,6 +60,12 @@ describe('eddy server run --workers 2: where flows run', function () {
     expect(events('/offramp/out/main', 'in'), 'offramp in, both workers').to.equal(expected.length);
     const metrics = await (await fetch(`${server.base}/metrics`)).text();
     expect(metrics).to.match(new RegExp(`eddy_port_events_total\\{[^}]*artefact="in"[^}]*port="out"[^}]*\\} ${expected.length}\\b`));
+    // GET /health, with its per-worker fields, is what the served OpenAPI document says it is
+    const doc = (await (await fetch(`${server.base}/openapi.json`)).json()) as { components: { schemas: Record<string, object> } };
+    const healthValid = new Ajv2020({ strict: false }).compile(doc.components.schemas.health);
+    const health = (await (await fetch(`${server.base}/health`)).json()) as { instances: { worker?: number }[] };
+    expect(health.instances.some((i) => i.worker === 1)).to.equal(true);
+    expect(healthValid(health), JSON.stringify(healthValid.errors)).to.equal(true);
     // the tap cannot reach the workers: refused, not a stream that stays empty
     const tap = await fetch(`${server.base}/tap/onramp/in/main/out`);
     expect(tap.status).to.equal(409);
