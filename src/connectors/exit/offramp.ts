@@ -1,3 +1,4 @@
+import { Subscription } from '../../core/rx';
 import type { OfframpType } from '../connector';
 
 /** exit: an event `{exit: <status>, delay?: <ms>}` stops the runtime with that status. */
@@ -9,7 +10,8 @@ export const exit: OfframpType<Record<string, never>> = {
   example: {},
   configSchema: { type: 'object', additionalProperties: false, properties: {} },
   create(_config, ctx) {
-    const timers = new Set<NodeJS.Timeout>();
+    // the delay runs on the runtime's scheduler, so a runtime in virtual time exits in virtual time
+    const pending = new Subscription();
     return {
       send(_payloads, event) {
         const data = event.data as { exit?: unknown; delay?: unknown } | null;
@@ -17,11 +19,10 @@ export const exit: OfframpType<Record<string, never>> = {
         const delay = data?.delay ?? 0;
         if (typeof code !== 'number' || !Number.isInteger(code)) throw new Error('exit: the event needs an integer field `exit`');
         if (typeof delay !== 'number' || delay < 0) throw new Error('exit: `delay` must be a number of milliseconds');
-        const timer = setTimeout(() => ctx.requestExit(code, `exit offramp ${ctx.url}`), delay);
-        timers.add(timer);
+        pending.add(ctx.scheduler.schedule(() => ctx.requestExit(code, `exit offramp ${ctx.url}`), delay));
       },
       close() {
-        for (const t of timers) clearTimeout(t);
+        pending.unsubscribe();
       },
     };
   },

@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { Readable } from 'node:stream';
-import { Observable } from '../../core/rx';
+import { Observable, type Subscription } from '../../core/rx';
 import type { Frame, OnrampType } from '../connector';
 import { readMaybeXz } from '../_shared/read-source';
 
@@ -45,7 +45,7 @@ export const fileOnramp: OnrampType<FileOnrampConfig> = {
     let stream: Readable | undefined;
     let paused = false;
     const frames = new Observable<Frame>((subscriber) => {
-      let doneTimer: NodeJS.Timeout | undefined;
+      let doneTimer: Subscription | undefined;
       const s = whole ? Readable.from([whole]) : handle ? handle.createReadStream({ autoClose: true }) : createReadStream(config.source);
       handle = undefined; // the stream owns it now
       stream = s;
@@ -54,13 +54,14 @@ export const fileOnramp: OnrampType<FileOnrampConfig> = {
       s.on('error', (err) => subscriber.error(new Error(`file ${config.source}: ${err.message}`)));
       s.on('end', () => {
         subscriber.next({ stream: 0, end: true, originUri });
-        doneTimer = setTimeout(() => {
+        // on the runtime's scheduler: a runtime in virtual time waits in virtual time
+        doneTimer = ctx.scheduler.schedule(() => {
           if (config.close_on_done) ctx.requestExit(0, `file onramp ${ctx.url} read all of ${config.source}`);
           else subscriber.complete();
         }, config.sleep_on_done);
       });
       return () => {
-        clearTimeout(doneTimer);
+        doneTimer?.unsubscribe();
         s.destroy();
         stream = undefined;
       };
