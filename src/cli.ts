@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import { API_FLAG_USAGE, apiOptionsFromFlags, takeApiFlag, type ApiFlags } from './api/options';
+import { listenLazily } from './api/listen';
 import { loadConfigFiles } from './config/load';
 import { Runtime } from './runtime/runtime';
 import { LevelStore } from './runtime/store';
@@ -109,9 +110,12 @@ async function serverRun(args: string[]): Promise<number> {
   }
   if (options.api) {
     try {
-      // required here, not at the top: `--no-api` never loads express
-      const { createApi, listen } = require('./api/server') as typeof import('./api/server'); // eslint-disable-line @typescript-eslint/no-require-imports
-      server = await listen(createApi(runtime, apiOptions), options.host, options.port);
+      // express is required on the first request, not here: `--no-api` never loads it, and the flows do not wait for it
+      server = await listenLazily(
+        () => (require('./api/server') as typeof import('./api/server')).createApi(runtime, apiOptions), // eslint-disable-line @typescript-eslint/no-require-imports
+        options.host,
+        options.port,
+      );
     } catch (err) {
       process.stderr.write(`error: ${(err as Error).message}\n`);
       await runtime.shutdown();
