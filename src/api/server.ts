@@ -1,5 +1,6 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Server } from 'node:http';
+import { listenLazily } from './listen';
 import { EddyError } from '../core/errors';
 import type { Runtime } from '../runtime/runtime';
 import { BodyReader } from './body';
@@ -105,10 +106,7 @@ function handler(op: Operation, bodies: BodyReader) {
   };
 }
 
+/** Serves an API app built already (serveApi, tests); `eddy server run` builds its app on the first request instead. */
 export function listen(app: express.Express, host: string, port: number): Promise<Server> {
-  return new Promise((resolve, reject) => {
-    const server = app.listen(port, host);
-    server.once('listening', () => resolve(server));
-    server.once('error', (err) => reject(new Error(`API cannot listen on ${host}:${port}: ${err.message}`)));
-  });
+  return listenLazily(() => app, host, port);
 }

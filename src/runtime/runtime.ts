@@ -1,4 +1,5 @@
 import { Subject, type SchedulerLike } from '../core/rx';
+import { SerialQueue } from '../core/serial-queue';
 import { EddyError, conflict, invalid, notFound } from '../core/errors';
 import { createLogger, type Logger } from '../core/logger';
 import { nowNs } from '../core/clock';
@@ -110,8 +111,8 @@ export class Runtime {
   private readonly metrics: MetricsReporter;
   private uid = 0;
   private stopping = false;
-  /** the tail of the queue of instance changes */
-  private changes: Promise<void> = Promise.resolve();
+  /** instance changes and store writes, one at a time (see `exclusive`) */
+  private readonly changes = new SerialQueue();
   /** the first store write that failed: from then on the stored state is behind, and the runtime asks to exit */
   private storeFailure?: Error;
   /**
@@ -207,7 +208,7 @@ export class Runtime {
    */
   async persisted(): Promise<void> {
     if (!this.store) return; // nothing to wait for: do not queue a publish's answer behind a slow activation
-    await this.changes;
+    await this.changes.idle();
     if (this.storeFailure) throw this.storeFailure;
   }
 
@@ -280,12 +281,7 @@ export class Runtime {
    * parallel activations of one instance then wired the flow several times).
    */
   private exclusive<T>(change: () => Promise<T>): Promise<T> {
-    const run = this.changes.then(change);
-    this.changes = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    return run;
+    return this.changes.run(change);
   }
 
   /** Activates one instance (queued by the caller); `activating` names what it uses until it ends, either way. */
@@ -395,7 +391,7 @@ export class Runtime {
     this.instances.clear();
     // instances stay stored: a shutdown is not a deactivation; writes already asked for are finished first
     if (this.store) {
-      await this.changes;
+      await this.changes.idle();
       await this.store.close();
     }
   }

@@ -12,6 +12,7 @@ import type { RuntimeStore, StoredInstance } from '../runtime/store';
 import { type Kind, instanceUrl, parseLinkUrl } from '../runtime/urls';
 import type { ObservedInstance } from '../runtime/observe';
 import { placementOf } from './placement';
+import { SerialQueue } from '../core/serial-queue';
 import { shadowRegistries } from './shadow';
 import type { WorkerPool } from './pool';
 import type { InstanceMetrics } from './metrics';
@@ -20,8 +21,8 @@ import type { InstanceRequest } from './protocol';
 export class ClusterRuntime extends Runtime {
   /** the workers each directly activated instance runs on */
   private readonly placements = new Map<string, number[]>();
-  /** the tail of this runtime's own queue: a change and its workers' part run before the next change starts */
-  private serial: Promise<void> = Promise.resolve();
+  /** this runtime's own queue: a change and its workers' part run before the next change starts */
+  private readonly serial = new SerialQueue();
 
   constructor(
     readonly pool: WorkerPool,
@@ -34,7 +35,7 @@ export class ClusterRuntime extends Runtime {
   }
 
   override activate(kind: Kind, artefactId: string, instanceId: string, params: Record<string, string> = {}): Promise<Artefact> {
-    return this.queued(async () => {
+    return this.serial.run(async () => {
       const artefact = await super.activate(kind, artefactId, instanceId, params);
       const request = { kind, artefact: artefactId, instance: instanceId, params: kind === 'binding' ? params : {} };
       try {
@@ -49,7 +50,7 @@ export class ClusterRuntime extends Runtime {
   }
 
   override deactivate(kind: Kind, artefactId: string, instanceId: string): Promise<Artefact> {
-    return this.queued(async () => {
+    return this.serial.run(async () => {
       const artefact = await super.deactivate(kind, artefactId, instanceId);
       const url = instanceUrl(kind, artefactId, instanceId);
       await this.pool.deactivate(this.placements.get(url) ?? [], { kind, artefact: artefactId, instance: instanceId, params: {} });
@@ -82,15 +83,6 @@ export class ClusterRuntime extends Runtime {
   override async shutdown(): Promise<void> {
     await this.pool.shutdown();
     await super.shutdown();
-  }
-
-  private queued<T>(change: () => Promise<T>): Promise<T> {
-    const run = this.serial.then(change);
-    this.serial = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    return run;
   }
 
   /** Runs an activation the primary accepted on the workers its placement names. */

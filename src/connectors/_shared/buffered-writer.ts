@@ -59,10 +59,10 @@ export class BufferedWriter {
     return () => this.watchers.delete(watcher);
   }
 
-  /** Queues `chunk` for this turn's flush; the promise settles when the flush has been written (rejects when it failed). */
-  write(chunk: Buffer): Promise<void> {
+  /** Queues `chunks`, in order and together, for this turn's flush; the promise settles when the flush has been written (rejects when it failed). */
+  write(...chunks: Buffer[]): Promise<void> {
     if (this.broken !== undefined) return Promise.reject(this.broken);
-    this.chunks.push(chunk);
+    for (let i = 0; i < chunks.length; i++) this.chunks.push(chunks[i]);
     if (this.current === undefined) {
       this.current = newFlush();
       setImmediate(() => this.flush());

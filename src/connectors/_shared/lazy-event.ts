@@ -75,7 +75,7 @@ export class LazyEvent implements EddyEvent {
  * pipeline does this at the input of every operator that may read data.
  */
 export function ownData(event: EddyEvent): EddyEvent {
-  if (event instanceof LazyEvent && !Object.prototype.hasOwnProperty.call(event, 'data')) {
+  if (event instanceof LazyEvent && !Object.hasOwn(event, 'data')) {
     Object.defineProperty(event, 'data', { value: event.data, writable: true, enumerable: true, configurable: true });
   }
   return event;

@@ -302,9 +302,7 @@ export class OnrampRuntime {
       const valid = codec.roundTrips(payload);
       this.lazyPolicy.attempted(valid);
       if (valid) {
-        const id = this.nextId();
-        const meta = frame.meta ? { ...frame.meta } : {};
-        return emit(new LazyEvent(id, meta, ingestNs, frame.originUri, this.transactional, payload, codec, this.lazyPolicy));
+        return emit(new LazyEvent(this.nextId(), metaOf(frame), ingestNs, frame.originUri, this.transactional, payload, codec, this.lazyPolicy));
       }
     }
     let value: unknown;
@@ -331,7 +329,7 @@ export class OnrampRuntime {
     return {
       id: this.nextId(),
       data,
-      meta: frame.meta ? { ...frame.meta } : {},
+      meta: metaOf(frame),
       ingestNs,
       originUri: frame.originUri,
       isBatch: false,
@@ -390,3 +388,7 @@ function rawText(raw: Buffer): string {
   return Buffer.from(text, 'utf8').equals(cut) ? text : `base64:${cut.toString('base64')}`;
 }
 
+/** An event's own meta: a copy of what the type set on its frame, so one event's changes never reach another's. */
+function metaOf(frame: Frame): Record<string, unknown> {
+  return frame.meta ? { ...frame.meta } : {};
+}

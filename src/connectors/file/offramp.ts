@@ -112,10 +112,8 @@ class FileSink implements Sink {
     const writer = this.writer;
     if (!writer) throw new Error('file offramp: the file is not open');
     let written!: Promise<void>;
-    for (const payload of payloads) {
-      writer.write(payload);
-      written = writer.write(NEWLINE);
-    }
+    // a line and its newline together: once the stream broke, the one promise rejects, and it is the one returned
+    for (const payload of payloads) written = writer.write(payload, NEWLINE);
     // every write of a turn shares one promise: the last one's is the event's
     return payloads.length > 0 ? written : Promise.resolve();
   }

@@ -48,7 +48,8 @@ function stdOfframp(name: 'stdout' | 'stderr', stream: () => Writable): OfframpT
           let written: Promise<void> = Promise.resolve();
           for (const payload of payloads) {
             const body = config.raw || isUtf8(payload) ? payload : Buffer.from(`[${[...payload].join(', ')}]`);
-            written = w.write(prefix.length > 0 ? Buffer.concat([prefix, body, NEWLINE]) : Buffer.concat([body, NEWLINE]));
+            // the line's parts go to the turn's one flush together: no copy of each line here
+            written = prefix.length > 0 ? w.write(prefix, body, NEWLINE) : w.write(body, NEWLINE);
           }
           return written;
         },

@@ -231,3 +231,27 @@ describe('a sink that is down before its sources connect', () => {
     }
   });
 });
+
+describe('connector machinery: a buffered writer whose stream broke', () => {
+  it('writes a line and its newline as one flush, and once the stream broke fails every later write with its error, once', async () => {
+    const written: string[] = [];
+    let fail = false;
+    const stream = new Writable({ write: (chunk, _enc, done) => (fail ? done(new Error('EIO')) : (written.push(String(chunk)), done())) });
+    const broke: string[] = [];
+    const writer = new BufferedWriter(stream, undefined, (err) => broke.push(err.message));
+    await writer.write(Buffer.from('a'), Buffer.from('\n'));
+    expect(written).to.deep.equal(['a\n']);
+    fail = true;
+    await writer.write(Buffer.from('b'), Buffer.from('\n')).then(
+      () => expect.fail('the write failed'),
+      (err: Error) => expect(err.message).to.equal('EIO'),
+    );
+    await eventually(() => broke.length === 1, 2000, 'the error heard');
+    // one promise for a line's parts: it is rejected, and it is the one the caller holds
+    await writer.write(Buffer.from('c'), Buffer.from('\n')).then(
+      () => expect.fail('a write after the break failed'),
+      (err: Error) => expect(err.message).to.equal('EIO'),
+    );
+    expect(broke).to.deep.equal(['EIO']);
+  });
+});
