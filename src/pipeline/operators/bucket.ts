@@ -1,6 +1,7 @@
 import { Observable, type SchedulerLike } from '../../core/rx';
 import type { EddyEvent, PortEvent } from '../../core/event';
 import type { OperatorNode, OperatorType } from '../operator';
+import { Lru } from '../../core/lru';
 import { withError } from './support';
 
 /** Defaults of the original runtime for the per-event meta parameters. */
@@ -45,27 +46,6 @@ export class SlidingWindow {
   }
 }
 
-/** A Map used as an LRU: a hit moves the key to the back, inserts evict the front. */
-class Lru<V> {
-  private readonly map = new Map<string, V>();
-  constructor(private readonly capacity: number) {}
-  get(key: string): V | undefined {
-    const v = this.map.get(key);
-    if (v !== undefined) {
-      this.map.delete(key);
-      this.map.set(key, v);
-    }
-    return v;
-  }
-  set(key: string, value: V): void {
-    this.map.set(key, value);
-    if (this.map.size > this.capacity) this.map.delete(this.map.keys().next().value as string);
-  }
-  get size(): number {
-    return this.map.size;
-  }
-}
-
 /** Reads an optional positive number from meta; a wrong type is an error message. */
 function positive(meta: Record<string, unknown>, key: string, fallback: number | undefined): number | string | undefined {
   const v = meta[key];
@@ -94,7 +74,7 @@ export function bucketNode(scheduler: SchedulerLike): OperatorNode {
     ports: ['overflow', 'err'],
     apply: (input) =>
       new Observable<PortEvent>((subscriber) => {
-        const classes = new Lru<Lru<SlidingWindow>>(MAX_CLASSES);
+        const classes = new Lru<string, Lru<string, SlidingWindow>>(MAX_CLASSES);
         const route = (event: EddyEvent): PortEvent => {
           const meta = event.meta;
           const cls = meta.class;
@@ -103,7 +83,7 @@ export function bucketNode(scheduler: SchedulerLike): OperatorNode {
           if (dims === undefined) {
             const cardinality = positive(meta, 'cardinality', DEFAULT_CARDINALITY);
             if (typeof cardinality === 'string') return { port: 'err', event: withError(event, cardinality) };
-            dims = new Lru<SlidingWindow>(Math.floor(cardinality as number));
+            dims = new Lru<string, SlidingWindow>(Math.floor(cardinality as number));
             classes.set(cls, dims);
           }
           const key = JSON.stringify(meta.dimensions ?? null, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
