@@ -31,4 +31,21 @@ describe('grouper::bucket bounds its state', () => {
     expect(ports).to.deep.equal(['out', 'overflow']);
     sub.unsubscribe();
   });
+
+  it('a fractional cardinality below one keeps one dimension, like windows, instead of failing the stream', () => {
+    const input = new Subject<EddyEvent>();
+    const ports: string[] = [];
+    let failed: unknown;
+    const sub = bucketNode(asyncScheduler)
+      .apply(input)
+      .subscribe({ next: (pe: PortEvent) => ports.push(pe.port), error: (err) => (failed = err) });
+    const fractional = (dimension: string): EddyEvent => ({ ...event('c'), meta: { class: 'c', rate: 1, cardinality: 0.5, dimensions: dimension } });
+    input.next(fractional('a')); // passes
+    input.next(fractional('a')); // the same window: overflows
+    input.next(fractional('b')); // evicts a
+    input.next(fractional('a')); // a starts afresh
+    expect(failed).to.equal(undefined);
+    expect(ports).to.deep.equal(['out', 'overflow', 'out', 'out']);
+    sub.unsubscribe();
+  });
 });

@@ -83,7 +83,7 @@ export function bucketNode(scheduler: SchedulerLike): OperatorNode {
           if (dims === undefined) {
             const cardinality = positive(meta, 'cardinality', DEFAULT_CARDINALITY);
             if (typeof cardinality === 'string') return { port: 'err', event: withError(event, cardinality) };
-            dims = new Lru<string, SlidingWindow>(Math.floor(cardinality as number));
+            dims = new Lru<string, SlidingWindow>(Math.max(1, Math.floor(cardinality as number)));
             classes.set(cls, dims);
           }
           const key = JSON.stringify(meta.dimensions ?? null, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
