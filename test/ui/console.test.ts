@@ -34,6 +34,29 @@ function cellNumber(page: Headless['page'], url: string, direction: string, port
   return page.locator(`#instances tr[data-url="${url}"][data-direction="${direction}"][data-port="${port}"] td.${column}`).innerText().then(Number);
 }
 
+/**
+ * What the console shows (banner, server line, note, the instance rows), for
+ * the message of a step that failed: a locator's timeout alone does not say
+ * whether the page had stopped polling, showed an error or lacked a row.
+ */
+async function consoleState(page: Headless['page'], problems: string[]): Promise<string> {
+  const text = (selector: string) => page.locator(selector).first().innerText({ timeout: 1000 }).catch(() => '(none)');
+  const rows = await page
+    .locator('#instances tbody tr')
+    .evaluateAll((trs) => trs.map((tr) => `${tr.getAttribute('data-url')}#${tr.getAttribute('data-port')}`))
+    .catch(() => []);
+  return [`banner: ${await text('#banner')}`, `server: ${await text('#server')}`, `note: ${await text('#status-note')}`, `rows: ${rows.join(' ') || '(none)'}`, `problems: ${problems.join('; ') || '(none)'}`].join('\n');
+}
+
+/** Runs a step; when it fails, its error also says what the console showed. */
+async function explained<T>(step: Promise<T>, page: Headless['page'], problems: string[]): Promise<T> {
+  try {
+    return await step;
+  } catch (err) {
+    throw new Error(`${(err as Error).message}\nthe console showed:\n${await consoleState(page, problems)}`);
+  }
+}
+
 describe('web console at /ui, in headless chromium', function () {
   this.timeout(30_000);
   let server: Served;
@@ -140,6 +163,24 @@ describe('web console at /ui, in headless chromium', function () {
     expect(await page.locator('#instances tr[data-url="/pipeline/ticks/main"]').count()).to.equal(0);
     expect(browser.problems).to.deep.equal([]);
   });
+
+  it('keeps polling after a GET /status that never answers: gives it up after 5 s, says so, and recovers', async () => {
+    const { page } = browser;
+    // GET /status is held without an answer, as over a connection lost without a reset, until the console gives up
+    let holding = true;
+    await page.route('**/status', (route) => (holding ? undefined : route.continue()));
+    try {
+      await page.goto(`${server.base}/ui/`);
+      // every poll shares the one under way: without a timeout this banner never comes, nor does the server line
+      await explained(page.locator('#banner', { hasText: 'GET /status: no answer within 5 s' }).waitFor({ timeout: 20_000 }), page, browser.problems);
+      holding = false;
+      await explained(page.locator('#server', { hasText: /up \d+ s/ }).waitFor(), page, browser.problems);
+      await page.locator('#banner').waitFor({ state: 'hidden' });
+      expect(browser.problems).to.deep.equal([]);
+    } finally {
+      await page.unroute('**/status');
+    }
+  });
 });
 
 describe('web console with --api-token', function () {
@@ -182,7 +223,7 @@ describe('web console with --api-token', function () {
     await page.click('#artefact-detail button[type=submit]');
     await page.locator('#artefact-detail', { hasText: 'instances: main' }).waitFor();
     await page.click('nav a[data-view=instances]');
-    await page.locator('#instances tr[data-url="/pipeline/system::passthrough/main"][data-port=in] button.tap').click();
+    await explained(page.locator('#instances tr[data-url="/pipeline/system::passthrough/main"][data-port=in] button.tap').click(), page, browser.problems);
     await page.locator('#tap-events li.event').nth(1).waitFor();
     await page.click('#tap-stop');
     await page.click('nav a[data-view=instances]');

@@ -24,6 +24,16 @@ export function headers(extra = {}) {
   return h;
 }
 
+/**
+ * How long a read (GET) may take before it is given up. The console polls
+ * GET /status and shares the poll under way, so one request that never
+ * answered (a connection lost without a reset) would otherwise freeze the
+ * console for good. Writes are not timed out: activating an instance may
+ * legitimately take long (a connector logging in), and giving up would not
+ * undo it.
+ */
+export const READ_TIMEOUT_MS = 5000;
+
 /** One API call: the parsed JSON answer, or an ApiError with the API's own message. */
 export async function api(method, path, body, contentType = 'application/json') {
   const init = { method, headers: headers() };
@@ -31,8 +41,16 @@ export async function api(method, path, body, contentType = 'application/json') 
     init.body = typeof body === 'string' ? body : JSON.stringify(body);
     init.headers['content-type'] = contentType;
   }
-  const res = await fetch(path, init);
-  const text = await res.text();
+  if (method === 'GET') init.signal = AbortSignal.timeout(READ_TIMEOUT_MS);
+  let res;
+  let text;
+  try {
+    res = await fetch(path, init);
+    text = await res.text();
+  } catch (err) {
+    if (err.name === 'TimeoutError') throw new ApiError(0, `no answer within ${READ_TIMEOUT_MS / 1000} s`);
+    throw err;
+  }
   let parsed;
   try {
     parsed = text ? JSON.parse(text) : undefined;
