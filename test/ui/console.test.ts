@@ -26,7 +26,13 @@ async function publish(page: Headless['page'], kind: string, text: string): Prom
   await page.selectOption('#publish-kind', kind);
   await page.fill('#publish-text', text);
   await page.click('#publish button[type=submit]');
-  await page.locator('#publish-ok', { hasText: `published ${kind}` }).waitFor();
+  const ok = page.locator('#publish-ok', { hasText: `published ${kind}` });
+  await ok.waitFor();
+  // the artefact panel shows the new artefact only after the lists reload: until then it still shows
+  // the one before, and its Activate button would activate that one (CI once activated the onramp
+  // published before a binding instead of the binding, and the binding's instances never came)
+  const id = (await ok.innerText()).slice(`published ${kind} `.length);
+  await page.locator('#artefact-detail h2', { hasText: `${kind} ${id}` }).waitFor();
 }
 
 /** The number in the cell `column` of the row of an instance's port. */
@@ -162,6 +168,30 @@ describe('web console at /ui, in headless chromium', function () {
     await onrampOut.waitFor({ state: 'detached' });
     expect(await page.locator('#instances tr[data-url="/pipeline/ticks/main"]').count()).to.equal(0);
     expect(browser.problems).to.deep.equal([]);
+  });
+
+  it('a quick Activate right after a publish activates the artefact just published, not the one shown before', async () => {
+    const { page } = browser;
+    await page.goto(`${server.base}/ui/`);
+    await publish(page, 'onramp', 'id: quick\ntype: metronome\nconfig:\n  interval: 50\n'); // its panel is shown now
+    // the new binding's panel comes late, as on a loaded machine
+    await page.route('**/binding/quickflow', (route) => setTimeout(() => void route.continue(), 1500));
+    try {
+      await page.selectOption('#publish-kind', 'binding');
+      await page.fill('#publish-text', 'id: quickflow\nlinks:\n  "/onramp/quick/{instance}/out": ["/pipeline/ticks/{instance}/in"]\n');
+      await page.click('#publish button[type=submit]');
+      await page.locator('#publish-ok', { hasText: 'published binding quickflow' }).waitFor();
+      await page.click('#artefact-detail button[type=submit]');
+      await page.locator('#artefact-detail h2', { hasText: 'binding quickflow' }).waitFor();
+      const binding = (await (await fetch(`${server.base}/binding/quickflow`, { headers: { accept: 'application/json' } })).json()) as { instances: string[] };
+      const onramp = (await (await fetch(`${server.base}/onramp/quick`, { headers: { accept: 'application/json' } })).json()) as { instances: string[] };
+      expect(binding.instances, 'the binding').to.deep.equal(['main']);
+      expect(onramp.instances, 'the onramp, through the binding only').to.deep.equal(['main']);
+      expect(browser.problems).to.deep.equal([]);
+    } finally {
+      await page.unroute('**/binding/quickflow');
+      await fetch(`${server.base}/binding/quickflow/main`, { method: 'DELETE' });
+    }
   });
 
   it('keeps polling after a GET /status that never answers: gives it up after 5 s, says so, and recovers', async () => {

@@ -127,6 +127,9 @@ export function setupPublish(onPublished) {
       const artefact = await api('POST', `/${kind}`, text, contentTypeOf(text));
       $('#publish-ok').textContent = `published ${kind} ${artefact.id}`;
       $('#publish-ok').hidden = false;
+      // until the new artefact's panel is drawn, the one shown before must not offer its Activate
+      // button: a quick click would activate that artefact instead of the one just published
+      $('#artefact-detail').replaceChildren(h('p', { class: 'muted' }, `loading ${kind} ${artefact.id}…`));
       await onPublished();
       await showArtefact(kind, artefact.id);
     } catch (err) {
