@@ -178,7 +178,7 @@ describe('web console at /ui, in headless chromium', function () {
     await page.route('**/binding/quickflow', (route) => setTimeout(() => void route.continue(), 1500));
     try {
       await page.selectOption('#publish-kind', 'binding');
-      await page.fill('#publish-text', 'id: quickflow\nlinks:\n  "/onramp/quick/{instance}/out": ["/pipeline/ticks/{instance}/in"]\n');
+      await page.fill('#publish-text', 'id: quickflow\nlinks:\n  "/onramp/quick/{instance}/out": ["/pipeline/system::passthrough/{instance}/in"]\n');
       await page.click('#publish button[type=submit]');
       await page.locator('#publish-ok', { hasText: 'published binding quickflow' }).waitFor();
       await page.click('#artefact-detail button[type=submit]');
