@@ -10,21 +10,13 @@
  * 0.2 s each time; the median nanoseconds per frame is printed.
  */
 import { isUtf8 } from 'node:buffer';
-import { builtinCodecs } from '../src/codecs';
-import type { Codec } from '../src/codecs/codec';
 import { scanBytes } from '../src/codecs/json/byte-scan';
 import { isCanonicalJson } from '../src/codecs/json/canonical';
 import { isCanonicalMsgpack } from '../src/codecs/msgpack-canonical';
-import { dataPath, loadLines, msgpackLines } from './data';
+import { builtinCodec, dataPath, loadLines, msgpackLines } from './data';
 
 const rounds = Number(process.argv[2] ?? 5);
 const SLICE_NS = 200_000_000n;
-
-function codec(name: string): Codec {
-  const type = builtinCodecs.find((candidate) => candidate.name === name);
-  if (!type) throw new Error(`no codec ${name}`);
-  return type.create();
-}
 
 interface Row {
   name: string;
@@ -55,9 +47,9 @@ async function main(): Promise<void> {
   const lines = await loadLines(dataPath());
   const texts = lines.map((line) => line.toString('utf8'));
   const accented = texts.map((text) => Buffer.from(text.replace(/("about":")([^"]*)/, (_, key: string, about: string) => key + about.replace(/a/g, 'é')), 'utf8'));
-  const json = codec('json');
-  const msgpack = codec('msgpack');
-  const string = codec('string');
+  const json = builtinCodec('json');
+  const msgpack = builtinCodec('msgpack');
+  const string = builtinCodec('string');
   const packed = msgpackLines(lines);
   const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
   for (const frame of [...lines, ...accented]) if (!isCanonicalJson(frame)) throw new Error('a sample line is not canonical JSON');

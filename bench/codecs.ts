@@ -8,8 +8,7 @@
 import { xz } from '@napi-rs/lzma';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { builtinCodecs } from '../src/codecs';
-import type { Codec } from '../src/codecs/codec';
+import { builtinCodec } from './data';
 
 const seconds = Number(process.argv[2] ?? 2);
 const INGEST_NS = 1_700_000_000_000_000_000n;
@@ -19,12 +18,6 @@ function sampleEvents(): Buffer[] {
   if (!existsSync(file)) throw new Error(`${file} is missing`);
   const text = xz.decompressSync(readFileSync(file)).toString('utf8');
   return text.split('\n').filter((line) => line.length > 0).map((line) => Buffer.from(line, 'utf8'));
-}
-
-function codec(name: string): Codec {
-  const type = builtinCodecs.find((candidate) => candidate.name === name);
-  if (!type) throw new Error(`no codec ${name}`);
-  return type.create();
 }
 
 /** Runs `once` over every input until the time is up; returns items per second. */
@@ -60,7 +53,7 @@ function toPoint(event: Record<string, unknown>): unknown {
 
 function main(): void {
   const lines = sampleEvents();
-  const json = codec('json');
+  const json = builtinCodec('json');
   const events = lines.map((line) => json.decode(line, INGEST_NS) as Record<string, unknown>);
   const rows: [string, number, number][] = [];
 
@@ -71,16 +64,16 @@ function main(): void {
   ]);
   rows.push(['json', measure(lines, (line) => json.decode(line, INGEST_NS)), measure(events, (event) => json.encode(event))]);
 
-  const msgpack = codec('msgpack');
+  const msgpack = builtinCodec('msgpack');
   const packed = events.map((event) => msgpack.encode(event));
   rows.push(['msgpack', measure(packed, (bytes) => msgpack.decode(bytes, INGEST_NS)), measure(events, (event) => msgpack.encode(event))]);
 
-  const influx = codec('influx');
+  const influx = builtinCodec('influx');
   const points = events.map(toPoint);
   const influxLines = points.map((point) => influx.encode(point));
   rows.push(['influx', measure(influxLines, (line) => influx.decode(line, INGEST_NS)), measure(points, (point) => influx.encode(point))]);
 
-  const string = codec('string');
+  const string = builtinCodec('string');
   const texts = lines.map((line) => line.toString('utf8'));
   rows.push(['string', measure(lines, (line) => string.decode(line, INGEST_NS)), measure(texts, (text) => string.encode(text))]);
 

@@ -2,6 +2,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Packr } from 'msgpackr';
+import { builtinCodecs } from '../src/codecs';
+import type { Codec } from '../src/codecs/codec';
 import { readMaybeXz, splitLines } from '../src/connectors/_shared/read-source';
 
 /** The repository root (this file runs as dist/bench/*.js). */
@@ -46,4 +48,11 @@ export function envNumber(name: string, fallback: number, min = 0): number {
   const n = Number(v);
   if (!Number.isFinite(n) || n < min) throw new Error(`${name}: not a number of at least ${min}: ${v}`);
   return n;
+}
+
+/** A fresh instance of the builtin codec `name`. */
+export function builtinCodec(name: string): Codec {
+  const type = builtinCodecs.find((candidate) => candidate.name === name);
+  if (!type) throw new Error(`no codec ${name}`);
+  return type.create();
 }

@@ -26,6 +26,13 @@ export interface Codec {
   roundTrips?(frame: Buffer): boolean;
 }
 
+/**
+ * How deep containers may nest in a frame a `roundTrips` says yes to. Deeper
+ * documents are decoded and encoded afresh: past some depth JSON.stringify,
+ * the precise parser and msgpackr (all recursive) run out of stack.
+ */
+export const MAX_CANONICAL_DEPTH = 100;
+
 /** A codec type, registered by name (`codec: json` in an artefact); `create` makes an instance per ramp. */
 export interface CodecType {
   /** the name artefacts use */

@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import { MAX_DEPTH } from './json/canonical';
+import { MAX_CANONICAL_DEPTH } from './codec';
 
 const MAX_KEYS_CHECKED = 64;
 const SAFE = 2 ** 53;
@@ -16,7 +16,7 @@ const SAFE = 2 ** 53;
  * float 32, binary, extensions, the never-used byte, map keys that are not
  * strings, repeated within one map, array indices (objects move those first)
  * or `__proto__`, maps of more than 64 keys, containers nested deeper than
- * json's MAX_DEPTH (msgpackr reads and writes them recursively), and
+ * MAX_CANONICAL_DEPTH (msgpackr reads and writes them recursively), and
  * trailing bytes.
  *
  * Any bytes may be given: every header and length is checked against the
@@ -103,7 +103,7 @@ function string(frame: Buffer, i: number, length: number, min: number): number {
 }
 
 function array(frame: Buffer, i: number, count: number, min: number, depth: number): number {
-  if (count < min || (count > 0 && depth === MAX_DEPTH)) return -1;
+  if (count < min || (count > 0 && depth === MAX_CANONICAL_DEPTH)) return -1;
   for (let k = 0; k < count && i >= 0; k++) i = value(frame, i, depth + 1);
   return i;
 }
@@ -112,7 +112,7 @@ function array(frame: Buffer, i: number, count: number, min: number, depth: numb
 const keyStarts: number[] = [];
 
 function map(frame: Buffer, i: number, count: number, min: number, depth: number): number {
-  if (count < min || count > MAX_KEYS_CHECKED || (count > 0 && depth === MAX_DEPTH)) return -1;
+  if (count < min || count > MAX_KEYS_CHECKED || (count > 0 && depth === MAX_CANONICAL_DEPTH)) return -1;
   const base = keyStarts.length;
   // a key's length and first byte pick one of 32 bits: only keys sharing a bit are compared
   let seen = 0;

@@ -4,7 +4,7 @@ import type { Codec, CodecType, EddyEvent, OperatorType, Registries } from '../.
 import { LazyEvent, LazyPolicy, ownData } from '../../src/connectors/_shared/lazy-event';
 import { json } from '../../src/codecs/json';
 import { eventually } from '../helpers/runtime';
-import { feed, passthrough, startFlow, type Flow } from './untouched-frame.test';
+import { feed, passthrough, startFlow, stopFlowsAfterEach } from './flow-harness';
 
 /**
  * Lazy decoding (connectors/_shared/lazy-event.ts): an onramp whose codec
@@ -46,11 +46,7 @@ const reader: OperatorType = {
 
 describe('hot path: lazy decoding', function () {
   this.timeout(20000);
-  let flow: Flow | undefined;
-  afterEach(async () => {
-    await flow?.stop();
-    flow = undefined;
-  });
+  stopFlowsAfterEach();
 
   function withCounting(counting: ReturnType<typeof countingJson>) {
     return (registries: Registries) => {
@@ -62,36 +58,36 @@ describe('hot path: lazy decoding', function () {
 
   it('an event nobody reads is never decoded: the offramp writes the frame it came in as', async () => {
     const counting = countingJson();
-    flow = await startFlow(passthrough, [{ id: 'a', codec: 'test::counting-json' }, { id: 'b', codec: 'test::counting-json' }], 'test::counting-json', withCounting(counting));
+    const flow = await startFlow(passthrough, [{ id: 'a', codec: 'test::counting-json' }, { id: 'b', codec: 'test::counting-json' }], 'test::counting-json', withCounting(counting));
     const frames = feed(flow, ['{"a":1}', '[1,"x",null]', '"text"']);
-    await eventually(() => (flow!.sent.b ?? []).length === 3, 5000, 'every event at both sinks');
+    await eventually(() => (flow.sent.b ?? []).length === 3, 5000, 'every event at both sinks');
     expect(counting.counts).to.deep.equal({ decode: 0, roundTrips: 3 });
     for (const id of ['a', 'b']) flow.sent[id].forEach((s, i) => expect(s.payload).to.equal(frames[i]));
   });
 
   it('a frame the codec does not vouch for is decoded at once: an invalid one goes to err, a non-canonical one is encoded afresh', async () => {
-    flow = await startFlow(passthrough, [{ id: 'out', codec: 'json' }]);
+    const flow = await startFlow(passthrough, [{ id: 'out', codec: 'json' }]);
     feed(flow, ['{"a":tru}', '{"a":1,}', '[1 2]', '{"a" : 1}', '{"a":1}']);
-    await eventually(() => (flow!.sent.out ?? []).length === 2 && (flow!.sent.err ?? []).length === 3, 5000, 'two events out, three errors');
+    await eventually(() => (flow.sent.out ?? []).length === 2 && (flow.sent.err ?? []).length === 3, 5000, 'two events out, three errors');
     expect(flow.sent.out.map((s) => s.payload.toString())).to.deep.equal(['{"a":1}', '{"a":1}']);
     expect(flow.sent.err.map((s) => (s.event.data as { raw: string }).raw)).to.deep.equal(['{"a":tru}', '{"a":1,}', '[1 2]']);
   });
 
   it('an operator that copies events with spread keeps their data', async () => {
     const counting = countingJson();
-    flow = await startFlow([{ id: 'copy', type: 'test::spread' }], [{ id: 'out', codec: 'json' }], 'test::counting-json', withCounting(counting));
+    const flow = await startFlow([{ id: 'copy', type: 'test::spread' }], [{ id: 'out', codec: 'json' }], 'test::counting-json', withCounting(counting));
     feed(flow, ['{"a":1}', '"s"']);
-    await eventually(() => (flow!.sent.out ?? []).length === 2, 5000, 'both events at the sink');
+    await eventually(() => (flow.sent.out ?? []).length === 2, 5000, 'both events at the sink');
     expect(flow.sent.out.map((s) => s.payload.toString())).to.deep.equal(['{"a":1}', '"s"']);
     expect(flow.sent.out.map((s) => s.event.meta.copied)).to.deep.equal([true, true]);
   });
 
   it('an onramp whose events are all read stops checking frames after one round and decodes them at once', async () => {
     const counting = countingJson();
-    flow = await startFlow([{ id: 'read', type: 'test::reads' }], [{ id: 'out', codec: 'json' }], 'test::counting-json', withCounting(counting));
+    const flow = await startFlow([{ id: 'read', type: 'test::reads' }], [{ id: 'out', codec: 'json' }], 'test::counting-json', withCounting(counting));
     const texts = Array.from({ length: 1000 }, (_, i) => `{"n":${i}}`);
     feed(flow, texts);
-    await eventually(() => (flow!.sent.out ?? []).length === 1000, 10000, 'every event at the sink');
+    await eventually(() => (flow.sent.out ?? []).length === 1000, 10000, 'every event at the sink');
     // one round of 256 checked frames, all of them read: the other 744 are decoded without a check
     expect(counting.counts).to.deep.equal({ decode: 1000, roundTrips: 256 });
     expect(flow.sent.out.map((s) => s.payload.toString())).to.deep.equal(texts);

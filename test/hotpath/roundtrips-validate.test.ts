@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Codec } from '../../src/codecs/codec';
 import { CONTROL, NON_ASCII, scanBytes } from '../../src/codecs/json/byte-scan';
-import { MAX_DEPTH } from '../../src/codecs/json/canonical';
+import { MAX_CANONICAL_DEPTH } from '../../src/codecs/codec';
 import { msgpackLines } from '../../bench/data';
 import { codec, sampleLines } from '../codecs/support';
 
@@ -305,8 +305,8 @@ describe('hot path: Codec.roundTrips validates any bytes (true: decode works and
       ['a \\u escape with a short form', '"\\u000a"', false],
       ['whitespace before', ' 1', false],
       ['whitespace after', '1\n', false],
-      [`${MAX_DEPTH} nested arrays`, `${'['.repeat(MAX_DEPTH)}0${']'.repeat(MAX_DEPTH)}`, true],
-      [`${MAX_DEPTH + 1} nested arrays (deep ones overflow the stack of encode)`, `${'['.repeat(MAX_DEPTH + 1)}0${']'.repeat(MAX_DEPTH + 1)}`, false],
+      [`${MAX_CANONICAL_DEPTH} nested arrays`, `${'['.repeat(MAX_CANONICAL_DEPTH)}0${']'.repeat(MAX_CANONICAL_DEPTH)}`, true],
+      [`${MAX_CANONICAL_DEPTH + 1} nested arrays (deep ones overflow the stack of encode)`, `${'['.repeat(MAX_CANONICAL_DEPTH + 1)}0${']'.repeat(MAX_CANONICAL_DEPTH + 1)}`, false],
       ['100,000 nested arrays', `${'['.repeat(100000)}${']'.repeat(100000)}`, false],
     ];
     for (const [name, frame, expected] of cases) {
@@ -352,8 +352,8 @@ describe('hot path: Codec.roundTrips validates any bytes (true: decode works and
       ['the never-used byte', 'c1', false],
       ['the never-used byte in an array', '91 c1', false],
       ['trailing bytes', '01 01', false],
-      [`${MAX_DEPTH} nested arrays`, `${'91'.repeat(MAX_DEPTH)}c0`, true],
-      [`${MAX_DEPTH + 1} nested arrays`, `${'91'.repeat(MAX_DEPTH + 1)}c0`, false],
+      [`${MAX_CANONICAL_DEPTH} nested arrays`, `${'91'.repeat(MAX_CANONICAL_DEPTH)}c0`, true],
+      [`${MAX_CANONICAL_DEPTH + 1} nested arrays`, `${'91'.repeat(MAX_CANONICAL_DEPTH + 1)}c0`, false],
       ['100,000 nested arrays (msgpackr overflows its stack)', `${'91'.repeat(100000)}90`, false],
     ];
     for (const [name, frame, expected] of cases) {

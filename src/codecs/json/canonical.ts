@@ -1,4 +1,5 @@
 import { isUtf8 } from 'node:buffer';
+import { MAX_CANONICAL_DEPTH } from '../codec';
 import { CONTROL, NON_ASCII, scanBytes } from './byte-scan';
 import { isUnsafeIntegralDouble } from './precise-stringify';
 
@@ -14,8 +15,6 @@ const MINUS = 0x2d;
 const ZERO = 0x30;
 const NINE = 0x39;
 const MAX_KEYS_CHECKED = 64;
-/** Deeper documents are encoded afresh: past some depth JSON.stringify and the precise parser run out of stack. */
-export const MAX_DEPTH = 100;
 
 // per open container (by depth): the index into keyStart/keyEnd where its keys begin, or -1 for an array
 const bases: number[] = [];
@@ -47,7 +46,7 @@ const seenBits: number[] = [];
  * text, a key that appears twice in one object (the last one wins), a key
  * that is an array index (JavaScript moves those to the front), an object
  * with more than 64 keys (not worth the duplicate check), or containers
- * nested deeper than MAX_DEPTH. Integer literals are always exact in the
+ * nested deeper than MAX_CANONICAL_DEPTH. Integer literals are always exact in the
  * codec's value model (beyond ±2^53 they are BigInt, read by the precise
  * parser the codec takes for any run of 16 digits), so only their grammar
  * matters.
@@ -70,7 +69,7 @@ export function isCanonicalJson(frame: Uint8Array): boolean {
       if (frame[++i] === closer) {
         i++; // {} or []: a whole value
       } else {
-        if (depth === MAX_DEPTH) return false;
+        if (depth === MAX_CANONICAL_DEPTH) return false;
         if (c === OPEN_ARRAY) {
           bases[depth++] = -1;
           continue; // its first element
