@@ -28,6 +28,7 @@ import type { RuntimeStore } from './store';
 import type { PublishPolicy } from './policy';
 import { TapHub } from './tap';
 import { observeInstance, type ObservedInstance } from './observe';
+import { SharedLinks } from './shared-links';
 
 type Live =
   | { kind: 'onramp'; onramp: OnrampInstance }
@@ -108,6 +109,8 @@ export class Runtime {
   /** the live taps on instance ports (GET /tap/...) */
   readonly taps: TapHub = new TapHub(this);
   private readonly instances = new Map<string, InstanceRecord>();
+  /** every wired link once, counted by the bindings that declare it */
+  private readonly links = new SharedLinks();
   private readonly metrics: MetricsReporter;
   private uid = 0;
   private stopping = false;
@@ -547,8 +550,22 @@ export class Runtime {
     }
   }
 
-  /** Wires one link and returns how to undo it. */
+  /**
+   * Holds one use of a link, wiring it if no binding holds it yet, and
+   * returns how to release that use: a link two bindings declare is one
+   * connection (wired twice, every event on it went out twice).
+   */
   private connect(src: InstancePort, dst: InstancePort): () => void {
+    return this.links.hold(linkKey(src, dst), () => this.wire(src, dst));
+  }
+
+  /** How many bindings hold the link (0 when it is not wired): for tests and diagnostics. */
+  linkUses(src: InstancePort, dst: InstancePort): number {
+    return this.links.uses(linkKey(src, dst));
+  }
+
+  /** Wires one link and returns how to undo it. */
+  private wire(src: InstancePort, dst: InstancePort): () => void {
     const where = `link ${instanceUrl(src.kind, src.artefact, src.instance)}/${src.port} -> ${instanceUrl(dst.kind, dst.artefact, dst.instance)}/${dst.port}`;
     const from = this.instances.get(instanceUrl(src.kind, src.artefact, src.instance))!.live;
     const to = this.instances.get(instanceUrl(dst.kind, dst.artefact, dst.instance))!.live;
@@ -591,7 +608,7 @@ export class Runtime {
       const sub = from.offramp.output(src.port).subscribe(pipelineInput(to.pipeline, dst.port, where));
       return () => sub.unsubscribe();
     }
-    throw invalid(`${where}: a ${src.kind} cannot be linked to a ${dst.kind}`);
+    throw invalid(`${where}: ${article(src.kind)} cannot be linked to ${article(dst.kind)}: a pipeline goes between them (system::passthrough passes events on unchanged)`);
   }
 
   private metricsInput(event: Record<string, unknown>): void {
@@ -621,6 +638,15 @@ function drainInOrder(pipelines: PipelineRuntime[]): void {
       pending.delete(p);
     }
   }
+}
+
+/** `an onramp`, `a pipeline`: for messages. */
+function article(kind: string): string {
+  return `${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind}`;
+}
+
+function linkKey(src: InstancePort, dst: InstancePort): string {
+  return `${instanceUrl(src.kind, src.artefact, src.instance)}/${src.port} -> ${instanceUrl(dst.kind, dst.artefact, dst.instance)}/${dst.port}`;
 }
 
 function checkInstanceId(id: string): void {

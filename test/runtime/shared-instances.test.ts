@@ -100,6 +100,60 @@ describe('instances shared by two bindings', () => {
     expect((await call(rt.base, 'DELETE', '/offramp/out')).status).to.equal(200);
   });
 
+  /**
+   * The README's quick start: a binding declares a link another binding
+   * already holds. One connection, counted: wired twice, every event on that
+   * port went out twice (and kept doing so after one binding was gone).
+   */
+  it('a link both bindings declare is one connection: each event once, kept until the last binding goes', async () => {
+    const shared = '/pipeline/relay/shared/out';
+    const links = (i: string) => ({ [`/onramp/push/${i}/out`]: ['/pipeline/relay/shared/in'], [shared]: ['/offramp/out/shared/in'] });
+    await bind('left', links('a'), 'one');
+    await bind('right', links('b'), 'one');
+    const file = join(dir, 'out.json');
+    const port = { kind: 'pipeline', artefact: 'relay', instance: 'shared', port: 'out' } as const;
+    const sink = { kind: 'offramp', artefact: 'out', instance: 'shared', port: 'in' } as const;
+    expect(rt.runtime.linkUses(port, sink)).to.equal(2);
+    // the last event is the marker: the file offramp writes in order, so once it is there every copy of the others is too
+    push('/onramp/push/a', 1);
+    push('/onramp/push/b', 2);
+    push('/onramp/push/a', 99);
+    await eventually(() => linesOf(file).includes('{"id":99}'), 5000, 'the marker event');
+    expect(linesOf(file)).to.deep.equal(['{"id":1}', '{"id":2}', '{"id":99}']);
+
+    await deactivate('left', 'one');
+    expect(rt.runtime.linkUses(port, sink)).to.equal(1);
+    push('/onramp/push/b', 3);
+    push('/onramp/push/b', 98);
+    await eventually(() => linesOf(file).includes('{"id":98}'), 5000, 'the marker event through the remaining binding');
+    expect(linesOf(file)).to.deep.equal(['{"id":1}', '{"id":2}', '{"id":99}', '{"id":3}', '{"id":98}']);
+
+    await deactivate('right', 'one');
+    expect(rt.runtime.linkUses(port, sink)).to.equal(0);
+    expect(rt.runtime.pipeline('/pipeline/relay/shared')).to.equal(undefined);
+  });
+
+  it('a destination listed twice in one binding is one connection too', async () => {
+    await bind('twice', { '/onramp/push/a/out': ['/pipeline/relay/one/in'], '/pipeline/relay/one/out': ['/offramp/out/one/in', '/offramp/out/one/in'] }, 'one');
+    const file = join(dir, 'out.json');
+    push('/onramp/push/a', 1);
+    push('/onramp/push/a', 99);
+    await eventually(() => linesOf(file).includes('{"id":99}'), 5000, 'the marker event');
+    expect(linesOf(file)).to.deep.equal(['{"id":1}', '{"id":99}']);
+    await deactivate('twice', 'one');
+    expect(await instancesOf('offramp', 'out')).to.deep.equal([]);
+  });
+
+  it('refuses a link between two ramps, saying a pipeline goes between them', async () => {
+    expect((await call(rt.base, 'POST', '/binding', { body: { id: 'direct', links: { '/onramp/push/a/out': ['/offramp/out/one/in'] } } })).status).to.equal(201);
+    const reply = await call(rt.base, 'POST', '/binding/direct/one');
+    expect(reply.status).to.equal(400);
+    expect(reply.text).to.include('an onramp cannot be linked to an offramp: a pipeline goes between them');
+    // nothing it opened stays running
+    expect(await instancesOf('offramp', 'out')).to.deep.equal([]);
+    expect(await instancesOf('onramp', 'push')).to.deep.equal([]);
+  });
+
   it('a pipeline instance: the first deactivation keeps it running and wired to the other binding; the second releases it', async () => {
     // each binding its own onramp and offramp instance, both through /pipeline/relay/shared
     const links = (i: string) => ({ [`/onramp/push/${i}/out`]: ['/pipeline/relay/shared/in'], '/pipeline/relay/shared/out': [`/offramp/${i}/one/in`] });
