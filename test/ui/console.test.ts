@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../connectors/net-helpers';
-import { serve, type Served } from '../cli/status-flow';
+import { bindThroughPassthrough, serve, type Served } from '../cli/status-flow';
 import { openBrowser, requireChromium, type Headless } from './browser';
 
 // the page's document, in functions playwright runs in the browser (the tests compile without the DOM lib)
@@ -219,24 +219,22 @@ describe('web console at /ui, in headless chromium', function () {
       return { status: res.status, body: res.status === 200 ? ((await res.json()) as { artefact: { config: { interval: number } }; instances: string[] }) : undefined };
     };
 
+    /** Clicks an artefact in the lists and waits for its panel. */
+    const openArtefact = async (page: Headless['page'], kind: string, id: string) => {
+      await page.locator(`#artefact-lists [data-kind=${kind}] button`, { hasText: id }).click();
+      await page.locator('#artefact-detail h2', { hasText: `${kind} ${id}` }).waitFor();
+    };
+
     before(async () => {
       const { runtime } = server;
       // a flow whose offramp is down: a real tcp offramp to a port nothing listens on
       runtime.publish('onramp', { id: 'beat', type: 'metronome', config: { interval: 20 } });
       runtime.publish('offramp', { id: 'dead', type: 'tcp', config: { host: '127.0.0.1', port: await freePort() } });
-      runtime.publish('binding', {
-        id: 'lostflow',
-        links: { '/onramp/beat/{instance}/out': ['/pipeline/system::passthrough/{instance}/in'], '/pipeline/system::passthrough/{instance}/out': ['/offramp/dead/{instance}/in'] },
-      });
-      await runtime.activate('binding', 'lostflow', 'lost', { instance: 'lost' });
+      await bindThroughPassthrough(runtime, 'lostflow', 'beat', 'dead', 'lost');
       // and one whose events flow
       runtime.publish('onramp', { id: 'pulse', type: 'metronome', config: { interval: 20 } });
       runtime.publish('offramp', { id: 'kept', type: 'file', codec: 'json', config: { file: join(dir, 'kept.jsonl') } });
-      runtime.publish('binding', {
-        id: 'liveflow',
-        links: { '/onramp/pulse/{instance}/out': ['/pipeline/system::passthrough/{instance}/in'], '/pipeline/system::passthrough/{instance}/out': ['/offramp/kept/{instance}/in'] },
-      });
-      await runtime.activate('binding', 'liveflow', 'live', { instance: 'live' });
+      await bindThroughPassthrough(runtime, 'liveflow', 'pulse', 'kept', 'live');
     });
 
     after(async () => {
@@ -279,8 +277,7 @@ describe('web console at /ui, in headless chromium', function () {
       const { page } = browser;
       server.runtime.publish('onramp', { id: 'doomed', type: 'metronome', config: { interval: 1000 } });
       await page.goto(`${server.base}/ui/#artefacts`);
-      await page.locator('#artefact-lists [data-kind=onramp] button', { hasText: 'doomed' }).click();
-      await page.locator('#artefact-detail h2', { hasText: 'onramp doomed' }).waitFor();
+      await openArtefact(page, 'onramp', 'doomed');
       await page.click('#artefact-detail button.delete');
       await page.locator('#artefact-detail .confirm', { hasText: 'Delete onramp doomed from the repository?' }).waitFor();
       expect((await get('/onramp/doomed')).status, 'still there before the confirm').to.equal(200);
@@ -290,8 +287,7 @@ describe('web console at /ui, in headless chromium', function () {
       await page.locator('#artefact-lists [data-kind=onramp] button', { hasText: 'doomed' }).waitFor({ state: 'detached' });
 
       // one whose instance runs: the API refuses, the console says why
-      await page.locator('#artefact-lists [data-kind=onramp] button', { hasText: 'beat' }).click();
-      await page.locator('#artefact-detail h2', { hasText: 'onramp beat' }).waitFor();
+      await openArtefact(page, 'onramp', 'beat');
       await page.click('#artefact-detail button.delete');
       await page.click('#artefact-detail button.confirm-delete');
       await page.locator('#artefact-detail .change-error', { hasText: "onramp 'beat' still has running instances: lost" }).waitFor();
@@ -303,8 +299,7 @@ describe('web console at /ui, in headless chromium', function () {
       const { page } = browser;
       server.runtime.publish('onramp', { id: 'tune', type: 'metronome', config: { interval: 1000 } });
       await page.goto(`${server.base}/ui/#artefacts`);
-      await page.locator('#artefact-lists [data-kind=onramp] button', { hasText: 'tune' }).click();
-      await page.locator('#artefact-detail h2', { hasText: 'onramp tune' }).waitFor();
+      await openArtefact(page, 'onramp', 'tune');
       await page.click('#artefact-detail button.edit');
       await page.locator('#publish-editing', { hasText: 'editing onramp tune' }).waitFor();
       expect(await page.inputValue('#publish-kind')).to.equal('onramp');
@@ -325,8 +320,7 @@ describe('web console at /ui, in headless chromium', function () {
       expect(await page.innerText('#publish-submit')).to.equal('Publish');
 
       // an artefact whose instance runs is not loaded for editing: it could not be replaced
-      await page.locator('#artefact-lists [data-kind=onramp] button', { hasText: 'beat' }).click();
-      await page.locator('#artefact-detail h2', { hasText: 'onramp beat' }).waitFor();
+      await openArtefact(page, 'onramp', 'beat');
       await page.click('#artefact-detail button.edit');
       await page.locator('#artefact-detail .change-error', { hasText: 'onramp beat cannot be edited while instances of it run (lost)' }).waitFor();
       expect(await page.locator('#publish-editing').isHidden()).to.equal(true);

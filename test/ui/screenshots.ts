@@ -7,7 +7,7 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { serve } from '../cli/status-flow';
+import { bindThroughPassthrough, serve } from '../cli/status-flow';
 import { freePort } from '../connectors/net-helpers';
 import { ROOT } from '../helpers/readme';
 import { openBrowser } from './browser';
@@ -47,11 +47,7 @@ async function main(): Promise<void> {
   // and a flow whose sink is down (a tcp peer that does not listen), for the graph's states
   runtime.publish('onramp', { id: 'beacon', type: 'metronome', config: { interval: 100 } });
   runtime.publish('offramp', { id: 'forward', type: 'tcp', config: { host: '127.0.0.1', port: await freePort() } });
-  runtime.publish('binding', {
-    id: 'relay',
-    links: { '/onramp/beacon/{instance}/out': ['/pipeline/system::passthrough/{instance}/in'], '/pipeline/system::passthrough/{instance}/out': ['/offramp/forward/{instance}/in'] },
-  });
-  await runtime.activate('binding', 'relay', 'main', { instance: 'main' });
+  await bindThroughPassthrough(runtime, 'relay', 'beacon', 'forward', 'main');
   const browser = await openBrowser(served.base, { width: 1280, height: 760 });
   const { page } = browser;
   try {
