@@ -33,7 +33,7 @@ export function openApiDocument(ops: Operation[], registries: Registries, access
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
     tags: [
-      { name: 'service', description: 'version, health, status, metrics, the live tap and this document' },
+      { name: 'service', description: 'version, health (liveness and readiness), status, metrics, the live tap and this document' },
       ...KINDS.map((kind) => ({ name: kind, description: `${kind} artefacts and their instances` })),
     ],
     paths,
@@ -159,6 +159,15 @@ function componentSchemas(names: SchemaNames): Record<string, JsonSchema> {
             },
           },
         },
+      },
+    },
+    liveness: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['status'],
+      properties: {
+        status: { enum: ['ok', 'unhealthy'] },
+        reason: { type: 'string', description: 'why the process should be restarted; absent when ok' },
       },
     },
     openapi: {

@@ -7,6 +7,7 @@ import { version } from '../version';
 import type { Request, Response } from 'express';
 import { TAP_KINDS, TAP_QUEUE_DEFAULT, TAP_QUEUE_MAX, tapOptions, type TapKind } from '../runtime/tap';
 import { status } from '../runtime/status';
+import { LivenessCheck } from '../runtime/liveness';
 import { PROMETHEUS_CONTENT_TYPE, PrometheusExporter } from '../runtime/prometheus';
 import { streamTap } from './tap';
 
@@ -58,6 +59,23 @@ export const PATH_PARAMETERS: Record<string, string> = {
 };
 
 export function operations(runtime: Runtime, openApiDocument: () => unknown): Operation[] {
+  const liveness = new LivenessCheck(runtime);
+  const readiness = (path: string, operationId: string, summary: string): Operation => ({
+    method: 'get',
+    path,
+    operationId,
+    summary,
+    tag: 'service',
+    jsonOnly: true,
+    responses: {
+      200: { description: 'every instance runs (paused by a circuit breaker counts as running)', schema: 'health' },
+      503: { description: 'an onramp failed or an offramp is down (or the runtime is shutting down); the body names them', schema: 'health' },
+    },
+    run: () => {
+      const health = runtime.health();
+      return { status: health.status === 'ok' ? 200 : 503, body: health };
+    },
+  });
   const ops: Operation[] = [
     {
       method: 'get',
@@ -69,20 +87,22 @@ export function operations(runtime: Runtime, openApiDocument: () => unknown): Op
       responses: { 200: { description: 'the version', schema: 'version' } },
       run: () => ({ status: 200, body: { version } }),
     },
+    readiness('/health', 'get_health', 'Readiness, as GET /health/ready (kept for the probes that use it)'),
+    readiness('/health/ready', 'get_health_ready', 'Readiness: whether every instance runs (for load balancers and readiness probes)'),
     {
       method: 'get',
-      path: '/health',
-      operationId: 'get_health',
-      summary: 'Whether every instance runs (for orchestrators)',
+      path: '/health/live',
+      operationId: 'get_health_live',
+      summary: 'Liveness: whether the process should be left running (for liveness probes; an offramp that is down does not make it fail)',
       tag: 'service',
       jsonOnly: true,
       responses: {
-        200: { description: 'every instance runs (paused by a circuit breaker counts as running)', schema: 'health' },
-        503: { description: 'an onramp failed or an offramp is down; the body names them', schema: 'health' },
+        200: { description: 'the process serves requests and goes on by itself, even while an instance is down', schema: 'liveness' },
+        503: { description: 'the runtime asked to exit or is shutting down, or (--workers N > 1) a worker is gone: restart it; `reason` says which', schema: 'liveness' },
       },
       run: () => {
-        const health = runtime.health();
-        return { status: health.status === 'ok' ? 200 : 503, body: health };
+        const live = liveness.check();
+        return { status: live.status === 'ok' ? 200 : 503, body: live };
       },
     },
     {

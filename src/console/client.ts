@@ -39,7 +39,7 @@ export interface ClientOptions {
   token?: string;
 }
 
-/** How status and top name an instance: its path in the API, `/kind/artefact/instance` (shorter than its `url`). */
+/** How status and top name an instance: its path in the API, `/kind/artefact/instance` (what its `url` says too). */
 export function instancePath(instance: Pick<InstanceStatus, 'kind' | 'artefact' | 'instance'>): string {
   return `/${instance.kind}/${instance.artefact}/${instance.instance}`;
 }

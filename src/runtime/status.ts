@@ -16,7 +16,7 @@ export interface StatusInstance {
   kind: Kind;
   artefact: string;
   instance: string;
-  /** `tremor://localhost/kind/artefact/instance` */
+  /** `/kind/artefact/instance`: the instance's path in this API, as GET /health and the tap name it */
   url: string;
   state: ObservedInstance['state'];
   reason: string | null;
@@ -37,7 +37,7 @@ export function status(runtime: Runtime, observed: ObservedInstance[] = runtime.
       kind: o.kind,
       artefact: o.artefact,
       instance: o.instance,
-      url: `tremor://localhost${o.url}`,
+      url: o.url,
       state: o.state,
       reason: o.reason,
       breaker: o.breaker,
@@ -74,7 +74,7 @@ export const STATUS_SCHEMA: JsonSchema = {
           kind: KIND_ENUM,
           artefact: { type: 'string' },
           instance: { type: 'string' },
-          url: { type: 'string', description: 'tremor://localhost/kind/artefact/instance' },
+          url: { type: 'string', pattern: '^/(onramp|offramp|pipeline|binding)/[^/]+/[^/]+$', description: 'the instance as GET /health names it, its path in this API: `/kind/artefact/instance`' },
           state: { enum: ['running', 'paused', 'down', 'failed'], description: 'as in GET /health' },
           reason: { type: ['string', 'null'], description: 'why it is not running; null when it runs' },
           breaker: {

@@ -128,7 +128,9 @@ describe('GET /openapi.json', () => {
       description: 'the version',
       content: { 'application/json': { schema: { $ref: '#/components/schemas/version' } } },
     });
-    expect(Object.keys(doc.paths['/health'].get.responses!).sort()).to.deep.equal(['200', '403', '406', '415', '503']);
+    for (const health of ['/health', '/health/ready', '/health/live']) {
+      expect(Object.keys(doc.paths[health].get.responses!).sort(), health).to.deep.equal(['200', '403', '406', '415', '503']);
+    }
     expect(Object.keys(doc.paths['/onramp/{artefact_id}/{instance_id}'].delete.responses!).sort()).to.deep.equal(['200', '403', '404', '406', '409', '415']);
     expect(doc.paths['/onramp/{artefact_id}/{instance_id}'].post).not.to.have.property('requestBody');
     expect(doc.paths['/binding/{artefact_id}/{instance_id}'].post).to.have.nested.property('requestBody.required', false);
@@ -159,6 +161,8 @@ describe('GET /openapi.json', () => {
     check((await send(api.port, 'DELETE', '/pipeline/main')).body, '/pipeline/{artefact_id}', 'delete', 200);
     check((await send(api.port, 'GET', '/version')).body, '/version', 'get', 200);
     check((await send(api.port, 'GET', '/health')).body, '/health', 'get', 200);
+    check((await send(api.port, 'GET', '/health/ready')).body, '/health/ready', 'get', 200);
+    check((await send(api.port, 'GET', '/health/live')).body, '/health/live', 'get', 200);
     check((await send(api.port, 'GET', '/offramp/system::stdout')).body, '/offramp/{artefact_id}', 'get', 200);
   });
 

@@ -32,3 +32,15 @@ export async function startTicker(runtime: Runtime, intervalMs = 20): Promise<vo
   runtime.publish('binding', { id: 'ticks', links: { '/onramp/ticker/{instance}/out': ['/pipeline/system::passthrough/{instance}/in'] } });
   await runtime.activate('binding', 'ticks', 'main', { instance: 'main' });
 }
+
+/** Publishes binding `id`: onramp `onramp` → system::passthrough → offramp `offramp` (both published already), and activates it as `instance`. */
+export async function bindThroughPassthrough(runtime: Runtime, id: string, onramp: string, offramp: string, instance: string): Promise<void> {
+  runtime.publish('binding', {
+    id,
+    links: {
+      [`/onramp/${onramp}/{instance}/out`]: ['/pipeline/system::passthrough/{instance}/in'],
+      '/pipeline/system::passthrough/{instance}/out': [`/offramp/${offramp}/{instance}/in`],
+    },
+  });
+  await runtime.activate('binding', id, instance, { instance });
+}

@@ -34,7 +34,7 @@ describe("README's 'Observe a running eddy'", function () {
       const [health, status, metrics, tap, cli] = await Promise.all(lines.map((l) => sh(here(l))));
       expect(JSON.parse(health)).to.have.property('status', 'ok');
       const instances = (JSON.parse(status) as { instances: { url: string; state: string }[] }).instances;
-      expect(instances.find((i) => i.url === 'tremor://localhost/onramp/metronome/main')).to.have.property('state', 'running');
+      expect(instances.find((i) => i.url === '/onramp/metronome/main')).to.have.property('state', 'running');
       expect(metrics).to.match(/^eddy_port_events_total\{kind="pipeline",artefact="system::passthrough",instance="main",port="out",direction="out"\} \d+$/m);
       expect(metrics).to.match(/^nodejs_eventloop_lag_seconds \d/m);
       expect(tap.match(/^event: event$/gm)).to.have.length(2);

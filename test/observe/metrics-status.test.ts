@@ -81,8 +81,8 @@ describe('GET /metrics and GET /status', function () {
 
     const status = (await call(flow.base, 'GET', '/status')).body as StatusBody;
     const byUrl = (url: string) => status.instances.find((i) => i.url === url)!;
-    expect(byUrl('tremor://localhost/offramp/keeper/main')).to.deep.include({ state: 'down', breaker: 'open', reason: 'the sink is disconnected or full' });
-    expect(byUrl('tremor://localhost/onramp/push/main')).to.deep.include({ state: 'paused', breaker: 'open', reason: 'circuit breaker held by /offramp/keeper/main' });
+    expect(byUrl('/offramp/keeper/main')).to.deep.include({ state: 'down', breaker: 'open', reason: 'the sink is disconnected or full' });
+    expect(byUrl('/onramp/push/main')).to.deep.include({ state: 'paused', breaker: 'open', reason: 'circuit breaker held by /offramp/keeper/main' });
 
     flow.restore();
     const closed = await scrape(flow);
@@ -112,7 +112,7 @@ describe('GET /metrics and GET /status', function () {
       kind: 'pipeline',
       artefact: 'relay',
       instance: 'main',
-      url: 'tremor://localhost/pipeline/relay/main',
+      url: '/pipeline/relay/main',
       state: 'running',
       reason: null,
       breaker: null,

@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { serve, type Served } from '../cli/status-flow';
+import { freePort } from '../connectors/net-helpers';
+import { bindThroughPassthrough, serve, type Served } from '../cli/status-flow';
 import { openBrowser, requireChromium, type Headless } from './browser';
 
 // the page's document, in functions playwright runs in the browser (the tests compile without the DOM lib)
@@ -210,6 +211,121 @@ describe('web console at /ui, in headless chromium', function () {
     } finally {
       await page.unroute('**/status');
     }
+  });
+
+  describe('graph states, link rates, delete and edit', () => {
+    const get = async (path: string) => {
+      const res = await fetch(`${server.base}${path}`, { headers: { accept: 'application/json' } });
+      return { status: res.status, body: res.status === 200 ? ((await res.json()) as { artefact: { config: { interval: number } }; instances: string[] }) : undefined };
+    };
+
+    /** Clicks an artefact in the lists and waits for its panel. */
+    const openArtefact = async (page: Headless['page'], kind: string, id: string) => {
+      await page.locator(`#artefact-lists [data-kind=${kind}] button`, { hasText: id }).click();
+      await page.locator('#artefact-detail h2', { hasText: `${kind} ${id}` }).waitFor();
+    };
+
+    before(async () => {
+      const { runtime } = server;
+      // a flow whose offramp is down: a real tcp offramp to a port nothing listens on
+      runtime.publish('onramp', { id: 'beat', type: 'metronome', config: { interval: 20 } });
+      runtime.publish('offramp', { id: 'dead', type: 'tcp', config: { host: '127.0.0.1', port: await freePort() } });
+      await bindThroughPassthrough(runtime, 'lostflow', 'beat', 'dead', 'lost');
+      // and one whose events flow
+      runtime.publish('onramp', { id: 'pulse', type: 'metronome', config: { interval: 20 } });
+      runtime.publish('offramp', { id: 'kept', type: 'file', codec: 'json', config: { file: join(dir, 'kept.jsonl') } });
+      await bindThroughPassthrough(runtime, 'liveflow', 'pulse', 'kept', 'live');
+    });
+
+    after(async () => {
+      await server.runtime.deactivate('binding', 'lostflow', 'lost').catch(() => undefined);
+      await server.runtime.deactivate('binding', 'liveflow', 'live').catch(() => undefined);
+    });
+
+    it('draws an offramp that is down as down, its onramp as paused by the breaker, in words and a legend, and each link with its events/s', async () => {
+      const { page } = browser;
+      await page.goto(`${server.base}/ui/#graph`);
+      const node = (id: string) => page.locator(`#binding-graph g.node[data-id="${id}"]`);
+      await explained(page.locator('#binding-graph g.node.down[data-id="/offramp/dead/lost"]').waitFor(), page, browser.problems);
+      expect(await node('/offramp/dead/lost').getAttribute('data-state')).to.equal('down');
+      expect(await node('/offramp/dead/lost').locator('text.state').textContent()).to.equal('down · breaker open');
+      await page.locator('#binding-graph g.node.paused[data-id="/onramp/beat/lost"]').waitFor();
+      expect(await node('/onramp/beat/lost').locator('text.state').textContent()).to.equal('paused by breaker');
+      // the healthy flow beside it is drawn as running, with nothing about a breaker
+      await page.locator('#binding-graph g.node.running[data-id="/offramp/kept/live"]').waitFor();
+      expect(await node('/offramp/kept/live').locator('text.state').textContent()).to.equal('running');
+      expect(await node('/offramp/kept/live').getAttribute('class')).not.to.include('breaker-open');
+      expect(await page.locator('#graph-legend').innerText()).to.include('down').and.to.include('paused by breaker');
+
+      // events/s on the links of the flowing binding, once two polls have passed
+      const rate = (from: string, to: string) => `#binding-graph text.rate[data-from="${from}"][data-to="${to}"]`;
+      for (const [from, to] of [
+        ['/onramp/pulse/live', '/pipeline/system::passthrough/live'],
+        ['/pipeline/system::passthrough/live', '/offramp/kept/live'],
+      ]) {
+        await explained(
+          page.waitForFunction((selector) => parseFloat(document.querySelector(selector)?.textContent ?? '') > 0, rate(from, to)),
+          page,
+          browser.problems,
+        );
+        expect(await page.locator(rate(from, to)).textContent()).to.match(/^\d+\.\d ev\/s$/);
+      }
+      expect(browser.problems).to.deep.equal([]);
+    });
+
+    it('deletes an artefact only after a confirm step, and says why it cannot delete one that runs', async () => {
+      const { page } = browser;
+      server.runtime.publish('onramp', { id: 'doomed', type: 'metronome', config: { interval: 1000 } });
+      await page.goto(`${server.base}/ui/#artefacts`);
+      await openArtefact(page, 'onramp', 'doomed');
+      await page.click('#artefact-detail button.delete');
+      await page.locator('#artefact-detail .confirm', { hasText: 'Delete onramp doomed from the repository?' }).waitFor();
+      expect((await get('/onramp/doomed')).status, 'still there before the confirm').to.equal(200);
+      await page.click('#artefact-detail button.confirm-delete');
+      await page.locator('#artefact-detail .deleted', { hasText: 'deleted onramp doomed' }).waitFor();
+      expect((await get('/onramp/doomed')).status).to.equal(404);
+      await page.locator('#artefact-lists [data-kind=onramp] button', { hasText: 'doomed' }).waitFor({ state: 'detached' });
+
+      // one whose instance runs: the API refuses, the console says why
+      await openArtefact(page, 'onramp', 'beat');
+      await page.click('#artefact-detail button.delete');
+      await page.click('#artefact-detail button.confirm-delete');
+      await page.locator('#artefact-detail .change-error', { hasText: "onramp 'beat' still has running instances: lost" }).waitFor();
+      expect((await get('/onramp/beat')).status).to.equal(200);
+      expect(browser.problems).to.deep.equal([]);
+    });
+
+    it('edits an artefact: loads it into the editor, saves changed config, keeps it when the change is refused, and refuses while it runs', async () => {
+      const { page } = browser;
+      server.runtime.publish('onramp', { id: 'tune', type: 'metronome', config: { interval: 1000 } });
+      await page.goto(`${server.base}/ui/#artefacts`);
+      await openArtefact(page, 'onramp', 'tune');
+      await page.click('#artefact-detail button.edit');
+      await page.locator('#publish-editing', { hasText: 'editing onramp tune' }).waitFor();
+      expect(await page.inputValue('#publish-kind')).to.equal('onramp');
+      const loaded = await page.inputValue('#publish-text');
+      expect(JSON.parse(loaded)).to.deep.equal({ id: 'tune', type: 'metronome', config: { interval: 1000 } });
+
+      // a refused change: the API's error at the field, and the old artefact is still there
+      await page.fill('#publish-text', loaded.replace('1000', '"soon"'));
+      await page.click('#publish button[type=submit]');
+      await page.locator('#publish-error', { hasText: 'config.interval' }).waitFor();
+      expect((await get('/onramp/tune')).body!.artefact.config.interval).to.equal(1000);
+
+      await page.fill('#publish-text', loaded.replace('1000', '250'));
+      await page.click('#publish button[type=submit]');
+      await page.locator('#publish-ok', { hasText: 'saved onramp tune' }).waitFor();
+      expect((await get('/onramp/tune')).body!.artefact.config.interval).to.equal(250);
+      expect(await page.locator('#publish-editing').isHidden()).to.equal(true);
+      expect(await page.innerText('#publish-submit')).to.equal('Publish');
+
+      // an artefact whose instance runs is not loaded for editing: it could not be replaced
+      await openArtefact(page, 'onramp', 'beat');
+      await page.click('#artefact-detail button.edit');
+      await page.locator('#artefact-detail .change-error', { hasText: 'onramp beat cannot be edited while instances of it run (lost)' }).waitFor();
+      expect(await page.locator('#publish-editing').isHidden()).to.equal(true);
+      expect(browser.problems).to.deep.equal([]);
+    });
   });
 });
 

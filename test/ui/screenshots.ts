@@ -1,12 +1,14 @@
 /**
  * `npm run screenshots`: one PNG per view of the web console, into
  * docs/ui/, from a runtime with a small flow running (metronome → counting
- * pipeline → file). Not a test: the README embeds what it writes.
+ * pipeline → file) and one whose tcp offramp is down. Not a test: the README
+ * embeds what it writes.
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { serve } from '../cli/status-flow';
+import { bindThroughPassthrough, serve } from '../cli/status-flow';
+import { freePort } from '../connectors/net-helpers';
 import { ROOT } from '../helpers/readme';
 import { openBrowser } from './browser';
 
@@ -42,6 +44,10 @@ async function main(): Promise<void> {
     links: { '/onramp/ticker/{instance}/out': ['/pipeline/counted/{instance}/in'], '/pipeline/counted/{instance}/out': ['/offramp/archive/{instance}/in'] },
   });
   await runtime.activate('binding', 'ticks', 'main', { instance: 'main' });
+  // and a flow whose sink is down (a tcp peer that does not listen), for the graph's states
+  runtime.publish('onramp', { id: 'beacon', type: 'metronome', config: { interval: 100 } });
+  runtime.publish('offramp', { id: 'forward', type: 'tcp', config: { host: '127.0.0.1', port: await freePort() } });
+  await bindThroughPassthrough(runtime, 'relay', 'beacon', 'forward', 'main');
   const browser = await openBrowser(served.base, { width: 1280, height: 760 });
   const { page } = browser;
   try {
@@ -68,6 +74,13 @@ async function main(): Promise<void> {
     await shot('instances');
 
     await page.click('nav a[data-view=graph]');
+    await page.locator('#binding-graph g.node.down[data-id="/offramp/forward/main"]').waitFor();
+    await page.waitForFunction(() => {
+      const label = (globalThis as unknown as { document: { querySelector(s: string): { textContent: string } | null } }).document.querySelector(
+        '#binding-graph text.rate[data-from="/onramp/ticker/main"]',
+      );
+      return label !== null && parseFloat(label.textContent) > 0;
+    });
     await page.click('#binding-graph g.node[data-id="/pipeline/counted/main"]');
     await page.locator('#pipeline-graph g.node[data-id="batch"]').waitFor();
     await shot('graph');

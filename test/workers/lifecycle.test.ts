@@ -51,6 +51,10 @@ describe('eddy server run --workers 2: failures, signals, exit', function () {
     expect(entry).to.include({ state: 'failed', worker: 1, pid: second });
     expect(entry.reason).to.equal(`worker 1 (pid ${second}) exited with signal SIGKILL; not restarted`);
     expect(server.out.stderr).to.include(`worker 1 (pid ${second}) exited with signal SIGKILL; its instances are gone and it is not restarted`);
+    // it is not restarted, so the server asks for a restart: liveness fails too
+    const live = await call(server.base, 'GET', '/health/live');
+    expect(live.status).to.equal(503);
+    expect(live.body).to.deep.equal({ status: 'unhealthy', reason: `worker 1 (pid ${second}) exited with signal SIGKILL; not restarted` });
     // a binding for every worker: worker 0 opens it, worker 1 cannot, worker 0 closes it again
     await created(server.base, '/onramp', TCP_IN(await freePort()));
     await created(server.base, '/offramp', HOLE);

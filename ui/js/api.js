@@ -68,7 +68,7 @@ export function contentTypeOf(text) {
 
 export const KINDS = ['onramp', 'pipeline', 'offramp', 'binding'];
 
-/** `/onramp/metronome/main/out` (or with a scheme and host: `tremor://localhost/…`) → its parts */
+/** `/onramp/metronome/main/out` (or a binding's link with a scheme: `svc:///onramp/…`) → its parts */
 export function parseUrl(url) {
   const [, kind, artefact, instance, port] = url.replace(/^[a-z]+:\/\/[^/]*/, '').split('/');
   return { kind, artefact, instance, port };

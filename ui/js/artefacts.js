@@ -1,10 +1,13 @@
 // The Artefacts view: the ids of each kind, one artefact with its instances,
-// and publishing pasted YAML or JSON with the API's error at the field.
+// deleting and editing it, and publishing pasted YAML or JSON with the API's
+// error at the field.
 import { api, ApiError, contentTypeOf, KINDS } from './api.js';
 import { $, h } from './dom.js';
 import { lineOfField, splitFieldError } from './field-error.js';
 
 let selected; // { kind, id }
+let editing; // { kind, id, artefact }: the artefact the publish form replaces on submit
+let changed = async () => {}; // reloads the lists and polls, after a publish or a delete
 
 export async function refreshArtefacts() {
   const lists = await Promise.all(KINDS.map((kind) => api('GET', `/${kind}`)));
@@ -69,8 +72,103 @@ export async function showArtefact(kind, id) {
     h('h2', {}, `${kind} ${id}`),
     h('p', {}, instances.length ? `instances: ${instances.join(', ')}` : h('span', { class: 'muted' }, 'no instance runs')),
     activate,
+    id.startsWith('system::') ? h('p', { class: 'muted' }, 'a system artefact: it cannot be edited or deleted') : changeButtons(kind, id),
     h('pre', { class: 'json' }, JSON.stringify(state.artefact, null, 2)),
   );
+}
+
+/** Edit and Delete (with a confirm step) for the artefact shown. */
+function changeButtons(kind, id) {
+  const message = h('span', { class: 'error change-error', role: 'alert' });
+  const confirm = h('span', { class: 'confirm', hidden: true });
+  const buttons = h(
+    'span',
+    {},
+    h('button', { type: 'button', class: 'edit', onclick: () => void edit(kind, id, message) }, 'Edit'),
+    ' ',
+    h('button', { type: 'button', class: 'delete', onclick: () => askToDelete() }, 'Delete…'),
+  );
+  const askToDelete = () => {
+    message.textContent = '';
+    confirm.replaceChildren(
+      `Delete ${kind} ${id} from the repository? `,
+      h('button', { type: 'button', class: 'confirm-delete danger', onclick: () => void remove(kind, id, message) }, `Delete ${id}`),
+      ' ',
+      h('button', { type: 'button', class: 'cancel-delete', onclick: () => (confirm.hidden = true) }, 'Cancel'),
+    );
+    confirm.hidden = false;
+  };
+  return h('p', { class: 'change' }, buttons, ' ', confirm, ' ', message);
+}
+
+async function remove(kind, id, message) {
+  try {
+    await api('DELETE', `/${kind}/${id}`);
+  } catch (err) {
+    message.textContent = err.message; // e.g. 409: it still has running instances
+    return;
+  }
+  if (editing?.kind === kind && editing.id === id) stopEditing();
+  selected = undefined;
+  $('#artefact-detail').replaceChildren(h('p', { class: 'ok deleted' }, `deleted ${kind} ${id}`));
+  await changed();
+}
+
+/**
+ * Loads an artefact into the publish form. Artefacts do not change while
+ * instances of them run, and the API has no PUT: saving deletes the old one
+ * and publishes the text (putting the old one back if the text is refused).
+ */
+async function edit(kind, id, message) {
+  message.textContent = '';
+  let state;
+  try {
+    state = await api('GET', `/${kind}/${id}`);
+  } catch (err) {
+    message.textContent = err.message;
+    return;
+  }
+  if (state.instances?.length) {
+    message.textContent = `${kind} ${id} cannot be edited while instances of it run (${state.instances.join(', ')}): an artefact does not change under a running instance; deactivate them first`;
+    return;
+  }
+  editing = { kind, id, artefact: state.artefact };
+  $('#publish-kind').value = kind;
+  $('#publish-kind').disabled = true;
+  const textarea = $('#publish-text');
+  textarea.value = JSON.stringify(state.artefact, null, 2);
+  textarea.dispatchEvent(new Event('input'));
+  $('#publish-ok').hidden = true;
+  $('#publish-editing').replaceChildren(
+    `editing ${kind} ${id}: Save replaces it (delete, then publish) `,
+    h('button', { type: 'button', class: 'cancel-edit', onclick: stopEditing }, 'Cancel edit'),
+  );
+  $('#publish-editing').hidden = false;
+  $('#publish-submit').textContent = `Save ${kind} ${id}`;
+  textarea.focus();
+}
+
+function stopEditing() {
+  editing = undefined;
+  $('#publish-kind').disabled = false;
+  $('#publish-editing').hidden = true;
+  $('#publish-submit').textContent = 'Publish';
+}
+
+/** Saves an edit: delete the old artefact, publish the text; a refused text puts the old one back. */
+async function replace(old, text) {
+  await api('DELETE', `/${old.kind}/${old.id}`); // refused (409) while an instance started meanwhile: nothing changed
+  try {
+    return await api('POST', `/${old.kind}`, text, contentTypeOf(text));
+  } catch (err) {
+    try {
+      await api('POST', `/${old.kind}`, old.artefact);
+    } catch (restoreErr) {
+      stopEditing(); // the old one is gone: what the form holds is a new artefact now
+      throw new ApiError(err.status, `${err.message} (and putting the old ${old.kind} ${old.id} back failed: ${restoreErr.message})`);
+    }
+    throw err;
+  }
 }
 
 function renderGutter(text, badLine, message) {
@@ -108,6 +206,7 @@ function showPublishError(text, err) {
 }
 
 export function setupPublish(onPublished) {
+  changed = onPublished;
   const textarea = $('#publish-text');
   const clear = () => {
     $('#publish-error').hidden = true;
@@ -124,8 +223,12 @@ export function setupPublish(onPublished) {
     clear();
     $('#publish-ok').hidden = true;
     try {
-      const artefact = await api('POST', `/${kind}`, text, contentTypeOf(text));
-      $('#publish-ok').textContent = `published ${kind} ${artefact.id}`;
+      const old = editing;
+      const artefact = old ? await replace(old, text) : await api('POST', `/${kind}`, text, contentTypeOf(text));
+      if (old) stopEditing();
+      $('#publish-ok').textContent = old
+        ? `saved ${kind} ${artefact.id}${artefact.id === old.id ? '' : ` (in place of ${old.id})`}`
+        : `published ${kind} ${artefact.id}`;
       $('#publish-ok').hidden = false;
       // until the new artefact's panel is drawn, the one shown before must not offer its Activate
       // button: a quick click would activate that artefact instead of the one just published

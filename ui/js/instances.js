@@ -3,25 +3,16 @@
 // with deactivate and tap buttons; and the activate form.
 import { api, contentTypeOf, instancePath, parseUrl } from './api.js';
 import { $, badge, h } from './dom.js';
+import { countsOf, formatRate, portKey, Rates } from './rates.js';
 
-let previous; // { at, counts: Map<rowKey, {events, errors}> }: the baseline of the rates
-// a poll sooner than this after the baseline (one an action triggered) updates the totals, not the rates
-const MIN_RATE_SECONDS = 0.8;
+const rates = new Rates();
 const rows = new Map(); // rowKey → { tr, cells }
 
-const rowKey = (instance, port) => `${instancePath(instance)}#${port ? `${port.direction}:${port.port}` : ''}`;
-
-function rate(now, before, seconds) {
-  if (before === undefined || seconds <= 0 || now < before) return '-';
-  return ((now - before) / seconds).toFixed(1);
-}
+const rowKey = (instance, port) => (port ? portKey(instancePath(instance), port) : `${instancePath(instance)}#`);
 
 /** Draws a /status answer; rows are kept by key, so buttons stay put while numbers change. */
 export function renderInstances(status, { onDeactivate, onTap }) {
-  const at = performance.now();
-  const seconds = previous ? (at - previous.at) / 1000 : 0;
-  const rerate = previous === undefined || seconds >= MIN_RATE_SECONDS;
-  const counts = new Map();
+  const { rerate, rate } = rates.sample(countsOf(status, instancePath));
   const seen = new Set();
   const tbody = $('#instances tbody');
   const ordered = [...status.instances].sort((a, b) => instancePath(a).localeCompare(instancePath(b)));
@@ -57,11 +48,9 @@ export function renderInstances(status, { onDeactivate, onTap }) {
       cells.state.replaceChildren(i === 0 ? badge(instance.state) : '', i === 0 && instance.reason ? ` ${instance.reason}` : '');
       cells.breaker.replaceChildren(i === 0 ? badge(instance.breaker ?? undefined) : '');
       if (port) {
-        const before = previous?.counts.get(key);
-        counts.set(key, { events: port.events, errors: port.errors });
         if (rerate) {
-          cells.rate.textContent = rate(port.events, before?.events, seconds);
-          cells.errors.textContent = rate(port.errors, before?.errors, seconds);
+          cells.rate.textContent = formatRate(rate(key, 'events'));
+          cells.errors.textContent = formatRate(rate(key, 'errors'));
         }
         cells.total.textContent = String(port.events);
       }
@@ -74,7 +63,6 @@ export function renderInstances(status, { onDeactivate, onTap }) {
       rows.delete(key);
     }
   }
-  if (rerate) previous = { at, counts };
 }
 
 export async function deactivate(url) {

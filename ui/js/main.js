@@ -3,7 +3,7 @@
 import { api, instancePath, setToken, token } from './api.js';
 import { refreshArtefacts, setupPublish } from './artefacts.js';
 import { $ } from './dom.js';
-import { drawBindingGraph } from './graph.js';
+import { drawBindingGraph, updateBindingGraph } from './graph.js';
 import { deactivate, renderInstances, setupActivate } from './instances.js';
 import { startTap, stopTap, tapOptions } from './tap.js';
 
@@ -60,7 +60,7 @@ async function pollOnce() {
   if (view() === 'graph' && running !== graphDrawn) {
     graphDrawn = running;
     await drawBindingGraph(status);
-  }
+  } else updateBindingGraph(status); // states and rates every poll, even unseen, so the rates have their baseline
 }
 
 async function onDeactivate(url) {

@@ -1,0 +1,52 @@
+import type { Health, Runtime } from './runtime';
+
+/** GET /health/live: whether the process should be left running (`ok`) or restarted. */
+export interface Liveness {
+  status: 'ok' | 'unhealthy';
+  /** why it should be restarted; absent when `ok` */
+  reason?: string;
+}
+
+/**
+ * Liveness, as opposed to readiness (`Runtime.health()`, GET /health/ready):
+ * an offramp whose sink is down makes eddy not ready, but restarting the
+ * process would not bring the sink back, it would only lose what waits in
+ * memory; so liveness stays `ok` through that. It is `unhealthy` only when
+ * the process cannot go on by itself:
+ *
+ * - the runtime asked to exit (an exit offramp, a failed store write, a
+ *   worker's blackhole), or it is shutting down;
+ * - with `--workers N > 1`, a worker is gone: it is not restarted
+ *   (docs/workers.md), so only a restart of the server brings its instances back.
+ *
+ * That the event loop answers at all is the rest of the check: a process
+ * stuck in a loop does not answer, and the probe times out.
+ */
+export class LivenessCheck {
+  private exit?: { code: number; reason: string };
+
+  constructor(private readonly runtime: Runtime) {
+    // the first request only: it is the one the process acts on
+    runtime.exitRequests.subscribe((request) => (this.exit ??= request));
+  }
+
+  check(): Liveness {
+    if (this.exit) return { status: 'unhealthy', reason: `the runtime asked to exit (status ${this.exit.code}): ${this.exit.reason}` };
+    const health = this.runtime.health();
+    const gone = health.instances.filter((i) => i.url.startsWith('/worker/') && i.state === 'failed');
+    if (gone.length > 0) return { status: 'unhealthy', reason: gone.map((g) => g.reason ?? `${g.url} is gone`).join('; ') };
+    if (shuttingDown(health)) return { status: 'unhealthy', reason: 'the runtime is shutting down' };
+    return { status: 'ok' };
+  }
+}
+
+/**
+ * The Runtime does not expose that it is stopping, but its health says it:
+ * `unhealthy` while every instance runs (or waits on its breaker) happens
+ * only once shutdown() has begun (after it, no instance is left at all).
+ * While shutting down with an instance down this reads "not shutting down",
+ * which is harmless: `eddy server run` closes the API as it starts to shut down.
+ */
+function shuttingDown(health: Health): boolean {
+  return health.status === 'unhealthy' && health.instances.every((i) => i.state === 'running' || i.state === 'paused');
+}
