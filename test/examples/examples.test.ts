@@ -11,6 +11,7 @@ import { eventually } from '../helpers/runtime';
 import { runNode } from '../helpers/cli';
 import { requireService, type ServiceName } from '../helpers/services';
 import { StandIn } from '../connectors/chat/stand-in';
+import { EXAMPLE_PORTS, EXAMPLES, exampleCopy, exampleOnFreePorts } from '../helpers/examples';
 
 /** The real server an example's connectors talk to, by the type names it uses. */
 function serviceOf(text: string): ServiceName | undefined {
@@ -19,7 +20,8 @@ function serviceOf(text: string): ServiceName | undefined {
   return undefined;
 }
 
-const EXAMPLES = join(__dirname, '../../../examples');
+/** The shared servers of scripts/services (test/helpers/services.ts) the examples talk to as written: postgres, rabbitmq, nats, kafka, elastic, the Pub/Sub fake. */
+const SERVICE_PORTS = [5432, 5672, 4222, 9092, 9200, 8085];
 
 describe('examples', () => {
   it('the embedding example runs its own onramp, operator and offramp types by name in one flow', async () => {
@@ -90,15 +92,32 @@ describe('examples', () => {
     expect(() => runtime.registerOperator(uppercaseOperator)).to.throw(/already registered/);
   });
 
-  for (const file of readdirSync(EXAMPLES).filter((f) => /\.(ya?ml|json)$/.test(f) && !f.endsWith('.cases.yaml'))) {
+  const configs = readdirSync(EXAMPLES).filter((f) => /\.(ya?ml|json)$/.test(f) && !f.endsWith('.cases.yaml'));
+
+  it('every fixed port an example listens on or talks to is one a test replaces (EXAMPLE_PORTS), or a shared server of scripts/services', () => {
+    const unlisted: string[] = [];
+    for (const file of configs) {
+      const text = readFileSync(join(EXAMPLES, file), 'utf8');
+      // `port: N`, `dst_port: N`, and an address 127.0.0.1:N (or `127.0.0.1 N`, as nc takes it) in a URL or a comment's command
+      for (const [, port] of text.matchAll(/(?:port:\s*|(?:127\.0\.0\.1|localhost)[: ])(\d+)\b/g)) {
+        const n = Number(port);
+        if (n === 0 || SERVICE_PORTS.includes(n) || n in (EXAMPLE_PORTS[file] ?? {})) continue;
+        unlisted.push(`${file}: ${port}`);
+      }
+    }
+    expect(unlisted, 'ports a test would run on as written: add them to EXAMPLE_PORTS (test/helpers/examples.ts)').to.deep.equal([]);
+  });
+
+  for (const file of configs) {
     it(`${file} loads and activates in a runtime`, async function () {
       const service = serviceOf(readFileSync(join(EXAMPLES, file), 'utf8'));
       if (service) await requireService(this, service);
-      // the chat example talks to the local Discord stand-in on 127.0.0.1:8140
-      const standIn = file === 'chat.yaml' ? await StandIn.start(8140) : undefined;
+      // the chat example talks to the local Discord stand-in, here on a port of its own
+      const standIn = file === 'chat.yaml' ? await StandIn.start() : undefined;
+      const copy = standIn ? exampleCopy(file, { 8140: standIn.port }) : file in EXAMPLE_PORTS ? (await exampleOnFreePorts(file)).file : join(EXAMPLES, file);
       const runtime = await new Runtime({ logger: createLogger('silent') }).start();
       try {
-        await loadConfigFile(runtime, join(EXAMPLES, file));
+        await loadConfigFile(runtime, copy);
         expect(runtime.list('binding').length).to.be.greaterThan(0);
       } finally {
         await runtime.shutdown();

@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { ROOT } from './readme';
+import { freePort } from '../connectors/net-helpers';
 
 export const EXAMPLES = join(ROOT, 'examples');
 
@@ -13,14 +14,14 @@ export const EXAMPLES = join(ROOT, 'examples');
  * with each one replaced (`exampleCopy`). test/examples/examples.test.ts
  * checks that this table names every port an example listens on or sends to.
  */
-export const EXAMPLE_PORTS: Readonly<Record<string, readonly number[]>> = {
-  'chat.yaml': [8140], // the Discord stand-in's API
-  'logvendor.yaml': [8089], // the Log API endpoint
-  'otel.yaml': [4317], // OTLP/gRPC, the standard port a local agent may hold
-  'rest.yaml': [8180],
-  'tcp.yaml': [14242],
-  'udp.yaml': [12201],
-  'ws.yaml': [8139],
+export const EXAMPLE_PORTS: Readonly<Record<string, Readonly<Record<number, 'tcp' | 'udp'>>>> = {
+  'chat.yaml': { 8140: 'tcp' }, // the Discord stand-in's API
+  'logvendor.yaml': { 8089: 'tcp' }, // the Log API endpoint
+  'otel.yaml': { 4317: 'tcp' }, // OTLP/gRPC: the standard port, which a local agent or collector may hold
+  'rest.yaml': { 8180: 'tcp' },
+  'tcp.yaml': { 14242: 'tcp' }, // the onramp's port and the offramp's target
+  'udp.yaml': { 12201: 'udp' }, // the onramp's port and the offramp's destination
+  'ws.yaml': { 8139: 'tcp' },
 };
 
 let dir: string | undefined;
@@ -35,13 +36,13 @@ let dir: string | undefined;
  * Returns the copy's path; the copies are removed when the process exits.
  */
 export function exampleCopy(name: string, ports: Record<number, number | string>): string {
-  const documented = [...(EXAMPLE_PORTS[name] ?? [])].sort();
-  const given = Object.keys(ports).map(Number).sort();
+  const documented = Object.keys(EXAMPLE_PORTS[name] ?? {}).sort();
+  const given = Object.keys(ports).sort();
   if (documented.join() !== given.join()) throw new Error(`examples/${name}: its fixed ports are [${documented.join(', ')}], the test maps [${given.join(', ')}]`);
   let text = readFileSync(join(EXAMPLES, name), 'utf8');
   for (const [from, to] of Object.entries(ports)) {
     const literal = new RegExp(`\\b${from}\\b`, 'g');
-    if (!literal.test(text)) throw new Error(`examples/${name} no longer holds port ${from}`);
+    if (!text.match(literal)) throw new Error(`examples/${name} no longer holds port ${from}`);
     text = text.replace(literal, String(to));
   }
   if (dir === undefined) {
@@ -51,4 +52,11 @@ export function exampleCopy(name: string, ports: Record<number, number | string>
   const file = join(dir, `${process.hrtime.bigint()}-${basename(name)}`);
   writeFileSync(file, text);
   return file;
+}
+
+/** `exampleCopy` with each fixed port of the example replaced by a free one (of its protocol); returns the copy and the ports it got. */
+export async function exampleOnFreePorts(name: string): Promise<{ file: string; ports: Record<number, number> }> {
+  const ports: Record<number, number> = {};
+  for (const [port, protocol] of Object.entries(EXAMPLE_PORTS[name] ?? {})) ports[Number(port)] = await freePort(protocol);
+  return { file: exampleCopy(name, ports), ports };
 }
