@@ -49,7 +49,7 @@ describe("README's quick start", function () {
     eddy = undefined;
   });
 
-  it('runs against `npm start` with its ports substituted, 9898 and 8181 taken: the event reaches standard output exactly once', async () => {
+  it("runs against `npm start` on ports of its own while the README's are taken: the event reaches standard output exactly once", async () => {
     peer('curl');
     const lines = readmeBlock('## Quick start', 'sh')
       .split('\n')

@@ -11,7 +11,7 @@ import { eventually } from '../helpers/runtime';
 import { runNode } from '../helpers/cli';
 import { requireService, type ServiceName } from '../helpers/services';
 import { StandIn } from '../connectors/chat/stand-in';
-import { EXAMPLE_PORTS, EXAMPLES, exampleCopy, exampleOnFreePorts } from '../helpers/examples';
+import { EXAMPLE_PORTS, EXAMPLES, SERVICE_PORTS, exampleCopy, exampleOnFreePorts } from '../helpers/examples';
 
 /** The real server an example's connectors talk to, by the type names it uses. */
 function serviceOf(text: string): ServiceName | undefined {
@@ -20,8 +20,6 @@ function serviceOf(text: string): ServiceName | undefined {
   return undefined;
 }
 
-/** The shared servers of scripts/services (test/helpers/services.ts) the examples talk to as written: postgres, rabbitmq, nats, kafka, elastic, the Pub/Sub fake. */
-const SERVICE_PORTS = [5432, 5672, 4222, 9092, 9200, 8085];
 
 describe('examples', () => {
   it('the embedding example runs its own onramp, operator and offramp types by name in one flow', async () => {

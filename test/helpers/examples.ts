@@ -24,6 +24,13 @@ export const EXAMPLE_PORTS: Readonly<Record<string, Readonly<Record<number, 'tcp
   'ws.yaml': { 8139: 'tcp' },
 };
 
+/**
+ * The shared servers of scripts/services (test/helpers/services.ts), which
+ * the examples and the tests talk to where they are: postgres, rabbitmq,
+ * nats, kafka, elastic, the Pub/Sub fake.
+ */
+export const SERVICE_PORTS: readonly number[] = [5432, 5672, 4222, 9092, 9200, 8085];
+
 let dir: string | undefined;
 
 /**
