@@ -20,7 +20,6 @@ function serviceOf(text: string): ServiceName | undefined {
   return undefined;
 }
 
-
 describe('examples', () => {
   it('the embedding example runs its own onramp, operator and offramp types by name in one flow', async () => {
     expect(await labelNumbers(4)).to.deep.equal([
@@ -112,10 +111,12 @@ describe('examples', () => {
       if (service) await requireService(this, service);
       // the chat example talks to the local Discord stand-in, here on a port of its own
       const standIn = file === 'chat.yaml' ? await StandIn.start() : undefined;
-      const copy = standIn ? exampleCopy(file, { 8140: standIn.port }) : file in EXAMPLE_PORTS ? (await exampleOnFreePorts(file)).file : join(EXAMPLES, file);
+      let config = join(EXAMPLES, file);
+      if (standIn) config = exampleCopy(file, { 8140: standIn.port });
+      else if (file in EXAMPLE_PORTS) config = (await exampleOnFreePorts(file)).file;
       const runtime = await new Runtime({ logger: createLogger('silent') }).start();
       try {
-        await loadConfigFile(runtime, copy);
+        await loadConfigFile(runtime, config);
         expect(runtime.list('binding').length).to.be.greaterThan(0);
       } finally {
         await runtime.shutdown();
