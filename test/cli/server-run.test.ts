@@ -3,7 +3,8 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseRunArgs } from '../../src/cli';
-import { runEddy } from '../helpers/cli';
+import { EDDY, runEddy } from '../helpers/cli';
+import { runEddyProcess } from '../connectors/example-runner';
 
 describe('eddy server run', () => {
   let dir: string;
@@ -125,18 +126,17 @@ mapping:
     expect(ticks[0]).to.have.keys(['onramp', 'ingest_ns', 'id']);
   });
 
-  it('serves the API on the given port and answers /version', async () => {
-    const port = 20000 + Math.floor(Math.random() * 20000);
-    let version: unknown;
-    const child = runEddy(['server', 'run', '--api-port', String(port)], { signalWhen: () => version !== undefined });
-    for (let i = 0; i < 200 && version === undefined; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      version = await fetch(`http://127.0.0.1:${port}/version`).then((r) => r.json(), () => undefined);
+  it('serves the API on the given port (0: a free one), names its address on stderr and answers /version', async () => {
+    const eddy = runEddyProcess([EDDY, 'server', 'run', '--api-port', '0']);
+    let code: number | null;
+    try {
+      const [, port] = await eddy.logged(/^Listening at: http:\/\/127\.0\.0\.1:(\d+)$/m);
+      expect(Number(port)).to.be.greaterThan(0);
+      expect(await fetch(`http://127.0.0.1:${port}/version`).then((r) => r.json())).to.deep.equal({ version: require('../../../package.json').version });
+    } finally {
+      code = await eddy.stop();
     }
-    expect(version).to.deep.equal({ version: require('../../../package.json').version });
-    const run = await child;
-    expect(run.stderr).to.include(`Listening at: http://127.0.0.1:${port}`);
-    expect(run.code).to.equal(0);
+    expect(code, eddy.stderr()).to.equal(0);
   });
 
   it('prints usage and exits 2 on an unknown command', async () => {

@@ -1,11 +1,12 @@
 import { expect } from 'chai';
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { EDDY } from '../helpers/cli';
 import { peer } from '../helpers/peers';
-import { ROOT, readmeBlock } from '../helpers/readme';
+import { EXAMPLES } from '../helpers/examples';
+import { readmeBlock } from '../helpers/readme';
 import { eventually } from '../helpers/runtime';
-import { freePort } from '../connectors/net-helpers';
+import { runEddyProcess } from '../connectors/example-runner';
 
 const SECTION = '## Observe a running eddy';
 
@@ -22,14 +23,11 @@ describe("README's 'Observe a running eddy'", function () {
     peer('curl');
     const lines = readmeBlock(SECTION, 'sh').split('\n').filter((l) => l.trim() !== '');
     expect(lines).to.have.length(5);
-    // the default example (what `npm start` runs), on a free port so as not to meet another eddy on 9898
-    const port = await freePort();
-    const child = spawn(process.execPath, [EDDY, 'server', 'run', '-f', join(ROOT, 'examples/default.yaml'), '--api-port', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    // the default example (what `npm start` runs), its API on a port of its own (it names it on stderr), not on 9898
+    const eddy = runEddyProcess([EDDY, 'server', 'run', '-f', join(EXAMPLES, 'default.yaml'), '--api-port', '0'], 50_000);
+    let code: number | null;
     try {
-      await eventually(() => stderr.includes('Listening at'), 30_000, `eddy listening (stderr: ${stderr})`);
+      const [, port] = await eddy.logged(/^Listening at: http:\/\/127\.0\.0\.1:(\d+)$/m, 30_000);
       const here = (line: string) => line.replaceAll('127.0.0.1:9898', `127.0.0.1:${port}`).replace(/^npx eddy /, `${process.execPath} ${EDDY} `);
       const [health, status, metrics, tap, cli] = await Promise.all(lines.map((l) => sh(here(l))));
       expect(JSON.parse(health)).to.have.property('status', 'ok');
@@ -45,8 +43,8 @@ describe("README's 'Observe a running eddy'", function () {
         ['metronome', 'out'],
       ]);
     } finally {
-      child.kill('SIGTERM');
+      code = await eddy.stop();
     }
-    expect(await exited).to.equal(0);
+    expect(code, eddy.stderr()).to.equal(0);
   });
 });

@@ -11,6 +11,7 @@ import { eventually } from '../helpers/runtime';
 import { runNode } from '../helpers/cli';
 import { requireService, type ServiceName } from '../helpers/services';
 import { StandIn } from '../connectors/chat/stand-in';
+import { EXAMPLE_PORTS, EXAMPLES, SERVICE_PORTS, exampleCopy, exampleOnFreePorts } from '../helpers/examples';
 
 /** The real server an example's connectors talk to, by the type names it uses. */
 function serviceOf(text: string): ServiceName | undefined {
@@ -18,8 +19,6 @@ function serviceOf(text: string): ServiceName | undefined {
   for (const [type, service] of Object.entries(services)) if (new RegExp(`type:\\s*${type}\\b`).test(text)) return service;
   return undefined;
 }
-
-const EXAMPLES = join(__dirname, '../../../examples');
 
 describe('examples', () => {
   it('the embedding example runs its own onramp, operator and offramp types by name in one flow', async () => {
@@ -90,15 +89,34 @@ describe('examples', () => {
     expect(() => runtime.registerOperator(uppercaseOperator)).to.throw(/already registered/);
   });
 
-  for (const file of readdirSync(EXAMPLES).filter((f) => /\.(ya?ml|json)$/.test(f) && !f.endsWith('.cases.yaml'))) {
+  const configs = readdirSync(EXAMPLES).filter((f) => /\.(ya?ml|json)$/.test(f) && !f.endsWith('.cases.yaml'));
+
+  it('every fixed port an example listens on or talks to is one a test replaces (EXAMPLE_PORTS), or a shared server of scripts/services', () => {
+    const unlisted: string[] = [];
+    for (const file of configs) {
+      const text = readFileSync(join(EXAMPLES, file), 'utf8');
+      // `port: N`, `dst_port: N`, and an address 127.0.0.1:N (or `127.0.0.1 N`, as nc takes it) in a URL or a comment's command
+      for (const [, port] of text.matchAll(/(?:port:\s*|(?:127\.0\.0\.1|localhost)[: ])(\d+)\b/g)) {
+        const n = Number(port);
+        if (n === 0 || SERVICE_PORTS.includes(n) || n in (EXAMPLE_PORTS[file] ?? {})) continue;
+        unlisted.push(`${file}: ${port}`);
+      }
+    }
+    expect(unlisted, 'ports a test would run on as written: add them to EXAMPLE_PORTS (test/helpers/examples.ts)').to.deep.equal([]);
+  });
+
+  for (const file of configs) {
     it(`${file} loads and activates in a runtime`, async function () {
       const service = serviceOf(readFileSync(join(EXAMPLES, file), 'utf8'));
       if (service) await requireService(this, service);
-      // the chat example talks to the local Discord stand-in on 127.0.0.1:8140
-      const standIn = file === 'chat.yaml' ? await StandIn.start(8140) : undefined;
+      // the chat example talks to the local Discord stand-in, here on a port of its own
+      const standIn = file === 'chat.yaml' ? await StandIn.start() : undefined;
+      let config = join(EXAMPLES, file);
+      if (standIn) config = exampleCopy(file, { 8140: standIn.port });
+      else if (file in EXAMPLE_PORTS) config = (await exampleOnFreePorts(file)).file;
       const runtime = await new Runtime({ logger: createLogger('silent') }).start();
       try {
-        await loadConfigFile(runtime, join(EXAMPLES, file));
+        await loadConfigFile(runtime, config);
         expect(runtime.list('binding').length).to.be.greaterThan(0);
       } finally {
         await runtime.shutdown();

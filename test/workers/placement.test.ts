@@ -45,7 +45,7 @@ describe('placement under --workers', function () {
     after(() => runtime.shutdown());
     before(async () => {
       await runtime.start();
-      repository.publish('onramp', { id: 'net', type: 'tcp', config: { host: '127.0.0.1', port: 14242 } });
+      repository.publish('onramp', { id: 'net', type: 'tcp', config: { host: '127.0.0.1', port: 0 } });
       repository.publish('onramp', { id: 'lines', type: 'file', config: { source: 'x.json' } });
       repository.publish('onramp', { id: 'group', type: 'nats', config: { hosts: ['127.0.0.1:4222'], subject: 's', queue: 'q' } });
       repository.publish('onramp', { id: 'plain', type: 'nats', config: { hosts: ['127.0.0.1:4222'], subject: 's' } });

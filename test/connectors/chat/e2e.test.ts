@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { join } from 'node:path';
 import { runEddy } from '../../helpers/cli';
+import { exampleCopy } from '../../helpers/examples';
 import { call, eventually, startRuntime, type Started } from '../../helpers/runtime';
 import { CHANNEL, StandIn, TOKEN } from './stand-in';
 
@@ -62,9 +62,11 @@ describe('chat end to end (against a local Discord stand-in)', () => {
   describe('examples/chat.yaml', () => {
     it('prints every gateway event and answers "ping" with "pong" as a reply to it', async function () {
       this.timeout(60000); // a child process on a loaded machine
-      standIn = await StandIn.start(8140);
+      standIn = await StandIn.start();
       let done = false;
-      const run = runEddy(['server', 'run', '-f', join(__dirname, '../../../../examples/chat.yaml'), '--no-api'], { timeoutMs: 50000, signalWhen: () => done });
+      // the example's stand-in address (127.0.0.1:8140) becomes this one's
+      const example = exampleCopy('chat.yaml', { 8140: standIn.port });
+      const run = runEddy(['server', 'run', '-f', example, '--no-api'], { timeoutMs: 50000, signalWhen: () => done });
       try {
         await eventually(() => standIn.sockets.size === 1, 30000, 'the example bot on the gateway');
         standIn.guildCreate();

@@ -83,7 +83,7 @@ describe('otel end to end over the REST API', function () {
 
   it('refuses unknown config keys and values of the wrong type at publish time', async () => {
     rt = await startRuntime();
-    const unknown = await call(rt.base, 'POST', '/onramp', { body: { id: 'a', type: 'otel', config: { port: 4317, traces: false } } });
+    const unknown = await call(rt.base, 'POST', '/onramp', { body: { id: 'a', type: 'otel', config: { port: 0, traces: false } } });
     expect(unknown.status).to.equal(400);
     expect(unknown.text).to.contain('traces');
     const wrong = await call(rt.base, 'POST', '/onramp', { body: { id: 'b', type: 'otel', config: { logs: 'no' } } });

@@ -1,10 +1,9 @@
 import { expect } from 'chai';
-import { join } from 'node:path';
 import { eventually } from '../../helpers/runtime';
+import { exampleCopy } from '../../helpers/examples';
 import { runExample, type EddyProcess } from '../example-runner';
+import { freePort } from '../net-helpers';
 import { EXPORT_PATHS, logging, NOT_PROTOBUF, RawClient, tracing } from './helpers';
-
-const EXAMPLE = join(__dirname, '../../../../examples/otel.yaml');
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -19,9 +18,11 @@ describe('examples/otel.yaml', function () {
   });
 
   it('runs: spans and log records from the OpenTelemetry JS exporters are printed as OTLP/JSON lines, a request that is not OTLP goes to stderr', async () => {
-    eddy = runExample(EXAMPLE);
-    const t = tracing(4317, { 'service.name': 'example' });
-    const l = logging(4317, { 'service.name': 'example' });
+    // never the example's 4317: the standard OTLP port, which a local agent or collector may hold
+    const port = await freePort('tcp');
+    eddy = runExample(exampleCopy('otel.yaml', { 4317: port }));
+    const t = tracing(port, { 'service.name': 'example' });
+    const l = logging(port, { 'service.name': 'example' });
     closers.push(t.shutdown, l.shutdown);
     const spans = () => eddy!.events().flatMap((e) => ((e as Json).scopeSpans ?? []).flatMap((s: Json) => s.spans));
     const records = () => eddy!.events().flatMap((e) => ((e as Json).scopeLogs ?? []).flatMap((s: Json) => s.logRecords));
@@ -43,7 +44,7 @@ describe('examples/otel.yaml', function () {
     expect(spans()[0].traceId).to.match(/^[0-9a-f]{32}$/);
     expect(records()[0].body).to.deep.equal({ stringValue: 'a log line' });
 
-    const raw = new RawClient(4317);
+    const raw = new RawClient(port);
     closers.push(() => raw.close());
     expect((await raw.export(EXPORT_PATHS.trace, NOT_PROTOBUF)).error?.code).to.equal(3); // INVALID_ARGUMENT
     await eventually(() => eddy!.stderr().includes('not an OTLP trace export request'), 10000, 'the error on stderr');

@@ -1,11 +1,9 @@
 import { expect } from 'chai';
 import { createServer, type Server } from 'node:net';
-import { join } from 'node:path';
-import { runEddy } from '../../helpers/cli';
+import { exampleCopy } from '../../helpers/examples';
+import { runExample } from '../example-runner';
 import { call, eventually, startRuntime, type Started } from '../../helpers/runtime';
 import { curl, freePort, targetServer, type TargetServer } from './helpers';
-
-const EXAMPLE = join(__dirname, '../../../../examples/rest.yaml');
 
 describe('rest end to end', () => {
   let rt: Started | undefined;
@@ -80,23 +78,18 @@ describe('rest end to end', () => {
 
   it('examples/rest.yaml answers a request with its own body, status 201 and the path', async function () {
     this.timeout(20000);
-    let answer: Awaited<ReturnType<typeof curl>> | undefined;
-    let failure: unknown;
-    const run = runEddy(['server', 'run', '-f', EXAMPLE, '--no-api'], { timeoutMs: 18000, signalWhen: () => answer !== undefined || failure !== undefined });
-    const deadline = Date.now() + 15000;
-    while (answer === undefined && Date.now() < deadline) {
-      try {
-        answer = await curl('http://127.0.0.1:8180/greet', ['-H', 'Content-Type: application/yaml', '--data-binary', 'hello: world']);
-      } catch {
-        await new Promise((r) => setTimeout(r, 100)); // not listening yet: pacing the retry (the test waits for an answer)
-      }
+    // the example's port 8180 becomes 0: the onramp logs the port it bound
+    const eddy = runExample(exampleCopy('rest.yaml', { 8180: 0 }));
+    let code: number | null;
+    try {
+      const [, port] = await eddy.logged(/Onramp \S*\/onramp\/web\/main listening on http:\/\/127\.0\.0\.1:(\d+)\//);
+      const answer = await curl(`http://127.0.0.1:${port}/greet`, ['-H', 'Content-Type: application/yaml', '--data-binary', 'hello: world']);
+      expect(answer.status).to.equal(201);
+      expect(answer.headers['x-echo-path']).to.equal('/greet');
+      expect(JSON.parse(answer.body)).to.deep.equal({ hello: 'world' });
+    } finally {
+      code = await eddy.stop();
     }
-    if (answer === undefined) failure = 'no answer';
-    const result = await run;
-    expect(answer, result.stderr).to.not.equal(undefined);
-    expect(answer!.status).to.equal(201);
-    expect(answer!.headers['x-echo-path']).to.equal('/greet');
-    expect(JSON.parse(answer!.body)).to.deep.equal({ hello: 'world' });
-    expect(result.code, result.stderr).to.equal(0);
+    expect(code, eddy.stderr()).to.equal(0);
   });
 });

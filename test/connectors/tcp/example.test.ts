@@ -1,10 +1,9 @@
 import { expect } from 'chai';
 import { connect } from 'node:net';
-import { join } from 'node:path';
 import { eventually } from '../../helpers/runtime';
+import { exampleCopy } from '../../helpers/examples';
 import { runExample, type EddyProcess } from '../example-runner';
-
-const EXAMPLE = join(__dirname, '../../../../examples/tcp.yaml');
+import { freePort } from '../net-helpers';
 
 describe('examples/tcp.yaml', () => {
   let eddy: EddyProcess | undefined;
@@ -14,11 +13,13 @@ describe('examples/tcp.yaml', () => {
   });
 
   it('runs: the ticks it sends through the tcp offramp and lines from another client both arrive at the tcp onramp', async () => {
-    eddy = runExample(EXAMPLE);
+    // the example's 14242 (the onramp's port and the offramp's target alike) becomes a free port
+    const port = await freePort('tcp');
+    eddy = runExample(exampleCopy('tcp.yaml', { 14242: port }));
     const ticks = () => eddy!.events().filter((e) => (e as { onramp?: string }).onramp === 'metronome');
     await eventually(() => ticks().length >= 1, 10000, 'a tick through tcp');
     // the listener is up: another client's lines are framed on their own connection
-    const client = connect(14242, '127.0.0.1');
+    const client = connect(port, '127.0.0.1');
     client.end('{"hello":"tcp"}\n{"second":');
     client.on('error', () => undefined);
     await eventually(() => eddy!.events().some((e) => (e as { hello?: string }).hello === 'tcp') && ticks().length >= 2, 10000, 'the client line and a second tick');
