@@ -1,4 +1,4 @@
-import type { Health, Runtime } from './runtime';
+import type { Runtime } from './runtime';
 
 /** GET /health/live: whether the process should be left running (`ok`) or restarted. */
 export interface Liveness {
@@ -35,18 +35,8 @@ export class LivenessCheck {
     const health = this.runtime.health();
     const gone = health.instances.filter((i) => i.url.startsWith('/worker/') && i.state === 'failed');
     if (gone.length > 0) return { status: 'unhealthy', reason: gone.map((g) => g.reason ?? `${g.url} is gone`).join('; ') };
-    if (shuttingDown(health)) return { status: 'unhealthy', reason: 'the runtime is shutting down' };
+    if (this.runtime.shuttingDown) return { status: 'unhealthy', reason: 'the runtime is shutting down' };
     return { status: 'ok' };
   }
 }
 
-/**
- * The Runtime does not expose that it is stopping, but its health says it:
- * `unhealthy` while every instance runs (or waits on its breaker) happens
- * only once shutdown() has begun (after it, no instance is left at all).
- * While shutting down with an instance down this reads "not shutting down",
- * which is harmless: `eddy server run` closes the API as it starts to shut down.
- */
-function shuttingDown(health: Health): boolean {
-  return health.status === 'unhealthy' && health.instances.every((i) => i.state === 'running' || i.state === 'paused');
-}

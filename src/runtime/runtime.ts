@@ -134,6 +134,11 @@ export class Runtime {
     this.metrics = new MetricsReporter((event) => this.metricsInput(event), options.scheduler);
   }
 
+  /** True from the moment shutdown() begins: liveness (GET /health/live) reads it. */
+  get shuttingDown(): boolean {
+    return this.stopping;
+  }
+
   /** Publishes the system artefacts and starts their instances. */
   async start(): Promise<this> {
     for (const id of ['system::passthrough', 'system::metrics']) this.repository.publish('pipeline', SYSTEM_PIPELINE(id), true);
