@@ -162,7 +162,7 @@ export const wsOnramp: OnrampType<WsOnrampConfig> = {
     };
 
     const closeUnread = (conn: Connection, unsent: number) => {
-      closed[UNREAD_REPLIES] = (closed[UNREAD_REPLIES] ?? 0) + 1;
+      closed[UNREAD_REPLIES]++;
       ctx.logger.warn(`Onramp ${ctx.url}: closing ${conn.originUri} (${UNREAD_REPLIES}): ${unsent} bytes of replies unsent, reply_close_bytes is ${config.reply_close_bytes}`);
       // the close frame queues behind the unsent replies; reading resumes so the client's answering close frame is seen
       conn.closing = true;
