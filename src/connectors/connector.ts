@@ -142,6 +142,12 @@ export interface OnrampSource {
    * none, instead of waiting some time for data that should not come.
    */
   inputs?(): SourceInputs;
+  /**
+   * Connections the source closed itself, counted by reason (the linked ws
+   * onramp's `unread_replies`): cumulative, exported by GET /metrics and
+   * GET /status. A source that closes none leaves it out.
+   */
+  closedConnections?(): Readonly<Record<string, number>>;
 }
 
 /** A source's inputs (connections, requests being read, its socket), as `OnrampSource.inputs` reports them. */

@@ -37,6 +37,8 @@ export interface ObservedInstance {
   breakerCounts?: { trigger: number; restore: number };
   /** offramps: sends handed to the sink and not settled yet */
   inFlight?: number;
+  /** onramps that close connections themselves: how many they closed, by reason (the linked ws onramp's `unread_replies`) */
+  closedConnections?: Record<string, number>;
 }
 
 /** A live instance, as the runtime keeps it. */
@@ -56,6 +58,7 @@ export function observeInstance(
   switch (live.kind) {
     case 'onramp': {
       const { counters, breaker } = live.onramp.runtime;
+      const closedConnections = live.onramp.runtime.closedConnections();
       return {
         ...base,
         breaker: breaker.isOpen ? 'closed' : 'open',
@@ -66,6 +69,7 @@ export function observeInstance(
         errors: counters.error,
         bytes: { direction: 'in', count: counters.bytes },
         breakerCounts: { ...breaker.counts },
+        ...(closedConnections !== undefined ? { closedConnections: { ...closedConnections } } : {}),
       };
     }
     case 'offramp': {
@@ -122,6 +126,10 @@ export function combineObserved(perWorker: ObservedInstance[][]): ObservedInstan
         seen.breakerCounts.restore += o.breakerCounts.restore;
       }
       if (o.inFlight !== undefined) seen.inFlight = (seen.inFlight ?? 0) + o.inFlight;
+      if (o.closedConnections !== undefined) {
+        const sum = (seen.closedConnections ??= {});
+        for (const [reason, n] of Object.entries(o.closedConnections)) sum[reason] = (sum[reason] ?? 0) + n;
+      }
     }
   }
   return [...byUrl.values()];

@@ -51,6 +51,7 @@ export class PrometheusExporter {
         m.breakerRestores.inc(at, o.breakerCounts.restore);
       }
       if (o.inFlight !== undefined) m.inFlight.set(at, o.inFlight);
+      for (const [reason, n] of Object.entries(o.closedConnections ?? {})) m.connectionsClosed.inc({ ...at, reason }, n);
     }
     const [own, process] = await Promise.all([m.registry.metrics(), processMetrics(prom).metrics()]);
     return `${own}\n${process}`;
@@ -67,6 +68,7 @@ class RuntimeMetrics {
   readonly breakerTriggers;
   readonly breakerRestores;
   readonly inFlight;
+  readonly connectionsClosed;
   readonly up;
 
   constructor(private readonly prom: typeof PromClient) {
@@ -77,6 +79,7 @@ class RuntimeMetrics {
     this.breakerOpen = this.gauge('eddy_circuit_breaker_open', '1 while the circuit breaker is open: an onramp paused, an offramp holding its sources back; 0 when closed', INSTANCE);
     this.breakerTriggers = this.counter('eddy_circuit_breaker_triggers_total', 'How often the circuit breaker opened', INSTANCE);
     this.breakerRestores = this.counter('eddy_circuit_breaker_restores_total', 'How often the circuit breaker closed again', INSTANCE);
+    this.connectionsClosed = this.counter('eddy_onramp_connections_closed_total', 'Connections an onramp closed itself, by reason (unread_replies: a linked ws client that did not read its replies)', [...INSTANCE, 'reason']);
     this.inFlight = this.gauge('eddy_offramp_in_flight_sends', 'Sends handed to the sink that have not settled yet', INSTANCE);
     this.up = this.gauge('eddy_instance_running', '1 while the instance runs (paused by its circuit breaker counts), 0 when down or failed', INSTANCE);
   }

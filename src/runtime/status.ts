@@ -25,6 +25,7 @@ export interface StatusInstance {
   errors?: number;
   bytes?: { direction: 'in' | 'out'; count: number };
   in_flight?: number;
+  connections_closed?: Record<string, number>;
 }
 
 /** The status of a runtime, from one snapshot of its instances (`observed`, which a caller may have gathered from elsewhere too). */
@@ -45,6 +46,7 @@ export function status(runtime: Runtime, observed: ObservedInstance[] = runtime.
       ...(o.errors !== undefined ? { errors: o.errors } : {}),
       ...(o.bytes !== undefined ? { bytes: o.bytes } : {}),
       ...(o.inFlight !== undefined ? { in_flight: o.inFlight } : {}),
+      ...(o.closedConnections !== undefined ? { connections_closed: o.closedConnections } : {}),
     })),
   };
 }
@@ -103,6 +105,11 @@ export const STATUS_SCHEMA: JsonSchema = {
             properties: { direction: { enum: ['in', 'out'] }, count },
           },
           in_flight: { ...count, description: 'offramps: sends not settled yet' },
+          connections_closed: {
+            type: 'object',
+            additionalProperties: count,
+            description: 'onramps that close connections themselves: how many they closed, by reason (unread_replies: a linked ws client that did not read its replies)',
+          },
         },
       },
     },

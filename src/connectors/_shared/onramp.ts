@@ -167,6 +167,11 @@ export class OnrampRuntime {
     return this.parts.source.inputs?.();
   }
 
+  /** connections the type closed itself, by reason (see `OnrampSource.closedConnections`), if it closes any */
+  closedConnections(): Readonly<Record<string, number>> | undefined {
+    return this.parts.source.closedConnections?.();
+  }
+
   get uid(): number {
     return this.parts.ctx.uid;
   }

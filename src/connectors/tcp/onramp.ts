@@ -29,9 +29,14 @@ export const tcpOnramp: OnrampType<TcpOnrampConfig> = {
   configSchema: {
     type: 'object',
     additionalProperties: false,
-    required: ['host', 'port'],
+    required: ['port'],
     properties: {
-      host: { type: 'string', minLength: 1, description: 'address to listen on (e.g. 127.0.0.1, 0.0.0.0, ::)' },
+      host: {
+        type: 'string',
+        minLength: 1,
+        default: '127.0.0.1',
+        description: 'address to listen on; the default accepts only local clients, 0.0.0.0 (or ::) every interface',
+      },
       port: { type: 'integer', minimum: 0, maximum: 65535, description: 'port to listen on; 0 picks a free one' },
     },
   },

@@ -38,9 +38,14 @@ export const udpOnramp: OnrampType<UdpOnrampConfig> = {
   configSchema: {
     type: 'object',
     additionalProperties: false,
-    required: ['host', 'port'],
+    required: ['port'],
     properties: {
-      host: { type: 'string', minLength: 1, description: 'address to receive on (e.g. 127.0.0.1, 0.0.0.0, ::)' },
+      host: {
+        type: 'string',
+        minLength: 1,
+        default: '127.0.0.1',
+        description: 'address to receive on; the default takes only local senders, 0.0.0.0 (or ::) every interface',
+      },
       port: { type: 'integer', minimum: 0, maximum: 65535, description: 'port to receive on; 0 picks a free one' },
     },
   },

@@ -9,14 +9,40 @@ interface WsOnrampConfig {
   host: string;
   port: number;
   timeout: number;
+  reply_pause_bytes: number;
+  reply_close_bytes: number;
 }
 
-/** One accepted WebSocket connection: its own stream, hence its own preprocessor state. */
-interface Connection {
-  readonly socket: WebSocket;
-  readonly stream: number;
-  readonly originUri: string;
-  closed: boolean;
+/** The reason a linked onramp counts when it closes a client that does not read its replies. */
+export const UNREAD_REPLIES = 'unread_replies';
+
+/** The close status sent to that client: 1008, policy violation (it broke the rule that a client reads its replies). */
+export const UNREAD_REPLIES_CLOSE_CODE = 1008;
+
+/**
+ * One accepted WebSocket connection: its own stream, hence its own
+ * preprocessor state. It is read while the onramp reads (subscribed, breaker
+ * closed) and its replies are not piling up unsent (`overfull`).
+ */
+class Connection {
+  closed = false;
+  /** its unsent replies passed `reply_pause_bytes`: not read until they fall to half of it */
+  overfull = false;
+  /** eddy closed it (its replies were not read): read only for the client's answering close frame */
+  closing = false;
+
+  constructor(
+    readonly socket: WebSocket,
+    readonly stream: number,
+    readonly originUri: string,
+  ) {}
+
+  /** Pauses or resumes the socket to match what it should do now; the library's pause stops reading the TCP socket. */
+  read(should: boolean): void {
+    const read = this.closing || (should && !this.overfull);
+    if (read && this.socket.isPaused) this.socket.resume();
+    else if (!read && !this.socket.isPaused) this.socket.pause();
+  }
 }
 
 /** What a waiting request gets back: the reply's encoded payloads, or an error notice. */
@@ -27,6 +53,10 @@ export interface WsOnrampSource extends OnrampSource {
   readonly waiting: number;
   /** the port the server listens on (the configured one, or the one picked for port 0) */
   readonly port: number;
+  /** connections paused now because their unsent replies passed `reply_pause_bytes` */
+  readonly overfull: number;
+  /** bytes of replies the open connections hold unsent (the library's `bufferedAmount`, summed) */
+  readonly unsent: number;
 }
 
 /**
@@ -41,6 +71,12 @@ export interface WsOnrampSource extends OnrampSource {
  * unless its meta `binary` is true. A request waits for its reply at most
  * `timeout` ms and at most as long as its connection is open, so requests
  * that never get a reply leak nothing.
+ *
+ * A linked onramp also bounds what it holds for a client that sends requests
+ * and does not read the replies: past `reply_pause_bytes` of unsent replies
+ * it stops reading that client (TCP flow control then pushes back on it)
+ * until they fall to half; past `reply_close_bytes` it closes the connection
+ * with status 1008 and counts it under `unread_replies`.
  */
 export const wsOnramp: OnrampType<WsOnrampConfig> = {
   name: 'ws',
@@ -48,18 +84,40 @@ export const wsOnramp: OnrampType<WsOnrampConfig> = {
   placement: 'every-worker', // listening socket shared by the workers (docs/workers.md)
   linkable: true,
   example: { host: '127.0.0.1', port: 0 },
+  validate(config) {
+    if (config.reply_close_bytes <= config.reply_pause_bytes) {
+      throw new Error(`reply_close_bytes: must be greater than reply_pause_bytes (${config.reply_close_bytes} <= ${config.reply_pause_bytes}): a client is paused before it is closed`);
+    }
+  },
   configSchema: {
     type: 'object',
     additionalProperties: false,
     required: ['port'],
     properties: {
-      host: { type: 'string', minLength: 1, default: '0.0.0.0', description: 'address to listen on' },
+      host: {
+        type: 'string',
+        minLength: 1,
+        default: '127.0.0.1',
+        description: 'address to listen on; the default accepts only local clients, 0.0.0.0 (or ::) every interface',
+      },
       port: { type: 'integer', minimum: 0, maximum: 65535, description: 'port to listen on (0 picks a free port, logged at start)' },
       timeout: {
         type: 'integer',
         minimum: 1,
         default: 30000,
         description: 'linked only: ms a request waits for its reply; after that a late reply is dropped (the connection stays open)',
+      },
+      reply_pause_bytes: {
+        type: 'integer',
+        minimum: 1,
+        default: 1048576,
+        description: 'linked only: bytes of replies not yet sent to one client at which eddy stops reading that client; it reads again when they fall to half',
+      },
+      reply_close_bytes: {
+        type: 'integer',
+        minimum: 2,
+        default: 16777216,
+        description: 'linked only: bytes of replies not yet sent to one client at which eddy closes that connection (status 1008) and counts it under unread_replies; greater than reply_pause_bytes',
       },
     },
   },
@@ -69,7 +127,7 @@ export const wsOnramp: OnrampType<WsOnrampConfig> = {
     const port = await listen(http, config.host, config.port);
     const server = new WebSocketServer({ server: http });
     server.on('error', (err) => ctx.logger.error(`Onramp ${ctx.url}: server error: ${err.message}`));
-    ctx.logger.info(`Onramp ${ctx.url}: listening on ws://${config.host}:${port}/`);
+    ctx.logger.info(`Onramp ${ctx.url}: listening on ws://${uriHost(config.host)}:${port}/`);
 
     const connections = new Set<Connection>();
     const waiters = new Waiters<Answer>(config.timeout, ctx.scheduler);
@@ -78,15 +136,47 @@ export const wsOnramp: OnrampType<WsOnrampConfig> = {
     let early: Frame[] = [];
     let paused = false;
     let streams = 0;
+    /** connections this onramp closed itself, by reason (GET /metrics, GET /status); only a linked one closes any */
+    const closed: Record<string, number> = { [UNREAD_REPLIES]: 0 };
     const reading = () => out !== undefined && !paused;
     const push = (frame: Frame) => (out ? out.next(frame) : early.push(frame));
+
+    /** Called back by the library once a reply is written to the socket: a paused client whose unsent replies fell to half is read again. */
+    const afterSend = (conn: Connection) => (err?: Error) => {
+      if (err) return ctx.logger.debug(`Onramp ${ctx.url}: reply to ${conn.originUri} not sent: ${err.message}`);
+      if (conn.overfull && conn.socket.bufferedAmount <= config.reply_pause_bytes / 2) {
+        conn.overfull = false;
+        conn.read(reading());
+      }
+    };
+
+    /** A client that does not read its replies: paused past the first bound, closed past the second. */
+    const holdBack = (conn: Connection) => {
+      const unsent = conn.socket.bufferedAmount;
+      if (unsent >= config.reply_close_bytes) return closeUnread(conn, unsent);
+      if (unsent >= config.reply_pause_bytes && !conn.overfull) {
+        conn.overfull = true;
+        conn.read(reading());
+        ctx.logger.debug(`Onramp ${ctx.url}: ${unsent} bytes of replies to ${conn.originUri} unsent; not reading it until they fall to ${config.reply_pause_bytes / 2}`);
+      }
+    };
+
+    const closeUnread = (conn: Connection, unsent: number) => {
+      closed[UNREAD_REPLIES]++;
+      ctx.logger.warn(`Onramp ${ctx.url}: closing ${conn.originUri} (${UNREAD_REPLIES}): ${unsent} bytes of replies unsent, reply_close_bytes is ${config.reply_close_bytes}`);
+      // the close frame queues behind the unsent replies; reading resumes so the client's answering close frame is seen
+      conn.closing = true;
+      conn.socket.close(UNREAD_REPLIES_CLOSE_CODE, 'replies not read');
+      conn.read(reading());
+    };
 
     /** Answers a waiting request on its connection; a closed connection gets nothing. */
     const deliver = (conn: Connection, answer: Answer) => {
       if (conn.closed || conn.socket.readyState !== WebSocket.OPEN) return;
-      const sent = (err?: Error) => err && ctx.logger.debug(`Onramp ${ctx.url}: reply to ${conn.originUri} not sent: ${err.message}`);
-      if ('error' in answer) return conn.socket.send(JSON.stringify({ error: answer.error }), { binary: false }, sent);
-      for (const payload of answer.payloads) conn.socket.send(payload, { binary: answer.binary }, sent);
+      const sent = afterSend(conn);
+      if ('error' in answer) conn.socket.send(JSON.stringify({ error: answer.error }), { binary: false }, sent);
+      else for (const payload of answer.payloads) conn.socket.send(payload, { binary: answer.binary }, sent);
+      holdBack(conn);
     };
 
     /** Linked: the events a message made wait for their replies; a message that failed to decode is answered at once. */
@@ -104,10 +194,11 @@ export const wsOnramp: OnrampType<WsOnrampConfig> = {
     };
 
     server.on('connection', (socket: WebSocket, req: IncomingMessage) => {
-      const conn: Connection = { socket, stream: ++streams, originUri: originOf(req, port), closed: false };
+      const conn = new Connection(socket, ++streams, originOf(req, port));
       connections.add(conn);
-      if (!reading()) socket.pause();
+      conn.read(reading());
       socket.on('message', (data: RawData, isBinary: boolean) => {
+        if (conn.closing) return; // sent after eddy closed the connection: the closing handshake discards it
         const frame: Frame = { stream: conn.stream, data: toBuffer(data), originUri: conn.originUri, meta: { binary: isBinary } };
         if (ctx.linked) frame.done = track(conn);
         push(frame);
@@ -126,10 +217,10 @@ export const wsOnramp: OnrampType<WsOnrampConfig> = {
       const held = early;
       early = [];
       for (const frame of held) subscriber.next(frame);
-      if (!paused) for (const conn of connections) conn.socket.resume();
+      for (const conn of connections) conn.read(reading());
       return () => {
         out = undefined;
-        for (const conn of connections) conn.socket.pause();
+        for (const conn of connections) conn.read(false);
       };
     });
 
@@ -163,15 +254,24 @@ export const wsOnramp: OnrampType<WsOnrampConfig> = {
         return waiters.size;
       },
       port,
+      get overfull() {
+        return [...connections].filter((c) => c.overfull && !c.closing).length;
+      },
+      get unsent() {
+        let bytes = 0;
+        for (const conn of connections) bytes += conn.socket.bufferedAmount;
+        return bytes;
+      },
       pause() {
         paused = true;
-        for (const conn of connections) conn.socket.pause();
+        for (const conn of connections) conn.read(false);
       },
       resume() {
         paused = false;
-        if (out) for (const conn of connections) conn.socket.resume();
+        for (const conn of connections) conn.read(reading());
       },
       inputs: () => ({ open: connections.size, reading: [...connections].filter((c) => !c.socket.isPaused).length }),
+      closedConnections: ctx.linked ? () => ({ ...closed }) : undefined,
       async close() {
         waiters.dropAll();
         for (const conn of connections) conn.socket.terminate();

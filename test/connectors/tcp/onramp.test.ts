@@ -8,6 +8,7 @@ import type { Frame, OnrampSource } from '../../../src/connectors/connector';
 import { tcpOnramp } from '../../../src/connectors/tcp/onramp';
 import { call, eventually, startRuntime, type Started } from '../../helpers/runtime';
 import { fakeOnrampContext, freePort, netcat, receiver, sleep, type Receiver } from '../net-helpers';
+import { boundAddresses } from '../bound-addresses';
 
 /** A client connection to the onramp, resolved once connected. */
 function client(port: number): Promise<Socket> {
@@ -30,6 +31,15 @@ describe('tcp onramp', () => {
 
   const start = async (extra: Record<string, unknown> = {}) =>
     (flow = await receiver({ type: 'tcp', preprocessors: ['lines'], config: { host: '127.0.0.1', port }, ...extra }));
+
+  it('listens on 127.0.0.1 when its config gives no host', async () => {
+    const { collected } = await start({ config: { port } });
+    expect(boundAddresses(port, 'tcp'), 'addresses listening on the port').to.deep.equal(['127.0.0.1']);
+    const socket = await client(port);
+    socket.end('{"local":true}\n');
+    await eventually(() => collected.out.length === 1, 5000, 'the line from a local client');
+    expect(collected.out[0].data).to.deep.equal({ local: true });
+  });
 
   it('keeps each connection its own framing: lines cut across the writes of 20 interleaved connections arrive whole, each with its origin', async () => {
     const { collected } = await start();

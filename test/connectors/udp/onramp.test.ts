@@ -12,6 +12,7 @@ import { createUdpSource } from '../../../src/connectors/udp/onramp';
 import { Runtime } from '../../../src/runtime/runtime';
 import { eventually } from '../../helpers/runtime';
 import { fakeOnrampContext, freePort, netcat, receiver, recordingLogger, sleep, type Receiver } from '../net-helpers';
+import { boundAddresses } from '../bound-addresses';
 
 /** A UDP sender bound to an ephemeral loopback port. */
 async function sender(): Promise<Socket & { sendTo(port: number, data: Buffer | string): Promise<void> }> {
@@ -43,6 +44,16 @@ describe('udp onramp', () => {
   });
 
   const start = async (extra: Record<string, unknown> = {}) => (flow = await receiver({ type: 'udp', config: { host: '127.0.0.1', port }, ...extra }));
+
+  it('receives on 127.0.0.1 when its config gives no host', async () => {
+    const { collected } = await start({ config: { port } });
+    expect(boundAddresses(port, 'udp'), 'addresses bound to the port').to.deep.equal(['127.0.0.1']);
+    const a = await sender();
+    senders.push(a);
+    await a.sendTo(port, 'local datagram');
+    await eventually(() => collected.out.length === 1, 5000, 'the local datagram');
+    expect(collected.out[0].data).to.equal('local datagram');
+  });
 
   it('makes one event per datagram, decoded as a string by default, with the sender in its origin', async () => {
     const { collected } = await start();

@@ -22,9 +22,14 @@ export interface Received {
 export class Client {
   readonly received: Received[] = [];
   closed = false;
+  /** the close status and reason the connection ended with */
+  closedWith: { code: number; reason: string } | undefined;
   private constructor(readonly socket: WebSocket) {
     socket.on('message', (data, binary) => this.received.push({ text: (data as Buffer).toString('utf8'), binary }));
-    socket.on('close', () => (this.closed = true));
+    socket.on('close', (code, reason) => {
+      this.closed = true;
+      this.closedWith = { code, reason: reason.toString('utf8') };
+    });
     socket.on('error', () => undefined);
   }
 

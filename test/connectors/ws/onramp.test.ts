@@ -3,6 +3,7 @@ import { createLogger } from '../../../src/core/logger';
 import { Runtime } from '../../../src/runtime/runtime';
 import { eventually } from '../../helpers/runtime';
 import { Client, type DirectOnramp, directOnramp, freePort, sleep } from './helpers';
+import { boundAddresses } from '../bound-addresses';
 
 describe('ws onramp', () => {
   let ramp: DirectOnramp | undefined;
@@ -222,5 +223,26 @@ describe('ws onramp linked through a runtime (onramp -> passthrough -> onramp in
     await eventually(() => a.received.length === 1 && b.received.length === 1, 3000, 'the error notices');
     for (const c of [a, b]) expect(JSON.parse(c.received[0].text).error).to.match(/batched replies are not supported/);
     expect(runtime.onramp('/onramp/ws/main')!.runtime.counters.error).to.equal(1);
+  });
+});
+
+describe('ws onramp defaults', () => {
+  let runtime: Runtime;
+  beforeEach(async () => {
+    runtime = await new Runtime({ logger: createLogger('silent') }).start();
+  });
+  afterEach(() => runtime.shutdown());
+
+  it('listens on 127.0.0.1 when its config gives no host', async () => {
+    const port = await freePort();
+    runtime.publish('onramp', { id: 'ws', type: 'ws', config: { port } });
+    runtime.publish('pipeline', { id: 'p', interface: { inputs: ['in'], outputs: ['out'] }, nodes: [{ id: 'pass', type: 'passthrough' }], links: { in: ['pass'], pass: ['out'] } });
+    runtime.publish('binding', { id: 'b', links: { '/onramp/ws/{instance}/out': ['/pipeline/p/{instance}/in'] } });
+    await runtime.activate('binding', 'b', 'main');
+    expect(boundAddresses(port, 'tcp'), 'addresses listening on the port').to.deep.equal(['127.0.0.1']);
+    const c = await Client.open(`ws://127.0.0.1:${port}/`);
+    await c.send('{"local":true}');
+    await eventually(() => runtime.onramp('/onramp/ws/main')!.runtime.counters.out === 1, 3000, 'the local client\'s message');
+    await c.close();
   });
 });
