@@ -190,7 +190,7 @@ describe('ws onramp, linked: a client that does not read its replies', function 
     expect(source.waiting, 'requests still waiting').to.equal(0);
     expect(await closedMetric(), 'eddy_onramp_connections_closed_total{reason="unread_replies"}').to.equal(1);
     const status = (await (await fetch(`${started.base}/status`)).json()) as { instances: { url: string; connections_closed?: Record<string, number> }[] };
-    expect(status.instances.find((i) => i.url === `tremor://localhost${URL}`)?.connections_closed).to.deep.equal({ [UNREAD_REPLIES]: 1 });
+    expect(status.instances.find((i) => i.url === URL)?.connections_closed).to.deep.equal({ [UNREAD_REPLIES]: 1 });
 
     // once it reads, it gets the replies sent before the close, in order, then the close status that says why
     client.socket.resume();
