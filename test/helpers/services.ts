@@ -112,6 +112,7 @@ const notStarted = new Map<ServiceName, string>();
  * under CI, fail), naming it.
  */
 export async function startMissingServices(): Promise<void> {
+  selectedServices(); // a misspelt EDDY_SERVICES stops the run here, even when every server is up
   const up = await Promise.all(SERVICE_NAMES.map((name) => serviceRunning(name)));
   const plan = startPlan(SERVICE_NAMES.filter((_, i) => !up[i]));
   for (const [name, reason] of plan.notStarted) notStarted.set(name, reason);
