@@ -97,7 +97,7 @@ export class PrivateService {
    */
   static async start(ctx: Mocha.Context, name: PrivateServiceName, options: { exportPort?: number } = {}): Promise<PrivateService> {
     const reason = privateServiceLeftOut(name);
-    if (reason) skipWithout(ctx, name, `a private ${name} is not started`, reason);
+    if (reason) skipWithout(ctx, name, `no private ${name} is started`, reason);
     const timeout = ctx.timeout();
     ctx.timeout(Math.max(timeout, SCRIPT_TIMEOUT_MS + 10_000));
     const dir = mkdtempSync(join(tmpdir(), `eddy-private-${name}-`));

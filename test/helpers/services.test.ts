@@ -60,7 +60,7 @@ describe('test services: EDDY_SERVICES and the summary of what was not tested', 
     const summary = run.output.slice(run.output.search(/^ {2}3 pending$/m));
     expect(summary, run.output).to.contain('services: not tested: kafka, amqp\n');
     expect(summary).to.contain(`  kafka: 2 tests pending, kafka is not running on 127.0.0.1:${port}: EDDY_SERVICES=none leaves it out\n`);
-    expect(summary).to.contain('  amqp: 1 test pending, a private rabbitmq is not started: EDDY_SERVICES=none leaves it out\n');
+    expect(summary).to.contain('  amqp: 1 test pending, no private rabbitmq is started: EDDY_SERVICES=none leaves it out\n');
   });
 
   it("a server the environment points elsewhere is not started, and the summary says so", async () => {
@@ -69,7 +69,7 @@ describe('test services: EDDY_SERVICES and the summary of what was not tested', 
     expect(run.code, run.output).to.equal(0);
     expect(run.output).to.not.contain('services: starting');
     expect(run.output).to.contain(`  kafka: 2 tests pending, kafka is not running on 127.0.0.1:${port}: its address comes from EDDY_KAFKA_PORT, so it is not started here\n`);
-    expect(run.output).to.contain('  amqp: 1 test pending, a private rabbitmq is not started: EDDY_SERVICES=kafka leaves it out\n');
+    expect(run.output).to.contain('  amqp: 1 test pending, no private rabbitmq is started: EDDY_SERVICES=kafka leaves it out\n');
   });
 
   it('under CI a missing server fails the suites that need it instead of skipping them', async () => {
@@ -77,7 +77,7 @@ describe('test services: EDDY_SERVICES and the summary of what was not tested', 
     const run = await runFixture({ CI: 'true', EDDY_SERVICES: 'none', EDDY_KAFKA_PORT: String(port) });
     expect(run.code, run.output).to.equal(2);
     expect(run.output).to.contain(`kafka is not running on 127.0.0.1:${port}: EDDY_SERVICES=none leaves it out`);
-    expect(run.output).to.contain('a private rabbitmq is not started: EDDY_SERVICES=none leaves it out');
+    expect(run.output).to.contain('no private rabbitmq is started: EDDY_SERVICES=none leaves it out');
     expect(run.output).to.not.contain('services: not tested');
   });
 

@@ -135,7 +135,9 @@ interface Skip {
   /** the suite (a hook skipped it) or the test */
   title: string;
   tests: number;
-  reason: string;
+  /** what was missing, and why */
+  what: string;
+  why: string;
 }
 /** by the title of what was skipped: a beforeEach that skips each test counts each once */
 const skips = new Map<string, Skip>();
@@ -146,13 +148,13 @@ const skips = new Map<string, Skip>();
  * `.ci/run` starts every service) it fails instead, so a missing server can
  * never pass as a skip.
  */
-export function skipWithout(ctx: Mocha.Context, name: ServiceName, what: string, reason: string): never {
-  const message = `${what}: ${reason}`;
+export function skipWithout(ctx: Mocha.Context, name: ServiceName, what: string, why: string): never {
+  const message = `${what}: ${why}`;
   if (process.env.CI) throw new Error(message);
   const runnable = ctx.runnable() as Mocha.Hook | Mocha.Test;
   const hook = runnable.type === 'hook';
   const title = hook ? (runnable.parent?.fullTitle() ?? runnable.fullTitle()) : runnable.fullTitle();
-  skips.set(title, { service: name, title, tests: hook ? (runnable.parent?.total() ?? 1) : 1, reason: message });
+  skips.set(title, { service: name, title, tests: hook ? (runnable.parent?.total() ?? 1) : 1, what, why });
   // eslint-disable-next-line no-console
   console.warn(`skipped: ${message}`);
   ctx.skip();
@@ -186,7 +188,10 @@ export function skippedSummary(): string[] {
   const lines = [`services: not tested: ${[...byService.keys()].map((name) => CONNECTOR[name]).join(', ')}`];
   for (const [name, list] of byService) {
     const tests = list.reduce((n, skip) => n + skip.tests, 0);
-    const reasons = [...new Set(list.map((skip) => skip.reason))];
+    // one clause per reason: `rabbitmq is not running on … and no private rabbitmq is started: EDDY_SERVICES=none leaves it out`
+    const whats = new Map<string, Set<string>>();
+    for (const skip of list) whats.set(skip.why, (whats.get(skip.why) ?? new Set()).add(skip.what));
+    const reasons = [...whats].map(([why, what]) => `${[...what].join(' and ')}: ${why}`);
     lines.push(`  ${CONNECTOR[name]}: ${tests} test${tests === 1 ? '' : 's'} pending, ${reasons.join('; ')}`);
   }
   return lines;
