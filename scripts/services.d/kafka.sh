@@ -111,7 +111,9 @@ start() {
       { cat "$dir/format.log" >&2; return 1; }
   fi
   : >"$log"
-  nohup java -Xmx512m -Xms256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+  # a session of its own, as the other services have: a Ctrl-C to whatever started it (npm test starts
+  # the services that are down) does not reach the broker
+  setsid nohup java -Xmx512m -Xms256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
     -Dlog4j.configuration="file:$dir/log4j.properties" -cp "$lib/*" kafka.Kafka "$dir/server.properties" \
     >"$dir/stdout.log" 2>&1 </dev/null &
   echo $! >"$pidfile"
