@@ -2,8 +2,9 @@ import { expect } from 'chai';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
+import { join } from 'node:path';
 import { PrivateService } from './private-service';
-import type { ServiceAddress } from './services';
+import { privateServiceLeftOut, skipWithout, type ServiceAddress } from './services';
 
 /** Whether something accepts a TCP connection at `address` now. */
 function answers({ host, port }: ServiceAddress): Promise<boolean> {
@@ -61,5 +62,18 @@ describe('PrivateService: a server of a test of its own', function () {
     expect(await answers(a.address)).to.equal(false);
     expect(existsSync(a.dir), "a's directory").to.equal(false);
     expect(await answers(b.address), 'b still untouched').to.equal(true);
+  });
+
+  it('stops and removes a private server that a test left running when the process exits', async function () {
+    const leftOut = privateServiceLeftOut('otelcol');
+    if (leftOut) skipWithout(this, 'otelcol', 'no private otelcol is started', leftOut);
+    const output = await new Promise<string>((resolve, reject) => {
+      const child = [require.resolve('mocha/bin/mocha.js'), '--no-config', '--require', join(__dirname, 'setup.js'), join(__dirname, '../fixtures/services/abandons-a-collector.js')];
+      execFile(process.execPath, child, { timeout: 60_000 }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stdout}${stderr}`)) : resolve(stdout)));
+    });
+    const [, dir, port] = /private otelcol: (\S+) (\d+)/.exec(output) ?? [];
+    expect(dir, output).to.be.a('string');
+    expect(existsSync(dir), 'its directory').to.equal(false);
+    expect(await answers({ host: '127.0.0.1', port: Number(port) }), 'its receiver').to.equal(false);
   });
 });
