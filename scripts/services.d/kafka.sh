@@ -8,15 +8,18 @@
 #
 # The jars are cached in $EDDY_KAFKA_CACHE (default /var/cache/eddy-services/kafka),
 # so a second start does not download again; data and logs are in
-# $EDDY_SERVICES_DIR/kafka.
+# $EDDY_SERVICES_DIR/kafka. The ports come from EDDY_KAFKA_PORT [9092] and
+# EDDY_KAFKA_CONTROLLER_PORT [9093], so a test can run a private broker
+# (test/helpers/private-service.ts) beside the shared one, with its own
+# $EDDY_SERVICES_DIR.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck source=_lib.sh
 source "$here/_lib.sh"
 
 VERSION=3.9.1
-PORT=9092
-CONTROLLER_PORT=9093
+PORT="${EDDY_KAFKA_PORT:-9092}"
+CONTROLLER_PORT="${EDDY_KAFKA_CONTROLLER_PORT:-9093}"
 dir="$(service_dir kafka)"
 cache="${EDDY_KAFKA_CACHE:-/var/cache/eddy-services/kafka}"
 mkdir -p "$cache" 2>/dev/null || cache="$dir/dist"
@@ -108,7 +111,9 @@ start() {
       { cat "$dir/format.log" >&2; return 1; }
   fi
   : >"$log"
-  nohup java -Xmx512m -Xms256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+  # a session of its own, as the other services have: a Ctrl-C to whatever started it (npm test starts
+  # the services that are down) does not reach the broker
+  setsid nohup java -Xmx512m -Xms256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
     -Dlog4j.configuration="file:$dir/log4j.properties" -cp "$lib/*" kafka.Kafka "$dir/server.properties" \
     >"$dir/stdout.log" 2>&1 </dev/null &
   echo $! >"$pidfile"

@@ -12,13 +12,26 @@
 # (inet_dist_use_interface) are all bound to 127.0.0.1. No plugins are
 # enabled (faster start; the tests need none). apt does not start the
 # server; this script does. epmd outlives the node, so `stop` ends it too.
+#
+# Everything that names or places a node comes from the environment, so a
+# test can run a private node beside the shared one (test/helpers/private-service.ts)
+# with its own $EDDY_SERVICES_DIR; unset, each has the default in brackets:
+#   EDDY_RABBITMQ_PORT       the AMQP listener                    [5672]
+#   EDDY_RABBITMQ_NODE       the Erlang node name                  [rabbit@localhost]
+#   EDDY_RABBITMQ_EPMD_PORT  the epmd this node registers with     [4369]
+#   EDDY_RABBITMQ_DIST_PORT  the node's Erlang distribution port   [AMQP port + 20000]
+# A node with an epmd port of its own starts (and stops) that epmd, so it
+# never touches the shared node's registration.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck source=scripts/services.d/_lib.sh
 source "$here/_lib.sh"
 
-PORT=5672
-NODE=rabbit@localhost
+PORT="${EDDY_RABBITMQ_PORT:-5672}"
+NODE="${EDDY_RABBITMQ_NODE:-rabbit@localhost}"
+EPMD_PORT="${EDDY_RABBITMQ_EPMD_PORT:-4369}"
+# RabbitMQ's own default; named, because AMQP port + 20000 is past 65535 for an ephemeral AMQP port
+DIST_PORT="${EDDY_RABBITMQ_DIST_PORT:-$((PORT + 20000))}"
 dir="$(service_dir rabbitmq)"
 pidfile="$dir/rabbitmq.pid"
 LOOPBACK_DIST="-kernel inet_dist_use_interface {127,0,0,1}"
@@ -34,6 +47,8 @@ as_rabbit() {
     RABBITMQ_LOG_BASE="$dir/log" \
     RABBITMQ_PID_FILE="$pidfile" \
     ERL_EPMD_ADDRESS=127.0.0.1 \
+    ERL_EPMD_PORT="$EPMD_PORT" \
+    RABBITMQ_DIST_PORT="$DIST_PORT" \
     RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="$LOOPBACK_DIST" \
     RABBITMQ_CTL_ERL_ARGS="$LOOPBACK_DIST" \
     "$@"
@@ -81,7 +96,7 @@ EOF
   chown -R rabbitmq:rabbitmq "$dir"
   rm -f "$pidfile"
   # detached from this shell: the node keeps running after the script returns
-  setsid bash -c "$(declare -f as_rabbit); $(declare -p NODE dir pidfile LOOPBACK_DIST); \
+  setsid bash -c "$(declare -f as_rabbit); $(declare -p NODE dir pidfile LOOPBACK_DIST EPMD_PORT DIST_PORT); \
     as_rabbit /usr/lib/rabbitmq/bin/rabbitmq-server" >>"$dir/log/startup.log" 2>&1 </dev/null &
   local launcher=$!
   # the node writes its pid file early in its boot; a launcher that died meanwhile failed to start
@@ -112,7 +127,7 @@ stop() {
   fi
   rm -f "$pidfile"
   # epmd, started by the node, outlives it
-  if port_open 4369; then
+  if port_open "$EPMD_PORT"; then
     as_rabbit epmd -kill >/dev/null 2>&1 || true
   fi
   echo "stopped"

@@ -2,9 +2,14 @@
  * Loaded by mocha before every test file. Under CI the property-based tests
  * run with a fixed seed, so a run is reproducible and a landing never hinges
  * on a lucky draw; locally each run draws a fresh seed and keeps hunting.
+ *
+ * Its global fixtures start the servers of scripts/services that are down
+ * before the first test (EDDY_SERVICES=none or a list opts out) and, after
+ * mocha's own summary, name the connectors whose tests were skipped because
+ * their server was not there, and why.
  */
 import fc from 'fast-check';
-import { serviceAddress } from './services';
+import { serviceAddress, skippedSummary, startMissingServices } from './services';
 
 if (process.env.CI) fc.configureGlobal({ seed: 20261121 });
 process.env.EDDY_LOG ??= 'silent';
@@ -12,3 +17,11 @@ process.env.EDDY_LOG ??= 'silent';
 // auth library never probes a cloud metadata server: no test, example or child process leaves loopback.
 process.env.PUBSUB_EMULATOR_HOST ??= `${serviceAddress('pubsub').host}:${serviceAddress('pubsub').port}`;
 process.env.METADATA_SERVER_DETECTION ??= 'none';
+
+export const mochaGlobalSetup = startMissingServices;
+
+export function mochaGlobalTeardown(): void {
+  const lines = skippedSummary();
+  // eslint-disable-next-line no-console
+  if (lines.length > 0) console.log(`\n${lines.join('\n')}\n`);
+}

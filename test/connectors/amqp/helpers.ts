@@ -1,6 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
 import { createServer, connect as tcpConnect, type AddressInfo, type Socket } from 'node:net';
-import { join } from 'node:path';
 import { connect, type ChannelModel, type ConfirmChannel, type Options } from 'amqplib';
 import type { ServiceAddress } from '../../helpers/services';
 import { consumeWith, type Consumed, type SinkFn } from '../consume';
@@ -160,25 +158,6 @@ export class TestClient {
     this.channel = await this.connection.createConfirmChannel();
     this.channel.on('error', () => undefined);
   }
-}
-
-const SERVICES = join(__dirname, '../../../../scripts/services');
-
-/** Whether this machine's rabbitmq is the one scripts/services runs (only then may a test restart it). */
-export function ownService(): boolean {
-  return spawnSync('bash', [SERVICES, 'status', 'rabbitmq'], { stdio: 'ignore' }).status === 0;
-}
-
-/** `scripts/services <action> rabbitmq`, failing with its output. */
-export function service(action: 'start' | 'stop'): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', [SERVICES, action, 'rabbitmq'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (d) => (output += d));
-    child.stderr.on('data', (d) => (output += d));
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`scripts/services ${action} rabbitmq: exit ${code}\n${output}`))));
-  });
 }
 
 /**

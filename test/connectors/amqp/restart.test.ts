@@ -3,9 +3,10 @@ import type { Subscription } from 'rxjs';
 import { createLogger } from '../../../src/core/logger';
 import { Runtime } from '../../../src/runtime/runtime';
 import { eventually } from '../../helpers/runtime';
-import { requireService, type ServiceAddress } from '../../helpers/services';
+import { PrivateService } from '../../helpers/private-service';
+import type { ServiceAddress } from '../../helpers/services';
 import { passthrough } from '../net-helpers';
-import { amqpAddr, ownService, service, TestClient, unique, type Received } from './helpers';
+import { amqpAddr, TestClient, unique, type Received } from './helpers';
 
 /**
  * The broker restarted under a running flow (RabbitMQ → amqp onramp →
@@ -15,40 +16,30 @@ import { amqpAddr, ownService, service, TestClient, unique, type Received } from
  * the broker is back, the breaker is restored, and every message published
  * before, during and after the restart arrives.
  *
- * The broker is stopped and started with scripts/services, so this runs
- * only against the rabbitmq that script runs (under CI always).
+ * The broker is a private RabbitMQ of this test's own (own node, ports and
+ * data directory, started by scripts/services.d/rabbitmq.sh): the shared
+ * one, which other suites and processes use, is never stopped.
  */
-describe('amqp across a broker restart (real RabbitMQ, restarted with scripts/services)', function () {
+describe('amqp across a broker restart (a private RabbitMQ, stopped and started again)', function () {
   this.timeout(90_000);
+  let broker: PrivateService | undefined;
   let server: ServiceAddress;
   let client: TestClient | undefined;
   let runtime: Runtime | undefined;
   let gate: Subscription | undefined;
   let input = '';
   let output = '';
-  /** the test stopped the broker and has not started it again */
-  let stopped = false;
 
   before(async function () {
-    server = await requireService(this, 'rabbitmq');
-    if (!ownService()) {
-      if (process.env.CI) throw new Error('the rabbitmq on the default port is not the one scripts/services runs: cannot restart it');
-      // eslint-disable-next-line no-console
-      console.warn('skipped: the rabbitmq on the default port is not the one scripts/services runs, so the test cannot restart it');
-      this.skip();
-    }
+    broker = await PrivateService.start(this, 'rabbitmq');
+    server = broker.address;
   });
   after(async () => {
     gate?.unsubscribe();
     await runtime?.shutdown();
     await client?.disconnect();
-    // whatever happened, the broker runs again and the test's queues are gone
-    if (stopped) await service('start');
-    if (input === '') return;
-    const cleanup = await TestClient.open(server);
-    cleanup.track(input);
-    cleanup.track(output);
-    await cleanup.close();
+    // the broker, its queues and its data go with its directory
+    await broker?.dispose();
   });
 
   it('triggers the breaker while the broker is down, resumes after, and loses nothing', async () => {
@@ -84,12 +75,10 @@ describe('amqp across a broker restart (real RabbitMQ, restarted with scripts/se
     await publish(300, 2000);
     await client.disconnect();
     client = undefined;
-    stopped = true;
-    await service('stop');
+    await broker!.stop();
     await eventually(() => states.at(-1) === false, 30_000, 'the breaker triggered');
 
-    await service('start');
-    stopped = false;
+    await broker!.start();
     client = await TestClient.open(server);
     await publish(2300, 300);
     // wait for every message, not for a count: duplicates (acks lost with the connection) can make up

@@ -1,43 +1,31 @@
 /**
- * The project's own broker (scripts/services) stopped and started again
- * while eddy relays one topic into another: the offramp's failed writes
- * trigger the circuit breaker, the onramp stops reading and fails back to
- * its committed offsets, and once the broker is back everything resumes
- * and every event arrives.
+ * A broker stopped and started again while eddy relays one topic into
+ * another: the offramp's failed writes trigger the circuit breaker, the
+ * onramp stops reading and fails back to its committed offsets, and once the
+ * broker is back everything resumes and every event arrives.
+ *
+ * The broker is a private Kafka of this test's own (own ports and log
+ * directory, started by scripts/services.d/kafka.sh): the shared one, which
+ * other suites and processes use, is never stopped.
  */
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { createLogger, type Logger } from '../../../src/core/logger';
 import { Runtime } from '../../../src/runtime/runtime';
+import { PrivateService } from '../../helpers/private-service';
 import { eventually } from '../../helpers/runtime';
-import { requireService, serviceAddress } from '../../helpers/services';
 import { Peer, brokerOf, tail, unique } from './helpers';
 
-const SERVICES = join(__dirname, '../../../../scripts/services');
-const run = promisify(execFile);
-const services = (action: 'start' | 'stop' | 'status') => run('bash', [SERVICES, action, 'kafka'], { timeout: 120000 });
-
-describe('kafka: the broker restarts while eddy relays', function () {
+describe('kafka: the broker restarts while eddy relays (a private Kafka)', function () {
   this.timeout(120000);
+  let kafka: PrivateService | undefined;
   let broker: string;
   let peer: Peer | undefined;
   let runtime: Runtime | undefined;
   let closeTail: (() => Promise<void>) | undefined;
 
   before(async function () {
-    broker = brokerOf(await requireService(this, 'kafka'));
-    const ours = await services('status').then(
-      () => true,
-      () => false,
-    );
-    const { host, port } = serviceAddress('kafka');
-    if (!ours || host !== '127.0.0.1' || port !== 9092) {
-      // eslint-disable-next-line no-console
-      console.warn('skipped: the broker is not the one scripts/services runs, so this test cannot restart it');
-      this.skip();
-    }
+    kafka = await PrivateService.start(this, 'kafka');
+    broker = brokerOf(kafka.address);
     peer = new Peer(broker);
   });
   after(async function () {
@@ -45,8 +33,7 @@ describe('kafka: the broker restarts while eddy relays', function () {
     await runtime?.shutdown();
     await closeTail?.();
     await peer?.close();
-    // whatever happened, leave the broker running
-    if (peer) await services('start');
+    await kafka?.dispose();
   });
 
   it('triggers the breaker while the broker is down and relays every event once it is back', async () => {
@@ -87,12 +74,12 @@ describe('kafka: the broker restarts while eddy relays', function () {
     const onramp = runtime.onramp('/onramp/in/main')!.runtime;
 
     await eventually(() => out.values.length >= 500, 30000, 'relaying');
-    await services('stop');
+    await kafka!.stop();
     // writes in flight fail: the offramp holds the breaker of the onramp feeding it until the brokers answer
     await eventually(() => said.some((m) => m.includes('/offramp/out/main: the brokers cannot be reached')), 30000, 'the offramp to notice');
     expect(onramp.breaker.isOpen).to.equal(false);
     expect(onramp.breaker.holders()).to.include('/offramp/out/main');
-    await services('start');
+    await kafka!.start();
     await eventually(() => new Set(out.values).size === sent.length, 60000, `all ${sent.length} events in ${output}`);
     expect(new Set(out.values)).to.deep.equal(new Set(sent));
     // restored once the brokers answered again

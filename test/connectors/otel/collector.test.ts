@@ -1,18 +1,11 @@
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import type { EddyEvent } from '../../../src/core/event';
+import { PrivateService } from '../../helpers/private-service';
 import { eventually } from '../../helpers/runtime';
-import { requireService, type ServiceAddress } from '../../helpers/services';
-import { recordingLogger } from '../net-helpers';
+import { freePort, recordingLogger } from '../net-helpers';
 import { attributes, logging, metering, otelFlow, signalOf, tracing, type OtelFlow } from './helpers';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-const SCRIPT = join(__dirname, '../../../../scripts/services.d/otelcol.sh');
-/** Where the collector of `scripts/services start otelcol` exports to: fixed in its config, so the eddy onramp of these tests listens there. */
-const EXPORT_PORT = Number(process.env.EDDY_OTELCOL_EXPORT_PORT ?? 14319);
 
 const serviceName = (e: EddyEvent) => (attributes((e.data as Json).resource?.attributes)['service.name'] as { stringValue?: string } | undefined)?.stringValue;
 
@@ -21,36 +14,41 @@ const serviceName = (e: EddyEvent) => (attributes((e.data as Json).resource?.att
  * built by scripts/services.d/otelcol.sh): the OpenTelemetry JS exporters
  * send to the collector's otlp receiver, and its otlp_grpc exporter (gzip
  * compression, retries, honouring RetryInfo) sends on to eddy.
+ *
+ * Each test has a collector of its own (own ports, config and log, started
+ * by scripts/services.d/otelcol.sh), exporting to that test's onramp: the
+ * shared collector is never reconfigured or signalled.
  */
-describe('otel onramp behind a real OpenTelemetry Collector', function () {
+describe('otel onramp behind a real OpenTelemetry Collector (a private one per test)', function () {
   this.timeout(60000);
-  let collector: ServiceAddress;
+  let collector: PrivateService | undefined;
   let flow: OtelFlow | undefined;
   const closers: (() => unknown)[] = [];
-  before(async function () {
-    collector = await requireService(this, 'otelcol');
-  });
   afterEach(async () => {
     for (const close of closers.splice(0).reverse()) await close();
     await flow?.stop();
     flow = undefined;
+    await collector?.dispose();
+    collector = undefined;
   });
 
   /**
-   * Starts the onramp on the collector's export port, then has the collector
-   * reload (SIGHUP): while nothing listened there its gRPC channel backed
-   * off (up to 2 minutes between attempts); rebuilt, it connects at once.
+   * Starts the onramp on a free port, then a collector exporting to it:
+   * started after the onramp, the collector's exporter connects at once (a
+   * gRPC channel that found nothing listening backs off, up to 2 minutes
+   * between attempts).
    */
-  async function startBehindCollector() {
+  async function startBehindCollector(ctx: Mocha.Context) {
     const logger = recordingLogger();
-    flow = await otelFlow({ host: '127.0.0.1', port: EXPORT_PORT }, { logger });
-    await promisify(execFile)('bash', [SCRIPT, 'reload'], { timeout: 30000 });
-    return { flow, logger };
+    const port = await freePort();
+    flow = await otelFlow({ host: '127.0.0.1', port }, { logger });
+    collector = await PrivateService.start(ctx, 'otelcol', { exportPort: port });
+    return { flow, logger, collector: collector.address, port };
   }
 
-  it('traces, logs and metrics sent to the collector arrive through its otlp exporter, one event per resource', async () => {
-    const { flow } = await startBehindCollector();
-    // this run's own service name: anything else the collector still delivers (an earlier run's retries) is not ours
+  it('traces, logs and metrics sent to the collector arrive through its otlp exporter, one event per resource', async function () {
+    const { flow, collector, port } = await startBehindCollector(this);
+    // this test's own service name: only its own events count
     const run = `eddy-collector-${process.pid}-${Date.now().toString(36)}`;
     const t = tracing(collector.port, { 'service.name': run }, collector.host);
     const l = logging(collector.port, { 'service.name': run }, collector.host);
@@ -79,11 +77,11 @@ describe('otel onramp behind a real OpenTelemetry Collector', function () {
     expect(metric.sum).to.not.have.property('isMonotonic');
     expect(metric.sum.aggregationTemporality).to.equal(2);
     expect(metric.sum.dataPoints[0].asDouble).to.equal(-3);
-    expect(spanEvent.originUri).to.match(new RegExp(`^svc-otel://127\\.0\\.0\\.1:\\d+/${EXPORT_PORT}/trace$`));
+    expect(spanEvent.originUri).to.match(new RegExp(`^svc-otel://127\\.0\\.0\\.1:\\d+/${port}/trace$`));
   });
 
-  it('while the breaker is triggered the collector is refused UNAVAILABLE, retries after the RetryInfo delay, and gets every span through once it restores', async () => {
-    const { flow, logger } = await startBehindCollector();
+  it('while the breaker is triggered the collector is refused UNAVAILABLE, retries after the RetryInfo delay, and gets every span through once it restores', async function () {
+    const { flow, logger, collector } = await startBehindCollector(this);
     const breaker = flow.runtime.onramp(flow.url)!.runtime.breaker;
     breaker.trigger('/test/holder');
     const run = `eddy-collector-cb-${process.pid}-${Date.now().toString(36)}`;
