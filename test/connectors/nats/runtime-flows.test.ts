@@ -3,6 +3,8 @@ import { StorageType, type JetStreamManager, type NatsConnection } from 'nats';
 import type { EddyEvent } from '../../../src/core/event';
 import { createLogger } from '../../../src/core/logger';
 import type { OfframpType } from '../../../src/connectors/connector';
+import type { OperatorType } from '../../../src/pipeline/operator';
+import { map } from 'rxjs';
 import { Runtime } from '../../../src/runtime/runtime';
 import { eventually } from '../../helpers/runtime';
 import { requireService } from '../../helpers/services';
@@ -98,19 +100,37 @@ describe('nats through a runtime (against the nats service)', function () {
 
   describe('an event written out as the frame it came in as, unless something touched it', () => {
     it('relays untouched frames byte for byte, encodes afresh what another codec writes or an operator changed', async () => {
-      const inA = unique('eddy.lazy.in');
-      const inB = unique('eddy.lazy.in');
-      const [asJson, asString, changed] = [unique('eddy.lazy.json'), unique('eddy.lazy.string'), unique('eddy.lazy.changed')];
-      const collectors = Object.fromEntries([asJson, asString, changed].map((s) => [s, new Collector(nc, s)]));
+      const [inA, inB, inC] = [unique('eddy.lazy.in'), unique('eddy.lazy.in'), unique('eddy.lazy.in')];
+      const [asJson, asString, changed, stamped] = [unique('eddy.lazy.json'), unique('eddy.lazy.string'), unique('eddy.lazy.changed'), unique('eddy.lazy.stamped')];
+      const collectors = Object.fromEntries([asJson, asString, changed, stamped].map((s) => [s, new Collector(nc, s)]));
       await nc.flush();
       const nats = (subject: string) => ({ hosts: [serviceHost()], subject });
-      runtime = new Runtime({ logger: createLogger('silent') });
+      // an embedder's operator that changes the value in place and forwards the same event object
+      const stamp: OperatorType = {
+        name: 'test::stamp',
+        create: () =>
+          map((event: EddyEvent) => {
+            (event.data as Record<string, unknown>).stamped = true;
+            return event;
+          }),
+      };
+      runtime = new Runtime({ logger: createLogger('silent') }).registerOperator(stamp);
       await run(
         runtime,
         [
           ['onramp', { id: 'a', type: 'nats', config: nats(inA) }],
           ['onramp', { id: 'b', type: 'nats', config: nats(inB) }],
+          ['onramp', { id: 'c', type: 'nats', config: nats(inC) }],
           ['pipeline', passthrough('relay')],
+          [
+            'pipeline',
+            {
+              id: 'stamp',
+              interface: { inputs: ['in'], outputs: ['out'] },
+              nodes: [{ id: 'stamp', type: 'test::stamp' }],
+              links: { in: ['stamp'], stamp: ['out'] },
+            },
+          ],
           [
             'pipeline',
             {
@@ -123,6 +143,7 @@ describe('nats through a runtime (against the nats service)', function () {
           ['offramp', { id: 'json', type: 'nats', config: nats(asJson) }],
           ['offramp', { id: 'string', type: 'nats', codec: 'string', config: nats(asString) }],
           ['offramp', { id: 'changed', type: 'nats', config: nats(changed) }],
+          ['offramp', { id: 'stamped', type: 'nats', config: nats(stamped) }],
           [
             'binding',
             {
@@ -132,6 +153,8 @@ describe('nats through a runtime (against the nats service)', function () {
                 '/pipeline/relay/{instance}/out': ['/offramp/json/{instance}/in', '/offramp/string/{instance}/in'],
                 '/onramp/b/{instance}/out': ['/pipeline/touch/{instance}/in'],
                 '/pipeline/touch/{instance}/out': ['/offramp/changed/{instance}/in'],
+                '/onramp/c/{instance}/out': ['/pipeline/stamp/{instance}/in'],
+                '/pipeline/stamp/{instance}/out': ['/offramp/stamped/{instance}/in'],
               },
             },
           ],
@@ -140,19 +163,23 @@ describe('nats through a runtime (against the nats service)', function () {
       );
       await waitForSubscribers(monitorBase(), inA, 1);
       await waitForSubscribers(monitorBase(), inB, 1);
+      await waitForSubscribers(monitorBase(), inC, 1);
 
       const canonical = '{"a":1,"big":12345678901234567890,"text":"é€😀"}';
       for (const frame of [canonical, '"just text"', '{"a": 2}']) nc.publish(inA, text(frame));
       nc.publish(inB, text('{"a":1}'));
+      nc.publish(inC, text('{"a":1}'));
       const got = (subject: string, count: number) => eventually(() => collectors[subject].msgs.length === count, 10000, `${count} on ${subject}`);
-      await Promise.all([got(asJson, 3), got(asString, 3), got(changed, 1)]);
+      await Promise.all([got(asJson, 3), got(asString, 3), got(changed, 1), got(stamped, 1)]);
 
       // json -> json, nothing read: the frame itself, and a frame not in the codec's own form re-encoded compact
       expect(collectors[asJson].texts).to.deep.equal([canonical, '"just text"', '{"a":2}']);
       // json -> string: the string codec writes a string's text, not the JSON frame it came in as
       expect(collectors[asString].texts[1]).to.equal('just text');
-      // an operator set a field: the changed value goes out, not the frame
+      // runtime::cel set a field: the changed value goes out, not the frame
       expect(collectors[changed].texts).to.deep.equal(['{"a":1,"seen":2}']);
+      // one changed the value in place, on the very event the onramp made: the value it now holds goes out
+      expect(collectors[stamped].texts).to.deep.equal(['{"a":1,"stamped":true}']);
     });
   });
 });
