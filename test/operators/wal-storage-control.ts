@@ -1,5 +1,7 @@
 import type { WalSnapshot, WalStorage } from '../../src/pipeline/operators/wal-storage';
 
+const ignore = () => undefined;
+
 /** One `append` a ControlledWalStorage was asked for, waiting for the test to finish it. */
 export interface PendingWrite {
   readonly seqs: number[];
@@ -29,10 +31,7 @@ export class ControlledWalStorage implements WalStorage {
     let reject!: (err: Error) => void;
     const written = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
     // attached when the test settles the write, so after the WAL's own callbacks
-    const seen = () => written.then(
-      () => undefined,
-      () => undefined,
-    );
+    const seen = () => written.then(ignore, ignore);
     this.writes.push({
       seqs: entries.map(([seq]) => seq),
       succeed: () => {
