@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { map } from 'rxjs';
+import { map, tap } from 'rxjs';
 import { createLogger } from '../../src/core/logger';
 import { CircuitBreaker } from '../../src/contraflow/circuit-breaker';
 import { OnrampRuntime, onrampContext } from '../../src/connectors/_shared/onramp';
@@ -51,6 +51,35 @@ describe('the onramp gate (shared machinery)', () => {
       const { breaker, runtime } = build(() => ({}), input.pipe(map(frame)));
       cold('               -t--r').subscribe((k) => (k === 't' ? breaker.trigger('/offramp/x/one') : breaker.restore('/offramp/x/one')));
       expectObservable(runtime.out$.pipe(map((e) => e.data))).toBe('a---(bcde)f|');
+    });
+  });
+
+  it('a released frame that triggers the breaker again keeps the rest held until it restores, then releases them in order', () => {
+    testScheduler().run(({ hot, cold, expectObservable }) => {
+      const input = hot('  a-bcde----------f|');
+      const { breaker, runtime } = build(() => ({}), input.pipe(map(frame)));
+      cold('               -t----r----R').subscribe((k) => (k === 't' ? breaker.trigger('/offramp/x/one') : breaker.restore(k === 'r' ? '/offramp/x/one' : '/offramp/y/one')));
+      // a downstream part that shuts the gate when it sees c, in the middle of the release of b..e
+      let seen = false;
+      const downstream = runtime.out$.pipe(
+        map((e) => e.data),
+        tap((data) => {
+          if (data === 'c' && !seen) {
+            seen = true;
+            breaker.trigger('/offramp/y/one');
+          }
+        }),
+      );
+      expectObservable(downstream).toBe('a-----(bc)-(de)-f|');
+    });
+  });
+
+  it('a source that ends while frames are held ends after they are released', () => {
+    testScheduler().run(({ hot, cold, expectObservable }) => {
+      const input = hot('  abc|');
+      const { breaker, runtime } = build(() => ({}), input.pipe(map(frame)));
+      cold('               -t----r').subscribe((k) => (k === 't' ? breaker.trigger('/offramp/x/one') : breaker.restore('/offramp/x/one')));
+      expectObservable(runtime.out$.pipe(map((e) => e.data))).toBe('a-----(bc|)');
     });
   });
 

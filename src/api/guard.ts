@@ -15,7 +15,8 @@ import { isLoopbackHost } from './options';
  *   `--api-allow-origin`. An allowed foreign origin also gets CORS headers,
  *   so a browser UI served from there can use the API.
  * - With a token, every request needs `Authorization: Bearer <token>`,
- *   compared in constant time. CORS preflights (OPTIONS) are exempt: browsers
+ *   compared exactly (case matters: a token is a secret, not a name) and in
+ *   constant time. CORS preflights (OPTIONS) are exempt: browsers
  *   never send credentials with them, and they reveal only the methods.
  */
 export function originGuard(allowOrigins: string[], boundHost: string | undefined): RequestHandler {
@@ -85,7 +86,7 @@ export function tokenGuard(token: string): RequestHandler {
     const challenge = 'Bearer realm="eddy"';
     const match = /^Bearer +(\S+) *$/i.exec(req.headers.authorization ?? '');
     if (!match) return next(new HttpError(401, 'this API needs a token: send Authorization: Bearer <token>', { 'WWW-Authenticate': challenge }));
-    // equal-length digests, so the comparison takes the same time whatever the token sent
+    // byte for byte, case included; equal-length digests, so the comparison takes the same time whatever the token sent
     if (!timingSafeEqual(digest(match[1]), expected)) {
       return next(new HttpError(401, 'the bearer token is wrong', { 'WWW-Authenticate': `${challenge}, error="invalid_token"` }));
     }

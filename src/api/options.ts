@@ -42,8 +42,23 @@ export function apiSettings(options: ApiOptions = {}): ApiSettings {
   if (settings.maxDepth > MAX_DEPTH_CEILING) throw new Error(`maxDepth: at most ${MAX_DEPTH_CEILING} (deeper YAML is not safe to parse)`);
   if (!Number.isInteger(settings.maxAliasCount) || settings.maxAliasCount < 0) throw new Error(`maxAliasCount: must be an integer >= 0, not ${settings.maxAliasCount}`);
   positiveInteger(settings.yamlParseTimeoutMs, 'yamlParseTimeoutMs');
-  if (settings.token !== undefined && settings.token === '') throw new Error('token: must not be empty');
+  if (settings.token !== undefined) checkToken(settings.token, 'token');
   return { ...settings, allowOrigins: settings.allowOrigins.map((o) => normalizeOrigin(o, 'allowOrigins')) };
+}
+
+/**
+ * A token must be sendable as it is in `Authorization: Bearer <token>`:
+ * visible ASCII, no spaces (base64, base64url and hex tokens all are). One
+ * with a space or a non-ASCII character would start the API and then refuse
+ * every request, since a client cannot send it unchanged.
+ */
+export function checkToken(token: string, where: string): void {
+  if (token === '') throw new Error(`${where}: must not be empty`);
+  const bad = /[^\x21-\x7e]/.exec(token);
+  if (bad) {
+    const what = bad[0] === ' ' ? 'a space' : `character U+${bad[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+    throw new Error(`${where}: must be visible ASCII without spaces, as it is sent in Authorization: Bearer <token>; it has ${what} at position ${bad.index + 1}`);
+  }
 }
 
 function definedOnly(options: ApiOptions): ApiOptions {
@@ -107,7 +122,7 @@ export function takeApiFlag(arg: string, value: () => string, flags: () => ApiFl
       return true;
     case '--api-token': {
       const token = value();
-      if (token === '') throw new Error('--api-token: must not be empty');
+      checkToken(token, '--api-token');
       flags().token = token;
       return true;
     }
@@ -129,6 +144,7 @@ export function takeApiFlag(arg: string, value: () => string, flags: () => ApiFl
  */
 export function apiOptionsFromFlags(flags: ApiFlags, host: string, env: NodeJS.ProcessEnv): ApiOptions {
   const token = flags.token ?? (env.EDDY_API_TOKEN || undefined);
+  if (flags.token === undefined && token !== undefined) checkToken(token, 'EDDY_API_TOKEN');
   if (!isLoopbackHost(host) && token === undefined && !flags.insecure) {
     throw new Error(
       `--api-host ${host} is reachable from other machines, and anyone who reaches the API can publish, read and stop anything: ` +

@@ -1,6 +1,9 @@
 import { expect } from 'chai';
 import { apiOptionsFromFlags, isLoopbackHost } from '../../src/api/options';
+import { createApi } from '../../src/api/server';
 import { parseRunArgs } from '../../src/cli';
+import { createLogger } from '../../src/core/logger';
+import { Runtime } from '../../src/runtime/runtime';
 import { runEddy } from '../helpers/cli';
 import { JSON_HEADERS, onramp, repositoryState, send, startApi, type Api } from './helpers';
 
@@ -44,6 +47,38 @@ describe('REST API access', () => {
       expect(published.status).to.equal(201);
       const deleted = await send(api.port, 'DELETE', '/onramp/tick', { headers: { authorization: 'Bearer s3cret-token' } });
       expect(deleted.status).to.equal(200);
+    });
+  });
+
+  describe('with a mixed-case base64 token', () => {
+    // mixed case and the base64 characters + / =, as `openssl rand -base64 24` makes
+    const TOKEN = 'Zk9+qR/xY2aBcD3eF+Gh/IjK0lMnOpQ=';
+    let api: Api;
+    before(async () => (api = await startApi({ token: TOKEN })));
+    after(() => api.stop());
+
+    const status = async (token: string) => (await send(api.port, 'GET', '/onramp', { headers: { authorization: `Bearer ${token}` } })).status;
+
+    it('accepts the token exactly as it was given', async () => {
+      expect(await status(TOKEN)).to.equal(200);
+    });
+
+    it('refuses it with 401 invalid_token when any letter has the other case: a token is compared byte for byte', async () => {
+      const swapped = [...TOKEN].map((c) => (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase())).join('');
+      const oneLetter = TOKEN.replace('Zk9', 'zk9');
+      for (const token of [TOKEN.toLowerCase(), TOKEN.toUpperCase(), swapped, oneLetter]) {
+        const reply = await send(api.port, 'POST', '/onramp', { headers: { ...JSON_HEADERS, authorization: `Bearer ${token}` }, body: onramp('intruder') });
+        expect(reply.status, token).to.equal(401);
+        expect(reply.headers['www-authenticate']).to.equal('Bearer realm="eddy", error="invalid_token"');
+      }
+      const list = await send(api.port, 'GET', '/onramp', { headers: { authorization: `Bearer ${TOKEN}` } });
+      expect(list.body).to.deep.equal([]);
+    });
+
+    it('refuses the token with its base64 characters changed or dropped', async () => {
+      for (const token of [TOKEN.replace(/\+/g, '-').replace(/\//g, '_'), TOKEN.replace(/=+$/, ''), encodeURIComponent(TOKEN)]) {
+        expect(await status(token), token).to.equal(401);
+      }
     });
   });
 
@@ -138,6 +173,16 @@ describe('REST API access', () => {
         expect(isLoopbackHost(host), host).to.equal(true);
         expect(apiOptionsFromFlags({}, host, { EDDY_API_TOKEN: '' })).to.deep.include({ token: undefined, host });
       }
+    });
+
+    it('refuses a token that cannot be sent unchanged in a Bearer header (a space, a control or non-ASCII character), naming where it came from', () => {
+      expect(() => parseRunArgs(['--api-token', 'two words'])).to.throw(
+        '--api-token: must be visible ASCII without spaces, as it is sent in Authorization: Bearer <token>; it has a space at position 4',
+      );
+      expect(() => apiOptionsFromFlags({}, '127.0.0.1', { EDDY_API_TOKEN: 'geheim\u00e9' })).to.throw('EDDY_API_TOKEN: must be visible ASCII without spaces');
+      expect(() => createApi(new Runtime({ logger: createLogger('silent') }), { token: 'tab\there' })).to.throw('token: must be visible ASCII without spaces, as it is sent in Authorization: Bearer <token>; it has character U+0009 at position 4');
+      // every base64, base64url and hex character is fine
+      expect(parseRunArgs(['--api-token', 'aZ09+/=-_.~']).apiFlags).to.deep.include({ token: 'aZ09+/=-_.~' });
     });
 
     it('exits 2 before starting anything when asked to bind 0.0.0.0 without a token', async () => {

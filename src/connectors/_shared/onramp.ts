@@ -101,14 +101,20 @@ export class OnrampRuntime {
       let heldFrom = 0;
       let warned = false;
       let paused = false;
+      // the source ended: the stream ends once the frames still held are released
+      let ended = false;
       this.heldNow = () => held.length - heldFrom;
+      // Checks the breaker before every frame: a frame released here can make a sink
+      // trigger it again (synchronously), and then the rest stay held until it restores.
       const release = () => {
         while (heldFrom < held.length && this.breaker.isOpen) {
           const frame = held[heldFrom];
           held[heldFrom++] = undefined as unknown as Frame;
           this.handleFrame(frame, emit);
         }
-        if (heldFrom === held.length) held.length = heldFrom = 0;
+        if (heldFrom !== held.length) return;
+        held.length = heldFrom = 0;
+        if (ended) subscriber.complete();
       };
       const sub: Subscription = source.frames.subscribe({
         next: (frame) => {
@@ -125,8 +131,8 @@ export class OnrampRuntime {
           subscriber.error(err);
         },
         complete: () => {
+          ended = true;
           release();
-          subscriber.complete();
         },
       });
       // the one place the gate is enforced: the type only says how to pause

@@ -5,7 +5,7 @@ import { Observable, Subscriber, Subscription } from '../../core/rx';
 import type { EddyEvent, Insight, PortEvent } from '../../core/event';
 import { invalid } from '../../core/errors';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
-import { nodeUrl, ownSeqs } from './support';
+import { nodeUrl, ownSeqs, withError } from './support';
 import { LevelWalStorage, deserialiseEvent, serialiseEvent, whenReady, type WalStorage } from './wal-storage';
 
 export interface WalConfig {
@@ -41,7 +41,9 @@ interface Entry {
  * everything after it are sent again. After a restart everything not yet
  * acked is replayed. The WAL answers for the events it stored, so it swallows
  * insights about them, and breaker signals from its outputs (it buffers
- * instead); insights about other events pass untouched. When it holds
+ * instead); insights about other events pass untouched. A write that fails
+ * acks nothing: it fails its transactional events back to their sources and
+ * sends the others to `err`, and the log carries on. When it holds
  * `max_elements` events or `max_bytes` bytes it triggers the upstream breaker,
  * and restores it once acks have drained it below both.
  */
@@ -131,12 +133,16 @@ export function walNode(config: WalConfig, ctx: OperatorContext, storage: WalSto
     };
     const onError = (err: unknown) => {
       writing = false;
-      // not persisted: the sources must send these again
+      // Not stored, so never acked: a transactional source gets a fail and sends the event
+      // again; any other event leaves on `err`, the only way it is not lost in silence. The
+      // log goes on with the next events (a full disk may have room again); their seqs are
+      // new, and the failed ones stay unused.
+      const error = `qos::wal node ${ctx.nodeId}: write failed: ${err instanceof Error ? err.message : String(err)}`;
       for (const { original } of batch) {
-        if (original.transactional) ctx.insight({ kind: 'fail', event: original, from, meta: { error: String(err) } });
+        if (original.transactional) ctx.insight({ kind: 'fail', event: original, from, meta: { error } });
+        else subscriber?.next({ port: 'err', event: withError(original, error) });
       }
-      idle?.();
-      fail(err);
+      write();
     };
     try {
       whenReady(storage.append(batch.map(({ seq, text }) => [seq, text]), lastSeq), onDone, onError);
@@ -205,6 +211,7 @@ export function walNode(config: WalConfig, ctx: OperatorContext, storage: WalSto
   };
 
   return {
+    ports: ['err'],
     apply: (input) =>
       new Observable<PortEvent>((sub) => {
         subscriber = sub;
