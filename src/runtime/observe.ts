@@ -37,6 +37,8 @@ export interface ObservedInstance {
   breakerCounts?: { trigger: number; restore: number };
   /** offramps: sends handed to the sink and not settled yet */
   inFlight?: number;
+  /** onramps whose kernel says so (udp on Linux): input it dropped before the onramp read it (a full socket receive buffer) */
+  kernelDrops?: number;
 }
 
 /** A live instance, as the runtime keeps it. */
@@ -56,6 +58,7 @@ export function observeInstance(
   switch (live.kind) {
     case 'onramp': {
       const { counters, breaker } = live.onramp.runtime;
+      const kernelDrops = counters.kernelDrops?.();
       return {
         ...base,
         breaker: breaker.isOpen ? 'closed' : 'open',
@@ -66,6 +69,7 @@ export function observeInstance(
         errors: counters.error,
         bytes: { direction: 'in', count: counters.bytes },
         breakerCounts: { ...breaker.counts },
+        ...(kernelDrops !== undefined ? { kernelDrops } : {}),
       };
     }
     case 'offramp': {
@@ -122,6 +126,8 @@ export function combineObserved(perWorker: ObservedInstance[][]): ObservedInstan
         seen.breakerCounts.restore += o.breakerCounts.restore;
       }
       if (o.inFlight !== undefined) seen.inFlight = (seen.inFlight ?? 0) + o.inFlight;
+      // the workers share one socket (docs/workers.md): each reports the count of that socket, which is not summed
+      if (o.kernelDrops !== undefined) seen.kernelDrops = Math.max(seen.kernelDrops ?? 0, o.kernelDrops);
     }
   }
   return [...byUrl.values()];

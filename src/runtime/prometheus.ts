@@ -51,6 +51,7 @@ export class PrometheusExporter {
         m.breakerRestores.inc(at, o.breakerCounts.restore);
       }
       if (o.inFlight !== undefined) m.inFlight.set(at, o.inFlight);
+      if (o.kernelDrops !== undefined) m.kernelDrops.inc(at, o.kernelDrops);
     }
     const [own, process] = await Promise.all([m.registry.metrics(), processMetrics(prom).metrics()]);
     return `${own}\n${process}`;
@@ -67,6 +68,7 @@ class RuntimeMetrics {
   readonly breakerTriggers;
   readonly breakerRestores;
   readonly inFlight;
+  readonly kernelDrops;
   readonly up;
 
   constructor(private readonly prom: typeof PromClient) {
@@ -78,6 +80,11 @@ class RuntimeMetrics {
     this.breakerTriggers = this.counter('eddy_circuit_breaker_triggers_total', 'How often the circuit breaker opened', INSTANCE);
     this.breakerRestores = this.counter('eddy_circuit_breaker_restores_total', 'How often the circuit breaker closed again', INSTANCE);
     this.inFlight = this.gauge('eddy_offramp_in_flight_sends', 'Sends handed to the sink that have not settled yet', INSTANCE);
+    this.kernelDrops = this.counter(
+      'eddy_onramp_kernel_drops_total',
+      "Onramp: input the kernel dropped before the onramp read it (a udp socket's full receive buffer; Linux's /proc/net/udp drops)",
+      INSTANCE,
+    );
     this.up = this.gauge('eddy_instance_running', '1 while the instance runs (paused by its circuit breaker counts), 0 when down or failed', INSTANCE);
   }
 
