@@ -11,7 +11,7 @@ import type { JsonSchema } from '../../schema/json-schema';
  * publishes held while reconnecting; nats.js has no such buffer (it drops
  * what was queued for a lost connection when it dials again), so the onramp
  * accepts it without effect (its connection publishes no messages of its
- * own to buffer) and the offramp refuses a size above 0 (`offrampOptions`).
+ * own to buffer) and the offramp refuses a size above 0 (its `validate`).
  */
 export interface NatsOptions {
   token?: string;
