@@ -148,6 +148,12 @@ export interface OnrampSource {
    * GET /status. A source that closes none leaves it out.
    */
   closedConnections?(): Readonly<Record<string, number>>;
+  /**
+   * Input the kernel dropped before the source could read it (a datagram
+   * socket's full receive buffer), cumulative since the socket was opened;
+   * undefined when the system does not tell. Reported as a metric.
+   */
+  kernelDrops?(): number | undefined;
 }
 
 /** A source's inputs (connections, requests being read, its socket), as `OnrampSource.inputs` reports them. */

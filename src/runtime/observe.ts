@@ -39,6 +39,8 @@ export interface ObservedInstance {
   inFlight?: number;
   /** onramps that close connections themselves: how many they closed, by reason (the linked ws onramp's `unread_replies`) */
   closedConnections?: Record<string, number>;
+  /** onramps whose kernel says so (udp on Linux): input it dropped before the onramp read it (a full socket receive buffer) */
+  kernelDrops?: number;
 }
 
 /** A live instance, as the runtime keeps it. */
@@ -59,6 +61,7 @@ export function observeInstance(
     case 'onramp': {
       const { counters, breaker } = live.onramp.runtime;
       const closedConnections = live.onramp.runtime.closedConnections();
+      const kernelDrops = counters.kernelDrops?.();
       return {
         ...base,
         breaker: breaker.isOpen ? 'closed' : 'open',
@@ -70,6 +73,7 @@ export function observeInstance(
         bytes: { direction: 'in', count: counters.bytes },
         breakerCounts: { ...breaker.counts },
         ...(closedConnections !== undefined ? { closedConnections: { ...closedConnections } } : {}),
+        ...(kernelDrops !== undefined ? { kernelDrops } : {}),
       };
     }
     case 'offramp': {
@@ -130,6 +134,8 @@ export function combineObserved(perWorker: ObservedInstance[][]): ObservedInstan
         const sum = (seen.closedConnections ??= {});
         for (const [reason, n] of Object.entries(o.closedConnections)) sum[reason] = (sum[reason] ?? 0) + n;
       }
+      // the workers share one socket (docs/workers.md): each reports the count of that socket, which is not summed
+      if (o.kernelDrops !== undefined) seen.kernelDrops = Math.max(seen.kernelDrops ?? 0, o.kernelDrops);
     }
   }
   return [...byUrl.values()];

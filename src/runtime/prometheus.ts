@@ -52,6 +52,7 @@ export class PrometheusExporter {
       }
       if (o.inFlight !== undefined) m.inFlight.set(at, o.inFlight);
       for (const [reason, n] of Object.entries(o.closedConnections ?? {})) m.connectionsClosed.inc({ ...at, reason }, n);
+      if (o.kernelDrops !== undefined) m.kernelDrops.inc(at, o.kernelDrops);
     }
     const [own, process] = await Promise.all([m.registry.metrics(), processMetrics(prom).metrics()]);
     return `${own}\n${process}`;
@@ -69,6 +70,7 @@ class RuntimeMetrics {
   readonly breakerRestores;
   readonly inFlight;
   readonly connectionsClosed;
+  readonly kernelDrops;
   readonly up;
 
   constructor(private readonly prom: typeof PromClient) {
@@ -81,6 +83,11 @@ class RuntimeMetrics {
     this.breakerRestores = this.counter('eddy_circuit_breaker_restores_total', 'How often the circuit breaker closed again', INSTANCE);
     this.connectionsClosed = this.counter('eddy_onramp_connections_closed_total', 'Connections an onramp closed itself, by reason (unread_replies: a linked ws client that did not read its replies)', [...INSTANCE, 'reason']);
     this.inFlight = this.gauge('eddy_offramp_in_flight_sends', 'Sends handed to the sink that have not settled yet', INSTANCE);
+    this.kernelDrops = this.counter(
+      'eddy_onramp_kernel_drops_total',
+      "Onramp: input the kernel dropped before the onramp read it (a udp socket's full receive buffer; Linux's /proc/net/udp drops)",
+      INSTANCE,
+    );
     this.up = this.gauge('eddy_instance_running', '1 while the instance runs (paused by its circuit breaker counts), 0 when down or failed', INSTANCE);
   }
 

@@ -158,7 +158,11 @@ export class TapClient {
   }
 }
 
-/** The SSE message of one event: one JSON line, bigints as strings, a batch as the array of its member values. */
+/**
+ * The SSE message of one event: one JSON line, bigints as strings, binary
+ * values (a kafka key, raw bytes) as base64 strings as the json codec writes
+ * them, a batch as the array of its member values.
+ */
 export function eventMessage(event: EddyEvent, port: string, seq: number): string {
   const body = {
     data: event.isBatch ? batchValues(event.data) : event.data,
@@ -172,7 +176,7 @@ export function eventMessage(event: EddyEvent, port: string, seq: number): strin
   };
   let json: string;
   try {
-    json = JSON.stringify(body, bigintAsString);
+    json = JSON.stringify(body, tapValue);
   } catch (err) {
     // a value JSON cannot hold (a cycle): the client still learns an event passed
     json = JSON.stringify({ ...body, data: null, meta: {}, error: `not serialisable: ${(err as Error).message}` });
@@ -180,8 +184,16 @@ export function eventMessage(event: EddyEvent, port: string, seq: number): strin
   return `event: event\ndata: ${json}\n\n`;
 }
 
-function bigintAsString(_key: string, value: unknown): unknown {
-  return typeof value === 'bigint' ? String(value) : value;
+/**
+ * JSON.stringify's replacer for the tap. A Buffer reaches a replacer already
+ * turned into `{"type":"Buffer","data":[…]}` by its toJSON, so the value is
+ * taken from its holder (`this`), where it is still the Buffer.
+ */
+function tapValue(this: Record<string, unknown>, key: string, value: unknown): unknown {
+  if (typeof value === 'bigint') return String(value);
+  const original = this[key];
+  if (original instanceof Uint8Array) return Buffer.from(original.buffer, original.byteOffset, original.byteLength).toString('base64');
+  return value;
 }
 
 /** How to listen to one port: starts listening, returns how to stop. */

@@ -37,8 +37,13 @@ function metricsSource(runtime: Runtime, url: string): MetricsSource | undefined
 /**
  * Adds up the workers' metrics: one event per measurement and tag set, its
  * numeric fields summed over every worker that runs the instance, with the
- * newest timestamp.
+ * newest timestamp. `ramp_kernel_drops` counts what the kernel dropped for
+ * a socket all the workers share: each reports the same count, so the
+ * largest is taken, not the sum.
  */
+/** The measurement whose count belongs to a shared socket rather than to a worker. */
+const PER_SOCKET = 'ramp_kernel_drops';
+
 export function combineMetrics(perWorker: InstanceMetrics[][]): InstanceMetrics[] {
   const byUrl = new Map<string, Map<string, Record<string, unknown>>>();
   for (const worker of perWorker) {
@@ -54,7 +59,8 @@ export function combineMetrics(perWorker: InstanceMetrics[][]): InstanceMetrics[
         }
         const fields = seen.fields as Record<string, unknown>;
         for (const [name, value] of Object.entries(e.fields as Record<string, unknown>)) {
-          if (typeof value === 'number' && typeof fields[name] === 'number') fields[name] = (fields[name] as number) + value;
+          if (typeof value !== 'number' || typeof fields[name] !== 'number') continue;
+          fields[name] = e.measurement === PER_SOCKET ? Math.max(fields[name] as number, value) : (fields[name] as number) + value;
         }
         if ((e.timestamp as bigint) > (seen.timestamp as bigint)) seen.timestamp = e.timestamp;
       }

@@ -14,7 +14,7 @@ import type { ApiOptions } from '../../src/api/server';
  */
 export interface Flow extends Started {
   /** feeds one value (or undecodable bytes) into the push onramp */
-  push(value: unknown): void;
+  push(value: unknown, meta?: Record<string, unknown>): void;
   pushRaw(bytes: string): void;
   /** what the keeper received, in order */
   readonly kept: EddyEvent[];
@@ -72,7 +72,7 @@ export async function startFlow(api: ApiOptions = {}): Promise<Flow> {
   };
   return {
     ...started,
-    push: (value) => frame({ value }),
+    push: (value, meta) => frame(meta ? { value, meta } : { value }),
     pushRaw: (bytes) => frame({ data: Buffer.from(bytes) }),
     kept,
     trigger: () => breaker.trigger(),

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { PassThrough } from 'node:stream';
 import { parseTapArgs, tapCommand } from '../../src/api/tap-command';
+import { json } from '../../src/codecs/json';
 import { runEddy } from '../helpers/cli';
 import { eventually } from '../helpers/runtime';
 import { startFlow, type Flow } from './flow';
@@ -26,6 +27,24 @@ describe('eddy tap', function () {
       [6, { i: 6 }, 'out'],
     ]);
     expect(stderr).to.include('tap ended: max reached');
+  });
+
+  it('prints binary values (a kafka key in meta, bytes in data) as base64 strings, as the json codec writes them', async () => {
+    const out = new PassThrough();
+    const err = new PassThrough();
+    const done = tapCommand([`${flow.base}/tap/pipeline/relay/main/out`, '--max', '1'], out, err, {});
+    await eventually(() => flow.runtime.taps.clientCount('/pipeline/relay/main', 'out') === 1, 10_000, 'the tap connected');
+    const key = Buffer.from([0, 1, 2, 0xfa, 0xff]);
+    const data = { raw: new Uint8Array([104, 105, 0]), nested: [Buffer.from('hi there')], n: 1 };
+    flow.push(data, { kafka: { key, topic: 't' } });
+    expect(await done, String(err.read())).to.equal(0);
+    const line = JSON.parse(String(out.read()).trim()) as { data: unknown; meta: unknown };
+    expect(line.meta).to.deep.equal({ kafka: { key: 'AAEC+v8=', topic: 't' } });
+    expect(line.data).to.deep.equal({ raw: 'aGkA', nested: ['aGkgdGhlcmU='], n: 1 });
+    // the json codec's own writing of the same values
+    const codec = json.create();
+    expect(line.data).to.deep.equal(JSON.parse(codec.encode(data).toString()));
+    expect(line.meta).to.deep.equal(JSON.parse(codec.encode({ kafka: { key, topic: 't' } }).toString()));
   });
 
   it('exits 1 with the API\'s message for a port that is not there', async () => {

@@ -89,6 +89,8 @@ export class OnrampRuntime {
     this.breaker = parts.breaker;
     this.codec = codecPicker(parts.codec, parts.codecs, parts.ctx.url);
     this.transactional = parts.source.transactional === true;
+    const { source } = parts;
+    if (source.kernelDrops) this.counters.kernelDrops = () => source.kernelDrops!();
     this.out$ = new Observable<EddyEvent>((subscriber) => {
       const outTap = this.taps.out;
       const emit = (event: EddyEvent) => {

@@ -1,6 +1,7 @@
 import { Observable, type Subscriber, type Subscription } from '../../core/rx';
 import { CronExpressionParser, type CronExpression } from 'cron-parser';
 import type { Frame, OnrampType } from '../connector';
+import { Years, nextInYears } from './years';
 
 interface Entry {
   name: string;
@@ -19,7 +20,9 @@ const MAX_DELAY_MS = 2 ** 31 - 1;
 
 /**
  * crononome: a structured event for each tick of each entry's cron
- * expression (six fields with seconds, UTC). Timers go through
+ * expression (six fields with seconds, and an optional seventh, the year;
+ * UTC). An entry with no time left when the instance is created (its years
+ * are past) is ignored, with a warning naming it. Timers go through
  * `ctx.scheduler`, so virtual time drives it in tests. Ticks are never fired
  * late: a time that passed while paused or while the event loop was blocked
  * is skipped and the entry waits for its next time.
@@ -43,7 +46,12 @@ export const crononome: OnrampType<CrononomeConfig> = {
           required: ['name', 'expr'],
           properties: {
             name: { type: 'string', minLength: 1, description: 'symbolic name, set as trigger.name on its events' },
-            expr: { type: 'string', minLength: 1, description: 'cron expression with six fields: second minute hour day-of-month month day-of-week (UTC; 0 or 7 is Sunday)' },
+            expr: {
+              type: 'string',
+              minLength: 1,
+              description:
+                'cron expression with six fields: second minute hour day-of-month month day-of-week (UTC; 0 or 7 is Sunday), and optionally a seventh: year (1970-2100; an entry whose years are past is ignored)',
+            },
             payload: { description: 'any value, set as trigger.payload on its events (absent when not given)' },
           },
         },
@@ -55,9 +63,18 @@ export const crononome: OnrampType<CrononomeConfig> = {
   },
   create(config, ctx) {
     // every expression is checked before anything runs: a bad one fails the activation, naming the entry
-    const schedules = config.entries.map((entry, i): Schedule => ({ entry, expression: parseExpr(entry.expr, `entries[${i}] (${entry.name})`) }));
+    const parsed = config.entries.map((entry, i): Schedule => ({ entry, ...parseExpr(entry.expr, `entries[${i}] (${entry.name})`) }));
     const originUri = `svc-crononome://${ctx.hostname}`;
     const scheduler = ctx.scheduler;
+    // the spec: entries in the past are ignored; said once, here, rather than each time the entries are planned
+    const schedules = parsed.filter((schedule) => {
+      if (nextAfter(schedule, scheduler.now()) !== undefined) return true;
+      const now = new Date(scheduler.now()).toISOString();
+      ctx.logger.warn(`Onramp ${ctx.url}: crononome entry '${schedule.entry.name}' is ignored: '${schedule.entry.expr}' has no time after ${now}, it lies in the past`, {
+        entry: schedule.entry.name,
+      });
+      return false;
+    });
     let subscriber: Subscriber<Frame> | undefined;
     let paused = false;
     let id = 0;
@@ -80,7 +97,7 @@ export const crononome: OnrampType<CrononomeConfig> = {
     };
     /** Plans the schedule's first time strictly after `after`; one without an upcoming time is done. */
     const plan = (schedule: Schedule, after: number) => {
-      const next = nextAfter(schedule.expression, after);
+      const next = nextAfter(schedule, after);
       if (next === undefined) ctx.logger.info(`Onramp ${ctx.url}: crononome entry '${schedule.entry.name}' has no upcoming time; it is done`);
       else wait(schedule, next);
     };
@@ -124,30 +141,49 @@ export const crononome: OnrampType<CrononomeConfig> = {
   },
 };
 
-interface Schedule {
-  readonly entry: Entry;
+interface Expression {
+  /** the first six fields */
   readonly expression: CronExpression;
+  /** the seventh field; undefined when the expression has six */
+  readonly years?: Years;
 }
 
-/** Parses one expression: exactly six fields, UTC; the error names the entry. */
-function parseExpr(expr: string, where: string): CronExpression {
+interface Schedule extends Expression {
+  readonly entry: Entry;
+}
+
+/** Parses one expression: six fields, or seven with the year, UTC; the error names the entry (and the year field when that is wrong). */
+function parseExpr(expr: string, where: string): Expression {
   const fields = expr.trim().split(/\s+/).filter(Boolean);
-  if (fields.length !== 6) {
-    throw new Error(`${where}: illegal expression '${expr}': expected six fields (second minute hour day-of-month month day-of-week), got ${fields.length}`);
+  if (fields.length !== 6 && fields.length !== 7) {
+    throw new Error(
+      `${where}: illegal expression '${expr}': expected six fields (second minute hour day-of-month month day-of-week) and an optional seventh (year), got ${fields.length}`,
+    );
+  }
+  let years: Years | undefined;
+  if (fields.length === 7) {
+    try {
+      years = Years.parse(fields[6]);
+    } catch (err) {
+      throw new Error(`${where}: illegal expression '${expr}': year field '${fields[6]}': ${(err as Error).message}`);
+    }
   }
   try {
-    return CronExpressionParser.parse(expr, { tz: 'UTC' });
+    return { expression: CronExpressionParser.parse(fields.slice(0, 6).join(' '), { tz: 'UTC' }), years };
   } catch (err) {
     throw new Error(`${where}: illegal expression '${expr}': ${(err as Error).message}`);
   }
 }
 
-/** The first time of the expression strictly after `after` (ms since the epoch), or undefined when there is none. */
-function nextAfter(expression: CronExpression, after: number): number | undefined {
-  expression.reset(new Date(after));
-  try {
-    return expression.next().getTime();
-  } catch {
-    return undefined;
-  }
+/** The first time of the schedule strictly after `after` (ms since the epoch), or undefined when there is none. */
+function nextAfter({ expression, years }: Expression, after: number): number | undefined {
+  const next = (from: number): number | undefined => {
+    expression.reset(new Date(from));
+    try {
+      return expression.next().getTime();
+    } catch {
+      return undefined;
+    }
+  };
+  return years ? nextInYears(next, years, after) : next(after);
 }

@@ -5,13 +5,13 @@ import type { Logger } from '../../core/logger';
 import type { JsonSchema } from '../../schema/json-schema';
 
 /**
- * The spec's `options` struct, minus two options that could have no effect:
- * `reconnect_buffer_size` (nats.js has no reconnect buffer to size: it
- * discards what was queued for a lost connection when it dials again, so
- * eddy buffers nothing for a reconnect and a send while disconnected fails)
- * and `echo` (it stops a connection from receiving what it published
- * itself, but every eddy ramp has a connection of its own and an onramp's
- * connection publishes nothing).
+ * The spec's `options` struct. `echo: false` is applied (nats.js `noEcho`:
+ * the server does not deliver to a connection what it published itself).
+ * `reconnect_buffer_size` sizes, in the original's client, the buffer of
+ * publishes held while reconnecting; nats.js has no such buffer (it drops
+ * what was queued for a lost connection when it dials again), so the onramp
+ * accepts it without effect (its connection publishes no messages of its
+ * own to buffer) and the offramp refuses a size above 0 (its `validate`).
  */
 export interface NatsOptions {
   token?: string;
@@ -21,10 +21,15 @@ export interface NatsOptions {
   cert_path?: string;
   key_path?: string;
   name?: string;
+  echo: boolean;
   max_reconnects: number;
+  reconnect_buffer_size?: number;
   tls: boolean;
   root_cert?: string;
 }
+
+/** The options when a config has none (the schema's defaults). */
+export const DEFAULT_OPTIONS: NatsOptions = { echo: true, max_reconnects: -1, tls: false };
 
 /** How long closing waits for the server to confirm what was sent last (acks, publishes). */
 const CLOSE_FLUSH_MS = 2000;
@@ -57,11 +62,22 @@ export const optionsSchema: JsonSchema = {
     cert_path: { type: 'string', minLength: 1, description: 'client certificate (PEM) for mutual TLS; requires key_path and implies TLS' },
     key_path: { type: 'string', minLength: 1, description: 'private key (PEM) of cert_path; requires cert_path' },
     name: { type: 'string', minLength: 1, description: 'client name the server shows in its connection list (default: `eddy <instance url>`)' },
+    echo: {
+      type: 'boolean',
+      default: true,
+      description: 'false: the server does not deliver to this connection the messages it published itself (nats.js noEcho)',
+    },
     max_reconnects: {
       type: 'integer',
       minimum: -1,
       default: -1,
       description: 'reconnect attempts per server after a lost connection before giving up for good; -1 retries forever',
+    },
+    reconnect_buffer_size: {
+      type: 'integer',
+      minimum: 0,
+      description:
+        "bytes of publishes the original's client held while reconnecting; nats.js holds none: accepted without effect on the onramp (it publishes nothing to hold), only 0 on the offramp (sends while disconnected fail)",
     },
     tls: { type: 'boolean', default: false, description: 'require TLS (verified against the system CAs, or root_cert); cert_path and root_cert imply it too' },
     root_cert: { type: 'string', minLength: 1, description: 'CA certificate (PEM) to verify the server with; implies TLS' },
@@ -141,6 +157,7 @@ export async function clientOptions(hosts: string[], options: NatsOptions, defau
     maxReconnectAttempts: options.max_reconnects,
     reconnectDelayHandler: () => backoff.next(),
   };
+  if (options.echo === false) result.noEcho = true;
   if (options.token !== undefined) result.token = options.token;
   if (options.username !== undefined) {
     result.user = options.username;

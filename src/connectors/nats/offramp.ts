@@ -3,6 +3,7 @@ import type { EddyEvent, Meta } from '../../core/event';
 import type { OfframpType, Sink } from '../connector';
 import {
   closeConnection,
+  DEFAULT_OPTIONS,
   describe,
   hostsSchema,
   natsConnect,
@@ -83,12 +84,17 @@ export const natsOfframp: OfframpType<NatsOfframpConfig> = {
   },
   validate(config) {
     validateOptions(config.options);
+    if ((config.options?.reconnect_buffer_size ?? 0) > 0) {
+      throw new Error(
+        'options.reconnect_buffer_size: only 0 is possible here: nats.js keeps no publishes for a reconnect, so the offramp fails a send while disconnected (its event fails back to the source) instead of buffering it',
+      );
+    }
     if (config.jetstream && config.reply !== undefined) throw new Error('reply and jetstream do not go together: a JetStream publish uses the reply subject for its PubAck');
     publishHeaders(config.headers ?? {}, undefined); // header names and values the client refuses fail the publish, not the first event
   },
   async create(config, ctx): Promise<Sink> {
     natsOfframp.validate!(config);
-    const client = await natsConnect(config.hosts, config.options ?? { max_reconnects: -1, tls: false }, `eddy ${ctx.url}`);
+    const client = await natsConnect(config.hosts, config.options ?? DEFAULT_OPTIONS, `eddy ${ctx.url}`);
     const { nc } = client;
     const js: JetStreamClient | undefined = config.jetstream ? nc.jetstream({ timeout: PUBACK_TIMEOUT_MS }) : undefined;
     const baseHeaders = config.headers ?? {};

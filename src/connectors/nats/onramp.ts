@@ -5,6 +5,7 @@ import type { Frame, FrameResult, OnrampContext, OnrampSource, OnrampType } from
 import { Backoff } from '../_shared/backoff';
 import {
   closeConnection,
+  DEFAULT_OPTIONS,
   describe,
   headersMeta,
   hostsSchema,
@@ -114,7 +115,7 @@ export const natsOnramp: OnrampType<NatsOnrampConfig> = {
   },
   async create(config, ctx) {
     natsOnramp.validate!(config);
-    const client = await natsConnect(config.hosts, config.options ?? { max_reconnects: -1, tls: false }, `eddy ${ctx.url}`);
+    const client = await natsConnect(config.hosts, config.options ?? DEFAULT_OPTIONS, `eddy ${ctx.url}`);
     const originUri = `svc-nats://${originHost(config.hosts[0])}/${config.subject}`;
     try {
       return config.jetstream ? await jetstreamSource(client, config, config.jetstream, ctx, originUri) : coreSource(client, config, ctx, originUri);

@@ -8,7 +8,14 @@ export interface TcpOfframpConfig {
   host: string;
   port: number;
   is_no_delay: boolean;
+  /** accepted for the original's configs; only the system default can be honoured (see `validate`) */
+  ttl: number;
+  /** accepted for the original's configs and, as there, without effect: Node sockets are always non-blocking */
+  is_non_blocking: boolean;
 }
+
+/** The IP time-to-live the packets of a TCP socket carry: Linux's default (net.ipv4.ip_default_ttl), which Node cannot change. */
+const SYSTEM_TTL = 64;
 
 /**
  * tcp: writes every payload (each batch member, after the postprocessors)
@@ -41,7 +48,26 @@ export const tcpOfframp: OfframpType<TcpOfframpConfig> = {
       host: { type: 'string', minLength: 1, description: 'host to connect to' },
       port: { type: 'integer', minimum: 1, maximum: 65535, description: 'port to connect to' },
       is_no_delay: { type: 'boolean', default: true, description: "send small writes at once (TCP_NODELAY: Nagle's algorithm off)" },
+      ttl: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 255,
+        default: SYSTEM_TTL,
+        description: `IP time-to-live of the packets; only ${SYSTEM_TTL}, the system default: Node cannot set it on a TCP socket`,
+      },
+      is_non_blocking: {
+        type: 'boolean',
+        default: false,
+        description: 'accepted for configs of the original, where it was ignored too; Node sockets are always non-blocking',
+      },
     },
+  },
+  validate(config) {
+    if (config.ttl !== SYSTEM_TTL) {
+      throw new Error(
+        `ttl: ${config.ttl} cannot be applied: Node cannot set the IP time-to-live of a TCP socket, so its packets carry the system default (${SYSTEM_TTL}); remove ttl or set it to ${SYSTEM_TTL}`,
+      );
+    }
   },
   create(config, ctx) {
     return new TcpClient(config, ctx);

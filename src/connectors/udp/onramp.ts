@@ -4,10 +4,12 @@ import { Observable, type Subscriber } from '../../core/rx';
 import { nowNs } from '../../core/clock';
 import { uriHost } from '../_shared/net';
 import type { Frame, OnrampContext, OnrampSource, OnrampType } from '../connector';
+import { KernelDrops } from './kernel-drops';
 
 interface UdpOnrampConfig {
   host: string;
   port: number;
+  receive_buffer_size?: number;
 }
 
 export interface UdpHoldLimit {
@@ -29,6 +31,11 @@ export const DEFAULT_HOLD_LIMIT: UdpHoldLimit = { maxBytes: 16 * 1024 * 1024 };
  * `maxBytes`; beyond that newer ones are dropped, counted and logged, as the
  * kernel itself would drop them from a full receive buffer. On resume the
  * held datagrams are delivered first, with the time they arrived.
+ *
+ * What the kernel itself drops (a burst larger than the socket's receive
+ * buffer arriving while the event loop is busy) never reaches eddy; it is
+ * read from the kernel's own count (`kernelDrops`, Linux) and reported as a
+ * metric. `receive_buffer_size` asks for a larger buffer.
  */
 export const udpOnramp: OnrampType<UdpOnrampConfig> = {
   name: 'udp',
@@ -47,6 +54,13 @@ export const udpOnramp: OnrampType<UdpOnrampConfig> = {
         description: 'address to receive on; the default takes only local senders, 0.0.0.0 (or ::) every interface',
       },
       port: { type: 'integer', minimum: 0, maximum: 65535, description: 'port to receive on; 0 picks a free one' },
+      receive_buffer_size: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 2147483647,
+        description:
+          "the socket's receive buffer (SO_RCVBUF) in bytes; default: the system's (net.core.rmem_default). Linux doubles the request for its bookkeeping and caps it at net.core.rmem_max; the size granted is logged",
+      },
     },
   },
   create: (config, ctx) => createUdpSource(config, ctx, DEFAULT_HOLD_LIMIT),
@@ -56,7 +70,10 @@ export const udpOnramp: OnrampType<UdpOnrampConfig> = {
 export async function createUdpSource(config: UdpOnrampConfig, ctx: OnrampContext, limit: UdpHoldLimit): Promise<OnrampSource> {
   const socket = createSocket(isIPv6(config.host) ? 'udp6' : 'udp4');
   await bind(socket, config.host, config.port);
-  const port = socket.address().port;
+  const bound = socket.address();
+  const port = bound.port;
+  if (config.receive_buffer_size !== undefined) setReceiveBuffer(socket, config.receive_buffer_size, ctx);
+  const kernelDrops = new KernelDrops(bound.family === 'IPv6' ? 'IPv6' : 'IPv4', bound.address, port);
 
   let subscriber: Subscriber<Frame> | undefined;
   let paused = false;
@@ -127,8 +144,24 @@ export async function createUdpSource(config: UdpOnrampConfig, ctx: OnrampContex
     },
     // a datagram socket always reads: what it read while paused is held here (or dropped beyond the limit)
     inputs: () => ({ open: 1, reading: 1, held: held.length - head, dropped }),
+    kernelDrops: () => kernelDrops.read(),
     close: () => new Promise<void>((resolve) => socket.close(() => resolve())),
   };
+}
+
+/** Asks for a receive buffer and logs what the kernel granted (which is what counts). */
+function setReceiveBuffer(socket: Socket, size: number, ctx: OnrampContext): void {
+  try {
+    socket.setRecvBufferSize(size);
+  } catch (err) {
+    socket.close();
+    throw new Error(`receive_buffer_size ${size}: ${(err as Error).message}`);
+  }
+  const granted = socket.getRecvBufferSize();
+  const message = `udp onramp ${ctx.url}: receive buffer: asked for ${size} bytes, the kernel granted ${granted}`;
+  // Linux grants twice the request (half of it for its bookkeeping); less than the request means it was capped
+  if (granted < size) ctx.logger.warn(`${message}: capped by the system's maximum (net.core.rmem_max on Linux)`);
+  else ctx.logger.info(message);
 }
 
 function bind(socket: Socket, host: string, port: number): Promise<void> {

@@ -118,7 +118,7 @@ describe('nats offramp', function () {
   });
 
   it('refuses reply together with jetstream (a JetStream publish uses the reply subject for its PubAck)', () => {
-    const config = { hosts: ['h:1'], subject: 's', reply: 'r', headers: {}, options: { max_reconnects: -1, tls: false }, jetstream: true };
+    const config = { hosts: ['h:1'], subject: 's', reply: 'r', headers: {}, options: { echo: true, max_reconnects: -1, tls: false }, jetstream: true };
     expect(() => natsOfframp.validate!(config)).to.throw(/reply and jetstream/);
   });
 

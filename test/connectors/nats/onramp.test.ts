@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import { StorageType, type JetStreamManager, type NatsConnection } from 'nats';
-import { eventually } from '../../helpers/runtime';
+import { createLogger } from '../../../src/core/logger';
+import { closeConnection, natsConnect } from '../../../src/connectors/nats/connection';
+import { call, eventually, startRuntime, type Started } from '../../helpers/runtime';
 import { requireService } from '../../helpers/services';
 import { client, directOnramp, freePort, hdrs, monitorBase, serviceHost, unique, waitForSubscribers, type DirectOnramp } from './helpers';
 
@@ -101,11 +103,44 @@ describe('nats onramp (against the nats service)', function () {
 
     it('refuses queue together with jetstream, and half of a credential pair', () => {
       const { natsOnramp } = require('../../../src/connectors/nats/onramp') as typeof import('../../../src/connectors/nats/onramp');
-      const base = { hosts: ['127.0.0.1:4222'], subject: 's', options: { max_reconnects: -1, tls: false } };
+      const base = { hosts: ['127.0.0.1:4222'], subject: 's', options: { echo: true, max_reconnects: -1, tls: false } };
       expect(() => natsOnramp.validate!({ ...base, queue: 'q', jetstream: { stream: 's', durable: 'd', batch: 1, ack_wait_ms: 1000 } })).to.throw(/queue and jetstream/);
       expect(() => natsOnramp.validate!({ ...base, options: { ...base.options, username: 'u' } })).to.throw(/username and options.password/);
       expect(() => natsOnramp.validate!({ ...base, options: { ...base.options, cert_path: '/c' } })).to.throw(/cert_path and options.key_path/);
       expect(() => natsOnramp.validate!({ ...base, options: { ...base.options, token: 't', credentials_path: '/c' } })).to.throw(/one authentication method/);
+    });
+  });
+
+  describe('options.echo and options.reconnect_buffer_size', () => {
+    it('echo: false reaches the server: the connection does not get back what it published itself, only what others publish', async () => {
+      const seen: Record<string, string[]> = {};
+      for (const echo of [true, false]) {
+        const subject = unique('eddy.test.echo');
+        // natsConnect is how the onramp (and offramp) dial: the options go through the same clientOptions
+        const own = await natsConnect([serviceHost()], { echo, max_reconnects: -1, tls: false }, 'eddy-test-echo');
+        try {
+          const got: string[] = [];
+          own.nc.subscribe(subject, { callback: (err, msg) => err || got.push(new TextDecoder().decode(msg.data)) });
+          own.nc.publish(subject, text('self'));
+          // the server answered the flush after processing the publish: an echo of it has arrived before the PONG
+          await own.nc.flush();
+          nc.publish(subject, text('other'));
+          await eventually(() => got.includes('other'), 10000, `the other connection's message (echo ${echo})`);
+          seen[String(echo)] = got;
+        } finally {
+          await closeConnection(own.nc, createLogger('silent'), 'test');
+        }
+      }
+      expect(seen).to.deep.equal({ true: ['self', 'other'], false: ['other'] });
+    });
+
+    it('an onramp with echo: false and a reconnect_buffer_size receives what other connections publish', async () => {
+      const subject = unique('eddy.test.in');
+      ramp = await open({ hosts: [serviceHost()], subject, options: { echo: false, reconnect_buffer_size: 8 * 1024 * 1024 } });
+      await waitForSubscribers(monitorBase(), subject, 1);
+      nc.publish(subject, text('{"n":1}'));
+      await eventually(() => ramp!.events.length === 1, 10000, 'the event');
+      expect(ramp.events[0].data).to.deep.equal({ n: 1 });
     });
   });
 
@@ -234,5 +269,32 @@ describe('nats onramp (against the nats service)', function () {
       await jsm.consumers.add(stream, { durable_name: 'other', filter_subject: `${subject}.other`, ack_policy: 'explicit' as never });
       expect(await fails({ hosts: [serviceHost()], subject, jetstream: { stream, durable: 'other' } })).to.match(/filters on '.*\.other', not on subject/);
     });
+  });
+});
+
+describe('nats options over REST (publishing, no connection)', () => {
+  let rt: Started;
+  beforeEach(async () => (rt = await startRuntime()));
+  afterEach(async () => rt.stop());
+  const publish = (kind: 'onramp' | 'offramp', id: string, options: Record<string, unknown>) =>
+    call(rt.base, 'POST', `/${kind}`, { body: { id, type: 'nats', config: { hosts: ['127.0.0.1:4222'], subject: 'eddy.in', options } } });
+  const error = (reply: { body: unknown }) => (reply.body as { error: string }).error;
+
+  it("accepts the spec's echo and reconnect_buffer_size on the onramp; the offramp refuses a reconnect buffer it cannot keep, saying why", async () => {
+    expect((await publish('onramp', 'spec', { echo: false, reconnect_buffer_size: 8388608, max_reconnects: 10 })).status).to.equal(201);
+    expect((await publish('onramp', 'echoing', { echo: true, reconnect_buffer_size: 0 })).status).to.equal(201);
+    const notBool = await publish('onramp', 'notbool', { echo: 'no' });
+    expect(notBool.status).to.equal(400);
+    expect(error(notBool)).to.match(/config\.options\.echo: must be boolean/);
+    const negative = await publish('onramp', 'negative', { reconnect_buffer_size: -1 });
+    expect(negative.status).to.equal(400);
+    expect(error(negative)).to.match(/config\.options\.reconnect_buffer_size: must be >= 0/);
+
+    expect((await publish('offramp', 'quiet', { echo: false, reconnect_buffer_size: 0 })).status).to.equal(201);
+    const buffered = await publish('offramp', 'buffered', { reconnect_buffer_size: 1024 });
+    expect(buffered.status).to.equal(400);
+    expect(error(buffered)).to.match(
+      /config\.options\.reconnect_buffer_size: only 0 is possible here: nats\.js keeps no publishes for a reconnect, so the offramp fails a send while disconnected/,
+    );
   });
 });

@@ -99,7 +99,8 @@ describe('tcp offramp over REST', () => {
     const artefacts: [string, unknown][] = [
       ['onramp', { id: 'src', type: 'tcp', preprocessors: ['lines'], config: { host: '127.0.0.1', port: inPort } }],
       ['pipeline', passthrough('p')],
-      ['offramp', { id: 'dst', type: 'tcp', postprocessors: ['lines'], config: { host: '127.0.0.1', port: outPort } }],
+      // the original's ttl and is_non_blocking, at their defaults, are accepted and change nothing
+      ['offramp', { id: 'dst', type: 'tcp', postprocessors: ['lines'], config: { host: '127.0.0.1', port: outPort, ttl: 64, is_non_blocking: false } }],
       ['binding', { id: 'flow', links: flowLinks }],
     ];
     for (const [kind, body] of artefacts) expect((await call(rt.base, 'POST', `/${kind}`, { body })).status, kind).to.equal(201);
@@ -115,6 +116,30 @@ describe('tcp offramp over REST', () => {
     expect(nc.lines()).to.deep.equal(['{"early":true}']);
     sender.destroy();
   });
+
+  it("accepts the original's ttl and is_non_blocking: ttl only at the system default 64 (400 saying why otherwise), is_non_blocking either way", async () => {
+    const publish = (id: string, extra: Record<string, unknown>) =>
+      call(rt.base, 'POST', '/offramp', { body: { id, type: 'tcp', config: { host: '127.0.0.1', port: 9, ...extra } } });
+    for (const [id, extra] of [
+      ['spec', { ttl: 64, is_non_blocking: false }],
+      ['nonblocking', { is_non_blocking: true }],
+      ['ttldefault', { ttl: 64 }],
+    ] as const) {
+      const reply = await publish(id, extra);
+      expect(reply.status, id).to.equal(201);
+      expect((reply.body as { config: unknown }).config, id).to.deep.equal({ host: '127.0.0.1', port: 9, ...extra });
+    }
+    const ttl = await publish('ttlsmall', { ttl: 32 });
+    expect(ttl.status).to.equal(400);
+    expect((ttl.body as { error: string }).error).to.match(
+      /config\.ttl: 32 cannot be applied: Node cannot set the IP time-to-live of a TCP socket, so its packets carry the system default \(64\); remove ttl or set it to 64/,
+    );
+    expect((await publish('ttlzero', { ttl: 0 })).status).to.equal(400);
+    const blocking = await publish('blocking', { is_non_blocking: 'yes' });
+    expect(blocking.status).to.equal(400);
+    expect((blocking.body as { error: string }).error).to.match(/config\.is_non_blocking: must be boolean/);
+    expect((await call(rt.base, 'GET', '/offramp')).body).to.include.members(['spec', 'nonblocking', 'ttldefault']).and.not.include.members(['ttlsmall', 'ttlzero', 'blocking']);
+  });
 });
 
 describe('tcp offramp sink (the type on its own)', () => {
@@ -129,7 +154,7 @@ describe('tcp offramp sink (the type on its own)', () => {
   it('starts triggered, and a send while down fails at once (never buffered, never dropped silently)', async () => {
     const port = await freePort();
     const { ctx, log } = fakeOfframpContext();
-    sink = await tcpOfframp.create({ host: '127.0.0.1', port, is_no_delay: true }, ctx);
+    sink = await tcpOfframp.create({ host: '127.0.0.1', port, is_no_delay: true, ttl: 64, is_non_blocking: false }, ctx);
     expect(log.down).to.equal(true);
     expect(() => sink!.send([Buffer.from('x')], testEvent(1))).to.throw(/not connected to 127\.0\.0\.1:/);
     expect(log.acks).to.deep.equal([]);
@@ -141,7 +166,7 @@ describe('tcp offramp sink (the type on its own)', () => {
     await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
     const port = (server.address() as AddressInfo).port;
     const { ctx, log } = fakeOfframpContext();
-    sink = await tcpOfframp.create({ host: '127.0.0.1', port, is_no_delay: true }, ctx);
+    sink = await tcpOfframp.create({ host: '127.0.0.1', port, is_no_delay: true, ttl: 64, is_non_blocking: false }, ctx);
     await eventually(() => !log.down && peers.length === 1, 5000, 'connected');
     expect(log).to.include({ triggers: 1, restores: 1 });
 
@@ -173,7 +198,7 @@ describe('tcp offramp sink (the type on its own)', () => {
     await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
     const port = (server.address() as AddressInfo).port;
     const { ctx, log } = fakeOfframpContext();
-    sink = await tcpOfframp.create({ host: '127.0.0.1', port, is_no_delay: false }, ctx);
+    sink = await tcpOfframp.create({ host: '127.0.0.1', port, is_no_delay: false, ttl: 64, is_non_blocking: false }, ctx);
     await eventually(() => !log.down, 5000, 'connected');
     await sink.send(['a\n', 'b\n', 'c\n'].map((s) => Buffer.from(s)), testEvent(1));
     const last = sink.send([Buffer.from('d\n')], testEvent(2));

@@ -5,6 +5,10 @@ import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { Worker } from 'node:worker_threads';
+import parsePrometheusTextFormat from 'parse-prometheus-text-format';
+import { rampMetricEvents } from '../../../src/connectors/_shared/ramp-metrics';
+import { PrometheusExporter } from '../../../src/runtime/prometheus';
 import type { Subscription } from 'rxjs';
 import { createLogger } from '../../../src/core/logger';
 import type { Frame, OnrampSource } from '../../../src/connectors/connector';
@@ -201,5 +205,87 @@ describe('udp onramp source (the type on its own)', () => {
     // reading again: nothing held, nothing dropped
     await s.sendTo(port, 'after');
     await eventually(() => frames.length === 11, 5000, 'the next datagram');
+  });
+});
+
+/**
+ * Sends `count` datagrams to `port` from a worker thread while this thread
+ * is blocked (Atomics.wait), so nothing here reads the socket meanwhile:
+ * what does not fit into its receive buffer is dropped by the kernel. Loopback
+ * delivers (or drops) a datagram within the send, so once the worker says it
+ * is done every datagram is in the buffer or counted as dropped.
+ */
+function floodWhileBlocked(port: number, count: number): void {
+  const done = new Int32Array(new SharedArrayBuffer(4));
+  const worker = new Worker(
+    `
+    const { workerData } = require('node:worker_threads');
+    const socket = require('node:dgram').createSocket('udp4');
+    const { port, count, done } = workerData;
+    let sent = 0;
+    for (let i = 0; i < count; i++) {
+      socket.send('datagram ' + i, port, '127.0.0.1', (err) => {
+        if (err) Atomics.store(done, 0, 2);
+        if (++sent === count || err) {
+          if (Atomics.load(done, 0) === 0) Atomics.store(done, 0, 1);
+          Atomics.notify(done, 0);
+          socket.close();
+        }
+      });
+    }
+    `,
+    { eval: true, workerData: { port, count, done } },
+  );
+  // a bound on a hung worker, not a timing: the flood takes milliseconds
+  const woke = Atomics.wait(done, 0, 0, 60_000);
+  void worker.terminate();
+  if (woke === 'timed-out' || Atomics.load(done, 0) !== 1) throw new Error(`the sender did not finish (${woke}, state ${Atomics.load(done, 0)})`);
+}
+
+describe('udp onramp: receive_buffer_size and the kernel drops metric', function () {
+  // /proc/net/udp is Linux's
+  before(function () {
+    if (process.platform !== 'linux') this.skip();
+  });
+  let flow: Receiver | undefined;
+  afterEach(async () => {
+    await flow?.stop();
+    flow = undefined;
+  });
+
+  it('a flood past a small receive buffer is dropped by the kernel and reported: received + drops == sent, drops > 0, on /metrics and in ramp_kernel_drops', async () => {
+    const port = await freePort('udp');
+    const logger = recordingLogger();
+    flow = await receiver({ type: 'udp', config: { host: '127.0.0.1', port, receive_buffer_size: 4096 } }, { logger });
+    const { runtime, collected } = flow;
+    const counters = runtime.onramp('/onramp/src/main')!.runtime.counters;
+    expect(logger.lines.filter((l) => l.includes('receive buffer'))).to.satisfy((lines: string[]) =>
+      // Linux doubles the request (half for its bookkeeping)
+      lines.length === 1 && lines[0] === 'info udp onramp /onramp/src/main: receive buffer: asked for 4096 bytes, the kernel granted 8192',
+    );
+    expect(counters.kernelDrops!(), 'before the flood').to.equal(0);
+
+    const sent = 2000;
+    floodWhileBlocked(port, sent);
+    const drops = () => counters.kernelDrops!()!;
+    await eventually(() => collected.out.length + drops() === sent, 10_000, `received + dropped = ${sent}`);
+    expect(drops()).to.be.greaterThan(0);
+    expect(collected.out.length).to.be.greaterThan(0);
+    expect(collected.out.length + drops()).to.equal(sent);
+
+    const families = parsePrometheusTextFormat(await new PrometheusExporter().scrape(runtime.observe())) as { name: string; type: string; metrics: { value: string; labels: Record<string, string> }[] }[];
+    const family = families.find((f) => f.name === 'eddy_onramp_kernel_drops_total')!;
+    expect(family.type).to.equal('COUNTER');
+    expect(family.metrics).to.deep.equal([{ value: String(drops()), labels: { kind: 'onramp', artefact: 'src', instance: 'main' } }]);
+    const event = rampMetricEvents('/onramp/src/main', counters, 1n).find((e) => e.measurement === 'ramp_kernel_drops');
+    expect(event).to.deep.include({ tags: { ramp: '/onramp/src/main' }, fields: { count: drops() } });
+  });
+
+  it('a receive_buffer_size beyond the system maximum is capped by the kernel, and that is logged as a warning', async () => {
+    const logger = recordingLogger();
+    flow = await receiver({ type: 'udp', config: { host: '127.0.0.1', port: await freePort('udp'), receive_buffer_size: 2147483647 } }, { logger });
+    expect(logger.lines.filter((l) => l.includes('receive buffer'))).to.satisfy((lines: string[]) =>
+      lines.length === 1 && /^warn .*asked for 2147483647 bytes, the kernel granted \d+: capped by the system's maximum/.test(lines[0]),
+    );
   });
 });
