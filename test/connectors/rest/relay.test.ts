@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { Agent, request, type ServerResponse } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import type { EddyEvent } from '../../../src/core/event';
 import { Runtime } from '../../../src/runtime/runtime';
 import { eventually } from '../../helpers/runtime';
@@ -15,6 +16,7 @@ import { freePort, recordingLogger, targetServer, type Received, type TargetServ
 interface Relay {
   runtime: Runtime;
   base: string;
+  port: number;
   /** what the linked offramp emitted on err */
   errors: EddyEvent[];
   logger: ReturnType<typeof recordingLogger>;
@@ -58,7 +60,7 @@ async function startRelay(spec: RelaySpec): Promise<Relay> {
   await runtime.activate('binding', 'relay', 'main', {});
   const errors: EddyEvent[] = [];
   runtime.pipeline('/pipeline/errors/main')!.output('out').subscribe((e) => errors.push(e));
-  return { runtime, base: `http://127.0.0.1:${port}`, errors, logger, stop: () => runtime.shutdown() };
+  return { runtime, base: `http://127.0.0.1:${port}`, port, errors, logger, stop: () => runtime.shutdown() };
 }
 
 interface Answer {
@@ -77,7 +79,7 @@ async function holdingBackend(journal: string[]): Promise<TargetServer & { held:
   };
   const bodies = new Map<ServerResponse, string>();
   const server = await targetServer((req: Received, res) => {
-    journal.push(`arrived ${JSON.parse(req.body).i}`);
+    journal.push(`arrived ${req.body === '' ? req.method : JSON.parse(req.body).i}`);
     if (released) return answer(req.body, res);
     bodies.set(res, req.body);
     held.push(res);
@@ -104,6 +106,30 @@ function post(base: string, i: number, body: string, journal: string[], agent: A
     });
     req.on('error', reject);
     req.end(body);
+  });
+}
+
+/** Reads `n` HTTP/1.1 responses (with Content-Length) from a raw socket. */
+function responses(socket: Socket, n: number): Promise<Answer[]> {
+  return new Promise((resolve, reject) => {
+    let buffer = Buffer.alloc(0);
+    const answers: Answer[] = [];
+    socket.on('error', reject);
+    socket.on('data', (chunk: Buffer) => {
+      buffer = Buffer.concat([buffer, chunk]);
+      for (;;) {
+        const split = buffer.indexOf('\r\n\r\n');
+        if (split === -1) return;
+        const [statusLine, ...lines] = buffer.subarray(0, split).toString('latin1').split('\r\n');
+        const headers: Record<string, string> = {};
+        for (const line of lines) headers[line.slice(0, line.indexOf(':')).toLowerCase()] = line.slice(line.indexOf(':') + 1).trim();
+        const length = Number(headers['content-length'] ?? 0);
+        if (buffer.length < split + 4 + length) return;
+        answers.push({ status: Number(statusLine.split(' ')[1]), headers, body: buffer.subarray(split + 4, split + 4 + length).toString('utf8') });
+        buffer = buffer.subarray(split + 4 + length);
+        if (answers.length === n) return resolve(answers);
+      }
+    });
   });
 }
 
@@ -191,6 +217,30 @@ describe('rest relay: linked rest onramp -> linked rest offramp -> a real backen
     await eventually(() => backend!.received.length + relay!.errors.length === entered, 10000, 'every event sent or failed');
     for (const e of relay.errors) expect((e.data as { error: string }).error).to.match(/not sent: its \$deadline had passed/);
     arrivedBeforeAnswered(journal);
+  });
+
+  it('a request read whole just after the gate closed waits in the onramp; answered 503 at its deadline, it never enters the flow', async () => {
+    const journal: string[] = [];
+    const holding = (backend = await holdingBackend(journal));
+    relay = await startRelay({ backend, timeout: 1000, concurrency: 1 });
+    // two GETs pipelined in one write: Node parses both and ends both a tick later, one after the other;
+    // the first one's event fills the offramp (concurrency 1) and closes the gate before the second ends
+    const socket = connect(relay.port, '127.0.0.1');
+    socket.write('GET /p/1 HTTP/1.1\r\nHost: x\r\n\r\nGET /p/2 HTTP/1.1\r\nHost: x\r\n\r\n');
+    const answers = await responses(socket, 2);
+    socket.destroy();
+    expect(answers.map((a) => a.status)).to.deep.equal([504, 503]);
+    expect(answers[1].headers['retry-after']).to.equal('1');
+    expect(holding.held).to.have.length(1);
+    const onramp = relay.runtime.onramp('/onramp/web/main')!.runtime;
+    expect(onramp.counters.out, 'events made').to.equal(1);
+    // the backend answers and the gate opens: the answered request is not handed on, the next one is served
+    holding.release();
+    await eventually(() => onramp.breaker.isOpen, 5000, 'the gate open again');
+    const third = await post(relay.base, 3, '{"i":3}', journal, agent!);
+    expect(third.status).to.equal(200);
+    expect(backend.received.map((r) => r.method)).to.deep.equal(['GET', 'POST']);
+    expect(onramp.counters.out, 'events made').to.equal(2);
   });
 
   it('one body of several events: those still waiting for a turn when the deadline passes are not sent, and fail', async () => {
