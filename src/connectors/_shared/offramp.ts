@@ -1,7 +1,7 @@
 import { Observer, Subject, asyncScheduler, type SchedulerLike } from '../../core/rx';
 import type { EddyEvent, EventId, Insight, Meta } from '../../core/event';
 import { nowNs } from '../../core/clock';
-import { batchValues } from '../../core/event';
+import { batchValues, trackedIds } from '../../core/event';
 import { codecPicker } from './codecs';
 import type { Codec } from '../../codecs/codec';
 import { runProcessors, type FrameContext, type Postprocessor, type Preprocessor } from '../../processors/processor';
@@ -199,7 +199,13 @@ export class OfframpRuntime {
     return frames.map((frame) => codec.decode(frame, ingestNs)).filter((value) => value !== undefined);
   }
 
-  /** A reply event for a linked request, carrying the request's `correlation`. */
+  /**
+   * A reply event for a linked request, carrying the request's `correlation`
+   * and tracking the request's ids besides its own, so that a linked onramp
+   * the request came from (a rest onramp relaying to a rest offramp) finds
+   * the request the reply answers. Replies are not transactional, so no ack
+   * or fail follows the tracked ids.
+   */
   private replyEvent(request: EddyEvent, data: unknown, meta: Meta = {}): EddyEvent {
     const correlation = request.isBatch
       ? (Array.isArray(request.data) ? request.data : []).map((m) => (m as { data?: { meta?: Meta } })?.data?.meta?.correlation ?? null)
@@ -212,6 +218,7 @@ export class OfframpRuntime {
       ingestNs: request.ingestNs,
       originUri: request.originUri,
       isBatch: false,
+      tracked: [id, ...trackedIds(request)],
       transactional: false,
     };
   }

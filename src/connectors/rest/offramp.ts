@@ -41,7 +41,9 @@ interface Plan {
   method: string;
   headers: Record<string, string | string[]>;
   codec: string;
-  /** the event's `$endpoint` or `$request` was unusable: the event fails */
+  /** linked: the event's `$deadline` (the scheduler's clock, ms), after which it is not sent */
+  deadline?: number;
+  /** the event's `$endpoint`, `$request` or `$deadline` was unusable: the event fails */
   error?: Error;
 }
 
@@ -108,6 +110,9 @@ const endpointSchema = {
  * triggered, and a probe dials it with back-off (100 ms doubling to 5 s)
  * until it answers, then restores it. Linked, each response is decoded by its
  * Content-Type and emitted on `out` with `$response`; failures go to `err`.
+ * Linked, an event whose `$deadline` (set by a linked rest onramp: when its
+ * caller is answered without a reply) has passed when its turn comes is not
+ * sent: nobody waits for the answer any more. It fails, with an `err` event.
  */
 export const restOfframp: OfframpType<RestOfframpConfig> = {
   name: 'rest',
@@ -212,7 +217,8 @@ export const restOfframp: OfframpType<RestOfframpConfig> = {
           if (contentType === undefined) headers['content-type'] = mimeOf(codec);
           if (t.auth !== undefined && headerNamed(headers, 'authorization') === undefined) headers.authorization = t.auth;
         }
-        return { target: t, method: m, headers, codec };
+        const deadline = ctx.linked ? deadlineOf(event.meta.deadline) : undefined;
+        return { target: t, method: m, headers, codec, deadline };
       } catch (err) {
         return { target: configured, method, headers: baseHeaders, codec: ctx.codecForMime(undefined), error: err as Error };
       }
@@ -239,8 +245,14 @@ export const restOfframp: OfframpType<RestOfframpConfig> = {
         if (p.error) throw failure(event, p.error.message);
         if (ctx.linked && event.isBatch) throw failure(event, 'a linked rest offramp cannot send a batch: its response could not be matched to one event');
         const body = p.method === 'GET' || p.method === 'HEAD' ? null : payloads.length === 1 ? payloads[0] : Buffer.concat(payloads);
+        if (p.deadline !== undefined && ctx.scheduler.now() >= p.deadline) throw failure(event, expired(p.deadline, ctx.scheduler.now(), 'reached the offramp'));
         const turn = slots.acquire();
         if (turn !== true && !(await turn)) throw new Error('the offramp closed before the request was sent');
+        // checked again when the turn comes, right before sending: the wait for a slot may have outlasted it
+        if (p.deadline !== undefined && ctx.scheduler.now() >= p.deadline) {
+          slots.release();
+          throw failure(event, expired(p.deadline, ctx.scheduler.now(), 'got its turn'));
+        }
         const started = performance.now();
         let status: number;
         let headers: HeaderLists;
@@ -285,6 +297,18 @@ export const restOfframp: OfframpType<RestOfframpConfig> = {
     };
   },
 };
+
+/** `$deadline`: absent, or a number of ms on the runtime's clock (epoch ms unless a test scheduler runs it). */
+function deadlineOf(deadline: unknown): number | undefined {
+  if (deadline === undefined || deadline === null) return undefined;
+  if (typeof deadline !== 'number' || Number.isNaN(deadline)) throw new Error(`$deadline must be a time in ms (a number), got ${JSON.stringify(deadline)}`);
+  return deadline;
+}
+
+/** Why an event whose deadline passed was not sent. */
+function expired(deadline: number, now: number, where: string): string {
+  return `not sent: its $deadline had passed by ${now - deadline} ms when it ${where}; its caller was already answered`;
+}
 
 /** Headers without the connection and framing ones (`HOP_BY_HOP`). */
 function endToEnd(headers: Record<string, string | string[]>): Record<string, string | string[]> {

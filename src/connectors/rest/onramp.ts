@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { Observable, type Subscriber } from '../../core/rx';
 import type { Frame, FrameResult, OnrampReply, OnrampType } from '../connector';
-import { Waiters, idKey, type WaitEnd } from '../_shared/waiters';
+import { Alarm, Waiters, idKey, type WaitEnd } from '../_shared/waiters';
 import { listen, uriHost } from '../_shared/net';
 import { headerLists, headerNamed, headerValues, mimeOf, type HeaderLists } from './http';
 
@@ -32,6 +32,21 @@ export interface RequestMeta {
   headers: HeaderLists;
 }
 
+/** One request, from its arrival to its answer. */
+interface Exchange {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly headers: HeaderLists;
+  /** linked: the latest it is answered (the scheduler's clock, ms), `timeout` after it arrived; its events carry it as `$deadline` */
+  deadline?: number;
+  /** linked: runs out at `deadline` while the request has no events waiting for a reply (then its waiter has the same deadline) */
+  clock?: Alarm;
+  /** its body makes no event: too large, or answered before it was taken */
+  discard: boolean;
+  /** the body, read whole while the onramp was paused: it waits in `queued` for the gate to open */
+  body?: Buffer;
+}
+
 const JSON_TYPE = { 'content-type': 'application/json' };
 
 /** Reply headers that describe the body's framing, which only the server can know. */
@@ -49,10 +64,15 @@ const FRAMING = new Set(['content-length', 'transfer-encoding']);
  *
  * Unlinked, a request is answered 202 once its body has been made into
  * events (400 when it made none because it could not be decoded). Linked,
- * it waits up to `timeout` ms for the reply to one of its events and
- * answers with it (`$response.status`, default 200, and `$response.headers`).
+ * it is answered within `timeout` ms of its arrival: with the reply to one
+ * of its events (`$response.status`, default 200, and `$response.headers`),
+ * else 504 when its events are in the flow, 503 with Retry-After when
+ * backpressure kept it out of the flow (408 when its body was still
+ * arriving). Its events carry that deadline as `$deadline`, and a linked
+ * offramp does not send one whose deadline has passed.
  * While the circuit breaker is triggered request bodies are not read: the
- * clients wait, which is the backpressure HTTP has.
+ * clients wait, which is the backpressure HTTP has; a body that was read
+ * whole meanwhile waits here (`queued`) and goes on when the gate opens.
  */
 export const restOnramp: OnrampType<RestOnrampConfig> = {
   name: 'rest',
@@ -75,7 +95,8 @@ export const restOnramp: OnrampType<RestOnrampConfig> = {
         type: 'integer',
         minimum: 1,
         default: 10000,
-        description: 'linked only: ms a request waits for its reply before it is answered 504',
+        description:
+          'linked only: ms from the arrival of a request to its answer: the reply, else 504 (503 with Retry-After when backpressure kept it out of the flow)',
       },
       max_body_bytes: {
         type: 'integer',
@@ -98,7 +119,10 @@ export const restOnramp: OnrampType<RestOnrampConfig> = {
     let paused = false;
     /** requests whose bodies are being read: paused with the breaker */
     const reading = new Set<IncomingMessage>();
+    /** requests read whole while paused, in arrival order: handed on when the gate opens */
+    let queued: Exchange[] = [];
     let nextStream = 0;
+    const retryAfter = String(Math.max(1, Math.ceil(config.timeout / 1000)));
 
     const flowing = () => subscriber !== undefined && !paused;
 
@@ -116,36 +140,80 @@ export const restOnramp: OnrampType<RestOnrampConfig> = {
     const onRequest = (req: IncomingMessage, res: ServerResponse) => {
       // the headers as $request carries them, read once from rawHeaders (Node's own req.headers object is never built)
       const headers = headerLists(req.rawHeaders);
+      const ex: Exchange = { req, res, headers, discard: false };
+      if (ctx.linked) {
+        // the clock starts now, not when the body is read: a request held back by backpressure is answered in time too
+        const deadline = (ex.deadline = ctx.scheduler.now() + config.timeout);
+        ex.clock = new Alarm(ctx.scheduler, deadline, () => expire(ex));
+        // a client that goes away frees its clock and its waiter at once
+        res.once('close', () => {
+          ex.clock?.cancel();
+          if (!res.writableEnded) waiters.dropGroup(res);
+        });
+      }
       const declared = headers['content-length']?.[0];
       if (declared !== undefined && Number(declared) > config.max_body_bytes) return tooLarge(req, res, config.max_body_bytes);
       const chunks: Buffer[] = [];
       let size = 0;
-      let over = false;
       reading.add(req);
       // paused before 'data' is attached, so nothing is read until the gate opens
       if (!flowing()) req.pause();
       req.on('data', (chunk: Buffer) => {
-        if (over) return;
+        if (ex.discard) return;
         size += chunk.length;
         if (size > config.max_body_bytes) {
-          over = true;
+          ex.discard = true;
           chunks.length = 0;
           tooLarge(req, res, config.max_body_bytes);
         } else chunks.push(chunk);
       });
       req.on('end', () => {
         reading.delete(req);
-        if (!over) hand(req, res, headers, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+        if (!ex.discard) arrive(ex, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
       });
       req.on('close', () => reading.delete(req));
     };
 
-    /** The body is read: one frame, answered when the machinery has made it into events. */
-    const hand = (req: IncomingMessage, res: ServerResponse, headers: HeaderLists, body: Buffer) => {
+    /**
+     * The body is read. Its last bytes can come after the gate closed (Node
+     * emits 'end' a tick after the last 'data'): it then waits here, so a
+     * request answered meanwhile (its deadline passed) never enters the flow.
+     */
+    const arrive = (ex: Exchange, body: Buffer) => {
+      if (subscriber === undefined) return answerError(ex.res, 503, 'the onramp is not running');
+      if (paused) {
+        ex.body = body;
+        queued.push(ex);
+      } else hand(ex, body);
+    };
+
+    /** Hands on the bodies that waited for the gate, until it closes again. */
+    const flush = () => {
+      while (flowing() && queued.length > 0) {
+        const ex = queued.shift()!;
+        const body = ex.body!;
+        ex.body = undefined;
+        hand(ex, body);
+      }
+    };
+
+    /** The requests still waiting for the gate get 503: the onramp stops. */
+    const refuseQueued = () => {
+      const refused = queued;
+      queued = [];
+      for (const ex of refused) answerError(ex.res, 503, 'the onramp stopped before the request was taken');
+    };
+
+    /** One frame, answered when the machinery has made it into events. */
+    const hand = (ex: Exchange, body: Buffer) => {
+      const { req, res, headers } = ex;
       if (subscriber === undefined) return answerError(res, 503, 'the onramp is not running');
-      const meta = { request: requestMeta(req, headers, localHost) };
+      // the clock's timer can be late on a busy loop: past its deadline a request is not taken, whatever the timer
+      if (ex.deadline !== undefined && ctx.scheduler.now() >= ex.deadline) return expire(ex);
+      const meta: Record<string, unknown> = { request: requestMeta(req, headers, localHost) };
+      if (ex.deadline !== undefined) meta.deadline = ex.deadline;
       const originUri = `svc-rest://${clientHost(req)}`;
-      const done = (result: FrameResult) => made(res, result);
+      const done = (result: FrameResult) => made(ex, result);
       // a request without a body is an event with data null (a GET), whatever the codec
       const frame: Frame =
         body.length === 0
@@ -154,14 +222,45 @@ export const restOnramp: OnrampType<RestOnrampConfig> = {
       subscriber.next(frame);
     };
 
+    /**
+     * Linked: the deadline passed before the request's events waited for a
+     * reply, so it made none and is answered without: 503 with Retry-After
+     * when backpressure held it (paused, or read and waiting for the gate),
+     * 408 when the onramp was reading and the client had not sent its whole body.
+     */
+    const expire = (ex: Exchange) => {
+      const { req, res } = ex;
+      if (res.writableEnded || res.destroyed) return;
+      ex.discard = true;
+      if (ex.body !== undefined) {
+        ex.body = undefined;
+        queued.splice(queued.indexOf(ex), 1);
+      }
+      const unread = reading.delete(req);
+      if (unread) {
+        // the rest of the body is read and thrown away, then the connection closes
+        res.shouldKeepAlive = false;
+        req.resume();
+      }
+      if (unread && flowing()) answerError(res, 408, `the request body did not arrive within ${config.timeout} ms`);
+      else {
+        answerError(res, 503, `not taken within ${config.timeout} ms: the onramp is held back by backpressure; nothing was processed`, {
+          'retry-after': retryAfter,
+        });
+      }
+    };
+
     /** What the body made: answer now (unlinked, or nothing to wait for), or wait for the reply. */
-    const made = (res: ServerResponse, result: FrameResult) => {
+    const made = (ex: Exchange, result: FrameResult) => {
+      const { res } = ex;
       if (res.writableEnded || res.destroyed) return;
       if (result.ids.length === 0) {
         if (!ctx.linked && result.errors.length === 0) return answer(res, 202);
         return answerError(res, 400, result.errors.length > 0 ? result.errors.join('; ') : 'the body made no event');
       }
       if (!ctx.linked) return answer(res, 202);
+      // from here the waiter keeps the request's deadline
+      ex.clock?.cancel();
       // the machinery calls `done` before the events go downstream, so even a synchronous pipeline finds the waiter in place
       const keys = result.ids.map(idKey);
       waiters.wait(
@@ -170,11 +269,8 @@ export const restOnramp: OnrampType<RestOnrampConfig> = {
         (reply) => respond(res, reply),
         (end: WaitEnd) =>
           end === 'timeout' ? answerError(res, 504, `no reply within ${config.timeout} ms`) : answerError(res, 503, 'the onramp stopped before the reply came'),
+        ex.deadline,
       );
-      // a client that goes away frees its waiter at once
-      res.once('close', () => {
-        if (!res.writableEnded) waiters.dropGroup(res);
-      });
     };
 
     /** The reply event as the HTTP response: status and headers from `$response`, the body by its Content-Type. */
@@ -226,6 +322,7 @@ export const restOnramp: OnrampType<RestOnrampConfig> = {
       return () => {
         if (subscriber === s) subscriber = undefined;
         setFlowing();
+        refuseQueued();
       };
     });
 
@@ -238,9 +335,10 @@ export const restOnramp: OnrampType<RestOnrampConfig> = {
       resume: () => {
         paused = false;
         setFlowing();
+        flush();
       },
-      // requests whose bodies are still to be read
-      inputs: () => ({ open: reading.size, reading: [...reading].filter((req) => req.readableFlowing === true).length }),
+      // requests whose bodies are still to be read, and those read whole that wait for the gate
+      inputs: () => ({ open: reading.size, reading: [...reading].filter((req) => req.readableFlowing === true).length, held: queued.length }),
       reply: (reply) => {
         const keys = reply.ids.map(idKey);
         if (keys.length === 0) {
@@ -255,6 +353,7 @@ export const restOnramp: OnrampType<RestOnrampConfig> = {
       },
       close: async () => {
         server.off('request', onRequest);
+        refuseQueued();
         waiters.dropAll();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
@@ -270,10 +369,10 @@ function answer(res: ServerResponse, status: number): void {
   res.end();
 }
 
-function answerError(res: ServerResponse, status: number, error: string): void {
+function answerError(res: ServerResponse, status: number, error: string, headers?: Record<string, string>): void {
   if (res.headersSent || res.destroyed) return;
   const body = JSON.stringify({ error });
-  res.writeHead(status, { ...JSON_TYPE, 'content-length': String(Buffer.byteLength(body)) });
+  res.writeHead(status, { ...JSON_TYPE, ...headers, 'content-length': String(Buffer.byteLength(body)) });
   res.end(body);
 }
 

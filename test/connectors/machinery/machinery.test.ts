@@ -3,9 +3,9 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { VirtualTimeScheduler } from 'rxjs';
+import { VirtualTimeScheduler, type SchedulerLike } from 'rxjs';
 import { BufferedWriter } from '../../../src/connectors/_shared/buffered-writer';
-import { Waiters } from '../../../src/connectors/_shared/waiters';
+import { Alarm, Waiters } from '../../../src/connectors/_shared/waiters';
 import { createLogger } from '../../../src/core/logger';
 import { Runtime } from '../../../src/runtime/runtime';
 import { call, eventually, startRuntime, type Started } from '../../helpers/runtime';
@@ -152,6 +152,39 @@ describe('connector machinery: request waiters', () => {
     expect(waiters.answer(['1:1'], 'second')).to.equal(false);
     expect(got).to.deep.equal(['first']);
     expect(waiters.size).to.equal(0);
+  });
+
+  it('a reply answers the request it belongs to, not the one that has waited longest: several wait, replies come in another order', () => {
+    const waiters = new Waiters<string>(1000, new VirtualTimeScheduler());
+    const got: Record<string, string> = {};
+    for (const n of [1, 2, 3]) waiters.wait([`1:${n}`], 'conn', (reply) => (got[n] = reply), (end) => (got[n] = end));
+    expect(waiters.answer(['1:3'], 'for 3')).to.equal(true);
+    expect(waiters.answer(['1:1'], 'for 1')).to.equal(true);
+    expect(waiters.answer(['1:2'], 'for 2')).to.equal(true);
+    expect(got).to.deep.equal({ 1: 'for 1', 2: 'for 2', 3: 'for 3' });
+  });
+
+  it('times a waiter out at the deadline it is given, not before', () => {
+    const scheduler = new VirtualTimeScheduler();
+    const waiters = new Waiters<string>(1000, scheduler);
+    const ended: [string, number][] = [];
+    waiters.wait(['1:1'], 'a', () => undefined, (end) => ended.push([`a ${end}`, scheduler.now()]), 250);
+    waiters.wait(['1:2'], 'b', () => undefined, (end) => ended.push([`b ${end}`, scheduler.now()]));
+    scheduler.flush();
+    expect(ended).to.deep.equal([
+      ['a timeout', 250],
+      ['b timeout', 1000],
+    ]);
+  });
+
+  it('an Alarm never runs before the clock reaches its time, even on a scheduler whose timers fire early', () => {
+    const clock = new VirtualTimeScheduler();
+    // a timer set for d ms fires after only 90% of it, as a Node timer counting from a stale loop time can
+    const early: SchedulerLike = { now: () => clock.now(), schedule: (work: any, delay = 0, state?: any) => clock.schedule(work, Math.ceil(delay * 0.9), state) };
+    const ran: number[] = [];
+    new Alarm(early, 100, () => ran.push(clock.now()));
+    clock.flush();
+    expect(ran).to.deep.equal([100]);
   });
 
   it('times a waiter out once, and drops the waiters of a closed connection', () => {

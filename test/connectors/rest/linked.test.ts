@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { Agent, request } from 'node:http';
+import { connect } from 'node:net';
 import { parse as parseYaml } from 'yaml';
 import type { EddyEvent } from '../../../src/core/event';
 import { eventually } from '../../helpers/runtime';
@@ -67,6 +68,51 @@ describe('rest onramp (linked)', () => {
     // the reply comes too late: nobody waits for it any more
     flow.runtime.onramp('/onramp/web/main')!.runtime.reply(flow.events[0]);
     await eventually(() => logger.lines.some((l) => /dropped a late reply: its request no longer waits/.test(l)), 2000, 'the late reply dropped');
+  });
+
+  it('while the breaker holds, a request is answered 503 with Retry-After at its deadline, counted from its arrival, and makes no event', async () => {
+    flow = await startRestFlow({ onramp: { linked: true }, config: { timeout: 300 } });
+    const onramp = flow.runtime.onramp('/onramp/web/main')!.runtime;
+    onramp.breaker.trigger('test');
+    const answers = await Promise.all([1, 2, 3].map((n) => curl(flow!.base, [...json, `{"n":${n}}`])));
+    expect(answers.map((a) => [a.status, a.headers['retry-after']])).to.deep.equal(Array(3).fill([503, '1']));
+    for (const a of answers) expect(JSON.parse(a.body).error).to.equal('not taken within 300 ms: the onramp is held back by backpressure; nothing was processed');
+    expect(onramp.inputs(), 'nothing left open or held').to.deep.equal({ open: 0, reading: 0, held: 0 });
+    // restored: the next request is taken and answered as usual, and it is the only event
+    onramp.breaker.restore('test');
+    const served = await curl(flow.base, [...json, '{"n":4}']);
+    expect(served.status).to.equal(200);
+    expect(JSON.parse(served.body)).to.deep.equal({ n: 4 });
+    expect(flow.events.map((e) => e.data)).to.deep.equal([{ n: 4 }]);
+  });
+
+  it('its events carry $deadline: the arrival time plus timeout, on the runtime clock', async () => {
+    flow = await startRestFlow({ onramp: { linked: true }, config: { timeout: 60000 }, replies: false });
+    const before = Date.now();
+    const pending = curl(flow.base, [...json, '{"d":1}']);
+    await eventually(() => flow!.events.length === 1, 3000, 'the request event');
+    const deadline = flow.events[0].meta.deadline as number;
+    expect(deadline).to.be.within(before + 60000, Date.now() + 60000);
+    flow.runtime.onramp('/onramp/web/main')!.runtime.reply(flow.events[0]);
+    expect((await pending).status).to.equal(200);
+  });
+
+  it('a client that has not sent its whole body by the deadline is answered 408, and its connection closed', async () => {
+    flow = await startRestFlow({ onramp: { linked: true }, config: { timeout: 300 } });
+    const socket = connect(flow.port, '127.0.0.1');
+    socket.write('POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 20\r\n\r\n{"partial"');
+    let text = '';
+    socket.on('data', (c: Buffer) => (text += c.toString('latin1')));
+    // the server closes the connection after the answer: the whole answer is in once it ends
+    await new Promise<void>((resolve, reject) => {
+      socket.on('end', resolve);
+      socket.on('error', reject);
+    });
+    socket.destroy();
+    expect(text).to.match(/^HTTP\/1\.1 408 /);
+    expect(text).to.match(/\r\nconnection: close\r\n/i);
+    expect(text).to.contain('{"error":"the request body did not arrive within 300 ms"}');
+    expect(flow.events).to.deep.equal([]);
   });
 
   it('a reply that arrives later (asynchronously) still finds its request', async () => {

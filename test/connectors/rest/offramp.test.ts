@@ -258,6 +258,35 @@ describe('rest offramp', () => {
     expect(flow.out).to.deep.equal([]);
   });
 
+  it('linked: an event whose $deadline has passed is not sent: it fails, with an err event naming it; a $deadline that is not a number fails too', async () => {
+    server = await targetServer();
+    flow = await startOfframpFlow({
+      count: 4,
+      offramp: { linked: true, config: { endpoint: `http://127.0.0.1:${server.port}/` } },
+      // 1 and 3 are due in the far future, 2 was due at the epoch, 4's is not a time
+      nodes: [{ id: 'due', type: 'runtime::cel', config: { meta: { deadline: 'event.id == 2 ? 0 : (event.id == 4 ? "soon" : 99999999999999)' } } }],
+    });
+    await eventually(() => flow!.log.acks.length === 2 && flow!.log.fails.length === 2, 5000, '2 acks and 2 fails');
+    expect(flow.log.fails.sort()).to.deep.equal([2, 4]);
+    expect(server.received.map((r) => JSON.parse(r.body).id).sort()).to.deep.equal([1, 3]);
+    const errors = flow.err.map((e) => (e.data as { error: string }).error);
+    expect(errors).to.have.length(2);
+    expect(errors.find((e) => /\$deadline had passed/.test(e)), 'the expired one').to.match(/not sent: .*when it reached the offramp; its caller was already answered/);
+    expect(errors.find((e) => /\$deadline must be/.test(e)), 'the bad one').to.match(/"soon"/);
+    expect(flow.runtime.offramp('/offramp/dst/main')!.counters.error).to.equal(2);
+  });
+
+  it('unlinked: $deadline is not looked at (nobody waits for the answer), so every event is sent', async () => {
+    server = await targetServer();
+    flow = await startOfframpFlow({
+      count: 2,
+      offramp: { config: { endpoint: `http://127.0.0.1:${server.port}/` } },
+      nodes: [{ id: 'due', type: 'runtime::cel', config: { meta: { deadline: '0' } } }],
+    });
+    await eventually(() => flow!.log.acks.length === 2, 5000, '2 acks');
+    expect(server.received).to.have.length(2);
+  });
+
   it('a bad $endpoint fails the event and sends nothing', async () => {
     server = await targetServer();
     flow = await startOfframpFlow({

@@ -126,7 +126,7 @@ describe('rest onramp (unlinked)', () => {
     );
     // all three requests arrived, their bodies unread: a request read while paused would be flowing (or done), and none is
     await eventually(() => onramp.inputs()!.open === 3, 5000, 'the three requests');
-    expect(onramp.inputs(), 'requests read while paused').to.deep.equal({ open: 3, reading: 0 });
+    expect(onramp.inputs(), 'requests read while paused').to.deep.equal({ open: 3, reading: 0, held: 0 });
     expect(statuses, 'answered while paused').to.deep.equal([]);
     expect(flow.events, 'events while paused').to.deep.equal([]);
     onramp.breaker.restore('test');
