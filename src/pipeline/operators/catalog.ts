@@ -18,4 +18,5 @@ export const operatorCatalog: readonly LazyType<OperatorType<any>>[] = [
   { name: 'qos::roundrobin', load: () => (require('./roundrobin') as typeof import('./roundrobin')).roundrobin },
   { name: 'qos::wal', load: () => (require('./wal') as typeof import('./wal')).wal },
   { name: 'runtime::cel', load: () => (require('./cel') as typeof import('./cel')).cel },
+  { name: 'window::aggregate', load: () => (require('./window-aggregate') as typeof import('./window-aggregate')).windowAggregate },
 ];
