@@ -19,6 +19,7 @@ export const operatorCatalog: readonly LazyType<OperatorType<any>>[] = [
   { name: 'qos::wal', load: () => (require('./wal') as typeof import('./wal')).wal },
   { name: 'runtime::cel', load: () => (require('./cel') as typeof import('./cel')).cel },
   { name: 'generic::dedupe', load: () => (require('./dedupe') as typeof import('./dedupe')).dedupe },
+  { name: 'generic::reduce', load: () => (require('./reduce') as typeof import('./reduce')).reduce },
   { name: 'generic::sample', load: () => (require('./sample') as typeof import('./sample')).sample },
   { name: 'window::aggregate', load: () => (require('./window-aggregate') as typeof import('./window-aggregate')).windowAggregate },
 ];
