@@ -102,6 +102,7 @@ export class PipelineRuntime implements ContraflowTarget {
         pipelineUrl: ctx.url,
         uid: ctx.nextUid(),
         scheduler: ctx.scheduler,
+        logger: ctx.logger,
         // an operator's own insight starts at the nodes before it, as if it came from downstream of them
         insight: (insight) => this.runContraflow(insight, position - 1),
       });

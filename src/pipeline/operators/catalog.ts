@@ -21,5 +21,6 @@ export const operatorCatalog: readonly LazyType<OperatorType<any>>[] = [
   { name: 'generic::dedupe', load: () => (require('./dedupe') as typeof import('./dedupe')).dedupe },
   { name: 'generic::reduce', load: () => (require('./reduce') as typeof import('./reduce')).reduce },
   { name: 'generic::sample', load: () => (require('./sample') as typeof import('./sample')).sample },
+  { name: 'enrich::lookup', load: () => (require('./lookup') as typeof import('./lookup')).lookup },
   { name: 'window::aggregate', load: () => (require('./window-aggregate') as typeof import('./window-aggregate')).windowAggregate },
 ];
