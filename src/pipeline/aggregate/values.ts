@@ -13,7 +13,7 @@ export function typeName(value: unknown): string {
   if (value === null || value === undefined) return 'null';
   if (typeof value === 'boolean') return 'bool';
   if (typeof value === 'string') return 'string';
-  if (typeof value === 'number') return 'double';
+  if (typeof value === 'number') return Number.isSafeInteger(value) ? 'int' : 'double'; // as the CEL conversion sees it
   if (typeof value === 'bigint') return 'int';
   if (Array.isArray(value)) return 'list';
   if (value instanceof Uint8Array) return 'bytes';
