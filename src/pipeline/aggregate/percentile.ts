@@ -21,90 +21,116 @@ const SUB_BUCKET_BITS = 10;
 export const PERCENTILE_RELATIVE_ERROR = 2 ** -(SUB_BUCKET_BITS + 1);
 const SHIFT = 20 - SUB_BUCKET_BITS; // the high word of a double holds sign, 11 exponent bits and 20 mantissa bits
 
+const SUB_BUCKETS = 1 << SUB_BUCKET_BITS;
+/** octaves (sign and exponent, the top 12 bits of a double) from here up hold negative values */
+const NEGATIVE = 1 << 11;
+const MAX_COUNT = 0xffffffff;
+
 const f64 = new Float64Array(1);
 const u32 = new Uint32Array(f64.buffer);
 const HIGH = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 1 : 0; // little-endian: the high word is second
 
-/** The bucket of a non-zero finite double: 1, 2, … for positive values in order, -1, -2, … for negative ones. */
-function bucketOf(x: number): number {
-  f64[0] = x;
-  const high = u32[HIGH];
-  const key = ((high & 0x7fffffff) >>> SHIFT) + 1;
-  return high >>> 31 === 0 ? key : -key;
-}
-
-/** The smallest magnitude in bucket `key` (> 0). */
-function lowerBound(key: number): number {
-  u32[HIGH] = (key - 1) << SHIFT;
+/** The smallest magnitude of bucket `sub` of octave `octave` (sign ignored); sub may be SUB_BUCKETS, the next octave's first. */
+function lowerBound(octave: number, sub: number): number {
+  u32[HIGH] = (((octave & (NEGATIVE - 1)) << SUB_BUCKET_BITS) + sub) << SHIFT;
   u32[1 - HIGH] = 0;
   return f64[0];
 }
 
-/** The smallest k with at least q·n values at or below the k-th (1-based), q·n within a few ulps of an integer counting as that integer (0.99 · 100 is 99). */
+/** The smallest k with at least q·n values at or below the k-th (1-based), q·n within a few ulps of an integer counting as that integer (0.07 · 100 is 7). */
 export function nearestRank(q: number, n: number): number {
   const t = q * n;
   return Math.min(n, Math.max(1, Math.ceil(t - t * 4 * Number.EPSILON)));
 }
 
-/** A histogram of doubles with a 2^-11 relative error bound; exact minimum and maximum. */
+/**
+ * A histogram of doubles with a 2^-11 relative error bound; exact minimum
+ * and maximum. One page of 1024 counts (4 KB) per octave (power of two)
+ * that holds values: latencies from 1 ms to 10 s touch 14 of them.
+ */
 export class RelativeHistogram {
-  readonly counts = new Map<number, number>();
+  /** by octave: the top 12 bits of the double (sign, exponent) */
+  readonly octaves = new Map<number, Uint32Array>();
   zeros = 0;
   n = 0;
   min = Infinity;
   max = -Infinity;
   /** every value so far was an integer: buckets narrower than 1 then answer their exact lower bound */
   integers = true;
-  private sorted: number[] | undefined;
+  // values arrive in runs of one magnitude: the last page found saves a map lookup
+  private lastOctave = -1;
+  private lastPage: Uint32Array | undefined;
 
   record(value: number): void {
     const x = value === 0 ? 0 : value; // -0 is 0
+    if (x === 0) this.zeros++;
+    else {
+      f64[0] = x;
+      const high = u32[HIGH];
+      const page = this.page(high >>> 20);
+      const sub = (high >>> SHIFT) & (SUB_BUCKETS - 1);
+      if (page[sub] === MAX_COUNT) throw new Error(`percentile: more than ${MAX_COUNT} values in one bucket`);
+      page[sub]++;
+    }
     this.n++;
     if (x < this.min) this.min = x;
     if (x > this.max) this.max = x;
     if (this.integers && !Number.isInteger(x)) this.integers = false;
-    if (x === 0) return void this.zeros++;
-    const key = bucketOf(x);
-    const c = this.counts.get(key);
-    if (c === undefined) {
-      this.counts.set(key, 1);
-      this.sorted = undefined;
-    } else this.counts.set(key, c + 1);
+  }
+
+  private page(octave: number): Uint32Array {
+    if (octave === this.lastOctave) return this.lastPage!;
+    let page = this.octaves.get(octave);
+    if (page === undefined) this.octaves.set(octave, (page = new Uint32Array(SUB_BUCKETS)));
+    this.lastOctave = octave;
+    this.lastPage = page;
+    return page;
   }
 
   /** The value at nearest rank `rank` (1..n), within the error bound, never outside [min, max]. */
   valueAtRank(rank: number): number {
     if (rank <= 1) return this.min;
     if (rank >= this.n) return this.max;
-    this.sorted ??= [...this.counts.keys()].sort((a, b) => a - b);
+    const keys = [...this.octaves.keys()];
+    // ascending values: negative octaves from the largest magnitude down, then zero, then positive octaves up
+    const negatives = keys.filter((o) => o >= NEGATIVE).sort((a, b) => b - a);
+    const positives = keys.filter((o) => o < NEGATIVE).sort((a, b) => a - b);
     let seen = 0;
-    let zerosDone = false;
-    for (const key of this.sorted) {
-      if (key > 0 && !zerosDone) {
-        zerosDone = true;
-        seen += this.zeros;
-        if (seen >= rank) return 0;
+    for (const octave of negatives) {
+      const page = this.octaves.get(octave)!;
+      for (let sub = SUB_BUCKETS - 1; sub >= 0; sub--) {
+        seen += page[sub];
+        if (seen >= rank) return this.representative(octave, sub, -1);
       }
-      seen += this.counts.get(key) ?? 0;
-      if (seen >= rank) return Math.min(this.max, Math.max(this.min, this.representative(key)));
     }
-    return this.zeros > 0 && !zerosDone ? 0 : this.max;
+    seen += this.zeros;
+    if (seen >= rank) return 0;
+    for (const octave of positives) {
+      const page = this.octaves.get(octave)!;
+      for (let sub = 0; sub < SUB_BUCKETS; sub++) {
+        seen += page[sub];
+        if (seen >= rank) return this.representative(octave, sub, 1);
+      }
+    }
+    return this.max;
   }
 
-  /** The midpoint of a bucket, or its exact lower bound when that is the one integer it can hold. */
-  private representative(key: number): number {
-    const k = Math.abs(key);
-    const low = lowerBound(k);
-    const high = lowerBound(k + 1); // Infinity past the largest double: min/max clamp it
-    const value = this.integers && high - low <= 1 ? low : low + (high - low) / 2;
-    return key > 0 ? value : -value;
+  /** The midpoint of a bucket, or its exact lower bound when that is the one integer it can hold; within [min, max]. */
+  private representative(octave: number, sub: number, sign: 1 | -1): number {
+    const low = lowerBound(octave, sub);
+    const high = lowerBound(octave, sub + 1); // Infinity past the largest double: min/max clamp it
+    const value = sign * (this.integers && high - low <= 1 ? low : low + (high - low) / 2);
+    return Math.min(this.max, Math.max(this.min, value));
   }
 
   add(other: RelativeHistogram): void {
-    for (const [key, c] of other.counts) {
-      const mine = this.counts.get(key);
-      if (mine === undefined) this.sorted = undefined;
-      this.counts.set(key, (mine ?? 0) + c);
+    for (const [octave, theirs] of other.octaves) {
+      const mine = this.page(octave);
+      for (let sub = 0; sub < SUB_BUCKETS; sub++) {
+        const c = mine[sub] + theirs[sub];
+        if (c > MAX_COUNT) throw new Error(`percentile: more than ${MAX_COUNT} values in one bucket`);
+        mine[sub] = c;
+      }
     }
     this.zeros += other.zeros;
     this.n += other.n;
