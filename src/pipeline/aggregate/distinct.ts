@@ -35,8 +35,8 @@ export function canonicalKey(value: unknown): string {
 function nested(value: unknown): string {
   switch (typeof value) {
     case 'number':
-      // integers (of any magnitude) as their exact decimal, as a bigint would print; other doubles in their shortest round-trip form
-      return Number.isInteger(value) ? BigInt(value).toString() : String(value);
+      // integers (of any magnitude) as their exact decimal, as a bigint prints; other doubles in their shortest round-trip form
+      return Number.isInteger(value) && !Number.isSafeInteger(value) ? BigInt(value).toString() : String(value);
     case 'bigint':
       return value.toString();
     case 'string':
@@ -155,42 +155,63 @@ function tau(x: number): number {
   }
 }
 
+const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
 class Distinct implements Accumulator {
-  /** the keys, while there are at most EXACT_LIMIT of them */
-  keys: Set<string> | undefined = new Set();
+  /**
+   * While exact: strings and numbers as themselves (a Set tells "1" from 1
+   * and takes -0 as 0; a bigint or uint in the safe range comes in as its
+   * number), everything else by its canonical key. Building no key for the
+   * common values keeps an add close to a bare Set.add.
+   */
+  plain: Set<string | number> | undefined = new Set();
+  composite: Set<string> | undefined = new Set();
   sketch: HyperLogLog | undefined;
 
   add(values: readonly unknown[]): void {
-    this.addKey(canonicalKey(values[0]));
+    const v = values[0];
+    if (this.sketch) return this.sketch.addKey(canonicalKey(v));
+    if (typeof v === 'string' || (typeof v === 'number' && (Number.isSafeInteger(v) || !Number.isInteger(v)))) this.plain!.add(v);
+    else {
+      const n = typeof v === 'bigint' ? v : isCelUint(v) ? v.value : undefined;
+      if (n !== undefined && n >= MIN_SAFE && n <= MAX_SAFE) this.plain!.add(Number(n));
+      else this.composite!.add(canonicalKey(v));
+    }
+    if (this.plain!.size + this.composite!.size > EXACT_LIMIT) this.toSketch();
   }
 
-  private addKey(key: string): void {
-    if (this.keys) {
-      this.keys.add(key);
-      if (this.keys.size > EXACT_LIMIT) this.toSketch();
-    } else this.sketch!.addKey(key);
-  }
-
+  /** Past EXACT_LIMIT: every key so far into a sketch, the sets dropped. */
   private toSketch(): void {
-    this.sketch = new HyperLogLog();
-    for (const key of this.keys!) this.sketch.addKey(key);
-    this.keys = undefined;
+    const sketch = new HyperLogLog();
+    for (const v of this.plain!) sketch.addKey(canonicalKey(v));
+    for (const key of this.composite!) sketch.addKey(key);
+    this.sketch = sketch;
+    this.plain = this.composite = undefined;
   }
 
   result(): number {
-    return this.keys ? this.keys.size : Math.round(this.sketch!.estimate());
+    return this.sketch ? Math.round(this.sketch.estimate()) : this.plain!.size + this.composite!.size;
   }
 
   meta(): Readonly<Record<string, unknown>> | undefined {
-    return this.keys ? undefined : { estimated: true };
+    return this.sketch ? { estimated: true } : undefined;
   }
 
   merge(other: Accumulator): void {
     const o = mergeable('distinct', Distinct, other);
-    if (o.keys) for (const key of o.keys) this.addKey(key);
-    else {
-      if (this.keys) this.toSketch();
-      this.sketch!.union(o.sketch!);
+    if (o.sketch) {
+      if (!this.sketch) this.toSketch();
+      this.sketch!.union(o.sketch);
+      return;
+    }
+    for (const v of o.plain!) this.add([v]);
+    for (const key of o.composite!) {
+      if (this.sketch) this.sketch.addKey(key);
+      else {
+        this.composite!.add(key);
+        if (this.plain!.size + this.composite!.size > EXACT_LIMIT) this.toSketch();
+      }
     }
   }
 }
