@@ -47,6 +47,6 @@ export interface AggregateFunction {
   readonly description: string;
 }
 
-const ALL: readonly AggregateFunction[] = [count, countIf, sum, min, max, mean, stddev, variance, percentile, distinct, first, last, collect];
+const ALL: readonly AggregateFunction[] = [count, countIf, sum, min, max, mean, variance, stddev, percentile, distinct, first, last, collect];
 
 export const AGGREGATE_FUNCTIONS: ReadonlyMap<string, AggregateFunction> = new Map(ALL.map((f) => [f.name, f]));
