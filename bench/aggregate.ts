@@ -78,6 +78,14 @@ function library(label: string, name: string, values: readonly unknown[], consta
 
 const raw = (name: string, window: () => unknown): Row => ({ name: `  raw: ${name}`, window, samples: [] });
 
+/** distinct's baseline: the values into a Set as they are (exact, unbounded memory) */
+const rawSet = (values: readonly unknown[]): Row =>
+  raw('Set.add(x)', () => {
+    const s = new Set<unknown>();
+    for (let i = 0; i < values.length; i++) s.add(values[i]);
+    return s.size;
+  });
+
 function rows(): Row[] {
   return [
     library('count()', 'count', integers),
@@ -137,23 +145,11 @@ function rows(): Row[] {
       return h.getValueAtPercentile(99) / 1000;
     }),
     library('distinct(string), 500 distinct (exact set)', 'distinct', fewUsers),
-    raw('Set.add(x)', () => {
-      const s = new Set<unknown>();
-      for (let i = 0; i < fewUsers.length; i++) s.add(fewUsers[i]);
-      return s.size;
-    }),
+    rawSet(fewUsers),
     library('distinct(string), ~10000 distinct (HyperLogLog)', 'distinct', manyUsers),
-    raw('Set.add(x)', () => {
-      const s = new Set<unknown>();
-      for (let i = 0; i < manyUsers.length; i++) s.add(manyUsers[i]);
-      return s.size;
-    }),
+    rawSet(manyUsers),
     library('distinct(int), ~10000 distinct (HyperLogLog)', 'distinct', integers),
-    raw('Set.add(x)', () => {
-      const s = new Set<unknown>();
-      for (let i = 0; i < integers.length; i++) s.add(integers[i]);
-      return s.size;
-    }),
+    rawSet(integers),
     library('last(x)', 'last', latencies),
     raw('v = x', () => {
       let v: unknown = null;

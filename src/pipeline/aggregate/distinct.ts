@@ -1,6 +1,6 @@
 /**
- * distinct(x): how many distinct values. Exact (a set of canonical keys) up
- * to EXACT_LIMIT distinct values, then a HyperLogLog sketch of 2^14 registers
+ * distinct(x): how many distinct values. Exact (sets of the values) up to
+ * EXACT_LIMIT distinct values, then a HyperLogLog sketch of 2^14 registers
  * (standard error 1.04 / sqrt(16384) = 0.81 %), read with Ertl's improved
  * raw estimator, which needs neither the bias tables of HyperLogLog++ nor a
  * switch to linear counting for small counts.

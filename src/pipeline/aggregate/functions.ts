@@ -18,11 +18,12 @@ export interface Accumulator {
   /** the aggregate's value now (the window may keep adding after a partial read) */
   result(): unknown;
   /**
-   * Folds in `other`, an accumulator made by the same `prepare` call whose
-   * events came after this one's (first, last and collect keep arrival order):
-   * afterwards this one's result is that of all the events of both. For
-   * windows built from smaller windows; `other` is left as it was.
-   * Throws when `other` is of another function or other constants.
+   * Folds in `other`, an accumulator of the same function whose events came
+   * after this one's (first, last and collect keep arrival order): afterwards
+   * this one's result is that of all the events of both, with this one's
+   * constants (a percentile's q, a collect's limit). For windows built from
+   * smaller windows; `other` is left as it was. Throws when `other` is of
+   * another function.
    */
   merge(other: Accumulator): void;
   /**
