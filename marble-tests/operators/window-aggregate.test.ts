@@ -130,6 +130,13 @@ describe('window::aggregate', () => {
     });
   });
 
+  it('says in meta `aggregate` what a function reports about its result (collect past its limit)', () => {
+    const config: WindowAggregateConfig = { window: { count: 3 }, aggregate: { some: 'collect(event.k, 2)' } };
+    expectWindows(config, 'abc|', { a: e(1, { k: 1 }), b: e(2, { k: 2 }), c: e(3, { k: 3 }) }, '--X|', {
+      X: out({ some: [1, 2] }, 0, 2, { aggregate: { some: { dropped: 1 } } }),
+    });
+  });
+
   describe('where, having, max_groups, errors', () => {
     it('aggregates only what `where` keeps and emits only the groups `having` keeps', () => {
       const config: WindowAggregateConfig = {

@@ -46,6 +46,9 @@ export const countIf: AggregateFunction = {
   eventArgs: 1,
   constants: [],
   description: 'how many events the condition (a bool) is true for; 0 when empty; exact; a non-bool condition is an error',
+  check(values) {
+    if (typeof values[0] !== 'boolean') throw new Error(`count_if: expected a bool, got ${typeName(values[0])}`);
+  },
   prepare(constants) {
     checkConstantCount('count_if', 1, [], 0, constants);
     return () => new CountIf();

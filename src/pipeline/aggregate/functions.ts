@@ -46,6 +46,13 @@ export interface AggregateFunction {
   prepare(constants: readonly unknown[]): () => Accumulator;
   /** one line for the docs: what it returns, its error bound */
   readonly description: string;
+  /**
+   * Throws the error `add` would give for these values, without adding them.
+   * The operator checks every call of an event before any accumulator takes
+   * it, so an event refused by one function is counted by none (it goes to
+   * `err` whole). Absent: the function takes any value.
+   */
+  check?(values: readonly unknown[]): void;
 }
 
 const ALL: readonly AggregateFunction[] = [count, countIf, sum, min, max, mean, variance, stddev, percentile, distinct, first, last, collect];

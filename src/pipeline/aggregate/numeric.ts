@@ -69,6 +69,7 @@ export const sum: AggregateFunction = {
   constants: [],
   description:
     'the sum; 0 when empty. Integers are summed exactly (a number when a safe integer, else a bigint); once a non-integer number is added the result is a double (compensated summation)',
+  check: (values) => void numericArg('sum', values[0]),
   prepare(constants) {
     checkConstantCount('sum', 1, [], 0, constants);
     return () => new Sum();
@@ -102,6 +103,7 @@ const extreme = (fn: 'min' | 'max'): AggregateFunction => ({
   eventArgs: 1,
   constants: [],
   description: `the ${fn === 'min' ? 'smallest' : 'largest'} value, exactly as given (number or bigint); null when empty`,
+  check: (values) => void numericArg(fn, values[0]),
   prepare(constants) {
     checkConstantCount(fn, 1, [], 0, constants);
     return () => new Extreme(fn);
@@ -157,6 +159,7 @@ const moments = (fn: MomentResult, description: string): AggregateFunction => ({
   eventArgs: 1,
   constants: [],
   description,
+  check: (values) => void numericDouble(fn, values[0]),
   prepare(constants) {
     checkConstantCount(fn, 1, [], 0, constants);
     return () => new Moments(fn);

@@ -166,6 +166,7 @@ export const percentile: AggregateFunction = {
   constants: CONSTANTS,
   description:
     'the nearest-rank q-quantile (0 <= q <= 1; 0 is the minimum, 1 the maximum, both exact) as a double, within 0.049 % (2^-11) of the true value; integers below 2048 exact; null when empty',
+  check: (values) => void numericDouble('percentile', values[0]),
   prepare(constants) {
     checkConstantCount('percentile', 1, CONSTANTS, 0, constants);
     const q = numberConstant('percentile', constantLabel(1, CONSTANTS, 0), constants[0], 0, 1);

@@ -323,11 +323,15 @@ export class Aggregator {
     w.timer?.unsubscribe();
     for (const group of w.groups.values()) {
       const data: Record<string, unknown> = { ...group.fields };
+      // what a function says about its result (collect: {dropped}, distinct: {estimated}), by output field
+      let facts: Record<string, unknown> | undefined;
       let field = '';
       try {
         for (let i = 0; i < this.plan.calls.length; i++) {
           field = `aggregate.${this.plan.calls[i].field}`;
           data[this.plan.calls[i].field] = group.accumulators[i].result();
+          const fact = group.accumulators[i].meta?.();
+          if (fact) (facts ??= {})[this.plan.calls[i].field] = fact;
         }
         if (this.plan.having) {
           field = 'having';
@@ -343,7 +347,9 @@ export class Aggregator {
         this.emit({ port: 'err', event: this.output(w, group, { ...group.fields }, partial, error) });
         continue;
       }
-      this.emit({ port: 'out', event: this.output(w, group, data, partial) });
+      const event = this.output(w, group, data, partial);
+      if (facts) event.meta.aggregate = facts;
+      this.emit({ port: 'out', event });
     }
   }
 
