@@ -30,6 +30,26 @@ describe('pipeline graph compiled to RxJS', () => {
   let scheduler: TestScheduler;
   beforeEach(() => (scheduler = testScheduler()));
 
+  it('counts what a node emits on a port no link takes (direction unlinked), and only that', () => {
+    const p = pipeline(
+      {
+        id: 'late',
+        interface: { inputs: ['in'], outputs: ['out'] },
+        nodes: [{ id: 'w', type: 'window::aggregate', config: { window: { size: 10 }, time: 'event.ts', aggregate: { n: 'count()' } } }],
+        links: { in: ['w'], w: ['out'] },
+      },
+      scheduler,
+    );
+    const outs: EddyEvent[] = [];
+    p.output('out').subscribe((e) => outs.push(e));
+    // 25 closes [0, 10); 3 is then late, and `late` is linked nowhere; 'x' is no time (err, linked nowhere)
+    for (const [seq, ts] of [[1, 3], [2, 25], [3, 3], [4, 'x']] as const) p.input('in').next(ev(1, seq, { ts }));
+    expect(outs.map((e) => e.data)).to.deep.equal([{ n: 1 }]);
+    expect(p.counts.get('w|unlinked|late')).to.deep.equal({ count: 1 });
+    expect(p.counts.get('w|unlinked|err')).to.deep.equal({ count: 1 });
+    expect(p.counts.has('w|unlinked|out')).to.equal(false);
+  });
+
   it('fans out: an event linked to two nodes leaves once through each', () => {
     scheduler.run(({ hot, expectObservable }) => {
       const p = pipeline(

@@ -1,6 +1,7 @@
 import type { Observable, OperatorFunction, SchedulerLike } from '../core/rx';
 import type { EddyEvent, Insight, PortEvent } from '../core/event';
 import type { JsonSchema } from '../schema/json-schema';
+import type { Logger } from '../core/logger';
 
 /** What an operator is created with: where it lives, its uid, the scheduler, and the way back to the sources. */
 export interface OperatorContext {
@@ -14,6 +15,8 @@ export interface OperatorContext {
   readonly scheduler: SchedulerLike;
   /** raise an insight towards the sources, such as trigger or restore */
   insight(insight: Insight): void;
+  /** for what has no event to go with it (a lookup table that failed to reload); silent when absent */
+  readonly logger?: Logger;
 }
 
 /**

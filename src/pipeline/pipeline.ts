@@ -102,6 +102,7 @@ export class PipelineRuntime implements ContraflowTarget {
         pipelineUrl: ctx.url,
         uid: ctx.nextUid(),
         scheduler: ctx.scheduler,
+        logger: ctx.logger,
         // an operator's own insight starts at the nodes before it, as if it came from downstream of them
         insight: (insight) => this.runContraflow(insight, position - 1),
       });
@@ -136,8 +137,11 @@ export class PipelineRuntime implements ContraflowTarget {
     // stateful operators (batch timers, the WAL) behave the same either way.
     for (const node of this.nodes) {
       const all$: Observable<unknown> = node.out$ ?? node.tagged$!;
+      // what a node emits on a port no link takes (a window's `late`, a cel `err`) is counted, not lost unseen:
+      // the pipeline metrics report it under direction `unlinked`
+      const next = node.tagged$ ? this.unlinkedCounter(node.id) : undefined;
       this.subscription.add(
-        all$.subscribe({ error: (err) => ctx.logger.error(`Pipeline ${ctx.url} node ${node.id} failed: ${(err as Error).message}`) }),
+        all$.subscribe({ next, error: (err) => ctx.logger.error(`Pipeline ${ctx.url} node ${node.id} failed: ${(err as Error).message}`) }),
       );
     }
   }
@@ -237,6 +241,19 @@ export class PipelineRuntime implements ContraflowTarget {
     if (insight.kind === 'trigger') this.triggeredBy.add(insight.from);
     if (insight.kind === 'restore') this.triggeredBy.delete(insight.from);
     for (const source of this.sources) source.contraflow(insight);
+  }
+
+  /** Counts a ported node's emissions on the ports no link takes. */
+  private unlinkedCounter(id: string): ((value: unknown) => void) | undefined {
+    const linked = new Set(this.graph.edges.flatMap((e) => (e.from.kind === 'node' && e.from.id === id ? [e.from.port] : [])));
+    const counters = new Map<string, { count: number }>();
+    return (value) => {
+      const { port } = value as PortEvent;
+      if (linked.has(port)) return;
+      let counter = counters.get(port);
+      if (!counter) counters.set(port, (counter = this.counter(id, 'unlinked', port)));
+      counter.count++;
+    };
   }
 
   private counter(node: string, direction: string, port: string): { count: number } {

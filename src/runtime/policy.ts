@@ -63,6 +63,7 @@ export const RAMP_PATH_FIELDS: Record<'onramp' | 'offramp', Record<string, reado
 
 export const OPERATOR_PATH_FIELDS: Record<string, readonly PathField[]> = {
   'qos::wal': [['dir']],
+  'enrich::lookup': [['table', 'file']],
 };
 
 function NATS_PATHS(): PathField[] {

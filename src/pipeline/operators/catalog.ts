@@ -18,4 +18,9 @@ export const operatorCatalog: readonly LazyType<OperatorType<any>>[] = [
   { name: 'qos::roundrobin', load: () => (require('./roundrobin') as typeof import('./roundrobin')).roundrobin },
   { name: 'qos::wal', load: () => (require('./wal') as typeof import('./wal')).wal },
   { name: 'runtime::cel', load: () => (require('./cel') as typeof import('./cel')).cel },
+  { name: 'generic::dedupe', load: () => (require('./dedupe') as typeof import('./dedupe')).dedupe },
+  { name: 'generic::reduce', load: () => (require('./reduce') as typeof import('./reduce')).reduce },
+  { name: 'generic::sample', load: () => (require('./sample') as typeof import('./sample')).sample },
+  { name: 'enrich::lookup', load: () => (require('./lookup') as typeof import('./lookup')).lookup },
+  { name: 'window::aggregate', load: () => (require('./window-aggregate') as typeof import('./window-aggregate')).windowAggregate },
 ];

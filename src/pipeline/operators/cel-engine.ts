@@ -10,6 +10,8 @@ export interface CelProgram {
   readonly source: string;
   /** evaluates against `event` (the data) and `meta`; throws an Error on an evaluation error */
   evaluate(vars: CelVars): unknown;
+  /** evaluates against any variables (converted with `toCel`), e.g. an aggregate's output fields for `having` */
+  evaluateWith(vars: Readonly<Record<string, unknown>>): unknown;
 }
 
 /** The variables an expression sees, already converted with `toCel`. */
@@ -34,6 +36,11 @@ export function compileCel(source: string): CelProgram {
     source,
     evaluate(vars) {
       const result = run({ event: vars.event as CelInput, meta: vars.meta as CelInput });
+      if (isCelError(result)) throw new Error(result.message);
+      return result;
+    },
+    evaluateWith(vars) {
+      const result = run(vars as Record<string, CelInput>);
       if (isCelError(result)) throw new Error(result.message);
       return result;
     },

@@ -51,7 +51,7 @@ export function compileConfig(config: CelConfig, nodeId: string): Compiled {
 }
 
 /** Copies the objects along `path` (never mutating the input) and sets the leaf. */
-function setPath(data: unknown, path: readonly string[], value: unknown): unknown {
+export function setPath(data: unknown, path: readonly string[], value: unknown): unknown {
   const [head, ...rest] = path;
   const base = data !== null && typeof data === 'object' && !Array.isArray(data) ? (data as Record<string, unknown>) : undefined;
   if (base === undefined && data !== undefined && data !== null) throw new Error(`cannot set ${head} on a non-object value`);

@@ -1,0 +1,63 @@
+import { expect } from 'chai';
+import type { EddyEvent, PortEvent } from '../../src/core/event';
+import { reduce, reduceNode, type ReduceConfig } from '../../src/pipeline/operators/reduce';
+import { UID, ev, testContext, testScheduler } from './helpers';
+
+/** Runs the node over the events (one per frame) and returns what it emitted. */
+function run(config: ReduceConfig, events: EddyEvent[], marble?: string): PortEvent[] {
+  const s = testScheduler();
+  const outs: PortEvent[] = [];
+  s.run(({ cold }) => {
+    const values = Object.fromEntries(events.map((e, i) => [String.fromCharCode(97 + i), e]));
+    reduceNode(config, testContext(s, 'r')).apply(cold(marble ?? `${Object.keys(values).join('')}|`, values)).subscribe((o) => outs.push(o));
+  });
+  return outs;
+}
+
+describe('generic::reduce', () => {
+  it('ends a reduction at ends_when (the event included) and merges fields by strategy', () => {
+    const config: ReduceConfig = {
+      ends_when: 'event.end',
+      merge: { msg: { strategy: 'concat', separator: '|' }, n: 'sum', lo: 'min', hi: 'max', tags: 'array', last: 'last' },
+    };
+    const outs = run(config, [
+      ev(1, { msg: 'a', n: 1, lo: 5, hi: 5, tags: 'x', last: 1, end: false, keep: 'first' }),
+      ev(2, { msg: 'b', n: 9007199254740993n, lo: 2, hi: 9, tags: 'y', last: 2, end: false, keep: 'second' }),
+      ev(3, { msg: 'c', n: 1, lo: 3, hi: 1, tags: 'z', last: 3, end: true }),
+      ev(4, { msg: 'd', n: 1, lo: 0, hi: 0, tags: 'w', last: 4, end: false }),
+    ]);
+    expect(outs.map((o) => [o.port, o.event.data])).to.deep.equal([
+      ['out', { msg: 'a|b|c', n: 9007199254740995n, lo: 2, hi: 9, tags: ['x', 'y', 'z'], last: 3, end: false, keep: 'first' }],
+      ['out', { msg: 'd', n: 1, lo: 0, hi: 0, tags: ['w'], last: 4, end: false }],
+    ]);
+    expect(outs[0].event.meta).to.deep.equal({ reduced: 3 });
+  });
+
+  it('emits at max_events, and emits what is open when the input completes', () => {
+    const outs = run({ max_events: 2, merge: { n: 'sum' } }, [ev(1, { n: 1 }), ev(2, { n: 2 }), ev(3, { n: 4 })]);
+    expect(outs.map((o) => o.event.data)).to.deep.equal([{ n: 3 }, { n: 4 }]);
+  });
+
+  it('gives the reduced event an id of its own that tracks every member, transactional when any was', () => {
+    const outs = run({ max_events: 2 }, [ev(1, { n: 1 }), { ...ev(2, { n: 2 }), transactional: true, opMeta: { 7: 'wal' } }]);
+    expect(outs[0].event.id).to.deep.equal({ uid: UID, seq: 1 });
+    expect(outs[0].event.tracked).to.deep.equal([{ uid: 1, seq: 1 }, { uid: 1, seq: 2 }]);
+    expect(outs[0].event.transactional).to.equal(true);
+    expect(outs[0].event.opMeta).to.deep.equal({ 7: 'wal' });
+  });
+
+  it('sends an event of a new group past max_groups to overflow, and a failing expression to err', () => {
+    const outs = run({ group_by: { h: 'event.h' }, max_groups: 1, starts_when: 'event.s' }, [ev(1, { h: 1, s: true }), ev(2, { h: 2, s: true }), ev(3, { h: 1 })]);
+    expect(outs.map((o) => [o.port, o.event.data, o.event.meta.error])).to.deep.equal([
+      ['overflow', { h: 2, s: true }, undefined],
+      ['err', { h: 1 }, 'generic::reduce node r: starts_when: field not found: s'],
+      ['out', { h: 1, s: true }, undefined],
+    ]);
+  });
+
+  it('refuses a bad config naming the field', () => {
+    expect(() => reduce.validate!({ merge: { a: { strategy: 'sum', separator: ',' } } }, 'n')).to.throw('generic::reduce node n: merge.a.separator: only with strategy concat');
+    expect(() => reduce.validate!({ ends_when: 'event.' }, 'n')).to.throw('generic::reduce node n: ends_when:');
+    expect(() => reduce.validate!({ timeout: 'x' }, 'n')).to.throw('generic::reduce node n: timeout:');
+  });
+});

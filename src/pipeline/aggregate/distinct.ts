@@ -1,0 +1,228 @@
+/**
+ * distinct(x): how many distinct values. Exact (sets of the values) up to
+ * EXACT_LIMIT distinct values, then a HyperLogLog sketch of 2^14 registers
+ * (standard error 1.04 / sqrt(16384) = 0.81 %), read with Ertl's improved
+ * raw estimator, which needs neither the bias tables of HyperLogLog++ nor a
+ * switch to linear counting for small counts.
+ */
+import { isCelList, isCelMap, isCelUint } from '@bufbuild/cel';
+import type { Accumulator, AggregateFunction } from './functions';
+import { checkConstantCount, mergeable } from './values';
+
+/** Up to this many distinct values the count is exact. */
+export const EXACT_LIMIT = 1000;
+const PRECISION = 14;
+const REGISTERS = 1 << PRECISION;
+/** the relative standard error of the sketch */
+export const DISTINCT_STANDARD_ERROR = 1.04 / Math.sqrt(REGISTERS);
+/** bits of the second hash word that give a register its rank */
+const RANK_BITS = 32;
+
+/**
+ * The key a value is counted by. Values that CEL's equality calls equal
+ * count once: numbers by numeric value whatever their type (1, 1.0, 1n and
+ * a uint 1 are one value; -0 is 0), so an integer-valued double and the
+ * bigint of the same integer agree; a string is never a number ("1" is not
+ * 1). Lists by their elements in order, maps by their entries in any order,
+ * each element by the same rules.
+ */
+export function canonicalKey(value: unknown): string {
+  // top level: a one-letter tag keeps the kinds apart without quoting strings (the common case stays cheap)
+  if (typeof value === 'string') return `s${value}`;
+  return nested(value);
+}
+
+function nested(value: unknown): string {
+  switch (typeof value) {
+    case 'number':
+      // integers (of any magnitude) as their exact decimal, as a bigint prints; other doubles in their shortest round-trip form
+      return Number.isInteger(value) && !Number.isSafeInteger(value) ? BigInt(value).toString() : String(value);
+    case 'bigint':
+      return value.toString();
+    case 'string':
+      return JSON.stringify(value);
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'undefined':
+      return 'null';
+  }
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return `[${value.map(nested).join(',')}]`;
+  if (value instanceof Uint8Array) return `b${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64')}`;
+  if (isCelUint(value)) return value.value.toString();
+  if (isCelList(value)) return `[${[...value].map(nested).join(',')}]`;
+  if (isCelMap(value)) return entries([...value.entries()].map(([k, v]) => [nested(k), v]));
+  if (value instanceof Map) return entries([...value.entries()].map(([k, v]) => [nested(k), v]));
+  return entries(Object.entries(value as object).map(([k, v]) => [JSON.stringify(k), v]));
+}
+
+function entries(pairs: Array<[string, unknown]>): string {
+  pairs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  return `{${pairs.map(([k, v]) => `${k}:${nested(v)}`).join(',')}}`;
+}
+
+/** The two 32-bit words of the last `hash64` (module state: no array per value). */
+let hashHigh = 0;
+let hashLow = 0;
+
+/**
+ * A 64-bit hash of a string in two 32-bit lanes: each UTF-16 unit is mixed
+ * into both lanes with different multipliers, then each lane takes in the
+ * other and is finished with murmur3's avalanche step, so every input bit
+ * reaches every output bit of both words.
+ */
+function hash64(s: string): void {
+  let a = 0x9e3779b9 ^ s.length;
+  let b = 0x7f4a7c15 ^ Math.imul(s.length, 0x85ebca6b);
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    a = Math.imul(a ^ c, 0xcc9e2d51);
+    a = (a << 15) | (a >>> 17);
+    b = Math.imul(b ^ c, 0x1b873593);
+    b = (b << 13) | (b >>> 19);
+    b = (Math.imul(b, 5) + 0xe6546b64) | 0;
+  }
+  a = avalanche(a ^ Math.imul(b, 0x27d4eb2d));
+  b = avalanche(b ^ Math.imul(a, 0x165667b1));
+  hashHigh = a >>> 0;
+  hashLow = b >>> 0;
+}
+
+function avalanche(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return h ^ (h >>> 16);
+}
+
+/** HyperLogLog: the register is the hash's top PRECISION bits, its rank the position of the first 1 in the other word. */
+export class HyperLogLog {
+  readonly registers = new Uint8Array(REGISTERS);
+
+  addKey(key: string): void {
+    hash64(key);
+    const index = hashHigh >>> (32 - PRECISION);
+    const rank = Math.clz32(hashLow) + 1; // 1 … 33 (33: the word is all zeros)
+    if (rank > this.registers[index]) this.registers[index] = rank;
+  }
+
+  union(other: HyperLogLog): void {
+    const mine = this.registers;
+    const theirs = other.registers;
+    for (let i = 0; i < REGISTERS; i++) if (theirs[i] > mine[i]) mine[i] = theirs[i];
+  }
+
+  /** Ertl (2017), "New cardinality estimation algorithms for HyperLogLog sketches", the improved raw estimator. */
+  estimate(): number {
+    const histogram = new Float64Array(RANK_BITS + 2);
+    for (let i = 0; i < REGISTERS; i++) histogram[this.registers[i]]++;
+    const m = REGISTERS;
+    let z = m * tau(1 - histogram[RANK_BITS + 1] / m);
+    for (let k = RANK_BITS; k >= 1; k--) z = 0.5 * (z + histogram[k]);
+    z += m * sigma(histogram[0] / m);
+    return (m * m) / (2 * Math.LN2) / z;
+  }
+}
+
+/** sigma(x) = x + sum over k >= 1 of x^(2^k) 2^(k-1); it diverges at 1 (all registers empty: the estimate is 0). */
+function sigma(x: number): number {
+  if (x === 1) return Infinity;
+  let power = x;
+  let weight = 1;
+  let total = x;
+  for (;;) {
+    power *= power;
+    const next = total + power * weight;
+    if (next === total) return total;
+    total = next;
+    weight += weight;
+  }
+}
+
+/** tau(x) = (1 - x - sum over k >= 1 of (1 - x^(2^-k))^2 2^-k) / 3. */
+function tau(x: number): number {
+  if (x === 0 || x === 1) return 0;
+  let root = x;
+  let weight = 1;
+  let total = 1 - x;
+  for (;;) {
+    root = Math.sqrt(root);
+    weight *= 0.5;
+    const next = total - (1 - root) * (1 - root) * weight;
+    if (next === total) return total / 3;
+    total = next;
+  }
+}
+
+const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+class Distinct implements Accumulator {
+  /**
+   * While exact: strings and numbers as themselves (a Set tells "1" from 1
+   * and takes -0 as 0; a bigint or uint in the safe range comes in as its
+   * number), everything else by its canonical key. Building no key for the
+   * common values keeps an add close to a bare Set.add.
+   */
+  plain: Set<string | number> | undefined = new Set();
+  composite: Set<string> | undefined = new Set();
+  sketch: HyperLogLog | undefined;
+
+  add(values: readonly unknown[]): void {
+    const v = values[0];
+    if (this.sketch) return this.sketch.addKey(canonicalKey(v));
+    if (typeof v === 'string' || (typeof v === 'number' && (Number.isSafeInteger(v) || !Number.isInteger(v)))) this.plain!.add(v);
+    else {
+      const n = typeof v === 'bigint' ? v : isCelUint(v) ? v.value : undefined;
+      if (n !== undefined && n >= MIN_SAFE && n <= MAX_SAFE) this.plain!.add(Number(n));
+      else this.composite!.add(canonicalKey(v));
+    }
+    if (this.plain!.size + this.composite!.size > EXACT_LIMIT) this.toSketch();
+  }
+
+  /** Past EXACT_LIMIT: every key so far into a sketch, the sets dropped. */
+  private toSketch(): void {
+    const sketch = new HyperLogLog();
+    for (const v of this.plain!) sketch.addKey(canonicalKey(v));
+    for (const key of this.composite!) sketch.addKey(key);
+    this.sketch = sketch;
+    this.plain = this.composite = undefined;
+  }
+
+  result(): number {
+    return this.sketch ? Math.round(this.sketch.estimate()) : this.plain!.size + this.composite!.size;
+  }
+
+  meta(): Readonly<Record<string, unknown>> | undefined {
+    return this.sketch ? { estimated: true } : undefined;
+  }
+
+  merge(other: Accumulator): void {
+    const o = mergeable('distinct', Distinct, other);
+    if (o.sketch) {
+      if (!this.sketch) this.toSketch();
+      this.sketch!.union(o.sketch);
+      return;
+    }
+    for (const v of o.plain!) this.add([v]);
+    for (const key of o.composite!) {
+      if (this.sketch) this.sketch.addKey(key);
+      else {
+        this.composite!.add(key);
+        if (this.plain!.size + this.composite!.size > EXACT_LIMIT) this.toSketch();
+      }
+    }
+  }
+}
+
+export const distinct: AggregateFunction = {
+  name: 'distinct',
+  eventArgs: 1,
+  constants: [],
+  description: `how many distinct values (1, 1.0 and an int 1 are one value, the string "1" another); exact up to ${EXACT_LIMIT}, then a HyperLogLog estimate with 0.81 % standard error; 0 when empty`,
+  prepare(constants) {
+    checkConstantCount('distinct', 1, [], 0, constants);
+    return () => new Distinct();
+  },
+};

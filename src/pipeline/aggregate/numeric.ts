@@ -1,0 +1,174 @@
+/** The numeric functions: sum, min, max, mean, stddev, variance. */
+import type { Accumulator, AggregateFunction } from './functions';
+import { checkConstantCount, exactInteger, mergeable, numericArg, numericDouble, type Numeric } from './values';
+
+/**
+ * Integers (bigints, and numbers that are safe integers: JSON cannot tell
+ * 2.0 from 2 either) are summed exactly; other numbers in a compensated
+ * (Neumaier) double sum. Most integer sums stay within 2^53, so the exact
+ * part is a plain number until it would leave that range, and a bigint only then.
+ */
+class Sum implements Accumulator {
+  /** exact while it is a safe integer */
+  small = 0;
+  /** what no longer fit in `small` */
+  big = 0n;
+  /** Neumaier sum of the non-integer numbers, and its running compensation */
+  doubles = 0;
+  compensation = 0;
+  sawDouble = false;
+
+  add(values: readonly unknown[]): void {
+    const v = values[0];
+    if (typeof v === 'number' && Number.isSafeInteger(v)) return this.addSafe(v);
+    const n = numericArg('sum', v);
+    if (typeof n === 'bigint') this.big += n;
+    else this.addDouble(n);
+  }
+
+  private addSafe(v: number): void {
+    const s = this.small + v;
+    // both operands are safe integers: the sum is exact unless it left the safe range, and then it is not safe either
+    if (Number.isSafeInteger(s)) this.small = s;
+    else {
+      this.big += BigInt(this.small) + BigInt(v);
+      this.small = 0;
+    }
+  }
+
+  private addDouble(x: number): void {
+    this.sawDouble = true;
+    const t = this.doubles + x;
+    this.compensation += Math.abs(this.doubles) >= Math.abs(x) ? this.doubles - t + x : x - t + this.doubles;
+    this.doubles = t;
+  }
+
+  result(): Numeric {
+    if (!this.sawDouble) return this.big === 0n ? this.small : exactInteger(this.big + BigInt(this.small));
+    const integers = this.big === 0n ? this.small : Number(this.big + BigInt(this.small));
+    // the exact integer part rounded once, then added with the compensation carried along
+    const t = this.doubles + integers;
+    const c = Math.abs(this.doubles) >= Math.abs(integers) ? this.doubles - t + integers : integers - t + this.doubles;
+    return t + (c + this.compensation);
+  }
+
+  merge(other: Accumulator): void {
+    const o = mergeable('sum', Sum, other);
+    this.addSafe(o.small);
+    this.big += o.big;
+    if (o.sawDouble) {
+      this.addDouble(o.doubles);
+      this.compensation += o.compensation;
+    }
+  }
+}
+
+export const sum: AggregateFunction = {
+  name: 'sum',
+  eventArgs: 1,
+  constants: [],
+  description:
+    'the sum; 0 when empty. Integers are summed exactly (a number when a safe integer, else a bigint); once a non-integer number is added the result is a double (compensated summation)',
+  check: (values) => void numericArg('sum', values[0]),
+  prepare(constants) {
+    checkConstantCount('sum', 1, [], 0, constants);
+    return () => new Sum();
+  },
+};
+
+/** min and max: the extreme value exactly as it was given (number or bigint; the first of equal ones). */
+class Extreme implements Accumulator {
+  value: Numeric | null = null;
+  constructor(private readonly fn: 'min' | 'max') {}
+
+  add(values: readonly unknown[]): void {
+    const v = numericArg(this.fn, values[0]);
+    // < and > compare a number with a bigint exactly
+    if (this.value === null || (this.fn === 'min' ? v < this.value : v > this.value)) this.value = v;
+  }
+
+  result(): Numeric | null {
+    return this.value;
+  }
+
+  merge(other: Accumulator): void {
+    const o = mergeable(this.fn, Extreme, other);
+    if (o.fn !== this.fn) throw new Error(`${this.fn}: can only merge another ${this.fn} accumulator`);
+    if (o.value !== null) this.add([o.value]);
+  }
+}
+
+const extreme = (fn: 'min' | 'max'): AggregateFunction => ({
+  name: fn,
+  eventArgs: 1,
+  constants: [],
+  description: `the ${fn === 'min' ? 'smallest' : 'largest'} value, exactly as given (number or bigint); null when empty`,
+  check: (values) => void numericArg(fn, values[0]),
+  prepare(constants) {
+    checkConstantCount(fn, 1, [], 0, constants);
+    return () => new Extreme(fn);
+  },
+});
+
+export const min = extreme('min');
+export const max = extreme('max');
+
+type MomentResult = 'mean' | 'variance' | 'stddev';
+
+/**
+ * Count, mean and sum of squared deviations by Welford's algorithm: each
+ * value moves the mean by its share, so no large sum of squares is ever
+ * subtracted from another (the naive formula loses every digit when the
+ * mean is large beside the spread). Merged by Chan et al.'s pairwise formula.
+ */
+class Moments implements Accumulator {
+  n = 0;
+  mean = 0;
+  m2 = 0;
+  constructor(private readonly fn: MomentResult) {}
+
+  add(values: readonly unknown[]): void {
+    const x = numericDouble(this.fn, values[0]);
+    this.n++;
+    const delta = x - this.mean;
+    this.mean += delta / this.n;
+    this.m2 += delta * (x - this.mean);
+  }
+
+  result(): number | null {
+    if (this.n === 0) return null;
+    if (this.fn === 'mean') return this.mean;
+    const variance = this.m2 / this.n;
+    return this.fn === 'variance' ? variance : Math.sqrt(variance);
+  }
+
+  merge(other: Accumulator): void {
+    const o = mergeable(this.fn, Moments, other);
+    if (o.fn !== this.fn) throw new Error(`${this.fn}: can only merge another ${this.fn} accumulator`);
+    if (o.n === 0) return;
+    const n = this.n + o.n;
+    const delta = o.mean - this.mean;
+    this.mean += (delta * o.n) / n;
+    this.m2 += o.m2 + (delta * delta * this.n * o.n) / n;
+    this.n = n;
+  }
+}
+
+const moments = (fn: MomentResult, description: string): AggregateFunction => ({
+  name: fn,
+  eventArgs: 1,
+  constants: [],
+  description,
+  check: (values) => void numericDouble(fn, values[0]),
+  prepare(constants) {
+    checkConstantCount(fn, 1, [], 0, constants);
+    return () => new Moments(fn);
+  },
+});
+
+export const mean = moments('mean', 'the arithmetic mean, a double (Welford); null when empty');
+export const variance = moments(
+  'variance',
+  "the population variance (divides by n, not n - 1), a double (Welford's algorithm, stable when the mean is large beside the spread); null when empty, 0 for one event",
+);
+export const stddev = moments('stddev', 'the population standard deviation (square root of the population variance), a double (Welford); null when empty, 0 for one event');

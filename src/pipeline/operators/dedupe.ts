@@ -1,0 +1,101 @@
+import { Observable } from '../../core/rx';
+import type { PortEvent } from '../../core/event';
+import { invalid } from '../../core/errors';
+import { Lru } from '../../core/lru';
+import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
+import { durationMs, durationSchema } from '../window/duration';
+import { EventScope, compileEventExpression, type EventExpression } from '../window/expressions';
+import { withError } from './support';
+
+export interface DedupeConfig {
+  /** CEL: the event's key; two events with equal keys are duplicates */
+  key: string;
+  /** a key counts as seen for this long after its first sighting; for as long as it is remembered when absent */
+  within?: number | string;
+  /** how many keys are remembered (least recently seen forgotten first) */
+  max_keys?: number;
+}
+
+interface Plan {
+  readonly key: EventExpression;
+  readonly within: number;
+  readonly maxKeys: number;
+}
+
+function compile(config: DedupeConfig, nodeId: string): Plan {
+  const where = `generic::dedupe node ${nodeId}`;
+  let key: EventExpression;
+  try {
+    key = compileEventExpression(config.key);
+  } catch (err) {
+    throw invalid(`${where}: key: ${(err as Error).message}`);
+  }
+  let within = Infinity;
+  try {
+    if (config.within !== undefined) within = durationMs(config.within, 'within');
+  } catch (err) {
+    throw invalid(`${where}: ${(err as Error).message}`);
+  }
+  return { key, within, maxKeys: config.max_keys ?? 100_000 };
+}
+
+/**
+ * Passes the first event of each key and sends the repeats to `duplicate`.
+ * A key is remembered from its first sighting for `within` (scheduler time),
+ * among the `max_keys` most recently seen keys; a repeat does not extend it.
+ */
+export function dedupeNode(config: DedupeConfig, ctx: OperatorContext): OperatorNode {
+  const plan = compile(config, ctx.nodeId);
+  return {
+    ports: ['duplicate', 'err'],
+    apply: (input) =>
+      new Observable<PortEvent>((subscriber) => {
+        // key -> when it was first seen
+        const seen = new Lru<string, number>(plan.maxKeys);
+        return input.subscribe({
+          next: (event) => {
+            let key: string;
+            try {
+              key = keyString(plan.key.evaluate(new EventScope(event)));
+            } catch (err) {
+              subscriber.next({ port: 'err', event: withError(event, `generic::dedupe node ${ctx.nodeId}: key: ${(err as Error).message}`) });
+              return;
+            }
+            const now = ctx.scheduler.now();
+            const first = seen.get(key);
+            if (first !== undefined && now - first < plan.within) {
+              subscriber.next({ port: 'duplicate', event });
+              return;
+            }
+            seen.set(key, now);
+            subscriber.next({ port: 'out', event });
+          },
+          error: (err: unknown) => subscriber.error(err),
+          complete: () => subscriber.complete(),
+        });
+      }),
+  };
+}
+
+/** Equal keys give equal strings: 1 and 1.0 are one number; a string "1" is another key. */
+function keyString(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? (Number.isSafeInteger(Number(v)) ? Number(v) : `\u0000n${v}`) : v)) ?? 'null';
+}
+
+/** generic::dedupe */
+export const dedupe: OperatorType<DedupeConfig> = {
+  name: 'generic::dedupe',
+  configSchema: {
+    type: 'object',
+    additionalProperties: false,
+    description: 'Passes the first event of each key; repeats within `within` among the last `max_keys` keys go to `duplicate`.',
+    required: ['key'],
+    properties: {
+      key: { type: 'string', minLength: 1, description: 'CEL: the event\'s key, e.g. event.request_id' },
+      within: durationSchema('a key counts as seen for this long after its first sighting (default: as long as it is remembered)'),
+      max_keys: { type: 'integer', minimum: 1, description: 'keys remembered, least recently seen forgotten first (default 100000)' },
+    },
+  },
+  validate: (config, nodeId) => void compile(config, nodeId),
+  create: (config, ctx) => dedupeNode(config, ctx),
+};

@@ -1,0 +1,158 @@
+import { Observable } from '../../core/rx';
+import type { PortEvent } from '../../core/event';
+import { invalid } from '../../core/errors';
+import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
+import { Aggregator, type AggregatorPlan } from '../window/aggregator';
+import { compileCall } from '../window/calls';
+import { durationMs, durationSchema } from '../window/duration';
+import { compileEventExpression, type EventExpression } from '../window/expressions';
+import { windowSpec, type WindowConfig } from '../window/windows';
+import { compileCel } from './cel-engine';
+import { nodeUrl } from './support';
+
+export interface WindowAggregateConfig {
+  window: WindowConfig;
+  /** CEL: the event's time (epoch ms, or a timestamp); processing time when absent */
+  time?: string;
+  /** event time only: how long after a window's end an event may still join it */
+  allowed_lateness?: number | string;
+  /** output field -> CEL expression; one group when absent */
+  group_by?: Record<string, string>;
+  /** output field -> aggregate call, e.g. `sum(event.size)` */
+  aggregate: Record<string, string>;
+  /** CEL: only events for which this is true are aggregated */
+  where?: string;
+  /** CEL over the output fields: only groups for which this is true are emitted */
+  having?: string;
+  /** groups per window; an event of a new group past it goes to `overflow` */
+  max_groups?: number;
+  /** what a graceful stop does with the windows still open */
+  on_shutdown?: 'emit' | 'drop';
+}
+
+const expr = (description: string) => ({ type: 'string', minLength: 1, description });
+
+/** Compiles a config; every error names the node and the field. */
+export function compilePlan(config: WindowAggregateConfig, nodeId: string, uid = 0): AggregatorPlan {
+  const fail = (field: string, err: unknown) => invalid(`window::aggregate node ${nodeId}: ${field}: ${(err as Error).message}`);
+  const compile = (field: string, source: string): EventExpression => {
+    try {
+      return compileEventExpression(source);
+    } catch (err) {
+      throw fail(field, err);
+    }
+  };
+  let window;
+  try {
+    window = windowSpec(config.window);
+  } catch (err) {
+    throw invalid(`window::aggregate node ${nodeId}: ${(err as Error).message}`);
+  }
+  if (config.allowed_lateness !== undefined && config.time === undefined) {
+    throw invalid(`window::aggregate node ${nodeId}: allowed_lateness: only with time (event-time windows); processing-time windows are never late`);
+  }
+  let lateness = 0;
+  try {
+    if (config.allowed_lateness !== undefined) lateness = durationMs(config.allowed_lateness, 'allowed_lateness');
+  } catch (err) {
+    throw invalid(`window::aggregate node ${nodeId}: ${(err as Error).message}`);
+  }
+  const calls = Object.entries(config.aggregate).map(([field, source]) => {
+    try {
+      return compileCall(field, source);
+    } catch (err) {
+      throw fail(`aggregate.${field}`, err);
+    }
+  });
+  const groupBy = Object.entries(config.group_by ?? {}).map(([field, source]) => [field, compile(`group_by.${field}`, source)] as const);
+  const clash = groupBy.find(([field]) => field in config.aggregate);
+  if (clash) throw invalid(`window::aggregate node ${nodeId}: group_by.${clash[0]}: the output field is also an aggregate field`);
+  let having;
+  if (config.having !== undefined) {
+    try {
+      having = compileCel(config.having);
+    } catch (err) {
+      throw fail('having', err);
+    }
+  }
+  return {
+    nodeId,
+    uid,
+    window,
+    time: config.time === undefined ? undefined : compile('time', config.time),
+    lateness,
+    groupBy,
+    calls,
+    where: config.where === undefined ? undefined : compile('where', config.where),
+    having,
+    maxGroups: config.max_groups ?? 10_000,
+    onShutdown: config.on_shutdown ?? 'emit',
+  };
+}
+
+/** The node: an Aggregator fed by the input, its timers on the runtime's scheduler. */
+export function windowAggregateNode(config: WindowAggregateConfig, ctx: OperatorContext): OperatorNode {
+  const plan = compilePlan(config, ctx.nodeId, ctx.uid);
+  // insights arrive outside a subscription (after the output left); the subscription's aggregator answers them
+  let current: Aggregator | undefined;
+  return {
+    ports: ['late', 'overflow', 'err'],
+    apply: (input) =>
+      new Observable<PortEvent>((subscriber) => {
+        const aggregator = new Aggregator(plan, ctx.scheduler, (out) => subscriber.next(out), (i) => ctx.insight(i), nodeUrl(ctx));
+        current = aggregator;
+        const sub = input.subscribe({
+          next: (event) => aggregator.push(event),
+          error: (err: unknown) => subscriber.error(err),
+          complete: () => {
+            aggregator.flush();
+            subscriber.complete();
+          },
+        });
+        return () => {
+          aggregator.dispose();
+          sub.unsubscribe();
+        };
+      }),
+    onInsight: (insight) => (current ? current.onInsight(insight) : insight),
+  };
+}
+
+/** window::aggregate */
+export const windowAggregate: OperatorType<WindowAggregateConfig> = {
+  name: 'window::aggregate',
+  configSchema: {
+    type: 'object',
+    additionalProperties: false,
+    description: 'Aggregates events per group over tumbling, sliding, session or count windows; one event per group per window when it closes.',
+    required: ['window', 'aggregate'],
+    properties: {
+      window: {
+        type: 'object',
+        additionalProperties: false,
+        description: '{size} tumbling; {size, hop} sliding; {gap} session; {count} count',
+        properties: {
+          size: durationSchema('window length: tumbling, or sliding with hop'),
+          hop: durationSchema('how far a sliding window moves; at most size'),
+          gap: durationSchema('session window: a group\'s session closes after this long without an event'),
+          count: { type: 'integer', minimum: 1, description: 'count window: closes at this many events of the group' },
+        },
+      },
+      time: expr('CEL: the event time (epoch ms, or a timestamp); processing time (the runtime scheduler) when absent'),
+      allowed_lateness: durationSchema('event time only: how long after its end a window still takes events (default 0)'),
+      group_by: { type: 'object', additionalProperties: expr('CEL expression'), description: 'output field -> CEL expression; one group when absent' },
+      aggregate: {
+        type: 'object',
+        minProperties: 1,
+        additionalProperties: expr('aggregate call'),
+        description: 'output field -> aggregate call, e.g. count(), sum(event.size), percentile(event.ms, 0.99)',
+      },
+      where: expr('CEL: only events for which this is true are aggregated (the others are acked at once)'),
+      having: expr('CEL over the output fields: only groups for which this is true are emitted'),
+      max_groups: { type: 'integer', minimum: 1, description: 'groups per window (open sessions or count windows in all); an event of a new group past it goes to overflow (default 10000)' },
+      on_shutdown: { enum: ['emit', 'drop'], description: 'when the pipeline stops: emit the open windows marked partial (default), or drop them and fail their events back to the sources' },
+    },
+  },
+  validate: (config, nodeId) => void compilePlan(config, nodeId),
+  create: (config, ctx) => windowAggregateNode(config, ctx),
+};

@@ -1,0 +1,408 @@
+/**
+ * The state machine of window::aggregate: events in, aggregate events out
+ * when windows close. No RxJS here: the operator (operators/window-aggregate.ts)
+ * feeds it events and scheduler time, and passes on what it emits.
+ */
+import type { SchedulerLike, Subscription } from '../../core/rx';
+import type { EddyEvent, Insight, PortEvent } from '../../core/event';
+import type { Accumulator } from '../aggregate/functions';
+import type { AggregateCall } from './calls';
+import { EventScope, type EventExpression } from './expressions';
+import { fixedWindowStarts, type WindowSpec } from './windows';
+import { idMinter, withError } from '../operators/support';
+import { toCel, type CelProgram } from '../operators/cel-engine';
+
+/** Everything compiled from the config. */
+export interface AggregatorPlan {
+  readonly nodeId: string;
+  readonly uid: number;
+  readonly window: WindowSpec;
+  /** the event's time; scheduler time when absent */
+  readonly time?: EventExpression;
+  readonly lateness: number;
+  readonly groupBy: ReadonlyArray<readonly [string, EventExpression]>;
+  readonly calls: readonly AggregateCall[];
+  readonly where?: EventExpression;
+  readonly having?: CelProgram;
+  readonly maxGroups: number;
+  readonly onShutdown: 'emit' | 'drop';
+}
+
+/** A member event waiting for the windows it counted in to be delivered; one per event, shared by its windows. */
+interface Member {
+  /** the event without its data: what an insight needs to find its source (id, tracked, opMeta) */
+  readonly event: EddyEvent;
+  /** windows holding it whose output is not settled yet */
+  open: number;
+  settled: boolean;
+}
+
+class Group {
+  readonly accumulators: Accumulator[];
+  readonly members: Member[] = [];
+  /** the output's ingest time and origin: its first member's */
+  first?: { ingestNs: bigint; originUri: string };
+
+  constructor(
+    readonly fields: Record<string, unknown>,
+    calls: readonly AggregateCall[],
+  ) {
+    this.accumulators = calls.map((c) => c.accumulator());
+  }
+}
+
+class Window {
+  readonly groups = new Map<string, Group>();
+  timer?: Subscription;
+  /** events in a count window */
+  count = 0;
+
+  constructor(
+    public start: number,
+    public end: number,
+  ) {}
+}
+
+export type Emit = (out: PortEvent) => void;
+
+export class Aggregator {
+  /** tumbling and hopping windows by start */
+  private readonly fixed = new Map<number, Window>();
+  /** session and count windows by group key (a session window holds one group) */
+  private readonly perGroup = new Map<string, Window[]>();
+  /** outputs whose delivery settles their members, by the seq of their id */
+  private readonly pending = new Map<number, Member[]>();
+  private watermark = -Infinity;
+  /** session and count windows open, over every group */
+  private perGroupOpen = 0;
+  private readonly mint: () => { uid: number; seq: number };
+  private readonly from: string;
+
+  constructor(
+    private readonly plan: AggregatorPlan,
+    private readonly scheduler: SchedulerLike,
+    private readonly emit: Emit,
+    /** raises an insight towards the sources (an ack or fail of a member) */
+    private readonly raise: (insight: Insight) => void,
+    from: string,
+  ) {
+    this.mint = idMinter(plan.uid);
+    this.from = from;
+  }
+
+  /** One event in. */
+  push(event: EddyEvent): void {
+    const scope = new EventScope(event);
+    let field = 'where';
+    let t: number;
+    let fields: Record<string, unknown>;
+    let values: unknown[][];
+    try {
+      if (this.plan.where) {
+        const keep = this.plan.where.evaluate(scope);
+        if (typeof keep !== 'boolean') throw new Error(`must be a bool, got ${typeof keep}`);
+        if (!keep) {
+          // consumed, not counted: its source need not wait for a window
+          if (event.transactional) this.raise({ kind: 'ack', event, from: this.from });
+          return;
+        }
+      }
+      field = 'time';
+      t = this.plan.time ? timeMs(this.plan.time.evaluate(scope)) : this.scheduler.now();
+      fields = {};
+      for (const [name, expr] of this.plan.groupBy) {
+        field = `group_by.${name}`;
+        fields[name] = expr.evaluate(scope);
+      }
+      values = this.plan.calls.map((call) => {
+        field = `aggregate.${call.field}`;
+        const args = call.args.map((arg) => arg.evaluate(scope));
+        call.check(args);
+        return args;
+      });
+    } catch (err) {
+      this.emit({ port: 'err', event: withError(event, `window::aggregate node ${this.plan.nodeId}: ${field}: ${(err as Error).message}`) });
+      return;
+    }
+    const key = groupKey(this.plan.groupBy.length === 0 ? [] : Object.values(fields));
+    const windows = this.windowsFor(t, key);
+    if (windows === 'late') {
+      this.emit({ port: 'late', event });
+      return;
+    }
+    // past max_groups in any window it belongs to: the whole event overflows, so no window counts it partly
+    if (windows.some((w) => !w.groups.has(key) && this.groupsIn(w) >= this.plan.maxGroups)) {
+      this.emit({ port: 'overflow', event });
+      return;
+    }
+    const member: Member | undefined = event.transactional ? { event: { ...event, data: null }, open: windows.length, settled: false } : undefined;
+    try {
+      for (const w of windows) {
+        let group = w.groups.get(key);
+        if (!group) w.groups.set(key, (group = new Group(fields, this.plan.calls)));
+        group.first ??= { ingestNs: event.ingestNs, originUri: event.originUri };
+        for (let i = 0; i < values.length; i++) group.accumulators[i].add(values[i]);
+        if (member) group.members.push(member);
+        w.count++;
+        if (this.plan.window.kind === 'count' && w.count >= this.plan.window.count) this.closeCount(key, w);
+      }
+    } catch (err) {
+      // a value the function refuses (sum of a string): the accumulators it reached took it already, so say which
+      this.emit({ port: 'err', event: withError(event, `window::aggregate node ${this.plan.nodeId}: aggregate: ${(err as Error).message}`) });
+      // the err event carries it from here: the windows that took it must not settle it too
+      if (member) member.settled = true;
+      return;
+    }
+    if (this.plan.time) this.advance(t);
+  }
+
+  /** The source completed: emit every open window, marked partial, or drop them (failing their members back). */
+  flush(): void {
+    const open = [...this.fixed.values(), ...[...this.perGroup.values()].flat()].sort((a, b) => a.end - b.end);
+    this.fixed.clear();
+    this.perGroup.clear();
+    for (const w of open) {
+      w.timer?.unsubscribe();
+      if (this.plan.onShutdown === 'emit') this.close(w, true);
+      else for (const g of w.groups.values()) this.settle(g.members, 'fail', 'window dropped at shutdown (on_shutdown: drop)');
+    }
+  }
+
+  /** Cancels the timers (unsubscribe). */
+  dispose(): void {
+    for (const w of [...this.fixed.values(), ...[...this.perGroup.values()].flat()]) w.timer?.unsubscribe();
+  }
+
+  /** An insight on its way back: the ack or fail of one of our outputs settles its members here. */
+  onInsight(insight: Insight): Insight | null {
+    if (insight.kind !== 'ack' && insight.kind !== 'fail') return insight;
+    const seq = insight.event?.opMeta?.[this.plan.uid];
+    if (typeof seq !== 'number') return insight;
+    const members = this.pending.get(seq);
+    if (!members) return null;
+    this.pending.delete(seq);
+    this.settle(members, insight.kind, typeof insight.meta?.error === 'string' ? insight.meta.error : undefined);
+    return null;
+  }
+
+  /** How many groups wait in open windows (diagnostics and tests). */
+  openGroups(): number {
+    let n = 0;
+    for (const w of this.fixed.values()) n += w.groups.size;
+    for (const ws of this.perGroup.values()) n += ws.length;
+    return n;
+  }
+
+  private groupsIn(w: Window): number {
+    // session and count windows hold one group each: the bound is on how many are open
+    return this.plan.window.kind === 'session' || this.plan.window.kind === 'count' ? this.perGroupOpen : w.groups.size;
+  }
+
+  /** The windows `t` joins (created as needed), or 'late' when every one of them has closed. */
+  private windowsFor(t: number, key: string): Window[] | 'late' {
+    const spec = this.plan.window;
+    switch (spec.kind) {
+      case 'tumbling':
+      case 'hopping': {
+        const starts = fixedWindowStarts(spec, t).filter((start) => start + spec.size > this.watermark);
+        if (starts.length === 0) return 'late';
+        return starts.map((start) => this.fixedWindow(start, start + spec.size));
+      }
+      case 'session':
+        return this.sessionFor(t, key, spec.gap);
+      case 'count': {
+        const open = this.perGroup.get(key)?.[0];
+        if (open) {
+          open.end = Math.max(open.end, t);
+          return [open];
+        }
+        return [this.openPerGroup(key, new Window(t, t))];
+      }
+    }
+  }
+
+  private fixedWindow(start: number, end: number): Window {
+    let w = this.fixed.get(start);
+    if (w) return w;
+    w = new Window(start, end);
+    this.fixed.set(start, w);
+    if (!this.plan.time) {
+      const window = w;
+      window.timer = this.scheduler.schedule(() => this.closeFixed(window), Math.max(0, end - this.scheduler.now()));
+    }
+    return w;
+  }
+
+  private sessionFor(t: number, key: string, gap: number): Window[] | 'late' {
+    const sessions = this.perGroup.get(key) ?? [];
+    // the first open session within `gap` of t takes it, and stretches to cover it
+    const joined = sessions.find((s) => t >= s.start - gap && t < s.end);
+    if (joined) {
+      joined.start = Math.min(joined.start, t);
+      joined.end = Math.max(joined.end, t + gap);
+      return [joined];
+    }
+    if (t + gap <= this.watermark) return 'late';
+    const session = this.openPerGroup(key, new Window(t, t + gap));
+    if (!this.plan.time) session.timer = this.scheduler.schedule(() => this.sessionTimer(key, session), gap);
+    return [session];
+  }
+
+  private openPerGroup(key: string, w: Window): Window {
+    const list = this.perGroup.get(key);
+    if (list) list.push(w);
+    else this.perGroup.set(key, [w]);
+    this.perGroupOpen++;
+    return w;
+  }
+
+  private removePerGroup(key: string, w: Window): void {
+    const list = this.perGroup.get(key);
+    if (!list) return;
+    const i = list.indexOf(w);
+    if (i < 0) return;
+    list.splice(i, 1);
+    this.perGroupOpen--;
+    if (list.length === 0) this.perGroup.delete(key);
+  }
+
+  /** A processing-time session's timer: closes it unless an event stretched it meanwhile. */
+  private sessionTimer(key: string, session: Window): void {
+    const now = this.scheduler.now();
+    if (session.end > now) {
+      session.timer = this.scheduler.schedule(() => this.sessionTimer(key, session), session.end - now);
+      return;
+    }
+    this.removePerGroup(key, session);
+    this.close(session, false);
+  }
+
+  private closeFixed(w: Window): void {
+    if (this.fixed.get(w.start) !== w) return;
+    this.fixed.delete(w.start);
+    this.close(w, false);
+  }
+
+  private closeCount(key: string, w: Window): void {
+    this.removePerGroup(key, w);
+    this.close(w, false);
+  }
+
+  /** Event time moved to `t`: every window whose end the watermark passed closes, oldest end first. */
+  private advance(t: number): void {
+    const watermark = t - this.plan.lateness;
+    if (watermark <= this.watermark) return;
+    this.watermark = watermark;
+    const due: Array<() => void> = [];
+    const ends: number[] = [];
+    for (const w of this.fixed.values()) {
+      if (w.end <= watermark) {
+        due.push(() => this.closeFixed(w));
+        ends.push(w.end);
+      }
+    }
+    if (this.plan.window.kind === 'session') {
+      for (const [key, sessions] of this.perGroup) {
+        for (const s of sessions) {
+          if (s.end <= watermark) {
+            due.push(() => {
+              this.removePerGroup(key, s);
+              this.close(s, false);
+            });
+            ends.push(s.end);
+          }
+        }
+      }
+    }
+    const order = ends.map((_, i) => i).sort((a, b) => ends[a] - ends[b]);
+    for (const i of order) due[i]();
+  }
+
+  /** Emits one event per group of a closed window (those `having` keeps); settles the members of those it does not. */
+  private close(w: Window, partial: boolean): void {
+    w.timer?.unsubscribe();
+    for (const group of w.groups.values()) {
+      const data: Record<string, unknown> = { ...group.fields };
+      // what a function says about its result (collect: {dropped}, distinct: {estimated}), by output field
+      let facts: Record<string, unknown> | undefined;
+      let field = '';
+      try {
+        for (let i = 0; i < this.plan.calls.length; i++) {
+          field = `aggregate.${this.plan.calls[i].field}`;
+          data[this.plan.calls[i].field] = group.accumulators[i].result();
+          const fact = group.accumulators[i].meta?.();
+          if (fact) (facts ??= {})[this.plan.calls[i].field] = fact;
+        }
+        if (this.plan.having) {
+          field = 'having';
+          const keep = this.plan.having.evaluateWith(havingVars(data));
+          if (typeof keep !== 'boolean') throw new Error(`must be a bool, got ${typeof keep}`);
+          if (!keep) {
+            this.settle(group.members, 'ack');
+            continue;
+          }
+        }
+      } catch (err) {
+        const error = `window::aggregate node ${this.plan.nodeId}: ${field}: ${(err as Error).message}`;
+        this.emit({ port: 'err', event: this.output(w, group, { ...group.fields }, partial, error) });
+        continue;
+      }
+      const event = this.output(w, group, data, partial);
+      if (facts) event.meta.aggregate = facts;
+      this.emit({ port: 'out', event });
+    }
+  }
+
+  private output(w: Window, group: Group, data: Record<string, unknown>, partial: boolean, error?: string): EddyEvent {
+    const id = this.mint();
+    const first = group.first!;
+    const transactional = group.members.length > 0;
+    if (transactional) this.pending.set(id.seq, group.members);
+    return {
+      id,
+      data,
+      meta: { window: { start: w.start, end: w.end }, ...(partial ? { partial: true } : {}), ...(error ? { error } : {}) },
+      ingestNs: first.ingestNs,
+      originUri: first.originUri,
+      isBatch: false,
+      transactional,
+      opMeta: { [this.plan.uid]: id.seq },
+    };
+  }
+
+  /** One window's output was delivered (or not): a member is acked once every window holding it was, failed at its first fail. */
+  private settle(members: readonly Member[], kind: 'ack' | 'fail', error?: string): void {
+    for (const m of members) {
+      if (m.settled) continue;
+      m.open--;
+      if (kind === 'ack' && m.open > 0) continue;
+      m.settled = true;
+      this.raise({ kind, event: m.event, from: this.from, ...(error ? { meta: { error } } : {}) });
+    }
+  }
+}
+
+/** The event time in epoch ms: a number or bigint of ms, or a timestamp (CEL timestamps arrive as RFC 3339 strings). */
+function timeMs(value: unknown): number {
+  if (typeof value === 'number' && Number.isFinite(value)) return value;
+  if (typeof value === 'bigint') return Number(value);
+  if (typeof value === 'string') {
+    const ms = Date.parse(value);
+    if (!Number.isNaN(ms)) return ms;
+    throw new Error(`not a timestamp: ${JSON.stringify(value)}`);
+  }
+  throw new Error(`must be epoch milliseconds or a timestamp, got ${value === null ? 'null' : typeof value}`);
+}
+
+/** The group's key: its group_by values, in order; bigints kept apart from strings. */
+function groupKey(values: readonly unknown[]): string {
+  return values.length === 0 ? '' : JSON.stringify(values, (_k, v: unknown) => (typeof v === 'bigint' ? `\u0000n${v}` : v));
+}
+
+/** What `having` sees: each output field by name, and the output as `event`. */
+function havingVars(data: Record<string, unknown>): Record<string, unknown> {
+  const vars: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(data)) vars[k] = toCel(v);
+  vars.event = vars.event ?? toCel(data);
+  return vars;
+}

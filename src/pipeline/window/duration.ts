@@ -1,0 +1,34 @@
+/**
+ * Durations in operator configs: a number of milliseconds, or a string with
+ * a unit (`500ms`, `10s`, `1m`, `2h`, `1d`, and `1m30s` combinations).
+ */
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+const PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/gy;
+
+/** The schema of a duration field (validated further by `durationMs`). */
+export const durationSchema = (description: string) => ({
+  description: `${description} (milliseconds, or a string such as 500ms, 10s, 1m, 1h30m)`,
+  anyOf: [
+    { type: 'number', exclusiveMinimum: 0 },
+    { type: 'string', pattern: '^(\\d+(\\.\\d+)?(ms|s|m|h|d))+$' },
+  ],
+});
+
+/** Milliseconds of a duration; throws naming `field` when it is not one or not positive. */
+export function durationMs(value: unknown, field: string): number {
+  if (typeof value === 'number') {
+    if (!(value > 0) || !Number.isFinite(value)) throw new Error(`${field}: must be a positive duration, got ${value}`);
+    return value;
+  }
+  if (typeof value !== 'string') throw new Error(`${field}: must be a duration such as 10s, got ${JSON.stringify(value)}`);
+  let total = 0;
+  let at = 0;
+  PART.lastIndex = 0;
+  for (let m = PART.exec(value); m !== null; m = PART.exec(value)) {
+    total += Number(m[1]) * UNITS[m[2]];
+    at = PART.lastIndex;
+  }
+  if (at !== value.length || value.length === 0) throw new Error(`${field}: ${JSON.stringify(value)} is not a duration (use e.g. 500ms, 10s, 1m, 1h30m)`);
+  if (!(total > 0)) throw new Error(`${field}: must be a positive duration, got ${JSON.stringify(value)}`);
+  return total;
+}
