@@ -26,6 +26,7 @@ export interface StatusInstance {
   bytes?: { direction: 'in' | 'out'; count: number };
   in_flight?: number;
   connections_closed?: Record<string, number>;
+  kernel_drops?: number;
 }
 
 /** The status of a runtime, from one snapshot of its instances (`observed`, which a caller may have gathered from elsewhere too). */
@@ -47,6 +48,7 @@ export function status(runtime: Runtime, observed: ObservedInstance[] = runtime.
       ...(o.bytes !== undefined ? { bytes: o.bytes } : {}),
       ...(o.inFlight !== undefined ? { in_flight: o.inFlight } : {}),
       ...(o.closedConnections !== undefined ? { connections_closed: o.closedConnections } : {}),
+      ...(o.kernelDrops !== undefined ? { kernel_drops: o.kernelDrops } : {}),
     })),
   };
 }
@@ -110,6 +112,7 @@ export const STATUS_SCHEMA: JsonSchema = {
             additionalProperties: count,
             description: 'onramps that close connections themselves: how many they closed, by reason (unread_replies: a linked ws client that did not read its replies)',
           },
+          kernel_drops: { ...count, description: 'udp onramps on Linux: datagrams the kernel dropped from the full socket receive buffer before eddy read them' },
         },
       },
     },

@@ -9,6 +9,7 @@ import { Worker } from 'node:worker_threads';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { rampMetricEvents } from '../../../src/connectors/_shared/ramp-metrics';
 import { PrometheusExporter } from '../../../src/runtime/prometheus';
+import { status } from '../../../src/runtime/status';
 import type { Subscription } from 'rxjs';
 import { createLogger } from '../../../src/core/logger';
 import type { Frame, OnrampSource } from '../../../src/connectors/connector';
@@ -279,6 +280,7 @@ describe('udp onramp: receive_buffer_size and the kernel drops metric', function
     expect(family.metrics).to.deep.equal([{ value: String(drops()), labels: { kind: 'onramp', artefact: 'src', instance: 'main' } }]);
     const event = rampMetricEvents('/onramp/src/main', counters, 1n).find((e) => e.measurement === 'ramp_kernel_drops');
     expect(event).to.deep.include({ tags: { ramp: '/onramp/src/main' }, fields: { count: drops() } });
+    expect(status(runtime).instances.find((i) => i.url === '/onramp/src/main')?.kernel_drops, 'GET /status').to.equal(drops());
   });
 
   it('a receive_buffer_size beyond the system maximum is capped by the kernel, and that is logged as a warning', async () => {
