@@ -119,7 +119,7 @@ describe('tcp offramp over REST', () => {
 
   it("accepts the original's ttl and is_non_blocking: ttl only at the system default 64 (400 saying why otherwise), is_non_blocking either way", async () => {
     const publish = (id: string, extra: Record<string, unknown>) =>
-      call(rt.base, 'POST', '/offramp', { body: { id, type: 'tcp', config: { host: '127.0.0.1', port: 9, ...extra } } });
+      call(rt.base, 'POST', '/offramp', { body: { id, type: 'tcp', config: { host: '127.0.0.1', port: 1, ...extra } } });
     for (const [id, extra] of [
       ['spec', { ttl: 64, is_non_blocking: false }],
       ['nonblocking', { is_non_blocking: true }],
@@ -127,7 +127,7 @@ describe('tcp offramp over REST', () => {
     ] as const) {
       const reply = await publish(id, extra);
       expect(reply.status, id).to.equal(201);
-      expect((reply.body as { config: unknown }).config, id).to.deep.equal({ host: '127.0.0.1', port: 9, ...extra });
+      expect((reply.body as { config: unknown }).config, id).to.deep.equal({ host: '127.0.0.1', port: 1, ...extra });
     }
     const ttl = await publish('ttlsmall', { ttl: 32 });
     expect(ttl.status).to.equal(400);
