@@ -85,7 +85,19 @@ describe('policy: what published artefacts may reach (--allow-path, --allow-exit
       'offramp kv config.dir',
       'offramp logvendor config.ca_file',
     ]);
-    expect(OPERATOR_PATH_FIELDS).to.deep.equal({ 'qos::wal': [['dir']] });
+    expect(OPERATOR_PATH_FIELDS).to.deep.equal({ 'qos::wal': [['dir']], 'enrich::lookup': [['table', 'file']] });
+  });
+
+  it('confines the file of an enrich::lookup table, naming the node', () => {
+    const runtime = runtimeWith({ allowPaths: [allowed] });
+    const lookup = (file: string, id: string) => ({
+      id,
+      interface: { inputs: ['in'], outputs: ['out'] },
+      nodes: [{ id: 'owners', type: 'enrich::lookup', config: { table: { file, key: 'host' }, key: 'event.host', into: 'owner' } }],
+      links: { in: ['owners'], owners: ['out'] },
+    });
+    expect(() => runtime.publish('pipeline', lookup(join(allowed, 'owners.csv'), 'inside'))).to.not.throw();
+    expect(() => runtime.publish('pipeline', lookup(join(outside, 'owners.csv'), 'outside'))).to.throw(`nodes[0].config.table.file: '${join(outside, 'owners.csv')}' is outside the allowed paths (${allowed})`);
   });
 
   it('confines the qos::wal dir, naming the node; a wal without a dir (a temporary one) is allowed', () => {

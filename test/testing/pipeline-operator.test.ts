@@ -45,6 +45,21 @@ describe('a pipeline as an RxJS operator', () => {
     expect(out[0].isBatch).to.equal(true);
   });
 
+  it('runs window::aggregate in an application\'s RxJS chain: grouped counts, the open window flushed when the source completes', async () => {
+    const perApp = {
+      id: 'per_app',
+      interface: { inputs: ['in'], outputs: ['out'] },
+      nodes: [{ id: 'w', type: 'window::aggregate', config: { window: { count: 2 }, group_by: { app: 'event.app' }, aggregate: { n: 'count()', ms: 'sum(event.ms)' } } }],
+      links: { in: ['w'], w: ['out'] },
+    };
+    const input = [{ app: 'a', ms: 1 }, { app: 'b', ms: 2 }, { app: 'a', ms: 3 }];
+    const out = await lastValueFrom(from(input).pipe(pipelineOperator(perApp), toArray()));
+    expect(out.map((e) => [e.data, e.meta.partial ?? false])).to.deep.equal([
+      [{ app: 'a', n: 2, ms: 4 }, false],
+      [{ app: 'b', n: 1, ms: 2 }, true],
+    ]);
+  });
+
   it('runs time-based operators on the scheduler it is given', () => {
     const scheduler = new TestScheduler((a, e) => {
       expect(a).to.deep.equal(e);
