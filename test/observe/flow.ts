@@ -1,5 +1,6 @@
-import { Observable, type Subscriber } from 'rxjs';
-import type { Frame, OfframpType, OnrampType } from '../../src/connectors/connector';
+import type { Subscriber } from 'rxjs';
+import type { Frame, OfframpType } from '../../src/connectors/connector';
+import { pushOnramp } from '../helpers/push-onramp';
 import { createLogger } from '../../src/core/logger';
 import type { EddyEvent } from '../../src/core/event';
 import { Runtime } from '../../src/runtime/runtime';
@@ -23,20 +24,10 @@ export interface Flow extends Started {
 }
 
 export async function startFlow(api: ApiOptions = {}): Promise<Flow> {
-  let feed: Subscriber<Frame> | undefined;
+  const feeds = new Map<string, Subscriber<Frame>>();
   const kept: EddyEvent[] = [];
   const breaker = { trigger: () => undefined as void, restore: () => undefined as void };
-  const push: OnrampType<Record<string, never>> = {
-    name: 'push',
-    defaultCodec: 'json',
-    configSchema: { type: 'object', additionalProperties: false, properties: {} },
-    create: () => ({
-      frames: new Observable<Frame>((subscriber) => {
-        feed = subscriber;
-        return () => (feed = undefined);
-      }),
-    }),
-  };
+  const push = pushOnramp(feeds);
   const keeper: OfframpType<Record<string, never>> = {
     name: 'keeper',
     defaultCodec: 'json',
@@ -67,6 +58,7 @@ export async function startFlow(api: ApiOptions = {}): Promise<Flow> {
   });
   await runtime.activate('binding', 'flow', 'main');
   const frame = (f: Omit<Frame, 'stream' | 'originUri'>) => {
+    const feed = feeds.get('/onramp/push/main');
     if (!feed) throw new Error('the push onramp is not running');
     feed.next({ stream: 0, originUri: 'svc-push://test', ...f });
   };

@@ -2,26 +2,12 @@ import { expect } from 'chai';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Observable, type Subscriber } from 'rxjs';
-import type { Frame, OnrampType } from '../../src/connectors/connector';
+import type { Subscriber } from 'rxjs';
+import type { Frame } from '../../src/connectors/connector';
 import { createLogger } from '../../src/core/logger';
 import { Runtime } from '../../src/runtime/runtime';
+import { pushOnramp } from '../helpers/push-onramp';
 import { call, eventually, startRuntime, type Started } from '../helpers/runtime';
-
-/** An onramp the test pushes values into, one feed per instance URL. */
-function pushOnramp(feeds: Map<string, Subscriber<Frame>>): OnrampType<Record<string, never>> {
-  return {
-    name: 'push',
-    defaultCodec: 'json',
-    configSchema: { type: 'object', additionalProperties: false, properties: {} },
-    create: (_config, ctx) => ({
-      frames: new Observable<Frame>((subscriber) => {
-        feeds.set(ctx.url, subscriber);
-        return () => feeds.delete(ctx.url);
-      }),
-    }),
-  };
-}
 
 const RELAY = {
   id: 'relay',

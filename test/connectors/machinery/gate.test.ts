@@ -1,8 +1,9 @@
 import { expect } from 'chai';
-import { Observable, type Subscriber } from 'rxjs';
-import type { Frame, OfframpContext, OfframpType, OnrampType } from '../../../src/connectors/connector';
+import type { Subscriber } from 'rxjs';
+import type { Frame, OfframpContext, OfframpType } from '../../../src/connectors/connector';
 import { createLogger } from '../../../src/core/logger';
 import { Runtime } from '../../../src/runtime/runtime';
+import { pushOnramp } from '../../helpers/push-onramp';
 
 /**
  * The onramp gate (src/connectors/_shared/onramp.ts): frames a source delivers
@@ -24,20 +25,10 @@ describe('connector machinery: the onramp gate, triggered again while it release
    * calls `onReceive` with it and its context, inside `send`).
    */
   async function startFlow(onReceive: (n: number, ctx: OfframpContext) => void) {
-    let feed: Subscriber<Frame> | undefined;
+    const feeds = new Map<string, Subscriber<Frame>>();
     let sinkCtx: OfframpContext | undefined;
     const kept: number[] = [];
-    const push: OnrampType<Record<string, never>> = {
-      name: 'push',
-      defaultCodec: 'json',
-      configSchema: { type: 'object', additionalProperties: false, properties: {} },
-      create: () => ({
-        frames: new Observable<Frame>((subscriber) => {
-          feed = subscriber;
-          return () => (feed = undefined);
-        }),
-      }),
-    };
+    const push = pushOnramp(feeds);
     const keeper: OfframpType<Record<string, never>> = {
       name: 'keeper',
       defaultCodec: 'json',
@@ -76,8 +67,8 @@ describe('connector machinery: the onramp gate, triggered again while it release
     return {
       kept,
       onramp,
-      push: (...ns: number[]) => ns.forEach((n) => feed!.next({ stream: 0, originUri: 'svc-push://test', value: { n } })),
-      complete: () => feed!.complete(),
+      push: (...ns: number[]) => ns.forEach((n) => feeds.get('/onramp/push/main')!.next({ stream: 0, originUri: 'svc-push://test', value: { n } })),
+      complete: () => feeds.get('/onramp/push/main')!.complete(),
       trigger: () => sinkCtx!.trigger(),
       restore: () => sinkCtx!.restore(),
     };
