@@ -74,7 +74,7 @@ function show(v: unknown): string {
 
 const ERR = 'error';
 /** [expression, expected canonical result or 'error'] */
-const cases: Array<[string, string]> = [
+export const cases: Array<[string, string]> = [
   ['1 + 2 * 3', '7'],
   ['7 / 2', '3'],
   ['-7 / 2', '-3'],

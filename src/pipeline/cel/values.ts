@@ -21,6 +21,8 @@
  * with the interpreter, so an unusual input never changes the result.
  */
 
+import { setOwn } from '../../codecs/integers';
+
 /** An integral double (`2.0`): a bare number that is a safe integer would be an int. */
 export class Dbl {
   constructor(readonly d: number) {}
@@ -317,8 +319,7 @@ export function contains(x: unknown, container: unknown): boolean {
     return false;
   }
   if (typeof x !== 'string') bail('`in` a map with a key that is not a string');
-  if (container instanceof Map) return container.has(x);
-  if (kindOf(container) === Kind.Map) return Object.hasOwn(container as object, x);
+  if (kindOf(container) === Kind.Map) return hasField(container, x);
   checkKnown(container);
   throw noOverload('@in', x, container);
 }
@@ -346,11 +347,18 @@ export function field(value: unknown, name: string): unknown {
   return present((value as Record<string, unknown>)[name]);
 }
 
-/** `has(value.name)`. */
+/**
+ * `has(value.name)` and `"name" in value`: as in the interpreter, an entry
+ * of a JSON object whose value is null counts as absent (its proto-field
+ * view), while reading it gives null.
+ */
 export function hasField(value: unknown, name: string): boolean {
-  if (value instanceof Map) return value.has(name);
+  if (value instanceof Map) {
+    if (value.get(name) === null) bail('a null entry of a map literal');
+    return value.has(name);
+  }
   if (kindOf(value) !== Kind.Map) bail('has() on something other than a map');
-  return Object.hasOwn(value as object, name);
+  return Object.hasOwn(value as object, name) && (value as Record<string, unknown>)[name] !== null;
 }
 
 function present(v: unknown): unknown {
@@ -404,12 +412,12 @@ export function toJson(v: unknown): unknown {
       if (Array.isArray(v)) return v.map(toJson);
       if (v instanceof Map) {
         const out: Record<string, unknown> = {};
-        for (const [k, x] of v) out[String(toJson(k))] = toJson(x);
+        for (const [k, x] of v) setOwn(out, String(toJson(k)), toJson(x));
         return out;
       }
       if (isPlainObject(v)) {
         const out: Record<string, unknown> = {};
-        for (const k of Object.keys(v)) out[k] = toJson(v[k]);
+        for (const k of Object.keys(v)) setOwn(out, k, toJson(v[k]));
         return out;
       }
       return bail('a result of an unknown kind');

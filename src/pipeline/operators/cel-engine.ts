@@ -8,6 +8,7 @@
  */
 import { celEnv, isCelError, isCelList, isCelMap, isCelUint, parse, plan, type CelInput } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
+import { setOwn } from '../../codecs/integers';
 import { compileAst, type Compiled } from '../cel/compile';
 import { Bail, CelEvalError, toJson } from '../cel/values';
 
@@ -57,15 +58,16 @@ const env = celEnv({ funcs: strings });
 
 /**
  * Compiles once. A syntax error is thrown with its position,
- * e.g. `1:9: found + but expecting end of input`.
+ * e.g. `1:9: found + but expecting end of input`. `interpreterOnly` skips the
+ * compiled path (the tests compare both).
  */
-export function compileCel(source: string): CelProgram {
+export function compileCel(source: string, options: { interpreterOnly?: boolean } = {}): CelProgram {
   let run: ReturnType<typeof plan>;
   let fast: Compiled | undefined;
   try {
     const ast = parse(source);
     run = plan(env, ast);
-    fast = compileAst(ast.expr);
+    fast = options.interpreterOnly === true ? undefined : compileAst(ast.expr);
   } catch (err) {
     throw new Error(String(err instanceof Error ? err.message : err).replace(/^<input>:/, ''));
   }
@@ -113,7 +115,8 @@ export function toCel(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(toCel);
   if (value instanceof Uint8Array) return value;
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = toCel(v);
+  // setOwn: a "__proto__" key of the event stays a key (a plain assignment would set the prototype)
+  for (const [k, v] of Object.entries(value)) setOwn(out, k, toCel(v));
   return out;
 }
 
@@ -130,7 +133,7 @@ export function fromCel(value: unknown): unknown {
   if (isCelList(value)) return [...value].map(fromCel);
   if (isCelMap(value)) {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of value.entries()) out[String(k)] = fromCel(v);
+    for (const [k, v] of value.entries()) setOwn(out, String(k), fromCel(v));
     return out;
   }
   const message = (value as { message?: { $typeName?: string; seconds?: bigint; nanos?: number } }).message;
