@@ -122,6 +122,19 @@ describe('compiled CEL', () => {
     expect(compiledRuns).to.be.greaterThan(1500);
   });
 
+  it('should give the interpreter’s result or an error in both for random arithmetic and comparisons over ints, uints and doubles', () => {
+    const numbers = fc.record({ a: leaf(), b: fc.oneof(fc.integer(), fc.double(), fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }).filter((b) => b > 2n ** 53n || b < -(2n ** 53n))) });
+    fc.assert(
+      fc.property(arithmetic(), numbers, (src, data) => {
+        const want = interpreted(src, data, {});
+        const alone = compiledOnly(src, data, {});
+        if (alone === 'fallback') throw new Error(`${src} is not compiled`);
+        if (alone !== 'bail' && !sameOutcome(alone, want)) throw new Error(`${src} on ${JSON.stringify(data, big)}: compiled ${JSON.stringify(alone, big)}, interpreted ${JSON.stringify(want, big)}`);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
   it('should send an event to err naming the cause when a compiled expression errs', () => {
     const c = compileConfig({ meta: { r: 'event.n / 0' } }, 'n1');
     expect(c.meta[0][1].compiled).to.equal(true);
@@ -182,6 +195,19 @@ function jsonEvent(): fc.Arbitrary<Record<string, unknown>> {
   return fc.dictionary(fc.constantFrom(...KEYS), value, { maxKeys: 5 });
 }
 
+/** Arithmetic and comparisons over numeric literals of every kind and two numeric fields. */
+function arithmetic(): fc.Arbitrary<string> {
+  const atom = fc.constantFrom('0', '1', '2', '-1', '1.0', '2.0', '0.5', '1u', '2u', '9223372036854775807', '-9223372036854775808', '18446744073709551615u', 'event.a', 'event.b');
+  return fc.letrec<{ e: string }>((tie) => ({
+    e: fc.oneof(
+      { depthSize: 'small', withCrossShrink: true },
+      atom,
+      fc.tuple(tie('e'), fc.constantFrom('+', '-', '*', '/', '%', '==', '!=', '<', '<=', '>', '>='), tie('e')).map(([x, op, y]) => `(${x} ${op} ${y})`),
+      tie('e').map((x) => `-(${x})`),
+    ),
+  })).e;
+}
+
 /** Expressions from a small grammar over the fields of jsonEvent. */
 function expression(): fc.Arbitrary<string> {
   const atom = fc.constantFrom(
@@ -196,6 +222,8 @@ function expression(): fc.Arbitrary<string> {
     '0',
     '1',
     '-1',
+    '2',
+    '1.0',
     '2.0',
     '1.5',
     '9223372036854775807',
