@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import * as buf from '@bufbuild/cel';
 import * as mb from '@marcbachmann/cel-js';
 import { xz } from '@napi-rs/lzma';
+import { LazyCelScope, compileCel } from '../src/pipeline/operators/cel-engine';
 
 type Vars = Record<string, unknown>;
 interface Engine {
@@ -39,6 +40,15 @@ const marcbachmann: Engine = {
     const env = new mb.Environment({ unlistedVariablesAreDyn: true });
     const f = env.parse(src);
     return (vars) => f(vars);
+  },
+};
+
+/** eddy's own engine (src/pipeline/cel): compiled closures over the event as it is, the interpreter for the rest; takes raw JSON events. */
+const eddy: Engine = {
+  name: 'eddy (compiled, interpreter fallback)',
+  compile(src) {
+    const program = compileCel(src);
+    return (vars) => program.evaluateJson(new LazyCelScope(vars.event, vars.meta));
   },
 };
 
@@ -74,7 +84,7 @@ function show(v: unknown): string {
 
 const ERR = 'error';
 /** [expression, expected canonical result or 'error'] */
-const cases: Array<[string, string]> = [
+export const cases: Array<[string, string]> = [
   ['1 + 2 * 3', '7'],
   ['7 / 2', '3'],
   ['-7 / 2', '-3'],
@@ -171,10 +181,10 @@ const exprs = [
   'has(event.missing) ? 1 : event.aint * 2',
 ];
 
-function speed(engine: Engine, events: Vars[], rounds: number): { evalsPerSec: number; compileUs: number } {
+function speed(engine: Engine, events: Vars[], rounds: number, only: string[] = exprs): { evalsPerSec: number; compileUs: number } {
   const t0 = process.hrtime.bigint();
-  const fns = exprs.map((e) => engine.compile(e));
-  const compileUs = Number(process.hrtime.bigint() - t0) / 1000 / exprs.length;
+  const fns = only.map((e) => engine.compile(e));
+  const compileUs = Number(process.hrtime.bigint() - t0) / 1000 / only.length;
   let sink = 0;
   const run = (n: number) => {
     for (let r = 0; r < n; r++) for (const ev of events) for (const f of fns) if (f(ev)) sink++;
@@ -190,14 +200,22 @@ function speed(engine: Engine, events: Vars[], rounds: number): { evalsPerSec: n
 function main(): void {
   const file = process.argv[2] ?? join(__dirname, '..', '..', 'bench', 'data', 'data.json.xz');
   const text = Buffer.from(xz.decompressSync(readFileSync(file))).toString('utf8');
-  const events = text
+  const raw = text
     .split('\n')
     .filter((l) => l.trim() !== '')
-    .map((l) => ({ event: toCel(JSON.parse(l)), meta: {} }));
+    .map((l) => ({ event: JSON.parse(l) as unknown, meta: {} }));
+  // the libraries take events converted with toCel (as runtime::cel did); eddy's engine takes them as they are
+  const events = raw.map((e) => ({ event: toCel(e.event), meta: {} }));
   const rounds = Number(process.env.ROUNDS ?? 200);
-  for (const engine of [bufbuild, marcbachmann]) {
+  for (const engine of [bufbuild, marcbachmann, eddy]) {
+    const s = speed(engine, engine === eddy ? raw : events, rounds);
+    if (engine === eddy) {
+      // its results are JSON-friendly (ints as numbers), so `show` cannot judge it: test/cel/compiled.test.ts compares it with @bufbuild/cel on every case
+      console.log(`${engine.name}: conformance see test/cel/compiled.test.ts, ${s.evalsPerSec} evals/s, compile ${s.compileUs} µs/expr`);
+      for (const e of exprs) console.log(`  ${compileCel(e).compiled ? 'compiled   ' : 'interpreted'} ${e}: ${speed({ ...eddy, compile: eddy.compile }, raw, rounds, [e]).evalsPerSec} evals/s`);
+      continue;
+    }
     const c = conformance(engine);
-    const s = speed(engine, events, rounds);
     console.log(`${engine.name}: conformance ${c.passed}/${cases.length}, ${s.evalsPerSec} evals/s, compile ${s.compileUs} µs/expr`);
     for (const f of c.failed) console.log(`  FAIL ${f}`);
   }

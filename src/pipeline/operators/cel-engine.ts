@@ -1,13 +1,27 @@
 /**
- * The CEL engine behind runtime::cel: @bufbuild/cel (chosen by bench/cel.ts,
- * see README.md here). Kept behind this small interface so the library can be
- * swapped without touching the operator.
+ * The CEL engine behind runtime::cel and the window operators: expressions
+ * in the compiled subset (src/pipeline/cel/compile.ts) run as JavaScript
+ * closures on the event as it is; every other expression, and any
+ * evaluation the compiled code declines (values.ts `Bail`), runs on the
+ * @bufbuild/cel interpreter (chosen by bench/cel.ts, see README.md here)
+ * with the event converted by `toCel`. Both give the same results.
  */
 import { celEnv, isCelError, isCelList, isCelMap, isCelUint, parse, plan, type CelInput } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
+import { setOwn } from '../../codecs/integers';
+import { compileAst, type Compiled } from '../cel/compile';
+import { Bail, CelEvalError, toJson } from '../cel/values';
 
 export interface CelProgram {
   readonly source: string;
+  /** true when the expression runs compiled (the interpreter only for the evaluations the compiled code declines) */
+  readonly compiled: boolean;
+  /**
+   * Evaluates against the event as it is and returns a JSON-friendly value
+   * (what `fromCel` gives); `scope.cel()` is asked only when the interpreter
+   * runs. Throws an Error on an evaluation error.
+   */
+  evaluateJson(scope: CelScope): unknown;
   /** evaluates against `event` (the data) and `meta`; throws an Error on an evaluation error */
   evaluate(vars: CelVars): unknown;
   /** evaluates against any variables (converted with `toCel`), e.g. an aggregate's output fields for `having` */
@@ -17,23 +31,66 @@ export interface CelProgram {
 /** The variables an expression sees, already converted with `toCel`. */
 export type CelVars = { readonly event: unknown; readonly meta: unknown };
 
+/** One event for its expressions: the data and meta as they are, and their CEL conversion, made at most once and only if an interpreted expression needs it. */
+export interface CelScope {
+  readonly data: unknown;
+  readonly meta: unknown;
+  cel(): CelVars;
+}
+
+export class LazyCelScope implements CelScope {
+  private vars?: CelVars;
+
+  constructor(
+    readonly data: unknown,
+    readonly meta: unknown,
+  ) {}
+
+  cel(): CelVars {
+    this.vars ??= { event: toCel(this.data), meta: toCel(this.meta) };
+    return this.vars;
+  }
+}
+
 // one environment for every program: the standard functions plus the strings
 // extension (lowerAscii, replace, split, …), which log processing needs
 const env = celEnv({ funcs: strings });
 
 /**
  * Compiles once. A syntax error is thrown with its position,
- * e.g. `1:9: found + but expecting end of input`.
+ * e.g. `1:9: found + but expecting end of input`. `interpreterOnly` skips the
+ * compiled path (the tests compare both).
  */
-export function compileCel(source: string): CelProgram {
+export function compileCel(source: string, options: { interpreterOnly?: boolean } = {}): CelProgram {
   let run: ReturnType<typeof plan>;
+  let fast: Compiled | undefined;
   try {
-    run = plan(env, parse(source));
+    const ast = parse(source);
+    run = plan(env, ast);
+    fast = options.interpreterOnly === true ? undefined : compileAst(ast.expr);
   } catch (err) {
     throw new Error(String(err instanceof Error ? err.message : err).replace(/^<input>:/, ''));
   }
+  const interpret = (scope: CelScope): unknown => {
+    const result = run(scope.cel() as Record<string, CelInput>);
+    if (isCelError(result)) throw new Error(result.message);
+    return fromCel(result);
+  };
   return {
     source,
+    compiled: fast !== undefined,
+    evaluateJson:
+      fast === undefined
+        ? interpret
+        : (scope) => {
+            try {
+              return toJson(fast({ event: scope.data, meta: scope.meta }));
+            } catch (err) {
+              if (err instanceof Bail) return interpret(scope);
+              if (err instanceof CelEvalError) throw new Error(err.message);
+              throw err;
+            }
+          },
     evaluate(vars) {
       const result = run({ event: vars.event as CelInput, meta: vars.meta as CelInput });
       if (isCelError(result)) throw new Error(result.message);
@@ -58,7 +115,8 @@ export function toCel(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(toCel);
   if (value instanceof Uint8Array) return value;
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = toCel(v);
+  // setOwn: a "__proto__" key of the event stays a key (a plain assignment would set the prototype)
+  for (const [k, v] of Object.entries(value)) setOwn(out, k, toCel(v));
   return out;
 }
 
@@ -75,7 +133,7 @@ export function fromCel(value: unknown): unknown {
   if (isCelList(value)) return [...value].map(fromCel);
   if (isCelMap(value)) {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of value.entries()) out[String(k)] = fromCel(v);
+    for (const [k, v] of value.entries()) setOwn(out, String(k), fromCel(v));
     return out;
   }
   const message = (value as { message?: { $typeName?: string; seconds?: bigint; nanos?: number } }).message;

@@ -2,7 +2,7 @@ import { Observable } from '../../core/rx';
 import type { EddyEvent, PortEvent } from '../../core/event';
 import { invalid } from '../../core/errors';
 import type { OperatorNode, OperatorType } from '../operator';
-import { compileCel, fromCel, toCel, type CelProgram, type CelVars } from './cel-engine';
+import { LazyCelScope, compileCel, type CelProgram } from './cel-engine';
 import { withError } from './support';
 
 export interface CelConfig {
@@ -24,6 +24,11 @@ interface Compiled {
   set: Array<[string[], string, CelProgram]>;
   remove: string[][];
   route?: CelProgram;
+}
+
+/** The JS type the interpreter's value had (an int was a bigint), so the message stays what it was. */
+function jsType(value: unknown): string {
+  return typeof value === 'number' && Number.isSafeInteger(value) ? 'bigint' : typeof value;
 }
 
 function splitPath(path: string, field: string, nodeId: string): string[] {
@@ -75,28 +80,29 @@ function removePath(data: unknown, path: readonly string[]): unknown {
 export function applyCel(c: Compiled, event: EddyEvent, nodeId: string): PortEvent | null {
   let field = 'filter';
   try {
-    const vars: CelVars = { event: toCel(event.data), meta: toCel(event.meta) };
+    // compiled expressions read the event as it is; the CEL conversion is made only if one runs interpreted
+    const vars = new LazyCelScope(event.data, event.meta);
     if (c.filter !== undefined) {
-      const keep = c.filter.evaluate(vars);
-      if (typeof keep !== 'boolean') throw new Error(`must be a bool, got ${typeof keep}`);
+      const keep = c.filter.evaluateJson(vars);
+      if (typeof keep !== 'boolean') throw new Error(`must be a bool, got ${jsType(keep)}`);
       if (!keep) return null;
     }
     let port = 'out';
     if (c.route !== undefined) {
       field = 'route';
-      const p = c.route.evaluate(vars);
+      const p = c.route.evaluateJson(vars);
       if (typeof p !== 'string' || p === '') throw new Error('must be a non-empty string naming a port');
       port = p;
     }
     let meta = event.meta;
     for (const [key, program] of c.meta) {
       field = `meta.${key}`;
-      meta = { ...meta, [key]: fromCel(program.evaluate(vars)) };
+      meta = { ...meta, [key]: program.evaluateJson(vars) };
     }
     let data = event.data;
     for (const [path, name, program] of c.set) {
       field = `set.${name}`;
-      data = setPath(data, path, fromCel(program.evaluate(vars)));
+      data = setPath(data, path, program.evaluateJson(vars));
     }
     for (const path of c.remove) data = removePath(data, path);
     return { port, event: data === event.data && meta === event.meta ? event : { ...event, data, meta } };

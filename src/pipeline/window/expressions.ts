@@ -2,23 +2,29 @@
  * The CEL expressions of a processing operator (time, group keys, aggregate
  * arguments, where), compiled once, evaluated per event.
  *
- * Most of them are plain field reads (`event.application`, `event.size`).
- * Those are read straight from the event, without converting the event into
- * CEL values first (`toCel` copies the whole event, integers into BigInt,
- * and costs more than the expression): an operator whose expressions are
- * all field reads never converts an event. Anything else goes to the CEL
- * engine, with the event converted once and shared by every expression.
- * Both give the same JSON-friendly values (`fromCel`), and a missing field
- * is the same error (`field not found: x`).
+ * They run compiled (src/pipeline/cel/compile.ts) on the event as it is,
+ * touching only the fields they name; an expression outside the compiled
+ * subset runs on the interpreter, with the event converted once (`toCel`)
+ * and shared by every such expression of the event. Both give the same
+ * JSON-friendly values (`fromCel`), and a missing field is the same error
+ * (`field not found: x`).
  */
 import type { EddyEvent } from '../../core/event';
-import { compileCel, fromCel, toCel, type CelProgram, type CelVars } from '../operators/cel-engine';
+import { compileCel, fromCel, toCel, type CelProgram, type CelScope, type CelVars } from '../operators/cel-engine';
 
-/** One event's view for its expressions: the CEL conversion is made at most once, when a full expression needs it. */
-export class EventScope {
+/** One event's view for its expressions: the CEL conversion is made at most once, when an interpreted expression needs it. */
+export class EventScope implements CelScope {
   private vars?: CelVars;
 
   constructor(readonly event: EddyEvent) {}
+
+  get data(): unknown {
+    return this.event.data;
+  }
+
+  get meta(): unknown {
+    return this.event.meta;
+  }
 
   cel(): CelVars {
     this.vars ??= { event: toCel(this.event.data), meta: toCel(this.event.meta) };
@@ -32,33 +38,9 @@ export interface EventExpression {
   evaluate(scope: EventScope): unknown;
 }
 
-const FIELD_PATH = /^\s*(event|meta)((?:\.[A-Za-z_][A-Za-z0-9_]*)+)\s*$/;
-
 /** Compiles an expression; a syntax error is thrown with its position. */
 export function compileEventExpression(source: string): EventExpression {
-  const path = FIELD_PATH.exec(source);
-  if (path) return new FieldRead(source, path[1] as 'event' | 'meta', path[2].slice(1).split('.'));
   return new CelExpression(source, compileCel(source));
-}
-
-/** `event.a.b` read from the event as it is. */
-class FieldRead implements EventExpression {
-  constructor(
-    readonly source: string,
-    private readonly root: 'event' | 'meta',
-    private readonly path: readonly string[],
-  ) {}
-
-  evaluate(scope: EventScope): unknown {
-    let value: unknown = this.root === 'event' ? scope.event.data : scope.event.meta;
-    for (const key of this.path) {
-      if (value === null || typeof value !== 'object' || Array.isArray(value) || value instanceof Uint8Array || !Object.hasOwn(value, key)) {
-        throw new Error(`field not found: ${key}`);
-      }
-      value = (value as Record<string, unknown>)[key];
-    }
-    return value === undefined ? null : value;
-  }
 }
 
 class CelExpression implements EventExpression {
@@ -68,7 +50,7 @@ class CelExpression implements EventExpression {
   ) {}
 
   evaluate(scope: EventScope): unknown {
-    return fromCel(this.program.evaluate(scope.cel()));
+    return this.program.evaluateJson(scope);
   }
 }
 

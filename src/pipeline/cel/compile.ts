@@ -1,0 +1,277 @@
+/**
+ * Compiles a parsed CEL expression (the AST of @bufbuild/cel's `parse`) into
+ * a tree of JavaScript closures, one per AST node, built once at publish.
+ * No code is generated from text: every closure is written here, and the
+ * expression only chooses which ones are composed and with which constants
+ * (literals are values held by a closure, never source).
+ *
+ * An evaluation reads the event's JSON values where they are (values.ts),
+ * touching only the fields the expression names.
+ *
+ * The compiled subset (what log pipelines use): literals (int, uint, double,
+ * string, bool, null, bytes), `event` and `meta`, field selection, indexing
+ * of lists and maps, `has()`, == != < <= > >=, `in` (list and map), && || !
+ * with CEL's error absorption, the ternary, + - * / % and unary -, list and
+ * map literals, size, contains, startsWith, endsWith, lowerAscii, upperAscii.
+ * `compileAst` returns undefined for anything else (macros such as all/
+ * exists/map/filter, conversions like int() or string(), timestamps and
+ * durations, matches, other variables…): that expression runs on the
+ * interpreter, so behaviour never changes.
+ */
+import type { parse } from '@bufbuild/cel';
+import * as v from './values';
+
+type Expr = ReturnType<typeof parse>['expr'];
+
+/** The variables an expression reads: the event's data and meta as they are. */
+export interface Activation {
+  readonly event: unknown;
+  readonly meta: unknown;
+}
+
+export type Compiled = (a: Activation) => unknown;
+
+class Unsupported extends Error {}
+
+/** A closure for the whole expression, or undefined when some construct is not compiled. */
+export function compileAst(expr: Expr): Compiled | undefined {
+  try {
+    return node(expr);
+  } catch (err) {
+    if (err instanceof Unsupported) return undefined;
+    throw err;
+  }
+}
+
+function unsupported(what: string): never {
+  throw new Unsupported(what);
+}
+
+/** A closure that is known to return this constant, so callers can fold it. */
+interface Constant {
+  (a: Activation): unknown;
+  constant: unknown;
+}
+
+function constant(value: unknown): Constant {
+  const f = (() => value) as unknown as Constant;
+  f.constant = value;
+  return f;
+}
+
+function isConstant(f: Compiled): f is Constant {
+  return 'constant' in f;
+}
+
+function node(e: Expr): Compiled {
+  const k = e.exprKind;
+  switch (k.case) {
+    case 'constExpr':
+      return constant(literal(k.value.constantKind));
+    case 'identExpr':
+      if (k.value.name === 'event') return (a) => a.event;
+      if (k.value.name === 'meta') return (a) => a.meta;
+      return unsupported(`identifier ${k.value.name}`);
+    case 'selectExpr': {
+      const operand = node(k.value.operand as Expr);
+      const name = k.value.field;
+      if (k.value.testOnly) return (a) => v.hasField(operand(a), name);
+      return (a) => v.field(operand(a), name);
+    }
+    case 'callExpr':
+      return call(k.value.function, k.value.target as Expr | undefined, k.value.args as Expr[]);
+    case 'listExpr': {
+      if (k.value.optionalIndices.length > 0) return unsupported('optional list elements');
+      const items = k.value.elements.map((x) => node(x as Expr));
+      if (items.every(isConstant)) return constant(items.map((f) => f.constant));
+      return (a) => items.map((f) => f(a));
+    }
+    case 'structExpr':
+      return mapLiteral(k.value);
+    default:
+      return unsupported(k.case ?? 'an empty expression');
+  }
+}
+
+type ConstantKind = Extract<Expr['exprKind'], { case: 'constExpr' }>['value']['constantKind'];
+
+function literal(c: ConstantKind): unknown {
+  switch (c.case) {
+    case 'int64Value':
+      return v.int(c.value, 'a literal');
+    case 'uint64Value':
+      return new v.U64(c.value);
+    case 'doubleValue':
+      return v.dbl(c.value);
+    case 'stringValue':
+    case 'boolValue':
+      return c.value;
+    case 'nullValue':
+      return null;
+    case 'bytesValue':
+      return Uint8Array.from(c.value);
+    default:
+      return unsupported(`a ${c.case ?? 'missing'} literal`);
+  }
+}
+
+type StructExpr = Extract<Expr['exprKind'], { case: 'structExpr' }>['value'];
+
+/** `{k: v, …}`: keys checked as the interpreter does (kind, no repeats); a constant map is built once. */
+function mapLiteral(s: StructExpr): Compiled {
+  if (s.messageName !== '') return unsupported(`message ${s.messageName}`);
+  const entries = s.entries.map((entry) => {
+    if (entry.optionalEntry || entry.keyKind.case !== 'mapKey') unsupported('optional or message entries');
+    return [node(entry.keyKind.value as Expr), node(entry.value as Expr)] as const;
+  });
+  const build = (a: Activation): Map<unknown, unknown> => {
+    const out = new Map<unknown, unknown>();
+    for (const [key, value] of entries) {
+      const kk = key(a);
+      if (typeof kk !== 'string') {
+        const kind = v.kindOf(kk);
+        if (kind === v.Kind.Double || kind === v.Kind.Null || kind === v.Kind.List || kind === v.Kind.Map || kind === v.Kind.Bytes) {
+          throw new v.CelEvalError('unsupported key type');
+        }
+        v.bail('a map literal with keys that are not strings');
+      }
+      if (out.has(kk)) throw new v.CelEvalError(`map key conflict: ${kk}`);
+      out.set(kk, value(a));
+    }
+    return out;
+  };
+  if (entries.every(([key, value]) => isConstant(key) && isConstant(value))) {
+    try {
+      return constant(build({ event: undefined, meta: undefined }));
+    } catch {
+      // an erroneous constant map (a repeated key) errs at each evaluation, as in the interpreter
+    }
+  }
+  return build;
+}
+
+const COMPARISONS: Record<string, (c: number) => boolean> = {
+  '_<_': (c) => c < 0,
+  '_<=_': (c) => c <= 0,
+  '_>_': (c) => c > 0,
+  '_>=_': (c) => c >= 0,
+};
+
+const ARITHMETIC: Record<string, (x: unknown, y: unknown) => unknown> = {
+  '_+_': v.add,
+  '_-_': v.sub,
+  '_*_': v.mul,
+  '_/_': v.div,
+  '_%_': v.mod,
+};
+
+function call(fn: string, target: Expr | undefined, argExprs: Expr[]): Compiled {
+  if (target !== undefined) return method(fn, node(target), argExprs.map(node));
+  const args = argExprs.map(node);
+  const [x, y, z] = args;
+  switch (fn) {
+    case '_?_:_':
+      return (a) => (v.asBool('_?_:_', x(a)) ? y(a) : z(a));
+    case '_&&_':
+      return logical(args, false);
+    case '_||_':
+      return logical(args, true);
+    case '!_':
+      return (a) => !v.asBool('!_', x(a));
+    case '-_':
+      return (a) => v.neg(x(a));
+    case '_==_':
+      return equality(x, y, true);
+    case '_!=_':
+      return equality(x, y, false);
+    case '@in':
+      return membership(x, y);
+    case '_[_]':
+      return index(x, y);
+    case 'size':
+      if (args.length !== 1) return unsupported('size with other than one argument');
+      return (a) => v.size(x(a));
+  }
+  const test = COMPARISONS[fn];
+  if (test !== undefined) return (a) => test(v.compare(fn, x(a), y(a)));
+  const op = ARITHMETIC[fn];
+  if (op !== undefined) return (a) => op(x(a), y(a));
+  return unsupported(`function ${fn}`);
+}
+
+/** String methods of the standard library and the strings extension. */
+const STRING_METHODS: Record<string, (s: string, args: string[]) => unknown> = {
+  contains: (s, [p]) => s.includes(p),
+  startsWith: (s, [p]) => s.startsWith(p),
+  endsWith: (s, [p]) => s.endsWith(p),
+  lowerAscii: (s) => s.replace(/[A-Z]+/g, (m) => m.toLowerCase()),
+  upperAscii: (s) => s.replace(/[a-z]+/g, (m) => m.toUpperCase()),
+};
+const STRING_ARITY: Record<string, number> = { contains: 1, startsWith: 1, endsWith: 1, lowerAscii: 0, upperAscii: 0 };
+
+function method(fn: string, target: Compiled, args: Compiled[]): Compiled {
+  if (fn === 'size' && args.length === 0) return (a) => v.size(target(a));
+  const impl = STRING_METHODS[fn];
+  if (impl === undefined || STRING_ARITY[fn] !== args.length) return unsupported(`method ${fn}/${args.length}`);
+  if (args.length === 0) return (a) => impl(v.asString(fn, target(a)), []);
+  const [p] = args;
+  return (a) => {
+    const s = v.asString(fn, target(a));
+    const arg = p(a);
+    if (typeof arg !== 'string') throw new v.CelEvalError(`found no matching overload for '${fn}' applied to 'string.(${v.kindName(arg)})'`);
+    return impl(s, [arg]);
+  };
+}
+
+/**
+ * `&&` (absorbing = false) and `||` (absorbing = true): the first operand
+ * equal to `absorbing` decides, even when another operand is an error or not
+ * a bool; otherwise the first error is the result.
+ */
+function logical(args: Compiled[], absorbing: boolean): Compiled {
+  const fn = absorbing ? '_||_' : '_&&_';
+  return (a) => {
+    let error: unknown;
+    for (const f of args) {
+      let value: unknown;
+      try {
+        value = f(a);
+      } catch (err) {
+        if (err instanceof v.Bail) throw err;
+        error ??= err;
+        continue;
+      }
+      if (value === absorbing) return absorbing;
+      if (typeof value !== 'boolean') error ??= new v.CelEvalError(`type mismatch in ${fn}: expected bool, got ${v.kindName(value)}`);
+    }
+    if (error !== undefined) throw error;
+    return !absorbing;
+  };
+}
+
+function equality(x: Compiled, y: Compiled, want: boolean): Compiled {
+  // a string literal on either side: a string compares by value, anything else is unequal
+  const lit = isConstant(y) && typeof y.constant === 'string' ? [x, y.constant] : isConstant(x) && typeof x.constant === 'string' ? [y, x.constant] : undefined;
+  if (lit !== undefined) {
+    const [other, s] = lit as [Compiled, string];
+    return (a) => (other(a) === s) === want;
+  }
+  return (a) => v.equals(x(a), y(a)) === want;
+}
+
+/** `x in list`; a constant list of strings becomes a Set (a non-string needle equals no element). */
+function membership(x: Compiled, y: Compiled): Compiled {
+  if (isConstant(y) && Array.isArray(y.constant) && y.constant.every((e) => typeof e === 'string')) {
+    const set = new Set(y.constant as string[]);
+    return (a) => {
+      const needle = x(a);
+      if (typeof needle === 'string') return set.has(needle);
+      return v.contains(needle, y.constant);
+    };
+  }
+  return (a) => v.contains(x(a), y(a));
+}
+
+function index(x: Compiled, y: Compiled): Compiled {
+  return (a) => v.index(x(a), y(a));
+}

@@ -1,0 +1,259 @@
+/**
+ * Compiled CEL (src/pipeline/cel) against the @bufbuild/cel interpreter:
+ * the same result, or an error in both, for the conformance cases of
+ * bench/cel.ts and for random events × random expressions.
+ */
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { parse } from '@bufbuild/cel';
+import { cases } from '../../bench/cel';
+import { compileAst } from '../../src/pipeline/cel/compile';
+import { Bail, CelEvalError, toJson } from '../../src/pipeline/cel/values';
+import { LazyCelScope, compileCel } from '../../src/pipeline/operators/cel-engine';
+import { compileConfig, applyCel } from '../../src/pipeline/operators/cel';
+import { event as makeEvent } from '../../src/core/event';
+
+type Outcome = { value: unknown } | { error: string };
+
+/** What the interpreter alone gives. */
+function interpreted(src: string, data: unknown, meta: unknown): Outcome {
+  try {
+    return { value: compileCel(src, { interpreterOnly: true }).evaluateJson(new LazyCelScope(data, meta)) };
+  } catch (err) {
+    return { error: (err as Error).message };
+  }
+}
+
+/** What runtime::cel gives (compiled, the interpreter where the compiled code declines). */
+function engine(src: string, data: unknown, meta: unknown): Outcome {
+  try {
+    return { value: compileCel(src).evaluateJson(new LazyCelScope(data, meta)) };
+  } catch (err) {
+    return { error: (err as Error).message };
+  }
+}
+
+/** The compiled code alone: 'fallback' when the expression is not compiled, 'bail' when the evaluation is declined. */
+function compiledOnly(src: string, data: unknown, meta: unknown): Outcome | 'fallback' | 'bail' {
+  const fn = compileAst(parse(src).expr);
+  if (fn === undefined) return 'fallback';
+  try {
+    return { value: toJson(fn({ event: data, meta })) };
+  } catch (err) {
+    if (err instanceof Bail) return 'bail';
+    if (err instanceof CelEvalError) return { error: err.message };
+    throw err;
+  }
+}
+
+/** Same value, or an error on both sides (messages may word the cause differently). */
+function sameOutcome(a: Outcome, b: Outcome): boolean {
+  if ('error' in a || 'error' in b) return 'error' in a && 'error' in b;
+  try {
+    expect(a.value).to.deep.equal(b.value);
+    return Object.is(a.value, b.value) || typeof a.value !== 'number';
+  } catch {
+    return false;
+  }
+}
+
+const compilesOrFails = (src: string) => {
+  try {
+    parse(src);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe('compiled CEL', () => {
+  it('should give the interpreter’s result on every conformance case of bench/cel.ts', () => {
+    const tally = { compiled: 0, fallback: 0, bail: 0 };
+    const differ: string[] = [];
+    for (const [src] of cases) {
+      if (!compilesOrFails(src)) continue; // a syntax error: both refuse at publish
+      const want = interpreted(src, {}, {});
+      const got = compiledOnly(src, {}, {});
+      if (got === 'fallback' || got === 'bail') {
+        tally[got]++;
+        continue;
+      }
+      tally.compiled++;
+      if (!sameOutcome(got, want)) differ.push(`${src}: compiled ${JSON.stringify(got, big)} interpreted ${JSON.stringify(want, big)}`);
+    }
+    expect(differ).to.deep.equal([]);
+    // most of them run compiled: the comparison is not vacuous
+    expect(tally.compiled).to.be.greaterThan(40);
+  });
+
+  it('should give the interpreter’s result for the acceptance config of issue 22 on every sample shape', () => {
+    const events = [
+      { application: 'app3', index_type: 'x', tags: [], logger_name: 'l', syslog_hostname: 'h' },
+      { application: 'app9', index_type: 'applog_app6', tags: ['tag1'], logger_name: 'l6', syslog_hostname: 'h' },
+      { application: 'app9', index_type: 'syslog_app1', tags: [], logger_name: 'l', syslog_hostname: 'h1' },
+      { application: 'app9', index_type: 'zz', tags: ['tag2', 'tag1'], logger_name: 'l', syslog_hostname: 'h2' },
+      { application: 'app9', index_type: 'syslog_app5', tags: ['tag2'], logger_name: 'l', syslog_hostname: 'h3' },
+      { application: 'app9', index_type: 'zz', tags: ['tag2'], logger_name: 'l', syslog_hostname: 'h4' },
+      { application: 7, index_type: 'zz', tags: 'tag1', syslog_hostname: 'h5' },
+      { index_type: 'zz', tags: [] },
+    ];
+    for (const src of Object.values(ACCEPTANCE)) {
+      expect(compiledOnly(src, events[0], {}), src).to.not.equal('fallback');
+      for (const e of events) expect(sameOutcome(engine(src, e, {}), interpreted(src, e, {})), `${src} on ${JSON.stringify(e)}`).to.equal(true);
+    }
+  });
+
+  it('should give the interpreter’s result or an error in both for random events and expressions', () => {
+    let compiledRuns = 0;
+    fc.assert(
+      fc.property(expression(), jsonEvent(), fc.dictionary(fc.constantFrom('x', 'y'), leaf()), (src, data, meta) => {
+        const want = interpreted(src, data, meta);
+        const got = engine(src, data, meta);
+        const alone = compiledOnly(src, data, meta);
+        if (alone !== 'fallback' && alone !== 'bail') {
+          compiledRuns++;
+          if (!sameOutcome(alone, want)) throw new Error(`${src} on ${JSON.stringify(data, big)}: compiled ${JSON.stringify(alone, big)}, interpreted ${JSON.stringify(want, big)}`);
+        }
+        if (!sameOutcome(got, want)) throw new Error(`${src}: engine ${JSON.stringify(got, big)}, interpreted ${JSON.stringify(want, big)}`);
+      }),
+      { numRuns: 3000 },
+    );
+    // the generated expressions mostly run compiled, not on the fallback
+    expect(compiledRuns).to.be.greaterThan(1500);
+  });
+
+  it('should give the interpreter’s result or an error in both for random arithmetic and comparisons over ints, uints and doubles', () => {
+    const numbers = fc.record({ a: leaf(), b: fc.oneof(fc.integer(), fc.double(), fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }).filter((b) => b > 2n ** 53n || b < -(2n ** 53n))) });
+    fc.assert(
+      fc.property(arithmetic(), numbers, (src, data) => {
+        const want = interpreted(src, data, {});
+        const alone = compiledOnly(src, data, {});
+        if (alone === 'fallback') throw new Error(`${src} is not compiled`);
+        if (alone !== 'bail' && !sameOutcome(alone, want)) throw new Error(`${src} on ${JSON.stringify(data, big)}: compiled ${JSON.stringify(alone, big)}, interpreted ${JSON.stringify(want, big)}`);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('should send an event to err naming the cause when a compiled expression errs', () => {
+    const c = compileConfig({ meta: { r: 'event.n / 0' } }, 'n1');
+    expect(c.meta[0][1].compiled).to.equal(true);
+    const out = applyCel(c, makeEvent({ n: 3 }), 'n1');
+    expect(out?.port).to.equal('err');
+    expect(out?.event.meta.error).to.equal('runtime::cel node n1: meta.r: int divide by zero');
+  });
+
+  it('should treat hostile identifiers and strings as data, never as code', () => {
+    const nasty = '"); process.exit(1); ("\\';
+    const data = JSON.parse(`{"__proto__": ${JSON.stringify(nasty)}, "tags": [${JSON.stringify(nasty)}]}`) as unknown;
+    for (const src of [`event["__proto__"] == ${JSON.stringify(nasty)}`, `${JSON.stringify(nasty)} in event.tags`, `has(event.__proto__)`, `{${JSON.stringify(nasty)}: true}[event.tags[0]]`]) {
+      expect(compiledOnly(src, data, {}), src).to.deep.equal({ value: true });
+      expect(interpreted(src, data, {}), src).to.deep.equal({ value: true });
+    }
+    // what the prototype has is not a field of the event
+    for (const src of ['event.constructor', 'event["toString"]']) {
+      expect(compiledOnly(src, {}, {}), src).to.have.property('error');
+      expect(interpreted(src, {}, {}), src).to.have.property('error');
+    }
+    expect(compiledOnly('has(event.hasOwnProperty)', {}, {})).to.deep.equal({ value: false });
+    // a result keeps a "__proto__" key as a key
+    expect(Object.keys((engine('event', data, {}) as { value: object }).value)).to.deep.equal(['__proto__', 'tags']);
+  });
+});
+
+function big(_k: string, v: unknown): unknown {
+  return typeof v === 'bigint' ? `${v}n` : v;
+}
+
+const ACCEPTANCE = {
+  class:
+    'event.application in ["app1","app2","app3","app4","app5"] ? "applog_app1" : event.index_type == "applog_app6" ? "applog_app6" : event.index_type == "syslog_app1" ? "syslog_app1" : "tag1" in event.tags ? "syslog_app2" : event.index_type in ["syslog_app3","syslog_app4","syslog_app5","syslog_app6"] ? event.index_type : "default"',
+  rate: 'event.application in ["app1","app2","app3","app4","app5"] ? {"app1":1250,"app2":2500,"app3":18750,"app4":750,"app5":18750}[event.application] : event.index_type == "applog_app6" ? 4500 : event.index_type == "syslog_app1" ? 2500 : "tag1" in event.tags ? 125 : event.index_type in ["syslog_app3","syslog_app4","syslog_app5","syslog_app6"] ? {"syslog_app3":1750,"syslog_app4":7500,"syslog_app5":125,"syslog_app6":3750}[event.index_type] : 250',
+  dimensions: 'event.application in ["app1","app2","app3","app4","app5"] ? event.application : event.index_type == "applog_app6" ? event.logger_name : event.syslog_hostname',
+};
+
+const KEYS = ['a', 'b', 'c', 'tags', 'application'];
+
+/** JSON leaves as the codecs give them: safe integers as numbers, larger ones as bigint, doubles, strings, bools, null. */
+function leaf(): fc.Arbitrary<unknown> {
+  return fc.oneof(
+    fc.integer({ min: -3, max: 3 }),
+    fc.constantFrom(0, 1, 2, 2.5, -0.5, 1e20, 9007199254740991, -9007199254740991, 2 ** 53),
+    fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }).filter((b) => b > 2n ** 53n || b < -(2n ** 53n)),
+    fc.constantFrom(9223372036854775807n, -9223372036854775808n),
+    fc.double(),
+    fc.constantFrom('a', 'app1', 'tag1', 'A', 'é', ''),
+    fc.boolean(),
+    fc.constant(null),
+  );
+}
+
+function jsonEvent(): fc.Arbitrary<Record<string, unknown>> {
+  const value = fc.letrec<{ v: unknown }>((tie) => ({
+    v: fc.oneof({ depthSize: 'small', withCrossShrink: true }, leaf(), fc.array(tie('v'), { maxLength: 3 }), fc.dictionary(fc.constantFrom(...KEYS), tie('v'), { maxKeys: 3 })),
+  })).v;
+  return fc.dictionary(fc.constantFrom(...KEYS), value, { maxKeys: 5 });
+}
+
+/** Arithmetic and comparisons over numeric literals of every kind and two numeric fields. */
+function arithmetic(): fc.Arbitrary<string> {
+  const atom = fc.constantFrom('0', '1', '2', '-1', '1.0', '2.0', '0.5', '1u', '2u', '9223372036854775807', '-9223372036854775808', '18446744073709551615u', 'event.a', 'event.b');
+  return fc.letrec<{ e: string }>((tie) => ({
+    e: fc.oneof(
+      { depthSize: 'small', withCrossShrink: true },
+      atom,
+      fc.tuple(tie('e'), fc.constantFrom('+', '-', '*', '/', '%', '==', '!=', '<', '<=', '>', '>='), tie('e')).map(([x, op, y]) => `(${x} ${op} ${y})`),
+      tie('e').map((x) => `-(${x})`),
+    ),
+  })).e;
+}
+
+/** Expressions from a small grammar over the fields of jsonEvent. */
+function expression(): fc.Arbitrary<string> {
+  const atom = fc.constantFrom(
+    'event.a',
+    'event.b',
+    'event.c',
+    'event.tags',
+    'event.application',
+    'event.c.a',
+    'event["b"]',
+    'meta.x',
+    '0',
+    '1',
+    '-1',
+    '2',
+    '1.0',
+    '2.0',
+    '1.5',
+    '9223372036854775807',
+    '1u',
+    '"a"',
+    '"tag1"',
+    'true',
+    'false',
+    'null',
+    'b"a"',
+    '[1, "a", 2.0]',
+    '{"a": 1, "b": "x"}',
+    'has(event.a)',
+    'has(event.c.b)',
+  );
+  const e = fc.letrec<{ e: string }>((tie) => ({
+    e: fc.oneof(
+      { depthSize: 'small', withCrossShrink: true },
+      atom,
+      fc.tuple(tie('e'), fc.constantFrom('==', '!=', '<', '<=', '>', '>=', '+', '-', '*', '/', '%', '&&', '||', 'in'), tie('e')).map(([x, op, y]) => `(${x} ${op} ${y})`),
+      tie('e').map((x) => `!(${x})`),
+      tie('e').map((x) => `-(${x})`),
+      fc.tuple(tie('e'), tie('e'), tie('e')).map(([c, x, y]) => `(${c} ? ${x} : ${y})`),
+      fc.tuple(tie('e'), tie('e')).map(([x, y]) => `[${x}, ${y}]`),
+      fc.tuple(tie('e'), tie('e')).map(([x, y]) => `{"k": ${x}, "l": ${y}}`),
+      fc.tuple(tie('e'), tie('e')).map(([x, y]) => `${x}[${y}]`),
+      tie('e').map((x) => `size(${x})`),
+      fc.tuple(tie('e'), fc.constantFrom('contains', 'startsWith', 'endsWith'), tie('e')).map(([x, m, y]) => `(${x}).${m}(${y})`),
+      fc.tuple(tie('e'), fc.constantFrom('lowerAscii', 'upperAscii', 'size')).map(([x, m]) => `(${x}).${m}()`),
+    ),
+  })).e;
+  return fc.oneof(e, fc.constantFrom(...Object.values(ACCEPTANCE)));
+}
