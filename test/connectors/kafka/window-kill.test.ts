@@ -3,9 +3,13 @@
  * eddy processes in one consumer group read a 4-partition topic (kafka
  * onramp, commit on ack), count its events per key in one-second tumbling
  * event-time windows and write the windows to a kafka topic. One process is
- * killed with SIGKILL while its current window is open; the survivor takes
- * its partitions over, and after the last window closed it is stopped
- * gracefully (its open window is emitted partial).
+ * killed with SIGKILL while its current window is open. The producers go
+ * on: the survivor counts its own keys two windows further while the dead
+ * member's partitions wait for the session timeout; then it takes them over
+ * and reads them from the dead member's last commit, and after the last
+ * window closed it is stopped gracefully (its open window is emitted
+ * partial). The producer writes window w+1 only once window w-1 was emitted,
+ * so apart from the failover no event is late.
  *
  * At least once: every input id is in the `ids` of some emitted window, or
  * came out on `late` (delivered, not counted in a window: the survivor's
@@ -136,7 +140,11 @@ describe('kafka -> window::aggregate -> kafka: one of two eddy processes killed 
     await peer?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
-  afterEach(async () => {
+  afterEach(async function () {
+    if (this.currentTest?.state === 'failed') {
+      // eslint-disable-next-line no-console
+      for (const [i, c] of children.entries()) console.log(`      process ${i} said:\n${c.stderr().slice(-3000)}`);
+    }
     await Promise.all(children.splice(0).map((c) => c.kill('SIGKILL')));
     for (const close of closers.splice(0)) await close();
   });
@@ -150,8 +158,12 @@ describe('kafka -> window::aggregate -> kafka: one of two eddy processes killed 
     const late = await tail(peer, topics.late);
     closers.push(out.close, late.close);
     const outputs = () => out.values.map((v) => JSON.parse(v) as Output);
-    /** every key's window `w` was emitted (whole, not partial) */
-    const emitted = (w: number) => new Set(outputs().filter((o) => o.start === BASE + w * WINDOW_MS && !o.partial).map((o) => o.key)).size === KEYS;
+    const allKeys = Array.from({ length: KEYS }, (_, j) => `k${j}`);
+    /** window `w` of each of `keys` was emitted (whole, not partial) */
+    const emitted = (w: number, keys = allKeys) => {
+      const got = new Set(outputs().filter((o) => o.start === BASE + w * WINDOW_MS && !o.partial).map((o) => o.key));
+      return keys.every((k) => got.has(k));
+    };
 
     const sent: Input[] = [];
     const produce = async (events: Input[]) => {
@@ -161,10 +173,10 @@ describe('kafka -> window::aggregate -> kafka: one of two eddy processes killed 
         events.map((e) => ({ value: JSON.stringify(e), partition: Number(e.key.slice(1)) % PARTITIONS })),
       );
     };
-    /** window w, then (from window 1 on) the windows before it closed in every process: the processes move in step */
-    const step = async (w: number) => {
+    /** window w, then (from window 1 on) window w-1 emitted for `keys`: the processes move in step */
+    const step = async (w: number, keys = allKeys) => {
       await produce(windowEvents(w, sent.length));
-      if (w > 0) await eventually(() => emitted(w - 1), 30000, `window ${w - 1} emitted for every key (have ${out.values.length} windows)`);
+      if (w > 0) await eventually(() => emitted(w - 1, keys), 30000, `window ${w - 1} emitted for ${keys.join(', ')} (have ${out.values.length} windows)`);
     };
 
     const config = windowConfig(dir, broker, group, topics);
@@ -182,10 +194,14 @@ describe('kafka -> window::aggregate -> kafka: one of two eddy processes killed 
     const beforeKill = out.values.length;
     await a.kill('SIGKILL');
     const lateAtKill = late.values.length;
-    // the group notices the dead member after its session timeout; the survivor then owns every partition
+    // the producers go on meanwhile: b counts its own keys on, a's partitions wait for the group to notice a is gone
+    const survivorKeys = allKeys.filter((k) => b.assigned().includes(`${topics.input}/${Number(k.slice(1)) % PARTITIONS}`));
+    expect(survivorKeys).to.have.length(KEYS / 2);
+    for (let w = KILL_AFTER + 2; w <= KILL_AFTER + 3; w++) await step(w, survivorKeys);
+    // after its session timeout; the survivor then owns every partition and reads a's from a's last commit
     await eventually(() => b.assigned().length === PARTITIONS, 30000, 'the survivor assigned every partition');
 
-    for (let w = KILL_AFTER + 2; w < WINDOWS; w++) await step(w);
+    for (let w = KILL_AFTER + 4; w < WINDOWS; w++) await step(w);
     // one event per key in a window after the last: the last window closes everywhere, this one stays open ...
     await produce(windowEvents(WINDOWS, sent.length, KEYS));
     await eventually(() => emitted(WINDOWS - 1), 30000, `window ${WINDOWS - 1} emitted for every key`);
