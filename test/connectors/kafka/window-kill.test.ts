@@ -176,7 +176,15 @@ describe('kafka -> window::aggregate -> kafka: one of two eddy processes killed 
     /** window w, then (from window 1 on) window w-1 emitted for `keys`: the processes move in step */
     const step = async (w: number, keys = allKeys) => {
       await produce(windowEvents(w, sent.length));
-      if (w > 0) await eventually(() => emitted(w - 1, keys), 30000, `window ${w - 1} emitted for ${keys.join(', ')} (have ${out.values.length} windows)`);
+      if (w === 0) return;
+      await eventually(() => emitted(w - 1, keys), 30000, `window ${w - 1} emitted for ${keys.join(', ')}`).catch(async (err: Error) => {
+        const admin = peer.kafka.admin();
+        await admin.connect();
+        const hw = async (t: string) => (await admin.fetchTopicOffsets(t)).map((p) => `${p.partition}:${p.high}`).join(' ');
+        const state = `input ${await hw(topics.input)}, committed ${JSON.stringify(await peer.committed(group, topics.input))}, out written ${await hw(topics.out)} read ${out.values.length}`;
+        await admin.disconnect();
+        throw new Error(`${err.message} (${state})`);
+      });
     };
 
     const config = windowConfig(dir, broker, group, topics);
