@@ -377,9 +377,12 @@ export class Runtime {
 
   /**
    * Stops the sources, lets in-flight events drain, closes the sinks: the
-   * onramps are disconnected, then each pipeline's inputs complete (upstream
-   * pipelines first), so operators holding events (a batch) flush them
-   * downstream; then the offramps finish their in-flight sends and close.
+   * onramps' breakers are triggered (they stop reading), then each
+   * pipeline's inputs complete (upstream pipelines first), so operators
+   * holding events (a batch, open windows) flush them downstream; then the
+   * offramps finish their in-flight sends and close, their acks reaching the
+   * onramps, which are disconnected and closed last (a kafka onramp commits
+   * what was acked as it leaves its group).
    */
   async shutdown(): Promise<void> {
     if (this.stopping) return;
@@ -387,12 +390,15 @@ export class Runtime {
     this.metrics.stopAll();
     const records = [...this.instances.values()];
     const bindings = records.flatMap((r) => (r.live.kind === 'binding' ? [r.live.binding] : []));
-    for (const b of bindings) for (const undo of b.sourceDisconnects.splice(0)) undo();
-    await Promise.all(records.map((r) => (r.live.kind === 'onramp' ? r.live.onramp.close() : undefined)));
+    // the sources pause (their gate holds what still comes) but stay connected and open, so that the acks
+    // of what the drain flushes reach them: a kafka onramp commits those while it is still in its group
+    for (const r of records) if (r.live.kind === 'onramp') r.live.onramp.runtime.contraflow({ kind: 'trigger', from: SHUTDOWN });
     drainInOrder(records.flatMap((r) => (r.live.kind === 'pipeline' ? [r.live.pipeline] : [])));
     // one turn of the event loop for synchronous sinks to flush what they buffered
     await new Promise((r) => setImmediate(r));
     await Promise.all(records.map((r) => (r.live.kind === 'offramp' ? r.live.offramp.close() : undefined)));
+    for (const b of bindings) for (const undo of b.sourceDisconnects.splice(0)) undo();
+    await Promise.all(records.map((r) => (r.live.kind === 'onramp' ? r.live.onramp.close() : undefined)));
     for (const b of bindings) for (const undo of b.disconnects.splice(0)) undo();
     await Promise.all(records.map((r) => (r.live.kind === 'pipeline' ? r.live.pipeline.stop() : undefined)));
     for (const r of records) this.taps.instanceStopped(r.url, 'runtime shutting down');
@@ -631,6 +637,9 @@ export class Runtime {
     pipeline.input('in').next(e);
   }
 }
+
+/** Who triggers every onramp's breaker when the runtime shuts down. */
+const SHUTDOWN = 'runtime shutdown';
 
 /** Completes the pipelines' inputs, each after every pipeline feeding it. */
 function drainInOrder(pipelines: PipelineRuntime[]): void {
