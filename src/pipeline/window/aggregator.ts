@@ -65,6 +65,8 @@ class Window {
 
 export type Emit = (out: PortEvent) => void;
 
+const NO_VALUES: readonly unknown[] = [];
+
 export class Aggregator {
   /** tumbling and hopping windows by start */
   private readonly fixed = new Map<number, Window>();
@@ -93,7 +95,10 @@ export class Aggregator {
   /** One event in. */
   push(event: EddyEvent): void {
     const scope = new EventScope(event);
-    let field = 'where';
+    const { groupBy, calls } = this.plan;
+    // which expression is being evaluated, for the error: the message is built only when one fails
+    let stage: 'where' | 'time' | 'group_by' | 'aggregate' = 'where';
+    let at = 0;
     let t: number;
     let fields: Record<string, unknown>;
     let values: unknown[][];
@@ -107,33 +112,37 @@ export class Aggregator {
           return;
         }
       }
-      field = 'time';
+      stage = 'time';
       t = this.plan.time ? timeMs(this.plan.time.evaluate(scope)) : this.scheduler.now();
+      stage = 'group_by';
       fields = {};
-      for (const [name, expr] of this.plan.groupBy) {
-        field = `group_by.${name}`;
-        fields[name] = expr.evaluate(scope);
-      }
-      values = this.plan.calls.map((call) => {
-        field = `aggregate.${call.field}`;
-        const args = call.args.map((arg) => arg.evaluate(scope));
+      for (at = 0; at < groupBy.length; at++) fields[groupBy[at][0]] = groupBy[at][1].evaluate(scope);
+      stage = 'aggregate';
+      values = new Array<unknown[]>(calls.length);
+      for (at = 0; at < calls.length; at++) {
+        const call = calls[at];
+        const args = new Array<unknown>(call.args.length);
+        for (let i = 0; i < args.length; i++) args[i] = call.args[i].evaluate(scope);
         call.check(args);
-        return args;
-      });
+        values[at] = args;
+      }
     } catch (err) {
+      const field = stage === 'group_by' ? `group_by.${groupBy[at][0]}` : stage === 'aggregate' ? `aggregate.${calls[at].field}` : stage;
       this.emit({ port: 'err', event: withError(event, `window::aggregate node ${this.plan.nodeId}: ${field}: ${(err as Error).message}`) });
       return;
     }
-    const key = groupKey(this.plan.groupBy.length === 0 ? [] : Object.values(fields));
+    const key = groupKey(groupBy.length === 0 ? NO_VALUES : groupBy.length === 1 ? [fields[groupBy[0][0]]] : Object.values(fields));
     const windows = this.windowsFor(t, key);
     if (windows === 'late') {
       this.emit({ port: 'late', event });
       return;
     }
     // past max_groups in any window it belongs to: the whole event overflows, so no window counts it partly
-    if (windows.some((w) => !w.groups.has(key) && this.groupsIn(w) >= this.plan.maxGroups)) {
-      this.emit({ port: 'overflow', event });
-      return;
+    for (const w of windows) {
+      if (!w.groups.has(key) && this.groupsIn(w) >= this.plan.maxGroups) {
+        this.emit({ port: 'overflow', event });
+        return;
+      }
     }
     const member: Member | undefined = event.transactional ? { event: { ...event, data: null }, open: windows.length, settled: false } : undefined;
     try {
@@ -202,7 +211,12 @@ export class Aggregator {
   private windowsFor(t: number, key: string): Window[] | 'late' {
     const spec = this.plan.window;
     switch (spec.kind) {
-      case 'tumbling':
+      case 'tumbling': {
+        // one window, [k·size, (k+1)·size): what fixedWindowStarts gives, without its arrays
+        const start = Math.floor(t / spec.size) * spec.size;
+        if (start + spec.size <= this.watermark) return 'late';
+        return [this.fixedWindow(start, start + spec.size)];
+      }
       case 'hopping': {
         const starts = fixedWindowStarts(spec, t).filter((start) => start + spec.size > this.watermark);
         if (starts.length === 0) return 'late';
@@ -396,7 +410,10 @@ function timeMs(value: unknown): number {
 
 /** The group's key: its group_by values, in order; bigints kept apart from strings. */
 function groupKey(values: readonly unknown[]): string {
-  return values.length === 0 ? '' : JSON.stringify(values, (_k, v: unknown) => (typeof v === 'bigint' ? `\u0000n${v}` : v));
+  if (values.length === 0) return '';
+  // the common case, one string (group by event.app): itself behind a character no JSON text starts with, without a JSON.stringify per event
+  if (values.length === 1 && typeof values[0] === 'string') return `\u0001${values[0]}`;
+  return JSON.stringify(values, (_k, v: unknown) => (typeof v === 'bigint' ? `\u0000n${v}` : v));
 }
 
 /** What `having` sees: each output field by name, and the output as `event`. */
