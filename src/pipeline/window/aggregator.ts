@@ -103,8 +103,8 @@ export class Aggregator {
     let stage: 'where' | 'time' | 'group_by' | 'aggregate' = 'where';
     let at = 0;
     let t: number;
-    let fields: Record<string, unknown>;
-    let values: unknown[][];
+    let groupValues: readonly unknown[];
+    let values: (readonly unknown[])[];
     try {
       if (this.plan.where) {
         const keep = this.plan.where.evaluate(scope);
@@ -118,12 +118,22 @@ export class Aggregator {
       stage = 'time';
       t = this.plan.time ? timeMs(this.plan.time.evaluate(scope)) : this.scheduler.now();
       stage = 'group_by';
-      fields = {};
-      for (at = 0; at < groupBy.length; at++) fields[groupBy[at][0]] = groupBy[at][1].evaluate(scope);
+      if (groupBy.length === 0) groupValues = NO_VALUES;
+      else {
+        const gv = new Array<unknown>(groupBy.length);
+        for (at = 0; at < groupBy.length; at++) gv[at] = groupBy[at][1].evaluate(scope);
+        groupValues = gv;
+      }
       stage = 'aggregate';
       values = new Array<unknown[]>(calls.length);
       for (at = 0; at < calls.length; at++) {
         const call = calls[at];
+        // count() and the like: one shared empty list (no function keeps or changes its argument list)
+        if (call.args.length === 0) {
+          call.check(NO_VALUES);
+          values[at] = NO_VALUES;
+          continue;
+        }
         const args = new Array<unknown>(call.args.length);
         for (let i = 0; i < args.length; i++) args[i] = call.args[i].evaluate(scope);
         call.check(args);
@@ -134,24 +144,29 @@ export class Aggregator {
       this.emit({ port: 'err', event: withError(event, `window::aggregate node ${this.plan.nodeId}: ${field}: ${(err as Error).message}`) });
       return;
     }
-    const key = groupKey(groupBy.length === 0 ? NO_VALUES : groupBy.length === 1 ? [fields[groupBy[0][0]]] : Object.values(fields));
+    const key = groupKey(groupValues);
     const windows = this.windowsFor(t, key);
     if (windows === 'late') {
       this.emit({ port: 'late', event });
       return;
     }
     // past max_groups in any window it belongs to: the whole event overflows, so no window counts it partly
-    for (const w of windows) {
-      if (!w.groups.has(key) && this.groupsIn(w) >= this.plan.maxGroups) {
+    // (each window's group is looked up once here and kept for the adding below)
+    const groups = new Array<Group | undefined>(windows.length);
+    for (let wi = 0; wi < windows.length; wi++) {
+      const group = windows[wi].groups.get(key);
+      if (group === undefined && this.groupsIn(windows[wi]) >= this.plan.maxGroups) {
         this.emit({ port: 'overflow', event });
         return;
       }
+      groups[wi] = group;
     }
     const member: Member | undefined = event.transactional ? { event: { ...event, data: null }, open: windows.length, settled: false } : undefined;
     try {
-      for (const w of windows) {
-        let group = w.groups.get(key);
-        if (!group) w.groups.set(key, (group = new Group(fields, this.plan.calls)));
+      for (let wi = 0; wi < windows.length; wi++) {
+        const w = windows[wi];
+        let group = groups[wi];
+        if (!group) w.groups.set(key, (group = new Group(groupFields(groupBy, groupValues), this.plan.calls)));
         group.first ??= { ingestNs: event.ingestNs, originUri: event.originUri };
         for (let i = 0; i < values.length; i++) group.accumulators[i].add(values[i]);
         if (member) {
@@ -406,6 +421,13 @@ export class Aggregator {
       this.raise({ kind, event: m.event, from: this.from, ...(error ? { meta: { error } } : {}) });
     }
   }
+}
+
+/** A new group's output fields: each group_by name with its value (built once per group, not per event). */
+function groupFields(groupBy: AggregatorPlan['groupBy'], values: readonly unknown[]): Record<string, unknown> {
+  const fields: Record<string, unknown> = {};
+  for (let i = 0; i < groupBy.length; i++) fields[groupBy[i][0]] = values[i];
+  return fields;
 }
 
 /** An output's meta: the window's bounds, `partial` at a stop, `error` on the err port. */

@@ -24,7 +24,8 @@ describe('aggregate functions: check', () => {
         const checked = thrown(() => fn.check?.([v]));
         const acc = make();
         const added = thrown(() => acc.add([v]));
-        expect(checked, `${name}(${String(v)})`).to.equal(added);
+        // fc.stringify: String() throws on a generated object such as {"toString": 0}
+        expect(checked, `${name}(${fc.stringify(v)})`).to.equal(added);
         if (checked !== undefined) expect(acc.result(), 'a refused value leaves the accumulator empty').to.deep.equal(make().result());
       }),
       { numRuns: 2000 },
