@@ -266,7 +266,7 @@ class Runner {
       };
       const [early, late] = [part(0.1, 0.2), part(0.9, 1.01)];
       row.extra = [
-        `${secs} s; RSS ${mb(early)} at 10-20 % of the window, ${mb(late)} at 90-100 %${early && late ? ` (${late > early ? '+' : ''}${(((late - early) / early) * 100).toFixed(0)} %: ${late <= early * 1.1 ? 'flat, within 10 %' : 'grew'})` : ''}`,
+        `${secs} s; RSS ${mb(early)} at 10-20 % of the window, ${mb(late)} at 90-100 %${early && late ? ` (${late > early ? '+' : ''}${(((late - early) / early) * 100).toFixed(0)} %: ${late <= early * 1.1 ? 'flat, no growth past 10 %' : 'grew'})` : ''}`,
         row.extra,
       ]
         .filter(Boolean)
