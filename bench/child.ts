@@ -49,6 +49,22 @@ export interface ChildResult {
    * from /proc samples every 50 ms; undefined when not available.
    */
   cpuInWindow(windowSecs: number): number | undefined;
+  /** resident memory of the child and its children (VmRSS) at each 50 ms sample over the `windowSecs` before the report: [seconds into the window, bytes] */
+  rssInWindow(windowSecs: number): [number, number][];
+}
+
+/** VmRSS of a process and its live children, from /proc; 0 when gone. */
+function rssBytes(pid: number): number {
+  let total = 0;
+  for (const p of [pid, ...childPids(pid)]) {
+    try {
+      const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1];
+      if (kb !== undefined) total += Number(kb) * 1024;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total;
 }
 
 /** Runs a child process and returns its stdout; rejects on a non-zero exit or after `timeoutMs`. */
@@ -58,10 +74,14 @@ export function runChild(args: string[], timeoutMs: number, env: NodeJS.ProcessE
     let out = '';
     let err = '';
     const samples: [number, number][] = [];
+    const rss: [number, number][] = [];
     let reportAt: number | undefined;
     const sample = () => {
       const cpu = cpuSeconds(child.pid);
-      if (cpu !== undefined) samples.push([performance.now(), cpu]);
+      if (cpu === undefined) return;
+      const now = performance.now();
+      samples.push([now, cpu]);
+      rss.push([now, rssBytes(child.pid!)]);
     };
     const sampler = reportKey ? setInterval(sample, 50) : undefined;
     child.stdout.setEncoding('utf8').on('data', (d: string) => {
@@ -98,6 +118,11 @@ export function runChild(args: string[], timeoutMs: number, env: NodeJS.ProcessE
           const end = cpuAt(reportAt);
           const start = cpuAt(reportAt - windowSecs * 1000);
           return end === undefined || start === undefined ? undefined : end - start;
+        },
+        rssInWindow: (windowSecs) => {
+          if (reportAt === undefined) return [];
+          const from = reportAt - windowSecs * 1000;
+          return rss.filter(([t]) => t >= from && t <= reportAt!).map(([t, bytes]) => [(t - from) / 1000, bytes]);
         },
       });
     });

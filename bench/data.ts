@@ -56,3 +56,38 @@ export function builtinCodec(name: string): Codec {
   if (!type) throw new Error(`no codec ${name}`);
   return type.create();
 }
+
+/**
+ * The data lines with a group key added, for the windowed rows: line i of
+ * `keys` is data line i mod n with `"group": "g-<i>"`, so replaying them
+ * gives `keys` groups in rotation (the tumbling row: 1,000 groups).
+ */
+export function groupedLines(jsonLines: Buffer[], keys: number): Buffer[] {
+  return Array.from({ length: keys }, (_, i) => {
+    const data = JSON.parse(jsonLines[i % jsonLines.length].toString('utf8')) as Record<string, unknown>;
+    return Buffer.from(JSON.stringify({ ...data, group: `g-${i}` }));
+  });
+}
+
+/**
+ * Small events with `keys` rolling keys, for the windowed soak: line i is
+ * `{"group":"k-<i>", ...}` with aint, application and short_message of data
+ * line i mod n (small, so 100,000 of them hold ~8 MB in the blaster, not 60).
+ */
+export function rollingKeyLines(jsonLines: Buffer[], keys: number): Buffer[] {
+  return Array.from({ length: keys }, (_, i) => {
+    const data = JSON.parse(jsonLines[i % jsonLines.length].toString('utf8')) as Record<string, unknown>;
+    return Buffer.from(JSON.stringify({ group: `k-${i}`, aint: data.aint, application: data.application, short_message: data.short_message }));
+  });
+}
+
+/** Writes derived lines to `dir/name` for the blaster; returns the path. */
+export function writeLines(lines: Buffer[], dir: string, name: string): string {
+  const out = join(dir, name);
+  writeFileSync(out, Buffer.concat(lines.flatMap((l) => [l, Buffer.from('\n')])));
+  return out;
+}
+
+/** The groups of bench/tumbling-groups.yaml and the keys of bench/soak-windows.yaml. */
+export const TUMBLING_GROUPS = 1000;
+export const ROLLING_KEYS = 100_000;

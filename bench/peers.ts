@@ -23,7 +23,7 @@
  * BENCH_PEERS_STARTS (5).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { cpuSeconds, freePort } from './child';
@@ -31,10 +31,13 @@ import { REPO, dataPath, envNumber, loadLines, workDir, writeMsgpackData } from 
 import { quantile, startOnce } from './startup';
 
 export type PeerCodec = 'json' | 'msgpack' | 'string';
+/** a row's benchmark: the empty pipeline per codec, or Tremor's group-by-count (json) */
+export type PeerShape = PeerCodec | 'group-by-count';
+export const PEER_SHAPES: readonly PeerShape[] = ['json', 'msgpack', 'string', 'group-by-count'];
 
 export interface PeerRow {
   who: string;
-  codec: PeerCodec;
+  codec: PeerShape;
   command: string;
   status: 'ok' | 'skipped' | 'failed';
   message?: string;
@@ -162,10 +165,17 @@ function eddyReport(out: string, key: string): { events_per_second: number; even
   throw new Error(`no blackhole report in: ${out.slice(0, 200)}`);
 }
 
-/** Tremor's blackhole text: `Throughput (events): 445.1k events/s` and the HDR percentile table (ns). */
-export function parseTremorReport(out: string): { eps: number; p99Ns?: number } {
-  const eps = /Throughput \(events\):\s*([0-9.]+)k events\/s/.exec(out);
-  if (!eps) throw new Error(`no "Throughput (events)" line in Tremor's output: ${out.slice(-300)}`);
+/**
+ * Tremor's blackhole text: the HDR percentile table (ns) and its
+ * `Total count` over the measured `secs` (0.11.12 prints `#[Max = ..., Total
+ * count = N]` and `Throughput: X MB/s`, no event rate), or a
+ * `Throughput (events): 445.1k events/s` line where a build prints one.
+ */
+export function parseTremorReport(out: string, secs: number): { eps: number; events: number; p99Ns?: number } {
+  const rate = /Throughput \(events\):\s*([0-9.]+)k events\/s/.exec(out);
+  const total = /Total count\s*=\s*([0-9.]+)\]/.exec(out);
+  if (!rate && !total) throw new Error(`no "Total count" nor "Throughput (events)" in Tremor's output: ${out.slice(-300)}`);
+  const eps = rate ? Number(rate[1]) * 1000 : Number(total![1]) / secs;
   let p99Ns: number | undefined;
   for (const line of out.split('\n')) {
     const row = /^\s*([0-9.]+)\s+([0-9.]+)\s+\d+\s+[0-9.inf]+\s*$/.exec(line);
@@ -174,7 +184,7 @@ export function parseTremorReport(out: string): { eps: number; p99Ns?: number } 
       break;
     }
   }
-  return { eps: Number(eps[1]) * 1000, p99Ns };
+  return { eps, events: total ? Number(total[1]) : eps * secs, p99Ns };
 }
 
 /** Benthos' `json_api` metrics: the `output_sent` counter, summed over its label sets (`output_sent{path="root.output"}`). */
@@ -188,7 +198,9 @@ export function parseOutputSent(metrics: string): number | undefined {
 
 // ---- configs, each in its runtime's own format ----
 
-function eddyConfig(codec: PeerCodec, data: string): string {
+function eddyConfig(shape: PeerShape, data: string): string {
+  if (shape === 'group-by-count') return groupByCountEddy(data);
+  const codec = shape;
   const source = codec === 'msgpack' ? `{ source: "${data}", base64: true }` : `{ source: "${data}" }`;
   return `onramp:
   - { id: blaster, type: blaster, codec: ${codec}, config: ${source} }
@@ -204,7 +216,19 @@ mapping:
 `;
 }
 
-/** Tremor 0.11: the shape of its tests/bench configs; the pipeline is main.trickle beside it. */
+/** eddy's group-by-count (bench/group-by-count.yaml with its placeholders filled): the blackhole counts input events. */
+function groupByCountEddy(data: string): string {
+  return readFileSync(join(REPO, 'bench', 'group-by-count.yaml'), 'utf8')
+    .replace('${DATA}', data)
+    .replace('${WARMUP}', String(WARMUP))
+    .replace('${SECS}', String(SECS));
+}
+
+/**
+ * Tremor 0.11: the shape of its tests/bench configs; the pipeline is a
+ * .trickle file beside it. Its blackhole measures `stop_after_secs` after
+ * `warmup_secs` (it stops at their sum), as eddy's does.
+ */
 export function tremorConfig(codec: PeerCodec, data: string): string {
   return `onramp:
   - id: blaster
@@ -232,6 +256,28 @@ mapping:
 }
 
 const TREMOR_PIPELINE = 'select event from in into out;\n';
+
+/**
+ * Tremor's group-by-count in its own query language: a tumbling window of
+ * 10 events per index_type, each emitted as its count and its events (json
+ * in and out, tremorConfig('json')). Every output stands for 10 input
+ * events: the row multiplies Tremor's count of outputs by 10.
+ */
+export const TREMOR_GROUP_BY_COUNT = `define tumbling window ten_events
+with
+  size = 10
+end;
+
+select {
+  "count": aggr::stats::count(),
+  "first": aggr::win::collect_flattened(event)
+}
+from in[ten_events]
+group by set(event.index_type)
+into out;
+`;
+/** input events per output of group-by-count */
+const GROUP_SIZE = 10;
 
 const TREMOR_STARTUP = `onramp:
   - id: metronome
@@ -285,7 +331,7 @@ output:
 
 // ---- runs ----
 
-async function runEddy(eddy: string, codec: PeerCodec, data: string, dir: string, workers?: number): Promise<PeerRow> {
+async function runEddy(eddy: string, codec: PeerShape, data: string, dir: string, workers?: number): Promise<PeerRow> {
   const who = workers === undefined ? 'eddy (1 worker)' : `eddy (--workers ${workers})`;
   const path = join(dir, `peers-eddy-${codec}.yaml`);
   writeFileSync(path, eddyConfig(codec, data));
@@ -306,21 +352,29 @@ async function runEddy(eddy: string, codec: PeerCodec, data: string, dir: string
   };
 }
 
-async function runTremor(bin: string, codec: PeerCodec, dir: string): Promise<PeerRow> {
-  const config = join(dir, `tremor-${codec}.yaml`);
+async function runTremor(bin: string, shape: PeerShape, dir: string): Promise<PeerRow> {
+  if (shape === 'msgpack') throw new Error('no Tremor msgpack blaster config');
+  const codec = shape === 'group-by-count' ? 'json' : shape;
+  const config = join(dir, `tremor-${shape}.yaml`);
   writeFileSync(config, tremorConfig(codec, dataPath()));
-  writeFileSync(join(dir, 'main.trickle'), TREMOR_PIPELINE);
-  const args = ['server', 'run', '-f', config, join(dir, 'main.trickle')];
-  const m = await runSampled(bin, args, (WARMUP + SECS + 60) * 1000, (out) => /Throughput \(events\):.*events\/s/.test(out), dir);
-  const r = parseTremorReport(m.out);
+  // the pipeline's id is its file's name: main, as the binding says; one directory per shape
+  const pipelineDir = join(dir, `tremor-${shape}`);
+  mkdirSync(pipelineDir, { recursive: true });
+  const mainTrickle = join(pipelineDir, 'main.trickle');
+  writeFileSync(mainTrickle, shape === 'group-by-count' ? TREMOR_GROUP_BY_COUNT : TREMOR_PIPELINE);
+  const args = ['server', 'run', '--no-api', '-f', config, mainTrickle];
+  // it prints the histogram, then `Throughput: X MB/s`, then exits
+  const m = await runSampled(bin, args, (WARMUP + SECS + 60) * 1000, (out) => /Throughput.*\/s/.test(out), dir);
+  const r = parseTremorReport(m.out, SECS);
+  const per = shape === 'group-by-count' ? GROUP_SIZE : 1;
   const cpu = cpuBetween(m.samples, m.doneAt! - SECS * 1000, m.doneAt!);
   return {
     who: 'tremor',
-    codec,
+    codec: shape,
     command: `${bin} ${args.join(' ')}`,
     status: 'ok',
-    eps: r.eps,
-    cpuPerMillion: cpu === undefined ? undefined : (cpu / (r.eps * SECS)) * 1e6,
+    eps: r.eps * per,
+    cpuPerMillion: cpu === undefined ? undefined : (cpu / (r.events * per)) * 1e6,
     p99Ns: r.p99Ns,
     peakRssBytes: peakRss(m.samples),
   };
@@ -400,7 +454,7 @@ export function workersSupported(eddy: string): boolean {
 }
 
 export function peersTable(rows: PeerRow[]): string {
-  const head = ['codec', 'runtime', 'events/s', 'CPU-s per M events', 'p99', 'peak RSS', 'start-up'];
+  const head = ['shape', 'runtime', 'events/s', 'CPU-s per M events', 'p99', 'peak RSS', 'start-up'];
   const n = (v: number | undefined, f: (x: number) => string) => (v === undefined ? '-' : f(v));
   const body = rows.map((r) =>
     r.status !== 'ok'
@@ -423,7 +477,7 @@ export function peersTable(rows: PeerRow[]): string {
   return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
 }
 
-export async function main(eddy = join(REPO, 'bin', 'eddy'), dir = workDir()): Promise<PeersResult> {
+export async function main(eddy = join(REPO, 'bin', 'eddy'), dir = workDir(), shapes: readonly PeerShape[] = PEER_SHAPES): Promise<PeersResult> {
   const tremor = process.env.TREMOR_BIN || undefined;
   const benthos = process.env.BENTHOS_BIN || undefined;
   if (!tremor && !benthos) {
@@ -439,7 +493,7 @@ export async function main(eddy = join(REPO, 'bin', 'eddy'), dir = workDir()): P
   writeFileSync(linesFile, Buffer.concat(Array.from({ length: copies }, () => once)));
   const msgpack = await writeMsgpackData(dataPath(), dir);
   const rows: PeerRow[] = [];
-  const attempt = async (who: string, codec: PeerCodec, run: () => Promise<PeerRow>) => {
+  const attempt = async (who: string, codec: PeerShape, run: () => Promise<PeerRow>) => {
     process.stderr.write(`  peers: ${who} ${codec}...\n`);
     try {
       rows.push(await run());
@@ -447,7 +501,7 @@ export async function main(eddy = join(REPO, 'bin', 'eddy'), dir = workDir()): P
       rows.push({ who, codec, command: '', status: 'failed', message: (err as Error).message });
     }
   };
-  for (const codec of ['json', 'msgpack', 'string'] as const) {
+  for (const codec of shapes) {
     const data = codec === 'msgpack' ? msgpack : dataPath();
     await attempt('eddy (1 worker)', codec, () => runEddy(eddy, codec, data, dir));
     if (workers !== undefined) await attempt(`eddy (--workers ${workers})`, codec, () => runEddy(eddy, codec, data, dir, workers));
@@ -458,6 +512,7 @@ export async function main(eddy = join(REPO, 'bin', 'eddy'), dir = workDir()): P
     }
     if (benthos) {
       if (codec === 'msgpack') rows.push({ who: 'benthos', codec, command: '', status: 'skipped', message: 'not compared: Benthos has no msgpack replay input' });
+      else if (codec === 'group-by-count') rows.push({ who: 'benthos', codec, command: '', status: 'skipped', message: 'not compared: no Benthos config of this shape here' });
       else await attempt('benthos', codec, () => runBenthos(benthos, codec, linesFile, lines.length * copies, dir));
     }
   }
@@ -475,6 +530,7 @@ export async function main(eddy = join(REPO, 'bin', 'eddy'), dir = workDir()): P
   if (workers !== undefined) await timeStart(`eddy (--workers ${workers})`, process.execPath, [eddy, 'server', 'run', '-f', startupConfig, '--no-api', '--workers', String(workers)]);
   if (tremor) {
     writeFileSync(join(dir, 'tremor-startup.yaml'), TREMOR_STARTUP);
+    writeFileSync(join(dir, 'main.trickle'), TREMOR_PIPELINE);
     await timeStart('tremor', tremor, ['server', 'run', '-f', join(dir, 'tremor-startup.yaml'), join(dir, 'main.trickle')], dir);
   }
   if (benthos) {
@@ -487,7 +543,13 @@ export async function main(eddy = join(REPO, 'bin', 'eddy'), dir = workDir()): P
 }
 
 if (require.main === module) {
-  main(process.env.BENCH_EDDY).then(
+  const asked = process.argv.slice(2) as PeerShape[];
+  const unknown = asked.filter((a) => !PEER_SHAPES.includes(a));
+  if (unknown.length > 0) {
+    process.stderr.write(`peers: unknown shape ${unknown.join(', ')}; known: ${PEER_SHAPES.join(', ')}\n`);
+    process.exit(2);
+  }
+  main(process.env.BENCH_EDDY, undefined, asked.length > 0 ? asked : PEER_SHAPES).then(
     (r) => {
       process.stdout.write(`${r.skipped ?? r.table}\n`);
       process.exit(0);

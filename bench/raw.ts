@@ -7,15 +7,22 @@
  * - json:    bytes -> utf8 text -> JSON.parse -> JSON.stringify -> bytes, per line
  * - string:  split the lines out of one buffer (indexOf '\n') and copy each line's bytes, counting them
  * - msgpack: unpack then pack each (base64-decoded) line with msgpackr, plain maps
+ * - group-by-count: JSON.parse, a Map of index_type -> {count, events}; at 10
+ *   events of a type JSON.stringify `{index_type, count, first: [events]}` to bytes
+ *   and forget the type (bench/group-by-count.yaml by hand)
+ * - tumbling-groups, soak-windows: JSON.parse, a Map of group -> {n, sum, min,
+ *   max} of `aint`, the clock (Date.now) read per event; when a 1 s window ends,
+ *   JSON.stringify `{group, n, total, low, high, mean}` per group to bytes and
+ *   start a new Map (bench/tumbling-groups.yaml, bench/soak-windows.yaml by hand)
  * - codec-NAME (for the README, not a table column): eddy's own registered
  *   codec's decode then encode per line, so eddy / codec-NAME is what the
  *   runtime around the codec costs
  */
 import { Packr } from 'msgpackr';
-import { loadLines, msgpackLines } from './data';
+import { ROLLING_KEYS, TUMBLING_GROUPS, groupedLines, loadLines, msgpackLines, rollingKeyLines } from './data';
 import { Registries } from '../src/runtime/registries';
 
-export type RawKind = 'json' | 'string' | 'msgpack' | `codec-${string}`;
+export type RawKind = 'json' | 'string' | 'msgpack' | 'group-by-count' | 'tumbling-groups' | 'soak-windows' | `codec-${string}`;
 
 export interface RawResult {
   kind: RawKind;
@@ -38,6 +45,53 @@ function jsonWork(): Work {
 function msgpackWork(): Work {
   const packr = new Packr({ useRecords: false });
   return (line) => packr.pack(packr.unpack(line)).length;
+}
+
+/** Tremor's group-by-count by hand: count windows of 10 per index_type, each emitted with its events. */
+function groupByCountWork(): Work {
+  const groups = new Map<string, { count: number; events: unknown[] }>();
+  return (line) => {
+    const event = JSON.parse(line.toString('utf8')) as Record<string, unknown>;
+    const key = event.index_type;
+    if (typeof key !== 'string') throw new Error('index_type: not a string');
+    let group = groups.get(key);
+    if (!group) groups.set(key, (group = { count: 0, events: [] }));
+    group.count++;
+    group.events.push(event);
+    if (group.count < 10) return 0;
+    groups.delete(key);
+    return Buffer.from(JSON.stringify({ index_type: key, count: group.count, first: group.events }), 'utf8').length;
+  };
+}
+
+/** 1 s tumbling processing-time windows by hand: count, sum, min, max and mean of `aint` per `group`. */
+function tumblingWork(): Work {
+  const WINDOW_MS = 1000;
+  type Acc = { n: number; sum: number; min: number; max: number };
+  let groups = new Map<string, Acc>();
+  let end = 0;
+  return (line) => {
+    const event = JSON.parse(line.toString('utf8')) as Record<string, unknown>;
+    const now = Date.now();
+    let bytes = 0;
+    if (now >= end) {
+      for (const [group, a] of groups) {
+        bytes += Buffer.from(JSON.stringify({ group, n: a.n, total: a.sum, low: a.min, high: a.max, mean: a.sum / a.n }), 'utf8').length;
+      }
+      groups = new Map();
+      end = (Math.floor(now / WINDOW_MS) + 1) * WINDOW_MS;
+    }
+    const key = event.group;
+    const v = event.aint;
+    if (typeof key !== 'string' || typeof v !== 'number') throw new Error('group or aint missing');
+    let a = groups.get(key);
+    if (!a) groups.set(key, (a = { n: 0, sum: 0, min: v, max: v }));
+    a.n++;
+    a.sum += v;
+    if (v < a.min) a.min = v;
+    if (v > a.max) a.max = v;
+    return bytes;
+  };
 }
 
 type Tally = { events: number; bytes: number; seconds: number; cpu_seconds: number };
@@ -118,6 +172,9 @@ export async function measureRaw(kind: RawKind, dataPath: string, seconds: numbe
   const lines = await loadLines(dataPath);
   if (kind === 'string') return { kind, ...measureString(lines, seconds, warmup) };
   if (kind === 'json') return { ...measureLines(lines, jsonWork(), seconds, warmup), kind };
+  if (kind === 'group-by-count') return { ...measureLines(lines, groupByCountWork(), seconds, warmup), kind };
+  if (kind === 'tumbling-groups') return { ...measureLines(groupedLines(lines, TUMBLING_GROUPS), tumblingWork(), seconds, warmup), kind };
+  if (kind === 'soak-windows') return { ...measureLines(rollingKeyLines(lines, ROLLING_KEYS), tumblingWork(), seconds, warmup), kind };
   if (kind.startsWith('codec-')) {
     const name = kind.slice('codec-'.length);
     const codec = Registries.withBuiltins().codecs.get(name, 'codec').create();

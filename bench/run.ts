@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { Registries } from '../src/runtime/registries';
 import type { BlackholeReport } from '../src/connectors/blackhole/offramp';
-import { REPO, dataPath, envNumber, workDir, writeMsgpackData } from './data';
+import { REPO, ROLLING_KEYS, TUMBLING_GROUPS, dataPath, envNumber, groupedLines, loadLines, rollingKeyLines, workDir, writeLines, writeMsgpackData } from './data';
 import { runChild } from './child';
 import type { RawKind, RawResult } from './raw';
 import type { SlowSinkReport } from './slow-sink';
@@ -64,6 +64,10 @@ export const BENCHES: Bench[] = [
   { name: 'tcp-ingest', script: 'tcp-ingest', note: 'JSON lines over loopback; raw: a net server that splits, parses and re-serialises' },
   { name: 'startup', own: 'startup', note: 'spawn -> first event, beside `node -e`; see bench/startup.ts' },
   { name: 'peers', own: 'peers', note: 'Tremor / Benthos on the same shapes; TREMOR_BIN, BENTHOS_BIN; see bench/peers.ts' },
+  { name: 'group-by-count', file: 'group-by-count.yaml', raw: 'group-by-count', note: "Tremor's group-by-count: count windows of 10 per index_type, count() and collect(event); events/s are input events" },
+  { name: 'group-by-count-w2', file: 'group-by-count.yaml', raw: 'group-by-count', workers: 2, note: 'group-by-count with --workers 2, beside Tremor 0.11.12 (~175,000 input events/s on two cores)' },
+  { name: 'tumbling-groups', file: 'tumbling-groups.yaml', raw: 'tumbling-groups', note: '1 s tumbling processing-time windows, 1,000 groups, five aggregates' },
+  { name: 'soak-windows', file: 'soak-windows.yaml', raw: 'soak-windows', optIn: true, secs: () => envNumber('BENCH_SOAK_SECS', 60), note: '1 s tumbling windows over 100,000 rolling keys for 60 s; RSS flat (last tenth of the window within 10 % of its second tenth)' },
   { name: 'soak', file: 'soak.yaml', raw: 'json', optIn: true, secs: () => envNumber('BENCH_SOAK_SECS', 60), note: 'peak RSS target < 200 MB' },
 ];
 
@@ -171,6 +175,8 @@ class Runner {
   readonly dir = workDir();
   readonly rows: Row[] = [];
   private msgpackData?: string;
+  private groupsData?: string;
+  private keysData?: string;
   /** events/s of json passthrough in this run, for the paced benchmark */
   private jsonMax?: number;
 
@@ -179,6 +185,8 @@ class Runner {
     const vars: Record<string, string> = { DATA: dataPath(), WARMUP: String(WARMUP), SECS: String(secs) };
     const text = readFileSync(join(REPO, 'bench', bench.file!), 'utf8');
     if (text.includes('${DATA_MSGPACK}')) vars.DATA_MSGPACK = this.msgpackData ??= await writeMsgpackData(dataPath(), this.dir);
+    if (text.includes('${DATA_GROUPS}')) vars.DATA_GROUPS = this.groupsData ??= writeLines(groupedLines(await loadLines(dataPath()), TUMBLING_GROUPS), this.dir, 'data-groups.json');
+    if (text.includes('${DATA_KEYS}')) vars.DATA_KEYS = this.keysData ??= writeLines(rollingKeyLines(await loadLines(dataPath()), ROLLING_KEYS), this.dir, 'data-keys.json');
     if (text.includes('${INTERVAL}')) {
       if (this.jsonMax === undefined) {
         process.stderr.write('  (measuring json passthrough first, for the pacing)\n');
@@ -248,6 +256,21 @@ class Runner {
     }
     if (bench.name === 'paced-latency') {
       row.extra = `interval ${vars.INTERVAL} ns (${Math.round(1e9 / Number(vars.INTERVAL))} ev/s offered); p99 ${r.latency_ns.p99 < 1e6 ? '<' : '>='} 1 ms`;
+    }
+    if (bench.name === 'soak-windows') {
+      // flat: the last tenth of the window against its second tenth (the first holds the warm-up's tail)
+      const rss = child.rssInWindow(r.seconds);
+      const part = (lo: number, hi: number) => {
+        const xs = rss.filter(([t]) => t >= lo * r.seconds && t < hi * r.seconds).map(([, b]) => b);
+        return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : undefined;
+      };
+      const [early, late] = [part(0.1, 0.2), part(0.9, 1.01)];
+      row.extra = [
+        `${secs} s; RSS ${mb(early)} at 10-20 % of the window, ${mb(late)} at 90-100 %${early && late ? ` (${late > early ? '+' : ''}${(((late - early) / early) * 100).toFixed(0)} %: ${late <= early * 1.1 ? 'flat, no growth past 10 %' : 'grew'})` : ''}`,
+        row.extra,
+      ]
+        .filter(Boolean)
+        .join('; ');
     }
     if (bench.name === 'soak') row.extra = [`${secs} s; peak RSS ${r.peak_rss_bytes < 200 * 1048576 ? '<' : '>='} 200 MB`, row.extra].filter(Boolean).join('; ');
     return row;

@@ -85,6 +85,24 @@ describe('window::aggregate', () => {
         Z: out({ k: 1, n: 1, all: ['f'] }, 4, 4, { partial: true }),
       });
     });
+
+    it("collects whole events with collect(event) (Tremor's group-by-count), the same values as through CEL", () => {
+      // `event` alone is read as it is; `true ? event : null` goes through CEL: both must give each event's data
+      const config: WindowAggregateConfig = { window: { count: 2 }, group_by: { t: 'event.t' }, aggregate: { count: 'count()', first: 'collect(event)', cel: 'collect(true ? event : null)' } };
+      const a = { t: 'syslog', n: 1, tags: ['x'], nested: { ok: true } };
+      const b = { t: 'syslog', n: 2.5, tags: [], nested: { ok: false } };
+      expectWindows(config, 'ab|', { a: e(1, a), b: e(2, b) }, '-X|', { X: out({ t: 'syslog', count: 2, first: [a, b], cel: [a, b] }, 0, 1) });
+    });
+
+    it('keeps groups apart whose keys differ only in type or look like a JSON key (1, "1", "[1]")', () => {
+      const config: WindowAggregateConfig = { window: { count: 2 }, group_by: { k: 'event.k' }, aggregate: { n: 'count()' } };
+      const values = { a: e(1, { k: 1 }), b: e(2, { k: '1' }), c: e(3, { k: '[1]' }), d: e(4, { k: 1 }), f: e(5, { k: '1' }), g: e(6, { k: '[1]' }) };
+      expectWindows(config, 'abcdfg|', values, '---XYZ|', {
+        X: out({ k: 1, n: 2 }, 0, 3),
+        Y: out({ k: '1', n: 2 }, 1, 4),
+        Z: out({ k: '[1]', n: 2 }, 2, 5),
+      });
+    });
   });
 
   describe('event time', () => {

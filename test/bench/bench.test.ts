@@ -17,7 +17,7 @@ const REPO = join(__dirname, '../..', '..');
 const DATA = join(REPO, 'bench', 'data', 'data.json.xz');
 
 describe('benchmark configs', () => {
-  const vars = { DATA, DATA_MSGPACK: DATA, WARMUP: '1', SECS: '1', INTERVAL: '1000' };
+  const vars = { DATA, DATA_MSGPACK: DATA, DATA_GROUPS: DATA, DATA_KEYS: DATA, WARMUP: '1', SECS: '1', INTERVAL: '1000' };
 
   for (const bench of BENCHES.filter((b) => b.file)) {
     it(`${bench.name}: fills every placeholder and publishes, or names what this build lacks`, async () => {

@@ -85,8 +85,26 @@ describe('bench/peers', () => {
       'Throughput   (data): 275.1 MB/s',
       'Throughput (events): 445.2k events/s',
     ].join('\n');
-    expect(parseTremorReport(out)).to.deep.equal({ eps: 445200, p99Ns: 401407 });
-    expect(() => parseTremorReport('tremor version: 0.11')).to.throw('no "Throughput (events)" line');
+    expect(parseTremorReport(out, 10)).to.deep.equal({ eps: 445200, events: 4452000, p99Ns: 401407 });
+    expect(() => parseTremorReport('tremor version: 0.11', 10)).to.throw('no "Total count" nor "Throughput (events)"');
+  });
+
+  it("reads Tremor 0.11.12's report: no event rate, so its Total count over the measured seconds", () => {
+    // the tail of what tremor 0.11.12 printed for group-by-count here (stop_after_secs 12)
+    const out = [
+      '     Value Percentile TotalCount 1/(1-Percentile)',
+      '',
+      '       29439 0.00000          2           1.00',
+      '     7307263 0.99219     115112         128.00',
+      '    50069503 1.00000     116009            inf',
+      '#[Mean       =    968242.89, StdDeviation   =   1652867.13]',
+      '#[Max        =     50069503, Total count    =       116009]',
+      '#[Buckets    =           30, SubBuckets     =         3968]',
+      '',
+      '',
+      'Throughput: 58.3 MB/s',
+    ].join('\n');
+    expect(parseTremorReport(out, 12)).to.deep.equal({ eps: 116009 / 12, events: 116009, p99Ns: 7307263 });
   });
 
   it("sums Benthos' output_sent counter over its label sets", () => {

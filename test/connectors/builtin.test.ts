@@ -122,6 +122,25 @@ describe('builtin connectors', () => {
     expect(report.latency_ns.p50).to.be.at.most(report.latency_ns.p99);
   });
 
+  it('blackhole with count_field counts each event as the number in that data field (bench rows of aggregations)', async () => {
+    const source = join(dir, 'in.txt');
+    writeFileSync(source, '{"n":3}\n');
+    const config = join(dir, 'bench.yaml');
+    writeFileSync(
+      config,
+      yamlFlow(
+        `onramp:\n  - id: src\n    type: blaster\n    config: { source: "${source}", interval: 1000000 }`,
+        `offramp:\n  - id: dst\n    type: blackhole\n    config: { warmup_secs: 0, stop_after_secs: 0.5, significant_figures: 2, structured: true, count_field: n }`,
+      ),
+    );
+    const run = await runEddy(['server', 'run', '-f', config, '--no-api']);
+    expect(run.code, run.stderr).to.equal(0);
+    const report = JSON.parse(run.stdout.trim());
+    // every payload is `{"n":3}` (7 bytes) and stands for 3 events
+    expect(report.bytes).to.be.greaterThan(0);
+    expect(report.events).to.equal((report.bytes / 7) * 3);
+  });
+
   it('blackhole without structured prints the HDR histogram and the throughput', async () => {
     const source = join(dir, 'in.txt');
     writeFileSync(source, '{"a":1}\n');

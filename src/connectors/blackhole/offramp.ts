@@ -10,6 +10,7 @@ interface BlackholeConfig {
   stop_after_secs: number;
   significant_figures: number;
   structured: boolean;
+  count_field?: string;
 }
 
 /** The structured report (`structured: true`): one JSON line on stdout. */
@@ -46,6 +47,11 @@ export const blackhole: OfframpType<BlackholeConfig> = {
       stop_after_secs: { type: 'number', minimum: 0, description: 'seconds of measurement, then report and stop; 0 never stops' },
       significant_figures: { type: 'integer', minimum: 1, maximum: 5, description: 'significant figures of the histogram' },
       structured: { type: 'boolean', default: false, description: 'print the report as one JSON line' },
+      count_field: {
+        type: 'string',
+        minLength: 1,
+        description: "each event counts as the number in this top-level data field (a window's count()), so events/s are the input events the outputs stand for",
+      },
     },
   },
   create(config, ctx) {
@@ -62,6 +68,7 @@ export const blackhole: OfframpType<BlackholeConfig> = {
     let measureStart = started;
     let events = 0;
     let bytes = 0;
+    const countField = config.count_field as string | undefined;
     let done = false;
     // events read together share one ingest time: convert it once per run of them
     let lastIngest = -1n;
@@ -107,7 +114,7 @@ export const blackhole: OfframpType<BlackholeConfig> = {
         if (!measuring || done) return;
         const now = monoNs();
         if (now < warmupEnd) return;
-        events++;
+        events += countField === undefined ? 1 : eventCount(event.data, countField);
         for (let i = 0; i < payloads.length; i++) bytes += payloads[i].length;
         if (event.ingestNs !== lastIngest) {
           lastIngest = event.ingestNs;
@@ -123,3 +130,11 @@ export const blackhole: OfframpType<BlackholeConfig> = {
     };
   },
 };
+
+/** The number an event stands for under `count_field`: a non-negative integer in that data field, else an error (a benchmark must not count silently wrong). */
+function eventCount(data: unknown, field: string): number {
+  const n = data !== null && typeof data === 'object' && !Array.isArray(data) ? (data as Record<string, unknown>)[field] : undefined;
+  if (typeof n === 'number' && Number.isInteger(n) && n >= 0) return n;
+  if (typeof n === 'bigint' && n >= 0n) return Number(n);
+  throw new Error(`blackhole count_field: data field ${JSON.stringify(field)} must be a non-negative integer, got ${n === undefined ? 'no such field' : JSON.stringify(typeof n === 'bigint' ? String(n) : n)}`);
+}
