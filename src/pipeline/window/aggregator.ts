@@ -126,13 +126,8 @@ export class Aggregator {
     }
     const key = groupKey(this.plan.groupBy.length === 0 ? [] : Object.values(fields));
     const windows = this.windowsFor(t, key);
-    if (windows === 'late') {
-      this.emit({ port: 'late', event });
-      return;
-    }
-    // past max_groups in any window it belongs to: the whole event overflows, so no window counts it partly
-    if (windows.some((w) => !w.groups.has(key) && this.groupsIn(w) >= this.plan.maxGroups)) {
-      this.emit({ port: 'overflow', event });
+    if (windows === 'late' || windows === 'overflow') {
+      this.emit({ port: windows, event });
       return;
     }
     const member: Member | undefined = event.transactional ? { event: { ...event, data: null }, open: windows.length, settled: false } : undefined;
@@ -193,20 +188,24 @@ export class Aggregator {
     return n;
   }
 
-  private groupsIn(w: Window): number {
-    // session and count windows hold one group each: the bound is on how many are open
-    return this.plan.window.kind === 'session' || this.plan.window.kind === 'count' ? this.perGroupOpen : w.groups.size;
-  }
-
-  /** The windows `t` joins (created as needed), or 'late' when every one of them has closed. */
-  private windowsFor(t: number, key: string): Window[] | 'late' {
+  /**
+   * The windows `t` joins (created as needed); 'late' when every one of them
+   * has closed; 'overflow' when it would add a group past `max_groups` (to
+   * any of its windows, so that no window counts it partly; for session and
+   * count windows, which hold one group each, past `max_groups` open ones).
+   */
+  private windowsFor(t: number, key: string): Window[] | 'late' | 'overflow' {
     const spec = this.plan.window;
     switch (spec.kind) {
       case 'tumbling':
       case 'hopping': {
         const starts = fixedWindowStarts(spec, t).filter((start) => start + spec.size > this.watermark);
         if (starts.length === 0) return 'late';
-        return starts.map((start) => this.fixedWindow(start, start + spec.size));
+        const full = starts.some((start) => {
+          const groups = this.fixed.get(start)?.groups;
+          return groups !== undefined && !groups.has(key) && groups.size >= this.plan.maxGroups;
+        });
+        return full ? 'overflow' : starts.map((start) => this.fixedWindow(start, start + spec.size));
       }
       case 'session':
         return this.sessionFor(t, key, spec.gap);
@@ -216,6 +215,7 @@ export class Aggregator {
           open.end = Math.max(open.end, t);
           return [open];
         }
+        if (this.perGroupOpen >= this.plan.maxGroups) return 'overflow';
         return [this.openPerGroup(key, new Window(t, t))];
       }
     }
@@ -233,7 +233,7 @@ export class Aggregator {
     return w;
   }
 
-  private sessionFor(t: number, key: string, gap: number): Window[] | 'late' {
+  private sessionFor(t: number, key: string, gap: number): Window[] | 'late' | 'overflow' {
     const sessions = this.perGroup.get(key) ?? [];
     // the first open session within `gap` of t takes it, and stretches to cover it
     const joined = sessions.find((s) => t >= s.start - gap && t < s.end);
@@ -243,6 +243,7 @@ export class Aggregator {
       return [joined];
     }
     if (t + gap <= this.watermark) return 'late';
+    if (this.perGroupOpen >= this.plan.maxGroups) return 'overflow';
     const session = this.openPerGroup(key, new Window(t, t + gap));
     if (!this.plan.time) session.timer = this.scheduler.schedule(() => this.sessionTimer(key, session), gap);
     return [session];
