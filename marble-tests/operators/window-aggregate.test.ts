@@ -178,6 +178,23 @@ describe('window::aggregate', () => {
       });
     });
 
+    it('bounds the open count and session windows by max_groups: a new group past it overflows, a known one goes on, a closed one frees a place', () => {
+      const counts: WindowAggregateConfig = { window: { count: 2 }, group_by: { k: 'event.k' }, aggregate: { n: 'count()' }, max_groups: 2 };
+      const values = { a: e(1, { k: 'a' }), b: e(2, { k: 'b' }), c: e(3, { k: 'c' }), d: e(4, { k: 'a' }), f: e(5, { k: 'c' }) };
+      // a and b open two windows; c overflows; a's second event closes a's window, so c then opens one
+      expectWindows(counts, 'abcdf|', values, '--OX-(YZ|)', {
+        O: { port: 'overflow', data: { k: 'c' }, meta: {} },
+        X: out({ k: 'a', n: 2 }, 0, 3),
+        Y: out({ k: 'b', n: 1 }, 1, 1, { partial: true }),
+        Z: out({ k: 'c', n: 1 }, 4, 4, { partial: true }),
+      });
+      const sessions: WindowAggregateConfig = { window: { gap: 10 }, group_by: { k: 'event.k' }, aggregate: { n: 'count()' }, max_groups: 1 };
+      expectWindows(sessions, 'ab|', { a: e(1, { k: 'a' }), b: e(2, { k: 'b' }) }, '-O(X|)', {
+        O: { port: 'overflow', data: { k: 'b' }, meta: {} },
+        X: out({ k: 'a', n: 1 }, 0, 10, { partial: true }),
+      });
+    });
+
     it('sends an event whose expression fails to `err`, naming node and field, and does not count it', () => {
       const config: WindowAggregateConfig = { window: { count: 2 }, group_by: { app: 'event.app' }, aggregate: { n: 'count()', s: 'sum(event.size)' } };
       const values = { a: e(1, { app: 'x', size: 1 }), b: e(2, { size: 2 }), c: e(3, { app: 'x', size: 'big' }), d: e(4, { app: 'x', size: 3 }) };

@@ -146,21 +146,13 @@ export class Aggregator {
     }
     const key = groupKey(groupValues);
     const windows = this.windowsFor(t, key);
-    if (windows === 'late') {
-      this.emit({ port: 'late', event });
+    if (windows === 'late' || windows === 'overflow') {
+      this.emit({ port: windows, event });
       return;
     }
-    // past max_groups in any window it belongs to: the whole event overflows, so no window counts it partly
-    // (each window's group is looked up once here and kept for the adding below)
+    // each window's group is looked up once here and kept for the adding below
     const groups = new Array<Group | undefined>(windows.length);
-    for (let wi = 0; wi < windows.length; wi++) {
-      const group = windows[wi].groups.get(key);
-      if (group === undefined && this.groupsIn(windows[wi]) >= this.plan.maxGroups) {
-        this.emit({ port: 'overflow', event });
-        return;
-      }
-      groups[wi] = group;
-    }
+    for (let wi = 0; wi < windows.length; wi++) groups[wi] = windows[wi].groups.get(key);
     const member: Member | undefined = event.transactional ? { event: { ...event, data: null }, open: windows.length, settled: false } : undefined;
     try {
       for (let wi = 0; wi < windows.length; wi++) {
@@ -223,25 +215,31 @@ export class Aggregator {
     return n;
   }
 
-  private groupsIn(w: Window): number {
-    // session and count windows hold one group each: the bound is on how many are open
-    return this.plan.window.kind === 'session' || this.plan.window.kind === 'count' ? this.perGroupOpen : w.groups.size;
-  }
-
-  /** The windows `t` joins (created as needed), or 'late' when every one of them has closed. */
-  private windowsFor(t: number, key: string): Window[] | 'late' {
+  /**
+   * The windows `t` joins (created as needed); 'late' when every one of them
+   * has closed; 'overflow' when it would add a group past `max_groups` (to
+   * any of its windows, so that no window counts it partly; for session and
+   * count windows, which hold one group each, past `max_groups` open ones).
+   */
+  private windowsFor(t: number, key: string): Window[] | 'late' | 'overflow' {
     const spec = this.plan.window;
     switch (spec.kind) {
       case 'tumbling': {
         // one window, [k·size, (k+1)·size): what fixedWindowStarts gives, without its arrays
         const start = Math.floor(t / spec.size) * spec.size;
         if (start + spec.size <= this.watermark) return 'late';
+        const groups = this.fixed.get(start)?.groups;
+        if (groups !== undefined && groups.size >= this.plan.maxGroups && !groups.has(key)) return 'overflow';
         return [this.fixedWindow(start, start + spec.size)];
       }
       case 'hopping': {
         const starts = fixedWindowStarts(spec, t).filter((start) => start + spec.size > this.watermark);
         if (starts.length === 0) return 'late';
-        return starts.map((start) => this.fixedWindow(start, start + spec.size));
+        const full = starts.some((start) => {
+          const groups = this.fixed.get(start)?.groups;
+          return groups !== undefined && !groups.has(key) && groups.size >= this.plan.maxGroups;
+        });
+        return full ? 'overflow' : starts.map((start) => this.fixedWindow(start, start + spec.size));
       }
       case 'session':
         return this.sessionFor(t, key, spec.gap);
@@ -251,6 +249,7 @@ export class Aggregator {
           open.end = Math.max(open.end, t);
           return [open];
         }
+        if (this.perGroupOpen >= this.plan.maxGroups) return 'overflow';
         return [this.openPerGroup(key, new Window(t, t))];
       }
     }
@@ -268,7 +267,7 @@ export class Aggregator {
     return w;
   }
 
-  private sessionFor(t: number, key: string, gap: number): Window[] | 'late' {
+  private sessionFor(t: number, key: string, gap: number): Window[] | 'late' | 'overflow' {
     const sessions = this.perGroup.get(key) ?? [];
     // the first open session within `gap` of t takes it, and stretches to cover it
     const joined = sessions.find((s) => t >= s.start - gap && t < s.end);
@@ -278,6 +277,7 @@ export class Aggregator {
       return [joined];
     }
     if (t + gap <= this.watermark) return 'late';
+    if (this.perGroupOpen >= this.plan.maxGroups) return 'overflow';
     const session = this.openPerGroup(key, new Window(t, t + gap));
     if (!this.plan.time) session.timer = this.scheduler.schedule(() => this.sessionTimer(key, session), gap);
     return [session];
