@@ -205,6 +205,18 @@ describe('compiled CEL', () => {
     }
   });
 
+  it('should give each evaluation of map and filter its own result list', () => {
+    // the compiled step appends to the loop's accumulator in place: no evaluation may see another's list
+    for (const src of ['event.n.filter(x, x > 0)', 'event.n.map(x, x * 10)', 'event.n.map(x, x > 1, x)', '[1, 2].map(y, event.n.filter(x, x > y))']) {
+      const fn = compileAst(parse(src).expr);
+      expect(fn, src).to.not.equal(undefined);
+      const first = toJson(fn!({ event: { n: [1, 2, 3] }, meta: {} }));
+      const second = toJson(fn!({ event: { n: [4] }, meta: {} }));
+      expect(first, src).to.deep.equal((interpreted(src, { n: [1, 2, 3] }, {}) as { value: unknown }).value);
+      expect(second, src).to.deep.equal((interpreted(src, { n: [4] }, {}) as { value: unknown }).value);
+    }
+  });
+
   it('should send an event to err naming the cause when a compiled expression errs', () => {
     const c = compileConfig({ meta: { r: 'event.n / 0' } }, 'n1');
     expect(c.meta[0][1].compiled).to.equal(true);

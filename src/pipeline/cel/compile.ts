@@ -49,6 +49,8 @@ interface Scope {
   readonly vars: ReadonlySet<string>;
   /** slots taken by the enclosing comprehensions */
   readonly depth: number;
+  /** in a comprehension's step: the accumulator's name, whose list this loop owns and may append to in place */
+  readonly ownedAccu?: string;
 }
 
 /**
@@ -188,6 +190,10 @@ const ARITHMETIC: Record<string, (x: unknown, y: unknown) => unknown> = {
 };
 
 function call(fn: string, target: Expr | undefined, argExprs: Expr[], sc: Scope): Compiled {
+  if (fn === '_+_' && sc.ownedAccu !== undefined) {
+    const fast = append(argExprs, sc, sc.ownedAccu);
+    if (fast !== undefined) return fast;
+  }
   if (target !== undefined) return method(fn, node(target, sc), argExprs.map((x) => node(x, sc)));
   const args = argExprs.map((x) => node(x, sc));
   const [x, y, z] = args;
@@ -346,13 +352,16 @@ function comprehension(c: ComprehensionExpr, sc: Scope): Compiled {
   // inner comprehensions take the slots after these two; a name bound again here shadows the outer binding
   const withAccu: Scope = { vars: sc.vars, locals: new Map(sc.locals).set(c.accuVar, accuSlot), depth: sc.depth + 2 };
   const withIter: Scope = { vars: sc.vars, locals: new Map(withAccu.locals).set(c.iterVar, iterSlot), depth: sc.depth + 2 };
+  const inStep: Scope = c.iterVar === c.accuVar ? withIter : { ...withIter, ownedAccu: c.accuVar };
   const range = node(part(c.iterRange), sc);
   const init = node(part(c.accuInit), sc);
   const condition = node(part(c.loopCondition), withIter);
-  const step = node(part(c.loopStep), withIter);
+  const step = node(part(c.loopStep), inStep);
   const result = node(part(c.result), withAccu);
   return (a) => {
-    const accu = init(a);
+    const initial = init(a);
+    // a list accumulator is this loop's own copy: the step may append to it (see `append`), never to a constant `[]`
+    const accu = Array.isArray(initial) ? initial.slice() : initial;
     const items = v.iterable(range(a));
     const slots = a.slots === undefined ? [] : a.slots.slice(0, accuSlot);
     slots[accuSlot] = accu;
@@ -420,5 +429,26 @@ function matches(target: Compiled, pattern: Compiled): Compiled {
     const p = pattern(a);
     if (typeof p !== 'string') throw new v.CelEvalError(`found no matching overload for 'matches' applied to 'string.(${v.kindName(p)})'`);
     return regex(p).test(s);
+  };
+}
+
+/**
+ * `@result + [e]` in the step of map/filter: appends to the loop's own
+ * accumulator list in place instead of copying it at every element (which
+ * made map and filter quadratic). Same result: the list is not visible to
+ * anything else until the loop ends, and an accumulator that is an error or
+ * not a list takes the general `+`.
+ */
+function append(argExprs: Expr[], sc: Scope, accuName: string): Compiled | undefined {
+  const [left, right] = argExprs;
+  if (left?.exprKind.case !== 'identExpr' || left.exprKind.value.name !== accuName) return undefined;
+  if (right?.exprKind.case !== 'listExpr' || right.exprKind.value.elements.length !== 1 || right.exprKind.value.optionalIndices.length > 0) return undefined;
+  const accu = identifier(accuName, sc);
+  const element = node(right.exprKind.value.elements[0] as Expr, sc);
+  return (a) => {
+    const list = accu(a);
+    if (!Array.isArray(list)) return v.add(list, [element(a)]);
+    list.push(element(a));
+    return list;
   };
 }

@@ -187,6 +187,8 @@ export function mul(a: unknown, b: unknown): unknown {
 }
 
 export function div(a: unknown, b: unknown): unknown {
+  // small ints: the double quotient of two 32-bit values truncates to the exact integer quotient
+  if (typeof a === 'number' && typeof b === 'number' && (a | 0) === a && (b | 0) === b && b !== 0) return Math.trunc(a / b) + 0;
   const ka = kindOf(a);
   if ((ka === Kind.Int || ka === Kind.Uint) && kindOf(b) === ka) {
     const y = ka === Kind.Int ? big(b) : (b as U64).v;
@@ -197,6 +199,8 @@ export function div(a: unknown, b: unknown): unknown {
 }
 
 export function mod(a: unknown, b: unknown): unknown {
+  // safe ints: JavaScript's % is exact and, as CEL's, takes the dividend's sign (+ 0 turns -0 into 0)
+  if (typeof a === 'number' && typeof b === 'number' && Number.isSafeInteger(a) && Number.isSafeInteger(b) && b !== 0) return (a % b) + 0;
   const ka = kindOf(a);
   if ((ka === Kind.Int || ka === Kind.Uint) && kindOf(b) === ka) {
     const y = ka === Kind.Int ? big(b) : (b as U64).v;
