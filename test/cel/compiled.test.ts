@@ -135,6 +135,88 @@ describe('compiled CEL', () => {
     );
   });
 
+  it('should compile the macros, conversions and matches with CEL’s results and errors', () => {
+    const ERR = { error: true };
+    const cases: Array<[string, unknown]> = [
+      // all/exists: a decisive element absorbs another element's error, in either order
+      ['[0, 1].all(x, 1 / x > 2)', false],
+      ['[1, 0].all(x, 1 / x > 2)', false],
+      ['[0, 3].exists(x, 6 / x == 2)', true],
+      ['[3, 0].exists(x, 6 / x == 2)', true],
+      ['[0, 1].all(x, 6 / x > 0)', ERR],
+      ['[0, 1].exists(x, 6 / x > 9)', ERR],
+      ['event.tags.exists(t, t.startsWith("tag"))', true],
+      ['event.tags.all(t, t.size() == 4)', true],
+      ['[].all(x, x)', true],
+      ['[].exists(x, x)', false],
+      ['[1, "a"].all(x, x)', ERR],
+      ['[0, 2].exists_one(x, 2 / x == 1)', ERR],
+      ['[1, 2, 3].exists_one(x, x > 2)', true],
+      ['[1, 2, 3].exists_one(x, x > 1)', false],
+      ['[1, 2, 3].map(x, x * 2)', [2, 4, 6]],
+      ['[1, 2, 3].map(x, x > 1, x * 2)', [4, 6]],
+      ['[1, 2, 3].filter(x, x % 2 == 1)', [1, 3]],
+      ['event.m.map(k, k)', ['x', 'y']],
+      ['event.m.filter(k, event.m[k] > 1)', ['y']],
+      ['[[1], [2, 3]].map(x, x.map(y, y + size(x)))', [[2], [4, 5]]],
+      ['[1, 2].map(x, [1, 2].filter(x, x > 1))', [[2], [2]]],
+      ['"a".all(x, x)', ERR],
+      ['[9223372036854775807].map(x, x + 1)', ERR],
+      // conversions, with their range and format errors
+      ['int("-12")', -12],
+      ['int(2.9)', 2],
+      ['int(-2.9)', -2],
+      ['int(9223372036854775807.0)', ERR],
+      ['int(18446744073709551615u)', ERR],
+      ['int("9223372036854775808")', ERR],
+      ['int("abc")', ERR],
+      ['uint(1.5)', 1],
+      ['uint(-0.5)', ERR],
+      ['uint(-1)', ERR],
+      ['uint("18446744073709551615")', 18446744073709551615n],
+      ['double(3) == 3.0', true],
+      ['double("2.5")', 2.5],
+      ['double(18446744073709551615u)', 18446744073709551615],
+      ['string(1.5)', '1.5'],
+      ['string(-7)', '-7'],
+      ['string(7u)', '7'],
+      ['string(true)', 'true'],
+      ['string(b"\\xff")', ERR],
+      ['string(b"ok")', 'ok'],
+      ['bool("TRUE")', true],
+      ['bool("f")', false],
+      ['bool("yes")', ERR],
+      ['int([1])', ERR],
+      // matches: RE2, a partial match, a bad pattern is an error at evaluation
+      ['"abc123".matches("[0-9]+")', true],
+      ['"abc".matches("^b")', false],
+      ['event.tags[0].matches("^tag[0-9]$")', true],
+      ['"abc".matches("(")', ERR],
+      ['"abc".matches("(?P<x>b)")', true],
+      ['"abc".matches(1)', ERR],
+    ];
+    const data = { tags: ['tag1', 'tag2'], m: { x: 1, y: 2 } };
+    for (const [src, want] of cases) {
+      const got = compiledOnly(src, data, {});
+      expect(got, `${src} is compiled`).to.not.be.oneOf(['fallback', 'bail']);
+      if (want === ERR) expect(got, src).to.have.property('error');
+      else expect(got, src).to.deep.equal({ value: want });
+      expect(sameOutcome(got as Outcome, interpreted(src, data, {})), `${src}: the interpreter agrees`).to.equal(true);
+    }
+  });
+
+  it('should give each evaluation of map and filter its own result list', () => {
+    // the compiled step appends to the loop's accumulator in place: no evaluation may see another's list
+    for (const src of ['event.n.filter(x, x > 0)', 'event.n.map(x, x * 10)', 'event.n.map(x, x > 1, x)', '[1, 2].map(y, event.n.filter(x, x > y))']) {
+      const fn = compileAst(parse(src).expr);
+      expect(fn, src).to.not.equal(undefined);
+      const first = toJson(fn!({ event: { n: [1, 2, 3] }, meta: {} }));
+      const second = toJson(fn!({ event: { n: [4] }, meta: {} }));
+      expect(first, src).to.deep.equal((interpreted(src, { n: [1, 2, 3] }, {}) as { value: unknown }).value);
+      expect(second, src).to.deep.equal((interpreted(src, { n: [4] }, {}) as { value: unknown }).value);
+    }
+  });
+
   it('should send an event to err naming the cause when a compiled expression errs', () => {
     const c = compileConfig({ meta: { r: 'event.n / 0' } }, 'n1');
     expect(c.meta[0][1].compiled).to.equal(true);
@@ -238,6 +320,16 @@ function expression(): fc.Arbitrary<string> {
     '{"a": 1, "b": "x"}',
     'has(event.a)',
     'has(event.c.b)',
+    '[0, 1, 2]',
+    '[1, "a", 0]',
+    '"12"',
+    '"-3"',
+    '"1.5"',
+    '"true"',
+    '" 7 "',
+    '"18446744073709551616"',
+    '1e19',
+    '-0.5',
   );
   const e = fc.letrec<{ e: string }>((tie) => ({
     e: fc.oneof(
@@ -253,6 +345,11 @@ function expression(): fc.Arbitrary<string> {
       tie('e').map((x) => `size(${x})`),
       fc.tuple(tie('e'), fc.constantFrom('contains', 'startsWith', 'endsWith'), tie('e')).map(([x, m, y]) => `(${x}).${m}(${y})`),
       fc.tuple(tie('e'), fc.constantFrom('lowerAscii', 'upperAscii', 'size')).map(([x, m]) => `(${x}).${m}()`),
+      // macros over any expression (mostly erring on non-lists), the element as `x`, the accumulator in reach of errors
+      fc.tuple(tie('e'), fc.constantFrom('all', 'exists', 'exists_one', 'map', 'filter'), tie('e')).map(([r, m, p]) => `(${r}).${m}(x, ${p.replaceAll('event.a', 'x')})`),
+      fc.tuple(tie('e'), tie('e'), tie('e')).map(([r, p, f]) => `(${r}).map(x, ${p.replaceAll('event.b', 'x')}, ${f.replaceAll('event.a', 'x')})`),
+      fc.tuple(fc.constantFrom('int', 'uint', 'double', 'string', 'bool', 'bytes', 'dyn'), tie('e')).map(([f, x]) => `${f}(${x})`),
+      fc.tuple(tie('e'), fc.constantFrom('"a"', '"^a"', '"[0-9]+"', '"("', '"\\\\d"', 'event.application')).map(([x, re]) => `(${x}).matches(${re})`),
     ),
   })).e;
   return fc.oneof(e, fc.constantFrom(...Object.values(ACCEPTANCE)));

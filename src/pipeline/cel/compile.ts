@@ -8,17 +8,21 @@
  * An evaluation reads the event's JSON values where they are (values.ts),
  * touching only the fields the expression names.
  *
- * The compiled subset (what log pipelines use): literals (int, uint, double,
- * string, bool, null, bytes), `event` and `meta`, field selection, indexing
- * of lists and maps, `has()`, == != < <= > >=, `in` (list and map), && || !
- * with CEL's error absorption, the ternary, + - * / % and unary -, list and
- * map literals, size, contains, startsWith, endsWith, lowerAscii, upperAscii.
- * `compileAst` returns undefined for anything else (macros such as all/
- * exists/map/filter, conversions like int() or string(), timestamps and
- * durations, matches, other variables…): that expression runs on the
+ * The compiled subset: literals (int, uint, double, string, bool, null,
+ * bytes), `event` and `meta` (and declared variables), field selection,
+ * indexing of lists and maps, `has()`, == != < <= > >=, `in` (list and map),
+ * && || ! with CEL's error absorption, the ternary, + - * / % and unary -,
+ * list and map literals, size, contains, startsWith, endsWith, lowerAscii,
+ * upperAscii, matches (RE2), the conversions int, uint, double, string,
+ * bool, bytes, dyn, and comprehensions, hence the macros all, exists,
+ * exists_one, map (2 and 3 arguments) and filter.
+ * `compileAst` returns undefined for anything else (timestamps and
+ * durations, type(), other functions of the strings extension, two-variable
+ * comprehensions, unknown variables…): that expression runs on the
  * interpreter, so behaviour never changes.
  */
 import type { parse } from '@bufbuild/cel';
+import { RE2JS } from '@bufbuild/re2';
 import * as v from './values';
 
 type Expr = ReturnType<typeof parse>['expr'];
@@ -27,16 +31,36 @@ type Expr = ReturnType<typeof parse>['expr'];
 export interface Activation {
   readonly event: unknown;
   readonly meta: unknown;
+  /** other declared variables (`compileAst`'s `variables`), by name */
+  readonly vars?: Readonly<Record<string, unknown>>;
+  /** the variables of the enclosing comprehensions, by the slot their scope gave them */
+  readonly slots?: unknown[];
 }
 
 export type Compiled = (a: Activation) => unknown;
 
 class Unsupported extends Error {}
 
-/** A closure for the whole expression, or undefined when some construct is not compiled. */
-export function compileAst(expr: Expr): Compiled | undefined {
+/** What an identifier can name where it is compiled. */
+interface Scope {
+  /** comprehension variables in scope, innermost binding wins */
+  readonly locals: ReadonlyMap<string, number>;
+  /** declared variables besides event and meta */
+  readonly vars: ReadonlySet<string>;
+  /** slots taken by the enclosing comprehensions */
+  readonly depth: number;
+  /** in a comprehension's step: the accumulator's name, whose list this loop owns and may append to in place */
+  readonly ownedAccu?: string;
+}
+
+/**
+ * A closure for the whole expression, or undefined when some construct is
+ * not compiled. `variables` declares identifiers besides `event` and `meta`
+ * (read from `Activation.vars`).
+ */
+export function compileAst(expr: Expr, options: { variables?: readonly string[] } = {}): Compiled | undefined {
   try {
-    return node(expr);
+    return node(expr, { locals: new Map(), vars: new Set(options.variables ?? []), depth: 0 });
   } catch (err) {
     if (err instanceof Unsupported) return undefined;
     throw err;
@@ -63,31 +87,31 @@ function isConstant(f: Compiled): f is Constant {
   return 'constant' in f;
 }
 
-function node(e: Expr): Compiled {
+function node(e: Expr, sc: Scope): Compiled {
   const k = e.exprKind;
   switch (k.case) {
     case 'constExpr':
       return constant(literal(k.value.constantKind));
     case 'identExpr':
-      if (k.value.name === 'event') return (a) => a.event;
-      if (k.value.name === 'meta') return (a) => a.meta;
-      return unsupported(`identifier ${k.value.name}`);
+      return identifier(k.value.name, sc);
     case 'selectExpr': {
-      const operand = node(k.value.operand as Expr);
+      const operand = node(k.value.operand as Expr, sc);
       const name = k.value.field;
       if (k.value.testOnly) return (a) => v.hasField(operand(a), name);
       return (a) => v.field(operand(a), name);
     }
     case 'callExpr':
-      return call(k.value.function, k.value.target as Expr | undefined, k.value.args as Expr[]);
+      return call(k.value.function, k.value.target as Expr | undefined, k.value.args as Expr[], sc);
     case 'listExpr': {
       if (k.value.optionalIndices.length > 0) return unsupported('optional list elements');
-      const items = k.value.elements.map((x) => node(x as Expr));
+      const items = k.value.elements.map((x) => node(x as Expr, sc));
       if (items.every(isConstant)) return constant(items.map((f) => f.constant));
       return (a) => items.map((f) => f(a));
     }
     case 'structExpr':
-      return mapLiteral(k.value);
+      return mapLiteral(k.value, sc);
+    case 'comprehensionExpr':
+      return comprehension(k.value, sc);
     default:
       return unsupported(k.case ?? 'an empty expression');
   }
@@ -118,11 +142,11 @@ function literal(c: ConstantKind): unknown {
 type StructExpr = Extract<Expr['exprKind'], { case: 'structExpr' }>['value'];
 
 /** `{k: v, …}`: keys checked as the interpreter does (kind, no repeats); a constant map is built once. */
-function mapLiteral(s: StructExpr): Compiled {
+function mapLiteral(s: StructExpr, sc: Scope): Compiled {
   if (s.messageName !== '') return unsupported(`message ${s.messageName}`);
   const entries = s.entries.map((entry) => {
     if (entry.optionalEntry || entry.keyKind.case !== 'mapKey') unsupported('optional or message entries');
-    return [node(entry.keyKind.value as Expr), node(entry.value as Expr)] as const;
+    return [node(entry.keyKind.value as Expr, sc), node(entry.value as Expr, sc)] as const;
   });
   const build = (a: Activation): Map<unknown, unknown> => {
     const out = new Map<unknown, unknown>();
@@ -165,9 +189,13 @@ const ARITHMETIC: Record<string, (x: unknown, y: unknown) => unknown> = {
   '_%_': v.mod,
 };
 
-function call(fn: string, target: Expr | undefined, argExprs: Expr[]): Compiled {
-  if (target !== undefined) return method(fn, node(target), argExprs.map(node));
-  const args = argExprs.map(node);
+function call(fn: string, target: Expr | undefined, argExprs: Expr[], sc: Scope): Compiled {
+  if (fn === '_+_' && sc.ownedAccu !== undefined) {
+    const fast = append(argExprs, sc, sc.ownedAccu);
+    if (fast !== undefined) return fast;
+  }
+  if (target !== undefined) return method(fn, node(target, sc), argExprs.map((x) => node(x, sc)));
+  const args = argExprs.map((x) => node(x, sc));
   const [x, y, z] = args;
   switch (fn) {
     case '_?_:_':
@@ -191,7 +219,11 @@ function call(fn: string, target: Expr | undefined, argExprs: Expr[]): Compiled 
     case 'size':
       if (args.length !== 1) return unsupported('size with other than one argument');
       return (a) => v.size(x(a));
+    case '@not_strictly_false':
+      return notStrictlyFalse(x);
   }
+  const conversion = CONVERSIONS[fn];
+  if (conversion !== undefined && args.length === 1) return (a) => conversion(x(a));
   const test = COMPARISONS[fn];
   if (test !== undefined) return (a) => test(v.compare(fn, x(a), y(a)));
   const op = ARITHMETIC[fn];
@@ -211,6 +243,7 @@ const STRING_ARITY: Record<string, number> = { contains: 1, startsWith: 1, endsW
 
 function method(fn: string, target: Compiled, args: Compiled[]): Compiled {
   if (fn === 'size' && args.length === 0) return (a) => v.size(target(a));
+  if (fn === 'matches' && args.length === 1) return matches(target, args[0]);
   const impl = STRING_METHODS[fn];
   if (impl === undefined || STRING_ARITY[fn] !== args.length) return unsupported(`method ${fn}/${args.length}`);
   if (args.length === 0) return (a) => impl(v.asString(fn, target(a)), []);
@@ -274,4 +307,148 @@ function membership(x: Compiled, y: Compiled): Compiled {
 
 function index(x: Compiled, y: Compiled): Compiled {
   return (a) => v.index(x(a), y(a));
+}
+
+/** An identifier: the innermost comprehension variable of that name, else a declared variable. */
+function identifier(name: string, sc: Scope): Compiled {
+  const slot = sc.locals.get(name);
+  if (slot !== undefined) {
+    return (a) => {
+      const x = (a.slots as unknown[])[slot];
+      // an accumulator can hold an error (an erring step), which `&&`/`||` may still absorb
+      if (x instanceof v.CelEvalError) throw x;
+      return x;
+    };
+  }
+  if (name === 'event') return (a) => a.event;
+  if (name === 'meta') return (a) => a.meta;
+  if (sc.vars.has(name)) {
+    return (a) => {
+      const vars = a.vars;
+      if (vars === undefined || !Object.hasOwn(vars, name)) return v.bail(`no value for ${name}`);
+      return vars[name];
+    };
+  }
+  return unsupported(`identifier ${name}`);
+}
+
+type ComprehensionExpr = Extract<Expr['exprKind'], { case: 'comprehensionExpr' }>['value'];
+
+/**
+ * A comprehension, which is what the parser makes of the macros (all,
+ * exists, exists_one, map, filter): the accumulator starts at accuInit; for
+ * each element of the range (a list's elements, a map's keys) while
+ * loopCondition is true, loopStep gives the next accumulator; result reads
+ * it. As in the interpreter, an erring step stores the error in the
+ * accumulator instead of ending the loop, so a later step can absorb it
+ * (`all`: `@result && p(x)` is false on a false p(x) whatever @result held),
+ * while an erring loopCondition, range or accuInit is the result.
+ */
+function comprehension(c: ComprehensionExpr, sc: Scope): Compiled {
+  if (c.iterVar2 !== '') return unsupported('a two-variable comprehension');
+  const part = (x: Expr | undefined): Expr => x ?? unsupported('an incomplete comprehension');
+  const accuSlot = sc.depth;
+  const iterSlot = accuSlot + 1;
+  // inner comprehensions take the slots after these two; a name bound again here shadows the outer binding
+  const withAccu: Scope = { vars: sc.vars, locals: new Map(sc.locals).set(c.accuVar, accuSlot), depth: sc.depth + 2 };
+  const withIter: Scope = { vars: sc.vars, locals: new Map(withAccu.locals).set(c.iterVar, iterSlot), depth: sc.depth + 2 };
+  const inStep: Scope = c.iterVar === c.accuVar ? withIter : { ...withIter, ownedAccu: c.accuVar };
+  const range = node(part(c.iterRange), sc);
+  const init = node(part(c.accuInit), sc);
+  const condition = node(part(c.loopCondition), withIter);
+  const step = node(part(c.loopStep), inStep);
+  const result = node(part(c.result), withAccu);
+  return (a) => {
+    const initial = init(a);
+    // a list accumulator is this loop's own copy: the step may append to it (see `append`), never to a constant `[]`
+    const accu = Array.isArray(initial) ? initial.slice() : initial;
+    const items = v.iterable(range(a));
+    const slots = a.slots === undefined ? [] : a.slots.slice(0, accuSlot);
+    slots[accuSlot] = accu;
+    const frame: Activation = { event: a.event, meta: a.meta, vars: a.vars, slots };
+    for (const item of items) {
+      slots[iterSlot] = item;
+      if (condition(frame) !== true) break;
+      try {
+        slots[accuSlot] = step(frame);
+      } catch (err) {
+        if (!(err instanceof v.CelEvalError)) throw err;
+        slots[accuSlot] = err;
+      }
+    }
+    return result(frame);
+  };
+}
+
+/** The loop condition of all/exists: anything but `false` (an error too) goes on. */
+function notStrictlyFalse(x: Compiled): Compiled {
+  return (a) => {
+    try {
+      return x(a) !== false;
+    } catch (err) {
+      if (err instanceof v.CelEvalError) return true;
+      throw err;
+    }
+  };
+}
+
+const CONVERSIONS: Record<string, (x: unknown) => unknown> = {
+  int: v.toInt,
+  uint: v.toUint,
+  double: v.toDouble,
+  string: v.toStr,
+  bool: v.toBool,
+  bytes: v.toBytes,
+  dyn: (x) => x,
+};
+
+/**
+ * `s.matches(re)`: RE2 syntax and semantics through the interpreter's own
+ * engine (@bufbuild/re2), so a pattern means the same on both paths. A
+ * constant pattern is compiled once; others are cached by text.
+ */
+function matches(target: Compiled, pattern: Compiled): Compiled {
+  const cache = new Map<string, RE2JS | v.CelEvalError>();
+  const regex = (p: string): RE2JS => {
+    let re = cache.get(p);
+    if (re === undefined) {
+      try {
+        re = RE2JS.compile(p);
+      } catch (err) {
+        re = new v.CelEvalError(`invalid regular expression ${JSON.stringify(p)}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      // a bounded cache: patterns made per event must not grow it without end
+      if (cache.size >= 64) cache.clear();
+      cache.set(p, re);
+    }
+    if (re instanceof v.CelEvalError) throw re;
+    return re;
+  };
+  return (a) => {
+    const s = v.asString('matches', target(a));
+    const p = pattern(a);
+    if (typeof p !== 'string') throw new v.CelEvalError(`found no matching overload for 'matches' applied to 'string.(${v.kindName(p)})'`);
+    return regex(p).test(s);
+  };
+}
+
+/**
+ * `@result + [e]` in the step of map/filter: appends to the loop's own
+ * accumulator list in place instead of copying it at every element (which
+ * made map and filter quadratic). Same result: the list is not visible to
+ * anything else until the loop ends, and an accumulator that is an error or
+ * not a list takes the general `+`.
+ */
+function append(argExprs: Expr[], sc: Scope, accuName: string): Compiled | undefined {
+  const [left, right] = argExprs;
+  if (left?.exprKind.case !== 'identExpr' || left.exprKind.value.name !== accuName) return undefined;
+  if (right?.exprKind.case !== 'listExpr' || right.exprKind.value.elements.length !== 1 || right.exprKind.value.optionalIndices.length > 0) return undefined;
+  const accu = identifier(accuName, sc);
+  const element = node(right.exprKind.value.elements[0] as Expr, sc);
+  return (a) => {
+    const list = accu(a);
+    if (!Array.isArray(list)) return v.add(list, [element(a)]);
+    list.push(element(a));
+    return list;
+  };
 }

@@ -187,6 +187,8 @@ export function mul(a: unknown, b: unknown): unknown {
 }
 
 export function div(a: unknown, b: unknown): unknown {
+  // small ints: the double quotient of two 32-bit values truncates to the exact integer quotient
+  if (typeof a === 'number' && typeof b === 'number' && (a | 0) === a && (b | 0) === b && b !== 0) return Math.trunc(a / b) + 0;
   const ka = kindOf(a);
   if ((ka === Kind.Int || ka === Kind.Uint) && kindOf(b) === ka) {
     const y = ka === Kind.Int ? big(b) : (b as U64).v;
@@ -197,6 +199,8 @@ export function div(a: unknown, b: unknown): unknown {
 }
 
 export function mod(a: unknown, b: unknown): unknown {
+  // safe ints: JavaScript's % is exact and, as CEL's, takes the dividend's sign (+ 0 turns -0 into 0)
+  if (typeof a === 'number' && typeof b === 'number' && Number.isSafeInteger(a) && Number.isSafeInteger(b) && b !== 0) return (a % b) + 0;
   const ka = kindOf(a);
   if ((ka === Kind.Int || ka === Kind.Uint) && kindOf(b) === ka) {
     const y = ka === Kind.Int ? big(b) : (b as U64).v;
@@ -424,4 +428,133 @@ export function toJson(v: unknown): unknown {
     default:
       return v;
   }
+}
+
+/*
+ * Conversions, as the interpreter implements them (@bufbuild/cel std/cast):
+ * range errors for int and uint; a string is read as JavaScript's BigInt()
+ * and Number() read it (so `int(" 12 ")` is 12 and `double("x")` is NaN in
+ * both paths: the compiled path never disagrees with the interpreter).
+ */
+const INT_MIN_D = Number(INT_MIN);
+const INT_MAX_D = Number(INT_MAX);
+
+function parseBig(fn: string, s: string): bigint {
+  try {
+    return BigInt(s);
+  } catch {
+    throw new CelEvalError(`${fn}: cannot convert string '${s}'`);
+  }
+}
+
+export function toInt(x: unknown): number | bigint {
+  switch (kindOf(x)) {
+    case Kind.Int:
+      return typeof x === 'bigint' ? int(big(x), 'type conversion') : (x as number);
+    case Kind.Uint:
+      return int((x as U64).v, 'type conversion');
+    case Kind.Double: {
+      const d = dval(x);
+      // compared as doubles: 2^63 itself (the double nearest INT_MAX) is out of range
+      if (Number.isFinite(d) && d > INT_MIN_D && d < INT_MAX_D) return int(BigInt(Math.trunc(d)), 'type conversion');
+      throw new CelEvalError('int overflow during type conversion');
+    }
+    case Kind.String:
+      return int(parseBig('int', x as string), 'type conversion');
+    default:
+      checkKnown(x);
+      throw noOverload('int', x);
+  }
+}
+
+export function toUint(x: unknown): U64 {
+  switch (kindOf(x)) {
+    case Kind.Uint:
+      return x as U64;
+    case Kind.Int:
+      return uint(big(x), 'type conversion');
+    case Kind.Double: {
+      const d = dval(x);
+      // the untruncated value is tested against 0: uint(-0.5) is an error
+      if (Number.isFinite(d) && d >= 0) return uint(BigInt(Math.trunc(d)), 'type conversion');
+      throw new CelEvalError('uint overflow during type conversion');
+    }
+    case Kind.String:
+      return uint(parseBig('uint', x as string), 'type conversion');
+    default:
+      checkKnown(x);
+      throw noOverload('uint', x);
+  }
+}
+
+export function toDouble(x: unknown): number | Dbl {
+  switch (kindOf(x)) {
+    case Kind.Double:
+      return x as number | Dbl;
+    case Kind.Int:
+      return dbl(Number(x));
+    case Kind.Uint:
+      return dbl(Number((x as U64).v));
+    case Kind.String:
+      return dbl(Number(x));
+    default:
+      checkKnown(x);
+      throw noOverload('double', x);
+  }
+}
+
+const utf8 = new TextDecoder(undefined, { fatal: true });
+const utf8Encoder = new TextEncoder();
+
+export function toStr(x: unknown): string {
+  switch (kindOf(x)) {
+    case Kind.String:
+      return x as string;
+    case Kind.Bool:
+    case Kind.Int:
+      return String(x);
+    case Kind.Uint:
+      return String((x as U64).v);
+    case Kind.Double:
+      return String(dval(x));
+    case Kind.Bytes:
+      try {
+        return utf8.decode(x as Uint8Array);
+      } catch {
+        throw new CelEvalError('failed to decode bytes as string: invalid UTF-8');
+      }
+    default:
+      checkKnown(x);
+      throw noOverload('string', x);
+  }
+}
+
+const BOOL_STRINGS: Record<string, boolean> = { true: true, True: true, TRUE: true, t: true, '1': true, false: false, False: false, FALSE: false, f: false, '0': false };
+
+export function toBool(x: unknown): boolean {
+  if (typeof x === 'boolean') return x;
+  if (typeof x === 'string') {
+    const b = Object.hasOwn(BOOL_STRINGS, x) ? BOOL_STRINGS[x] : undefined;
+    if (b === undefined) throw new CelEvalError(`unable to convert string '${x}' to bool`);
+    return b;
+  }
+  checkKnown(x);
+  throw noOverload('bool', x);
+}
+
+export function toBytes(x: unknown): Uint8Array {
+  if (x instanceof Uint8Array) return x;
+  if (typeof x === 'string') return utf8Encoder.encode(x);
+  checkKnown(x);
+  throw noOverload('bytes', x);
+}
+
+/** The elements a comprehension iterates: a list's elements, a map's keys. */
+export function iterable(range: unknown): readonly unknown[] {
+  if (Array.isArray(range)) return range;
+  if (range instanceof Map) return [...range.keys()];
+  const k = kindOf(range);
+  if (k === Kind.Map) return Object.keys(range as object);
+  checkKnown(range);
+  throw new CelEvalError(`type mismatch: iterable vs ${KIND_NAMES[k]}`);
 }
