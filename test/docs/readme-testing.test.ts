@@ -28,6 +28,15 @@ describe("docs/testing-pipelines.md", function () {
     expect(run.code).to.equal(0);
   });
 
+  it('its --require command runs the example operator type under eddy test', async () => {
+    const args = docBlock(PAGE, SECTION, 'sh', 1).trim().split(/\s+/);
+    expect(args.slice(0, 4)).to.deep.equal(['npx', 'eddy', 'test', '--require']);
+    // the block's paths are relative to the repository root, where a user runs it
+    const run = await runEddy(args.slice(2).map((a, i) => (i > 0 && !a.startsWith('-') ? join(ROOT, a) : a)));
+    expect(run.stdout).to.include('✓ upper-cases the msg field');
+    expect(run.code).to.equal(0);
+  });
+
   it('the failure it shows is what eddy test prints for that case', async () => {
     const failure = docBlock(PAGE, SECTION, '');
     const name = /✗ (.+)/.exec(failure)![1];
