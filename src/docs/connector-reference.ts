@@ -1,19 +1,24 @@
 /**
  * The connector reference: Markdown generated from the registered onramp and
  * offramp types (their config schemas, examples, default codecs) and the
- * prose in `docs/connectors/<type>.md`, so the README's tables never drift
- * from the code. Run directly (`node dist/src/docs/connector-reference.js`,
- * or `npm run docs`), it rewrites README.md between the markers.
+ * prose in `docs/connectors/<type>.md`, so its tables never drift from the
+ * code. Run directly (`node dist/src/docs/connector-reference.js`, or
+ * `npm run docs`), it rewrites the pages under docs/reference/connectors/
+ * and removes those of types that are gone.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
 import type { OfframpType, OnrampType } from '../connectors/connector';
 import type { JsonSchema } from '../schema/json-schema';
 import { Registries } from '../runtime/registries';
 
-export const START_MARKER = '<!-- connector-reference:start -->';
-export const END_MARKER = '<!-- connector-reference:end -->';
+/** Where the generated pages live, under the repository root: one `<type>.md` per connector type and a `README.md` index. */
+export const CONNECTOR_REFERENCE_DIR = join('docs', 'reference', 'connectors');
+
+/** The first line of every generated page. */
+export const GENERATED_NOTE =
+  '<!-- generated from the connector types and docs/connectors/<type>.md by src/docs/connector-reference.ts: edit those, then run `npm run docs` -->';
 
 export interface RenderOptions {
   /** where `<type>.md` files are read from; default `docs/connectors` under the repository root */
@@ -36,36 +41,63 @@ type Side = 'onramp' | 'offramp';
 type AnyType = OnrampType<any> | OfframpType<any>;
 /* eslint-enable @typescript-eslint/no-explicit-any */
 
-/** The reference for every onramp and offramp type in `registries`, by type name. */
-export function renderConnectorReference(registries: Registries, options: RenderOptions = {}): string {
+/**
+ * The connector reference as pages, by file name: `README.md`, the index of
+ * every onramp and offramp type, and one `<type>.md` per type with both its
+ * sides and its prose, as Vector's component pages are.
+ */
+export function renderConnectorPages(registries: Registries, options: RenderOptions = {}): Map<string, string> {
   const docsDir = options.docsDir ?? join(repoRoot(), 'docs', 'connectors');
   const onramps = new Set(registries.onramps.names());
   const offramps = new Set(registries.offramps.names());
   const names = [...new Set([...onramps, ...offramps])].sort();
-  const out: string[] = [
-    '<!-- generated from the connector types and docs/connectors/*.md by src/docs/connector-reference.ts: edit those, then run `npm run docs` -->',
+  const pages = new Map<string, string>();
+  const index: string[] = [
+    GENERATED_NOTE,
+    '',
+    '# Connector reference',
     '',
     'Every onramp and offramp type: its default codec, whether it can be a linked',
     'transport, its `config` (generated from the schema that validates it:',
     'unknown keys are refused), an example artefact, and how it behaves.',
+    'Operators, processors and codecs are in the [config reference](../../reference.md).',
     '',
     '| Type | Onramp | Offramp |',
     '|---|---|---|',
-    ...names.map((n) => `| [${n}](#${n}) | ${onramps.has(n) ? 'yes' : ''} | ${offramps.has(n) ? 'yes' : ''} |`),
+    ...names.map((n) => `| [${n}](${n}.md) | ${onramps.has(n) ? 'yes' : ''} | ${offramps.has(n) ? 'yes' : ''} |`),
   ];
+  pages.set('README.md', index.join('\n') + '\n');
   for (const name of names) {
-    out.push('', `### ${name}`);
+    const out: string[] = [GENERATED_NOTE, '', `# ${name}`, '', `[All connectors](README.md)`];
     if (onramps.has(name)) out.push('', ...renderSide('onramp', name, registries.onramps.get(name)));
     if (offramps.has(name)) out.push('', ...renderSide('offramp', name, registries.offramps.get(name)));
     const prose = readProse(docsDir, name);
-    if (prose !== undefined) out.push('', '#### Behaviour', '', prose);
+    if (prose !== undefined) out.push('', '## Behaviour', '', prose);
+    pages.set(`${name}.md`, out.join('\n') + '\n');
   }
-  return out.join('\n') + '\n';
+  return pages;
+}
+
+/** What differs between `dir` and `pages`: files to write (missing or changed) and generated files no type renders any more. */
+export function stalePages(dir: string, pages: Map<string, string>): { write: string[]; remove: string[] } {
+  const present = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.md')) : [];
+  const write = [...pages].filter(([file, text]) => !present.includes(file) || readFileSync(join(dir, file), 'utf8') !== text).map(([file]) => file);
+  const remove = present.filter((file) => !pages.has(file));
+  return { write, remove };
+}
+
+/** Brings `dir` in line with `pages`; returns what it changed. */
+export function writePages(dir: string, pages: Map<string, string>): { write: string[]; remove: string[] } {
+  const stale = stalePages(dir, pages);
+  mkdirSync(dir, { recursive: true });
+  for (const file of stale.write) writeFileSync(join(dir, file), pages.get(file)!);
+  for (const file of stale.remove) rmSync(join(dir, file));
+  return stale;
 }
 
 function renderSide(side: Side, name: string, type: AnyType): string[] {
   const linkable = type.linkable === 'required' ? 'only linked (`linked: true` is required)' : type.linkable ? 'yes' : 'no';
-  const lines = [`#### ${name} ${side}`, '', `Default codec: \`${type.defaultCodec}\`. Linkable: ${linkable}.`, ''];
+  const lines = [`## ${name} ${side}`, '', `Default codec: \`${type.defaultCodec}\`. Linkable: ${linkable}.`, ''];
   const rows = configRows(type.configSchema);
   if (rows.length === 0) lines.push('No config.');
   else {
@@ -165,12 +197,12 @@ function cell(text: string): string {
 }
 
 /**
- * The prose of `<docsDir>/<type>.md`, fitted under the type's heading: a
- * leading level-1 title is dropped (the reference has its own heading) and
- * the other headings are shifted so the shallowest is level 5, below
- * "#### Behaviour". Lines inside fenced code blocks are left alone.
+ * The prose of `<docsDir>/<type>.md`, fitted under the page's heading: a
+ * leading level-1 title is dropped (the page has its own) and the other
+ * headings are shifted so the shallowest is level `top` (3: below
+ * "## Behaviour"). Lines inside fenced code blocks are left alone.
  */
-export function readProse(docsDir: string, name: string): string | undefined {
+export function readProse(docsDir: string, name: string, top = 3): string | undefined {
   const path = join(docsDir, `${name}.md`);
   if (!existsSync(path)) return undefined;
   let lines = readFileSync(path, 'utf8').replace(/\r\n?/g, '\n').split('\n');
@@ -178,7 +210,7 @@ export function readProse(docsDir: string, name: string): string | undefined {
   if (/^#\s/.test(lines[0] ?? '')) lines = lines.slice(1);
   const headings = outsideFences(lines).filter((i) => /^#{1,6}\s/.test(lines[i]));
   const shallowest = Math.min(...headings.map((i) => lines[i].indexOf(' ')));
-  const shift = headings.length === 0 ? 0 : 5 - shallowest;
+  const shift = headings.length === 0 ? 0 : top - shallowest;
   for (const i of headings) {
     const level = Math.min(6, lines[i].indexOf(' ') + shift);
     lines[i] = '#'.repeat(level) + lines[i].slice(lines[i].indexOf(' '));
@@ -199,31 +231,12 @@ function outsideFences(lines: string[]): number[] {
   return indexes;
 }
 
-/** `text` with what is between the markers replaced by `content`; the markers must be there once each, in order. */
-export function replaceBetweenMarkers(text: string, content: string): string {
-  const start = text.indexOf(START_MARKER);
-  const end = text.indexOf(END_MARKER);
-  if (start < 0 || end < 0 || end < start || text.indexOf(START_MARKER, start + 1) >= 0 || text.indexOf(END_MARKER, end + 1) >= 0) {
-    throw new Error(`README.md must contain ${START_MARKER} and then ${END_MARKER}, once each`);
-  }
-  return text.slice(0, start + START_MARKER.length) + '\n' + content + text.slice(end);
-}
-
-/** What is between the markers now (the generated section as it stands). */
-export function betweenMarkers(text: string): string {
-  const start = text.indexOf(START_MARKER);
-  const end = text.indexOf(END_MARKER);
-  if (start < 0 || end < start) throw new Error(`README.md must contain ${START_MARKER} and then ${END_MARKER}`);
-  return text.slice(start + START_MARKER.length + 1, end);
-}
-
 if (require.main === module) {
-  const readme = join(repoRoot(), 'README.md');
-  const before = readFileSync(readme, 'utf8');
-  const after = replaceBetweenMarkers(before, renderConnectorReference(Registries.withBuiltins()));
-  if (after === before) process.stdout.write('README.md: the connector reference is up to date\n');
+  const dir = join(repoRoot(), CONNECTOR_REFERENCE_DIR);
+  const { write, remove } = writePages(dir, renderConnectorPages(Registries.withBuiltins()));
+  if (write.length === 0 && remove.length === 0) process.stdout.write(`${CONNECTOR_REFERENCE_DIR}: the connector reference is up to date\n`);
   else {
-    writeFileSync(readme, after);
-    process.stdout.write('README.md: the connector reference was rewritten\n');
+    for (const file of write) process.stdout.write(`${join(CONNECTOR_REFERENCE_DIR, file)}: written\n`);
+    for (const file of remove) process.stdout.write(`${join(CONNECTOR_REFERENCE_DIR, file)}: removed (no such type)\n`);
   }
 }

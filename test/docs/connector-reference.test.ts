@@ -3,33 +3,26 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { OfframpType, OnrampType } from '../../src/connectors/connector';
-import {
-  END_MARKER,
-  START_MARKER,
-  betweenMarkers,
-  configRows,
-  renderConnectorReference,
-  replaceBetweenMarkers,
-  repoRoot,
-} from '../../src/docs/connector-reference';
+import { CONNECTOR_REFERENCE_DIR, configRows, renderConnectorPages, repoRoot, stalePages, writePages } from '../../src/docs/connector-reference';
 import { Registries } from '../../src/runtime/registries';
 
 const ROOT = repoRoot(__dirname);
 
 describe('connector reference', () => {
-  describe('README.md', () => {
-    it('holds, between its markers, exactly what the connector reference renders', () => {
-      const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-      const current = betweenMarkers(readme);
-      const rendered = renderConnectorReference(Registries.withBuiltins());
-      if (current !== rendered) {
-        const a = current.split('\n');
-        const b = rendered.split('\n');
+  describe(CONNECTOR_REFERENCE_DIR, () => {
+    it('holds exactly the pages the connector reference renders, and no page of a type that is gone', () => {
+      const pages = renderConnectorPages(Registries.withBuiltins());
+      const { write, remove } = stalePages(join(ROOT, CONNECTOR_REFERENCE_DIR), pages);
+      if (write.length > 0 || remove.length > 0) {
+        const file = write[0] ?? remove[0];
+        const path = join(ROOT, CONNECTOR_REFERENCE_DIR, file);
+        const a = existsSync(path) ? readFileSync(path, 'utf8').split('\n') : [];
+        const b = (pages.get(file) ?? '').split('\n');
         const line = a.findIndex((l, i) => l !== b[i]);
         const at = line < 0 ? Math.min(a.length, b.length) : line;
         expect.fail(
-          `README.md's connector reference is out of date: run \`npm run docs\` and commit README.md.\n` +
-            `First difference at line ${at + 1} of the section:\n  README:   ${JSON.stringify(a[at] ?? '<end>')}\n  rendered: ${JSON.stringify(b[at] ?? '<end>')}`,
+          `the connector reference is out of date (${[...write.map((f) => `${f} to write`), ...remove.map((f) => `${f} to remove`)].join(', ')}): run \`npm run docs\` and commit ${CONNECTOR_REFERENCE_DIR}.\n` +
+            `First difference in ${file} at line ${at + 1}:\n  file:     ${JSON.stringify(a[at] ?? '<end>')}\n  rendered: ${JSON.stringify(b[at] ?? '<end>')}`,
         );
       }
     });
@@ -105,11 +98,14 @@ describe('connector reference', () => {
       return r;
     }
 
-    it('renders each type once, sorted, with both sides, the escaped table, the example as YAML, and linked where required', () => {
-      const text = renderConnectorReference(registries(), { docsDir: dir });
-      const headings = text.split('\n').filter((l) => l.startsWith('#'));
-      expect(headings).to.deep.equal(['### alpha', '#### alpha offramp', '### zeta', '#### zeta onramp', '#### zeta offramp']);
-      expect(text).to.contain('| [zeta](#zeta) | yes | yes |');
+    it('renders one page per type, sorted in the index, with both sides, the escaped table, the example as YAML, and linked where required', () => {
+      const pages = renderConnectorPages(registries(), { docsDir: dir });
+      expect([...pages.keys()]).to.deep.equal(['README.md', 'alpha.md', 'zeta.md']);
+      const headings = (file: string) => pages.get(file)!.split('\n').filter((l) => l.startsWith('#'));
+      expect(headings('alpha.md')).to.deep.equal(['# alpha', '## alpha offramp']);
+      expect(headings('zeta.md')).to.deep.equal(['# zeta', '## zeta onramp', '## zeta offramp']);
+      expect(pages.get('README.md')).to.contain('| [alpha](alpha.md) |  | yes |\n| [zeta](zeta.md) | yes | yes |');
+      const text = pages.get('zeta.md')! + pages.get('alpha.md')!;
       expect(text).to.contain('Default codec: `string`. Linkable: yes.');
       expect(text).to.contain('Linkable: only linked (`linked: true` is required).');
       expect(text).to.contain('| `endpoint.port` | integer (≥ 1) | `80` | no | port \\| number |');
@@ -117,36 +113,39 @@ describe('connector reference', () => {
       expect(text).to.contain('```yaml\nonramp:\n  - id: zeta\n    type: zeta\n    config:\n      endpoint: http://x/\n      entries:\n        - name: a\n```');
       expect(text).to.contain('```yaml\nofframp:\n  - id: zeta\n    type: zeta\n    linked: true\n    config: {}\n```');
       expect(text).to.contain('No config.');
-      expect(text).not.to.contain('#### Behaviour');
+      expect(text).not.to.contain('## Behaviour');
     });
 
     it('adds the prose of docs/connectors/<type>.md: its title dropped, its headings below the type, code blocks untouched', () => {
       writeFileSync(join(dir, 'zeta.md'), '# zeta\n\nIntro.\r\n\n## Onramp\n\nText.\n\n```yaml\n# a comment, not a heading\n```\n\n### Linked\n\nMore.\n');
-      const text = renderConnectorReference(registries(), { docsDir: dir });
-      const prose = text.slice(text.indexOf('#### Behaviour'));
-      expect(prose).to.equal('#### Behaviour\n\nIntro.\n\n##### Onramp\n\nText.\n\n```yaml\n# a comment, not a heading\n```\n\n###### Linked\n\nMore.\n');
+      const text = renderConnectorPages(registries(), { docsDir: dir }).get('zeta.md')!;
+      const prose = text.slice(text.indexOf('## Behaviour'));
+      expect(prose).to.equal('## Behaviour\n\nIntro.\n\n### Onramp\n\nText.\n\n```yaml\n# a comment, not a heading\n```\n\n#### Linked\n\nMore.\n');
     });
 
     it('finds the repository root from the compiled module, so docs/connectors/ is read from there', () => {
       expect(existsSync(join(repoRoot(), 'package.json'))).to.equal(true);
       expect(repoRoot()).to.equal(ROOT);
-      expect(renderConnectorReference(Registries.withBuiltins())).to.contain(readFileSync(join(ROOT, 'docs', 'connectors', 'metronome.md'), 'utf8').split('\n')[2]);
+      expect(renderConnectorPages(Registries.withBuiltins()).get('metronome.md')).to.contain(readFileSync(join(ROOT, 'docs', 'connectors', 'metronome.md'), 'utf8').split('\n')[2]);
     });
   });
 
-  describe('markers', () => {
-    it('replaces what is between the markers, and nothing else; replacing again changes nothing', () => {
-      const text = `# x\n\n${START_MARKER}\nold\n${END_MARKER}\n\n## after\n`;
-      const once = replaceBetweenMarkers(text, 'new\n');
-      expect(once).to.equal(`# x\n\n${START_MARKER}\nnew\n${END_MARKER}\n\n## after\n`);
-      expect(betweenMarkers(once)).to.equal('new\n');
-      expect(replaceBetweenMarkers(once, 'new\n')).to.equal(once);
-    });
+  describe('writing', () => {
+    let dir: string;
+    beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'eddy-docs-'))));
+    afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-    it('refuses a text without both markers, or with one twice', () => {
-      expect(() => replaceBetweenMarkers('no markers', 'x')).to.throw(/must contain/);
-      expect(() => replaceBetweenMarkers(`${START_MARKER}\n${END_MARKER}\n${END_MARKER}`, 'x')).to.throw(/once each/);
-      expect(() => replaceBetweenMarkers(`${END_MARKER}\n${START_MARKER}`, 'x')).to.throw(/must contain/);
+    it('writes missing and changed pages, removes pages no type renders, and then finds nothing stale', () => {
+      writeFileSync(join(dir, 'a.md'), 'old\n');
+      writeFileSync(join(dir, 'gone.md'), 'a type that was removed\n');
+      writeFileSync(join(dir, 'notes.txt'), 'not a page\n');
+      const pages = new Map([['a.md', 'new\n'], ['b.md', 'b\n']]);
+      expect(stalePages(dir, pages)).to.deep.equal({ write: ['a.md', 'b.md'], remove: ['gone.md'] });
+      expect(writePages(dir, pages)).to.deep.equal({ write: ['a.md', 'b.md'], remove: ['gone.md'] });
+      expect(readFileSync(join(dir, 'a.md'), 'utf8')).to.equal('new\n');
+      expect(existsSync(join(dir, 'gone.md'))).to.equal(false);
+      expect(existsSync(join(dir, 'notes.txt'))).to.equal(true);
+      expect(stalePages(dir, pages)).to.deep.equal({ write: [], remove: [] });
     });
   });
 });

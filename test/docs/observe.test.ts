@@ -4,11 +4,12 @@ import { join } from 'node:path';
 import { EDDY } from '../helpers/cli';
 import { peer } from '../helpers/peers';
 import { EXAMPLES } from '../helpers/examples';
-import { readmeBlock } from '../helpers/readme';
+import { docBlock } from '../helpers/readme';
 import { eventually } from '../helpers/runtime';
 import { runEddyProcess } from '../connectors/example-runner';
 
-const SECTION = '## Observe a running eddy';
+const PAGE = 'docs/observe.md';
+const SECTION = '## From a terminal';
 
 function sh(line: string): Promise<string> {
   return new Promise((resolve, reject) =>
@@ -16,12 +17,12 @@ function sh(line: string): Promise<string> {
   );
 }
 
-describe("README's 'Observe a running eddy'", function () {
+describe("docs/observe.md's 'From a terminal'", function () {
   this.timeout(60_000);
 
   it('its commands answer as described against the default example', async () => {
     peer('curl');
-    const lines = readmeBlock(SECTION, 'sh').split('\n').filter((l) => l.trim() !== '');
+    const lines = docBlock(PAGE, SECTION, 'sh').split('\n').filter((l) => l.trim() !== '');
     expect(lines).to.have.length(5);
     // the default example (what `npm start` runs), its API on a port of its own (it names it on stderr), not on 9898
     const eddy = runEddyProcess([EDDY, 'server', 'run', '-f', join(EXAMPLES, 'default.yaml'), '--api-port', '0'], 50_000);

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FirstEventProbe } from '../helpers/first-event';
-import { ROOT, readmeBlock } from '../helpers/readme';
+import { ROOT, docBlock } from '../helpers/readme';
 
 const TYPESCRIPT = (JSON.parse(readFileSync(join(ROOT, 'node_modules/typescript/package.json'), 'utf8')) as { version: string }).version;
 
@@ -48,12 +48,12 @@ describe('the package, installed into an empty project', function () {
   });
 
   for (const resolution of ['node16', 'node10'] as const) {
-    it(`the README's embedding program compiles with strict types and skipLibCheck false (moduleResolution ${resolution}) and runs`, async () => {
+    it(`docs/embedding.md's program compiles with strict types and skipLibCheck false (moduleResolution ${resolution}) and runs`, async () => {
       const module = resolution === 'node16' ? 'node16' : 'commonjs';
       writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({ compilerOptions: { ...STRICT, module, moduleResolution: resolution }, include: ['src'] }));
-      writeFileSync(join(app, 'src/main.ts'), readmeBlock('## Embed eddy in your app', 'ts'));
-      // the testing entry point's README snippet, with a minimal `it`
-      const testing = readmeBlock('## Test your pipeline', 'ts');
+      writeFileSync(join(app, 'src/main.ts'), docBlock('docs/embedding.md', '# Embed eddy in your app', 'ts'));
+      // the testing entry point's snippet in docs/testing-pipelines.md, with a minimal `it`
+      const testing = docBlock('docs/testing-pipelines.md', '# Test your pipeline', 'ts');
       writeFileSync(join(app, 'src/case.ts'), `${testing}\nfunction it(name: string, body: () => void): void {\n  body();\n  console.log('ok', name);\n}\n`);
       await run(join(app, 'node_modules/.bin/tsc'), ['-p', '.'], app);
       const main = await run(process.execPath, [join(app, 'out/main.js')], app);

@@ -8,15 +8,15 @@ import type { Placement } from '../../src/connectors/connector';
 import { ROOT } from '../helpers/readme';
 import { createLogger } from '../../src/core/logger';
 
-/** The placement table of the README's `--workers` section: type → [onramp cell, offramp cell]. */
-function readmeTable(): Map<string, [string, string]> {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('### Every core (`--workers N`)')).split(/\n## /)[0];
+/** The placement table of docs/workers.md: type → [onramp cell, offramp cell]. */
+function placementTable(): Map<string, [string, string]> {
+  const page = readFileSync(join(ROOT, 'docs', 'workers.md'), 'utf8');
+  const section = page.slice(page.indexOf('\n## Placement\n')).split(/\n## /)[1];
   const rows = section.split('\n').filter((l) => /^\| [a-z]+ \|/.test(l));
   return new Map(rows.map((r) => r.split('|').map((c) => c.trim())).map((c) => [c[1], [c[2], c[3]]]));
 }
 
-/** What a README cell must say for a declared placement: a function depends on the config, so the cell names both. */
+/** What a table cell must say for a declared placement: a function depends on the config, so the cell names both. */
 function expectedCell(declared: Placement | ((c: never) => Placement) | undefined): (cell: string) => boolean {
   if (typeof declared === 'function') return (cell) => cell.startsWith('every worker') && cell.includes('one');
   if (declared === 'every-worker') return (cell) => cell === 'every worker';
@@ -27,8 +27,8 @@ describe('placement under --workers', function () {
   this.timeout(20000);
   const registries = Registries.withBuiltins();
 
-  it('the README table states each connector type\'s placement as its type declares it', () => {
-    const table = readmeTable();
+  it('the docs/workers.md table states each connector type\'s placement as its type declares it', () => {
+    const table = placementTable();
     const types = new Set([...registries.onramps.names(), ...registries.offramps.names()]);
     expect([...table.keys()].sort()).to.deep.equal([...types].sort());
     for (const [name, [onramp, offramp]] of table) {

@@ -4,6 +4,9 @@ import { exampleCopy } from '../../helpers/examples';
 import { runExample } from '../example-runner';
 import { call, eventually, startRuntime, type Started } from '../../helpers/runtime';
 import { curl, freePort, targetServer, type TargetServer } from './helpers';
+import { execFile } from 'node:child_process';
+import { docBlock } from '../../helpers/readme';
+import { peer } from '../../helpers/peers';
 
 describe('rest end to end', () => {
   let rt: Started | undefined;
@@ -76,17 +79,23 @@ describe('rest end to end', () => {
     expect(answer.text).to.match(/onramp 'web' \(rest\) cannot start: .*EADDRINUSE/);
   });
 
-  it('examples/rest.yaml answers a request with its own body, status 201 and the path', async function () {
+  it("examples/rest.yaml answers examples/README.md's curl line with its own body, status 201 and the path", async function () {
     this.timeout(20000);
-    // the example's port 8180 becomes 0: the onramp logs the port it bound
+    const [start, request] = docBlock('examples/README.md', '# Examples', 'sh').trim().split('\n');
+    // the block's first line is what the test runs, with the example's port 8180 made 0 (the onramp logs the port it bound)
+    expect(start).to.equal('npm start -- -f examples/rest.yaml --no-api &');
     const eddy = runExample(exampleCopy('rest.yaml', { 8180: 0 }));
     let code: number | null;
     try {
       const [, port] = await eddy.logged(/Onramp \S*\/onramp\/web\/main listening on http:\/\/127\.0\.0\.1:(\d+)\//);
-      const answer = await curl(`http://127.0.0.1:${port}/greet`, ['-H', 'Content-Type: application/yaml', '--data-binary', 'hello: world']);
-      expect(answer.status).to.equal(201);
-      expect(answer.headers['x-echo-path']).to.equal('/greet');
-      expect(JSON.parse(answer.body)).to.deep.equal({ hello: 'world' });
+      expect(request.startsWith('curl ')).to.equal(true);
+      const line = request.replace(/^curl /, `${peer('curl')} -s -m 10 `).replace('127.0.0.1:8180/', `127.0.0.1:${port}/`);
+      expect(line, "the block's request names the example's port").to.include(`127.0.0.1:${port}/greet`);
+      const answer = await new Promise<string>((resolve, reject) => execFile('sh', ['-c', line], (err, stdout) => (err ? reject(err) : resolve(stdout))));
+      const [head, body] = answer.split('\r\n\r\n');
+      expect(head).to.match(/^HTTP\/1\.1 201 /);
+      expect(head.toLowerCase()).to.include('x-echo-path: /greet');
+      expect(JSON.parse(body)).to.deep.equal({ hello: 'world' });
     } finally {
       code = await eddy.stop();
     }
