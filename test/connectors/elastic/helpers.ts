@@ -190,7 +190,9 @@ export async function proxyTo(target: ServiceAddress, options: { port?: number; 
       res.once('close', () => inFlight--);
     }
     const forward = () => {
-      const upstream = httpRequest({ host: target.host, port: target.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+      // a connection of its own per request (agent: false): Node's global agent keeps sockets alive, and one the
+      // cluster had closed as idle, reused by the next request, failed that request ("other side closed") now and then
+      const upstream = httpRequest({ host: target.host, port: target.port, method: req.method, path: req.url, headers: req.headers, agent: false }, (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(res);
       });
