@@ -46,6 +46,16 @@ function compiledOnly(src: string, data: unknown, meta: unknown): Outcome | 'fal
   }
 }
 
+/**
+ * @bufbuild/cel 0.6.1 reports "int overflow during divide" for a uint
+ * dividend of 2^63 or more (`18446744073709551615u / 1u`), where CEL gives
+ * the quotient (a uint division cannot overflow) and so does the compiled
+ * path: the one known divergence, checked by its own case below.
+ */
+function interpreterUintDivideBug(want: Outcome, compiled: Outcome): boolean {
+  return 'error' in want && /overflow during divide/.test(want.error) && 'value' in compiled && typeof compiled.value === 'bigint' && compiled.value >= 2n ** 63n;
+}
+
 /** Same value, or an error on both sides (messages may word the cause differently). */
 function sameOutcome(a: Outcome, b: Outcome): boolean {
   if ('error' in a || 'error' in b) return 'error' in a && 'error' in b;
@@ -129,10 +139,17 @@ describe('compiled CEL', () => {
         const want = interpreted(src, data, {});
         const alone = compiledOnly(src, data, {});
         if (alone === 'fallback') throw new Error(`${src} is not compiled`);
+        if (alone !== 'bail' && interpreterUintDivideBug(want, alone)) return;
         if (alone !== 'bail' && !sameOutcome(alone, want)) throw new Error(`${src} on ${JSON.stringify(data, big)}: compiled ${JSON.stringify(alone, big)}, interpreted ${JSON.stringify(want, big)}`);
       }),
       { numRuns: 3000 },
     );
+  });
+
+  it('should divide uints past 2^63 as CEL does, where the interpreter reports an overflow', () => {
+    expect(compiledOnly('18446744073709551615u / 1u', {}, {})).to.deep.equal({ value: 18446744073709551615n });
+    expect(compiledOnly('18446744073709551615u / 3u', {}, {})).to.deep.equal({ value: 6148914691236517205n });
+    expect(interpreted('18446744073709551615u / 1u', {}, {})).to.have.property('error').that.matches(/overflow during divide/);
   });
 
   it('should compile the macros, conversions and matches with CEL’s results and errors', () => {
