@@ -231,7 +231,7 @@ export interface OfframpContext extends RampContext {
  * postprocesses each event (each batch member separately) and hands over the
  * payloads; the sink only sends them and reports success (return or resolve)
  * or failure (throw or reject). `event.data` may be decoded only when first
- * read (connectors/_shared/lazy-event.ts): read it, don't spread the event.
+ * read (core/lazy-event.ts): read it, don't spread the event.
  */
 export interface Sink {
   send(payloads: Buffer[], event: EddyEvent): Promise<void> | void;

@@ -9,7 +9,7 @@ import type { ContraflowTarget } from '../../contraflow/contraflow';
 import type { OfframpContext, RampContext, Sink } from '../connector';
 import { RampCounters } from './ramp-metrics';
 import { TapHook } from '../../core/tap-hook';
-import { LazyEvent } from './lazy-event';
+import { LazyEvent } from '../../core/lazy-event';
 
 export interface OfframpParts {
   readonly ctx: RampContext;
