@@ -1,3 +1,4 @@
+import type { Histogram } from 'hdr-histogram-js';
 import type { Observable, SchedulerLike, Subscriber } from '../core/rx';
 import type { Codec } from '../codecs/codec';
 import type { EddyEvent, EventId, Insight, Meta } from '../core/event';
@@ -224,6 +225,13 @@ export interface OfframpContext extends RampContext {
   readonly codec: Codec;
   /** timers (reconnect back-off) go through this */
   readonly scheduler: SchedulerLike;
+  /**
+   * Where a measuring sink (blackhole) hands its finished measurement: the
+   * runtime's `onMeasurement` (a worker under `--workers N` passes it to the
+   * primary, which prints one combined report). Absent when nobody collects
+   * measurements (one process).
+   */
+  readonly publishMeasurement?: (report: object, histogram: Histogram) => void;
 }
 
 /**
