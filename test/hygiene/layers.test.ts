@@ -34,7 +34,7 @@ const LAYERS: { name: string; modules: Record<string, string[]> }[] = [
     name: 'engine and connector toolkit',
     modules: { pipeline: ['src/pipeline/'], 'connector toolkit': ['src/connectors/connector.ts', 'src/connectors/_shared/'] },
   },
-  { name: 'connector types and ramps', modules: { 'connectors/*': ['src/connectors/*/'], ramps: ['src/ramps/'] } },
+  { name: 'connector types', modules: { 'connectors/*': ['src/connectors/*/'] } },
   { name: 'catalogs', modules: { catalogs: ['src/connectors/catalog.ts', 'src/connectors/index.ts', 'src/builtins.ts'] } },
   { name: 'runtime', modules: { runtime: ['src/runtime/'] } },
   {
@@ -55,7 +55,6 @@ const EXCEPTIONS: [string, string, string][] = [
 
 /** Edges that close a cycle between files still there: [importing file, imported file, why]. Cutting them must leave no cycle. */
 const CYCLE_EXCEPTIONS: [string, string, string][] = [
-  ['src/runtime/tap.ts', 'src/runtime/runtime.ts', 'the tap hub looks instances up through the whole Runtime'],
   ['src/pipeline/aggregate/functions.ts', 'src/pipeline/aggregate/basic.ts', 'the function interfaces live in the catalog of functions'],
   ['src/pipeline/aggregate/functions.ts', 'src/pipeline/aggregate/collect.ts', 'the function interfaces live in the catalog of functions'],
   ['src/pipeline/aggregate/functions.ts', 'src/pipeline/aggregate/distinct.ts', 'the function interfaces live in the catalog of functions'],
