@@ -9,7 +9,7 @@ const { execSync } = require('node:child_process');
 
 const root = join(__dirname, '..');
 // what tsconfig.json includes, plus what changes how it compiles
-const SOURCES = ['src', 'test', 'marble-tests', 'bench', 'examples', 'tsconfig.json', 'package.json', 'package-lock.json'];
+const SOURCES = ['src', 'tools', 'test', 'marble-tests', 'bench', 'examples', 'tsconfig.json', 'package.json', 'package-lock.json'];
 
 function newestMtime(path) {
   let stat;

@@ -25,8 +25,8 @@ export type { EddyEvent, EventId, EventOptions, Insight, InsightKind, Meta, Port
 export { EddyError } from './core/errors';
 export { createLogger, type Logger } from './core/logger';
 
-export { pipelineOperator, pipelinePorts, type PipelineOperatorOptions } from './pipeline/pipeline-operator';
-export { standalonePipeline, type StandaloneOptions, type StandalonePipeline } from './pipeline/standalone';
+export { pipelineOperator, pipelinePorts, type PipelineOperatorOptions } from './embed/pipeline-operator';
+export { standalonePipeline, type StandaloneOptions, type StandalonePipeline } from './embed/standalone';
 export { PipelineRuntime } from './pipeline/pipeline';
 export type { OperatorType, OperatorNode, OperatorContext } from './pipeline/operator';
 

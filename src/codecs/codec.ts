@@ -21,7 +21,7 @@ export interface Codec {
    * decoding it (the value is decoded when first read), and an offramp may
    * write out the frame of an event whose value nothing read or changed
    * instead of encoding the value again (see
-   * connectors/_shared/lazy-event.ts). Absent: always decode and encode.
+   * core/lazy-event.ts). Absent: always decode and encode.
    */
   roundTrips?(frame: Buffer): boolean;
 }

@@ -1,3 +1,4 @@
+import type { Histogram } from 'hdr-histogram-js';
 import type { Observable, SchedulerLike, Subscriber } from '../core/rx';
 import type { Codec } from '../codecs/codec';
 import type { EddyEvent, EventId, Insight, Meta } from '../core/event';
@@ -224,6 +225,13 @@ export interface OfframpContext extends RampContext {
   readonly codec: Codec;
   /** timers (reconnect back-off) go through this */
   readonly scheduler: SchedulerLike;
+  /**
+   * Where a measuring sink (blackhole) hands its finished measurement: the
+   * runtime's `onMeasurement` (a worker under `--workers N` passes it to the
+   * primary, which prints one combined report). Absent when nobody collects
+   * measurements (one process).
+   */
+  readonly publishMeasurement?: (report: object, histogram: Histogram) => void;
 }
 
 /**
@@ -231,7 +239,7 @@ export interface OfframpContext extends RampContext {
  * postprocesses each event (each batch member separately) and hands over the
  * payloads; the sink only sends them and reports success (return or resolve)
  * or failure (throw or reject). `event.data` may be decoded only when first
- * read (connectors/_shared/lazy-event.ts): read it, don't spread the event.
+ * read (core/lazy-event.ts): read it, don't spread the event.
  */
 export interface Sink {
   send(payloads: Buffer[], event: EddyEvent): Promise<void> | void;

@@ -48,7 +48,7 @@ export interface OperatorType<C = Record<string, unknown>> {
    * The operator only forwards event objects: it never reads, changes or
    * copies them. Such a node gets events as they are; any other node gets
    * events whose `data` is an own property (decoded if an onramp had left
-   * it undecoded, see connectors/_shared/lazy-event.ts), so that copying an
+   * it undecoded, see core/lazy-event.ts), so that copying an
    * event with spread keeps its data.
    */
   readonly forwardsUnchanged?: boolean;

@@ -6,8 +6,8 @@ import type { ContraflowTarget } from '../contraflow/contraflow';
 import type { OperatorNode, OperatorType } from './operator';
 import { Endpoint, PipelineArtefact, buildGraph } from './graph';
 // the hot path's Subject (no allocation per event); it lives with the ramp machinery it is shared with
-import { FastSubject } from '../connectors/_shared/fast-subject';
-import { ownData } from '../connectors/_shared/lazy-event';
+import { FastSubject } from '../core/fast-subject';
+import { ownData } from '../core/lazy-event';
 
 export interface PipelineContext {
   readonly url: string;

@@ -1,3 +1,4 @@
+import type { Histogram } from 'hdr-histogram-js';
 import { hostname } from 'node:os';
 import { BehaviorSubject, Observable, asyncScheduler, filter, switchMap, take, type SchedulerLike } from '../core/rx';
 import type { Logger } from '../core/logger';
@@ -22,7 +23,12 @@ export interface InstanceEnv {
   readonly scheduler?: SchedulerLike;
   nextUid(): number;
   requestExit(code: number, reason: string): void;
+  /** where measuring offramps (blackhole) hand their finished measurements; absent: nobody collects them */
+  readonly onMeasurement?: MeasurementListener;
 }
+
+/** Takes an offramp's finished measurement: the instance's url, its report, the latency histogram it was made from. */
+export type MeasurementListener = (url: string, report: object, histogram: Histogram) => void;
 
 const HOST = hostname();
 
@@ -93,6 +99,7 @@ export async function createOfframp(url: string, artefact: OfframpArtefact, env:
   const concurrency = type.maxInFlight?.(config) ?? (typeof config.concurrency === 'number' ? config.concurrency : 256);
   const offramp = new OfframpRuntime({
     ctx: rampContext(url, env),
+    publishMeasurement: env.onMeasurement && ((report, histogram) => env.onMeasurement!(url, report, histogram)),
     codec,
     codecs,
     postprocessors: type.ignoresPostprocessors ? [] : postprocessors(env, artefact.postprocessors),

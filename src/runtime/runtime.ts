@@ -12,7 +12,7 @@ import type { OperatorType } from '../pipeline/operator';
 import type { OfframpType, OnrampType } from '../connectors/connector';
 import type { CodecType } from '../codecs/codec';
 import { Repository } from './repository';
-import { OnrampInstance, commitOfframp, createOfframp, createPipeline, type InstanceEnv } from './instances';
+import { OnrampInstance, commitOfframp, createOfframp, createPipeline, type InstanceEnv, type MeasurementListener } from './instances';
 import { MetricsReporter } from './metrics';
 import {
   SYSTEM_OFFRAMP,
@@ -91,6 +91,12 @@ export interface RuntimeOptions {
   store?: RuntimeStore;
   /** what published artefacts may do (paths, exit); everything when absent */
   policy?: PublishPolicy;
+  /**
+   * Takes each blackhole's finished measurement (its instance url, report and
+   * latency histogram): a worker (`--workers N`) passes them to the primary.
+   * Nothing collects them when absent.
+   */
+  onMeasurement?: MeasurementListener;
 }
 
 /**
@@ -104,6 +110,7 @@ export class Runtime {
   readonly logger: Logger;
   readonly scheduler: SchedulerLike | undefined;
   readonly store: RuntimeStore | undefined;
+  private readonly onMeasurement: MeasurementListener | undefined;
   /** parts asking the process to exit (exit offramp, blackhole, file close_on_done) */
   readonly exitRequests = new Subject<ExitRequest>();
   /** the live taps on instance ports (GET /tap/...) */
@@ -130,6 +137,7 @@ export class Runtime {
     this.logger = options.logger ?? createLogger();
     this.scheduler = options.scheduler;
     this.store = options.store;
+    this.onMeasurement = options.onMeasurement;
     this.repository = new Repository(this.registries, new SchemaValidator(), options.policy);
     this.metrics = new MetricsReporter((event) => this.metricsInput(event), options.scheduler);
   }
@@ -478,6 +486,7 @@ export class Runtime {
       scheduler: this.scheduler,
       nextUid: () => ++this.uid,
       requestExit: (code, reason) => this.requestExit(code, reason),
+      onMeasurement: this.onMeasurement,
     };
   }
 

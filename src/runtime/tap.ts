@@ -2,7 +2,10 @@ import type { Observable } from '../core/rx';
 import { batchValues, type EddyEvent } from '../core/event';
 import { invalid, notFound } from '../core/errors';
 import type { TapHook } from '../core/tap-hook';
-import type { Runtime } from './runtime';
+import type { OfframpRuntime } from '../connectors/_shared/offramp';
+import type { PipelineRuntime } from '../pipeline/pipeline';
+import type { OnrampInstance } from './instances';
+import type { Repository } from './repository';
 import { instanceUrl } from './urls';
 
 /** The kinds of instance that have ports to tap. */
@@ -221,6 +224,14 @@ interface TappedPort {
   readonly stop: () => void;
 }
 
+/** Where the hub looks instances up (the Runtime is one): declared here so tap.ts and runtime.ts do not import each other. */
+export interface TapTargets {
+  readonly repository: Pick<Repository, 'get'>;
+  onramp(url: string): OnrampInstance | undefined;
+  offramp(url: string): OfframpRuntime | undefined;
+  pipeline(url: string): PipelineRuntime | undefined;
+}
+
 /**
  * The runtime's live taps: which ports are tapped and by whom. A port is
  * listened to once, however many clients tap it, and only while one does;
@@ -229,7 +240,7 @@ interface TappedPort {
 export class TapHub {
   private readonly ports = new Map<string, TappedPort>();
 
-  constructor(private readonly runtime: Runtime) {}
+  constructor(private readonly runtime: TapTargets) {}
 
   /**
    * Starts tapping `/kind/artefact/instance` at `port`. Throws a 404 naming

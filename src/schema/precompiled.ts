@@ -5,7 +5,7 @@ import type { JsonSchema } from './json-schema';
 
 /**
  * Validators ajv generated ahead of time (`npm run build` runs
- * dist/src/schema/precompile.js after tsc), one module per schema, named by
+ * dist/tools/precompile.js after tsc), one module per schema, named by
  * a hash of the schema's JSON text. Compiling a schema with ajv costs
  * milliseconds to tens of milliseconds each and ajv itself is slow to load;
  * a generated module is only required.

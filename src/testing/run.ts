@@ -5,7 +5,7 @@ import { batchValues, event as makeEvent, trackedIds, type EddyEvent, type Event
 import { walNode } from '../pipeline/operators/wal';
 import { MemoryWalStorage } from '../pipeline/operators/wal-storage';
 import { wal } from '../pipeline/operators/wal';
-import { checkPort, standalonePipeline } from '../pipeline/standalone';
+import { checkPort, standalonePipeline } from '../embed/standalone';
 import { Registries } from '../runtime/registries';
 import type { EventSpec, InsightSpec, PipelineCase } from './cases';
 

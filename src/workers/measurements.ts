@@ -1,19 +1,12 @@
 /**
  * A blackhole's finished measurement, passed to the primary when the
- * process is a worker (`--workers N`), so the primary can print one
- * combined report: events summed, histograms merged. In one process
- * nothing is listening and `publishMeasurement` does nothing.
+ * process is a worker (`--workers N`: the worker's runtime has an
+ * `onMeasurement` that sends it), so the primary can print one combined
+ * report: events summed, histograms merged. In one process nothing collects
+ * measurements.
  */
 import type * as Hdr from 'hdr-histogram-js';
 import type { BlackholeReport } from '../connectors/blackhole/offramp';
-
-type Listener = (url: string, report: BlackholeReport, histogram: string) => void;
-let listener: Listener | undefined;
-
-/** Set by the worker process; undefined elsewhere. */
-export function onMeasurement(l: Listener | undefined): void {
-  listener = l;
-}
 
 /**
  * The package's index (its encoders, pako and its WebAssembly build: ~10 MB
@@ -22,8 +15,9 @@ export function onMeasurement(l: Listener | undefined): void {
  */
 const hdrIndex = (): typeof Hdr => require('hdr-histogram-js') as typeof Hdr; // eslint-disable-line @typescript-eslint/no-require-imports
 
-export function publishMeasurement(url: string, report: BlackholeReport, histogram: Hdr.Histogram): void {
-  if (listener) listener(url, report, hdrIndex().encodeIntoCompressedBase64(histogram));
+/** A histogram as it crosses processes: hdr-histogram-js's compressed base64. */
+export function encodeHistogram(histogram: Hdr.Histogram): string {
+  return hdrIndex().encodeIntoCompressedBase64(histogram);
 }
 
 /** What the primary prints: the blackhole's report over every worker, plus each worker's own figures. */

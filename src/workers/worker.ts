@@ -10,7 +10,8 @@ import { Runtime } from '../runtime/runtime';
 import type { Artefact } from '../runtime/artefacts';
 import type { Kind } from '../runtime/urls';
 import { instanceMetrics } from './metrics';
-import { onMeasurement } from './measurements';
+import { encodeHistogram } from './measurements';
+import type { BlackholeReport } from '../connectors/blackhole/offramp';
 import { WORKER_ID_ENV, type FromWorker, type ToWorker } from './protocol';
 
 /** How often a worker tells the primary its health unasked (after every change it tells at once). */
@@ -60,7 +61,11 @@ async function answer(message: Extract<ToWorker, { id: number }>, runtime: Runti
 export async function workerMain(): Promise<void> {
   const id = Number(process.env[WORKER_ID_ENV]);
   const logger = prefixed(createLogger(), `[worker ${id}]`);
-  const runtime = new Runtime({ logger });
+  // the primary prints one combined report of every worker's blackhole (the only type that measures)
+  const runtime = new Runtime({
+    logger,
+    onMeasurement: (url, report, histogram) => send({ type: 'measurement', url, report: report as BlackholeReport, histogram: encodeHistogram(histogram) }),
+  });
   await runtime.start();
   let stopping = false;
   const timer = setInterval(() => send({ type: 'health', health: runtime.health() }), HEALTH_INTERVAL_MS);
@@ -71,7 +76,6 @@ export async function workerMain(): Promise<void> {
     await runtime.shutdown();
     process.exit(0);
   };
-  onMeasurement((url, report, histogram) => send({ type: 'measurement', url, report, histogram }));
   runtime.exitRequests.subscribe(({ code, reason }) => send({ type: 'exit', code, reason }));
   process.on('message', (message: ToWorker) => {
     if (message.type === 'shutdown') {

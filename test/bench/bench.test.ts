@@ -9,7 +9,7 @@ import { Runtime } from '../../src/runtime/runtime';
 import { CircuitBreaker } from '../../src/contraflow/circuit-breaker';
 import { blaster } from '../../src/connectors/blaster/onramp';
 import type { Frame, OnrampContext } from '../../src/connectors/connector';
-import { FastSubject } from '../../src/connectors/_shared/fast-subject';
+import { FastSubject } from '../../src/core/fast-subject';
 import { onrampContext } from '../../src/connectors/_shared/onramp';
 import { BENCHES, missingTypes, template } from '../../bench/run';
 

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import * as rxjs from 'rxjs';
 import { firstValueFrom, of } from 'rxjs';
 import * as rx from '../../src/core/rx';
-import { pipelineOperator } from '../../src/pipeline/pipeline-operator';
-import { standalonePipeline } from '../../src/pipeline/standalone';
+import { pipelineOperator } from '../../src/embed/pipeline-operator';
+import { standalonePipeline } from '../../src/embed/standalone';
 import { FirstEventProbe } from '../helpers/first-event';
 
 const PASSTHROUGH = { id: 'p', interface: { inputs: ['in'], outputs: ['out'] }, nodes: [{ id: 'n', type: 'passthrough' }], links: { in: ['n'], n: ['out'] } };

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { OfframpType, OnrampType } from '../../src/connectors/connector';
-import { CONNECTOR_REFERENCE_DIR, configRows, renderConnectorPages, repoRoot, stalePages, writePages } from '../../src/docs/connector-reference';
+import { CONNECTOR_REFERENCE_DIR, configRows, renderConnectorPages, repoRoot, stalePages, writePages } from '../../tools/docs/connector-reference';
 import { Registries } from '../../src/runtime/registries';
 
 const ROOT = repoRoot(__dirname);

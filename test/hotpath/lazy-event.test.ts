@@ -1,13 +1,13 @@
 import { expect } from 'chai';
 import { map } from 'rxjs';
 import type { Codec, CodecType, EddyEvent, OperatorType, Registries } from '../../src/index';
-import { LazyEvent, LazyPolicy, ownData } from '../../src/connectors/_shared/lazy-event';
+import { LazyEvent, LazyPolicy, ownData } from '../../src/core/lazy-event';
 import { json } from '../../src/codecs/json';
 import { eventually } from '../helpers/runtime';
 import { feed, passthrough, startFlow, stopFlowsAfterEach } from './flow-harness';
 
 /**
- * Lazy decoding (connectors/_shared/lazy-event.ts): an onramp whose codec
+ * Lazy decoding (core/lazy-event.ts): an onramp whose codec
  * vouches for a frame (`roundTrips`) leaves it undecoded until something
  * reads the event's data; an event nobody reads is never decoded.
  */

@@ -5,7 +5,7 @@ import { feed, passthrough, startFlow, stopFlowsAfterEach } from './flow-harness
 /**
  * An event whose value nothing read or changed between an onramp and an
  * offramp with the same codec leaves as the very frame it came in as
- * (connectors/_shared/lazy-event.ts); anything that may read or change
+ * (core/lazy-event.ts); anything that may read or change
  * the value makes the offramp encode afresh.
  */
 

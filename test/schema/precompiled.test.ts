@@ -3,7 +3,7 @@ import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Ajv from 'ajv';
 import { AJV_OPTIONS, artefactSchemas, SchemaValidator } from '../../src/schema/artefacts';
-import { precompile } from '../../src/schema/precompile';
+import { precompile } from '../../tools/precompile';
 import { precompiledValidator, schemaKey } from '../../src/schema/precompiled';
 import type { JsonSchema } from '../../src/schema/json-schema';
 import { onrampCatalog, offrampCatalog } from '../../src/connectors/catalog';

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { Subject, firstValueFrom, from, lastValueFrom, map, toArray } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { batchValues, event, isEvent, type Insight } from '../../src/core/event';
-import { pipelineOperator, pipelinePorts } from '../../src/pipeline/pipeline-operator';
+import { pipelineOperator, pipelinePorts } from '../../src/embed/pipeline-operator';
 import { Runtime } from '../../src/runtime/runtime';
 import { createLogger } from '../../src/core/logger';
 

@@ -9,7 +9,7 @@ import type { ContraflowTarget } from '../../contraflow/contraflow';
 import type { OfframpContext, RampContext, Sink } from '../connector';
 import { RampCounters } from './ramp-metrics';
 import { TapHook } from '../../core/tap-hook';
-import { LazyEvent } from './lazy-event';
+import { LazyEvent } from '../../core/lazy-event';
 
 export interface OfframpParts {
   readonly ctx: RampContext;
@@ -19,6 +19,8 @@ export interface OfframpParts {
   /** in-flight sends beyond which the circuit breaker is triggered */
   readonly maxInFlight: number;
   readonly createSink: (ctx: OfframpContext) => Sink | Promise<Sink>;
+  /** where a measuring sink hands its finished measurement (OfframpContext.publishMeasurement) */
+  readonly publishMeasurement?: OfframpContext['publishMeasurement'];
   /** `linked: true`: responses are decoded with `preprocessors` and emitted on `out`/`err` */
   readonly linked?: boolean;
   /** the ramp's preprocessors (linked only), a fresh chain per response */
@@ -272,6 +274,7 @@ export class OfframpRuntime {
       decode: (payload, codec) => this.decode(payload, codec),
       codec: this.parts.codec,
       scheduler: this.parts.scheduler ?? asyncScheduler,
+      publishMeasurement: this.parts.publishMeasurement,
     };
   }
 }

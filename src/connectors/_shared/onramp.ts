@@ -7,12 +7,12 @@ import { runProcessors, type FrameContext, type Postprocessor, type Preprocessor
 import type { Frame, OnrampContext, OnrampSource, RampContext, SourceInputs } from '../connector';
 import { CircuitBreaker } from '../../contraflow/circuit-breaker';
 import { RampCounters } from './ramp-metrics';
-import { FastSubject } from './fast-subject';
+import { FastSubject } from '../../core/fast-subject';
 import { pullLoop } from './pull-loop';
 import { batchValues } from '../../core/event';
 import { codecPicker } from './codecs';
 import { TapHook } from '../../core/tap-hook';
-import { LazyEvent, LazyPolicy } from './lazy-event';
+import { LazyEvent, LazyPolicy } from '../../core/lazy-event';
 
 export interface OnrampParts {
   readonly ctx: RampContext;

@@ -2,7 +2,6 @@
 import { constructorFromBucketSize } from 'hdr-histogram-js/dist/JsHistogramFactory';
 import { monoNs, toMonoNs } from '../../core/clock';
 import type { OfframpType } from '../connector';
-import { publishMeasurement } from '../../workers/measurements';
 import { BucketCounts } from './bucket-counts';
 
 interface BlackholeConfig {
@@ -104,7 +103,7 @@ export const blackhole: OfframpType<BlackholeConfig> = {
         : `${histogram.outputPercentileDistribution()}\n\nThroughput: ${summary.events_per_second.toFixed(1)} events/s, ${summary.megabytes_per_second.toFixed(1)} MB/s\n`;
       process.stdout.write(text);
       // a worker (--workers N) also hands it to the primary, which prints the combined report
-      publishMeasurement(ctx.url, summary, histogram);
+      ctx.publishMeasurement?.(summary, histogram);
       ctx.requestExit(0, `blackhole ${ctx.url} finished its measurement`);
     };
     const stopTimer =

@@ -1,4 +1,4 @@
-import { ObjectUnsubscribedError, Subject, config, type Observer } from '../../core/rx';
+import { ObjectUnsubscribedError, Subject, config, type Observer } from './rx';
 
 /** read once: the module's exports are getters, too slow to call per event */
 const rxConfig = config;

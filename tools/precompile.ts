@@ -1,25 +1,26 @@
 /**
  * Build step (`npm run build`, after tsc): writes ajv standalone validation
  * code for every builtin schema into dist/src/schema/precompiled/, one
- * module per schema named by its hash (see ./precompiled). The output is
+ * module per schema named by its hash (see src/schema/precompiled.ts). The output is
  * generated, never committed: it is derived from the schemas in the
  * sources, and the hash naming makes a stale or missing module harmless
  * (the schema is then compiled at run time, as it always was).
  *
- * `node dist/src/schema/precompile.js [DIR]` writes to DIR instead.
+ * `node dist/tools/precompile.js [DIR]` writes to DIR instead.
  */
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Ajv from 'ajv';
 import standaloneCode from 'ajv/dist/standalone';
-import { loadAll } from '../core/registry';
-import { offrampCatalog, onrampCatalog } from '../connectors/catalog';
-import { operatorCatalog } from '../pipeline/operators/catalog';
-import { postprocessorCatalog, preprocessorCatalog } from '../processors/catalog';
-import { Registries } from '../runtime/registries';
-import { AJV_OPTIONS, artefactSchemas } from './artefacts';
-import type { JsonSchema } from './json-schema';
-import { PRECOMPILED_DIR, schemaKey, schemaTextLine } from './precompiled';
+import { PLACEHOLDERS_SCHEMA } from '../src/api/routes';
+import { loadAll } from '../src/core/registry';
+import { offrampCatalog, onrampCatalog } from '../src/connectors/catalog';
+import { operatorCatalog } from '../src/pipeline/operators/catalog';
+import { postprocessorCatalog, preprocessorCatalog } from '../src/processors/catalog';
+import { Registries } from '../src/runtime/registries';
+import { AJV_OPTIONS, artefactSchemas } from '../src/schema/artefacts';
+import type { JsonSchema } from '../src/schema/json-schema';
+import { PRECOMPILED_DIR, schemaKey, schemaTextLine } from '../src/schema/precompiled';
 
 /** Every schema a runtime with only the builtin types validates against. */
 export function builtinSchemas(): JsonSchema[] {
@@ -33,9 +34,7 @@ export function builtinSchemas(): JsonSchema[] {
   const types = [onrampCatalog, offrampCatalog, preprocessorCatalog, postprocessorCatalog, operatorCatalog].flatMap((catalog) =>
     loadAll<{ configSchema?: JsonSchema }>(catalog),
   );
-  // the API's placeholder body schema, read here so the API module is loaded only at build time
-  const { PLACEHOLDERS_SCHEMA } = require('../api/routes') as typeof import('../api/routes'); // eslint-disable-line @typescript-eslint/no-require-imports
-  const schemas = [...Object.values(artefacts), ...types.flatMap((t) => (t.configSchema ? [t.configSchema] : [])), PLACEHOLDERS_SCHEMA];
+  const schemas = [...Object.values(artefacts), ...types.flatMap((t) => (t.configSchema ? [t.configSchema] : [])), PLACEHOLDERS_SCHEMA]; // the API's placeholder body schema
   return schemas;
 }
 

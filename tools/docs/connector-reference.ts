@@ -2,23 +2,23 @@
  * The connector reference: Markdown generated from the registered onramp and
  * offramp types (their config schemas, examples, default codecs) and the
  * prose in `docs/connectors/<type>.md`, so its tables never drift from the
- * code. Run directly (`node dist/src/docs/connector-reference.js`, or
+ * code. Run directly (`node dist/tools/docs/connector-reference.js`, or
  * `npm run docs`), it rewrites the pages under docs/reference/connectors/
  * and removes those of types that are gone.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
-import type { OfframpType, OnrampType } from '../connectors/connector';
-import type { JsonSchema } from '../schema/json-schema';
-import { Registries } from '../runtime/registries';
+import type { OfframpType, OnrampType } from '../../src/connectors/connector';
+import type { JsonSchema } from '../../src/schema/json-schema';
+import { Registries } from '../../src/runtime/registries';
 
 /** Where the generated pages live, under the repository root: one `<type>.md` per connector type and a `README.md` index. */
 export const CONNECTOR_REFERENCE_DIR = join('docs', 'reference', 'connectors');
 
 /** The first line of every generated page. */
 export const GENERATED_NOTE =
-  '<!-- generated from the connector types and docs/connectors/<type>.md by src/docs/connector-reference.ts: edit those, then run `npm run docs` -->';
+  '<!-- generated from the connector types and docs/connectors/<type>.md by tools/docs/connector-reference.ts: edit those, then run `npm run docs` -->';
 
 export interface RenderOptions {
   /** where `<type>.md` files are read from; default `docs/connectors` under the repository root */

@@ -6,8 +6,8 @@ import { Registries } from '../runtime/registries';
 import { Repository } from '../runtime/repository';
 import { createPipeline } from '../runtime/instances';
 import { SchemaValidator } from '../schema/artefacts';
-import { buildGraph, type PipelineArtefact } from './graph';
-import type { PipelineRuntime } from './pipeline';
+import { buildGraph, type PipelineArtefact } from '../pipeline/graph';
+import type { PipelineRuntime } from '../pipeline/pipeline';
 
 /** How a pipeline is built outside a Runtime. */
 export interface StandaloneOptions {

@@ -3,13 +3,13 @@
  * postprocessor and codec with its one-line summary and its config, generated
  * from the schemas that validate the config at publish, so the document
  * cannot say something the runtime does not enforce. Run directly
- * (`node dist/src/docs/config-reference.js`, or `npm run docs`), it rewrites
+ * (`node dist/tools/docs/config-reference.js`, or `npm run docs`), it rewrites
  * docs/reference.md.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { JsonSchema } from '../schema/json-schema';
-import { Registries } from '../runtime/registries';
+import type { JsonSchema } from '../../src/schema/json-schema';
+import { Registries } from '../../src/runtime/registries';
 import { configRows, repoRoot } from './connector-reference';
 
 /** Where the reference lives, under the repository root. */
@@ -46,7 +46,7 @@ export function renderConfigReference(registries: Registries): string {
     };
   });
   const out: string[] = [
-    '<!-- generated from the type schemas by src/docs/config-reference.ts: edit those, then run `npm run docs` -->',
+    '<!-- generated from the type schemas by tools/docs/config-reference.ts: edit those, then run `npm run docs` -->',
     '',
     '# Config reference',
     '',

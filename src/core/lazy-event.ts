@@ -1,5 +1,13 @@
-import type { Codec } from '../../codecs/codec';
-import type { EddyEvent, EventId, Meta } from '../../core/event';
+import type { EddyEvent, EventId, Meta } from './event';
+
+/**
+ * What a lazy event needs of its codec (codecs/codec.ts's `Codec` is one):
+ * declared here so the core does not depend on the codecs above it.
+ */
+export interface FrameCodec {
+  readonly name: string;
+  decode(data: Buffer, ingestNs: bigint): unknown;
+}
 
 /**
  * An event whose data is decoded the first time something reads it.
@@ -24,7 +32,7 @@ export class LazyEvent implements EddyEvent {
   // private fields (#): invisible to spread, Object.keys and JSON.stringify
   #frame: Buffer | undefined;
   #value: unknown = undefined;
-  readonly #codec: Codec;
+  readonly #codec: FrameCodec;
   readonly #policy: LazyPolicy;
 
   constructor(
@@ -34,7 +42,7 @@ export class LazyEvent implements EddyEvent {
     public originUri: string,
     public transactional: boolean,
     frame: Buffer,
-    codec: Codec,
+    codec: FrameCodec,
     policy: LazyPolicy,
   ) {
     this.#frame = frame;
@@ -59,7 +67,7 @@ export class LazyEvent implements EddyEvent {
   }
 
   /** The frame this event came in as, while its data is unread and `codec` is the one that validated it. */
-  untouchedFrame(codec: Codec): Buffer | undefined {
+  untouchedFrame(codec: FrameCodec): Buffer | undefined {
     return this.#frame !== undefined && codec.name === this.#codec.name ? this.#frame : undefined;
   }
 
