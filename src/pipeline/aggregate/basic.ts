@@ -1,5 +1,5 @@
 /** Counting and picking: count, count_if, first, last. */
-import type { Accumulator, AggregateFunction } from './functions';
+import type { Accumulator, AggregateFunction } from './function';
 import { checkConstantCount, mergeable, typeName } from './values';
 
 class Count implements Accumulator {

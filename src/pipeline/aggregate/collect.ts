@@ -4,7 +4,7 @@
  * `meta()` gives `{dropped: n}` for the output event's meta once there are
  * some, so a truncated list is never mistaken for a complete one.
  */
-import type { Accumulator, AggregateFunction } from './functions';
+import type { Accumulator, AggregateFunction } from './function';
 import { checkConstantCount, constantLabel, integerConstant, mergeable } from './values';
 
 export const COLLECT_DEFAULT_LIMIT = 100;

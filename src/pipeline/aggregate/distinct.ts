@@ -6,7 +6,7 @@
  * switch to linear counting for small counts.
  */
 import { isCelList, isCelMap, isCelUint } from '@bufbuild/cel';
-import type { Accumulator, AggregateFunction } from './functions';
+import type { Accumulator, AggregateFunction } from './function';
 import { checkConstantCount, mergeable } from './values';
 
 /** Up to this many distinct values the count is exact. */

@@ -1,5 +1,5 @@
 /** The numeric functions: sum, min, max, mean, stddev, variance. */
-import type { Accumulator, AggregateFunction } from './functions';
+import type { Accumulator, AggregateFunction } from './function';
 import { checkConstantCount, exactInteger, mergeable, numericArg, numericDouble, type Numeric } from './values';
 
 /**

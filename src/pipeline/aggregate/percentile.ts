@@ -12,7 +12,7 @@
  * and its midpoint is within 2^-11 (0.049 %) of anything in it. Histograms
  * merge by adding counts.
  */
-import type { Accumulator, AggregateFunction } from './functions';
+import type { Accumulator, AggregateFunction } from './function';
 import { checkConstantCount, constantLabel, mergeable, numberConstant, numericDouble } from './values';
 
 /** mantissa bits kept per bucket */
