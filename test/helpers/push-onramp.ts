@@ -1,5 +1,6 @@
 import { Observable, type Subscriber } from 'rxjs';
 import type { Frame, OnrampType } from '../../src/connectors/connector';
+import type { Runtime } from '../../src/runtime/runtime';
 
 /**
  * An onramp type named `push` that a test feeds by hand: each running
@@ -19,4 +20,28 @@ export function pushOnramp(feeds: Map<string, Subscriber<Frame>>): OnrampType<Re
       }),
     }),
   };
+}
+
+/**
+ * Publishes and activates `/binding/flow/main`: the `push` onramp → `relay`
+ * (one passthrough node) → the offramp type `keeper`, which the caller
+ * registered (each test keeps what it receives its own way).
+ */
+export async function activatePushFlow(runtime: Runtime): Promise<void> {
+  runtime.publish('onramp', { id: 'push', type: 'push' });
+  runtime.publish('offramp', { id: 'keeper', type: 'keeper' });
+  runtime.publish('pipeline', {
+    id: 'relay',
+    interface: { inputs: ['in'], outputs: ['out'] },
+    nodes: [{ id: 'pass', type: 'passthrough' }],
+    links: { in: ['pass'], pass: ['out'] },
+  });
+  runtime.publish('binding', {
+    id: 'flow',
+    links: {
+      '/onramp/push/{instance}/out': ['/pipeline/relay/{instance}/in'],
+      '/pipeline/relay/{instance}/out': ['/offramp/keeper/{instance}/in'],
+    },
+  });
+  await runtime.activate('binding', 'flow', 'main');
 }

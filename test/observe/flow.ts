@@ -1,6 +1,6 @@
 import type { Subscriber } from 'rxjs';
 import type { Frame, OfframpType } from '../../src/connectors/connector';
-import { pushOnramp } from '../helpers/push-onramp';
+import { activatePushFlow, pushOnramp } from '../helpers/push-onramp';
 import { createLogger } from '../../src/core/logger';
 import type { EddyEvent } from '../../src/core/event';
 import { Runtime } from '../../src/runtime/runtime';
@@ -41,22 +41,7 @@ export async function startFlow(api: ApiOptions = {}): Promise<Flow> {
   };
   const runtime = new Runtime({ logger: createLogger('silent') }).registerOnramp(push).registerOfframp(keeper);
   const started = await startRuntime(runtime, api);
-  runtime.publish('onramp', { id: 'push', type: 'push' });
-  runtime.publish('offramp', { id: 'keeper', type: 'keeper' });
-  runtime.publish('pipeline', {
-    id: 'relay',
-    interface: { inputs: ['in'], outputs: ['out'] },
-    nodes: [{ id: 'pass', type: 'passthrough' }],
-    links: { in: ['pass'], pass: ['out'] },
-  });
-  runtime.publish('binding', {
-    id: 'flow',
-    links: {
-      '/onramp/push/{instance}/out': ['/pipeline/relay/{instance}/in'],
-      '/pipeline/relay/{instance}/out': ['/offramp/keeper/{instance}/in'],
-    },
-  });
-  await runtime.activate('binding', 'flow', 'main');
+  await activatePushFlow(runtime);
   const frame = (f: Omit<Frame, 'stream' | 'originUri'>) => {
     const feed = feeds.get('/onramp/push/main');
     if (!feed) throw new Error('the push onramp is not running');

@@ -3,7 +3,7 @@ import type { Subscriber } from 'rxjs';
 import type { Frame, OfframpContext, OfframpType } from '../../../src/connectors/connector';
 import { createLogger } from '../../../src/core/logger';
 import { Runtime } from '../../../src/runtime/runtime';
-import { pushOnramp } from '../../helpers/push-onramp';
+import { activatePushFlow, pushOnramp } from '../../helpers/push-onramp';
 
 /**
  * The onramp gate (src/connectors/_shared/onramp.ts): frames a source delivers
@@ -47,22 +47,7 @@ describe('connector machinery: the onramp gate, triggered again while it release
     };
     runtime = new Runtime({ logger: createLogger('silent') }).registerOnramp(push).registerOfframp(keeper);
     await runtime.start();
-    runtime.publish('onramp', { id: 'push', type: 'push' });
-    runtime.publish('offramp', { id: 'keeper', type: 'keeper' });
-    runtime.publish('pipeline', {
-      id: 'relay',
-      interface: { inputs: ['in'], outputs: ['out'] },
-      nodes: [{ id: 'pass', type: 'passthrough' }],
-      links: { in: ['pass'], pass: ['out'] },
-    });
-    runtime.publish('binding', {
-      id: 'flow',
-      links: {
-        '/onramp/push/{instance}/out': ['/pipeline/relay/{instance}/in'],
-        '/pipeline/relay/{instance}/out': ['/offramp/keeper/{instance}/in'],
-      },
-    });
-    await runtime.activate('binding', 'flow', 'main');
+    await activatePushFlow(runtime);
     const onramp = runtime.onramp('/onramp/push/main')!.runtime;
     return {
       kept,
