@@ -94,14 +94,35 @@ describe('window::aggregate', () => {
       expectWindows(config, 'ab|', { a: e(1, a), b: e(2, b) }, '-X|', { X: out({ t: 'syslog', count: 2, first: [a, b], cel: [a, b] }, 0, 1) });
     });
 
-    it('keeps groups apart whose keys differ only in type or look like a JSON key (1, "1", "[1]")', () => {
+    it('keeps groups apart whose keys differ only in type or look like a JSON key (1, "1", "[1]", "\\u0001[1]")', () => {
       const config: WindowAggregateConfig = { window: { count: 2 }, group_by: { k: 'event.k' }, aggregate: { n: 'count()' } };
-      const values = { a: e(1, { k: 1 }), b: e(2, { k: '1' }), c: e(3, { k: '[1]' }), d: e(4, { k: 1 }), f: e(5, { k: '1' }), g: e(6, { k: '[1]' }) };
-      expectWindows(config, 'abcdfg|', values, '---XYZ|', {
-        X: out({ k: 1, n: 2 }, 0, 3),
-        Y: out({ k: '1', n: 2 }, 1, 4),
-        Z: out({ k: '[1]', n: 2 }, 2, 5),
+      const values = {
+        a: e(1, { k: 1 }), b: e(2, { k: '1' }), c: e(3, { k: '[1]' }), h: e(4, { k: '\u0001[1]' }),
+        d: e(5, { k: 1 }), f: e(6, { k: '1' }), g: e(7, { k: '[1]' }), i: e(8, { k: '\u0001[1]' }),
+      };
+      expectWindows(config, 'abchdfgi|', values, '----XYZW|', {
+        X: out({ k: 1, n: 2 }, 0, 4),
+        Y: out({ k: '1', n: 2 }, 1, 5),
+        Z: out({ k: '[1]', n: 2 }, 2, 6),
+        W: out({ k: '\u0001[1]', n: 2 }, 3, 7),
       });
+    });
+
+    it('gives calls that name the same argument the same values, and each its own copy of a list or map', () => {
+      // event.v is evaluated once per event for all four calls; event.o once per call (a copy each)
+      const config: WindowAggregateConfig = {
+        window: { count: 2 },
+        aggregate: { s: 'sum(event.v)', lo: 'min(event.v)', hi: 'max(event.v)', m: 'mean(event.v)', a: 'collect(event.o)', b: 'collect(event.o)', n: 'count()' },
+      };
+      const values = { a: e(1, { v: 2, o: { x: 1 } }), b: e(2, { v: 6, o: { x: 2 } }) };
+      expectWindows(config, 'ab|', values, '-X|', { X: out({ s: 8, lo: 2, hi: 6, m: 4, a: [{ x: 1 }, { x: 2 }], b: [{ x: 1 }, { x: 2 }], n: 2 }, 0, 1) });
+      const s = testScheduler();
+      const outs: PortEvent[] = [];
+      s.run(({ cold }) => {
+        windowAggregateNode(config, testContext(s, 'w')).apply(cold('ab|', values)).subscribe((o) => outs.push(o));
+      });
+      const data = outs[0].event.data as { a: unknown[]; b: unknown[] };
+      expect(data.a[0], 'collect(event.o) twice: two copies, so changing one output field cannot change the other').to.not.equal(data.b[0]);
     });
   });
 
@@ -202,6 +223,16 @@ describe('window::aggregate', () => {
         E: { port: 'err', data: { size: 2 }, meta: { error: 'window::aggregate node w: group_by.app: field not found: app' } },
         F: { port: 'err', data: { app: 'x', size: 'big' }, meta: { error: 'window::aggregate node w: aggregate.s: sum: expected a number, got string' } },
         X: out({ app: 'x', n: 2, s: 4 }, 0, 3),
+      });
+    });
+
+    it('names the first call whose argument fails when several calls share it', () => {
+      const config: WindowAggregateConfig = { window: { count: 2 }, aggregate: { n: 'count()', hi: 'max(event.size)', s: 'sum(event.size)', m: 'mean(event.size)' } };
+      const values = { a: e(1, { size: 1 }), b: e(2, {}), c: e(3, { size: 'big' }), d: e(4, { size: 3 }) };
+      expectWindows(config, 'abcd|', values, '-EFX|', {
+        E: { port: 'err', data: {}, meta: { error: 'window::aggregate node w: aggregate.hi: field not found: size' } },
+        F: { port: 'err', data: { size: 'big' }, meta: { error: 'window::aggregate node w: aggregate.hi: max: expected a number, got string' } },
+        X: out({ n: 2, hi: 3, s: 4, m: 2 }, 0, 3),
       });
     });
   });

@@ -82,6 +82,16 @@ export class Aggregator {
   private perGroupOpen = 0;
   private readonly mint: () => { uid: number; seq: number };
   private readonly from: string;
+  /**
+   * The aggregate arguments, each distinct source once (sum, min, max and
+   * mean of `event.aint` read it once per event, not four times): CEL is pure,
+   * so one value serves every call that names the same expression.
+   */
+  private readonly argExprs: EventExpression[] = [];
+  /** per call, per argument: its slot in `argExprs` */
+  private readonly argSlots: number[][];
+  /** per call, per argument: whether it is its slot's first use (evaluated there; later uses read the value) */
+  private readonly argFirst: boolean[][];
 
   constructor(
     private readonly plan: AggregatorPlan,
@@ -93,6 +103,10 @@ export class Aggregator {
   ) {
     this.mint = idMinter(plan.uid);
     this.from = from;
+    const slotBySource = new Map<string, number>();
+    this.argSlots = plan.calls.map((call) => call.args.map((arg) => slotOf(slotBySource, this.argExprs, arg)));
+    const seen = new Set<number>();
+    this.argFirst = this.argSlots.map((slots) => slots.map((slot) => !seen.has(slot) && seen.add(slot) !== undefined));
   }
 
   /** One event in. */
@@ -126,6 +140,8 @@ export class Aggregator {
       }
       stage = 'aggregate';
       values = new Array<unknown[]>(calls.length);
+      // each distinct argument's value, evaluated at its first use, in call order, so an error names the same call as before
+      const evaluated = this.argExprs.length === 0 ? NO_VALUES : new Array<unknown>(this.argExprs.length);
       for (at = 0; at < calls.length; at++) {
         const call = calls[at];
         // count() and the like: one shared empty list (no function keeps or changes its argument list)
@@ -134,8 +150,18 @@ export class Aggregator {
           values[at] = NO_VALUES;
           continue;
         }
-        const args = new Array<unknown>(call.args.length);
-        for (let i = 0; i < args.length; i++) args[i] = call.args[i].evaluate(scope);
+        const slots = this.argSlots[at];
+        const first = this.argFirst[at];
+        const args = new Array<unknown>(slots.length);
+        for (let i = 0; i < args.length; i++) {
+          const slot = slots[i];
+          if (first[i]) args[i] = (evaluated as unknown[])[slot] = this.argExprs[slot].evaluate(scope);
+          else {
+            // a list or map is evaluated again: each call gets its own copy, as it did when every call evaluated its arguments
+            const v = evaluated[slot];
+            args[i] = typeof v === 'object' && v !== null ? this.argExprs[slot].evaluate(scope) : v;
+          }
+        }
         call.check(args);
         values[at] = args;
       }
@@ -450,12 +476,25 @@ function timeMs(value: unknown): number {
   throw new Error(`must be epoch milliseconds or a timestamp, got ${value === null ? 'null' : typeof value}`);
 }
 
+/** The slot of `arg` in `exprs`, by its source: a new slot for a source not seen before. */
+function slotOf(slotBySource: Map<string, number>, exprs: EventExpression[], arg: EventExpression): number {
+  let slot = slotBySource.get(arg.source);
+  if (slot === undefined) {
+    slot = exprs.push(arg) - 1;
+    slotBySource.set(arg.source, slot);
+  }
+  return slot;
+}
+
 /** The group's key: its group_by values, in order; bigints kept apart from strings. */
 function groupKey(values: readonly unknown[]): string {
   if (values.length === 0) return '';
-  // the common case, one string (group by event.app): itself behind a character no JSON text starts with, without a JSON.stringify per event
-  if (values.length === 1 && typeof values[0] === 'string') return `\u0001${values[0]}`;
-  return JSON.stringify(values, (_k, v: unknown) => (typeof v === 'bigint' ? `\u0000n${v}` : v));
+  // The common case, one string (group by event.app): the string itself, without a JSON.stringify or a
+  // concatenation per event (a new string hashed again by every Map lookup). Every other key starts with
+  // \u0001, a character no JSON text starts with, so it is apart from every such string; a string that
+  // itself starts with \u0001 takes the other way.
+  if (values.length === 1 && typeof values[0] === 'string' && values[0].charCodeAt(0) !== 1) return values[0];
+  return `\u0001${JSON.stringify(values, (_k, v: unknown) => (typeof v === 'bigint' ? `\u0000n${v}` : v))}`;
 }
 
 /** What `having` sees: each output field by name, and the output as `event`. */
