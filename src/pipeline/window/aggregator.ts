@@ -176,23 +176,14 @@ export class Aggregator {
       this.emit({ port: windows, event });
       return;
     }
-    // each window's group is looked up once here and kept for the adding below
-    const groups = new Array<Group | undefined>(windows.length);
-    for (let wi = 0; wi < windows.length; wi++) groups[wi] = windows[wi].groups.get(key);
-    const member: Member | undefined = event.transactional ? { event: { ...event, data: null }, open: windows.length, settled: false } : undefined;
+    const member: Member | undefined = event.transactional ? { event: { ...event, data: null }, open: windows instanceof Window ? 1 : windows.length, settled: false } : undefined;
     try {
-      for (let wi = 0; wi < windows.length; wi++) {
-        const w = windows[wi];
-        let group = groups[wi];
-        if (!group) w.groups.set(key, (group = new Group(groupFields(groupBy, groupValues), this.plan.calls)));
-        group.first ??= { ingestNs: event.ingestNs, originUri: event.originUri };
-        for (let i = 0; i < values.length; i++) group.accumulators[i].add(values[i]);
-        if (member) {
-          if (group.members === NO_MEMBERS) group.members = [];
-          group.members.push(member);
-        }
-        w.count++;
-        if (this.plan.window.kind === 'count' && w.count >= this.plan.window.count) this.closeCount(key, w);
+      // a tumbling window (the common case): the one window, without arrays
+      if (windows instanceof Window) this.add(windows, windows.groups.get(key), key, groupValues, values, event, member);
+      else {
+        // each window's group is looked up once, before any window takes the event
+        const groups = windows.map((w) => w.groups.get(key));
+        for (let wi = 0; wi < windows.length; wi++) this.add(windows[wi], groups[wi], key, groupValues, values, event, member);
       }
     } catch (err) {
       // a value the function refuses (sum of a string): the accumulators it reached took it already, so say which
@@ -202,6 +193,19 @@ export class Aggregator {
       return;
     }
     if (this.plan.time) this.advance(t);
+  }
+
+  /** The event into one of its windows' `group` (made when undefined). */
+  private add(w: Window, group: Group | undefined, key: string, groupValues: readonly unknown[], values: (readonly unknown[])[], event: EddyEvent, member: Member | undefined): void {
+    if (!group) w.groups.set(key, (group = new Group(groupFields(this.plan.groupBy, groupValues), this.plan.calls)));
+    group.first ??= { ingestNs: event.ingestNs, originUri: event.originUri };
+    for (let i = 0; i < values.length; i++) group.accumulators[i].add(values[i]);
+    if (member) {
+      if (group.members === NO_MEMBERS) group.members = [];
+      group.members.push(member);
+    }
+    w.count++;
+    if (this.plan.window.kind === 'count' && w.count >= this.plan.window.count) this.closeCount(key, w);
   }
 
   /** The source completed: emit every open window, marked partial, or drop them (failing their members back). */
@@ -242,12 +246,12 @@ export class Aggregator {
   }
 
   /**
-   * The windows `t` joins (created as needed); 'late' when every one of them
+   * The windows `t` joins (created as needed; a tumbling window's alone, not in an array); 'late' when every one of them
    * has closed; 'overflow' when it would add a group past `max_groups` (to
    * any of its windows, so that no window counts it partly; for session and
    * count windows, which hold one group each, past `max_groups` open ones).
    */
-  private windowsFor(t: number, key: string): Window[] | 'late' | 'overflow' {
+  private windowsFor(t: number, key: string): Window | Window[] | 'late' | 'overflow' {
     const spec = this.plan.window;
     switch (spec.kind) {
       case 'tumbling': {
@@ -256,7 +260,7 @@ export class Aggregator {
         if (start + spec.size <= this.watermark) return 'late';
         const groups = this.fixed.get(start)?.groups;
         if (groups !== undefined && groups.size >= this.plan.maxGroups && !groups.has(key)) return 'overflow';
-        return [this.fixedWindow(start, start + spec.size)];
+        return this.fixedWindow(start, start + spec.size);
       }
       case 'hopping': {
         const starts = fixedWindowStarts(spec, t).filter((start) => start + spec.size > this.watermark);
