@@ -38,9 +38,15 @@ export interface EventExpression {
   evaluate(scope: EventScope): unknown;
 }
 
+/** `event.a.b`: a plain read of nested fields (CEL identifiers, no reserved words: those the compile rejects first). */
+const FIELD_PATH = /^\s*event((?:\s*\.\s*[A-Za-z_][A-Za-z0-9_]*)+)\s*$/;
+
 /** Compiles an expression; a syntax error is thrown with its position. */
 export function compileEventExpression(source: string): EventExpression {
-  return new CelExpression(source, compileCel(source));
+  const program = compileCel(source);
+  const path = FIELD_PATH.exec(source);
+  if (path) return new FieldRead(source, program, path[1].split('.').slice(1).map((name) => name.trim()));
+  return new CelExpression(source, program);
 }
 
 class CelExpression implements EventExpression {
@@ -57,4 +63,33 @@ class CelExpression implements EventExpression {
 /** A constant argument (a percentile's q, a collect's limit): evaluated once, at publish, with no event. */
 export function evaluateConstant(source: string): unknown {
   return fromCel(compileCel(source).evaluateWith({}));
+}
+
+/**
+ * `event.a.b` (the usual group key or aggregate argument): the field read
+ * straight from the data when every step is a plain object that has it and
+ * the value is a string, a boolean or a non-zero number, which CEL gives back
+ * as it is. Anything else (a missing field, a map, a list, a bigint, 0, null)
+ * goes through the compiled program, so values and errors are CEL's own; the
+ * direct read skips its activation object, conversions and try per event.
+ */
+class FieldRead implements EventExpression {
+  constructor(
+    readonly source: string,
+    private readonly program: CelProgram,
+    private readonly path: readonly string[],
+  ) {}
+
+  evaluate(scope: EventScope): unknown {
+    let value: unknown = scope.data;
+    for (let i = 0; i < this.path.length; i++) {
+      if (typeof value !== 'object' || value === null) return this.program.evaluateJson(scope);
+      const proto: unknown = Object.getPrototypeOf(value);
+      if ((proto !== Object.prototype && proto !== null) || !Object.hasOwn(value, this.path[i])) return this.program.evaluateJson(scope);
+      value = (value as Record<string, unknown>)[this.path[i]];
+    }
+    const type = typeof value;
+    if (type === 'string' || type === 'boolean' || (type === 'number' && value !== 0)) return value;
+    return this.program.evaluateJson(scope);
+  }
 }
