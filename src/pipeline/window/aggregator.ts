@@ -92,6 +92,12 @@ export class Aggregator {
   private readonly argSlots: number[][];
   /** per call, per argument: whether it is its slot's first use (evaluated there; later uses read the value) */
   private readonly argFirst: boolean[][];
+  /**
+   * Lists reused by every event, filled anew by each push: no function keeps
+   * or changes its argument list, and nothing keeps them past the push (a
+   * new group copies its values into its fields).
+   */
+  private readonly scratch: { groupValues: unknown[]; values: unknown[][]; evaluated: unknown[]; args: unknown[][] };
 
   constructor(
     private readonly plan: AggregatorPlan,
@@ -107,6 +113,12 @@ export class Aggregator {
     this.argSlots = plan.calls.map((call) => call.args.map((arg) => slotOf(slotBySource, this.argExprs, arg)));
     const seen = new Set<number>();
     this.argFirst = this.argSlots.map((slots) => slots.map((slot) => !seen.has(slot) && seen.add(slot) !== undefined));
+    this.scratch = {
+      groupValues: new Array<unknown>(plan.groupBy.length).fill(null),
+      values: plan.calls.map(() => NO_VALUES as unknown[]),
+      evaluated: new Array<unknown>(this.argExprs.length).fill(null),
+      args: plan.calls.map((call) => new Array<unknown>(call.args.length).fill(null)),
+    };
   }
 
   /** One event in. */
@@ -132,16 +144,14 @@ export class Aggregator {
       stage = 'time';
       t = this.plan.time ? timeMs(this.plan.time.evaluate(scope)) : this.scheduler.now();
       stage = 'group_by';
-      if (groupBy.length === 0) groupValues = NO_VALUES;
-      else {
-        const gv = new Array<unknown>(groupBy.length);
-        for (at = 0; at < groupBy.length; at++) gv[at] = groupBy[at][1].evaluate(scope);
-        groupValues = gv;
-      }
+      const { scratch } = this;
+      const gv = scratch.groupValues;
+      for (at = 0; at < groupBy.length; at++) gv[at] = groupBy[at][1].evaluate(scope);
+      groupValues = gv;
       stage = 'aggregate';
-      values = new Array<unknown[]>(calls.length);
+      values = scratch.values;
       // each distinct argument's value, evaluated at its first use, in call order, so an error names the same call as before
-      const evaluated = this.argExprs.length === 0 ? NO_VALUES : new Array<unknown>(this.argExprs.length);
+      const evaluated = scratch.evaluated;
       for (at = 0; at < calls.length; at++) {
         const call = calls[at];
         // count() and the like: one shared empty list (no function keeps or changes its argument list)
@@ -152,10 +162,10 @@ export class Aggregator {
         }
         const slots = this.argSlots[at];
         const first = this.argFirst[at];
-        const args = new Array<unknown>(slots.length);
+        const args = scratch.args[at];
         for (let i = 0; i < args.length; i++) {
           const slot = slots[i];
-          if (first[i]) args[i] = (evaluated as unknown[])[slot] = this.argExprs[slot].evaluate(scope);
+          if (first[i]) args[i] = evaluated[slot] = this.argExprs[slot].evaluate(scope);
           else {
             // a list or map is evaluated again: each call gets its own copy, as it did when every call evaluated its arguments
             const v = evaluated[slot];
