@@ -268,9 +268,11 @@ export class Aggregator {
         // one window, [k·size, (k+1)·size): what fixedWindowStarts gives, without its arrays
         const start = Math.floor(t / spec.size) * spec.size;
         if (start + spec.size <= this.watermark) return 'late';
-        const groups = this.fixed.get(start)?.groups;
-        if (groups !== undefined && groups.size >= this.plan.maxGroups && !groups.has(key)) return 'overflow';
-        return this.fixedWindow(start, start + spec.size);
+        const open = this.fixed.get(start);
+        // an open window is returned as found, not looked up again
+        if (open === undefined) return this.fixedWindow(start, start + spec.size);
+        if (open.groups.size >= this.plan.maxGroups && !open.groups.has(key)) return 'overflow';
+        return open;
       }
       case 'hopping': {
         const starts = fixedWindowStarts(spec, t).filter((start) => start + spec.size > this.watermark);
