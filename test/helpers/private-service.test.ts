@@ -3,8 +3,8 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { PrivateService } from './private-service';
-import { privateServiceLeftOut, skipWithout, type ServiceAddress } from './services';
+import { PrivateService, checkPrivatePlacement } from './private-service';
+import { privateServiceLeftOut, serviceAddress, skipWithout, type ServiceAddress } from './services';
 
 /** Whether something accepts a TCP connection at `address` now. */
 function answers({ host, port }: ServiceAddress): Promise<boolean> {
@@ -40,6 +40,17 @@ describe('PrivateService: a server of a test of its own', function () {
   });
 
   // starting again after a stop: test/connectors/amqp/restart.test.ts
+  it('refuses a placement that would reach the shared server: a variable left to its default, the shared directory or a shared port', () => {
+    const kafka = { EDDY_SERVICES_DIR: '/tmp/eddy-private-kafka-x', EDDY_KAFKA_PORT: '40001', EDDY_KAFKA_CONTROLLER_PORT: '40002' };
+    expect(() => checkPrivatePlacement('kafka', kafka, 40001)).not.to.throw();
+    expect(() => checkPrivatePlacement('kafka', { ...kafka, EDDY_KAFKA_CONTROLLER_PORT: '' }, 40001)).to.throw('EDDY_KAFKA_CONTROLLER_PORT not set');
+    expect(() => checkPrivatePlacement('kafka', { ...kafka, EDDY_SERVICES_DIR: process.env.EDDY_SERVICES_DIR ?? '/tmp/eddy-services' }, 40001)).to.throw("the shared services' directory");
+    expect(() => checkPrivatePlacement('kafka', { ...kafka, EDDY_KAFKA_PORT: String(serviceAddress('kafka').port) }, serviceAddress('kafka').port)).to.throw('is a port of the shared instance');
+    expect(() => checkPrivatePlacement('kafka', { ...kafka, EDDY_KAFKA_CONTROLLER_PORT: '9093' }, 40001)).to.throw('EDDY_KAFKA_CONTROLLER_PORT=9093 is a port of the shared instance');
+    const rabbit = { EDDY_SERVICES_DIR: '/tmp/p', EDDY_RABBITMQ_PORT: '40001', EDDY_RABBITMQ_NODE: 'p@localhost', EDDY_RABBITMQ_EPMD_PORT: '4369', EDDY_RABBITMQ_DIST_PORT: '40003' };
+    expect(() => checkPrivatePlacement('rabbitmq', rabbit, 40001)).to.throw('EDDY_RABBITMQ_EPMD_PORT=4369');
+  });
+
   it('runs two rabbitmq nodes apart: stopping one leaves the other answering and registered; dispose leaves nothing behind', async function () {
     const a = await PrivateService.start(this, 'rabbitmq');
     started.push(a);

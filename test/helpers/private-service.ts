@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { privateServiceLeftOut, SERVICES_SCRIPT, skipWithout, type ServiceAddress } from './services';
+import { privateServiceLeftOut, serviceAddress, SERVICES_SCRIPT, skipWithout, type ServiceAddress } from './services';
 
 /** The services a test may run a private instance of. */
 export type PrivateServiceName = 'rabbitmq' | 'kafka' | 'otelcol';
@@ -52,6 +52,31 @@ async function placement(name: PrivateServiceName, exportPort?: number): Promise
   if (exportPort === undefined) throw new Error('a private otelcol needs exportPort: where its otlp exporter sends');
   const [port] = await freePorts(1);
   return { port, env: { EDDY_OTELCOL_PORT: String(port), EDDY_OTELCOL_EXPORT_PORT: String(exportPort) } };
+}
+
+/** The variables each script reads to place an instance: all of them must be set, or the script falls back to the shared instance's. */
+const PLACEMENT: Record<PrivateServiceName, readonly string[]> = {
+  rabbitmq: ['EDDY_SERVICES_DIR', 'EDDY_RABBITMQ_PORT', 'EDDY_RABBITMQ_NODE', 'EDDY_RABBITMQ_EPMD_PORT', 'EDDY_RABBITMQ_DIST_PORT'],
+  kafka: ['EDDY_SERVICES_DIR', 'EDDY_KAFKA_PORT', 'EDDY_KAFKA_CONTROLLER_PORT'],
+  otelcol: ['EDDY_SERVICES_DIR', 'EDDY_OTELCOL_PORT', 'EDDY_OTELCOL_EXPORT_PORT'],
+};
+
+/** The shared instances' places: a private one never has them. */
+const SHARED = { dir: process.env.EDDY_SERVICES_DIR ?? '/tmp/eddy-services', ports: new Set(['9093', '4369', '25672', '14319']) };
+
+/**
+ * Throws unless `env` places a private instance apart from the shared one:
+ * every placement variable set, a state directory and ports other than the
+ * shared instance's. Checked before every start and stop, so no test can
+ * stop or restart a shared server through this helper.
+ */
+export function checkPrivatePlacement(name: PrivateServiceName, env: Readonly<Record<string, string>>, port: number): void {
+  const missing = PLACEMENT[name].filter((v) => !env[v]);
+  if (missing.length > 0) throw new Error(`private ${name}: ${missing.join(', ')} not set: the script would use the shared instance's`);
+  if (env.EDDY_SERVICES_DIR === SHARED.dir) throw new Error(`private ${name}: ${SHARED.dir} is the shared services' directory`);
+  const shared = String(serviceAddress(name).port);
+  const clash = Object.entries(env).find(([k, v]) => k.endsWith('_PORT') && !k.endsWith('_EXPORT_PORT') && (v === shared || SHARED.ports.has(v)));
+  if (clash || String(port) === shared) throw new Error(`private ${name}: ${clash ? `${clash[0]}=${clash[1]}` : `port ${port}`} is a port of the shared instance`);
 }
 
 /** Every private instance still running, stopped when the process exits before a test could (an aborted run). */
@@ -139,6 +164,7 @@ export class PrivateService {
 
   /** The synchronous stop and removal for process exit, when no promise will be awaited any more. */
   stopNow(): void {
+    checkPrivatePlacement(this.name, this.env, this.address.port);
     spawnSync('bash', [this.scriptPath(), 'stop'], { env: { ...process.env, ...this.env }, stdio: 'ignore', timeout: 60_000 });
     rmSync(this.dir, { recursive: true, force: true });
   }
@@ -148,6 +174,7 @@ export class PrivateService {
   }
 
   private script(action: 'start' | 'stop'): Promise<void> {
+    checkPrivatePlacement(this.name, this.env, this.address.port);
     return new Promise((resolve, reject) => {
       execFile('bash', [this.scriptPath(), action], { env: { ...process.env, ...this.env }, timeout: SCRIPT_TIMEOUT_MS }, (err, stdout, stderr) => {
         if (err) reject(new Error(`private ${this.name} (${this.dir}): ${action} failed: ${err.message}\n${stdout}${stderr}`));
