@@ -1,8 +1,7 @@
 import { Observable, Subscription, type OperatorFunction, type SchedulerLike } from '../../core/rx';
 import type { EddyEvent, EventId } from '../../core/event';
-import { trackedIds } from '../../core/event';
 import type { OperatorType } from '../operator';
-import { idMinter } from './support';
+import { idMinter, memberContraflow } from './support';
 
 export interface BatchConfig {
   /** flush when this many events are collected */
@@ -19,15 +18,6 @@ export interface BatchEntry {
 /** Builds the batch event: fresh id, every member id tracked, first member's ingest time. */
 export function batchEvent(members: readonly EddyEvent[], id: EventId): EddyEvent {
   const first = members[0];
-  const tracked: EventId[] = [];
-  // first value wins per key, so an upstream operator still recognises insights about the batch
-  const opMeta: Record<string, unknown> = {};
-  let transactional = false;
-  for (const m of members) {
-    tracked.push(...trackedIds(m));
-    transactional ||= m.transactional;
-    for (const [k, v] of Object.entries(m.opMeta ?? {})) if (!(k in opMeta)) opMeta[k] = v;
-  }
   const data: BatchEntry[] = members.map((m) => ({ data: { value: m.data, meta: m.meta, ingest_ns: m.ingestNs } }));
   return {
     id,
@@ -36,9 +26,7 @@ export function batchEvent(members: readonly EddyEvent[], id: EventId): EddyEven
     ingestNs: first.ingestNs,
     originUri: first.originUri,
     isBatch: true,
-    tracked,
-    transactional,
-    ...(Object.keys(opMeta).length > 0 ? { opMeta } : {}),
+    ...memberContraflow(members),
   };
 }
 

@@ -1,11 +1,10 @@
 import { Observable, type Subscription } from '../../core/rx';
 import type { EddyEvent, EventId, PortEvent } from '../../core/event';
-import { trackedIds } from '../../core/event';
 import { invalid } from '../../core/errors';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
 import { durationMs, durationSchema } from '../window/duration';
 import { EventScope, compileEventExpression, type EventExpression } from '../window/expressions';
-import { idMinter, withError } from './support';
+import { idMinter, memberContraflow, withError } from './support';
 
 const STRATEGIES = ['first', 'last', 'concat', 'concat_newline', 'array', 'sum', 'min', 'max'] as const;
 type Strategy = (typeof STRATEGIES)[number];
@@ -180,14 +179,6 @@ function reduced(members: readonly EddyEvent[], merges: readonly FieldMerge[], i
     const values = members.map((e) => (e.data as Record<string, unknown> | null)?.[m.field]).filter((v) => v !== undefined);
     if (values.length > 0) data[m.field] = mergeValues(m, values);
   }
-  const tracked: EventId[] = [];
-  const opMeta: Record<string, unknown> = {};
-  let transactional = false;
-  for (const e of members) {
-    tracked.push(...trackedIds(e));
-    transactional ||= e.transactional;
-    for (const [k, v] of Object.entries(e.opMeta ?? {})) if (!(k in opMeta)) opMeta[k] = v;
-  }
   return {
     id,
     data,
@@ -195,9 +186,7 @@ function reduced(members: readonly EddyEvent[], merges: readonly FieldMerge[], i
     ingestNs: first.ingestNs,
     originUri: first.originUri,
     isBatch: false,
-    tracked,
-    transactional,
-    ...(Object.keys(opMeta).length > 0 ? { opMeta } : {}),
+    ...memberContraflow(members),
   };
 }
 

@@ -6,6 +6,25 @@ import type { EddyEvent, EventId, Insight } from '../../core/event';
 import { trackedIds } from '../../core/event';
 import type { OperatorContext } from '../operator';
 
+/**
+ * What an event made of members (a batch, a reduced event) carries so that
+ * its ack or fail reaches every member: every member id (nested batches
+ * flattened), transactional if any member was, and the members' `opMeta`
+ * merged with the first value per key winning, so an upstream operator
+ * still recognises insights about it. `opMeta` is absent when empty.
+ */
+export function memberContraflow(members: readonly EddyEvent[]): Pick<EddyEvent, 'tracked' | 'transactional' | 'opMeta'> {
+  const tracked: EventId[] = [];
+  const opMeta: Record<string, unknown> = {};
+  let transactional = false;
+  for (const m of members) {
+    tracked.push(...trackedIds(m));
+    transactional ||= m.transactional;
+    for (const [k, v] of Object.entries(m.opMeta ?? {})) if (!(k in opMeta)) opMeta[k] = v;
+  }
+  return { tracked, transactional, ...(Object.keys(opMeta).length > 0 ? { opMeta } : {}) };
+}
+
 /** Mints fresh ids under the operator's uid (batch, wal); seq starts at 1. */
 export function idMinter(uid: number, start = 0): () => EventId {
   let seq = start;
