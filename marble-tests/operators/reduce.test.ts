@@ -55,6 +55,11 @@ describe('generic::reduce', () => {
     ]);
   });
 
+  it('keeps groups apart whose keys print alike: the number 5, the big integer 5 and the string "5" are three hosts', () => {
+    const outs = run({ group_by: { h: 'event.h' }, merge: { n: 'sum' } }, [ev(1, { h: '9007199254740993', n: 1 }), ev(2, { h: 9007199254740993n, n: 2 }), ev(3, { h: '9007199254740993', n: 4 })]);
+    expect(outs.map((o) => o.event.data)).to.deep.equal([{ h: '9007199254740993', n: 5 }, { h: 9007199254740993n, n: 2 }]);
+  });
+
   it('refuses a bad config naming the field', () => {
     expect(() => reduce.validate!({ merge: { a: { strategy: 'sum', separator: ',' } } }, 'n')).to.throw('generic::reduce node n: merge.a.separator: only with strategy concat');
     expect(() => reduce.validate!({ ends_when: 'event.' }, 'n')).to.throw('generic::reduce node n: ends_when:');

@@ -2,6 +2,7 @@ import { Observable, type Subscription } from '../../core/rx';
 import type { EddyEvent, EventId, PortEvent } from '../../core/event';
 import { invalid } from '../../core/errors';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
+import { groupKey } from '../window/aggregator';
 import { durationMs, durationSchema } from '../window/duration';
 import { EventScope, compileEventExpression, type EventExpression } from '../window/expressions';
 import { idMinter, memberContraflow, withError } from './support';
@@ -119,7 +120,7 @@ export function reduceNode(config: ReduceConfig, ctx: OperatorContext): Operator
             let ends = false;
             try {
               const values = plan.groupBy.map(([name, e]) => ((field = `group_by.${name}`), e.evaluate(scope)));
-              key = JSON.stringify(values, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+              key = groupKey(values);
               field = 'starts_when';
               if (plan.startsWhen) starts = bool(plan.startsWhen.evaluate(scope));
               field = 'ends_when';

@@ -502,8 +502,8 @@ function slotOf(slotBySource: Map<string, number>, exprs: EventExpression[], arg
   return slot;
 }
 
-/** The group's key: its group_by values, in order; bigints kept apart from strings. */
-function groupKey(values: readonly unknown[]): string {
+/** The group's key: its group_by values, in order; bigints kept apart from strings (generic::reduce groups by it too). */
+export function groupKey(values: readonly unknown[]): string {
   if (values.length === 0) return '';
   // The common case, one string (group by event.app): the string itself, without a JSON.stringify or a
   // concatenation per event (a new string hashed again by every Map lookup). Every other key starts with
