@@ -13,7 +13,8 @@
  * Environment: BENCH_SECS (measured seconds, default 8), BENCH_WARMUP
  * (default 2), BENCH_RAW_SECS (default min(BENCH_SECS, 4)), BENCH_SOAK_SECS
  * (default 60), BENCH_DATA (default bench/data/data.json.xz), BENCH_JSON (write the rows as JSON to this file),
- * BENCH_EDDY (the bin/eddy of another build, to compare builds).
+ * BENCH_EDDY (the bin/eddy of another build, to compare builds), BENCH_NODE_ARGS (node flags
+ * for the eddy process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
  */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -118,6 +119,8 @@ const WARMUP = envNumber('BENCH_WARMUP', 2);
 const RAW_SECS = envNumber('BENCH_RAW_SECS', Math.max(1, Math.min(SECS, 4)));
 /** BENCH_EDDY: another build's bin/eddy, to compare builds with the same runner and baselines */
 const EDDY = process.env.BENCH_EDDY ?? join(REPO, 'bin', 'eddy');
+/** node flags for the eddy process (BENCH_NODE_ARGS, split at spaces) */
+const nodeArgs = (): string[] => (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
 
 /** The last line of `out` that parses as a JSON object with `key`. */
 function jsonLine<T>(out: string, key: string): T {
@@ -215,7 +218,7 @@ class Runner {
     // with workers, each worker prints its own line and the primary a combined one, the one with `workers`
     const reportKey = bench.workers ? 'workers' : 'events_per_second';
     const child = await runChild(
-      [EDDY, 'server', 'run', '-f', path, '--no-api', ...(bench.workers ? ['--workers', String(bench.workers)] : [])],
+      [...nodeArgs(), EDDY, 'server', 'run', '-f', path, '--no-api', ...(bench.workers ? ['--workers', String(bench.workers)] : [])],
       (WARMUP + secs + 60) * 1000,
       { ...process.env, EDDY_LOG: process.env.EDDY_LOG ?? 'warn' },
       reportKey,

@@ -16,9 +16,9 @@ export interface ConfigFile {
   mapping?: Record<string, Record<string, string> | null>;
 }
 
-/** Parses a YAML or JSON config file (YAML is a superset of JSON), checking its top-level shape. */
+/** Parses a YAML or JSON config file (YAML is a superset of JSON), `${NAME}` references replaced first, checking its top-level shape. */
 export async function readConfigFile(path: string): Promise<ConfigFile> {
-  const doc = readYamlFile(path);
+  const doc = readYamlFile(path, { substitute: true });
   if (doc === null || doc === undefined) return {};
   if (typeof doc !== 'object' || Array.isArray(doc)) throw invalid(`${path}: the top level must be a map of sections`);
   for (const [key, value] of Object.entries(doc)) {

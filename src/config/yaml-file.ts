@@ -1,15 +1,21 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { invalid } from '../core/errors';
+import { substituteVariables } from './substitute';
 
-/** Reads a YAML or JSON file (YAML is a superset of JSON); errors name the file and say whether it was unreadable or malformed. */
-export function readYamlFile(path: string): unknown {
+/**
+ * Reads a YAML or JSON file (YAML is a superset of JSON); errors name the file
+ * and say whether it was unreadable or malformed. With `substitute`, `${NAME}`
+ * and the other references of substitute.ts are replaced in the text first.
+ */
+export function readYamlFile(path: string, options: { substitute?: boolean } = {}): unknown {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
     throw invalid(`${path}: cannot read: ${(err as Error).message}`);
   }
+  if (options.substitute) text = substituteVariables(text, path);
   try {
     return parseYaml(text);
   } catch (err) {

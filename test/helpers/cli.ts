@@ -14,6 +14,8 @@ export interface RunOptions {
   stdin?: string;
   signalAfterMs?: number;
   signalWhen?: (output: { stdout: string; stderr: string }) => boolean;
+  /** environment variables added to (or, undefined, removed from) the test process's own */
+  env?: Record<string, string | undefined>;
 }
 
 /** Runs the eddy command in a child process, killing it after `timeoutMs`. */
@@ -24,7 +26,7 @@ export function runEddy(args: string[], options: RunOptions = {}): Promise<Run> 
 /** Runs node with `args` in a child process, killing it after `timeoutMs`. */
 export function runNode(args: string[], options: RunOptions = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { env: { ...process.env, EDDY_LOG: 'info' }, stdio: 'pipe' });
+    const child = spawn(process.execPath, args, { env: { ...process.env, EDDY_LOG: 'info', ...options.env }, stdio: 'pipe' });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
