@@ -16,8 +16,10 @@ export interface Liveness {
  *
  * - the runtime asked to exit (an exit offramp, a failed store write, a
  *   worker's blackhole), or it is shutting down;
- * - with `--workers N > 1`, a worker is gone: it is not restarted
- *   (docs/workers.md), so only a restart of the server brings its instances back.
+ * - with `--workers N > 1`, a worker was given up (it died too many times
+ *   in a row, docs/workers.md), so only a restart of the server brings its
+ *   instances back; a worker being restarted is `down`, which readiness
+ *   reports and liveness lets run.
  *
  * That the event loop answers at all is the rest of the check: a process
  * stuck in a loop does not answer, and the probe times out.

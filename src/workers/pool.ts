@@ -3,7 +3,10 @@
  * to activate and deactivate (every worker that must run an activation, or
  * none: a failure on one rolls back the others), keeps their latest health,
  * gathers their metrics and blackhole measurements, and drains them on
- * shutdown. A worker that dies is reported, not restarted (docs/workers.md).
+ * shutdown. A worker that dies is started again with back-off (its
+ * instances are then activated on it again by the ClusterRuntime, which
+ * hears of it through `restarted`), and given up after too many deaths in a
+ * row (restart-policy.ts, docs/workers.md).
  */
 import cluster, { type Worker } from 'node:cluster';
 import { join } from 'node:path';
@@ -18,6 +21,7 @@ import { combineMeasurements } from './measurements';
 import { combineObserved, type ObservedInstance } from '../runtime/observe';
 import { combineMetrics, type InstanceMetrics } from './metrics';
 import { WORKER_ID_ENV, type FromWorker, type InstanceRequest, type ToWorker, type WorkerReport } from './protocol';
+import { DEFAULT_RESTART_POLICY, RestartPolicy, type RestartPolicyOptions } from './restart-policy';
 
 /** How long a draining worker may take before it is killed (SIGKILL). */
 const DRAIN_TIMEOUT_MS = 30_000;
@@ -37,13 +41,20 @@ export interface WorkerStatus extends WorkerReport {
   pid: number;
 }
 
+/** One worker process in its place `id`; a restart puts a new Slot in the same place. */
 interface Slot {
   readonly id: number;
   readonly worker: Worker;
   readonly pid: number;
+  /** when it said it was ready (Date.now()) */
+  readyAt?: number;
   /** why it is gone; undefined while it runs */
   gone?: string;
+  /** while gone: the restart that is coming, or why there is none */
+  next?: { restart: true; attempt: number; timer: NodeJS.Timeout } | { restart: false; why: string };
   health?: Health;
+  /** instances that could not be activated again on it after its restart */
+  lostInstances?: InstanceHealth[];
 }
 
 /** A message to a worker that is answered, before its id is given. */
@@ -58,7 +69,11 @@ interface Measurement {
 export class WorkerPool {
   /** exit requests from the workers' instances, to exit the whole server with that code */
   readonly exitRequests = new Subject<ExitRequest>();
+  /** a worker that died is ready again (its id): its instances are to be activated on it again */
+  readonly restarted = new Subject<number>();
   private readonly slots: Slot[] = [];
+  /** per place, its deaths in a row and the delay of the next restart */
+  private readonly policies: RestartPolicy[] = [];
   private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void; worker: number }>();
   private nextRequest = 0;
   private stopping = false;
@@ -67,11 +82,14 @@ export class WorkerPool {
   /** an exit asked for while measurements of the same instance were still to come */
   private deferredExit?: ExitRequest;
 
-  private constructor(private readonly logger: Logger) {}
+  private constructor(
+    private readonly logger: Logger,
+    private readonly restartPolicy: RestartPolicyOptions,
+  ) {}
 
   /** Forks `count` workers and resolves once each is ready; rejects (killing those started) if one fails to start. */
-  static async start(count: number, logger: Logger): Promise<WorkerPool> {
-    const pool = new WorkerPool(logger);
+  static async start(count: number, logger: Logger, restartPolicy: RestartPolicyOptions = DEFAULT_RESTART_POLICY): Promise<WorkerPool> {
+    const pool = new WorkerPool(logger, restartPolicy);
     cluster.setupPrimary({ exec: join(__dirname, 'worker.js'), args: [], serialization: 'advanced' });
     const ready: Promise<void>[] = [];
     for (let id = 0; id < count; id++) ready.push(pool.fork(id));
@@ -102,9 +120,11 @@ export class WorkerPool {
     const worker = cluster.fork({ [WORKER_ID_ENV]: String(id) });
     const slot: Slot = { id, worker, pid: worker.process.pid! };
     this.slots[id] = slot;
+    this.policies[id] ??= new RestartPolicy(this.restartPolicy);
     return new Promise((resolve, reject) => {
       worker.on('message', (message: FromWorker) => {
         if (message.type === 'ready') {
+          slot.readyAt = Date.now();
           this.logger.info(`worker ${id} ready (pid ${slot.pid})`);
           resolve();
         } else this.received(slot, message);
@@ -115,6 +135,51 @@ export class WorkerPool {
         this.lost(slot);
       });
     });
+  }
+
+  /**
+   * A worker died while the server runs: start it again after the policy's
+   * delay, or give it up. Once the new one is ready, `restarted` tells the
+   * ClusterRuntime, which activates its instances on it again.
+   */
+  private superviseDeath(slot: Slot): void {
+    const decision = this.policies[slot.id].died(slot.readyAt === undefined ? undefined : Date.now() - slot.readyAt);
+    if (!decision.restart) {
+      const why = `given up after ${decision.deaths} deaths in a row, each within ${this.restartPolicy.stableMs / 1000} s of its start`;
+      slot.next = { restart: false, why };
+      this.logger.error(`worker ${slot.id} (pid ${slot.pid}) ${slot.gone}; ${why}: its instances are gone until the server restarts`);
+      return;
+    }
+    const timer = setTimeout(() => this.restart(slot.id), decision.delayMs);
+    slot.next = { restart: true, attempt: decision.attempt, timer };
+    this.logger.error(`worker ${slot.id} (pid ${slot.pid}) ${slot.gone}; restarting it in ${decision.delayMs} ms (restart ${decision.attempt} in a row)`);
+  }
+
+  private restart(id: number): void {
+    if (this.stopping) return;
+    this.fork(id).then(
+      () => {
+        this.logger.warn(`worker ${id} restarted (pid ${this.slots[id].pid}); activating its instances again`);
+        this.restarted.next(id);
+      },
+      // it died before it was ready: its exit has been supervised like any other death
+      () => undefined,
+    );
+  }
+
+  /** An instance could not be activated again on a restarted worker: health shows it failed there. */
+  lostOnRestart(id: number, url: string, reason: string): void {
+    const slot = this.slots[id];
+    (slot.lostInstances ??= []).push({ url, state: 'failed', reason: `not activated again after worker ${id} restarted: ${reason}` });
+  }
+
+  /** Why a worker is not running (for errors and health); undefined while it runs. */
+  private absence(slot: Slot): string | undefined {
+    if (slot.gone === undefined) return undefined;
+    const base = `worker ${slot.id} (pid ${slot.pid}) ${slot.gone}`;
+    if (slot.next?.restart === true) return `${base}; restarting (restart ${slot.next.attempt} in a row)`;
+    if (slot.next?.restart === false) return `${base}; ${slot.next.why}`;
+    return base;
   }
 
   private received(slot: Slot, message: FromWorker): void {
@@ -130,22 +195,22 @@ export class WorkerPool {
     else if (message.type === 'exit') this.exitAsked(slot, { code: message.code, reason: message.reason });
   }
 
-  /** A worker is gone: its requests fail; unless the server is stopping, it is reported (health shows it) and left down. */
+  /** A worker is gone: its requests fail; unless the server is stopping, it is restarted or given up (health shows which). */
   private lost(slot: Slot): void {
     for (const [id, waiting] of this.pending) {
       if (waiting.worker !== slot.id) continue;
       this.pending.delete(id);
       waiting.reject(new EddyError('internal', `worker ${slot.id} (pid ${slot.pid}) ${slot.gone}`));
     }
-    if (!this.stopping) this.logger.error(`worker ${slot.id} (pid ${slot.pid}) ${slot.gone}; its instances are gone and it is not restarted`);
+    if (!this.stopping) this.superviseDeath(slot);
     for (const url of this.measurements.keys()) this.completeIfAll(url);
   }
 
   private request(id: number, message: WorkerRequest): Promise<unknown> {
     const slot = this.slots[id];
     if (!slot || slot.gone !== undefined) {
-      // an activation runs on every worker its placement names or on none: a server that lost a worker places nothing new there
-      return Promise.reject(new EddyError('conflict', `worker ${id}${slot ? ` (pid ${slot.pid}) ${slot.gone} and is not restarted` : ' does not exist'}`));
+      // an activation runs on every worker its placement names or on none: nothing new is placed on a worker that is down
+      return Promise.reject(new EddyError('conflict', slot ? `${this.absence(slot)}: try again once GET /health shows it running` : `worker ${id} does not exist`));
     }
     const requestId = ++this.nextRequest;
     return new Promise((resolve, reject) => {
@@ -190,11 +255,15 @@ export class WorkerPool {
     for (const slot of this.slots) {
       if (slot.gone !== undefined) {
         healthy = false;
-        instances.push({ url: `/worker/${slot.id}`, state: 'failed', reason: `worker ${slot.id} (pid ${slot.pid}) ${slot.gone}; not restarted`, worker: slot.id, pid: slot.pid });
+        // restarting: down for now; given up: failed, which fails liveness too (only a restart of the server brings it back)
+        const state = slot.next?.restart === false ? 'failed' : 'down';
+        instances.push({ url: `/worker/${slot.id}`, state, reason: this.absence(slot), worker: slot.id, pid: slot.pid });
         continue;
       }
       instances.push({ url: `/worker/${slot.id}`, state: 'running', worker: slot.id, pid: slot.pid });
       for (const i of slot.health?.instances ?? []) instances.push({ ...i, worker: slot.id });
+      for (const i of slot.lostInstances ?? []) instances.push({ ...i, worker: slot.id });
+      if (slot.lostInstances?.length) healthy = false;
       if (slot.health?.status === 'unhealthy') healthy = false;
     }
     return { status: healthy ? 'ok' : 'unhealthy', instances };
@@ -273,6 +342,7 @@ export class WorkerPool {
   async shutdown(): Promise<void> {
     this.stopping = true;
     for (const entry of this.measurements.values()) clearTimeout(entry.timer);
+    for (const slot of this.slots) if (slot.next?.restart === true) clearTimeout(slot.next.timer);
     const exits = this.slots
       .filter((s) => s.worker.process.exitCode === null && s.worker.process.signalCode === null)
       .map(

@@ -18,9 +18,16 @@ import type { WorkerPool } from './pool';
 import type { InstanceMetrics } from './metrics';
 import type { InstanceRequest } from './protocol';
 
+/** A directly activated instance as the workers were asked to run it: kept to run it again on a restarted worker. */
+interface Placed {
+  request: InstanceRequest;
+  artefacts: { kind: Kind; artefact: Artefact }[];
+  workers: number[];
+}
+
 export class ClusterRuntime extends Runtime {
-  /** the workers each directly activated instance runs on */
-  private readonly placements = new Map<string, number[]>();
+  /** each directly activated instance, in activation order (the order a restarted worker gets them again) */
+  private readonly placed = new Map<string, Placed>();
   /** this runtime's own queue: a change and its workers' part run before the next change starts */
   private readonly serial = new SerialQueue();
 
@@ -32,6 +39,11 @@ export class ClusterRuntime extends Runtime {
     super({ ...options, registries: shadowRegistries(), store: options.store && restoringToWorkers(options.store, (i, a) => holder.self!.place(i, a)) });
     holder.self = this;
     pool.exitRequests.subscribe(({ code, reason }) => this.requestExit(code, reason));
+    pool.restarted.subscribe((worker) => {
+      // what it held is taken now: an activation queued meanwhile already runs on the new worker
+      const held = [...this.placed].filter(([, p]) => p.workers.includes(worker));
+      void this.serial.run(() => this.replace(worker, held));
+    });
   }
 
   override activate(kind: Kind, artefactId: string, instanceId: string, params: Record<string, string> = {}): Promise<Artefact> {
@@ -53,8 +65,8 @@ export class ClusterRuntime extends Runtime {
     return this.serial.run(async () => {
       const artefact = await super.deactivate(kind, artefactId, instanceId);
       const url = instanceUrl(kind, artefactId, instanceId);
-      await this.pool.deactivate(this.placements.get(url) ?? [], { kind, artefact: artefactId, instance: instanceId, params: {} });
-      this.placements.delete(url);
+      await this.pool.deactivate(this.placed.get(url)?.workers ?? [], { kind, artefact: artefactId, instance: instanceId, params: {} });
+      this.placed.delete(url);
       return artefact;
     });
   }
@@ -91,8 +103,29 @@ export class ClusterRuntime extends Runtime {
     const decision = placementOf(request.kind, resolved, this.repository, this.registries);
     const workers = decision.placement === 'every-worker' ? this.pool.all() : [0];
     if (decision.reason) this.logger.info(`${url} runs on worker 0 only: ${decision.reason}`);
-    await this.pool.activate(workers, request, this.artefactsOf(request, resolved as BindingArtefact));
-    this.placements.set(url, workers);
+    const artefacts = this.artefactsOf(request, resolved as BindingArtefact);
+    await this.pool.activate(workers, request, artefacts);
+    this.placed.set(url, { request, artefacts, workers });
+  }
+
+  /**
+   * A dead worker is running again: every instance placed on it is activated
+   * on it again, in the order they were first activated (a binding after
+   * what it links, as the first time). One that fails is logged and shown
+   * failed in its health; the others go on.
+   */
+  private async replace(worker: number, held: [string, Placed][]): Promise<void> {
+    for (const [url, placed] of held) {
+      // deactivated while the worker restarted
+      if (this.placed.get(url) !== placed) continue;
+      try {
+        await this.pool.activate([worker], placed.request, placed.artefacts);
+        this.logger.info(`${url} activated again on worker ${worker}`);
+      } catch (err) {
+        this.logger.error(`${url}: not activated again on restarted worker ${worker}: ${(err as Error).message}`);
+        this.pool.lostOnRestart(worker, url, (err as Error).message);
+      }
+    }
   }
 
   /** The primary's version of every artefact an activation uses, for the workers' repositories. */

@@ -40,6 +40,12 @@ export async function workerPids(base: string): Promise<number[]> {
   return (await health(base)).entries.filter((e) => e.url.startsWith('/worker/')).map((e) => e.pid!);
 }
 
+/** The pid of worker `id` while GET /health shows it running; undefined while it is down. */
+export async function runningPid(base: string, id: number): Promise<number | undefined> {
+  const entry = (await health(base)).entries.find((e) => e.url === `/worker/${id}`);
+  return entry?.state === 'running' ? entry.pid : undefined;
+}
+
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);

@@ -8,7 +8,7 @@ import { runEddy } from '../helpers/cli';
 import { freePort } from '../connectors/net-helpers';
 import { created } from '../runtime/persistence-server';
 import { parseWorkers } from '../../src/workers/cli';
-import { flow, health, isAlive, killAll, startWorkers, workerPids, workersRunning, START_MS } from './helpers';
+import { flow, health, isAlive, killAll, runningPid, startWorkers, workerPids, workersRunning, START_MS } from './helpers';
 
 const TCP_IN = (port: number) => ({ id: 'in', type: 'tcp', preprocessors: ['lines'], config: { host: '127.0.0.1', port } });
 const HOLE = { id: 'hole', type: 'blackhole', config: { warmup_secs: 0, stop_after_secs: 0, significant_figures: 2 } };
@@ -42,26 +42,51 @@ describe('eddy server run --workers 2: failures, signals, exit', function () {
     expect(await workersRunning(server.base, '/onramp/in/main')).to.deep.equal([0, 1]);
   });
 
-  it('reports a worker killed with SIGKILL, and rolls back on the others an activation it cannot run', async () => {
+  it('restarts a worker killed with SIGKILL and activates its instances on it again', async () => {
     const server = await startWorkers();
+    await created(server.base, '/onramp', TCP_IN(await freePort()));
+    await created(server.base, '/offramp', HOLE);
+    await created(server.base, '/binding', flow('f', 'in', 'hole'));
+    await created(server.base, '/binding/f/main');
+    expect(await workersRunning(server.base, '/onramp/in/main')).to.deep.equal([0, 1]);
     const [, second] = await workerPids(server.base);
     process.kill(second, 'SIGKILL');
-    await eventually(async () => (await health(server.base)).status === 503, 20000, 'GET /health to answer 503');
+    // a new process in place 1, running what the old one ran
+    await eventually(async () => (await runningPid(server.base, 1)) !== undefined && (await runningPid(server.base, 1)) !== second, 60000, 'worker 1 to run again');
+    await eventually(async () => (await workersRunning(server.base, '/onramp/in/main')).join() === '0,1', 30000, 'the onramp to run on both workers again');
+    expect(await workersRunning(server.base, '/offramp/hole/main')).to.deep.equal([0, 1]);
+    expect(server.out.stderr).to.include(`worker 1 (pid ${second}) exited with signal SIGKILL; restarting it in 250 ms (restart 1 in a row)`);
+    expect(server.out.stderr).to.include('/binding/f/main activated again on worker 1');
+    await eventually(async () => (await health(server.base)).status === 200, 30000, 'GET /health to answer 200 again');
+    expect((await call(server.base, 'GET', '/health/live')).status).to.equal(200);
+  });
+
+  it('gives a worker up after five deaths in a row: health and liveness fail, and what needs it is refused (409)', async () => {
+    const server = await startWorkers();
+    let pid = (await workerPids(server.base))[1];
+    for (let death = 1; death < 5; death++) {
+      process.kill(pid, 'SIGKILL');
+      const old = pid;
+      await eventually(async () => ((pid = (await runningPid(server.base, 1)) ?? old) !== old), 60000, `worker 1 to run again after death ${death}`);
+    }
+    process.kill(pid, 'SIGKILL');
+    const reason = `worker 1 (pid ${pid}) exited with signal SIGKILL; given up after 5 deaths in a row, each within 60 s of its start`;
+    await eventually(async () => (await health(server.base)).entries.some((e) => e.url === '/worker/1' && e.state === 'failed'), 20000, 'worker 1 to be given up');
     const entry = (await health(server.base)).entries.find((e) => e.url === '/worker/1')!;
-    expect(entry).to.include({ state: 'failed', worker: 1, pid: second });
-    expect(entry.reason).to.equal(`worker 1 (pid ${second}) exited with signal SIGKILL; not restarted`);
-    expect(server.out.stderr).to.include(`worker 1 (pid ${second}) exited with signal SIGKILL; its instances are gone and it is not restarted`);
-    // it is not restarted, so the server asks for a restart: liveness fails too
+    expect(entry).to.include({ state: 'failed', worker: 1, pid, reason });
+    expect((await health(server.base)).status).to.equal(503);
+    expect(server.out.stderr).to.include(`${reason}: its instances are gone until the server restarts`);
+    // given up, so the server asks for a restart: liveness fails too
     const live = await call(server.base, 'GET', '/health/live');
     expect(live.status).to.equal(503);
-    expect(live.body).to.deep.equal({ status: 'unhealthy', reason: `worker 1 (pid ${second}) exited with signal SIGKILL; not restarted` });
+    expect(live.body).to.deep.equal({ status: 'unhealthy', reason });
     // a binding for every worker: worker 0 opens it, worker 1 cannot, worker 0 closes it again
     await created(server.base, '/onramp', TCP_IN(await freePort()));
     await created(server.base, '/offramp', HOLE);
     await created(server.base, '/binding', flow('f', 'in', 'hole'));
     const refused = await call(server.base, 'POST', '/binding/f/main', { body: {} });
     expect(refused.status, refused.text).to.equal(409);
-    expect((refused.body as { error: string }).error).to.equal(`worker 1 (pid ${second}) exited with signal SIGKILL and is not restarted`);
+    expect((refused.body as { error: string }).error).to.equal(`${reason}: try again once GET /health shows it running`);
     expect(await workersRunning(server.base, '/onramp/in/main')).to.deep.equal([]);
     expect((await call(server.base, 'GET', '/binding/f')).body).to.have.property('instances').that.deep.equals([]);
   });
