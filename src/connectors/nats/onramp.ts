@@ -284,7 +284,7 @@ class JetStreamSource implements OnrampSource {
     to.next({ stream: STREAM, data: payload(msg.data), end: true, originUri: this.originUri, meta: { nats }, done: this.settlements.done(msg) });
   }
 
-  /** A failed event: the whole message comes again, now. Undecodable (on `err` now): never redelivered. */
+  /** All its events acked: ack. A failed event: nak, the whole message comes again, now. Undecodable (on `err` now): term, never redelivered. */
   private settle(msg: JsMsg, outcome: Outcome): void {
     this.respond(() => (outcome === 'acked' ? msg.ack() : outcome === 'failed' ? msg.nak() : msg.term()));
   }
