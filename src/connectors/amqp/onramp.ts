@@ -1,8 +1,9 @@
 import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
 import { Observable, type Subscriber } from '../../core/rx';
 import type { EventId } from '../../core/event';
-import type { Frame, FrameResult, OnrampContext, OnrampSource, OnrampType } from '../connector';
+import type { Frame, OnrampContext, OnrampSource, OnrampType } from '../connector';
 import { Reconnector } from '../_shared/reconnector';
+import { Settlements, type Outcome } from '../_shared/settlement';
 import { closeConnection, describe, openConnection, redact, serverOf, validateAddr } from './client';
 
 interface QueueOptions {
@@ -119,14 +120,10 @@ export const amqpOnramp: OnrampType<AmqpOnrampConfig> = {
   },
 };
 
-/** One broker message on its way through eddy: acked when all its events are, nacked at the first fail. */
-interface Delivery {
+/** One broker message on its way through eddy, with the channel it came on: acks go back on that channel only. */
+interface Delivered {
   readonly message: ConsumeMessage;
-  /** the channel it came on: acks go back on that channel only */
   readonly channel: Channel;
-  /** its events not yet acked */
-  open: number;
-  settled: boolean;
 }
 
 /** The source of one amqp onramp instance: a connection, a channel and a consumer, reopened when lost. */
@@ -141,8 +138,8 @@ class Consumer implements OnrampSource {
   private closed = false;
   /** consume and cancel calls, one at a time and in order */
   private syncing: Promise<void> = Promise.resolve();
-  /** the deliveries of events in flight, by event sequence number */
-  private readonly deliveries = new Map<number, Delivery>();
+  /** the messages in flight: acked when all their events are, nacked at the first fail */
+  private readonly settlements = new Settlements<Delivered>((delivered, outcome) => this.settle(delivered, outcome));
   private streams = 0;
   private readonly originUri: string;
   private readonly where: string;
@@ -190,14 +187,11 @@ class Consumer implements OnrampSource {
   }
 
   onAck(id: EventId): void {
-    const delivery = this.take(id);
-    if (delivery && --delivery.open === 0) this.settle(delivery, 'ack');
+    this.settlements.ack(id);
   }
 
   onFail(id: EventId): void {
-    const delivery = this.take(id);
-    // the first fail decides: the message comes back (or goes to the dead letters) with all its events
-    if (delivery) this.settle(delivery, this.config.requeue_failed ? 'requeue' : 'reject');
+    this.settlements.fail(id);
   }
 
   async close(): Promise<void> {
@@ -206,25 +200,23 @@ class Consumer implements OnrampSource {
     if (late) await closeConnection(late.connection, late.channel);
     const { connection, channel } = this;
     this.connection = this.channel = this.consumerTag = undefined;
-    this.deliveries.clear();
+    this.settlements.forgetAll();
     // the acks sent so far reach the broker first; closing returns every unacked message to the queue
     if (connection) await closeConnection(connection, channel);
   }
 
-  private take(id: EventId): Delivery | undefined {
-    const delivery = this.deliveries.get(id.seq);
-    if (delivery) this.deliveries.delete(id.seq);
-    return delivery;
-  }
-
-  private settle(delivery: Delivery, how: 'ack' | 'requeue' | 'reject'): void {
-    if (delivery.settled) return;
-    delivery.settled = true;
+  /**
+   * All its events acked: ack. The first fail: the message comes back (or
+   * goes to the dead letters) with all its events. Undecodable (its error
+   * went to `err`): rejected, dead-lettered if the queue has a dead-letter exchange.
+   */
+  private settle({ message, channel }: Delivered, outcome: Outcome): void {
     // a message of an earlier channel was returned to the queue when that channel went: it is redelivered, not settled
-    if (delivery.channel !== this.channel) return;
+    if (channel !== this.channel) return;
+    const how = outcome === 'acked' ? 'ack' : outcome === 'failed' && this.config.requeue_failed ? 'requeue' : 'reject';
     try {
-      if (how === 'ack') delivery.channel.ack(delivery.message);
-      else delivery.channel.nack(delivery.message, false, how === 'requeue');
+      if (how === 'ack') channel.ack(message);
+      else channel.nack(message, false, how === 'requeue');
     } catch (err) {
       // the channel is closing: the broker redelivers the message
       this.ctx.logger.debug(`amqp onramp ${this.ctx.url}: cannot ${how} a message: ${describe(err)}`);
@@ -233,22 +225,13 @@ class Consumer implements OnrampSource {
 
   /** The frame of one message; `done` learns which events it made. */
   private frame(message: ConsumeMessage, channel: Channel): Frame {
-    const delivery: Delivery = { message, channel, open: 0, settled: false };
     return {
       stream: ++this.streams,
       data: message.content,
       end: true,
       originUri: this.originUri,
       meta: { amqp: messageMeta(message) },
-      done: (result: FrameResult) => {
-        if (result.ids.length === 0) {
-          // nothing to wait for: undecodable (its error went to `err`) is rejected; a message that held no value is done
-          this.settle(delivery, result.errors.length > 0 ? 'reject' : 'ack');
-          return;
-        }
-        delivery.open = result.ids.length;
-        for (const id of result.ids) this.deliveries.set(id.seq, delivery);
-      },
+      done: this.settlements.done({ message, channel }),
     };
   }
 
@@ -297,7 +280,7 @@ class Consumer implements OnrampSource {
   private detach(): void {
     const { connection, channel } = this;
     this.connection = this.channel = this.consumerTag = undefined;
-    this.deliveries.clear();
+    this.settlements.forgetAll();
     if (connection) void closeConnection(connection, channel);
   }
 

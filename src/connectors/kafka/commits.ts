@@ -1,12 +1,11 @@
 import type { EventId } from '../../core/event';
+import { Settlements, type Outcome } from '../_shared/settlement';
 
 /** One message handed to the machinery, until every event made from it is settled. */
 export interface Entry {
   readonly offset: number;
-  /** events made from it not yet acked (or failed, when failed events are not retried); -1 until decoded */
-  pending: number;
-  /** the seqs of those events, to forget them when the entry is dropped */
-  seqs: number[];
+  /** every event made from it was acked (or failed, when failed events are not retried), or it made none */
+  settled: boolean;
   /** dropped (sought past, or the partition was reassigned): what happens to its events no longer counts */
   stale: boolean;
   readonly track: PartitionTrack;
@@ -53,8 +52,8 @@ export interface CommitOffset {
  */
 export class CommitTracker {
   private readonly tracks = new Map<string, PartitionTrack>();
-  /** event seq -> the entry it was made from, while the event is unsettled */
-  private readonly bySeq = new Map<number, Entry>();
+  /** the entries decoded and not settled yet, with the events made from them */
+  private readonly settlements = new Settlements<Entry>((entry, outcome) => this.settle(entry, outcome));
   private unsettledCount = 0;
 
   constructor(private readonly retry: boolean) {}
@@ -72,7 +71,7 @@ export class CommitTracker {
     const last = track.entries[track.entries.length - 1];
     // read again (a seek or a restart of the client): what was tracked from there on no longer counts
     if (last !== undefined && offset <= last.offset) this.dropFrom(track, offset);
-    const entry: Entry = { offset, pending: -1, seqs: [], stale: false, track };
+    const entry: Entry = { offset, settled: false, stale: false, track };
     track.entries.push(entry);
     this.unsettledCount++;
     return entry;
@@ -80,32 +79,20 @@ export class CommitTracker {
 
   /** The machinery made these events from the entry's message (none: it went to `err`). */
   decoded(entry: Entry, ids: readonly EventId[]): void {
-    if (entry.stale) return;
-    entry.pending = ids.length;
-    for (const id of ids) {
-      entry.seqs.push(id.seq);
-      this.bySeq.set(id.seq, entry);
-    }
-    if (ids.length === 0) this.advance(entry.track);
+    if (!entry.stale) this.settlements.made(entry, { ids, errors: [] });
   }
 
   /** The first ack or fail of an event settles it; later ones for the same event are ignored. */
   ack(seq: number): void {
-    const entry = this.take(seq);
-    if (entry && --entry.pending === 0) this.advance(entry.track);
+    this.settlements.ack({ seq });
   }
 
   /** A failed event: where to seek to read it again (with retry), else undefined. */
   fail(seq: number): Seek | undefined {
-    const entry = this.take(seq);
-    if (!entry) return undefined;
-    if (!this.retry) {
-      if (--entry.pending === 0) this.advance(entry.track);
-      return undefined;
-    }
-    const { track } = entry;
-    this.dropFrom(track, entry.offset);
-    return { topic: track.topic, partition: track.partition, offset: entry.offset };
+    // without retry the event is given up: for the commit it counts as acked
+    if (!this.retry) return void this.settlements.ack({ seq });
+    const entry = this.settlements.fail({ seq });
+    return entry && { topic: entry.track.topic, partition: entry.track.partition, offset: entry.offset };
   }
 
   /** The group was rebalanced (or the client restarted): every partition is read again from its committed offset. */
@@ -135,11 +122,11 @@ export class CommitTracker {
     return out;
   }
 
-  private take(seq: number): Entry | undefined {
-    const entry = this.bySeq.get(seq);
-    if (entry === undefined) return undefined;
-    this.bySeq.delete(seq);
-    return entry.stale ? undefined : entry;
+  /** All its events acked (or it made none): the committed offset may move past it. A fail (with retry): read it again. */
+  private settle(entry: Entry, outcome: Outcome): void {
+    if (outcome === 'failed') return this.dropFrom(entry.track, entry.offset);
+    entry.settled = true;
+    this.advance(entry.track);
   }
 
   /** Drops the entries at `offset` and after: their events no longer count. */
@@ -150,7 +137,7 @@ export class CommitTracker {
     for (let i = cut; i < entries.length; i++) {
       const entry = entries[i];
       entry.stale = true;
-      for (const seq of entry.seqs) this.bySeq.delete(seq);
+      this.settlements.forget(entry);
       this.unsettledCount--;
     }
     entries.length = cut;
@@ -160,7 +147,7 @@ export class CommitTracker {
   private advance(track: PartitionTrack): void {
     const { entries } = track;
     let moved = false;
-    while (track.head < entries.length && entries[track.head].pending === 0) {
+    while (track.head < entries.length && entries[track.head].settled) {
       track.committable = entries[track.head].offset + 1;
       track.head++;
       this.unsettledCount--;

@@ -1,8 +1,9 @@
 import { Observable, type Subscriber, type Subscription as RxSubscription } from '../../core/rx';
 import { AckPolicy, DeliverPolicy, nanos, type Consumer, type ConsumerMessages, type JsMsg, type Msg, type NatsError, type Subscription } from 'nats';
 import type { EventId, Meta } from '../../core/event';
-import type { Frame, FrameResult, OnrampContext, OnrampSource, OnrampType } from '../connector';
+import type { Frame, OnrampContext, OnrampSource, OnrampType, SourceInputs } from '../connector';
 import { Backoff } from '../_shared/backoff';
+import { Settlements, type Outcome } from '../_shared/settlement';
 import {
   closeConnection,
   DEFAULT_OPTIONS,
@@ -118,7 +119,9 @@ export const natsOnramp: OnrampType<NatsOnrampConfig> = {
     const client = await natsConnect(config.hosts, config.options ?? DEFAULT_OPTIONS, `eddy ${ctx.url}`);
     const originUri = `svc-nats://${originHost(config.hosts[0])}/${config.subject}`;
     try {
-      return config.jetstream ? await jetstreamSource(client, config, config.jetstream, ctx, originUri) : coreSource(client, config, ctx, originUri);
+      if (!config.jetstream) return coreSource(client, config, ctx, originUri);
+      const consumer = await bindConsumer(client, config.subject, config.jetstream);
+      return new JetStreamSource(client, consumer, config.jetstream, ctx, originUri);
     } catch (err) {
       await closeConnection(client.nc, ctx.logger, ctx.url);
       throw err;
@@ -172,139 +175,128 @@ function coreSource(client: NatsClient, config: NatsOnrampConfig, ctx: OnrampCon
   };
 }
 
-/** A JetStream message whose events are not all acked yet. */
-interface Tracked {
-  msg: JsMsg;
-  ids: EventId[];
-  /** events not acked yet */
-  left: number;
-}
-
 /**
- * JetStream: binds (or creates) the durable pull consumer, then pulls
+ * JetStream: a durable pull consumer, bound (or created) in `create`. Pulls
  * batches while the machinery is subscribed and the breaker is not
- * triggered. Acks and fails of the events map back to their messages.
+ * triggered; the acks and fails of the events settle their messages.
  */
-async function jetstreamSource(client: NatsClient, config: NatsOnrampConfig, js: JetStreamConfig, ctx: OnrampContext, originUri: string): Promise<OnrampSource> {
-  const { nc } = client;
-  const consumer = await bindConsumer(client, config.subject, js);
-  /** messages by the sequence numbers of the events they produced */
-  const tracked = new Map<number, Tracked>();
-  let subscriber: Subscriber<Frame> | undefined;
-  let paused = false;
-  let closing = false;
-  let running = false;
-  let batch: ConsumerMessages | undefined;
-  let retry: RxSubscription | undefined;
-  const backoff = new Backoff(100, 5000);
+class JetStreamSource implements OnrampSource {
+  readonly transactional = true;
+  readonly frames: Observable<Frame>;
+  /** messages whose events are not all acked yet: acked when they are, nak'ed at the first fail, terminated when undecodable */
+  private readonly settlements = new Settlements<JsMsg>((msg, outcome) => this.settle(msg, outcome), MAX_TRACKED);
+  private subscriber: Subscriber<Frame> | undefined;
+  private paused = false;
+  private closing = false;
+  /** a pull loop runs */
+  private running = false;
+  /** the batch being pulled, to stop it */
+  private batch: ConsumerMessages | undefined;
+  /** the wait before pulling again after a failed pull */
+  private retry: RxSubscription | undefined;
+  private readonly backoff = new Backoff(100, 5000);
 
-  // the machinery made this message into events (or into an err event): remember it until they are acked
-  const settle = (msg: JsMsg, result: FrameResult) => {
-    if (result.ids.length === 0) {
-      // nothing to deliver: an undecodable message (on err now) is never redelivered, an empty one is done
-      return respond(() => (result.errors.length > 0 ? msg.term() : msg.ack()));
+  constructor(
+    private readonly client: NatsClient,
+    private readonly consumer: Consumer,
+    private readonly js: JetStreamConfig,
+    private readonly ctx: OnrampContext,
+    private readonly originUri: string,
+  ) {
+    endWhenGivenUp(client, ctx, () => (this.closing ? undefined : this.subscriber));
+    this.frames = new Observable<Frame>((subscriber) => {
+      this.subscriber = subscriber;
+      void this.pull();
+      return () => {
+        this.subscriber = undefined;
+        this.stopPulling();
+      };
+    });
+  }
+
+  pause(): void {
+    // the batch in flight still arrives (the machinery holds it); no further pull is sent
+    this.paused = true;
+  }
+
+  resume(): void {
+    this.paused = false;
+    void this.pull();
+  }
+
+  /** reading: a pull loop runs (a fetch may be in flight); it stops after its batch once paused */
+  inputs(): SourceInputs {
+    return { open: 1, reading: this.running ? 1 : 0 };
+  }
+
+  onAck(id: EventId): void {
+    this.settlements.ack(id);
+  }
+
+  onFail(id: EventId): void {
+    this.settlements.fail(id);
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    this.stopPulling();
+    // what is still unacked goes back to the server now, for another member or the next run, instead of after ack_wait
+    for (const msg of this.settlements.forgetAll()) this.respond(() => msg.nak(CLOSE_NAK_DELAY_MS));
+    await closeConnection(this.client.nc, this.ctx.logger, this.ctx.url);
+  }
+
+  /** Pulls batch after batch until unsubscribed, paused or closed; a failed pull is retried after a back-off. */
+  private async pull(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    const { js, ctx } = this;
+    try {
+      while (this.subscriber && !this.paused && !this.closing) {
+        const to = this.subscriber;
+        try {
+          this.batch = await this.consumer.fetch({ max_messages: js.batch, expires: FETCH_EXPIRES_MS });
+          for await (const msg of this.batch) this.deliver(msg, to);
+          this.backoff.reset();
+        } catch (err) {
+          if (this.closing || !this.subscriber) break;
+          const wait = this.backoff.next();
+          ctx.logger.warn(`${ctx.url}: pulling from JetStream consumer ${js.stream}/${js.durable} failed: ${describe(err)}; again in ${wait} ms`);
+          await new Promise<void>((resolve) => (this.retry = ctx.scheduler.schedule(() => resolve(), wait)));
+          this.retry = undefined;
+        } finally {
+          this.batch = undefined;
+        }
+      }
+    } finally {
+      this.running = false;
     }
-    const entry: Tracked = { msg, ids: result.ids, left: result.ids.length };
-    for (const id of result.ids) tracked.set(id.seq, entry);
-    while (tracked.size > MAX_TRACKED) tracked.delete(tracked.keys().next().value as number);
-  };
-  const respond = (act: () => void) => {
+  }
+
+  private stopPulling(): void {
+    this.batch?.stop();
+    this.retry?.unsubscribe();
+  }
+
+  private deliver(msg: JsMsg, to: Subscriber<Frame>): void {
+    const nats: Meta = { jetstream: { stream: msg.info.stream, sequence: msg.seq, delivered: msg.info.deliveryCount } };
+    const headers = headersMeta(msg.headers);
+    if (headers) nats.headers = headers;
+    to.next({ stream: STREAM, data: payload(msg.data), end: true, originUri: this.originUri, meta: { nats }, done: this.settlements.done(msg) });
+  }
+
+  /** All its events acked: ack. A failed event: nak, the whole message comes again, now. Undecodable (on `err` now): term, never redelivered. */
+  private settle(msg: JsMsg, outcome: Outcome): void {
+    this.respond(() => (outcome === 'acked' ? msg.ack() : outcome === 'failed' ? msg.nak() : msg.term()));
+  }
+
+  private respond(act: () => void): void {
     try {
       act();
     } catch (err) {
       // the connection is closed: the server redelivers after ack_wait
-      ctx.logger.debug(`${ctx.url}: cannot answer a JetStream message: ${describe(err)}`);
+      this.ctx.logger.debug(`${this.ctx.url}: cannot answer a JetStream message: ${describe(err)}`);
     }
-  };
-  const forget = (entry: Tracked) => {
-    for (const id of entry.ids) tracked.delete(id.seq);
-  };
-
-  const deliver = (msg: JsMsg, to: Subscriber<Frame>) => {
-    const nats: Meta = { jetstream: { stream: msg.info.stream, sequence: msg.seq, delivered: msg.info.deliveryCount } };
-    const headers = headersMeta(msg.headers);
-    if (headers) nats.headers = headers;
-    to.next({ stream: STREAM, data: payload(msg.data), end: true, originUri, meta: { nats }, done: (result) => settle(msg, result) });
-  };
-
-  /** Pulls batch after batch until unsubscribed, paused or closed; a failed pull is retried after a back-off. */
-  const pull = async () => {
-    if (running) return;
-    running = true;
-    try {
-      while (subscriber && !paused && !closing) {
-        const to = subscriber;
-        try {
-          batch = await consumer.fetch({ max_messages: js.batch, expires: FETCH_EXPIRES_MS });
-          for await (const msg of batch) deliver(msg, to);
-          backoff.reset();
-        } catch (err) {
-          if (closing || !subscriber) break;
-          const wait = backoff.next();
-          ctx.logger.warn(`${ctx.url}: pulling from JetStream consumer ${js.stream}/${js.durable} failed: ${describe(err)}; again in ${wait} ms`);
-          await new Promise<void>((resolve) => (retry = ctx.scheduler.schedule(() => resolve(), wait)));
-          retry = undefined;
-        } finally {
-          batch = undefined;
-        }
-      }
-    } finally {
-      running = false;
-    }
-  };
-
-  const stopPulling = () => {
-    batch?.stop();
-    retry?.unsubscribe();
-  };
-
-  endWhenGivenUp(client, ctx, () => (closing ? undefined : subscriber));
-
-  const frames = new Observable<Frame>((sub) => {
-    subscriber = sub;
-    void pull();
-    return () => {
-      subscriber = undefined;
-      stopPulling();
-    };
-  });
-
-  return {
-    frames,
-    transactional: true,
-    pause() {
-      // the batch in flight still arrives (the machinery holds it); no further pull is sent
-      paused = true;
-    },
-    resume() {
-      paused = false;
-      void pull();
-    },
-    // reading: a pull loop runs (a fetch may be in flight); it stops after its batch once paused
-    inputs: () => ({ open: 1, reading: running ? 1 : 0 }),
-    onAck(id) {
-      const entry = tracked.get(id.seq);
-      if (!entry) return;
-      tracked.delete(id.seq);
-      if (--entry.left === 0) respond(() => entry.msg.ack());
-    },
-    onFail(id) {
-      const entry = tracked.get(id.seq);
-      if (!entry) return;
-      // one failed event is enough: the whole message comes again, now
-      forget(entry);
-      respond(() => entry.msg.nak());
-    },
-    async close() {
-      closing = true;
-      stopPulling();
-      // what is still unacked goes back to the server now, for another member or the next run, instead of after ack_wait
-      const unacked = new Set(tracked.values());
-      tracked.clear();
-      for (const entry of unacked) respond(() => entry.msg.nak(CLOSE_NAK_DELAY_MS));
-      await closeConnection(nc, ctx.logger, ctx.url);
-    },
-  };
+  }
 }
 
 /**

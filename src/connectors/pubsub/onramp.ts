@@ -1,8 +1,9 @@
 import type { Message, PubSub, Subscription } from '@google-cloud/pubsub';
 import { Observable, type Subscriber, type Subscription as RxSubscription } from '../../core/rx';
 import type { EventId, Meta } from '../../core/event';
-import type { Frame, FrameResult, OnrampContext, OnrampSource, OnrampType, SourceInputs } from '../connector';
+import type { Frame, OnrampContext, OnrampSource, OnrampType, SourceInputs } from '../connector';
 import { Backoff } from '../_shared/backoff';
+import { Settlements, type Outcome } from '../_shared/settlement';
 import { checkNames, clientPlan, describe, type ClientPlan } from './client';
 
 export interface PubsubOnrampConfig {
@@ -114,14 +115,6 @@ export const pubsubOnramp: OnrampType<PubsubOnrampConfig> = {
   },
 };
 
-/** One Pub/Sub message on its way through eddy: acked when all its events are, nacked at the first fail. */
-interface Delivery {
-  readonly message: Message;
-  /** its events not yet acked */
-  open: number;
-  settled: boolean;
-}
-
 /** The source of one pubsub onramp instance: a client, and a streaming subscriber while `frames` is subscribed. */
 class PubsubSource implements OnrampSource {
   readonly transactional = true;
@@ -132,8 +125,8 @@ class PubsubSource implements OnrampSource {
   private paused = false;
   /** messages that arrived while paused, in order */
   private held: Message[] = [];
-  /** the deliveries of events in flight, by event sequence number */
-  private readonly deliveries = new Map<number, Delivery>();
+  /** the messages in flight: acked when all their events are, nacked at the first fail */
+  private readonly settlements = new Settlements<Message>((message, outcome) => this.settle(message, outcome));
   private streams = 0;
   private originUri: string;
   private name: string;
@@ -206,37 +199,28 @@ class PubsubSource implements OnrampSource {
   }
 
   onAck(id: EventId): void {
-    const delivery = this.take(id);
-    if (delivery && --delivery.open === 0) this.settle(delivery, 'ack');
+    this.settlements.ack(id);
   }
 
   onFail(id: EventId): void {
-    // the first fail decides: the message comes back with all its events
-    const delivery = this.take(id);
-    if (delivery) this.settle(delivery, 'nack');
+    this.settlements.fail(id);
   }
 
   async close(): Promise<void> {
     this.closed = true;
     this.subscriber = undefined;
     await this.stop();
-    this.deliveries.clear();
+    this.settlements.forgetAll();
     // the gRPC channels; bounded like the subscriber's close
     await this.client.close().catch((err) => this.ctx.logger.debug(`pubsub onramp ${this.ctx.url}: closing the client: ${describe(err)}`));
   }
 
-  private take(id: EventId): Delivery | undefined {
-    const delivery = this.deliveries.get(id.seq);
-    if (delivery) this.deliveries.delete(id.seq);
-    return delivery;
-  }
-
-  private settle(delivery: Delivery, how: 'ack' | 'nack'): void {
-    if (delivery.settled) return;
-    delivery.settled = true;
+  /** The first fail: the message comes back with all its events. Undecodable: as `on_decode_error` says. */
+  private settle(message: Message, outcome: Outcome): void {
+    const ack = outcome === 'acked' || (outcome === 'undecodable' && this.config.on_decode_error === 'ack');
     // both are batched by the client; a message its subscriber already let go (closed, lease expired) is a no-op
-    if (how === 'ack') delivery.message.ack();
-    else delivery.message.nack();
+    if (ack) message.ack();
+    else message.nack();
   }
 
   /** Opens the streaming pull: the client starts pulling when a message listener is attached. */
@@ -294,22 +278,13 @@ class PubsubSource implements OnrampSource {
   /** The frame of one message; `done` learns which events it made. */
   private deliver(message: Message): void {
     if (!this.subscriber) return void message.nack();
-    const delivery: Delivery = { message, open: 0, settled: false };
     const frame: Frame = {
       stream: ++this.streams,
       data: message.data,
       end: true,
       originUri: this.originUri,
       meta: messageMeta(message),
-      done: (result: FrameResult) => {
-        if (result.ids.length === 0) {
-          // nothing to wait for: an undecodable message as configured; one that held no value is done
-          this.settle(delivery, result.errors.length > 0 && this.config.on_decode_error === 'nack' ? 'nack' : 'ack');
-          return;
-        }
-        delivery.open = result.ids.length;
-        for (const id of result.ids) this.deliveries.set(id.seq, delivery);
-      },
+      done: this.settlements.done(message),
     };
     this.subscriber.next(frame);
   }
