@@ -2,19 +2,9 @@ import { readYamlFile } from './yaml-file';
 import { EddyError, conflict, invalid } from '../core/errors';
 import type { Runtime } from '../runtime/runtime';
 import type { Kind } from '../runtime/urls';
+import { SECTIONS, addDeclarations, canonical, emptyDeclared, mappingTarget, mappingValues, type ConfigFile, type Declared } from './declared';
 
-/** The sections of a config file, published in this order, then the mappings activated. */
-const SECTIONS: readonly Kind[] = ['pipeline', 'offramp', 'onramp', 'binding'];
-const MAPPING_KEY = /^\/binding\/([^/]+)\/([^/]+)$/;
-
-/** A config file's sections: artefacts per kind, and `mapping` (binding instances to activate with their values). */
-export interface ConfigFile {
-  pipeline?: unknown[];
-  offramp?: unknown[];
-  onramp?: unknown[];
-  binding?: unknown[];
-  mapping?: Record<string, Record<string, string> | null>;
-}
+export type { ConfigFile, Declared };
 
 /** Parses a YAML or JSON config file (YAML is a superset of JSON), `${NAME}` references replaced first, checking its top-level shape. */
 export async function readConfigFile(path: string): Promise<ConfigFile> {
@@ -38,7 +28,7 @@ export async function readConfigFile(path: string): Promise<ConfigFile> {
  * the same calls the REST API makes. An error names the file, the artefact
  * and the field.
  */
-export async function loadConfigFile(runtime: Runtime, path: string, journal: Undo[] = []): Promise<void> {
+export async function loadConfigFile(runtime: Runtime, path: string, journal: Undo[] = [], declared: Declared = emptyDeclared()): Promise<Declared> {
   const config = await readConfigFile(path);
   for (const kind of SECTIONS) {
     for (const [i, artefact] of (config[kind] ?? []).entries()) {
@@ -52,23 +42,21 @@ export async function loadConfigFile(runtime: Runtime, path: string, journal: Un
   }
   for (const [key, params] of Object.entries(config.mapping ?? {})) {
     await withContext(`${path}: mapping '${key}'`, async () => {
-      const match = MAPPING_KEY.exec(key);
-      if (!match) throw invalid(`the key must be /binding/<binding-id>/<instance-id>`);
-      const values: Record<string, string> = {};
-      for (const [name, value] of Object.entries(params ?? {})) {
-        if (typeof value !== 'string') throw invalid(`${name}: mapping values must be strings, got ${JSON.stringify(value)}`);
-        values[name] = value;
-      }
+      const { binding, instance } = mappingTarget(key);
+      const values = mappingValues(params);
       // kept from a previous run (--data-dir): the same mapping is already running; another one is an error
-      const stored = runtime.store?.storedInstance(`/binding/${match[1]}/${match[2]}`);
+      const stored = runtime.store?.storedInstance(`/binding/${binding}/${instance}`);
       if (stored) {
         if (canonical(stored.params) === canonical(values)) return;
         throw conflict(`already running with other parameters ${JSON.stringify(stored.params)} (kept in the data dir); deactivate it first (DELETE ${key})`);
       }
-      await runtime.activate('binding', match[1], match[2], values);
-      journal.push(() => runtime.deactivate('binding', match[1], match[2]));
+      await runtime.activate('binding', binding, instance, values);
+      journal.push(() => runtime.deactivate('binding', binding, instance));
     });
   }
+  // what it declared, from the same parse, for a later reload to compare with (reload.ts)
+  addDeclarations(declared, path, config);
+  return declared;
 }
 
 /** Takes back one change a config file made. */
@@ -80,10 +68,12 @@ type Undo = () => void | Promise<unknown>;
  * start leaves the store as it was, and a corrected file is not refused as
  * differing from its own broken version), then the error is thrown.
  */
-export async function loadConfigFiles(runtime: Runtime, paths: string[]): Promise<void> {
+export async function loadConfigFiles(runtime: Runtime, paths: string[]): Promise<Declared> {
   const journal: Undo[] = [];
+  const declared = emptyDeclared();
   try {
-    for (const path of paths) await loadConfigFile(runtime, path, journal);
+    for (const path of paths) await loadConfigFile(runtime, path, journal, declared);
+    return declared;
   } catch (err) {
     for (const undo of journal.reverse()) await Promise.resolve().then(undo).catch(() => undefined);
     await runtime.persisted().catch(() => undefined);
@@ -101,14 +91,7 @@ function checkSame(runtime: Runtime, kind: Kind, id: string, artefact: unknown):
   throw conflict(`differs from the ${kind} '${id}' that exists already (kept in the data dir or declared earlier); delete it first (DELETE /${kind}/${id}) or give this one another id`);
 }
 
-/** JSON with object keys sorted, so two equal documents compare equal whatever their key order. */
-function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
-  );
-}
-
-async function withContext(where: string, action: () => Promise<void>): Promise<void> {
+export async function withContext(where: string, action: () => Promise<void>): Promise<void> {
   try {
     await action();
   } catch (err) {
