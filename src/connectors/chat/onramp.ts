@@ -75,7 +75,7 @@ const FORWARDED: { [K in keyof ClientEvents]?: [string, (...args: ClientEvents[K
 /** Gateway close codes after which the library does not reconnect (bad token, intents not allowed, …). */
 const FATAL_CLOSE = new Set([4004, 4010, 4011, 4012, 4013, 4014]);
 
-/** The source of a chat onramp; tests read `queued` and `dropped`. */
+/** The source of a chat onramp; tests read `queued` and `pending`. */
 export interface ChatOnrampSource extends OnrampSource {
   /** gateway events held while paused (or before the first subscriber) */
   readonly queued: number;
