@@ -1,7 +1,7 @@
 import { Observable, type Subscriber } from '../../core/rx';
 // types only: discord.js is loaded when an instance is created, so eddy's start does not pay for it
-import type { ClientEvents } from 'discord.js';
-import type { Frame, OnrampReply, OnrampSource, OnrampType } from '../connector';
+import type { Client, ClientEvents } from 'discord.js';
+import type { Frame, OnrampContext, OnrampReply, OnrampSource, OnrampType } from '../connector';
 import { batchValues } from '../../core/event';
 import { BadReply, execute, parseReply, type Command } from './replies';
 
@@ -75,7 +75,7 @@ const FORWARDED: { [K in keyof ClientEvents]?: [string, (...args: ClientEvents[K
 /** Gateway close codes after which the library does not reconnect (bad token, intents not allowed, …). */
 const FATAL_CLOSE = new Set([4004, 4010, 4011, 4012, 4013, 4014]);
 
-/** The source of a chat onramp; tests read `queued` and `dropped`. */
+/** The source of a chat onramp; tests read `queued` and `pending`. */
 export interface ChatOnrampSource extends OnrampSource {
   /** gateway events held while paused (or before the first subscriber) */
   readonly queued: number;
@@ -140,126 +140,172 @@ export const chatOnramp: OnrampType<ChatOnrampConfig> = {
       partials: [Partials.Message, Partials.Channel, Partials.GuildMember, Partials.Reaction, Partials.User],
       rest: { timeout: config.timeout, ...(config.api_url ? { api: config.api_url.replace(/\/+$/, '') } : {}) },
     });
-    const originUri = `svc-chat://${config.api_url ? new URL(config.api_url).host : 'discord.com'}/gateway`;
-    let out: Subscriber<Frame> | undefined;
-    let paused = false;
-    let closed = false;
-    let queue: Frame[] = [];
-    let dropped = 0;
-    let failure: Error | undefined;
+    const source = new ChatSource(config, ctx, client);
+    await source.login();
+    return source;
+  },
+};
 
-    const flowing = () => out !== undefined && !paused;
-    const push = (frame: Frame) => {
-      if (flowing() && queue.length === 0) return out!.next(frame);
-      if (queue.length < config.buffer) queue.push(frame);
-      else dropped++;
-    };
-    /** Releases held events, then reports what did not fit; a pause during the release leaves the rest to the machinery, which holds it. */
-    const flush = () => {
-      if (!flowing()) return;
-      const held = queue;
-      queue = [];
-      for (const frame of held) out!.next(frame);
-      if (dropped > 0) {
-        const error = `${dropped} gateway event(s) dropped: more than ${config.buffer} arrived while the circuit breaker was triggered`;
-        dropped = 0;
-        out!.next({ stream: 'gateway', error, originUri });
-      }
-    };
-    /** A bad reply or a failed REST call: on `err`, as a decode error is (held by the machinery while paused). */
-    const reportError = (error: string) => {
-      if (out) out.next({ stream: 'replies', error, originUri });
-      else ctx.logger.warn(`Onramp ${ctx.url}: ${error}`);
-    };
+/**
+ * The source of one chat onramp: the gateway's events as frames, held in a
+ * bounded queue while paused (`push`, `flush`), and, linked, the replies
+ * executed one at a time (`takeReply`, `run`).
+ */
+class ChatSource implements ChatOnrampSource {
+  readonly frames: Observable<Frame>;
+  /** linked only: unlinked, the machinery warns about replies sent here */
+  readonly reply?: (reply: OnrampReply) => void;
+  private readonly originUri: string;
+  private out: Subscriber<Frame> | undefined;
+  /** paused by the circuit breaker */
+  private paused = false;
+  private closed = false;
+  /** gateway events held while paused (or before the first subscriber), at most `buffer` */
+  private queue: Frame[] = [];
+  /** events that did not fit in the queue, reported once the queue is released */
+  private dropped = 0;
+  /** the gateway closed for good: a later subscriber gets this error */
+  private failure: Error | undefined;
+  // linked replies run one at a time, in the order they arrived
+  private chain: Promise<void> = Promise.resolve();
+  private unfinished = 0;
 
+  constructor(
+    private readonly config: ChatOnrampConfig,
+    private readonly ctx: OnrampContext,
+    private readonly client: Client,
+  ) {
+    this.originUri = `svc-chat://${config.api_url ? new URL(config.api_url).host : 'discord.com'}/gateway`;
+    if (ctx.linked) this.reply = (reply) => this.takeReply(reply);
+    this.listen();
+    this.frames = new Observable<Frame>((subscriber) => {
+      if (this.failure) return subscriber.error(this.failure);
+      this.out = subscriber;
+      // what arrived before (the platform sends guilds right after login) is released on the next tick, once the
+      // activation has linked everything: released now, a linked reply to it could find the onramp's `in` not yet connected
+      const release = ctx.scheduler.schedule(() => this.flush());
+      return () => {
+        release.unsubscribe();
+        this.out = undefined;
+      };
+    });
+  }
+
+  /** A wrong token or an unreachable platform fails the activation; the client is destroyed then. */
+  async login(): Promise<void> {
+    const { config, client } = this;
+    try {
+      await withTimeout(client.login(config.token), config.timeout, `chat: login did not complete within ${config.timeout} ms`);
+    } catch (err) {
+      this.closed = true;
+      await client.destroy();
+      throw new Error(`chat: login failed: ${(err as Error).message}`);
+    }
+    this.ctx.logger.info(`Onramp ${this.ctx.url}: logged in as ${client.user?.tag ?? 'unknown'}`);
+  }
+
+  get queued(): number {
+    return this.queue.length;
+  }
+
+  /** linked replies not yet executed */
+  get pending(): number {
+    return this.unfinished;
+  }
+
+  pause(): void {
+    this.paused = true;
+  }
+
+  resume(): void {
+    this.paused = false;
+    this.flush();
+  }
+
+  async close(): Promise<void> {
+    // replies not yet started are skipped (closed); the one in flight ends within `timeout`
+    this.closed = true;
+    this.queue = [];
+    await this.client.destroy();
+  }
+
+  /** The client's events: those of FORWARDED as frames, the rest logged; a shard closed for good fails the source. */
+  private listen(): void {
+    const { client, ctx, originUri } = this;
     for (const [event, [name, toData]] of Object.entries(FORWARDED) as [keyof ClientEvents, [string, (...args: unknown[]) => unknown]][]) {
-      client.on(event, (...args: unknown[]) => push({ stream: 'gateway', value: { [name]: toData(...args) }, originUri, meta: { chat: { event: name } } }));
+      client.on(event, (...args: unknown[]) => this.push({ stream: 'gateway', value: { [name]: toData(...args) }, originUri, meta: { chat: { event: name } } }));
     }
     client.on('error', (err) => ctx.logger.error(`Onramp ${ctx.url}: ${err.message}`));
     client.on('warn', (msg) => ctx.logger.warn(`Onramp ${ctx.url}: ${msg}`));
     client.on('shardReconnecting', (id) => ctx.logger.info(`Onramp ${ctx.url}: gateway shard ${id} reconnecting`));
     client.on('shardDisconnect', ({ code }, id) => {
       // the library reconnects by itself, except after these: the source has failed for good
-      if (closed || !FATAL_CLOSE.has(code)) return;
-      failure = new Error(`chat: the gateway closed shard ${id} with code ${code} and will not be reconnected (bad token or intents not allowed)`);
-      out?.error(failure);
+      if (this.closed || !FATAL_CLOSE.has(code)) return;
+      this.failure = new Error(`chat: the gateway closed shard ${id} with code ${code} and will not be reconnected (bad token or intents not allowed)`);
+      this.out?.error(this.failure);
     });
+  }
 
-    try {
-      await withTimeout(client.login(config.token), config.timeout, `chat: login did not complete within ${config.timeout} ms`);
-    } catch (err) {
-      closed = true;
-      await client.destroy();
-      throw new Error(`chat: login failed: ${(err as Error).message}`);
+  private get flowing(): boolean {
+    return this.out !== undefined && !this.paused;
+  }
+
+  /** The gateway cannot be paused: while the onramp does not flow, events wait in the queue, and beyond `buffer` are counted as dropped. */
+  private push(frame: Frame): void {
+    if (this.flowing && this.queue.length === 0) return this.out!.next(frame);
+    if (this.queue.length < this.config.buffer) this.queue.push(frame);
+    else this.dropped++;
+  }
+
+  /** Releases held events, then reports what did not fit; a pause during the release leaves the rest to the machinery, which holds it. */
+  private flush(): void {
+    if (!this.flowing) return;
+    const held = this.queue;
+    this.queue = [];
+    for (const frame of held) this.out!.next(frame);
+    if (this.dropped > 0) {
+      const error = `${this.dropped} gateway event(s) dropped: more than ${this.config.buffer} arrived while the circuit breaker was triggered`;
+      this.dropped = 0;
+      this.out!.next({ stream: 'gateway', error, originUri: this.originUri });
     }
-    ctx.logger.info(`Onramp ${ctx.url}: logged in as ${client.user?.tag ?? 'unknown'}`);
+  }
 
-    // linked replies run one at a time, in the order they arrived
-    let chain: Promise<void> = Promise.resolve();
-    let pending = 0;
-    const run = (cmd: Command) => {
-      pending++;
-      chain = chain.then(async () => {
-        try {
-          if (!closed) await execute(client.rest, cmd);
-        } catch (err) {
-          reportError(`chat reply: ${(err as Error).message}`);
-        } finally {
-          pending--;
-        }
-      });
-    };
-    const reply = ({ event }: OnrampReply) => {
-      for (const value of event.isBatch ? batchValues(event.data) : [event.data]) {
-        let cmd: Command;
-        try {
-          cmd = parseReply(value);
-        } catch (err) {
-          if (!(err instanceof BadReply)) throw err;
-          reportError(`chat reply: ${err.message}`);
-          continue;
-        }
-        run(cmd);
+  /** A bad reply or a failed REST call: on `err`, as a decode error is (held by the machinery while paused). */
+  private reportError(error: string): void {
+    if (this.out) this.out.next({ stream: 'replies', error, originUri: this.originUri });
+    else this.ctx.logger.warn(`Onramp ${this.ctx.url}: ${error}`);
+  }
+
+  /** Linked: every reply (each member of a batch) is a command; one that is not is reported on `err`. */
+  private takeReply({ event }: OnrampReply): void {
+    for (const value of event.isBatch ? batchValues(event.data) : [event.data]) {
+      let cmd: Command;
+      try {
+        cmd = parseReply(value);
+      } catch (err) {
+        if (!(err instanceof BadReply)) throw err;
+        this.reportError(`chat reply: ${err.message}`);
+        continue;
       }
-    };
+      this.run(cmd);
+    }
+  }
 
-    const frames = new Observable<Frame>((subscriber) => {
-      if (failure) return subscriber.error(failure);
-      out = subscriber;
-      // what arrived before (the platform sends guilds right after login) is released on the next tick, once the
-      // activation has linked everything: released now, a linked reply to it could find the onramp's `in` not yet connected
-      const release = ctx.scheduler.schedule(() => flush());
-      return () => {
-        release.unsubscribe();
-        out = undefined;
-      };
+  /** Runs the command after those before it; a command after close is skipped. */
+  private run(cmd: Command): void {
+    this.unfinished++;
+    this.chain = this.chain.then(async () => {
+      try {
+        if (!this.closed) await execute(this.client.rest, cmd);
+      } catch (err) {
+        this.reportError(`chat reply: ${(err as Error).message}`);
+      } finally {
+        this.unfinished--;
+      }
     });
+  }
+}
 
-    return {
-      frames,
-      reply: ctx.linked ? reply : undefined,
-      get queued() {
-        return queue.length;
-      },
-      get pending() {
-        return pending;
-      },
-      pause() {
-        paused = true;
-      },
-      resume() {
-        paused = false;
-        flush();
-      },
-      async close() {
-        // replies not yet started are skipped (closed); the one in flight ends within `timeout`
-        closed = true;
-        queue = [];
-        await client.destroy();
-      },
-    };
-  },
-};
 
 function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import type { Subscription } from '../../core/rx';
 import { Client, errors } from '@elastic/elasticsearch';
 import type { EddyEvent, Meta } from '../../core/event';
-import type { OfframpContext, OfframpType } from '../connector';
+import type { OfframpContext, OfframpType, Sink } from '../connector';
 import { Slots } from '../_shared/slots';
 import { Backoff } from '../_shared/backoff';
 
@@ -103,133 +103,195 @@ export const elasticOfframp: OfframpType<ElasticConfig> = {
     // a connection error (or a 502/503/504) is retried once on each other node; a timeout never is
     // (the client's default): the cluster may have applied that bulk
     const client = new Client({ nodes, maxRetries: nodes.length - 1, requestTimeout: REQUEST_TIMEOUT_MS });
-    return elasticSink(config, ctx, client, nodes);
+    return new ElasticSink(config, ctx, client, nodes);
   },
 };
 
-function elasticSink(config: ElasticConfig, ctx: OfframpContext, client: Client, nodes: string[]) {
-  let closed = false;
-  /** at most `concurrency` bulk requests in flight, the rest wait in order */
-  const slots = new Slots(config.concurrency);
+/**
+ * Connection loss: the breaker is triggered until the cluster answers a
+ * probe (GET /_cluster/health on every node) again, with back-off.
+ */
+class ClusterWatch {
+  /** why the cluster could not be reached; undefined while it can */
+  private reason: string | undefined;
+  private readonly backoff = new Backoff(100, 5000);
+  private retry: Subscription | undefined;
+  private probe: Probe | undefined;
+  private closed = false;
 
-  // connection loss: the breaker is triggered until the cluster answers a probe again
-  let down: string | undefined;
-  const backoff = new Backoff(100, 5000);
-  let retry: Subscription | undefined;
-  let probe: Probe | undefined;
-  const lost = (why: string) => {
-    if (closed || down !== undefined) return;
-    down = why;
-    backoff.reset();
-    ctx.logger.warn(`Offramp ${ctx.url}: the cluster cannot be reached (${why}); paused, probing`);
-    ctx.trigger();
-    scheduleProbe();
-  };
-  const scheduleProbe = () => {
-    retry = ctx.scheduler.schedule(() => {
-      if (closed) return;
-      probe = probeNodes(nodes);
-      probe.done.then(
-        () => back(),
+  constructor(
+    private readonly ctx: OfframpContext,
+    private readonly nodes: string[],
+  ) {}
+
+  /** why the cluster cannot be reached; undefined while it can */
+  get down(): string | undefined {
+    return this.reason;
+  }
+
+  /** A request found no node: pause the sources and start probing. */
+  lost(why: string): void {
+    if (this.closed || this.down !== undefined) return;
+    this.reason = why;
+    this.backoff.reset();
+    this.ctx.logger.warn(`Offramp ${this.ctx.url}: the cluster cannot be reached (${why}); paused, probing`);
+    this.ctx.trigger();
+    this.scheduleProbe();
+  }
+
+  close(): void {
+    this.closed = true;
+    this.retry?.unsubscribe();
+    this.probe?.cancel();
+  }
+
+  private scheduleProbe(): void {
+    this.retry = this.ctx.scheduler.schedule(() => {
+      if (this.closed) return;
+      this.probe = probeNodes(this.nodes);
+      this.probe.done.then(
+        () => this.back(),
         () => {
-          if (!closed && down !== undefined) scheduleProbe();
+          if (!this.closed && this.down !== undefined) this.scheduleProbe();
         },
       );
-    }, backoff.next());
-  };
-  const back = () => {
-    if (closed || down === undefined) return;
-    down = undefined;
-    ctx.logger.info(`Offramp ${ctx.url}: the cluster answers again; resumed`);
-    ctx.restore();
-  };
+    }, this.backoff.next());
+  }
 
-  const reply = (port: 'out' | 'err', event: EddyEvent, doc: Doc, data: Record<string, unknown>, elastic: Meta) => {
-    // each document answers with its own correlation: a batch member is its own request
-    const request: EddyEvent = event.isBatch ? { ...event, isBatch: false, data: doc.value, meta: doc.meta } : event;
-    ctx.reply(port, request, data, { elastic });
-  };
-  const source = (event: EddyEvent) => ({ event_id: `${event.id.uid}:${event.id.seq}`, origin: event.originUri || null });
+  private back(): void {
+    if (this.closed || this.down === undefined) return;
+    this.reason = undefined;
+    this.ctx.logger.info(`Offramp ${this.ctx.url}: the cluster answers again; resumed`);
+    this.ctx.restore();
+  }
+}
+
+/**
+ * The sink of one elastic offramp: an event's documents are checked
+ * (`targets`), sent as one bulk request in their turn (`bulk`), and each
+ * item's outcome settles the event and, linked, answers its document
+ * (`settle`).
+ */
+class ElasticSink implements Sink {
+  /** at most `concurrency` bulk requests in flight, the rest wait in order */
+  private readonly slots: Slots;
+  private readonly watch: ClusterWatch;
+
+  constructor(
+    config: ElasticConfig,
+    private readonly ctx: OfframpContext,
+    private readonly client: Client,
+    nodes: string[],
+  ) {
+    this.slots = new Slots(config.concurrency);
+    this.watch = new ClusterWatch(ctx, nodes);
+  }
+
+  /** The wire format is always JSON, whatever the artefact's codec. */
+  codecFor(): string {
+    return 'json';
+  }
+
+  async send(payloads: Buffer[], event: EddyEvent): Promise<void> {
+    const docs = documents(event, payloads);
+    const targets = this.targets(event, docs);
+    const { down } = this.watch;
+    if (down !== undefined) throw this.failAll(event, docs, targets, { type: 'cluster_unreachable', reason: `not sent: the cluster cannot be reached (${down})` });
+    const body = bulkBody(docs, targets);
+    const turn = this.slots.acquire();
+    if (turn !== true && !(await turn)) throw this.failAll(event, docs, targets, { type: 'offramp_closed', reason: 'not sent: the offramp closed' });
+    const started = performance.now();
+    const items = await this.bulk(event, docs, targets, body);
+    if (items.length !== docs.length) {
+      throw this.failAll(event, docs, targets, { type: 'bulk_mismatch', reason: `the cluster answered ${items.length} items for ${docs.length} documents` });
+    }
+    const failed = this.settle(event, docs, targets, items);
+    // the event is delivered only when all of it is: a partial success fails it, and a resend repeats every document
+    if (failed > 0) throw new Error(`${failed} of ${items.length} documents were rejected by the cluster`);
+    if (event.transactional) this.ctx.insight('ack', event, { time: performance.now() - started });
+  }
+
+  async close(): Promise<void> {
+    this.watch.close();
+    this.slots.close();
+    await this.client.close();
+  }
+
+  /** Where each document goes; nothing of a malformed event is sent: it fails whole, and a retry resends it whole. */
+  private targets(event: EddyEvent, docs: Doc[]): Target[] {
+    const targets: Target[] = [];
+    for (const [i, doc] of docs.entries()) {
+      const where = event.isBatch ? `batch member ${i}: ` : '';
+      try {
+        if (doc.value === null || typeof doc.value !== 'object' || Array.isArray(doc.value) || ArrayBuffer.isView(doc.value)) {
+          throw new Error('the document (the event data) must be a record');
+        }
+        targets.push(target(doc.meta));
+      } catch (err) {
+        throw this.failAll(event, docs, targets, { type: 'malformed_event', reason: `${where}${(err as Error).message}` });
+      }
+    }
+    return targets;
+  }
+
+  /** The bulk request, in the slot the caller holds (freed here); its items, one per document. */
+  private async bulk(event: EddyEvent, docs: Doc[], targets: Target[], body: Buffer): Promise<BulkItem[]> {
+    try {
+      // the body is already NDJSON (the machinery encoded each document): the transport sends it as is
+      const response = await this.client.transport.request<{ items?: Record<string, BulkItem>[] }>({ method: 'POST', path: '/_bulk', bulkBody: body }, { meta: true });
+      return (response.body.items ?? []).map((item) => Object.values(item)[0] ?? {});
+    } catch (err) {
+      if (UNREACHABLE.some((kind) => err instanceof kind)) this.watch.lost(describe(err));
+      throw this.failAll(event, docs, targets, clusterError(err));
+    } finally {
+      this.slots.release();
+    }
+  }
+
+  /** Counts the documents the cluster rejected; linked, each document is answered on `out` or `err`. */
+  private settle(event: EddyEvent, docs: Doc[], targets: Target[], items: BulkItem[]): number {
+    let failed = 0;
+    items.forEach((item, i) => {
+      const ok = item.error === undefined && item.status !== undefined && item.status < 300;
+      if (!ok) failed++;
+      if (!this.ctx.linked) return;
+      const t = targets[i];
+      const type = item._type ?? t.docType ?? null;
+      const id = item._id ?? t.docId ?? null;
+      const index = item._index ?? t.index;
+      if (ok) {
+        this.reply('out', event, docs[i], { success: true, source: source(event), payload: docs[i].value }, { id, type, index, version: item._version ?? null });
+      } else {
+        const error = item.error ?? { type: 'bulk_item_failed', reason: `status ${item.status}` };
+        this.reply('err', event, docs[i], { success: false, source: source(event), error, payload: docs[i].value }, { id, type, index });
+      }
+    });
+    return failed;
+  }
 
   /** Every document of the event on `err` (linked), then the error that fails the event. */
-  const failAll = (event: EddyEvent, docs: Doc[], targets: (Target | undefined)[], error: unknown): Error => {
-    if (ctx.linked) {
+  private failAll(event: EddyEvent, docs: Doc[], targets: (Target | undefined)[], error: unknown): Error {
+    if (this.ctx.linked) {
       docs.forEach((doc, i) => {
         const t = targets[i];
         const data = { success: false, source: source(event), error, payload: doc.value };
-        reply('err', event, doc, data, { id: t?.docId ?? null, type: t?.docType ?? null, index: t?.index ?? null });
+        this.reply('err', event, doc, data, { id: t?.docId ?? null, type: t?.docType ?? null, index: t?.index ?? null });
       });
     }
     const reason = (error as { reason?: unknown })?.reason;
     return new Error(typeof reason === 'string' ? reason : JSON.stringify(error));
-  };
+  }
 
-  return {
-    codecFor: () => 'json',
-    async send(payloads: Buffer[], event: EddyEvent): Promise<void> {
-      const docs = documents(event, payloads);
-      const targets: (Target | undefined)[] = [];
-      for (const [i, doc] of docs.entries()) {
-        const where = event.isBatch ? `batch member ${i}: ` : '';
-        try {
-          if (doc.value === null || typeof doc.value !== 'object' || Array.isArray(doc.value) || ArrayBuffer.isView(doc.value)) {
-            throw new Error('the document (the event data) must be a record');
-          }
-          targets.push(target(doc.meta));
-        } catch (err) {
-          // nothing of a malformed event is sent: it fails whole, and a retry resends it whole
-          throw failAll(event, docs, targets, { type: 'malformed_event', reason: `${where}${(err as Error).message}` });
-        }
-      }
-      if (down !== undefined) throw failAll(event, docs, targets, { type: 'cluster_unreachable', reason: `not sent: the cluster cannot be reached (${down})` });
+  private reply(port: 'out' | 'err', event: EddyEvent, doc: Doc, data: Record<string, unknown>, elastic: Meta): void {
+    // each document answers with its own correlation: a batch member is its own request
+    const request: EddyEvent = event.isBatch ? { ...event, isBatch: false, data: doc.value, meta: doc.meta } : event;
+    this.ctx.reply(port, request, data, { elastic });
+  }
+}
 
-      const body = bulkBody(docs, targets as Target[]);
-      const turn = slots.acquire();
-      if (turn !== true && !(await turn)) throw failAll(event, docs, targets, { type: 'offramp_closed', reason: 'not sent: the offramp closed' });
-      const started = performance.now();
-      let items: BulkItem[];
-      try {
-        // the body is already NDJSON (the machinery encoded each document): the transport sends it as is
-        const response = await client.transport.request<{ items?: Record<string, BulkItem>[] }>({ method: 'POST', path: '/_bulk', bulkBody: body }, { meta: true });
-        items = (response.body.items ?? []).map((item) => Object.values(item)[0] ?? {});
-      } catch (err) {
-        if (UNREACHABLE.some((kind) => err instanceof kind)) lost(describe(err));
-        throw failAll(event, docs, targets, clusterError(err));
-      } finally {
-        slots.release();
-      }
-      if (items.length !== docs.length) {
-        throw failAll(event, docs, targets, { type: 'bulk_mismatch', reason: `the cluster answered ${items.length} items for ${docs.length} documents` });
-      }
-
-      let failed = 0;
-      items.forEach((item, i) => {
-        const ok = item.error === undefined && item.status !== undefined && item.status < 300;
-        if (!ok) failed++;
-        if (!ctx.linked) return;
-        const t = targets[i] as Target;
-        const type = item._type ?? t.docType ?? null;
-        const id = item._id ?? t.docId ?? null;
-        const index = item._index ?? t.index;
-        if (ok) {
-          reply('out', event, docs[i], { success: true, source: source(event), payload: docs[i].value }, { id, type, index, version: item._version ?? null });
-        } else {
-          const error = item.error ?? { type: 'bulk_item_failed', reason: `status ${item.status}` };
-          reply('err', event, docs[i], { success: false, source: source(event), error, payload: docs[i].value }, { id, type, index });
-        }
-      });
-      // the event is delivered only when all of it is: a partial success fails it, and a resend repeats every document
-      if (failed > 0) throw new Error(`${failed} of ${items.length} documents were rejected by the cluster`);
-      if (event.transactional) ctx.insight('ack', event, { time: performance.now() - started });
-    },
-    async close() {
-      closed = true;
-      retry?.unsubscribe();
-      probe?.cancel();
-      slots.close();
-      await client.close();
-    },
-  };
+/** The event as a reply's `source`. */
+function source(event: EddyEvent): { event_id: string; origin: string | null } {
+  return { event_id: `${event.id.uid}:${event.id.seq}`, origin: event.originUri || null };
 }
 
 /** The documents of an event with their JSON payloads (one per batch member, in order). */

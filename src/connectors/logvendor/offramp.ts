@@ -125,7 +125,7 @@ export const logvendorOfframp: OfframpType<LogvendorConfig> = {
       // besides the system's CAs, not instead of them: a proxy with a public certificate still works
       ca = [...rootCertificates, pem];
     }
-    return logvendorSink(config, ctx, url, ca);
+    return new LogvendorSink(config, ctx, url, ca);
   },
 };
 
@@ -148,117 +148,181 @@ export function keyHeader(key: string): 'api-key' | 'x-license-key' {
   return key.startsWith('NRII-') ? 'api-key' : 'x-license-key';
 }
 
-function logvendorSink(config: LogvendorConfig, ctx: OfframpContext, url: URL, ca: string[] | undefined): Sink {
-  const secure = url.protocol === 'https:';
-  // an IPv6 literal without its brackets, for the probe's connect
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  const port = Number(url.port || (secure ? 443 : 80));
-  const pool = new Pool(url.origin, {
-    connections: config.concurrency,
-    connect: { ca, timeout: CONNECT_TIMEOUT_MS },
-    headersTimeout: REQUEST_TIMEOUT_MS,
-    bodyTimeout: REQUEST_TIMEOUT_MS,
-  });
-  const path = `${url.pathname}${url.search}`;
-  const headers = {
-    'content-type': 'application/json',
-    ...(config.compress_logs ? { 'content-encoding': 'gzip' } : {}),
-    [keyHeader(config.license_key)]: config.license_key,
-    'user-agent': 'eddy-logvendor',
-  };
-  let closed = false;
+/**
+ * The breaker of one logvendor offramp: triggered on connection loss until a
+ * probe (a TCP or TLS connect, with back-off) reaches the endpoint, or on a
+ * 429 until its Retry-After has passed.
+ */
+class EndpointWatch {
+  /** why nothing is sent now; undefined while sends go out */
+  private reason: string | undefined;
+  private readonly secure: boolean;
+  /** the endpoint's host, an IPv6 literal without its brackets, for the probe's connect */
+  private readonly host: string;
+  private readonly port: number;
+  private readonly backoff = new Backoff(100, 5000);
+  private timer: Subscription | undefined;
+  private probe: Socket | undefined;
+  private closed = false;
 
-  // connection loss, or a 429: the breaker is triggered until a probe connects, or the Retry-After has passed
-  let down: string | undefined;
-  const backoff = new Backoff(100, 5000);
-  let timer: Subscription | undefined;
-  let probe: Socket | undefined;
-  const restore = () => {
-    if (closed || down === undefined) return;
-    ctx.logger.info(`Offramp ${ctx.url}: ${url.origin} can be sent to again; resumed`);
-    down = undefined;
-    ctx.restore();
-  };
-  const trigger = (why: string) => {
-    if (closed || down !== undefined) return false;
-    down = why;
-    ctx.logger.warn(`Offramp ${ctx.url}: ${why}; paused`);
-    ctx.trigger();
-    return true;
-  };
-  const lost = (why: string) => {
-    if (!trigger(`${url.origin} cannot be reached (${why})`)) return;
-    backoff.reset();
-    scheduleProbe();
-  };
-  const scheduleProbe = () => {
-    timer = ctx.scheduler.schedule(() => {
-      timer = undefined;
-      if (closed) return;
-      const socket = secure ? tlsConnect({ host, port, servername: serverName(host), ca }) : netConnect({ host, port });
-      probe = socket;
-      socket.setTimeout(CONNECT_TIMEOUT_MS, () => socket.destroy(new Error('connect timeout')));
-      socket.once(secure ? 'secureConnect' : 'connect', () => {
-        socket.destroy();
-        restore();
-      });
-      socket.once('error', () => {
-        if (!closed && down !== undefined) scheduleProbe();
-      });
-      socket.once('close', () => {
-        if (probe === socket) probe = undefined;
-      });
-    }, backoff.next());
-  };
-  const throttled = (retryAfter: string | string[] | undefined) => {
+  constructor(
+    private readonly ctx: OfframpContext,
+    private readonly url: URL,
+    private readonly ca: string[] | undefined,
+  ) {
+    this.secure = url.protocol === 'https:';
+    this.host = url.hostname.replace(/^\[|\]$/g, '');
+    this.port = Number(url.port || (this.secure ? 443 : 80));
+  }
+
+  /** why nothing is sent now; undefined while sends go out */
+  get down(): string | undefined {
+    return this.reason;
+  }
+
+  /** A request found the endpoint unreachable: paused until a probe connects. */
+  lost(why: string): void {
+    if (!this.trigger(`${this.url.origin} cannot be reached (${why})`)) return;
+    this.backoff.reset();
+    this.scheduleProbe();
+  }
+
+  /** The Log API answered 429: paused for its Retry-After. */
+  throttled(retryAfter: string | string[] | undefined): void {
     const seconds = retryAfterSeconds(retryAfter);
-    if (!trigger(`the Log API answered 429 (too many requests); waiting ${seconds} s as it asked`)) return;
-    timer = ctx.scheduler.schedule(() => {
-      timer = undefined;
-      restore();
+    if (!this.trigger(`the Log API answered 429 (too many requests); waiting ${seconds} s as it asked`)) return;
+    this.timer = this.ctx.scheduler.schedule(() => {
+      this.timer = undefined;
+      this.restore();
     }, seconds * 1000);
-  };
+  }
 
-  return {
-    codecFor: () => 'json',
-    async send(payloads: Buffer[], event: EddyEvent): Promise<void> {
-      if (down !== undefined) throw new Error(`not sent: ${down}`);
-      const json = requestBody(payloads, event);
-      const body = config.compress_logs ? gzipSync(json) : json;
-      if (body.length > MAX_BODY_BYTES) {
-        throw new Error(`not sent: the body is ${body.length} bytes, the Log API takes at most ${MAX_BODY_BYTES} in one request (send smaller batches${config.compress_logs ? '' : ', or set compress_logs'})`);
-      }
-      let status: number;
-      let answer: string;
-      let retryAfter: string | string[] | undefined;
-      try {
-        const res = await pool.request({ path, method: 'POST', headers, body });
-        status = res.statusCode;
-        retryAfter = res.headers['retry-after'];
-        answer = await res.body.text();
-      } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code ?? (err as { cause?: NodeJS.ErrnoException }).cause?.code;
-        if (code !== undefined && UNREACHABLE.has(code)) lost(describe(err));
-        throw new Error(`cannot post to ${url.origin}: ${describe(err)}`);
-      }
-      if (status === 429) throttled(retryAfter);
-      if (status < 200 || status >= 300) {
-        const text = answer.length > ERROR_TEXT_CHARS ? `${answer.slice(0, ERROR_TEXT_CHARS)}…` : answer;
-        throw new Error(`the Log API answered ${status}${text.trim() === '' ? '' : `: ${text.trim()}`}`);
-      }
-      // delivered, and never acked: the spec's delivery table says acknowledgements never
-    },
-    async close() {
-      closed = true;
-      timer?.unsubscribe();
-      probe?.destroy();
-      // requests still open get a little longer (the machinery has drained what it could), then are cut
-      let cut: NodeJS.Timeout | undefined;
-      await Promise.race([pool.close().catch(() => undefined), new Promise((resolve) => (cut = setTimeout(resolve, CLOSE_TIMEOUT_MS)))]);
-      clearTimeout(cut);
-      await pool.destroy().catch(() => undefined);
-    },
-  };
+  close(): void {
+    this.closed = true;
+    this.timer?.unsubscribe();
+    this.probe?.destroy();
+  }
+
+  /** false when already triggered (or closed): the first cause holds until it is over. */
+  private trigger(why: string): boolean {
+    if (this.closed || this.reason !== undefined) return false;
+    this.reason = why;
+    this.ctx.logger.warn(`Offramp ${this.ctx.url}: ${why}; paused`);
+    this.ctx.trigger();
+    return true;
+  }
+
+  private restore(): void {
+    if (this.closed || this.reason === undefined) return;
+    this.ctx.logger.info(`Offramp ${this.ctx.url}: ${this.url.origin} can be sent to again; resumed`);
+    this.reason = undefined;
+    this.ctx.restore();
+  }
+
+  private scheduleProbe(): void {
+    this.timer = this.ctx.scheduler.schedule(() => {
+      this.timer = undefined;
+      if (!this.closed) this.dial();
+    }, this.backoff.next());
+  }
+
+  /** One probe: connected (TLS: handshake done) means reachable again; an error tries later. */
+  private dial(): void {
+    const { host, port, secure } = this;
+    const socket = secure ? tlsConnect({ host, port, servername: serverName(host), ca: this.ca }) : netConnect({ host, port });
+    this.probe = socket;
+    socket.setTimeout(CONNECT_TIMEOUT_MS, () => socket.destroy(new Error('connect timeout')));
+    socket.once(secure ? 'secureConnect' : 'connect', () => {
+      socket.destroy();
+      this.restore();
+    });
+    socket.once('error', () => {
+      if (!this.closed && this.reason !== undefined) this.scheduleProbe();
+    });
+    socket.once('close', () => {
+      if (this.probe === socket) this.probe = undefined;
+    });
+  }
+}
+
+/** The sink of one logvendor offramp: one POST per event, refused at once while the endpoint watch holds the sends back. */
+class LogvendorSink implements Sink {
+  private readonly pool: Pool;
+  private readonly path: string;
+  private readonly headers: Record<string, string>;
+  private readonly watch: EndpointWatch;
+
+  constructor(
+    private readonly config: LogvendorConfig,
+    ctx: OfframpContext,
+    private readonly url: URL,
+    ca: string[] | undefined,
+  ) {
+    this.pool = new Pool(url.origin, {
+      connections: config.concurrency,
+      connect: { ca, timeout: CONNECT_TIMEOUT_MS },
+      headersTimeout: REQUEST_TIMEOUT_MS,
+      bodyTimeout: REQUEST_TIMEOUT_MS,
+    });
+    this.path = `${url.pathname}${url.search}`;
+    this.headers = {
+      'content-type': 'application/json',
+      ...(config.compress_logs ? { 'content-encoding': 'gzip' } : {}),
+      [keyHeader(config.license_key)]: config.license_key,
+      'user-agent': 'eddy-logvendor',
+    };
+    this.watch = new EndpointWatch(ctx, url, ca);
+  }
+
+  /** The wire format is always JSON, whatever the artefact's codec. */
+  codecFor(): string {
+    return 'json';
+  }
+
+  async send(payloads: Buffer[], event: EddyEvent): Promise<void> {
+    const { down } = this.watch;
+    if (down !== undefined) throw new Error(`not sent: ${down}`);
+    const { status, answer, retryAfter } = await this.post(this.body(payloads, event));
+    if (status === 429) this.watch.throttled(retryAfter);
+    if (status < 200 || status >= 300) {
+      const text = answer.length > ERROR_TEXT_CHARS ? `${answer.slice(0, ERROR_TEXT_CHARS)}…` : answer;
+      throw new Error(`the Log API answered ${status}${text.trim() === '' ? '' : `: ${text.trim()}`}`);
+    }
+    // delivered, and never acked: the spec's delivery table says acknowledgements never
+  }
+
+  async close(): Promise<void> {
+    this.watch.close();
+    // requests still open get a little longer (the machinery has drained what it could), then are cut
+    let cut: NodeJS.Timeout | undefined;
+    await Promise.race([this.pool.close().catch(() => undefined), new Promise((resolve) => (cut = setTimeout(resolve, CLOSE_TIMEOUT_MS)))]);
+    clearTimeout(cut);
+    await this.pool.destroy().catch(() => undefined);
+  }
+
+  /** The request body, gzipped when `compress_logs`; one larger than the API takes is refused before it is sent. */
+  private body(payloads: Buffer[], event: EddyEvent): Buffer {
+    const compress = this.config.compress_logs;
+    const json = requestBody(payloads, event);
+    const body = compress ? gzipSync(json) : json;
+    if (body.length > MAX_BODY_BYTES) {
+      throw new Error(`not sent: the body is ${body.length} bytes, the Log API takes at most ${MAX_BODY_BYTES} in one request (send smaller batches${compress ? '' : ', or set compress_logs'})`);
+    }
+    return body;
+  }
+
+  /** One POST and its whole answer; an unreachable endpoint pauses the sends. */
+  private async post(body: Buffer): Promise<{ status: number; answer: string; retryAfter: string | string[] | undefined }> {
+    try {
+      const res = await this.pool.request({ path: this.path, method: 'POST', headers: this.headers, body });
+      const retryAfter = res.headers['retry-after'];
+      return { status: res.statusCode, retryAfter, answer: await res.body.text() };
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? (err as { cause?: NodeJS.ErrnoException }).cause?.code;
+      if (code !== undefined && UNREACHABLE.has(code)) this.watch.lost(describe(err));
+      throw new Error(`cannot post to ${this.url.origin}: ${describe(err)}`);
+    }
+  }
 }
 
 /** `[{"logs": [...]}]`: each batch member (or the one value) as a log entry, reusing the JSON the machinery encoded. */

@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import type { Subscription } from '../../core/rx';
 import { Agent } from 'undici';
 import type { EddyEvent, Meta } from '../../core/event';
-import type { OfframpType } from '../connector';
+import type { OfframpContext, OfframpType, Sink } from '../connector';
 import { headerNamed, headerValues, mimeOf, type HeaderLists } from './http';
 
 /** The spec's endpoint struct (the string form is a URL). */
@@ -138,165 +138,228 @@ export const restOfframp: OfframpType<RestOfframpConfig> = {
     },
   },
   create(config, ctx) {
-    const configured = target(config.endpoint, 'endpoint');
-    const baseHeaders = headerValues(config.headers, 'headers');
-    for (const name of Object.keys(baseHeaders)) {
+    return new RestSink(config, ctx);
+  },
+};
+
+/**
+ * Connection loss: the breaker is triggered until a probe (a plain TCP dial
+ * of the lost peer, with back-off) reaches it again, or a request to it
+ * succeeds.
+ */
+class Reconnect {
+  /** the peer that could not be reached; undefined while every peer is reachable */
+  private down: Target | undefined;
+  private retryMs = FIRST_RETRY_MS;
+  private retry: Subscription | undefined;
+  private probe: Socket | undefined;
+  private closed = false;
+
+  constructor(private readonly ctx: OfframpContext) {}
+
+  /** A request to `t` failed with a connection error: pause the sources and start probing. */
+  lost(t: Target): void {
+    if (this.closed || this.down) return;
+    this.down = t;
+    this.retryMs = FIRST_RETRY_MS;
+    this.ctx.logger.warn(`Offramp ${this.ctx.url}: ${t.origin} cannot be reached; paused, retrying`);
+    this.ctx.trigger();
+    this.scheduleProbe();
+  }
+
+  /** A request to `origin` was answered: when it was the lost peer, the sources go on. */
+  answered(origin: string): void {
+    if (this.down !== undefined && this.down.origin === origin) this.back();
+  }
+
+  close(): void {
+    this.closed = true;
+    this.retry?.unsubscribe();
+    this.probe?.destroy();
+  }
+
+  private scheduleProbe(): void {
+    const wait = this.retryMs;
+    this.retryMs = Math.min(this.retryMs * 2, MAX_RETRY_MS);
+    this.retry = this.ctx.scheduler.schedule(() => this.dial(), wait);
+  }
+
+  /** One probe: connected means reachable again; an error or no answer within the longest back-off tries later. */
+  private dial(): void {
+    if (this.closed || !this.down) return;
+    const socket = (this.probe = connect({ host: this.down.host, port: this.down.port }));
+    socket.setTimeout(MAX_RETRY_MS);
+    socket.once('connect', () => {
+      socket.destroy();
+      this.back();
+    });
+    const failed = () => {
+      socket.destroy();
+      if (this.probe === socket) this.probe = undefined;
+      if (!this.closed && this.down) this.scheduleProbe();
+    };
+    socket.once('error', failed);
+    socket.once('timeout', failed);
+  }
+
+  private back(): void {
+    if (!this.down) return;
+    this.ctx.logger.info(`Offramp ${this.ctx.url}: ${this.down.origin} reachable again; resumed`);
+    this.down = undefined;
+    this.retry?.unsubscribe();
+    this.probe?.destroy();
+    this.probe = undefined;
+    this.ctx.restore();
+  }
+}
+
+/** What a request got back: the status and headers (`$response`), and the body when linked (unlinked it is read and dropped). */
+interface Answer {
+  response: { status: number; headers: HeaderLists };
+  body?: Buffer;
+}
+
+/**
+ * The sink of one rest offramp. Each event's request is planned (`plan`)
+ * when the machinery asks for its codec, sent in its turn (`send`,
+ * `request`), and its answer acks or fails it; linked, the answer is also
+ * emitted (`emitAnswer`).
+ */
+class RestSink implements Sink {
+  /** the config's endpoint, for events without `$endpoint` */
+  private readonly configured: Target;
+  private readonly baseHeaders: Record<string, string | string[]>;
+  private readonly method: string;
+  private readonly agent: Agent;
+  /** each event's plan, from `codecFor` to `send` */
+  private readonly plans = new WeakMap<EddyEvent, Plan>();
+  /** at most `concurrency` requests in flight, the rest wait in order */
+  private readonly slots: Slots;
+  private readonly reconnect: Reconnect;
+
+  constructor(
+    config: RestOfframpConfig,
+    private readonly ctx: OfframpContext,
+  ) {
+    this.configured = target(config.endpoint, 'endpoint');
+    this.baseHeaders = headerValues(config.headers, 'headers');
+    for (const name of Object.keys(this.baseHeaders)) {
       const lower = name.toLowerCase();
       if (lower !== 'host' && HOP_BY_HOP.has(lower)) throw new Error(`headers: ${name} is set by the HTTP client, not by config`);
     }
-    const method = config.method.toUpperCase();
+    this.method = config.method.toUpperCase();
     // one pool per origin, never more connections than requests may be in flight
-    const agent = new Agent({ connections: config.concurrency, pipelining: 1 });
-    const plans = new WeakMap<EddyEvent, Plan>();
+    this.agent = new Agent({ connections: config.concurrency, pipelining: 1 });
+    this.slots = new Slots(config.concurrency);
+    this.reconnect = new Reconnect(ctx);
+  }
 
-    let closed = false;
-    /** at most `concurrency` requests in flight, the rest wait in order */
-    const slots = new Slots(config.concurrency);
+  codecFor(event: EddyEvent): string {
+    const p = this.plan(event);
+    this.plans.set(event, p);
+    return p.codec;
+  }
 
-    // connection loss: the breaker is triggered until a probe reaches the peer again
-    let down: Target | undefined;
-    let retryMs = FIRST_RETRY_MS;
-    let retry: Subscription | undefined;
-    let probe: Socket | undefined;
-    const lost = (t: Target) => {
-      if (closed || down) return;
-      down = t;
-      retryMs = FIRST_RETRY_MS;
-      ctx.logger.warn(`Offramp ${ctx.url}: ${t.origin} cannot be reached; paused, retrying`);
-      ctx.trigger();
-      scheduleProbe();
-    };
-    const scheduleProbe = () => {
-      const wait = retryMs;
-      retryMs = Math.min(retryMs * 2, MAX_RETRY_MS);
-      retry = ctx.scheduler.schedule(() => {
-        if (closed || !down) return;
-        const socket = (probe = connect({ host: down.host, port: down.port }));
-        socket.setTimeout(MAX_RETRY_MS);
-        socket.once('connect', () => {
-          socket.destroy();
-          back();
-        });
-        const failed = () => {
-          socket.destroy();
-          if (probe === socket) probe = undefined;
-          if (!closed && down) scheduleProbe();
-        };
-        socket.once('error', failed);
-        socket.once('timeout', failed);
-      }, wait);
-    };
-    const back = () => {
-      if (!down) return;
-      ctx.logger.info(`Offramp ${ctx.url}: ${down.origin} reachable again; resumed`);
-      down = undefined;
-      retry?.unsubscribe();
-      probe?.destroy();
-      probe = undefined;
-      ctx.restore();
-    };
+  async send(payloads: Buffer[], event: EddyEvent): Promise<void> {
+    const { ctx } = this;
+    const p = this.plans.get(event) ?? this.plan(event);
+    this.plans.delete(event);
+    if (p.error) throw this.failure(event, p.error.message);
+    if (ctx.linked && event.isBatch) throw this.failure(event, 'a linked rest offramp cannot send a batch: its response could not be matched to one event');
+    const body = p.method === 'GET' || p.method === 'HEAD' ? null : payloads.length === 1 ? payloads[0] : Buffer.concat(payloads);
+    if (p.deadline !== undefined && ctx.scheduler.now() >= p.deadline) throw this.failure(event, expired(p.deadline, ctx.scheduler.now(), 'reached the offramp'));
+    const turn = this.slots.acquire();
+    if (turn !== true && !(await turn)) throw new Error('the offramp closed before the request was sent');
+    // checked again when the turn comes, right before sending: the wait for a slot may have outlasted it
+    if (p.deadline !== undefined && ctx.scheduler.now() >= p.deadline) {
+      this.slots.release();
+      throw this.failure(event, expired(p.deadline, ctx.scheduler.now(), 'got its turn'));
+    }
+    const started = performance.now();
+    const answer = await this.request(p, body, event);
+    this.reconnect.answered(p.target.origin);
+    const { response } = answer;
+    if (response.status >= 400) throw this.failure(event, `${p.method} ${p.target.origin}${p.target.path} answered ${response.status}`, response);
+    if (event.transactional) ctx.insight('ack', event, { time: performance.now() - started });
+    if (ctx.linked) this.emitAnswer(event, answer);
+  }
 
-    const plan = (event: EddyEvent): Plan => {
-      const request = event.meta.request as { method?: unknown; headers?: unknown } | undefined;
-      try {
-        const t = event.meta.endpoint === undefined ? configured : target(event.meta.endpoint, '$endpoint');
-        let m = method;
-        let headers = baseHeaders;
-        if (request !== undefined && request !== null) {
-          if (typeof request !== 'object') throw new Error('$request must be a record with method and headers');
-          if (request.method !== undefined) {
-            if (typeof request.method !== 'string' || !/^[A-Za-z]+$/.test(request.method)) throw new Error(`$request.method: not a method: ${JSON.stringify(request.method)}`);
-            m = request.method.toUpperCase();
-          }
-          if (request.headers !== undefined) headers = withOverrides(baseHeaders, endToEnd(headerValues(request.headers, '$request.headers')));
+  async close(): Promise<void> {
+    this.reconnect.close();
+    this.slots.close();
+    await this.agent.destroy();
+  }
+
+  /** Sends the request in the slot the caller holds, and frees it; a connection error starts the reconnect probe. */
+  private async request(p: Plan, body: Buffer | null, event: EddyEvent): Promise<Answer> {
+    try {
+      const res = await this.agent.request({ origin: p.target.origin, path: p.target.path, method: p.method as 'POST', headers: p.headers, body });
+      const answer: Answer = { response: { status: res.statusCode, headers: responseHeaders(res.headers) } };
+      // the connection is free only once the body is read
+      if (this.ctx.linked) answer.body = Buffer.from(await res.body.arrayBuffer());
+      else await res.body.dump();
+      return answer;
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      if (code !== undefined && CONNECTION_LOST.has(code)) this.reconnect.lost(p.target);
+      throw this.failure(event, `${p.method} ${p.target.origin}${p.target.path}: ${(err as Error).message}${code ? ` (${code})` : ''}`);
+    } finally {
+      this.slots.release();
+    }
+  }
+
+  /** Linked: the answer's body, decoded by its Content-Type, on `out` with `$response`; an unreadable one on `err`. */
+  private emitAnswer(event: EddyEvent, { response, body }: Answer): void {
+    let values: unknown[];
+    try {
+      values = body!.length === 0 ? [null] : this.ctx.decode(body!, this.ctx.codecForMime(response.headers['content-type']?.[0]));
+    } catch (err) {
+      // delivered (the event is acked), but the answer is unreadable
+      this.failure(event, `cannot decode the response: ${(err as Error).message}`, response);
+      return;
+    }
+    for (const value of values) this.ctx.reply('out', event, value, { response });
+  }
+
+  /** The event's request: the config's, with `$endpoint`, `$request.method` and `$request.headers` over it; an unusable one is an error the send reports. */
+  private plan(event: EddyEvent): Plan {
+    const { ctx, method, baseHeaders } = this;
+    const request = event.meta.request as { method?: unknown; headers?: unknown } | undefined;
+    try {
+      const t = event.meta.endpoint === undefined ? this.configured : target(event.meta.endpoint, '$endpoint');
+      let m = method;
+      let headers = baseHeaders;
+      if (request !== undefined && request !== null) {
+        if (typeof request !== 'object') throw new Error('$request must be a record with method and headers');
+        if (request.method !== undefined) {
+          if (typeof request.method !== 'string' || !/^[A-Za-z]+$/.test(request.method)) throw new Error(`$request.method: not a method: ${JSON.stringify(request.method)}`);
+          m = request.method.toUpperCase();
         }
-        const contentType = headerNamed(headers, 'content-type');
-        const codec = ctx.codecForMime(contentType);
-        if (contentType === undefined || (t.auth !== undefined && headerNamed(headers, 'authorization') === undefined)) {
-          headers = { ...headers };
-          if (contentType === undefined) headers['content-type'] = mimeOf(codec);
-          if (t.auth !== undefined && headerNamed(headers, 'authorization') === undefined) headers.authorization = t.auth;
-        }
-        const deadline = ctx.linked ? deadlineOf(event.meta.deadline) : undefined;
-        return { target: t, method: m, headers, codec, deadline };
-      } catch (err) {
-        return { target: configured, method, headers: baseHeaders, codec: ctx.codecForMime(undefined), error: err as Error };
+        if (request.headers !== undefined) headers = withOverrides(baseHeaders, endToEnd(headerValues(request.headers, '$request.headers')));
       }
-    };
-
-    /** A linked failure on `err` (data `{error, event_id}`, meta `{response?, error}`), then the event fails. */
-    const failure = (event: EddyEvent, error: string, response?: Meta): Error => {
-      if (ctx.linked) {
-        const meta: Meta = response === undefined ? { error } : { response, error };
-        ctx.reply('err', event, { error, event_id: `${event.id.uid}:${event.id.seq}` }, meta);
+      const contentType = headerNamed(headers, 'content-type');
+      const codec = ctx.codecForMime(contentType);
+      if (contentType === undefined || (t.auth !== undefined && headerNamed(headers, 'authorization') === undefined)) {
+        headers = { ...headers };
+        if (contentType === undefined) headers['content-type'] = mimeOf(codec);
+        if (t.auth !== undefined && headerNamed(headers, 'authorization') === undefined) headers.authorization = t.auth;
       }
-      return new Error(error);
-    };
+      const deadline = ctx.linked ? deadlineOf(event.meta.deadline) : undefined;
+      return { target: t, method: m, headers, codec, deadline };
+    } catch (err) {
+      return { target: this.configured, method, headers: baseHeaders, codec: ctx.codecForMime(undefined), error: err as Error };
+    }
+  }
 
-    return {
-      codecFor(event) {
-        const p = plan(event);
-        plans.set(event, p);
-        return p.codec;
-      },
-      async send(payloads, event) {
-        const p = plans.get(event) ?? plan(event);
-        plans.delete(event);
-        if (p.error) throw failure(event, p.error.message);
-        if (ctx.linked && event.isBatch) throw failure(event, 'a linked rest offramp cannot send a batch: its response could not be matched to one event');
-        const body = p.method === 'GET' || p.method === 'HEAD' ? null : payloads.length === 1 ? payloads[0] : Buffer.concat(payloads);
-        if (p.deadline !== undefined && ctx.scheduler.now() >= p.deadline) throw failure(event, expired(p.deadline, ctx.scheduler.now(), 'reached the offramp'));
-        const turn = slots.acquire();
-        if (turn !== true && !(await turn)) throw new Error('the offramp closed before the request was sent');
-        // checked again when the turn comes, right before sending: the wait for a slot may have outlasted it
-        if (p.deadline !== undefined && ctx.scheduler.now() >= p.deadline) {
-          slots.release();
-          throw failure(event, expired(p.deadline, ctx.scheduler.now(), 'got its turn'));
-        }
-        const started = performance.now();
-        let status: number;
-        let headers: HeaderLists;
-        let responseBody: Buffer | undefined;
-        try {
-          const res = await agent.request({ origin: p.target.origin, path: p.target.path, method: p.method as 'POST', headers: p.headers, body });
-          status = res.statusCode;
-          headers = responseHeaders(res.headers);
-          // the connection is free only once the body is read
-          if (ctx.linked) responseBody = Buffer.from(await res.body.arrayBuffer());
-          else await res.body.dump();
-        } catch (err) {
-          const code = (err as { code?: string }).code;
-          if (code !== undefined && CONNECTION_LOST.has(code)) lost(p.target);
-          throw failure(event, `${p.method} ${p.target.origin}${p.target.path}: ${(err as Error).message}${code ? ` (${code})` : ''}`);
-        } finally {
-          slots.release();
-        }
-        if (down !== undefined && down.origin === p.target.origin) back();
-        const response = { status, headers };
-        if (status >= 400) throw failure(event, `${p.method} ${p.target.origin}${p.target.path} answered ${status}`, response);
-        if (event.transactional) ctx.insight('ack', event, { time: performance.now() - started });
-        if (ctx.linked) {
-          let values: unknown[];
-          try {
-            values = responseBody!.length === 0 ? [null] : ctx.decode(responseBody!, ctx.codecForMime(headers['content-type']?.[0]));
-          } catch (err) {
-            // delivered (the event is acked), but the answer is unreadable
-            failure(event, `cannot decode the response: ${(err as Error).message}`, response);
-            return;
-          }
-          for (const value of values) ctx.reply('out', event, value, { response });
-        }
-      },
-      async close() {
-        closed = true;
-        retry?.unsubscribe();
-        probe?.destroy();
-        slots.close();
-        await agent.destroy();
-      },
-    };
-  },
-};
+  /** A linked failure on `err` (data `{error, event_id}`, meta `{response?, error}`), then the event fails. */
+  private failure(event: EddyEvent, error: string, response?: Meta): Error {
+    if (this.ctx.linked) {
+      const meta: Meta = response === undefined ? { error } : { response, error };
+      this.ctx.reply('err', event, { error, event_id: `${event.id.uid}:${event.id.seq}` }, meta);
+    }
+    return new Error(error);
+  }
+}
 
 /** `$deadline`: absent, or a number of ms on the runtime's clock (epoch ms unless a test scheduler runs it). */
 function deadlineOf(deadline: unknown): number | undefined {

@@ -1,7 +1,7 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Observable, type Subscriber } from '../../core/rx';
-import type { Frame, FrameResult, OnrampReply, OnrampType } from '../connector';
+import type { Frame, FrameResult, OnrampContext, OnrampReply, OnrampSource, OnrampType, SourceInputs } from '../connector';
 import { Alarm, Waiters, idKey, type WaitEnd } from '../_shared/waiters';
 import { listen, uriHost } from '../_shared/net';
 import { headerLists, headerNamed, headerValues, mimeOf, type HeaderLists } from './http';
@@ -108,261 +108,322 @@ export const restOnramp: OnrampType<RestOnrampConfig> = {
   },
   async create(config, ctx) {
     const server = createServer({ noDelay: true });
+    // bound now: a port in use fails the activation
     const port = await listen(server, config.host, config.port);
-    server.on('error', (err) => ctx.logger.error(`Onramp ${ctx.url}: ${err.message}`));
-    const localHost = `${uriHost((server.address() as AddressInfo).address)}:${port}`;
-    ctx.logger.info(`Onramp ${ctx.url} listening on http://${localHost}/`);
-
-    const rampCodec = ctx.codecForMime(undefined);
-    const waiters = new Waiters<OnrampReply>(config.timeout, ctx.scheduler);
-    let subscriber: Subscriber<Frame> | undefined;
-    let paused = false;
-    /** requests whose bodies are being read: paused with the breaker */
-    const reading = new Set<IncomingMessage>();
-    /** requests read whole while paused, in arrival order: handed on when the gate opens */
-    let queued: Exchange[] = [];
-    let nextStream = 0;
-    const retryAfter = String(Math.max(1, Math.ceil(config.timeout / 1000)));
-
-    const flowing = () => subscriber !== undefined && !paused;
-
-    // most clients send the same Content-Type every time: the last lookup is kept
-    let lastType: string | undefined;
-    let lastCodec = rampCodec;
-    const codecFor = (contentType: string | undefined) => {
-      if (contentType !== lastType) {
-        lastCodec = ctx.codecForMime(contentType);
-        lastType = contentType;
-      }
-      return lastCodec;
-    };
-
-    const onRequest = (req: IncomingMessage, res: ServerResponse) => {
-      // the headers as $request carries them, read once from rawHeaders (Node's own req.headers object is never built)
-      const headers = headerLists(req.rawHeaders);
-      const ex: Exchange = { req, res, headers, discard: false };
-      if (ctx.linked) {
-        // the clock starts now, not when the body is read: a request held back by backpressure is answered in time too
-        const deadline = (ex.deadline = ctx.scheduler.now() + config.timeout);
-        ex.clock = new Alarm(ctx.scheduler, deadline, () => expire(ex));
-        // a client that goes away frees its clock and its waiter at once
-        res.once('close', () => {
-          ex.clock?.cancel();
-          if (!res.writableEnded) waiters.dropGroup(res);
-        });
-      }
-      const declared = headers['content-length']?.[0];
-      if (declared !== undefined && Number(declared) > config.max_body_bytes) return tooLarge(req, res, config.max_body_bytes);
-      const chunks: Buffer[] = [];
-      let size = 0;
-      reading.add(req);
-      // paused before 'data' is attached, so nothing is read until the gate opens
-      if (!flowing()) req.pause();
-      req.on('data', (chunk: Buffer) => {
-        if (ex.discard) return;
-        size += chunk.length;
-        if (size > config.max_body_bytes) {
-          ex.discard = true;
-          chunks.length = 0;
-          tooLarge(req, res, config.max_body_bytes);
-        } else chunks.push(chunk);
-      });
-      req.on('end', () => {
-        reading.delete(req);
-        if (!ex.discard) arrive(ex, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
-      });
-      req.on('close', () => reading.delete(req));
-    };
-
-    /**
-     * The body is read. Its last bytes can come after the gate closed (Node
-     * emits 'end' a tick after the last 'data'): it then waits here, so a
-     * request answered meanwhile (its deadline passed) never enters the flow.
-     */
-    const arrive = (ex: Exchange, body: Buffer) => {
-      if (subscriber === undefined) return answerError(ex.res, 503, 'the onramp is not running');
-      if (paused) {
-        ex.body = body;
-        queued.push(ex);
-      } else hand(ex, body);
-    };
-
-    /** Hands on the bodies that waited for the gate, until it closes again. */
-    const flush = () => {
-      while (flowing() && queued.length > 0) {
-        const ex = queued.shift()!;
-        const body = ex.body!;
-        ex.body = undefined;
-        hand(ex, body);
-      }
-    };
-
-    /** The requests still waiting for the gate get 503: the onramp stops. */
-    const refuseQueued = () => {
-      const refused = queued;
-      queued = [];
-      for (const ex of refused) answerError(ex.res, 503, 'the onramp stopped before the request was taken');
-    };
-
-    /** One frame, answered when the machinery has made it into events. */
-    const hand = (ex: Exchange, body: Buffer) => {
-      const { req, res, headers } = ex;
-      if (subscriber === undefined) return answerError(res, 503, 'the onramp is not running');
-      // the clock's timer can be late on a busy loop: past its deadline a request is not taken, whatever the timer
-      if (ex.deadline !== undefined && ctx.scheduler.now() >= ex.deadline) return expire(ex);
-      const meta: Record<string, unknown> = { request: requestMeta(req, headers, localHost) };
-      if (ex.deadline !== undefined) meta.deadline = ex.deadline;
-      const originUri = `svc-rest://${clientHost(req)}`;
-      const done = (result: FrameResult) => made(ex, result);
-      // a request without a body is an event with data null (a GET), whatever the codec
-      const frame: Frame =
-        body.length === 0
-          ? { stream: 0, value: null, originUri, meta, done }
-          : { stream: ++nextStream, data: body, end: true, originUri, meta, codec: codecFor(headers['content-type']?.[0]), done };
-      subscriber.next(frame);
-    };
-
-    /**
-     * Linked: the deadline passed before the request's events waited for a
-     * reply, so it made none and is answered without: 503 with Retry-After
-     * when backpressure held it (paused, or read and waiting for the gate),
-     * 408 when the onramp was reading and the client had not sent its whole body.
-     */
-    const expire = (ex: Exchange) => {
-      const { req, res } = ex;
-      if (res.writableEnded || res.destroyed) return;
-      ex.discard = true;
-      if (ex.body !== undefined) {
-        ex.body = undefined;
-        queued.splice(queued.indexOf(ex), 1);
-      }
-      const unread = reading.delete(req);
-      if (unread) {
-        // the rest of the body is read and thrown away, then the connection closes
-        res.shouldKeepAlive = false;
-        req.resume();
-      }
-      if (unread && flowing()) answerError(res, 408, `the request body did not arrive within ${config.timeout} ms`);
-      else {
-        answerError(res, 503, `not taken within ${config.timeout} ms: the onramp is held back by backpressure; nothing was processed`, {
-          'retry-after': retryAfter,
-        });
-      }
-    };
-
-    /** What the body made: answer now (unlinked, or nothing to wait for), or wait for the reply. */
-    const made = (ex: Exchange, result: FrameResult) => {
-      const { res } = ex;
-      if (res.writableEnded || res.destroyed) return;
-      if (result.ids.length === 0) {
-        if (!ctx.linked && result.errors.length === 0) return answer(res, 202);
-        return answerError(res, 400, result.errors.length > 0 ? result.errors.join('; ') : 'the body made no event');
-      }
-      if (!ctx.linked) return answer(res, 202);
-      // from here the waiter keeps the request's deadline
-      ex.clock?.cancel();
-      // the machinery calls `done` before the events go downstream, so even a synchronous pipeline finds the waiter in place
-      const keys = result.ids.map(idKey);
-      waiters.wait(
-        keys,
-        res,
-        (reply) => respond(res, reply),
-        (end: WaitEnd) =>
-          end === 'timeout' ? answerError(res, 504, `no reply within ${config.timeout} ms`) : answerError(res, 503, 'the onramp stopped before the reply came'),
-        ex.deadline,
-      );
-    };
-
-    /** The reply event as the HTTP response: status and headers from `$response`, the body by its Content-Type. */
-    const respond = (res: ServerResponse, reply: OnrampReply) => {
-      if (res.writableEnded || res.destroyed) return;
-      if (reply.event.isBatch) {
-        return answerError(res, 500, 'the reply is a batch of events; a linked rest onramp answers one request with one event');
-      }
-      let status = 200;
-      let headers: Record<string, string | string[]> = {};
-      let body: Buffer;
-      try {
-        const response = reply.event.meta.response as { status?: unknown; headers?: unknown } | undefined;
-        if (response !== undefined && response !== null) {
-          if (typeof response !== 'object') throw new Error('$response must be a record with status and headers');
-          if (response.status !== undefined) status = checkStatus(response.status);
-          headers = headerValues(response.headers, '$response.headers');
-        }
-        const contentType = headerNamed(headers, 'content-type');
-        const codec = contentType === undefined ? rampCodec : ctx.codecForMime(contentType);
-        const parts = reply.encode(codec);
-        body = parts.length === 1 ? parts[0] : Buffer.concat(parts);
-        if (contentType === undefined) headers['content-type'] = mimeOf(codec);
-        // the length of the body as encoded here (one write, no chunked framing), whatever the reply said
-        for (const name of Object.keys(headers)) if (FRAMING.has(name.toLowerCase())) delete headers[name];
-        headers['content-length'] = String(body.length);
-      } catch (err) {
-        return answerError(res, 500, `cannot answer with the reply: ${(err as Error).message}`);
-      }
-      try {
-        res.writeHead(status, headers);
-      } catch (err) {
-        // an invalid header name or value: nothing was written yet
-        return answerError(res, 500, `cannot answer with the reply: ${(err as Error).message}`);
-      }
-      res.end(body);
-    };
-
-    const setFlowing = () => {
-      const on = flowing();
-      for (const req of reading) on ? req.resume() : req.pause();
-    };
-
-    server.on('request', onRequest);
-
-    const frames = new Observable<Frame>((s) => {
-      subscriber = s;
-      setFlowing();
-      return () => {
-        if (subscriber === s) subscriber = undefined;
-        setFlowing();
-        refuseQueued();
-      };
-    });
-
-    return {
-      frames,
-      pause: () => {
-        paused = true;
-        setFlowing();
-      },
-      resume: () => {
-        paused = false;
-        setFlowing();
-        flush();
-      },
-      // requests whose bodies are still to be read, and those read whole that wait for the gate
-      inputs: () => ({ open: reading.size, reading: [...reading].filter((req) => req.readableFlowing === true).length, held: queued.length }),
-      reply: (reply) => {
-        const keys = reply.ids.map(idKey);
-        if (keys.length === 0) {
-          ctx.logger.warn(`Onramp ${ctx.url}: a reply that answers none of this onramp's events (id ${reply.event.id.uid}:${reply.event.id.seq}); dropped`);
-          return;
-        }
-        // a batch answers every request among its members (with 500); one event answers the request it came from
-        const unanswered = reply.event.isBatch ? keys.filter((key) => !waiters.answer([key], reply)) : waiters.answer(keys, reply) ? [] : keys;
-        if (unanswered.length > 0) {
-          ctx.logger.debug(`Onramp ${ctx.url}: dropped a late reply: its request no longer waits (answered, timed out or gone)`);
-        }
-      },
-      close: async () => {
-        server.off('request', onRequest);
-        refuseQueued();
-        waiters.dropAll();
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeAllConnections();
-        });
-      },
-    };
+    return new RestSource(config, ctx, server, port);
   },
 };
+
+/**
+ * The source of one rest onramp: the server's requests, each an `Exchange`
+ * from its arrival to its answer. A request goes through: `accept` (headers,
+ * the linked clock, the size check), `read` (the body, paused with the
+ * breaker), `arrive` (queued while paused), `hand` (the frame), `made` (what
+ * the body made: answer now or wait), then `respond` with the reply, or
+ * `expire` when its deadline passes first.
+ */
+class RestSource implements OnrampSource {
+  readonly frames: Observable<Frame>;
+  /** `host:port` as a client reaches the server: `$request.url` when a request has no Host header */
+  private readonly localHost: string;
+  /** the ramp's codec: for bodies without a Content-Type, and replies without one */
+  private readonly rampCodec: string;
+  private readonly waiters: Waiters<OnrampReply>;
+  /** the Retry-After of a 503 for a request backpressure kept out: the timeout, in whole seconds */
+  private readonly retryAfter: string;
+  private subscriber: Subscriber<Frame> | undefined;
+  /** paused by the circuit breaker */
+  private paused = false;
+  /** requests whose bodies are being read: paused with the breaker */
+  private readonly reading = new Set<IncomingMessage>();
+  /** requests read whole while paused, in arrival order: handed on when the gate opens */
+  private queued: Exchange[] = [];
+  private nextStream = 0;
+  // most clients send the same Content-Type every time: the last lookup is kept
+  private lastType: string | undefined;
+  private lastCodec: string;
+  /** the server's listener, kept to take it off at close */
+  private readonly onRequest = (req: IncomingMessage, res: ServerResponse): void => this.accept(req, res);
+
+  constructor(
+    private readonly config: RestOnrampConfig,
+    private readonly ctx: OnrampContext,
+    private readonly server: Server,
+    port: number,
+  ) {
+    server.on('error', (err) => ctx.logger.error(`Onramp ${ctx.url}: ${err.message}`));
+    this.localHost = `${uriHost((server.address() as AddressInfo).address)}:${port}`;
+    ctx.logger.info(`Onramp ${ctx.url} listening on http://${this.localHost}/`);
+    this.rampCodec = this.lastCodec = ctx.codecForMime(undefined);
+    this.waiters = new Waiters<OnrampReply>(config.timeout, ctx.scheduler);
+    this.retryAfter = String(Math.max(1, Math.ceil(config.timeout / 1000)));
+    server.on('request', this.onRequest);
+    this.frames = new Observable<Frame>((s) => {
+      this.subscriber = s;
+      this.setFlowing();
+      return () => {
+        if (this.subscriber === s) this.subscriber = undefined;
+        this.setFlowing();
+        this.refuseQueued();
+      };
+    });
+  }
+
+  pause(): void {
+    this.paused = true;
+    this.setFlowing();
+  }
+
+  resume(): void {
+    this.paused = false;
+    this.setFlowing();
+    this.flush();
+  }
+
+  /** Requests whose bodies are still to be read, and those read whole that wait for the gate. */
+  inputs(): SourceInputs {
+    return { open: this.reading.size, reading: [...this.reading].filter((req) => req.readableFlowing === true).length, held: this.queued.length };
+  }
+
+  /** Linked: a reply answers the request its event came from; a batch answers every request among its members (with 500). */
+  reply(reply: OnrampReply): void {
+    const keys = reply.ids.map(idKey);
+    if (keys.length === 0) {
+      this.ctx.logger.warn(`Onramp ${this.ctx.url}: a reply that answers none of this onramp's events (id ${reply.event.id.uid}:${reply.event.id.seq}); dropped`);
+      return;
+    }
+    const waiters = this.waiters;
+    const unanswered = reply.event.isBatch ? keys.filter((key) => !waiters.answer([key], reply)) : waiters.answer(keys, reply) ? [] : keys;
+    if (unanswered.length > 0) {
+      this.ctx.logger.debug(`Onramp ${this.ctx.url}: dropped a late reply: its request no longer waits (answered, timed out or gone)`);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.server.off('request', this.onRequest);
+    this.refuseQueued();
+    this.waiters.dropAll();
+    await new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+  }
+
+  private get flowing(): boolean {
+    return this.subscriber !== undefined && !this.paused;
+  }
+
+  /** Pauses or resumes every body being read, to match the gate. */
+  private setFlowing(): void {
+    const on = this.flowing;
+    for (const req of this.reading) on ? req.resume() : req.pause();
+  }
+
+  private codecFor(contentType: string | undefined): string {
+    if (contentType !== this.lastType) {
+      this.lastCodec = this.ctx.codecForMime(contentType);
+      this.lastType = contentType;
+    }
+    return this.lastCodec;
+  }
+
+  /** A request arrived: its exchange, its clock when linked; a body declared too large is refused before it is read. */
+  private accept(req: IncomingMessage, res: ServerResponse): void {
+    // the headers as $request carries them, read once from rawHeaders (Node's own req.headers object is never built)
+    const headers = headerLists(req.rawHeaders);
+    const ex: Exchange = { req, res, headers, discard: false };
+    if (this.ctx.linked) this.startClock(ex);
+    const declared = headers['content-length']?.[0];
+    if (declared !== undefined && Number(declared) > this.config.max_body_bytes) return tooLarge(req, res, this.config.max_body_bytes);
+    this.read(ex);
+  }
+
+  /** Linked: the clock starts at arrival, not when the body is read, so a request held back by backpressure is answered in time too. */
+  private startClock(ex: Exchange): void {
+    const deadline = (ex.deadline = this.ctx.scheduler.now() + this.config.timeout);
+    ex.clock = new Alarm(this.ctx.scheduler, deadline, () => this.expire(ex));
+    // a client that goes away frees its clock and its waiter at once
+    ex.res.once('close', () => {
+      ex.clock?.cancel();
+      if (!ex.res.writableEnded) this.waiters.dropGroup(ex.res);
+    });
+  }
+
+  /** Reads the body whole, at most `max_body_bytes` (413 beyond); paused while the gate is closed. */
+  private read(ex: Exchange): void {
+    const { req, res } = ex;
+    const max = this.config.max_body_bytes;
+    const chunks: Buffer[] = [];
+    let size = 0;
+    this.reading.add(req);
+    // paused before 'data' is attached, so nothing is read until the gate opens
+    if (!this.flowing) req.pause();
+    req.on('data', (chunk: Buffer) => {
+      if (ex.discard) return;
+      size += chunk.length;
+      if (size > max) {
+        ex.discard = true;
+        chunks.length = 0;
+        tooLarge(req, res, max);
+      } else chunks.push(chunk);
+    });
+    req.on('end', () => {
+      this.reading.delete(req);
+      if (!ex.discard) this.arrive(ex, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+    });
+    req.on('close', () => this.reading.delete(req));
+  }
+
+  /**
+   * The body is read. Its last bytes can come after the gate closed (Node
+   * emits 'end' a tick after the last 'data'): it then waits here, so a
+   * request answered meanwhile (its deadline passed) never enters the flow.
+   */
+  private arrive(ex: Exchange, body: Buffer): void {
+    if (this.subscriber === undefined) return answerError(ex.res, 503, 'the onramp is not running');
+    if (this.paused) {
+      ex.body = body;
+      this.queued.push(ex);
+    } else this.hand(ex, body);
+  }
+
+  /** Hands on the bodies that waited for the gate, until it closes again. */
+  private flush(): void {
+    while (this.flowing && this.queued.length > 0) {
+      const ex = this.queued.shift()!;
+      const body = ex.body!;
+      ex.body = undefined;
+      this.hand(ex, body);
+    }
+  }
+
+  /** The requests still waiting for the gate get 503: the onramp stops. */
+  private refuseQueued(): void {
+    const refused = this.queued;
+    this.queued = [];
+    for (const ex of refused) answerError(ex.res, 503, 'the onramp stopped before the request was taken');
+  }
+
+  /** One frame, answered when the machinery has made it into events. */
+  private hand(ex: Exchange, body: Buffer): void {
+    const { req, res, headers } = ex;
+    if (this.subscriber === undefined) return answerError(res, 503, 'the onramp is not running');
+    // the clock's timer can be late on a busy loop: past its deadline a request is not taken, whatever the timer
+    if (ex.deadline !== undefined && this.ctx.scheduler.now() >= ex.deadline) return this.expire(ex);
+    const meta: Record<string, unknown> = { request: requestMeta(req, headers, this.localHost) };
+    if (ex.deadline !== undefined) meta.deadline = ex.deadline;
+    const originUri = `svc-rest://${clientHost(req)}`;
+    const done = (result: FrameResult) => this.made(ex, result);
+    // a request without a body is an event with data null (a GET), whatever the codec
+    const frame: Frame =
+      body.length === 0
+        ? { stream: 0, value: null, originUri, meta, done }
+        : { stream: ++this.nextStream, data: body, end: true, originUri, meta, codec: this.codecFor(headers['content-type']?.[0]), done };
+    this.subscriber.next(frame);
+  }
+
+  /**
+   * Linked: the deadline passed before the request's events waited for a
+   * reply, so it made none and is answered without: 503 with Retry-After
+   * when backpressure held it (paused, or read and waiting for the gate),
+   * 408 when the onramp was reading and the client had not sent its whole body.
+   */
+  private expire(ex: Exchange): void {
+    const { req, res } = ex;
+    const timeout = this.config.timeout;
+    if (res.writableEnded || res.destroyed) return;
+    ex.discard = true;
+    if (ex.body !== undefined) {
+      ex.body = undefined;
+      this.queued.splice(this.queued.indexOf(ex), 1);
+    }
+    const unread = this.reading.delete(req);
+    if (unread) {
+      // the rest of the body is read and thrown away, then the connection closes
+      res.shouldKeepAlive = false;
+      req.resume();
+    }
+    if (unread && this.flowing) answerError(res, 408, `the request body did not arrive within ${timeout} ms`);
+    else {
+      answerError(res, 503, `not taken within ${timeout} ms: the onramp is held back by backpressure; nothing was processed`, {
+        'retry-after': this.retryAfter,
+      });
+    }
+  }
+
+  /** What the body made: answer now (unlinked, or nothing to wait for), or wait for the reply. */
+  private made(ex: Exchange, result: FrameResult): void {
+    const { res } = ex;
+    if (res.writableEnded || res.destroyed) return;
+    if (result.ids.length === 0) {
+      if (!this.ctx.linked && result.errors.length === 0) return answer(res, 202);
+      return answerError(res, 400, result.errors.length > 0 ? result.errors.join('; ') : 'the body made no event');
+    }
+    if (!this.ctx.linked) return answer(res, 202);
+    // from here the waiter keeps the request's deadline
+    ex.clock?.cancel();
+    // the machinery calls `done` before the events go downstream, so even a synchronous pipeline finds the waiter in place
+    const timeout = this.config.timeout;
+    this.waiters.wait(
+      result.ids.map(idKey),
+      res,
+      (reply) => this.respond(res, reply),
+      (end: WaitEnd) =>
+        end === 'timeout' ? answerError(res, 504, `no reply within ${timeout} ms`) : answerError(res, 503, 'the onramp stopped before the reply came'),
+      ex.deadline,
+    );
+  }
+
+  /** The reply event as the HTTP response; a reply that cannot be one is answered 500. */
+  private respond(res: ServerResponse, reply: OnrampReply): void {
+    if (res.writableEnded || res.destroyed) return;
+    if (reply.event.isBatch) {
+      return answerError(res, 500, 'the reply is a batch of events; a linked rest onramp answers one request with one event');
+    }
+    let response: ReplyResponse;
+    try {
+      response = this.response(reply);
+    } catch (err) {
+      return answerError(res, 500, `cannot answer with the reply: ${(err as Error).message}`);
+    }
+    try {
+      res.writeHead(response.status, response.headers);
+    } catch (err) {
+      // an invalid header name or value: nothing was written yet
+      return answerError(res, 500, `cannot answer with the reply: ${(err as Error).message}`);
+    }
+    res.end(response.body);
+  }
+
+  /** Status and headers from `$response`, the body encoded by its Content-Type; throws on a bad `$response`. */
+  private response(reply: OnrampReply): ReplyResponse {
+    let status = 200;
+    let headers: Record<string, string | string[]> = {};
+    const response = reply.event.meta.response as { status?: unknown; headers?: unknown } | undefined;
+    if (response !== undefined && response !== null) {
+      if (typeof response !== 'object') throw new Error('$response must be a record with status and headers');
+      if (response.status !== undefined) status = checkStatus(response.status);
+      headers = headerValues(response.headers, '$response.headers');
+    }
+    const contentType = headerNamed(headers, 'content-type');
+    const codec = contentType === undefined ? this.rampCodec : this.ctx.codecForMime(contentType);
+    const parts = reply.encode(codec);
+    const body = parts.length === 1 ? parts[0] : Buffer.concat(parts);
+    if (contentType === undefined) headers['content-type'] = mimeOf(codec);
+    // the length of the body as encoded here (one write, no chunked framing), whatever the reply said
+    for (const name of Object.keys(headers)) if (FRAMING.has(name.toLowerCase())) delete headers[name];
+    headers['content-length'] = String(body.length);
+    return { status, headers, body };
+  }
+}
+
+/** A reply as the HTTP response it becomes. */
+interface ReplyResponse {
+  status: number;
+  headers: Record<string, string | string[]>;
+  body: Buffer;
+}
+
 
 function answer(res: ServerResponse, status: number): void {
   res.writeHead(status, { 'content-length': '0' });

@@ -1,7 +1,7 @@
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { Observable, type Subscriber } from '../../core/rx';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
-import type { Frame, FrameResult, OnrampReply, OnrampSource, OnrampType } from '../connector';
+import type { Frame, FrameResult, OnrampContext, OnrampReply, OnrampSource, OnrampType, SourceInputs } from '../connector';
 import { Waiters, idKey } from '../_shared/waiters';
 import { listen, uriHost } from '../_shared/net';
 
@@ -125,165 +125,214 @@ export const wsOnramp: OnrampType<WsOnrampConfig> = {
     // bound now: a port in use fails the activation
     const http = createServer();
     const port = await listen(http, config.host, config.port);
-    const server = new WebSocketServer({ server: http });
-    server.on('error', (err) => ctx.logger.error(`Onramp ${ctx.url}: server error: ${err.message}`));
-    ctx.logger.info(`Onramp ${ctx.url}: listening on ws://${uriHost(config.host)}:${port}/`);
-
-    const connections = new Set<Connection>();
-    const waiters = new Waiters<Answer>(config.timeout, ctx.scheduler);
-    let out: Subscriber<Frame> | undefined;
-    // frames read before the first subscriber (sockets are paused then, so only what was already parsed)
-    let early: Frame[] = [];
-    let paused = false;
-    let streams = 0;
-    /** connections this onramp closed itself, by reason (GET /metrics, GET /status); only a linked one closes any */
-    const closed: Record<string, number> = { [UNREAD_REPLIES]: 0 };
-    const reading = () => out !== undefined && !paused;
-    const push = (frame: Frame) => (out ? out.next(frame) : early.push(frame));
-
-    /** Called back by the library once a reply is written to the socket: a paused client whose unsent replies fell to half is read again. */
-    const afterSend = (conn: Connection) => (err?: Error) => {
-      if (err) return ctx.logger.debug(`Onramp ${ctx.url}: reply to ${conn.originUri} not sent: ${err.message}`);
-      if (conn.overfull && conn.socket.bufferedAmount <= config.reply_pause_bytes / 2) {
-        conn.overfull = false;
-        conn.read(reading());
-      }
-    };
-
-    /** A client that does not read its replies: paused past the first bound, closed past the second. */
-    const holdBack = (conn: Connection) => {
-      const unsent = conn.socket.bufferedAmount;
-      if (unsent >= config.reply_close_bytes) return closeUnread(conn, unsent);
-      if (unsent >= config.reply_pause_bytes && !conn.overfull) {
-        conn.overfull = true;
-        conn.read(reading());
-        ctx.logger.debug(`Onramp ${ctx.url}: ${unsent} bytes of replies to ${conn.originUri} unsent; not reading it until they fall to ${config.reply_pause_bytes / 2}`);
-      }
-    };
-
-    const closeUnread = (conn: Connection, unsent: number) => {
-      closed[UNREAD_REPLIES]++;
-      ctx.logger.warn(`Onramp ${ctx.url}: closing ${conn.originUri} (${UNREAD_REPLIES}): ${unsent} bytes of replies unsent, reply_close_bytes is ${config.reply_close_bytes}`);
-      // the close frame queues behind the unsent replies; reading resumes so the client's answering close frame is seen
-      conn.closing = true;
-      conn.socket.close(UNREAD_REPLIES_CLOSE_CODE, 'replies not read');
-      conn.read(reading());
-    };
-
-    /** Answers a waiting request on its connection; a closed connection gets nothing. */
-    const deliver = (conn: Connection, answer: Answer) => {
-      if (conn.closed || conn.socket.readyState !== WebSocket.OPEN) return;
-      const sent = afterSend(conn);
-      if ('error' in answer) conn.socket.send(JSON.stringify({ error: answer.error }), { binary: false }, sent);
-      else for (const payload of answer.payloads) conn.socket.send(payload, { binary: answer.binary }, sent);
-      holdBack(conn);
-    };
-
-    /** Linked: the events a message made wait for their replies; a message that failed to decode is answered at once. */
-    const track = (conn: Connection) => (result: FrameResult) => {
-      if (conn.closed) return; // held while paused, and the client left meanwhile
-      for (const error of result.errors) deliver(conn, { error });
-      for (const id of result.ids) {
-        waiters.wait(
-          [idKey(id)],
-          conn,
-          (answer) => deliver(conn, answer),
-          (end) => end === 'timeout' && ctx.logger.debug(`Onramp ${ctx.url}: no reply to ${idKey(id)} from ${conn.originUri} within ${config.timeout} ms`),
-        );
-      }
-    };
-
-    server.on('connection', (socket: WebSocket, req: IncomingMessage) => {
-      const conn = new Connection(socket, ++streams, originOf(req, port));
-      connections.add(conn);
-      conn.read(reading());
-      socket.on('message', (data: RawData, isBinary: boolean) => {
-        if (conn.closing) return; // sent after eddy closed the connection: the closing handshake discards it
-        const frame: Frame = { stream: conn.stream, data: toBuffer(data), originUri: conn.originUri, meta: { binary: isBinary } };
-        if (ctx.linked) frame.done = track(conn);
-        push(frame);
-      });
-      socket.on('error', (err) => ctx.logger.debug(`Onramp ${ctx.url}: connection ${conn.originUri}: ${err.message}`));
-      socket.on('close', () => {
-        conn.closed = true;
-        connections.delete(conn);
-        waiters.dropGroup(conn);
-        push({ stream: conn.stream, end: true, originUri: conn.originUri });
-      });
-    });
-
-    const frames = new Observable<Frame>((subscriber) => {
-      out = subscriber;
-      const held = early;
-      early = [];
-      for (const frame of held) subscriber.next(frame);
-      for (const conn of connections) conn.read(reading());
-      return () => {
-        out = undefined;
-        for (const conn of connections) conn.read(false);
-      };
-    });
-
-    /** Linked: a reply goes to the connection whose message made the event it answers. */
-    const reply = ({ event, ids, encode }: OnrampReply) => {
-      const keys = ids.map(idKey);
-      if (event.isBatch) {
-        // the spec rejects batched replies; the requests they answer get an error notice instead of silence
-        const error = 'batched replies are not supported by the linked ws onramp';
-        for (const key of keys) waiters.answer([key], { error });
-        throw new Error(error);
-      }
-      let payloads: Buffer[];
-      try {
-        payloads = encode();
-      } catch (err) {
-        const error = `cannot encode reply: ${(err as Error).message}`;
-        waiters.answer(keys, { error });
-        throw new Error(error);
-      }
-      if (!waiters.answer(keys, { payloads, binary: event.meta.binary === true })) {
-        ctx.logger.debug(`Onramp ${ctx.url}: reply to ${keys.join(',') || 'no event of this onramp'} dropped: nothing waits for it (answered, timed out, or its connection closed)`);
-      }
-    };
-
-    return {
-      frames,
-      // unlinked, no reply handler: the machinery warns about replies sent here
-      reply: ctx.linked ? reply : undefined,
-      get waiting() {
-        return waiters.size;
-      },
-      port,
-      get overfull() {
-        return [...connections].filter((c) => c.overfull && !c.closing).length;
-      },
-      get unsent() {
-        let bytes = 0;
-        for (const conn of connections) bytes += conn.socket.bufferedAmount;
-        return bytes;
-      },
-      pause() {
-        paused = true;
-        for (const conn of connections) conn.read(false);
-      },
-      resume() {
-        paused = false;
-        for (const conn of connections) conn.read(reading());
-      },
-      inputs: () => ({ open: connections.size, reading: [...connections].filter((c) => !c.socket.isPaused).length }),
-      closedConnections: ctx.linked ? () => ({ ...closed }) : undefined,
-      async close() {
-        waiters.dropAll();
-        for (const conn of connections) conn.socket.terminate();
-        connections.clear();
-        early = [];
-        await new Promise<void>((resolve) => server.close(() => resolve()));
-        http.closeAllConnections();
-        await new Promise<void>((resolve) => http.close(() => resolve()));
-      },
-    };
+    return new WsSource(config, ctx, http, port);
   },
 };
+
+/**
+ * The source of one ws onramp: the server's connections (`accept`), their
+ * messages as frames (`onMessage`), and, linked, the replies that go back to
+ * them (`answer`, `deliver`) with the bounds on what a client leaves unread
+ * (`holdBack`, `closeUnread`).
+ */
+class WsSource implements WsOnrampSource {
+  readonly frames: Observable<Frame>;
+  /** linked only: unlinked, the machinery warns about replies sent here */
+  readonly reply?: (reply: OnrampReply) => void;
+  /** linked only: only a linked onramp closes connections itself */
+  readonly closedConnections?: () => Readonly<Record<string, number>>;
+  private readonly server: WebSocketServer;
+  private readonly connections = new Set<Connection>();
+  private readonly waiters: Waiters<Answer>;
+  private out: Subscriber<Frame> | undefined;
+  // frames read before the first subscriber (sockets are paused then, so only what was already parsed)
+  private early: Frame[] = [];
+  /** paused by the circuit breaker */
+  private paused = false;
+  private streams = 0;
+  /** connections this onramp closed itself, by reason (GET /metrics, GET /status) */
+  private readonly closedCount: Record<string, number> = { [UNREAD_REPLIES]: 0 };
+
+  constructor(
+    private readonly config: WsOnrampConfig,
+    private readonly ctx: OnrampContext,
+    private readonly http: Server,
+    readonly port: number,
+  ) {
+    this.server = new WebSocketServer({ server: http });
+    this.server.on('error', (err) => ctx.logger.error(`Onramp ${ctx.url}: server error: ${err.message}`));
+    ctx.logger.info(`Onramp ${ctx.url}: listening on ws://${uriHost(config.host)}:${port}/`);
+    this.waiters = new Waiters<Answer>(config.timeout, ctx.scheduler);
+    if (ctx.linked) {
+      this.reply = (reply) => this.answer(reply);
+      this.closedConnections = () => ({ ...this.closedCount });
+    }
+    this.server.on('connection', (socket: WebSocket, req: IncomingMessage) => this.accept(socket, req));
+    this.frames = new Observable<Frame>((subscriber) => {
+      this.out = subscriber;
+      const held = this.early;
+      this.early = [];
+      for (const frame of held) subscriber.next(frame);
+      this.readAll();
+      return () => {
+        this.out = undefined;
+        for (const conn of this.connections) conn.read(false);
+      };
+    });
+  }
+
+  /** requests waiting for a reply */
+  get waiting(): number {
+    return this.waiters.size;
+  }
+
+  get overfull(): number {
+    return [...this.connections].filter((c) => c.overfull && !c.closing).length;
+  }
+
+  get unsent(): number {
+    let bytes = 0;
+    for (const conn of this.connections) bytes += conn.socket.bufferedAmount;
+    return bytes;
+  }
+
+  pause(): void {
+    this.paused = true;
+    for (const conn of this.connections) conn.read(false);
+  }
+
+  resume(): void {
+    this.paused = false;
+    this.readAll();
+  }
+
+  inputs(): SourceInputs {
+    return { open: this.connections.size, reading: [...this.connections].filter((c) => !c.socket.isPaused).length };
+  }
+
+  async close(): Promise<void> {
+    this.waiters.dropAll();
+    for (const conn of this.connections) conn.socket.terminate();
+    this.connections.clear();
+    this.early = [];
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.http.closeAllConnections();
+    await new Promise<void>((resolve) => this.http.close(() => resolve()));
+  }
+
+  /** The onramp reads: subscribed and the breaker closed. */
+  private get reading(): boolean {
+    return this.out !== undefined && !this.paused;
+  }
+
+  private readAll(): void {
+    for (const conn of this.connections) conn.read(this.reading);
+  }
+
+  private push(frame: Frame): void {
+    if (this.out) this.out.next(frame);
+    else this.early.push(frame);
+  }
+
+  /** A new connection: its own stream, read when the onramp reads, ended by an `end` frame when it closes. */
+  private accept(socket: WebSocket, req: IncomingMessage): void {
+    const conn = new Connection(socket, ++this.streams, originOf(req, this.port));
+    this.connections.add(conn);
+    conn.read(this.reading);
+    socket.on('message', (data: RawData, isBinary: boolean) => this.onMessage(conn, data, isBinary));
+    socket.on('error', (err) => this.ctx.logger.debug(`Onramp ${this.ctx.url}: connection ${conn.originUri}: ${err.message}`));
+    socket.on('close', () => {
+      conn.closed = true;
+      this.connections.delete(conn);
+      this.waiters.dropGroup(conn);
+      this.push({ stream: conn.stream, end: true, originUri: conn.originUri });
+    });
+  }
+
+  private onMessage(conn: Connection, data: RawData, isBinary: boolean): void {
+    if (conn.closing) return; // sent after eddy closed the connection: the closing handshake discards it
+    const frame: Frame = { stream: conn.stream, data: toBuffer(data), originUri: conn.originUri, meta: { binary: isBinary } };
+    if (this.ctx.linked) frame.done = (result) => this.track(conn, result);
+    this.push(frame);
+  }
+
+  /** Linked: the events a message made wait for their replies; a message that failed to decode is answered at once. */
+  private track(conn: Connection, result: FrameResult): void {
+    if (conn.closed) return; // held while paused, and the client left meanwhile
+    for (const error of result.errors) this.deliver(conn, { error });
+    for (const id of result.ids) {
+      this.waiters.wait(
+        [idKey(id)],
+        conn,
+        (answer) => this.deliver(conn, answer),
+        (end) => end === 'timeout' && this.ctx.logger.debug(`Onramp ${this.ctx.url}: no reply to ${idKey(id)} from ${conn.originUri} within ${this.config.timeout} ms`),
+      );
+    }
+  }
+
+  /** Linked: a reply goes to the connection whose message made the event it answers. */
+  private answer({ event, ids, encode }: OnrampReply): void {
+    const keys = ids.map(idKey);
+    if (event.isBatch) {
+      // the spec rejects batched replies; the requests they answer get an error notice instead of silence
+      const error = 'batched replies are not supported by the linked ws onramp';
+      for (const key of keys) this.waiters.answer([key], { error });
+      throw new Error(error);
+    }
+    let payloads: Buffer[];
+    try {
+      payloads = encode();
+    } catch (err) {
+      const error = `cannot encode reply: ${(err as Error).message}`;
+      this.waiters.answer(keys, { error });
+      throw new Error(error);
+    }
+    if (!this.waiters.answer(keys, { payloads, binary: event.meta.binary === true })) {
+      this.ctx.logger.debug(`Onramp ${this.ctx.url}: reply to ${keys.join(',') || 'no event of this onramp'} dropped: nothing waits for it (answered, timed out, or its connection closed)`);
+    }
+  }
+
+  /** Answers a waiting request on its connection; a closed connection gets nothing. */
+  private deliver(conn: Connection, answer: Answer): void {
+    if (conn.closed || conn.socket.readyState !== WebSocket.OPEN) return;
+    const sent = (err?: Error) => this.afterSend(conn, err);
+    if ('error' in answer) conn.socket.send(JSON.stringify({ error: answer.error }), { binary: false }, sent);
+    else for (const payload of answer.payloads) conn.socket.send(payload, { binary: answer.binary }, sent);
+    this.holdBack(conn);
+  }
+
+  /** Called back by the library once a reply is written to the socket: a paused client whose unsent replies fell to half is read again. */
+  private afterSend(conn: Connection, err?: Error): void {
+    if (err) return this.ctx.logger.debug(`Onramp ${this.ctx.url}: reply to ${conn.originUri} not sent: ${err.message}`);
+    if (conn.overfull && conn.socket.bufferedAmount <= this.config.reply_pause_bytes / 2) {
+      conn.overfull = false;
+      conn.read(this.reading);
+    }
+  }
+
+  /** A client that does not read its replies: paused past the first bound, closed past the second. */
+  private holdBack(conn: Connection): void {
+    const { reply_pause_bytes, reply_close_bytes } = this.config;
+    const unsent = conn.socket.bufferedAmount;
+    if (unsent >= reply_close_bytes) return this.closeUnread(conn, unsent);
+    if (unsent >= reply_pause_bytes && !conn.overfull) {
+      conn.overfull = true;
+      conn.read(this.reading);
+      this.ctx.logger.debug(`Onramp ${this.ctx.url}: ${unsent} bytes of replies to ${conn.originUri} unsent; not reading it until they fall to ${reply_pause_bytes / 2}`);
+    }
+  }
+
+  private closeUnread(conn: Connection, unsent: number): void {
+    this.closedCount[UNREAD_REPLIES]++;
+    this.ctx.logger.warn(
+      `Onramp ${this.ctx.url}: closing ${conn.originUri} (${UNREAD_REPLIES}): ${unsent} bytes of replies unsent, reply_close_bytes is ${this.config.reply_close_bytes}`,
+    );
+    // the close frame queues behind the unsent replies; reading resumes so the client's answering close frame is seen
+    conn.closing = true;
+    conn.socket.close(UNREAD_REPLIES_CLOSE_CODE, 'replies not read');
+    conn.read(this.reading);
+  }
+}
 
 /** `svc-ws://<client ip>:<client port>/<listen port>`, as the tcp onramp names its connections. */
 function originOf(req: IncomingMessage, listenPort: number): string {
