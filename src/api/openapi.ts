@@ -5,7 +5,7 @@ import type { JsonSchema } from '../schema/json-schema';
 import { version } from '../version';
 import { JSON_ONLY, JSON_OR_YAML } from './negotiate';
 import { PATH_PARAMETERS, PLACEHOLDERS_SCHEMA, type Operation } from './routes';
-import { STATUS_SCHEMA } from '../runtime/status';
+import { STATUS_SCHEMA } from '../runtime/observe/status';
 
 /**
  * The OpenAPI 3.1 document of the API, built from the route table (every

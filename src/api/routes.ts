@@ -5,10 +5,10 @@ import { SchemaValidator } from '../schema/artefacts';
 import type { JsonSchema } from '../schema/json-schema';
 import { version } from '../version';
 import type { Request, Response } from 'express';
-import { TAP_KINDS, TAP_QUEUE_DEFAULT, TAP_QUEUE_MAX, tapOptions, type TapKind } from '../runtime/tap';
-import { status } from '../runtime/status';
-import { LivenessCheck } from '../runtime/liveness';
-import { PROMETHEUS_CONTENT_TYPE, PrometheusExporter } from '../runtime/prometheus';
+import { TAP_KINDS, TAP_QUEUE_DEFAULT, TAP_QUEUE_MAX, tapOptions, type TapKind } from '../runtime/observe/tap';
+import { status } from '../runtime/observe/status';
+import { LivenessCheck } from '../runtime/observe/liveness';
+import { PROMETHEUS_CONTENT_TYPE, PrometheusExporter } from '../runtime/observe/prometheus';
 import { streamTap } from './tap';
 
 /**

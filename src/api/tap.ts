@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { TapClient, type TapHub, type TapKind, type TapOptions } from '../runtime/tap';
+import { TapClient, type TapHub, type TapKind, type TapOptions } from '../runtime/observe/tap';
 
 /** A comment line every so often, so proxies keep the stream open and a vanished peer shows up as a write error. */
 const KEEP_ALIVE_MS = 15_000;

@@ -5,7 +5,7 @@
  * one process: `instanceMetrics(runtime)`.
  */
 import { nowNs } from '../core/clock';
-import { metricEvents, type MetricsSource } from '../runtime/metrics';
+import { metricEvents, type MetricsSource } from '../runtime/observe/metrics';
 import type { Runtime } from '../runtime/runtime';
 
 export interface InstanceMetrics {

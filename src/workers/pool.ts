@@ -18,7 +18,7 @@ import type { ExitRequest, Health, InstanceHealth } from '../runtime/runtime';
 import type { Kind } from '../runtime/urls';
 import type { BlackholeReport } from '../connectors/blackhole/offramp';
 import { combineMeasurements } from './measurements';
-import { combineObserved, type ObservedInstance } from '../runtime/observe';
+import { combineObserved, type ObservedInstance } from '../runtime/observe/observe';
 import { combineMetrics, type InstanceMetrics } from './metrics';
 import { WORKER_ID_ENV, type FromWorker, type InstanceRequest, type ToWorker, type WorkerReport } from './protocol';
 import { DEFAULT_RESTART_POLICY, RestartPolicy, type RestartPolicyOptions } from './restart-policy';

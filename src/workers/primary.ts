@@ -10,7 +10,7 @@ import type { Artefact, BindingArtefact } from '../runtime/artefacts';
 import { Runtime, type Health, type RuntimeOptions } from '../runtime/runtime';
 import type { RuntimeStore, StoredInstance } from '../runtime/store';
 import { type Kind, instanceUrl, parseLinkUrl } from '../runtime/urls';
-import type { ObservedInstance } from '../runtime/observe';
+import type { ObservedInstance } from '../runtime/observe/observe';
 import { placementOf } from './placement';
 import { SerialQueue } from '../core/serial-queue';
 import { shadowRegistries } from './shadow';

@@ -8,7 +8,7 @@ import type { ErrorCode } from '../core/errors';
 import type { Kind } from '../runtime/urls';
 import type { BlackholeReport } from '../connectors/blackhole/offramp';
 import type { InstanceMetrics } from './metrics';
-import type { ObservedInstance } from '../runtime/observe';
+import type { ObservedInstance } from '../runtime/observe/observe';
 
 /** One activation or deactivation as the primary's runtime accepted it. */
 export interface InstanceRequest {

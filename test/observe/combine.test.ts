@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { combineObserved, type ObservedInstance } from '../../src/runtime/observe';
+import { combineObserved, type ObservedInstance } from '../../src/runtime/observe/observe';
 
 /** One worker's view of the linked ws onramp `/onramp/ws/main`. */
 const ws = (closed: Record<string, number>): ObservedInstance => ({

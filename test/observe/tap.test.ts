@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { connect } from 'node:net';
 import { event } from '../../src/core/event';
-import { TapClient, tapOptions } from '../../src/runtime/tap';
+import { TapClient, tapOptions } from '../../src/runtime/observe/tap';
 import { call, eventually } from '../helpers/runtime';
 import { readSse, startFlow, type Flow, type SseMessage } from './flow';
 

@@ -1,7 +1,9 @@
 import { expect } from 'chai';
+import { Subject } from 'rxjs';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Frame } from '../../src/connectors/connector';
 import type { EddyEvent } from '../../src/core/event';
 import { createLogger } from '../../src/core/logger';
 import { Runtime } from '../../src/runtime/runtime';
@@ -51,5 +53,91 @@ describe('runtime shutdown', () => {
     expect(received[0].isBatch).to.equal(true);
     expect((received[0].data as { data: { value: { n: number } } }[]).map((e) => e.data.value.n)).to.deep.equal([1, 2, 3, 4, 5, 6, 7]);
     expect(closed).to.equal(true);
+  });
+
+  /**
+   * The shutdown order (src/runtime/shutdown.ts), seen from the types: the
+   * probe source records its pause, acks and close; the recorder sink holds
+   * its send open until another offramp (bell, activated by itself, sent
+   * nothing) is closed, so that ack comes while the offramps close: it must
+   * still reach the source, which is disconnected and closed only after them.
+   */
+  it('keeps its order: sources paused, pipelines drained, sinks closed with the acks of their last sends reaching the sources, sources closed last', async () => {
+    const steps: string[] = [];
+    const frames = new Subject<Frame>();
+    let ring!: () => void;
+    const bell = new Promise<void>((resolve) => (ring = resolve));
+    const emptyConfig = { type: 'object', additionalProperties: false, properties: {} };
+    const runtime = new Runtime({ logger: createLogger('silent') })
+      .registerOnramp({
+        name: 'probe',
+        defaultCodec: 'json',
+        configSchema: emptyConfig,
+        create: () => ({
+          frames,
+          transactional: true,
+          pause: () => void steps.push('source paused'),
+          resume: () => void steps.push('source resumed'),
+          onAck: () => void steps.push('source acked'),
+          onFail: () => void steps.push('source failed'),
+          close: () => void steps.push('source closed'),
+        }),
+      })
+      .registerOfframp({
+        name: 'recorder',
+        defaultCodec: 'json',
+        autoAck: true,
+        configSchema: emptyConfig,
+        create: () => ({
+          send: (_payloads, event) => {
+            steps.push(`sink got ${event.isBatch ? 'a batch' : 'an event'}`);
+            return bell;
+          },
+          close: () => void steps.push('sink closed'),
+        }),
+      })
+      .registerOfframp({
+        name: 'bell',
+        defaultCodec: 'json',
+        autoAck: true,
+        configSchema: emptyConfig,
+        create: () => ({
+          send: () => undefined,
+          close: () => {
+            steps.push('bell closed');
+            ring();
+          },
+        }),
+      });
+    await runtime.start();
+    runtime.publish('onramp', { id: 'src', type: 'probe' });
+    runtime.publish('pipeline', {
+      id: 'batched',
+      interface: {},
+      nodes: [{ id: 'batch', type: 'generic::batch', config: { count: 100 } }],
+      links: { in: ['batch'], batch: ['out'] },
+    });
+    runtime.publish('offramp', { id: 'dst', type: 'recorder' });
+    runtime.publish('offramp', { id: 'bell', type: 'bell' });
+    runtime.publish('binding', {
+      id: 'flow',
+      links: { '/onramp/src/{instance}/out': ['/pipeline/batched/{instance}/in'], '/pipeline/batched/{instance}/out': ['/offramp/dst/{instance}/in'] },
+    });
+    await runtime.activate('binding', 'flow', 'main');
+    await runtime.activate('offramp', 'bell', 'main');
+    for (const n of [1, 2, 3]) frames.next({ stream: 0, originUri: 'svc-probe://test', value: { n } });
+    expect(runtime.onramp('/onramp/src/main')!.runtime.counters.out).to.equal(3);
+    expect(steps, 'the batch holds the three events').to.deep.equal([]);
+    await runtime.shutdown();
+    expect(steps).to.deep.equal([
+      'source paused',
+      'sink got a batch',
+      'bell closed',
+      'source acked',
+      'source acked',
+      'source acked',
+      'sink closed',
+      'source closed',
+    ]);
   });
 });

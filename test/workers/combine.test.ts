@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { RampCounters, rampMetricEvents } from '../../src/connectors/_shared/ramp-metrics';
-import { combineObserved, type ObservedInstance } from '../../src/runtime/observe';
+import { combineObserved, type ObservedInstance } from '../../src/runtime/observe/observe';
 import { combineMetrics } from '../../src/workers/metrics';
 
 /**

@@ -6,7 +6,7 @@ import type { EddyEvent, Insight, PortEvent } from '../../core/event';
 import { invalid } from '../../core/errors';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
 import { nodeUrl, ownSeqs, withError } from './support';
-import { LevelWalStorage, deserialiseEvent, serialiseEvent, whenReady, type WalStorage } from './wal-storage';
+import { LevelWalStorage, deserialiseEvent, serialiseEvent, whenReady, type WalSnapshot, type WalStorage } from './wal-storage';
 
 export interface WalConfig {
   /** at most this many stored events are emitted per turn before yielding */
@@ -33,6 +33,14 @@ interface Entry {
   bytes: number;
 }
 
+/** An incoming event on its way to the log: as it came, its seq, as stored, and as serialised. */
+interface Queued {
+  original: EddyEvent;
+  seq: number;
+  event: EddyEvent;
+  text: string;
+}
+
 /**
  * A write-ahead log. Each incoming event is persisted first; once it is on
  * disk the source gets its ack (the WAL now owns the event) and the event goes
@@ -48,224 +56,257 @@ interface Entry {
  * and restores it once acks have drained it below both.
  */
 export function walNode(config: WalConfig, ctx: OperatorContext, storage: WalStorage): WalNode {
-  const from = nodeUrl(ctx);
-  const readCount = Math.max(1, config.read_count);
-  const store = new Map<number, Entry>(); // ascending seq: loaded in order, appended in order
-  let bytes = 0;
-  let lastSeq = 0; // the last seq assigned to an incoming event
-  let writtenSeq = 0; // the last seq whose write finished: the read cursor never passes it
-  let readSeq = 1; // the next seq to send downstream
-  let loaded = false;
-  let writing = false;
-  let outputOpen = true; // false while an output has triggered
-  let full = false;
-  let stopped: Promise<void> | undefined;
-  let queue: Array<{ original: EddyEvent; seq: number; event: EddyEvent; text: string }> = [];
-  let subscriber: Subscriber<PortEvent> | undefined;
-  let pumpTask: Subscription | undefined;
-  let idle: (() => void) | undefined; // wakes `stop` once writes are done
-  let settleLoad!: () => void;
-  const loadSettled = new Promise<void>((resolve) => (settleLoad = resolve));
+  return new WriteAheadLog(config, ctx, storage);
+}
 
-  const isFull = () =>
-    (config.max_elements !== undefined && store.size >= config.max_elements) || (config.max_bytes !== undefined && bytes >= config.max_bytes);
-  const checkFull = () => {
-    const now = isFull();
-    if (now === full) return;
-    full = now;
-    ctx.insight({ kind: full ? 'trigger' : 'restore', from });
-  };
+class WriteAheadLog implements WalNode {
+  readonly ports = ['err'];
+  readonly loaded: Promise<void>;
+  private readonly from: string;
+  private readonly readCount: number;
+  /** the stored events not acked yet, by seq, ascending: loaded in order, appended in order */
+  private readonly store = new Map<number, Entry>();
+  private bytes = 0;
+  /** the last seq assigned to an incoming event */
+  private lastSeq = 0;
+  /** the last seq whose write finished: the read cursor never passes it */
+  private writtenSeq = 0;
+  /** the next seq to send downstream */
+  private readSeq = 1;
+  /** the stored log has been read: writes and sends wait for it */
+  private ready = false;
+  private writing = false;
+  /** false while an output has triggered */
+  private outputOpen = true;
+  private full = false;
+  private stopped: Promise<void> | undefined;
+  /** events waiting for the write under way to finish; written together */
+  private queue: Queued[] = [];
+  private subscriber: Subscriber<PortEvent> | undefined;
+  private pumpTask: Subscription | undefined;
+  /** wakes `stop` once writes are done */
+  private idle: (() => void) | undefined;
+  private settleLoad!: () => void;
 
-  const toStored = (original: EddyEvent, seq: number): EddyEvent => {
+  constructor(
+    private readonly config: WalConfig,
+    private readonly ctx: OperatorContext,
+    private readonly storage: WalStorage,
+  ) {
+    this.from = nodeUrl(ctx);
+    this.readCount = Math.max(1, config.read_count);
+    this.loaded = new Promise<void>((resolve) => (this.settleLoad = resolve));
+  }
+
+  apply(input: Observable<EddyEvent>): Observable<PortEvent> {
+    return new Observable<PortEvent>((sub) => {
+      this.subscriber = sub;
+      const inputSub = input.subscribe({
+        next: (event) => this.receive(event),
+        error: (err: unknown) => sub.error(err),
+        // the log outlives its input: completing would end replay, so only teardown ends it
+        complete: () => undefined,
+      });
+      if (!this.ready && this.stopped === undefined) this.load();
+      return () => {
+        this.subscriber = undefined;
+        inputSub.unsubscribe();
+        this.pumpTask?.unsubscribe();
+        this.pumpTask = undefined;
+        void this.stop().catch(() => undefined);
+      };
+    });
+  }
+
+  onInsight(insight: Insight): Insight | null {
+    const seqs = ownSeqs(insight, this.ctx.uid);
+    if (seqs.length === 0) {
+      // an output's breaker: the WAL buffers instead of pausing the sources
+      if (insight.event === undefined && (insight.kind === 'trigger' || insight.kind === 'restore')) {
+        this.setOutput(insight.kind === 'restore');
+        return null;
+      }
+      return insight;
+    }
+    switch (insight.kind) {
+      case 'ack':
+        this.ack(seqs);
+        break;
+      case 'fail':
+        this.rewind(seqs);
+        break;
+      default:
+        this.setOutput(insight.kind === 'restore');
+    }
+    return null;
+  }
+
+  /** Waits for pending writes, then closes the store; once, however often it is called. */
+  stop(): Promise<void> {
+    this.stopped ??= new Promise<void>((resolve) => {
+      if (!this.writing && this.queue.length === 0) resolve();
+      else this.idle = resolve;
+    }).then(() => this.storage.close());
+    return this.stopped;
+  }
+
+  private receive(event: EddyEvent): void {
+    this.queue.push(this.enqueued(event, ++this.lastSeq));
+    this.write();
+  }
+
+  private enqueued(original: EddyEvent, seq: number): Queued {
     // the WAL's own id: insights about it come back here; the source was acked already
     const { tracked: _t, opMeta: _o, ...rest } = original;
-    return { ...rest, id: { uid: ctx.uid, seq }, transactional: true };
-  };
-
-  const enqueued = (original: EddyEvent, seq: number) => {
-    const event = toStored(original, seq);
+    const event: EddyEvent = { ...rest, id: { uid: this.ctx.uid, seq }, transactional: true };
     return { original, seq, event, text: serialiseEvent(event) };
-  };
+  }
 
-  /** Sends stored events from the read cursor, `read_count` per turn. */
-  const pump = () => {
-    pumpTask = undefined;
-    if (subscriber === undefined || !outputOpen || !loaded) return;
-    let sent = 0;
-    while (readSeq <= writtenSeq && outputOpen && subscriber !== undefined) {
-      if (sent >= readCount) {
-        // yield, so acks, fails and breaker signals are seen between chunks
-        pumpTask = ctx.scheduler.schedule(pump);
-        return;
-      }
-      const entry = store.get(readSeq++);
-      if (entry === undefined) continue; // acked already, or never written
-      sent++;
-      subscriber.next({ port: 'out', event: entry.event });
-    }
-  };
-  const schedulePump = () => {
-    if (pumpTask === undefined) pumpTask = ctx.scheduler.schedule(pump);
-  };
+  /** Reads the stored log, once, on the first subscription. */
+  private load(): void {
+    whenReady(
+      this.storage.load(),
+      (snapshot) => this.restore(snapshot),
+      (err) => {
+        this.settleLoad();
+        this.fail(err);
+      },
+    );
+  }
 
-  const fail = (err: unknown) => subscriber?.error(err);
+  private restore(snapshot: WalSnapshot): void {
+    for (const [seq, text] of snapshot.entries) this.keep(seq, deserialiseEvent(text), text);
+    // writes queued while loading got provisional seqs; renumber them after the stored ones
+    const base = snapshot.lastSeq;
+    this.queue = this.queue.map((q, i) => this.enqueued(q.original, base + i + 1));
+    this.lastSeq = base + this.queue.length;
+    this.writtenSeq = base;
+    this.readSeq = snapshot.entries.length > 0 ? snapshot.entries[0][0] : base + 1;
+    this.ready = true;
+    this.checkFull();
+    this.pump(); // replay what was not acked before the restart
+    this.write();
+    this.settleLoad();
+  }
 
-  const write = () => {
-    if (writing || !loaded || queue.length === 0) {
-      if (!writing && queue.length === 0) idle?.();
+  private keep(seq: number, event: EddyEvent, text: string): void {
+    const size = Buffer.byteLength(text);
+    this.store.set(seq, { event, bytes: size });
+    this.bytes += size;
+  }
+
+  /** Writes what is queued as one batch, unless a write is under way (its end writes the next batch). */
+  private write(): void {
+    if (this.writing || !this.ready || this.queue.length === 0) {
+      if (!this.writing && this.queue.length === 0) this.idle?.();
       return;
     }
-    writing = true;
-    const batch = queue;
-    queue = [];
-    const onDone = () => {
-      writing = false;
-      writtenSeq = batch[batch.length - 1].seq; // batches finish in seq order
-      for (const { original, seq, event, text } of batch) {
-        const size = Buffer.byteLength(text);
-        store.set(seq, { event, bytes: size });
-        bytes += size;
-        if (original.transactional) ctx.insight({ kind: 'ack', event: original, from });
-      }
-      checkFull();
-      pump();
-      write();
-    };
-    const onError = (err: unknown) => {
-      writing = false;
-      // Not stored, so never acked: a transactional source gets a fail and sends the event
-      // again; any other event leaves on `err`, the only way it is not lost in silence. The
-      // log goes on with the next events (a full disk may have room again); their seqs are
-      // new, and the failed ones stay unused.
-      const error = `qos::wal node ${ctx.nodeId}: write failed: ${err instanceof Error ? err.message : String(err)}`;
-      for (const { original } of batch) {
-        if (original.transactional) ctx.insight({ kind: 'fail', event: original, from, meta: { error } });
-        else subscriber?.next({ port: 'err', event: withError(original, error) });
-      }
-      write();
-    };
+    this.writing = true;
+    const batch = this.queue;
+    this.queue = [];
+    const onError = (err: unknown) => this.writeFailed(batch, err);
     try {
-      whenReady(storage.append(batch.map(({ seq, text }) => [seq, text]), lastSeq), onDone, onError);
+      const entries = batch.map(({ seq, text }): [number, string] => [seq, text]);
+      whenReady(this.storage.append(entries, this.lastSeq), () => this.written(batch), onError);
     } catch (err) {
       onError(err);
     }
-  };
+  }
 
-  const load = () => {
-    whenReady(
-      storage.load(),
-      (snapshot) => {
-        for (const [seq, text] of snapshot.entries) {
-          const size = Buffer.byteLength(text);
-          store.set(seq, { event: deserialiseEvent(text), bytes: size });
-          bytes += size;
-        }
-        // writes queued while loading got provisional seqs; renumber them after the stored ones
-        const base = snapshot.lastSeq;
-        queue = queue.map((q, i) => enqueued(q.original, base + i + 1));
-        lastSeq = base + queue.length;
-        writtenSeq = base;
-        readSeq = snapshot.entries.length > 0 ? snapshot.entries[0][0] : base + 1;
-        loaded = true;
-        checkFull();
-        pump(); // replay what was not acked before the restart
-        write();
-        settleLoad();
-      },
-      (err) => {
-        settleLoad();
-        fail(err);
-      },
-    );
-  };
+  private written(batch: Queued[]): void {
+    this.writing = false;
+    this.writtenSeq = batch[batch.length - 1].seq; // batches finish in seq order
+    for (const { original, seq, event, text } of batch) {
+      this.keep(seq, event, text);
+      if (original.transactional) this.ctx.insight({ kind: 'ack', event: original, from: this.from });
+    }
+    this.checkFull();
+    this.pump();
+    this.write();
+  }
 
-  const ack = (seqs: number[]) => {
+  /**
+   * Not stored, so never acked: a transactional source gets a fail and sends
+   * the event again; any other event leaves on `err`, the only way it is not
+   * lost in silence. The log goes on with the next events (a full disk may
+   * have room again); their seqs are new, and the failed ones stay unused.
+   */
+  private writeFailed(batch: Queued[], err: unknown): void {
+    this.writing = false;
+    const error = `qos::wal node ${this.ctx.nodeId}: write failed: ${err instanceof Error ? err.message : String(err)}`;
+    for (const { original } of batch) {
+      if (original.transactional) this.ctx.insight({ kind: 'fail', event: original, from: this.from, meta: { error } });
+      else this.subscriber?.next({ port: 'err', event: withError(original, error) });
+    }
+    this.write();
+  }
+
+  /** Sends stored events from the read cursor, `read_count` per turn. */
+  private pump(): void {
+    this.pumpTask = undefined;
+    if (this.subscriber === undefined || !this.outputOpen || !this.ready) return;
+    let sent = 0;
+    while (this.readSeq <= this.writtenSeq && this.outputOpen && this.subscriber !== undefined) {
+      if (sent >= this.readCount) {
+        // yield, so acks, fails and breaker signals are seen between chunks
+        this.pumpTask = this.ctx.scheduler.schedule(() => this.pump());
+        return;
+      }
+      const entry = this.store.get(this.readSeq++);
+      if (entry === undefined) continue; // acked already, or never written
+      sent++;
+      this.subscriber.next({ port: 'out', event: entry.event });
+    }
+  }
+
+  private schedulePump(): void {
+    this.pumpTask ??= this.ctx.scheduler.schedule(() => this.pump());
+  }
+
+  /** Downstream acked these: they leave the log. */
+  private ack(seqs: number[]): void {
     const gone: number[] = [];
     for (const seq of seqs) {
-      const entry = store.get(seq);
+      const entry = this.store.get(seq);
       if (entry === undefined) continue;
-      store.delete(seq);
-      bytes -= entry.bytes;
+      this.store.delete(seq);
+      this.bytes -= entry.bytes;
       gone.push(seq);
     }
     if (gone.length === 0) return;
     try {
-      whenReady(storage.remove(gone), () => undefined, fail);
+      whenReady(this.storage.remove(gone), () => undefined, (err) => this.fail(err));
     } catch (err) {
-      fail(err);
+      this.fail(err);
     }
-    checkFull();
-  };
+    this.checkFull();
+  }
 
-  const rewind = (seqs: number[]) => {
-    const stored = seqs.filter((s) => store.has(s));
+  /** Downstream failed these: they and everything after them are sent again. */
+  private rewind(seqs: number[]): void {
+    const stored = seqs.filter((s) => this.store.has(s));
     if (stored.length === 0) return;
-    readSeq = Math.min(readSeq, ...stored);
+    this.readSeq = Math.min(this.readSeq, ...stored);
     // not from inside the insight call: the replay starts on the next turn
-    schedulePump();
-  };
+    this.schedulePump();
+  }
 
-  const setOutput = (open: boolean) => {
-    outputOpen = open;
-    if (open) schedulePump();
-  };
+  private setOutput(open: boolean): void {
+    this.outputOpen = open;
+    if (open) this.schedulePump();
+  }
 
-  return {
-    ports: ['err'],
-    apply: (input) =>
-      new Observable<PortEvent>((sub) => {
-        subscriber = sub;
-        const inputSub = input.subscribe({
-          next: (event) => {
-            const seq = ++lastSeq;
-            queue.push(enqueued(event, seq));
-            write();
-          },
-          error: (err: unknown) => sub.error(err),
-          // the log outlives its input: completing would end replay, so only teardown ends it
-          complete: () => undefined,
-        });
-        if (!loaded && stopped === undefined) load();
-        return () => {
-          subscriber = undefined;
-          inputSub.unsubscribe();
-          pumpTask?.unsubscribe();
-          pumpTask = undefined;
-          void stop().catch(() => undefined);
-        };
-      }),
-    onInsight(insight: Insight): Insight | null {
-      const seqs = ownSeqs(insight, ctx.uid);
-      if (seqs.length === 0) {
-        // an output's breaker: the WAL buffers instead of pausing the sources
-        if (insight.event === undefined && (insight.kind === 'trigger' || insight.kind === 'restore')) {
-          setOutput(insight.kind === 'restore');
-          return null;
-        }
-        return insight;
-      }
-      switch (insight.kind) {
-        case 'ack':
-          ack(seqs);
-          break;
-        case 'fail':
-          rewind(seqs);
-          break;
-        default:
-          setOutput(insight.kind === 'restore');
-      }
-      return null;
-    },
-    stop: () => stop(),
-    loaded: loadSettled,
-  };
+  /** Triggers the upstream breaker when the log becomes full, restores it when it no longer is. */
+  private checkFull(): void {
+    const { max_elements, max_bytes } = this.config;
+    const now = (max_elements !== undefined && this.store.size >= max_elements) || (max_bytes !== undefined && this.bytes >= max_bytes);
+    if (now === this.full) return;
+    this.full = now;
+    this.ctx.insight({ kind: now ? 'trigger' : 'restore', from: this.from });
+  }
 
-  function stop(): Promise<void> {
-    stopped ??= new Promise<void>((resolve) => {
-      if (!writing && queue.length === 0) resolve();
-      else idle = resolve;
-    }).then(() => storage.close());
-    return stopped;
+  private fail(err: unknown): void {
+    this.subscriber?.error(err);
   }
 }
 

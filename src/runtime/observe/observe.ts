@@ -1,7 +1,7 @@
-import type { OnrampInstance } from './instances';
-import type { OfframpRuntime } from '../connectors/_shared/offramp';
-import type { PipelineRuntime } from '../pipeline/pipeline';
-import type { Kind } from './urls';
+import type { OnrampInstance } from '../instances';
+import type { OfframpRuntime } from '../../connectors/_shared/offramp';
+import type { PipelineRuntime } from '../../pipeline/pipeline';
+import type { Kind } from '../urls';
 
 /** Events through one port of an instance, cumulative. */
 export interface PortStats {

@@ -1,4 +1,4 @@
-import type { Runtime } from './runtime';
+import type { Runtime } from '../runtime';
 
 /** GET /health/live: whether the process should be left running (`ok`) or restarted. */
 export interface Liveness {

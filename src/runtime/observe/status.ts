@@ -1,8 +1,8 @@
-import { version } from '../version';
-import type { JsonSchema } from '../schema/json-schema';
+import { version } from '../../version';
+import type { JsonSchema } from '../../schema/json-schema';
 import type { ObservedInstance } from './observe';
-import type { Runtime } from './runtime';
-import { KINDS, type Kind } from './urls';
+import type { Runtime } from '../runtime';
+import { KINDS, type Kind } from '../urls';
 
 /** GET /status: what runs and how much has flowed, for `eddy status`, `eddy top` and the console. */
 export interface Status {

@@ -1,7 +1,7 @@
-import { interval, type SchedulerLike } from '../core/rx';
-import { nowNs } from '../core/clock';
-import type { PipelineRuntime } from '../pipeline/pipeline';
-import { type RampCounters, rampMetricEvents } from '../connectors/_shared/ramp-metrics';
+import { interval, type SchedulerLike } from '../../core/rx';
+import { nowNs } from '../../core/clock';
+import type { PipelineRuntime } from '../../pipeline/pipeline';
+import { type RampCounters, rampMetricEvents } from '../../connectors/_shared/ramp-metrics';
 
 /** Under `--workers N` (docs/workers.md) the worker's id: each worker reports its own instances, tagged with it. */
 const WORKER = process.env.EDDY_WORKER_ID;

@@ -1,12 +1,12 @@
-import type { Observable } from '../core/rx';
-import { batchValues, type EddyEvent } from '../core/event';
-import { invalid, notFound } from '../core/errors';
-import type { TapHook } from '../core/tap-hook';
-import type { OfframpRuntime } from '../connectors/_shared/offramp';
-import type { PipelineRuntime } from '../pipeline/pipeline';
-import type { OnrampInstance } from './instances';
-import type { Repository } from './repository';
-import { instanceUrl } from './urls';
+import type { Observable } from '../../core/rx';
+import { batchValues, type EddyEvent } from '../../core/event';
+import { invalid, notFound } from '../../core/errors';
+import type { TapHook } from '../../core/tap-hook';
+import type { OfframpRuntime } from '../../connectors/_shared/offramp';
+import type { PipelineRuntime } from '../../pipeline/pipeline';
+import type { OnrampInstance } from '../instances';
+import type { Repository } from '../repository';
+import { instanceUrl } from '../urls';
 
 /** The kinds of instance that have ports to tap. */
 export const TAP_KINDS = ['onramp', 'pipeline', 'offramp'] as const;

@@ -1,0 +1,219 @@
+import { conflict, invalid, notFound } from '../core/errors';
+import type { Repository } from './repository';
+import { OnrampInstance, commitOfframp, createOfframp, createPipeline, type InstanceEnv } from './instances';
+import type { MetricsReporter, MetricsSource } from './observe/metrics';
+import type { TapHub } from './observe/tap';
+import type { Artefact, BindingArtefact, OfframpArtefact, OnrampArtefact, PipelineArtefact } from './artefacts';
+import type { BindingInstance, Live, LiveInstances } from './live';
+import { type LinkWiring, type ResolvedLink, resolveLinks } from './wiring';
+import { type InstancePort, type Kind, instanceUrl } from './urls';
+
+/** The system pipeline that takes the metrics events; it reports none of its own. */
+export const METRICS_PIPELINE = '/pipeline/system::metrics/system';
+
+/** What activation works with: the runtime's parts it reads and fills. */
+export interface ActivationParts {
+  readonly repository: Repository;
+  readonly instances: LiveInstances;
+  readonly wiring: LinkWiring;
+  readonly metrics: MetricsReporter;
+  readonly taps: TapHub;
+  /** what a new instance is built with */
+  readonly env: InstanceEnv;
+  /** true once the runtime shuts down: nothing is activated any more */
+  shuttingDown(): boolean;
+}
+
+/**
+ * Starts and stops instances in dependency order. An instance a binding
+ * uses is shared: it runs while any binding (or a direct activation) keeps
+ * it, and stops when the last one lets go. Callers serialise the changes
+ * (`Persistence.exclusive`): these methods await sockets and files half-way.
+ */
+export class Activation {
+  /**
+   * `kind/id` of the artefacts the activation under way uses: unpublish is
+   * synchronous and not queued, and must not remove one while its instance
+   * is being opened (it would then run for an artefact that is gone).
+   */
+  private readonly activating = new Set<string>();
+
+  constructor(private readonly parts: ActivationParts) {}
+
+  /** Whether the activation under way uses the artefact. */
+  isActivating(kind: Kind, id: string): boolean {
+    return this.activating.has(`${kind}/${id}`);
+  }
+
+  /** Starts the system instances: the metrics pipeline, and the stdout and stderr offramps. */
+  async startSystem(): Promise<void> {
+    await this.ensure({ kind: 'pipeline', artefact: 'system::metrics', instance: 'system', port: 'in' }, 'system');
+    this.parts.instances.pipeline(METRICS_PIPELINE)!.start();
+    await this.commit(await this.ensure({ kind: 'offramp', artefact: 'system::stdout', instance: 'system', port: 'in' }, 'system'));
+    await this.commit(await this.ensure({ kind: 'offramp', artefact: 'system::stderr', instance: 'system', port: 'in' }, 'system'));
+  }
+
+  /** Activates one instance (see `Runtime.activate`); `activating` names what it uses until it ends, either way. */
+  async activate(kind: Kind, artefactId: string, instanceId: string, params: Record<string, string>): Promise<Artefact> {
+    try {
+      if (this.parts.shuttingDown()) throw conflict('the runtime is shutting down');
+      const artefact = this.parts.repository.get(kind, artefactId);
+      checkInstanceId(instanceId);
+      const url = instanceUrl(kind, artefactId, instanceId);
+      if (this.parts.instances.has(url)) throw conflict(`instance ${url} is already running`);
+      this.activating.add(`${kind}/${artefactId}`);
+      if (kind === 'binding') return await this.activateBinding(url, artefactId, instanceId, artefact as BindingArtefact, params);
+      await this.activateDirect({ kind, artefact: artefactId, instance: instanceId, port: 'in' }, url);
+      return artefact;
+    } finally {
+      this.activating.clear();
+    }
+  }
+
+  /** Deactivates an instance and every instance only it kept alive. */
+  async deactivate(kind: Kind, artefactId: string, instanceId: string): Promise<Artefact> {
+    this.parts.repository.get(kind, artefactId);
+    const url = instanceUrl(kind, artefactId, instanceId);
+    const record = this.parts.instances.get(url);
+    if (!record) throw notFound(`instance ${url} not found`);
+    if (record.users.has('system')) throw conflict(`instance ${url} is a system instance and cannot be deactivated`);
+    const others = [...record.users].filter((u) => u !== 'direct');
+    if (others.length > 0) throw conflict(`instance ${url} is in use by ${others.join(', ')}`);
+    if (record.live.kind === 'binding') {
+      this.parts.instances.delete(url);
+      await this.teardownBinding(url, record.live.binding);
+    } else {
+      record.users.delete('direct');
+      await this.release(url);
+    }
+    return record.data;
+  }
+
+  /** An onramp, offramp or pipeline activated by itself: opened, committed, started; closed again if committing fails. */
+  private async activateDirect(at: InstancePort, url: string): Promise<void> {
+    await this.ensure(at, 'direct');
+    try {
+      await this.commit(url);
+    } catch (err) {
+      this.parts.instances.get(url)?.users.delete('direct');
+      await this.release(url);
+      throw err;
+    }
+    this.parts.instances.pipeline(url)?.start();
+  }
+
+  /**
+   * Resolves the binding's links with the parameters, deploys the pipelines,
+   * then the offramps and onramps, then commits the offramps (two-phase: a
+   * file is truncated only once every part has opened), then connects them,
+   * onramps last so nothing flows before its sinks are in place. A failure
+   * undoes what it did and leaves nothing running.
+   */
+  private async activateBinding(
+    url: string,
+    artefactId: string,
+    instanceId: string,
+    artefact: BindingArtefact,
+    params: Record<string, string>,
+  ): Promise<Artefact> {
+    const links = resolveLinks(artefact, { ...params, instance: instanceId });
+    for (const { src, dsts } of links) for (const end of [src, ...dsts]) this.activating.add(`${end.at.kind}/${end.at.artefact}`);
+    const binding: BindingInstance = { resolved: { ...artefact, links: {} }, sourceDisconnects: [], disconnects: [], uses: new Set() };
+    for (const { src, dsts } of links) binding.resolved.links[src.raw] = dsts.map((d) => d.raw);
+    try {
+      await this.deployAndConnect(url, links, binding);
+    } catch (err) {
+      // awaited, so the answer comes once everything it opened is closed again (a kv lock, a file handle)
+      await this.teardownBinding(url, binding);
+      throw err;
+    }
+    this.parts.instances.add({ url, kind: 'binding', artefactId, instanceId, live: { kind: 'binding', binding }, users: new Set(['direct']), data: binding.resolved });
+    return binding.resolved;
+  }
+
+  private async deployAndConnect(url: string, links: ResolvedLink[], binding: BindingInstance): Promise<void> {
+    const ends = links.flatMap(({ src, dsts }) => [src.at, ...dsts.map((d) => d.at)]);
+    for (const kind of ['pipeline', 'offramp', 'onramp'] as const) {
+      for (const end of ends.filter((e) => e.kind === kind)) binding.uses.add(await this.ensure(end, url));
+    }
+    // every part opened: only now do the sinks take effect (a file offramp truncates its file here)
+    for (const used of binding.uses) await this.commit(used);
+    // sinks first; then the pipelines start (a WAL may replay at once); then the sources
+    const fromOnramp = (l: ResolvedLink) => l.src.at.kind === 'onramp';
+    const { wiring, instances } = this.parts;
+    for (const { src, dsts } of links.filter((l) => !fromOnramp(l))) for (const dst of dsts) binding.disconnects.push(wiring.connect(src.at, dst.at));
+    for (const used of binding.uses) instances.pipeline(used)?.start();
+    for (const { src, dsts } of links.filter(fromOnramp)) for (const dst of dsts) binding.sourceDisconnects.push(wiring.connect(src.at, dst.at));
+  }
+
+  /** Creates the instance unless it runs already, and records `user` as keeping it alive. */
+  private async ensure(at: InstancePort, user: string): Promise<string> {
+    const url = instanceUrl(at.kind, at.artefact, at.instance);
+    const existing = this.parts.instances.get(url);
+    if (existing) {
+      existing.users.add(user);
+      return url;
+    }
+    const artefact = this.parts.repository.get(at.kind, at.artefact);
+    const { live, source } = await this.create(url, at.kind, artefact);
+    // the url may have been taken while a ramp was opening
+    if (this.parts.instances.has(url)) {
+      if (live.kind === 'offramp') await live.offramp.close();
+      if (live.kind === 'onramp') await live.onramp.close();
+      return this.ensure(at, user);
+    }
+    this.parts.instances.add({ url, kind: at.kind, artefactId: at.artefact, instanceId: at.instance, live, users: new Set([user]), data: artefact });
+    const interval = (artefact as { metrics_interval_s?: number }).metrics_interval_s;
+    if (interval && url !== METRICS_PIPELINE) this.parts.metrics.start(url, source, interval);
+    return url;
+  }
+
+  /** Builds the live object of a pipeline, offramp or onramp, and what its metrics are read from. */
+  private async create(url: string, kind: InstancePort['kind'], artefact: Artefact): Promise<{ live: Live; source: MetricsSource }> {
+    const { env } = this.parts;
+    if (kind === 'pipeline') {
+      const pipeline = createPipeline(url, artefact as PipelineArtefact, env);
+      return { live: { kind, pipeline }, source: { kind, pipeline } };
+    }
+    if (kind === 'offramp') {
+      const offramp = await createOfframp(url, artefact as OfframpArtefact, env);
+      return { live: { kind, offramp }, source: { kind: 'ramp', counters: offramp.counters } };
+    }
+    const onramp = await OnrampInstance.create(url, artefact as OnrampArtefact, env);
+    return { live: { kind, onramp }, source: { kind: 'ramp', counters: onramp.runtime.counters } };
+  }
+
+  /** An offramp's second phase of opening (see `Sink.commit`); once per instance, nothing for other kinds. */
+  private async commit(url: string): Promise<void> {
+    const record = this.parts.instances.get(url);
+    if (record?.live.kind === 'offramp') await commitOfframp(record.data as OfframpArtefact, record.live.offramp);
+  }
+
+  /** Drops an instance nothing uses any more. */
+  private async release(url: string): Promise<void> {
+    const record = this.parts.instances.get(url);
+    if (!record || record.users.size > 0) return;
+    this.parts.instances.delete(url);
+    this.parts.metrics.stop(url);
+    if (record.live.kind === 'pipeline') await record.live.pipeline.stop();
+    if (record.live.kind === 'offramp') await record.live.offramp.close();
+    if (record.live.kind === 'onramp') await record.live.onramp.close();
+    this.parts.taps.instanceStopped(url);
+  }
+
+  private async teardownBinding(url: string, binding: BindingInstance): Promise<void> {
+    for (const disconnect of binding.sourceDisconnects.splice(0)) disconnect();
+    for (const disconnect of binding.disconnects.splice(0).reverse()) disconnect();
+    // onramps first, so nothing new flows into what is released next
+    const order = ['onramp', 'pipeline', 'offramp'];
+    const used = [...binding.uses].sort((a, b) => order.indexOf(a.split('/')[1]) - order.indexOf(b.split('/')[1]));
+    for (const u of used) {
+      this.parts.instances.get(u)?.users.delete(url);
+      await this.release(u);
+    }
+  }
+}
+
+function checkInstanceId(id: string): void {
+  if (!/^[a-z][a-zA-Z_:]*$/.test(id)) throw invalid(`instance id '${id}' must match ^[a-z][a-zA-Z_:]*$`);
+}
