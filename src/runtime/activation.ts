@@ -4,7 +4,8 @@ import { OnrampInstance, commitOfframp, createOfframp, createPipeline, type Inst
 import type { MetricsReporter, MetricsSource } from './observe/metrics';
 import type { TapHub } from './observe/tap';
 import type { Artefact, BindingArtefact, OfframpArtefact, OnrampArtefact, PipelineArtefact } from './artefacts';
-import type { BindingInstance, Live, LiveInstances } from './live';
+import type { BindingInstance, InstanceRecord, Live, LiveInstances } from './live';
+import { stopInstances } from './shutdown';
 import { type LinkWiring, type ResolvedLink, resolveLinks } from './wiring';
 import { type InstancePort, type Kind, instanceUrl } from './urls';
 
@@ -189,27 +190,40 @@ export class Activation {
     if (record?.live.kind === 'offramp') await commitOfframp(record.data as OfframpArtefact, record.live.offramp);
   }
 
-  /** Drops an instance nothing uses any more. */
-  private async release(url: string): Promise<void> {
+  /** Drops an instance nothing uses any more (closing it, unless `stopped` says that was done). */
+  private async release(url: string, stopped = false): Promise<void> {
     const record = this.parts.instances.get(url);
     if (!record || record.users.size > 0) return;
     this.parts.instances.delete(url);
     this.parts.metrics.stop(url);
-    if (record.live.kind === 'pipeline') await record.live.pipeline.stop();
-    if (record.live.kind === 'offramp') await record.live.offramp.close();
-    if (record.live.kind === 'onramp') await record.live.onramp.close();
+    if (!stopped) {
+      if (record.live.kind === 'pipeline') await record.live.pipeline.stop();
+      if (record.live.kind === 'offramp') await record.live.offramp.close();
+      if (record.live.kind === 'onramp') await record.live.onramp.close();
+    }
     this.parts.taps.instanceStopped(url);
   }
 
+  /**
+   * Undoes a binding. What only it kept alive stops as a shutdown stops
+   * everything (`stopInstances`): its sources pause, its pipelines drain
+   * (a batch, open windows flush), its sinks finish their sends and close,
+   * the acks reach the sources before they close; so a deactivation, and a
+   * reload of the flow, loses nothing in flight. What other bindings still
+   * use runs on; only this binding's links to it are undone.
+   */
   private async teardownBinding(url: string, binding: BindingInstance): Promise<void> {
-    for (const disconnect of binding.sourceDisconnects.splice(0)) disconnect();
-    for (const disconnect of binding.disconnects.splice(0).reverse()) disconnect();
-    // onramps first, so nothing new flows into what is released next
-    const order = ['onramp', 'pipeline', 'offramp'];
-    const used = [...binding.uses].sort((a, b) => order.indexOf(a.split('/')[1]) - order.indexOf(b.split('/')[1]));
-    for (const u of used) {
+    const owned = [...binding.uses].flatMap((u) => {
+      const record = this.parts.instances.get(u);
+      return record && record.users.size === 1 && record.users.has(url) ? [record] : [];
+    });
+    const self: InstanceRecord = { url, kind: 'binding', artefactId: '', instanceId: '', live: { kind: 'binding', binding }, users: new Set(), data: binding.resolved };
+    // undoes the binding's links too (stopInstances empties its disconnect lists), after the drain
+    await stopInstances([...owned, self]);
+    const stopped = new Set(owned.map((r) => r.url));
+    for (const u of binding.uses) {
       this.parts.instances.get(u)?.users.delete(url);
-      await this.release(u);
+      await this.release(u, stopped.has(u));
     }
   }
 }
