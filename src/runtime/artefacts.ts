@@ -1,5 +1,6 @@
 import type { ProcessorSpec } from '../processors/processor';
 import type { PipelineArtefact } from '../pipeline/graph';
+import type { DeadLetterConfig, RetryConfig } from '../schema/artefacts';
 
 export type { PipelineArtefact };
 
@@ -22,8 +23,11 @@ export interface OnrampArtefact extends RampArtefact {
   err_required?: boolean;
 }
 
-/** An offramp artefact. */
-export type OfframpArtefact = RampArtefact;
+/** An offramp artefact; `retry` and `dead_letter` shape what happens to a failed send (docs/delivery.md). */
+export interface OfframpArtefact extends RampArtefact {
+  retry?: RetryConfig;
+  dead_letter?: DeadLetterConfig;
+}
 
 /** A binding artefact: links from `/kind/artefact/{instance}/port` to lists of such URLs. */
 export interface BindingArtefact {

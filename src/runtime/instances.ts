@@ -14,6 +14,7 @@ import { processorConfig, processorName, type Preprocessor, type ProcessorSpec }
 import type { Registries } from './registries';
 import type { Repository } from './repository';
 import type { OnrampArtefact, OfframpArtefact, PipelineArtefact, RampArtefact } from './artefacts';
+import { RetryPolicy } from '../connectors/_shared/retry';
 
 export interface InstanceEnv {
   readonly registries: Registries;
@@ -110,6 +111,8 @@ export async function createOfframp(url: string, artefact: OfframpArtefact, env:
     maxInFlight: concurrency,
     scheduler: env.scheduler,
     createSink: (ctx) => type.create(config, ctx),
+    retry: artefact.retry && new RetryPolicy(artefact.retry),
+    deadLetter: artefact.dead_letter,
   });
   await cannotStart('offramp', artefact, () => offramp.start());
   return offramp;

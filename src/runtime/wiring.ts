@@ -89,7 +89,12 @@ export class LinkWiring {
     }
     if (from.kind === 'offramp' && to.kind === 'pipeline') {
       const sub = from.offramp.output(src.port).subscribe(pipelineInput(to.pipeline, dst.port, where));
-      return () => sub.unsubscribe();
+      // the pipeline's acks and fails come back to the offramp: a dead letter's settle its source (dead-letters.ts)
+      to.pipeline.addSource(from.offramp);
+      return () => {
+        sub.unsubscribe();
+        to.pipeline.removeSource(from.offramp);
+      };
     }
     throw invalid(`${where}: ${article(src.kind)} cannot be linked to ${article(dst.kind)}: a pipeline goes between them (system::passthrough passes events on unchanged)`);
   }

@@ -10,6 +10,8 @@ import type { OfframpContext, RampContext, Sink } from '../connector';
 import { RampCounters } from './ramp-metrics';
 import { TapHook } from '../../core/tap-hook';
 import { LazyEvent } from '../../core/lazy-event';
+import { RetryPolicy } from './retry';
+import { DeadLetters, type DeadLetterConfig, type DeliveryFailure } from './dead-letters';
 
 export interface OfframpParts {
   readonly ctx: RampContext;
@@ -29,6 +31,10 @@ export interface OfframpParts {
   readonly codecs?: (name: string) => Codec;
   readonly codecForMime?: (contentType: string | undefined) => string;
   readonly scheduler?: SchedulerLike;
+  /** the artefact's `retry`: failed sends tried again (retry.ts) */
+  readonly retry?: RetryPolicy;
+  /** the artefact's `dead_letter` (dead-letters.ts); dead letters go out on `err` whenever it is linked */
+  readonly deadLetter?: DeadLetterConfig;
 }
 
 /**
@@ -38,7 +44,10 @@ export interface OfframpParts {
  * that delivered the event (per the spec's delivery table: auto-acking sinks
  * ack every transactional event they sent). In-flight sends above the limit
  * trigger the circuit breaker of every source feeding this offramp; falling
- * back below half the limit restores it.
+ * back below half the limit restores it. A failed send is tried again per
+ * the `retry` policy, the breaker held meanwhile (the sources pause rather
+ * than pile up events behind it); a failed event leaves on `err` as a dead
+ * letter when that port is linked.
  */
 export class OfframpRuntime {
   readonly counters = new RampCounters();
@@ -53,6 +62,11 @@ export class OfframpRuntime {
   private readonly pending = new Set<Promise<void>>();
   private sinkTriggered = false;
   private loadTriggered = false;
+  /** sends waiting for their next attempt */
+  private readonly retrying = new Set<{ cancel(): void }>();
+  /** what the sources were last told: held (trigger) or not (restore) */
+  private breakerHeld = false;
+  private readonly deadLetters: DeadLetters;
   /** which pipeline delivered an event, for sinks that ack later by themselves */
   private readonly deliveredBy = new WeakMap<EddyEvent, ContraflowTarget>();
   private closed = false;
@@ -63,6 +77,8 @@ export class OfframpRuntime {
 
   constructor(private readonly parts: OfframpParts) {
     this.codec = codecPicker(parts.codec, parts.codecs, parts.ctx.url);
+    this.deadLetters = new DeadLetters(parts.ctx.url, parts.ctx.uid, () => ++this.seq, parts.deadLetter ?? {});
+    if (parts.retry) this.counters.retries = 0;
   }
 
   get url(): string {
@@ -74,9 +90,9 @@ export class OfframpRuntime {
     return this.sinkTriggered;
   }
 
-  /** its circuit breaker holds its sources back: the sink is down, or too many sends are in flight */
+  /** its circuit breaker holds its sources back: the sink is down, too many sends are in flight, or a send waits to be retried */
   get triggered(): boolean {
-    return this.sinkTriggered || this.loadTriggered;
+    return this.breakerHeld;
   }
 
   /** sends handed to the sink that have not settled yet */
@@ -98,7 +114,7 @@ export class OfframpRuntime {
   /** A pipeline port connects to this offramp's `in`: returns the observer to subscribe. */
   connect(from: ContraflowTarget): Observer<EddyEvent> {
     this.inputs.add(from);
-    if (this.sinkTriggered || this.loadTriggered) from.contraflow({ kind: 'trigger', from: this.url });
+    if (this.breakerHeld) from.contraflow({ kind: 'trigger', from: this.url });
     return {
       next: (event) => this.handle(event, from),
       error: () => undefined,
@@ -107,7 +123,7 @@ export class OfframpRuntime {
   }
 
   disconnect(from: ContraflowTarget): void {
-    if (this.inputs.delete(from) && (this.sinkTriggered || this.loadTriggered)) {
+    if (this.inputs.delete(from) && this.breakerHeld) {
       from.contraflow({ kind: 'restore', from: this.url });
     }
   }
@@ -119,7 +135,7 @@ export class OfframpRuntime {
   }
 
   handle(event: EddyEvent, from: ContraflowTarget): void {
-    if (this.closed) return this.fail(event, from, 'offramp is closed');
+    if (this.closed) return this.fail(event, from, { type: 'closed', message: 'offramp is closed', attempt: 0 });
     if (this.inTap.listener !== undefined) this.inTap.listener(event);
     this.counters.in++;
     let payloads: Buffer[];
@@ -129,20 +145,25 @@ export class OfframpRuntime {
     } catch (err) {
       this.counters.error++;
       this.parts.ctx.logger.warn(`Offramp ${this.url}: cannot encode event: ${(err as Error).message}`);
-      return this.fail(event, from, (err as Error).message);
+      return this.fail(event, from, { type: 'encode', message: (err as Error).message, attempt: 0 });
     }
     if (!this.parts.autoAck) this.deliveredBy.set(event, from);
+    this.send(event, from, payloads, 1);
+  }
+
+  /** Attempt `attempt` at sending an event's payloads. */
+  private send(event: EddyEvent, from: ContraflowTarget, payloads: Buffer[], attempt: number): void {
     let result: Promise<void> | void;
     try {
       result = this.sink.send(payloads, event);
     } catch (err) {
-      return this.failed(event, from, err as Error);
+      return this.sendFailed(event, from, payloads, attempt, err as Error);
     }
     if (result === undefined) return this.succeeded(event, from);
     this.inFlight++;
     if (this.inFlight >= this.parts.maxInFlight && !this.loadTriggered) {
       this.loadTriggered = true;
-      this.broadcast('trigger');
+      this.syncBreaker();
     }
     // one promise per send: each outcome reports, then settles the in-flight count
     const tracked: Promise<void> = result.then(
@@ -151,11 +172,36 @@ export class OfframpRuntime {
         this.settled(tracked);
       },
       (err: Error) => {
-        this.failed(event, from, err);
         this.settled(tracked);
+        this.sendFailed(event, from, payloads, attempt, err);
       },
     );
     this.pending.add(tracked);
+  }
+
+  /** A send failed: tried again after the policy's delay (the breaker held meanwhile), or the event fails. */
+  private sendFailed(event: EddyEvent, from: ContraflowTarget, payloads: Buffer[], attempt: number, err: Error): void {
+    const retry = this.parts.retry;
+    if (retry === undefined || this.closed || !retry.retries(err, attempt)) return this.failed(event, from, err, attempt);
+    const delay = retry.delayMs(err, attempt);
+    this.counters.retries = (this.counters.retries ?? 0) + 1;
+    this.parts.ctx.logger.warn(`Offramp ${this.url}: send failed (attempt ${attempt} of ${retry.attempts}), retrying in ${delay} ms: ${err.message}`);
+    const scheduler = this.parts.scheduler ?? asyncScheduler;
+    const wait = {
+      timer: scheduler.schedule(() => {
+        // sent before the hold is let go: a send that fails again holds the breaker on, without a restore between
+        this.send(event, from, payloads, attempt + 1);
+        this.retrying.delete(wait);
+        this.syncBreaker();
+      }, delay),
+      cancel: () => {
+        wait.timer.unsubscribe();
+        this.retrying.delete(wait);
+        this.failed(event, from, new Error(`offramp closed while the send waited for attempt ${attempt + 1}: ${err.message}`), attempt);
+      },
+    };
+    this.retrying.add(wait);
+    this.syncBreaker();
   }
 
   /** An async send finished: below half the limit again, the sources may read again. */
@@ -164,17 +210,24 @@ export class OfframpRuntime {
     this.inFlight--;
     if (this.loadTriggered && this.inFlight <= this.parts.maxInFlight / 2) {
       this.loadTriggered = false;
-      if (!this.sinkTriggered) this.broadcast('restore');
+      this.syncBreaker();
     }
   }
 
-  /** Waits for in-flight sends, then closes the sink. */
+  /** Waits for in-flight sends, then closes the sink; sends waiting to be retried fail (their sources redeliver, if they can). */
   async close(drainTimeoutMs = 5000): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    for (const wait of [...this.retrying]) wait.cancel();
+    this.syncBreaker();
     await Promise.race([Promise.allSettled([...this.pending]), new Promise((r) => setTimeout(r, drainTimeoutMs).unref())]);
     await this.sink?.close?.();
     for (const subject of this.outputs.values()) subject.complete();
+  }
+
+  /** Contraflow from a pipeline this offramp's ports feed: the answers of the dead-letter path (dead-letters.ts). */
+  contraflow(insight: Insight): void {
+    this.deadLetters.settle(insight);
   }
 
   private encode(event: EddyEvent): Buffer[] {
@@ -230,14 +283,25 @@ export class OfframpRuntime {
     if (this.parts.autoAck && event.transactional) from.contraflow({ kind: 'ack', event, from: this.url });
   }
 
-  private failed(event: EddyEvent, from: ContraflowTarget, err: Error): void {
+  private failed(event: EddyEvent, from: ContraflowTarget, err: Error, attempt: number): void {
     this.counters.error++;
     this.parts.ctx.logger.warn(`Offramp ${this.url}: send failed: ${err.message}`);
-    this.fail(event, from, err.message);
+    const status = (err as { status?: unknown }).status;
+    this.fail(event, from, { type: 'send', message: err.message, attempt, ...(typeof status === 'number' ? { status } : {}) });
   }
 
-  private fail(event: EddyEvent, from: ContraflowTarget, error: string): void {
-    if (event.transactional) from.contraflow({ kind: 'fail', event, from: this.url, meta: { error } });
+  /** The event was not delivered: a dead letter on `err` if linked, and the source failed unless the dead letter settles it. */
+  private fail(event: EddyEvent, from: ContraflowTarget, failure: DeliveryFailure): void {
+    if (!this.parts.linked && this.deadLetters.offer(this.outputs.get('err'), event, from, failure)) return;
+    if (event.transactional) from.contraflow({ kind: 'fail', event, from: this.url, meta: { error: failure.message } });
+  }
+
+  /** Tells the sources when the breaker's state changes: held while the sink is down, too many sends are in flight, or a send waits for a retry. */
+  private syncBreaker(): void {
+    const held = this.sinkTriggered || this.loadTriggered || this.retrying.size > 0;
+    if (held === this.breakerHeld) return;
+    this.breakerHeld = held;
+    this.broadcast(held ? 'trigger' : 'restore');
   }
 
   private broadcast(kind: 'trigger' | 'restore'): void {
@@ -250,18 +314,24 @@ export class OfframpRuntime {
     return {
       ...base,
       trigger: () => {
-        if (this.sinkTriggered) return;
         this.sinkTriggered = true;
-        if (!this.loadTriggered) this.broadcast('trigger');
+        this.syncBreaker();
       },
       restore: () => {
-        if (!this.sinkTriggered) return;
         this.sinkTriggered = false;
-        if (!this.loadTriggered) this.broadcast('restore');
+        this.syncBreaker();
       },
       insight: (kind: 'ack' | 'fail', event: EddyEvent, meta?: Meta) => {
         const from = this.deliveredBy.get(event);
-        from?.contraflow({ kind, event, from: this.url, meta });
+        if (!from) return;
+        // a failure the sink reports by itself (a rejected row, a refused produce) is a dead letter like any other
+        if (kind === 'fail' && !this.parts.linked) {
+          const message = typeof meta?.error === 'string' ? meta.error : 'the sink failed it';
+          const failure: DeliveryFailure = { type: 'send', message, attempt: 1, ...(typeof meta?.status === 'number' ? { status: meta.status } : {}) };
+          if (this.deadLetters.offer(this.outputs.get('err'), event, from, failure)) return;
+        }
+        // as the sink said it (a cb offramp's fail of a non-transactional event included)
+        from.contraflow({ kind, event, from: this.url, meta });
       },
       raise: (kind: Insight['kind'], event: EddyEvent) => {
         const from = this.deliveredBy.get(event);

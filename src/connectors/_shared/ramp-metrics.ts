@@ -9,6 +9,8 @@ export class RampCounters {
    * onramp read it (`OnrampSource.kernelDrops`); absent for other ramps.
    */
   kernelDrops: (() => number | undefined) | undefined;
+  /** sends tried again (an offramp with a `retry` policy; absent for others) */
+  retries: number | undefined;
 }
 
 /**
@@ -27,5 +29,6 @@ export function rampMetricEvents(url: string, counters: RampCounters, timestamp:
   events.push({ measurement: 'ramp_bytes', tags: { ramp: url }, fields: { count: counters.bytes }, timestamp });
   const drops = counters.kernelDrops?.();
   if (drops !== undefined) events.push({ measurement: 'ramp_kernel_drops', tags: { ramp: url }, fields: { count: drops }, timestamp });
+  if (counters.retries !== undefined) events.push({ measurement: 'ramp_retries', tags: { ramp: url }, fields: { count: counters.retries }, timestamp });
   return events;
 }

@@ -302,7 +302,7 @@ class RestSink implements Sink {
     } catch (err) {
       const code = (err as { code?: string }).code;
       if (code !== undefined && CONNECTION_LOST.has(code)) this.reconnect.lost(p.target);
-      throw this.failure(event, `${p.method} ${p.target.origin}${p.target.path}: ${(err as Error).message}${code ? ` (${code})` : ''}`);
+      throw Object.assign(this.failure(event, `${p.method} ${p.target.origin}${p.target.path}: ${(err as Error).message}${code ? ` (${code})` : ''}`), { code });
     } finally {
       this.slots.release();
     }
@@ -351,13 +351,19 @@ class RestSink implements Sink {
     }
   }
 
-  /** A linked failure on `err` (data `{error, event_id}`, meta `{response?, error}`), then the event fails. */
+  /**
+   * A linked failure on `err` (data `{error, event_id}`, meta `{response?, error}`), then the error that
+   * fails the event: with the answer's `status`, and its Retry-After as `retryAfterMs`, for a retry policy.
+   */
   private failure(event: EddyEvent, error: string, response?: Meta): Error {
     if (this.ctx.linked) {
       const meta: Meta = response === undefined ? { error } : { response, error };
       this.ctx.reply('err', event, { error, event_id: `${event.id.uid}:${event.id.seq}` }, meta);
     }
-    return new Error(error);
+    const status = response?.status;
+    if (typeof status !== 'number') return new Error(error);
+    const retryAfterMs = retryAfter((response?.headers as Record<string, string[]> | undefined)?.['retry-after']?.[0], this.ctx.scheduler.now());
+    return Object.assign(new Error(error), { status }, retryAfterMs === undefined ? {} : { retryAfterMs });
   }
 }
 
@@ -430,4 +436,12 @@ function urlOf(endpoint: unknown, where: string): string {
   return `${e.scheme}://${userinfo}${host}${e.port !== undefined ? `:${e.port}` : ''}${path}${e.query !== undefined ? `?${e.query}` : ''}${
     e.fragment !== undefined ? `#${e.fragment}` : ''
   }`;
+}
+
+/** Retry-After (seconds, or an HTTP date) in ms from `now`; undefined when absent or unreadable. */
+function retryAfter(value: string | undefined, now: number): number | undefined {
+  if (value === undefined) return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }

@@ -3,7 +3,7 @@ import type { PortEvent } from '../../core/event';
 import { invalid } from '../../core/errors';
 import { Lru } from '../../core/lru';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
-import { durationMs, durationSchema } from '../window/duration';
+import { durationMs, durationSchema } from '../../core/duration';
 import { EventScope, compileEventExpression, type EventExpression } from '../window/expressions';
 import { withError } from './support';
 

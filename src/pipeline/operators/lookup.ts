@@ -3,7 +3,7 @@ import type { EddyEvent, PortEvent } from '../../core/event';
 import { invalid } from '../../core/errors';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
 import { FileTable, PostgresTable, keyOf, type PostgresTableConfig } from '../lookup/tables';
-import { durationMs, durationSchema } from '../window/duration';
+import { durationMs, durationSchema } from '../../core/duration';
 import { EventScope, compileEventExpression, type EventExpression } from '../window/expressions';
 import { setPath } from './cel';
 import { nodeUrl, withError } from './support';

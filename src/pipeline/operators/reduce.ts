@@ -3,7 +3,7 @@ import type { EddyEvent, EventId, PortEvent } from '../../core/event';
 import { invalid } from '../../core/errors';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
 import { groupKey } from '../window/aggregator';
-import { durationMs, durationSchema } from '../window/duration';
+import { durationMs, durationSchema } from '../../core/duration';
 import { EventScope, compileEventExpression, type EventExpression } from '../window/expressions';
 import { idMinter, memberContraflow, withError } from './support';
 
