@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { optionsOf, usage, UsageError, type Command, type Flag } from '../../src/cli/command';
 import { COMMANDS, main } from '../../src/cli/main';
@@ -168,6 +168,20 @@ describe('the command line (src/cli/): --help, usage errors, docs/command-line.m
       expect(code).to.equal(0);
       expect(out).to.match(/^usage: eddy server run /);
     });
+  });
+
+  it('no source outside the command line reads argv or parses flags (src/cli.ts, src/cli-entry.ts, src/cli/)', () => {
+    const root = repoRoot(__dirname);
+    const found: string[] = [];
+    const visit = (dir: string): void => {
+      for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
+        const path = `${dir}/${entry.name}`;
+        if (entry.isDirectory()) visit(path);
+        else if (path.endsWith('.ts') && !/^src\/(cli\.ts|cli-entry\.ts|cli\/)/.test(path) && /\bargv\b|\bparseArgs\b/.test(readFileSync(join(root, path), 'utf8'))) found.push(path);
+      }
+    };
+    visit('src');
+    expect(found, 'read the flags in src/cli/ and pass the options down').to.deep.equal([]);
   });
 
   describe('the docs', () => {
