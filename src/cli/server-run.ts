@@ -22,15 +22,44 @@ const FLAGS = {
   'no-api': { type: 'boolean', short: 'n', description: 'run without the REST API' },
   'api-host': { type: 'string', value: 'HOST', default: '127.0.0.1', description: 'the address the REST API listens on' },
   'api-port': { type: 'string', value: 'PORT', default: '9898', description: "the REST API's port; 0 takes a free one" },
-  'api-token': { type: 'string', value: 'TOKEN', env: 'EDDY_API_TOKEN', description: 'every API request then needs Authorization: Bearer TOKEN' },
-  'api-allow-origin': { type: 'string', multiple: true, value: 'ORIGIN', description: 'an origin (scheme://host[:port]) the API accepts besides its own address' },
-  'api-max-body': { type: 'string', value: 'BYTES', default: String(API_DEFAULTS.maxBodyBytes), description: 'the largest request body (413 beyond)' },
-  'api-max-depth': { type: 'string', value: 'N', default: String(API_DEFAULTS.maxDepth), description: `the deepest nesting of a request body (400 beyond), at most ${MAX_DEPTH_CEILING}` },
+  'api-token': {
+    type: 'string',
+    value: 'TOKEN',
+    env: 'EDDY_API_TOKEN',
+    description: 'every API request then needs Authorization: Bearer TOKEN',
+  },
+  'api-allow-origin': {
+    type: 'string',
+    multiple: true,
+    value: 'ORIGIN',
+    description: 'an origin (scheme://host[:port]) the API accepts besides its own address',
+  },
+  'api-max-body': {
+    type: 'string',
+    value: 'BYTES',
+    default: String(API_DEFAULTS.maxBodyBytes),
+    description: 'the largest request body (413 beyond)',
+  },
+  'api-max-depth': {
+    type: 'string',
+    value: 'N',
+    default: String(API_DEFAULTS.maxDepth),
+    description: `the deepest nesting of a request body (400 beyond), at most ${MAX_DEPTH_CEILING}`,
+  },
   insecure: { type: 'boolean', description: 'allow a non-loopback --api-host without a token' },
-  'data-dir': { type: 'string', value: 'DIR', description: 'keep artefacts and running instances here across restarts (nothing is kept without it)' },
+  'data-dir': {
+    type: 'string',
+    value: 'DIR',
+    description: 'keep artefacts and running instances here across restarts (nothing is kept without it)',
+  },
   'allow-path': { type: 'string', multiple: true, value: 'DIR', description: 'a directory the files that published artefacts use must lie in' },
   'allow-exit': { type: 'boolean', description: 'allow the parts that can stop the process when the API listens beyond loopback' },
-  workers: { type: 'string', value: 'N|auto', default: '1', description: 'run the flows in N worker processes (auto: one per core); 1 runs them in this one' },
+  workers: {
+    type: 'string',
+    value: 'N|auto',
+    default: '1',
+    description: 'run the flows in N worker processes (auto: one per core); 1 runs them in this one',
+  },
 } as const;
 
 export interface RunOptions {
@@ -56,7 +85,9 @@ export interface RunOptions {
 export function parseWorkers(value: string): number {
   if (value === 'auto') return availableParallelism();
   const n = Number(value);
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1) throw new Error(`--workers: '${value}' is not a number of workers (a whole number >= 1, or auto)`);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1) {
+    throw new Error(`--workers: '${value}' is not a number of workers (a whole number >= 1, or auto)`);
+  }
   return n;
 }
 
