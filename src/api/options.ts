@@ -92,7 +92,7 @@ export function isLoopbackHost(host: string): boolean {
   return false;
 }
 
-// ---- the command line: `eddy server run` ----
+// ---- what `eddy server run` was given (its flags: src/cli/server-run.ts) ----
 
 /** The API flags of `eddy server run`, as given. */
 export interface ApiFlags {
@@ -101,40 +101,6 @@ export interface ApiFlags {
   token?: string;
   allowOrigins?: string[];
   insecure?: boolean;
-}
-
-export const API_FLAG_USAGE = '[--api-token TOKEN] [--api-allow-origin ORIGIN ...] [--api-max-body BYTES] [--api-max-depth N] [--insecure]';
-
-/** Takes one API flag into `flags`; false when `arg` is not one. `value()` consumes the flag's argument. */
-export function takeApiFlag(arg: string, value: () => string, flags: () => ApiFlags): boolean {
-  const count = (name: string, max = Number.MAX_SAFE_INTEGER) => {
-    const text = value();
-    const n = Number(text);
-    if (!/^\d+$/.test(text) || n < 1 || n > max) throw new Error(`${name}: not a whole number from 1 to ${max}: ${text}`);
-    return n;
-  };
-  switch (arg) {
-    case '--api-max-body':
-      flags().maxBodyBytes = count(arg);
-      return true;
-    case '--api-max-depth':
-      flags().maxDepth = count(arg, MAX_DEPTH_CEILING);
-      return true;
-    case '--api-token': {
-      const token = value();
-      checkToken(token, '--api-token');
-      flags().token = token;
-      return true;
-    }
-    case '--api-allow-origin':
-      (flags().allowOrigins ??= []).push(normalizeOrigin(value(), arg));
-      return true;
-    case '--insecure':
-      flags().insecure = true;
-      return true;
-    default:
-      return false;
-  }
 }
 
 /**

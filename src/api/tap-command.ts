@@ -1,42 +1,9 @@
 import { once } from 'node:events';
-import { flagValue } from '../core/argv';
 
-export const TAP_USAGE = 'eddy tap URL [--api URL] [--sample N] [--rate R] [--max M] [--queue Q] [--api-token TOKEN]';
-
-interface TapArgs {
+/** The tap stream to read (src/cli/tap.ts makes it from the command line), and the API token to send. */
+export interface TapTarget {
   url: string;
   token?: string;
-}
-
-/**
- * The tap URL from the command line: a full URL, a path (`/tap/pipeline/p/main/out`)
- * or the port itself (`pipeline/p/main/out`), on the API at `--api`
- * (default http://127.0.0.1:9898), with the query built from the flags.
- */
-export function parseTapArgs(args: string[], env: NodeJS.ProcessEnv): TapArgs {
-  let target: string | undefined;
-  let api = 'http://127.0.0.1:9898';
-  let token = env.EDDY_API_TOKEN || undefined;
-  const query = new URLSearchParams();
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i];
-    const value = () => flagValue(args, ++i, arg);
-    if (arg === '--api') api = value();
-    else if (arg === '--api-token') token = value();
-    else if (['--sample', '--rate', '--max', '--queue'].includes(arg)) query.set(arg.slice(2), value());
-    else if (arg.startsWith('-')) throw new Error(`unknown argument '${arg}'`);
-    else if (target === undefined) target = arg;
-    else throw new Error(`one URL only: '${target}' and '${arg}'`);
-  }
-  if (target === undefined) throw new Error('which port? give its URL, e.g. pipeline/system::passthrough/main/out');
-  let url: URL;
-  if (/^https?:\/\//.test(target)) url = new URL(target);
-  else {
-    const path = target.replace(/^\/+/, '');
-    url = new URL(`/${path.startsWith('tap/') ? path : `tap/${path}`}`, api);
-  }
-  for (const [name, v] of query) url.searchParams.set(name, v);
-  return { url: url.toString(), token };
 }
 
 /**
@@ -44,8 +11,7 @@ export function parseTapArgs(args: string[], env: NodeJS.ProcessEnv): TapArgs {
  * stdout, and the stream's `missed` and `end` notices on stderr. Exits 0
  * when the server ends the stream, 1 when the API refuses or cannot be reached.
  */
-export async function tapCommand(args: string[], out: NodeJS.WritableStream, err: NodeJS.WritableStream, env = process.env): Promise<number> {
-  const { url, token } = parseTapArgs(args, env);
+export async function streamTap({ url, token }: TapTarget, out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
   let res: Response;
   try {
     res = await fetch(url, { headers: { accept: 'text/event-stream', ...(token ? { authorization: `Bearer ${token}` } : {}) } });

@@ -1,18 +1,14 @@
-import { parseConsoleArgs } from './args';
-import { ApiClient, ApiUnreachable, instancePath, KINDS, type InstanceStatus, type Status } from './client';
+import { ApiClient, ApiUnreachable, instancePath, KINDS, type ClientOptions, type InstanceStatus, type Status } from './client';
 import { table } from './table';
 
-export const STATUS_USAGE = 'eddy status [--api URL] [--token TOKEN] [--json]';
+/** What `eddy status` shows (its flags: src/cli/status.ts). */
+export interface StatusOptions extends ClientOptions {
+  /** the API's status document itself instead of tables */
+  json: boolean;
+}
 
 /** `eddy status`: the runtime's artefacts, instances and circuit breakers, once. Exit 1 when the API cannot be reached. */
-export async function statusCommand(args: string[], env: NodeJS.ProcessEnv, out: (text: string) => void, err: (text: string) => void): Promise<number> {
-  let options;
-  try {
-    options = parseConsoleArgs('status', args, env, true);
-  } catch (e) {
-    err(`error: ${(e as Error).message}\nusage: ${STATUS_USAGE}\n`);
-    return 2;
-  }
+export async function showStatus(options: StatusOptions, out: (text: string) => void, err: (text: string) => void): Promise<number> {
   let status: Status;
   try {
     status = await new ApiClient(options).status();

@@ -1,9 +1,6 @@
-import { parseConsoleArgs } from './args';
-import { ApiClient, ApiUnreachable, instancePath, type Status } from './client';
+import { ApiClient, ApiUnreachable, instancePath, type ClientOptions, type Status } from './client';
 import { formatDuration } from './status';
 import { table } from './table';
-
-export const TOP_USAGE = 'eddy top [--api URL] [--token TOKEN]';
 
 const REFRESH_MS = 1000;
 // ANSI: the alternate screen keeps the user's scrollback; the cursor is hidden while drawing
@@ -71,15 +68,8 @@ export function renderTop(api: string, status: Status | undefined, rows: PortRat
   return lines.join('\n');
 }
 
-/** `eddy top`: a full-screen view of per-port rates, refreshed every second, until q or Ctrl-C. */
-export async function topCommand(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  let options;
-  try {
-    options = parseConsoleArgs('top', args, env, false);
-  } catch (e) {
-    process.stderr.write(`error: ${(e as Error).message}\nusage: ${TOP_USAGE}\n`);
-    return 2;
-  }
+/** `eddy top` (its flags: src/cli/top.ts): a full-screen view of per-port rates, refreshed every second, until q or Ctrl-C. */
+export async function runTop(options: ClientOptions): Promise<number> {
   const client = new ApiClient(options);
   const out = process.stdout;
   const input = process.stdin;

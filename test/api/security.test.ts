@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { apiOptionsFromFlags, isLoopbackHost } from '../../src/api/options';
 import { createApi } from '../../src/api/server';
-import { parseRunArgs } from '../../src/cli';
+import { parseRunArgs } from '../../src/cli/server-run';
 import { createLogger } from '../../src/core/logger';
 import { Runtime } from '../../src/runtime/runtime';
 import { runEddy } from '../helpers/cli';

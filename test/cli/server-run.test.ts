@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseRunArgs } from '../../src/cli';
+import { parseRunArgs } from '../../src/cli/server-run';
 import { EDDY, runEddy } from '../helpers/cli';
 import { runEddyProcess } from '../connectors/example-runner';
 

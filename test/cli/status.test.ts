@@ -2,7 +2,9 @@ import { expect } from 'chai';
 import { runEddy } from '../helpers/cli';
 import { eventually } from '../helpers/runtime';
 import { freePort } from '../connectors/net-helpers';
-import { parseConsoleArgs } from '../../src/console/args';
+import { optionsOf } from '../../src/cli/command';
+import { statusCommand } from '../../src/cli/status';
+import { topCommand } from '../../src/cli/top';
 import { serve, startTicker, type Served } from './status-flow';
 
 interface StatusJson {
@@ -59,10 +61,13 @@ describe('eddy status', function () {
   });
 
   it('refuses a malformed --api or an unknown argument (exit 2, checked before any request)', () => {
-    expect(() => parseConsoleArgs('status', ['--api', 'nowhere'], {}, true)).to.throw("status: --api: not a URL: 'nowhere' (e.g. http://127.0.0.1:9898)");
-    expect(() => parseConsoleArgs('top', ['--json'], {}, false)).to.throw("top: unknown argument '--json'");
-    expect(parseConsoleArgs('status', [], { EDDY_API: 'http://h:1', EDDY_API_TOKEN: 't' }, true)).to.deep.equal({ api: 'http://h:1', token: 't', json: false });
-    expect(parseConsoleArgs('top', ['--api-token', 'u'], {}, false)).to.deep.equal({ api: 'http://127.0.0.1:9898', token: 'u', json: false });
+    expect(() => optionsOf(statusCommand, ['--api', 'nowhere'], {})).to.throw("--api: not a URL: 'nowhere' (e.g. http://127.0.0.1:9898)");
+    expect(() => optionsOf(topCommand, ['--json'], {})).to.throw("unknown argument '--json'");
+    expect(optionsOf(statusCommand, [], { EDDY_API: 'http://h:1', EDDY_API_TOKEN: 't' })).to.deep.equal({ api: 'http://h:1', token: 't', json: false });
+    expect(optionsOf(topCommand, ['--api-token', 'u'], {})).to.deep.equal({ api: 'http://127.0.0.1:9898', token: 'u' });
+    // a flag wins over the environment, by either name
+    expect(optionsOf(topCommand, ['--api-token', 'u'], { EDDY_API_TOKEN: 't' })).to.deep.equal({ api: 'http://127.0.0.1:9898', token: 'u' });
+    expect(optionsOf(statusCommand, ['--token', 'v', '--api', 'https://h'], { EDDY_API: 'http://h:1' })).to.deep.equal({ api: 'https://h', token: 'v', json: false });
   });
 });
 

@@ -42,7 +42,7 @@ const LAYERS: { name: string; modules: Record<string, string[]> }[] = [
     modules: { embed: ['src/embed/'], workers: ['src/workers/'], config: ['src/config/'], api: ['src/api/'], console: ['src/console/'] },
   },
   { name: 'testing', modules: { testing: ['src/testing/'] } },
-  { name: 'entry points', modules: { entry: ['src/index.ts', 'src/cli.ts', 'src/cli-entry.ts'] } },
+  { name: 'entry points', modules: { entry: ['src/index.ts', 'src/cli.ts', 'src/cli/', 'src/cli-entry.ts'] } },
   { name: 'build tools', modules: { tools: ['tools/'] } },
 ];
 

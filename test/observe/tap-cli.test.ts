@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import { PassThrough } from 'node:stream';
-import { parseTapArgs, tapCommand } from '../../src/api/tap-command';
+import { streamTap } from '../../src/api/tap-command';
+import { optionsOf } from '../../src/cli/command';
+import { tapCommand } from '../../src/cli/tap';
 import { json } from '../../src/codecs/json';
 import { runEddy } from '../helpers/cli';
 import { eventually } from '../helpers/runtime';
@@ -32,7 +34,7 @@ describe('eddy tap', function () {
   it('prints binary values (a kafka key in meta, bytes in data) as base64 strings, as the json codec writes them', async () => {
     const out = new PassThrough();
     const err = new PassThrough();
-    const done = tapCommand([`${flow.base}/tap/pipeline/relay/main/out`, '--max', '1'], out, err, {});
+    const done = streamTap(optionsOf(tapCommand, [`${flow.base}/tap/pipeline/relay/main/out`, '--max', '1'], {}), out, err);
     await eventually(() => flow.runtime.taps.clientCount('/pipeline/relay/main', 'out') === 1, 10_000, 'the tap connected');
     const key = Buffer.from([0, 1, 2, 0xfa, 0xff]);
     const data = { raw: new Uint8Array([104, 105, 0]), nested: [Buffer.from('hi there')], n: 1 };
@@ -51,7 +53,7 @@ describe('eddy tap', function () {
     // in process: the same command without another start-up of node
     const out = new PassThrough();
     const err = new PassThrough();
-    const code = await tapCommand([`${flow.base}/tap/pipeline/relay/main/nope`], out, err, {});
+    const code = await streamTap(optionsOf(tapCommand, [`${flow.base}/tap/pipeline/relay/main/nope`], {}), out, err);
     expect(code).to.equal(1);
     expect(out.read()).to.equal(null);
     expect(String(err.read())).to.equal("error: 404: pipeline instance /pipeline/relay/main has no port 'nope' to tap (ports: inputs in; outputs out, err)\n");
@@ -59,6 +61,7 @@ describe('eddy tap', function () {
 
   it('takes the port as a path, a tap path or a full URL, with the flags as query parameters', () => {
     const env = {};
+    const parseTapArgs = (args: string[], environment: NodeJS.ProcessEnv) => optionsOf(tapCommand, args, environment);
     expect(parseTapArgs(['pipeline/p/main/out'], env).url).to.equal('http://127.0.0.1:9898/tap/pipeline/p/main/out');
     expect(parseTapArgs(['/tap/onramp/in/main/err', '--api', 'http://10.0.0.1:1234', '--rate', '5'], env).url).to.equal('http://10.0.0.1:1234/tap/onramp/in/main/err?rate=5');
     expect(parseTapArgs(['http://h:1/tap/offramp/o/main/in?max=2', '--queue', '9'], { EDDY_API_TOKEN: 't' })).to.deep.equal({

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { createLogger } from '../../src/core/logger';
 import { Runtime } from '../../src/runtime/runtime';
 import { OPERATOR_PATH_FIELDS, PathPolicy, RAMP_PATH_FIELDS, isLoopback, type PolicyOptions } from '../../src/runtime/policy';
-import { parseRunArgs } from '../../src/cli';
+import { parseRunArgs } from '../../src/cli/server-run';
 import type { JsonSchema } from '../../src/schema/json-schema';
 import { call, startRuntime } from '../helpers/runtime';
 import { runEddy } from '../helpers/cli';

@@ -7,7 +7,7 @@ import { call, eventually } from '../helpers/runtime';
 import { runEddy } from '../helpers/cli';
 import { freePort } from '../connectors/net-helpers';
 import { created } from '../runtime/persistence-server';
-import { parseWorkers } from '../../src/workers/cli';
+import { parseWorkers } from '../../src/cli/server-run';
 import { flow, health, isAlive, killAll, runningPid, startWorkers, workerPids, workersRunning, START_MS } from './helpers';
 
 const TCP_IN = (port: number) => ({ id: 'in', type: 'tcp', preprocessors: ['lines'], config: { host: '127.0.0.1', port } });

@@ -4,35 +4,23 @@ import { Registries } from '../runtime/registries';
 import { formatCase } from './format';
 import type { FileResult } from './index';
 
-export const TEST_USAGE = 'eddy test [--reporter spec|json] [--require MODULE ...] CASES.yaml ...';
-
-/** A usage error: the command prints the usage line and exits 2. */
-export class UsageError extends Error {}
+/** What `eddy test` runs (its flags: src/cli/test.ts). */
+export interface TestRun {
+  /** case files, in order */
+  files: string[];
+  /** modules that register an application's own types (`register(registries)`) */
+  modules: string[];
+  reporter: 'spec' | 'json';
+}
 
 /**
  * `eddy test`: runs case files and prints a report. Exit status 0 when every
  * case passes, 1 when any fails (or a file or a `--require` module cannot be
- * used), 2 on bad usage (a UsageError).
+ * used: an Error naming it).
  */
-export async function testCommand(args: string[], out: (text: string) => void): Promise<number> {
-  let reporter = 'spec';
-  const files: string[] = [];
-  const modules: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i];
-    if (arg === '--reporter') {
-      reporter = args[++i] ?? '';
-      if (reporter !== 'spec' && reporter !== 'json') throw new UsageError(`--reporter: '${reporter}' is not a reporter (spec, json)`);
-    } else if (arg === '--require') {
-      const module = args[++i];
-      if (module === undefined) throw new UsageError('--require: name a module');
-      modules.push(module);
-    } else if (arg.startsWith('-')) throw new UsageError(`unknown argument '${arg}'`);
-    else files.push(arg);
-  }
-  if (files.length === 0) throw new UsageError('name at least one case file');
+export async function runCaseFiles({ files, modules, reporter }: TestRun, out: (text: string) => void): Promise<number> {
   const registries = modules.length > 0 ? await registriesWith(modules) : undefined;
-  // required here: `eddy server run` imports this module for TEST_USAGE and should not load the test runner
+  // required here: `eddy server run` imports this module (through the command table) and should not load the test runner
   const { runCaseFile } = require('./index') as typeof import('./index'); // eslint-disable-line @typescript-eslint/no-require-imports
   const results = files.map((f) => runCaseFile(f, { registries }));
   out(reporter === 'json' ? `${JSON.stringify(jsonReport(results), null, 2)}\n` : specReport(results));

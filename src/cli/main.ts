@@ -1,0 +1,68 @@
+/**
+ * `eddy`: the command table, `--help` and `--version`, and what a usage
+ * error prints. Exit status: 0 done (or --help, --version), 1 failed (a
+ * file, the API, a case), 2 bad usage (an unknown command or flag, a
+ * missing or bad value: the message names it, the command's usage follows).
+ */
+import { version } from '../version';
+import { UsageError, help, usage, type Command, type Io } from './command';
+import { serverRunCommand } from './server-run';
+import { statusCommand } from './status';
+import { tapCommand } from './tap';
+import { testCommand } from './test';
+import { topCommand } from './top';
+
+/** Every command, in the order `eddy --help` lists them. */
+export const COMMANDS: readonly Command[] = [serverRunCommand, testCommand, tapCommand, statusCommand, topCommand];
+
+/** `eddy --help`: each command's short usage and what it does. */
+export function overview(): string {
+  const synopses = COMMANDS.map((c) => `eddy ${c.name} [FLAGS]${c.operands ? ` ${c.operands}` : ''}`);
+  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+  return [
+    ...[...synopses, 'eddy --version'].map((line, i) => `${i === 0 ? 'usage: ' : '       '}${line}`),
+    '',
+    'commands:',
+    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    '',
+    "`eddy COMMAND --help` lists a command's flags.",
+    '',
+  ].join('\n');
+}
+
+const processIo: Io = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t), env: process.env };
+
+export async function main(argv: string[], io: Io = processIo): Promise<number> {
+  if (argv[0] === '--version' || argv[0] === '-V') {
+    io.out(`eddy ${version}\n`);
+    return 0;
+  }
+  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h') {
+    io.out(overview());
+    return 0;
+  }
+  const command = COMMANDS.find((c) => c.name.split(' ').every((word, i) => argv[i] === word));
+  if (command === undefined) {
+    const named = argv[0] === 'server' && argv.length > 1 ? `${argv[0]} ${argv[1]}` : argv[0];
+    io.err(`error: unknown command '${named}'\n${overview()}`);
+    return 2;
+  }
+  let parsed: ReturnType<Command['parse']>;
+  try {
+    parsed = command.parse(argv.slice(command.name.split(' ').length), io.env);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    io.err(`error: ${err.message}\n${usage(command)}\n(eddy ${command.name} --help says what each flag does)\n`);
+    return 2;
+  }
+  if (parsed.help) {
+    io.out(help(command));
+    return 0;
+  }
+  try {
+    return await command.run(parsed.options, io);
+  } catch (err) {
+    io.err(`error: ${(err as Error).message}\n`);
+    return 1;
+  }
+}
