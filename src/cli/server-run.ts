@@ -3,6 +3,8 @@ import { availableParallelism } from 'node:os';
 import { API_DEFAULTS, apiOptionsFromFlags, checkToken, MAX_DEPTH_CEILING, normalizeOrigin, type ApiFlags, type ApiOptions } from '../api/options';
 import { listenLazily } from '../api/listen';
 import { loadConfigFiles } from '../config/load';
+import { ConfigReloader } from '../config/reload';
+import { ConfigWatcher } from '../config/watch';
 import { Runtime } from '../runtime/runtime';
 import { LevelStore } from '../runtime/store';
 import { PathPolicy } from '../runtime/policy';
@@ -19,6 +21,7 @@ const FLAGS = {
     value: 'FILE',
     description: 'load a config file (YAML or JSON), in order; the arguments after it that do not start with - are files too',
   },
+  watch: { type: 'boolean', short: 'w', description: 'reload the config files when one changes (SIGHUP reloads them too, with or without it; docs/config-files.md)' },
   'no-api': { type: 'boolean', short: 'n', description: 'run without the REST API' },
   'api-host': { type: 'string', value: 'HOST', default: '127.0.0.1', description: 'the address the REST API listens on' },
   'api-port': { type: 'string', value: 'PORT', default: '9898', description: "the REST API's port; 0 takes a free one" },
@@ -64,6 +67,8 @@ const FLAGS = {
 
 export interface RunOptions {
   files: string[];
+  /** reload the files when they change */
+  watch: boolean;
   api: boolean;
   host: string;
   port: number;
@@ -117,8 +122,10 @@ function runOptions(line: CommandLine<typeof FLAGS>, env: NodeJS.ProcessEnv): Ru
   if (values['api-allow-origin'].length > 0) apiFlags.allowOrigins = values['api-allow-origin'].map((o) => normalizeOrigin(o, '--api-allow-origin'));
   if (values.insecure) apiFlags.insecure = true;
   const host = values['api-host'];
+  if (values.watch && values.file.length === 0) throw new Error('--watch: no config file to watch (give one with -f FILE)');
   return {
     files: values.file,
+    watch: values.watch,
     api,
     host,
     port,
@@ -168,10 +175,12 @@ async function serverRun(options: RunOptions): Promise<number> {
     return 1;
   }
   let server: Server | undefined;
+  let watcher: ConfigWatcher | undefined;
   let exiting = false;
   const exit = async (code: number) => {
     if (exiting) return;
     exiting = true;
+    watcher?.stop();
     server?.close();
     server?.closeAllConnections();
     await runtime.shutdown();
@@ -183,8 +192,9 @@ async function serverRun(options: RunOptions): Promise<number> {
   try {
     // what the data dir kept comes back first, then the files, then the API opens
     await runtime.start();
-    await loadConfigFiles(runtime, options.files);
+    const declared = await loadConfigFiles(runtime, options.files);
     await runtime.persisted();
+    if (options.files.length > 0) watcher = new ConfigWatcher(new ConfigReloader(runtime, options.files, declared, runtime.logger), options.files, runtime.logger).start(options.watch);
   } catch (err) {
     process.stderr.write(`error: ${(err as Error).message}\n`);
     await runtime.shutdown();

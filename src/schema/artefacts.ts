@@ -51,7 +51,7 @@ export const RETRY_ON = ['connection', 'timeout', '429', '4xx', '5xx', 'any'] as
 export interface RetryConfig {
   attempts: number;
   backoff?: { initial?: number | string; max?: number | string; factor?: number };
-  on?: (typeof RETRY_ON)[number][];
+  on?: ((typeof RETRY_ON)[number] | 429)[];
 }
 
 /** An offramp's `dead_letter` (docs/delivery.md "Dead letters"). */
@@ -77,7 +77,8 @@ const retrySchema = {
     },
     on: {
       type: 'array',
-      items: { type: 'string', enum: [...RETRY_ON] },
+      // 429 as a number too: YAML reads `on: [5xx, 429]` so
+      items: { enum: [...RETRY_ON, 429] },
       uniqueItems: true,
       minItems: 1,
       description: 'the failures to retry; default [connection, timeout, 429, 5xx]',

@@ -8,6 +8,7 @@ import { tapCommand } from '../../src/cli/tap';
 import { DOCS, regionsOf, renderRegions } from '../../tools/docs/command-line';
 import { repoRoot } from '../../tools/docs/connector-reference';
 import { runEddy } from '../helpers/cli';
+import { DEFAULT_API } from '../../src/cli/remote';
 
 /** `eddy ARGV`, in this process, with what it wrote. */
 async function eddy(argv: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; out: string; err: string }> {
@@ -156,7 +157,7 @@ describe('the command line (src/cli/): --help, usage errors, docs/command-line.m
       const env = { EDDY_API: 'http://env:1', EDDY_API_TOKEN: 'from-env' };
       expect(optionsOf(tapCommand, ['pipeline/p/main/out'], env)).to.deep.equal({ url: 'http://env:1/tap/pipeline/p/main/out', token: 'from-env' });
       expect(optionsOf(tapCommand, ['pipeline/p/main/out', '--api', 'http://flag:2', '--api-token', 'f'], env)).to.deep.equal({ url: 'http://flag:2/tap/pipeline/p/main/out', token: 'f' });
-      expect(optionsOf(tapCommand, ['pipeline/p/main/out'], { EDDY_API: '' }).url).to.equal('http://127.0.0.1:9898/tap/pipeline/p/main/out');
+      expect(optionsOf(tapCommand, ['pipeline/p/main/out'], { EDDY_API: '' }).url).to.equal(`${DEFAULT_API}/tap/pipeline/p/main/out`);
       expect(parseRunArgs([], { EDDY_API_TOKEN: 'from-env' }).apiOptions?.token).to.equal('from-env');
       expect(() => parseRunArgs([], { EDDY_API_TOKEN: 'two words' })).to.throw('EDDY_API_TOKEN: must be visible ASCII without spaces');
       // without the API the variable is not used, and not checked

@@ -21,10 +21,10 @@ describe('config files: ${NAME} substitution', () => {
   const sub = (text: string, env: Record<string, string> = {}, files: Record<string, string> = {}) => substituteVariables(text, '/etc/eddy/flow.yaml', sources(env, files));
 
   it('replaces ${NAME}, ${NAME:-default}, ${file:PATH} and $$', () => {
-    expect(sub('port: ${PORT}', { PORT: '8080' })).to.equal('port: 8080');
-    expect(sub('port: ${PORT:-9000}', {})).to.equal('port: 9000');
-    expect(sub('port: ${PORT:-9000}', { PORT: '' }), 'empty takes the default').to.equal('port: 9000');
-    expect(sub('port: ${PORT:-9000}', { PORT: '1' })).to.equal('port: 1');
+    expect(sub('level: ${LEVEL}', { LEVEL: 'debug' })).to.equal('level: debug');
+    expect(sub('level: ${LEVEL:-info}', {})).to.equal('level: info');
+    expect(sub('level: ${LEVEL:-info}', { LEVEL: '' }), 'empty takes the default').to.equal('level: info');
+    expect(sub('level: ${LEVEL:-info}', { LEVEL: 'warn' })).to.equal('level: warn');
     expect(sub('a: ${A:-}', {})).to.equal('a: ');
     expect(sub('url: ${U:-http://h:1/x}', {})).to.equal('url: http://h:1/x');
     expect(sub('pw: "${file:/run/secrets/pg}"', {}, { '/run/secrets/pg': 's3cret\n' })).to.equal('pw: "s3cret"');

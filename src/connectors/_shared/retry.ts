@@ -52,7 +52,7 @@ export class RetryPolicy {
     this.initialMs = config.backoff?.initial === undefined ? 100 : durationMs(config.backoff.initial, 'retry.backoff.initial');
     this.maxMs = config.backoff?.max === undefined ? 10_000 : durationMs(config.backoff.max, 'retry.backoff.max');
     this.factor = config.backoff?.factor ?? 2;
-    this.on = new Set(config.on ?? DEFAULT_ON);
+    this.on = new Set((config.on ?? DEFAULT_ON).map((c) => String(c) as RetryOn));
   }
 
   /** Whether a send that failed with `err` at attempt `attempt` (1 = the first send) is tried again. */
