@@ -1,6 +1,8 @@
 import { conflict, invalid, notFound } from '../core/errors';
 import { artefactSchemas, SchemaValidator } from '../schema/artefacts';
 import { buildGraph } from '../pipeline/graph';
+import { redactSecrets, secretPaths } from '../schema/secrets';
+import type { JsonSchema } from '../schema/json-schema';
 import { processorConfig, processorName, type ProcessorSpec } from '../processors/processor';
 import type { Registries } from './registries';
 import type { Artefact, BindingArtefact, OnrampArtefact, PipelineArtefact, RampArtefact } from './artefacts';
@@ -79,6 +81,46 @@ export class Repository {
     if (kind === 'binding') validateBindingShape(artefact as BindingArtefact);
     this.policy?.check(kind, artefact);
     return artefact;
+  }
+
+  /**
+   * The artefact as eddy shows it (REST API, status, console): every secret
+   * its configs set (schema `writeOnly`, schema/secrets.ts) as "***".
+   */
+  redacted<A extends Artefact>(kind: Kind, artefact: A): A {
+    const parts = this.configParts(kind, artefact);
+    if (parts.every(([schema, config]) => secretPaths(schema, config).length === 0)) return artefact;
+    const copy = structuredClone(artefact) as A;
+    for (const [schema, , set] of this.configParts(kind, copy)) set(redactSecrets(schema, set(undefined)));
+    return copy;
+  }
+
+  /** Where an artefact sets a secret in clear text (`config.password`, `nodes[0].config.table.password`). */
+  secretsIn(kind: Kind, artefact: Artefact): string[] {
+    return this.configParts(kind, artefact).flatMap(([schema, config, , field]) => secretPaths(schema, config).map((p) => `${field}.${p}`));
+  }
+
+  /**
+   * Each config of an artefact with its schema, its field name, and an
+   * accessor (`set(undefined)` reads, `set(v)` replaces): a ramp's config,
+   * a pipeline's node configs. A type that is not registered has none.
+   */
+  private configParts(kind: Kind, artefact: Artefact): [JsonSchema | undefined, unknown, (v: unknown) => unknown, string][] {
+    if (kind === 'onramp' || kind === 'offramp') {
+      const ramp = artefact as RampArtefact;
+      const registry = kind === 'onramp' ? this.registries.onramps : this.registries.offramps;
+      if (ramp.config === undefined || !registry.has(ramp.type)) return [];
+      const schema = registry.get(ramp.type).configSchema;
+      return [[schema, ramp.config, (v) => (v === undefined ? ramp.config : (ramp.config = v as Record<string, unknown>)), 'config']];
+    }
+    if (kind === 'pipeline') {
+      return ((artefact as PipelineArtefact).nodes ?? []).flatMap((node, i) => {
+        if (node.config === undefined || !this.registries.operators.has(node.type)) return [];
+        const schema = this.registries.operators.get(node.type).configSchema;
+        return [[schema, node.config, (v: unknown) => (v === undefined ? node.config : (node.config = v as Record<string, unknown>)), `nodes[${i}].config`]];
+      }) as [JsonSchema | undefined, unknown, (v: unknown) => unknown, string][];
+    }
+    return [];
   }
 
   /** The ramp's config with the type's defaults filled in, ready to instantiate. */
