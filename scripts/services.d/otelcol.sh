@@ -17,6 +17,11 @@
 #                       its pipelines, so its exporter connects to the eddy
 #                       port at once (gRPC backs off up to 2 minutes between
 #                       attempts while nothing listens there)
+#   otelcol.sh file-binary
+#                       build once (cached) a second collector, with the otlp
+#                       receiver and the file exporter of collector-contrib,
+#                       and print its path: the otel offramp tests run it
+#                       with configs of their own (never started here)
 #
 # The binary is cached in $EDDY_OTELCOL_CACHE (default
 # /var/cache/eddy-services/otelcol): a second start does not build again.
@@ -137,6 +142,98 @@ EOF
   ) 8>"$cache/.lock"
 }
 
+# The collector with the file exporter (contrib's fileexporter $VERSION). Its
+# internal/sharedcomponent $VERSION is not served by the Go proxy (403), so
+# the module is replaced by the previous release's; `go get` then resolves
+# the core modules the exporter needs, which are newer than $VERSION.
+file_bin="$cache/otelcol-file-$VERSION"
+
+build_file() {
+  [ -x "$file_bin" ] && return 0
+  local go
+  go="$(go_bin)"
+  if [ -z "$go" ]; then
+    echo "no Go toolchain found (go on PATH or /usr/local/go/bin/go): it is needed to build the collector" >&2
+    return 1
+  fi
+  (
+    flock 8
+    [ -x "$file_bin" ] && exit 0
+    echo "building an OpenTelemetry Collector with the file exporter from the Go module proxy (a few minutes the first time)" >&2
+    local src="$cache/build-file-$VERSION"
+    rm -rf "$src"
+    mkdir -p "$src"
+    cat >"$src/go.mod" <<EOF
+module eddy.services/otelcolfile
+
+go 1.24
+
+replace github.com/open-telemetry/opentelemetry-collector-contrib/internal/sharedcomponent => github.com/open-telemetry/opentelemetry-collector-contrib/internal/sharedcomponent v0.149.0
+EOF
+    cat >"$src/main.go" <<'EOF'
+// An OpenTelemetry Collector for eddy's otel offramp tests: the otlp
+// receiver and the file exporter, configs from files.
+package main
+
+import (
+	"log"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/exporter/fileexporter"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/provider/fileprovider"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/otelcol"
+	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/receiver/otlpreceiver"
+	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
+)
+
+func components() (otelcol.Factories, error) {
+	receivers, err := otelcol.MakeFactoryMap[receiver.Factory](otlpreceiver.NewFactory())
+	if err != nil {
+		return otelcol.Factories{}, err
+	}
+	exporters, err := otelcol.MakeFactoryMap[exporter.Factory](fileexporter.NewFactory())
+	if err != nil {
+		return otelcol.Factories{}, err
+	}
+	return otelcol.Factories{Receivers: receivers, Exporters: exporters, Telemetry: otelconftelemetry.NewFactory()}, nil
+}
+
+func main() {
+	settings := otelcol.CollectorSettings{
+		BuildInfo: component.BuildInfo{Command: "eddy-otelcol-file", Description: "OpenTelemetry Collector with a file exporter for eddy's tests"},
+		Factories: components,
+		ConfigProviderSettings: otelcol.ConfigProviderSettings{
+			ResolverSettings: confmap.ResolverSettings{
+				ProviderFactories: []confmap.ProviderFactory{fileprovider.NewFactory()},
+				DefaultScheme:     "file",
+			},
+		},
+	}
+	if err := otelcol.NewCommand(settings).Execute(); err != nil {
+		log.Fatal(err)
+	}
+}
+EOF
+    (
+      cd "$src"
+      export GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0
+      "$go" get \
+        "github.com/open-telemetry/opentelemetry-collector-contrib/exporter/fileexporter@v$VERSION" \
+        "go.opentelemetry.io/collector/otelcol@v$VERSION" \
+        "go.opentelemetry.io/collector/receiver/otlpreceiver@v$VERSION" \
+        "go.opentelemetry.io/collector/service/telemetry/otelconftelemetry@v$VERSION" \
+        "go.opentelemetry.io/collector/confmap/provider/fileprovider@v$STABLE" &&
+        "$go" build -trimpath -ldflags='-s -w' -o "$file_bin.tmp" .
+    ) >"$src/build.log" 2>&1 || { tail -n 30 "$src/build.log" >&2; exit 1; }
+    mv "$file_bin.tmp" "$file_bin"
+    rm -rf "$src"
+    echo "built $file_bin" >&2
+  ) 8>"$cache/.lock"
+}
+
 configure() {
   cat >"$config" <<EOF
 receivers:
@@ -230,8 +327,9 @@ reload() {
 
 case "${1:-}" in
   start | stop | status | reload) "$1" ;;
+  file-binary) build_file && echo "$file_bin" ;;
   *)
-    echo "usage: $(basename "$0") start|stop|status|reload" >&2
+    echo "usage: $(basename "$0") start|stop|status|reload|file-binary" >&2
     exit 2
     ;;
 esac

@@ -175,6 +175,7 @@ export const otelOfframp: OfframpType<OtelOfframpConfig> = {
       tls: config.tls,
       compression: config.compression,
       timeoutMs: s.timeoutMs,
+      reconnectMaxMs: s.maxMs,
     });
     return new OtelSink(config, s, ctx, transport);
   },

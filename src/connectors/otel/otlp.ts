@@ -355,14 +355,17 @@ export function encodeStatus(code: number, message: string, json: boolean): Buff
   return Buffer.from(Status.encode(Status.create({ code, message })).finish());
 }
 
-/** The message of an OTLP/HTTP error body (a google.rpc.Status, protobuf or JSON); the body as text when it is neither. */
-export function statusMessageOf(body: Buffer, json: boolean): string {
+/** The message of an OTLP/HTTP error body: a google.rpc.Status when the body is one (protobuf or JSON by `contentType`), else the body's text (a proxy's page). */
+export function statusMessageOf(body: Buffer, contentType: string): string {
   if (body.length === 0) return '';
-  try {
-    const object = json ? (JSON.parse(body.toString('utf8')) as { message?: unknown }) : (Status.toObject(Status.decode(body)) as { message?: unknown });
-    if (typeof object.message === 'string' && object.message !== '') return object.message;
-  } catch {
-    // not a Status: the text, below
+  const json = /json/i.test(contentType);
+  if (json || /protobuf/i.test(contentType)) {
+    try {
+      const object = json ? (JSON.parse(body.toString('utf8')) as { message?: unknown }) : (Status.toObject(Status.decode(body)) as { message?: unknown });
+      return typeof object?.message === 'string' ? object.message : '';
+    } catch {
+      // not a Status after all: the text, below
+    }
   }
-  return body.toString('utf8', 0, Math.min(body.length, 512));
+  return body.toString('utf8', 0, Math.min(body.length, 512)).trim();
 }

@@ -21,6 +21,8 @@ export interface TransportOptions {
   tls?: TlsFiles;
   compression: 'gzip' | 'none';
   timeoutMs: number;
+  /** the longest wait between reconnects of the gRPC channel (the retry back-off's max): a receiver back after a long outage is found soon */
+  reconnectMaxMs: number;
 }
 
 /** What became of one Export request. */
@@ -87,7 +89,8 @@ class GrpcTransport implements Transport {
       creds = credentials.createInsecure();
     }
     // grpc-js compresses each message with gzip when asked (algorithm 2), as the Collector's exporter does by default
-    const channelOptions = options.compression === 'gzip' ? { 'grpc.default_compression_algorithm': 2 } : {};
+    const channelOptions: Record<string, number> = { 'grpc.max_reconnect_backoff_ms': options.reconnectMaxMs, 'grpc.initial_reconnect_backoff_ms': Math.min(1000, options.reconnectMaxMs) };
+    if (options.compression === 'gzip') channelOptions['grpc.default_compression_algorithm'] = 2;
     this.client = new Client(endpoint.host, creds, channelOptions);
     for (const [key, value] of Object.entries(options.headers)) this.metadata.set(key.toLowerCase(), value);
   }
@@ -154,9 +157,11 @@ class HttpTransport implements Transport {
     }
     const bytes = Buffer.from(await answer.body.arrayBuffer());
     const { statusCode } = answer;
-    const json = /json/i.test(String(answer.headers['content-type'] ?? ''));
+    const contentType = String(answer.headers['content-type'] ?? '');
+    // a success is read in the format the receiver says it wrote, else in the one we sent
+    const json = contentType === '' ? this.json : /json/i.test(contentType);
     if (statusCode >= 200 && statusCode < 300) return { ok: true, partial: partialSuccessOf(signal, bytes, json) };
-    const message = statusMessageOf(bytes, json);
+    const message = statusMessageOf(bytes, contentType);
     const retryable = RETRYABLE_HTTP.has(statusCode);
     return {
       ok: false,
