@@ -134,8 +134,10 @@ export class FileCollector {
   /** Every export request the file exporter wrote so far (OTLP/JSON). */
   requests(): Json[] {
     if (!existsSync(this.file)) return [];
-    return readFileSync(this.file, 'utf8')
-      .split('\n')
+    const lines = readFileSync(this.file, 'utf8').split('\n');
+    // the last piece is a line still being written (or empty after the final newline)
+    return lines
+      .slice(0, -1)
       .filter((line) => line.trim() !== '')
       .map((line) => JSON.parse(line) as Json);
   }
@@ -147,10 +149,11 @@ export class FileCollector {
 }
 
 /**
- * The value with empty objects and empty lists left out, recursively: the
- * Collector's JSON writes an empty `scope: {}` or `status: {}` where the
- * OTLP/JSON of the same message (eddy's events) leaves the field out; both
- * mean the same message.
+ * The value as proto3 compares messages: fields holding their default (0,
+ * false, "", an empty message or list) left out, recursively. The
+ * Collector's JSON writes an empty `scope: {}` and leaves out zeros that the
+ * JS SDK encodes explicitly (`droppedAttributesCount: 0`); either way it is
+ * the same message.
  */
 export function withoutEmpty(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutEmpty);
@@ -158,6 +161,7 @@ export function withoutEmpty(value: unknown): unknown {
   const out: Record<string, unknown> = {};
   for (const [key, v] of Object.entries(value)) {
     const inner = withoutEmpty(v);
+    if (inner === 0 || inner === false || inner === '') continue;
     if (inner !== null && typeof inner === 'object' && Object.keys(inner).length === 0) continue;
     out[key] = inner;
   }
