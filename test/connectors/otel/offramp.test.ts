@@ -3,7 +3,9 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { eventually, startRuntime, call } from '../../helpers/runtime';
-import { recordingLogger } from '../net-helpers';
+import { RETRY_DELAY_MS } from '../../../src/connectors/otel/onramp';
+import { freePort, recordingLogger } from '../net-helpers';
+import { otelFlow, type OtelFlow } from './helpers';
 import { feedToOfframp, FileCollector, spanResource, withoutEmpty, type FeedFlow } from './offramp-helpers';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -43,8 +45,11 @@ describe('otel offramp', function () {
   let flow: FeedFlow | undefined;
   let collector: FileCollector | undefined;
   let endpoint: ScriptedEndpoint | undefined;
+  let receiving: OtelFlow | undefined;
   afterEach(async () => {
     await flow?.stop();
+    await receiving?.stop();
+    receiving = undefined;
     await collector?.dispose();
     await endpoint?.stop();
     flow = collector = endpoint = undefined;
@@ -158,6 +163,21 @@ describe('otel offramp', function () {
     expect(endpoint.json(1)).to.deep.equal(endpoint.json(0));
     expect(endpoint.requests[0].headers['content-type']).to.equal('application/json');
     expect(logger.lines.filter((l) => l.includes('attempt 1 of 10 to send 1 trace resource failed (HTTP 503: busy); retrying in 1000 ms'))).to.have.length(1);
+  });
+
+  it('gRPC UNAVAILABLE with a RetryInfo (an eddy otel onramp whose breaker is triggered): the request waits the delay the receiver asked, then is delivered', async () => {
+    const port = await freePort();
+    receiving = await otelFlow({ host: '127.0.0.1', port });
+    const breaker = receiving.runtime.onramp(receiving.url)!.runtime.breaker;
+    breaker.trigger('/test/holder');
+    const logger = recordingLogger();
+    flow = await feedToOfframp({ endpoint: `http://127.0.0.1:${port}`, protocol: 'grpc', batch: { size: 1 }, retry: { backoff: { initial: '10ms' } } }, logger);
+    flow.feed.push(spanResource('throttled', ['x']));
+    await eventually(() => logger.lines.some((l) => l.includes('failed (gRPC UNAVAILABLE')), 10_000, 'a refusal');
+    expect(logger.lines.find((l) => l.includes('failed (gRPC UNAVAILABLE'))).to.match(new RegExp(`retrying in ${RETRY_DELAY_MS} ms$`));
+    breaker.restore('/test/holder');
+    await eventually(() => flow!.feed.acks.length === 1, 10_000, 'the ack');
+    expect((receiving.collected.out[0].data as Json).scopeSpans[0].spans[0].name).to.equal('x');
   });
 
   it('a non-retryable answer (HTTP 400) fails the events of the request at once, naming the answer; nothing is sent again', async () => {
