@@ -1,11 +1,12 @@
 import { expect } from 'chai';
+import { Server as GrpcServer, ServerCredentials, status, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { eventually, startRuntime, call } from '../../helpers/runtime';
 import { RETRY_DELAY_MS } from '../../../src/connectors/otel/onramp';
 import { freePort, recordingLogger } from '../net-helpers';
-import { otelFlow, type OtelFlow } from './helpers';
+import { EXPORT_PATHS, otelFlow, type OtelFlow } from './helpers';
 import { feedToOfframp, FileCollector, spanResource, withoutEmpty, type FeedFlow } from './offramp-helpers';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -183,7 +184,7 @@ describe('otel offramp', function () {
   it('a non-retryable answer (HTTP 400) fails the events of the request at once, naming the answer; nothing is sent again', async () => {
     endpoint = new ScriptedEndpoint([{ status: 400, body: '{"code":3,"message":"bad span"}' }, { status: 200 }]);
     await endpoint.start();
-    flow = await feedToOfframp({ endpoint: `http://127.0.0.1:${endpoint.port}`, protocol: 'http/protobuf', batch: { size: 2 } });
+    flow = await feedToOfframp({ endpoint: `http://127.0.0.1:${endpoint.port}`, protocol: 'http/protobuf', batch: { size: 2 }, headers: { Authorization: 'Bearer t0k3n' } });
     flow.feed.push(spanResource('refused', ['x']));
     flow.feed.push(spanResource('refused', ['y']));
     await eventually(() => flow!.feed.fails.length === 2, 10_000, 'two fails');
@@ -192,6 +193,36 @@ describe('otel offramp', function () {
     expect(flow.feed.acks).to.deep.equal([]);
     expect(endpoint.requests).to.have.length(1);
     expect(endpoint.requests[0].headers['content-type']).to.equal('application/x-protobuf');
+    expect(endpoint.requests[0].headers.authorization).to.equal('Bearer t0k3n');
+    expect(endpoint.requests[0].headers['content-encoding'], 'gzip by default').to.equal('gzip');
+  });
+
+  it('a non-retryable gRPC status (PERMISSION_DENIED) fails the events at once, naming it; nothing is sent again', async () => {
+    const calls: Buffer[] = [];
+    const tenants: unknown[] = [];
+    const server = new GrpcServer();
+    const raw = (b: Buffer) => b;
+    server.addService(
+      { Export: { path: EXPORT_PATHS.trace, requestStream: false, responseStream: false, requestSerialize: raw, requestDeserialize: raw, responseSerialize: raw, responseDeserialize: raw } },
+      {
+        Export: (call: ServerUnaryCall<Buffer, Buffer>, callback: sendUnaryData<Buffer>) => {
+          calls.push(call.request);
+          tenants.push(...call.metadata.get('x-tenant'));
+          callback({ code: status.PERMISSION_DENIED, details: 'no tenant' });
+        },
+      },
+    );
+    const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
+    try {
+      flow = await feedToOfframp({ endpoint: `http://127.0.0.1:${port}`, protocol: 'grpc', batch: { size: 1 }, headers: { 'x-tenant': 'none' } });
+      flow.feed.push(spanResource('denied', ['x']));
+      await eventually(() => flow!.feed.fails.length === 1, 10_000, 'the fail');
+      expect(flow.feed.fails[0].error).to.equal('the receiver refused 1 trace resource: gRPC PERMISSION_DENIED: no tenant');
+      expect(calls).to.have.length(1);
+      expect(tenants, 'headers are sent as gRPC metadata').to.deep.equal(['none']);
+    } finally {
+      server.forceShutdown();
+    }
   });
 
   it('retries end after retry.attempts: the events are failed with the last error', async () => {
