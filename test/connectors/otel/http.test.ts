@@ -83,6 +83,16 @@ describe('otel onramp over OTLP/HTTP', function () {
     expect(a.originUri).to.match(new RegExp(`^svc-otel://127\\.0\\.0\\.1:\\d+/${new URL(base).port}/trace$`));
   });
 
+  it('a JSON body may write 64-bit integers as numbers: one beyond 2^53 stays exact', async () => {
+    const flow = await start();
+    const text = `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"${TRACE_ID}","spanId":"${SPAN_ID}","name":"n","startTimeUnixNano":1700000000000000001,"attributes":[{"key":"n","value":{"intValue":9007199254740993}}]}]}]}]}`;
+    expect((await post('/v1/traces', text, { 'content-type': 'application/json' })).status).to.equal(200);
+    await eventually(() => flow.collected.out.length === 1, 5000, 'the event');
+    const span = (flow.collected.out[0].data as Json).scopeSpans[0].spans[0];
+    expect(span.startTimeUnixNano).to.equal('1700000000000000001');
+    expect(span.attributes[0].value).to.deep.equal({ intValue: '9007199254740993' });
+  });
+
   it('gzip-compressed bodies are taken; an unknown Content-Encoding is 415', async () => {
     const flow = await start();
     const gz = await post('/v1/traces', gzipSync(protobufRequest()), { 'content-type': 'application/x-protobuf', 'content-encoding': 'gzip' });
