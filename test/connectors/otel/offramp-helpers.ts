@@ -51,10 +51,17 @@ export class FileCollector {
     private readonly binary: string,
     readonly grpcPort: number,
     readonly httpPort: number,
+    tls?: { cert: string; key: string },
   ) {
     this.file = join(dir, 'out.jsonl');
     this.config = join(dir, 'config.yaml');
     this.log = join(dir, 'collector.log');
+    let tlsLines: string[] = [];
+    if (tls !== undefined) {
+      writeFileSync(join(dir, 'cert.pem'), tls.cert);
+      writeFileSync(join(dir, 'key.pem'), tls.key);
+      tlsLines = ['        tls:', `          cert_file: ${join(dir, 'cert.pem')}`, `          key_file: ${join(dir, 'key.pem')}`];
+    }
     writeFileSync(
       this.config,
       [
@@ -63,8 +70,10 @@ export class FileCollector {
         '    protocols:',
         '      grpc:',
         `        endpoint: 127.0.0.1:${grpcPort}`,
+        ...tlsLines,
         '      http:',
         `        endpoint: 127.0.0.1:${httpPort}`,
+        ...tlsLines,
         'exporters:',
         '  file:',
         `    path: ${this.file}`,
@@ -82,8 +91,12 @@ export class FileCollector {
     );
   }
 
-  /** Builds (first time) and starts one; `start: false` only places it (its ports chosen, nothing listening yet). */
-  static async create(ctx: Mocha.Context, options: { start?: boolean } = {}): Promise<FileCollector> {
+  /**
+   * Builds (first time) and starts one; `start: false` only places it (its
+   * ports chosen, nothing listening yet); `tls`: its receivers serve TLS
+   * with that certificate and key (PEM).
+   */
+  static async create(ctx: Mocha.Context, options: { start?: boolean; tls?: { cert: string; key: string } } = {}): Promise<FileCollector> {
     const reason = privateServiceLeftOut('otelcol');
     if (reason) skipWithout(ctx, 'otelcol', 'no private collector is started', reason);
     const timeout = ctx.timeout();
@@ -91,7 +104,7 @@ export class FileCollector {
     const dir = mkdtempSync(join(tmpdir(), 'eddy-otelcol-file-'));
     try {
       const binary = await fileCollectorBinary(dir);
-      const collector = new FileCollector(dir, binary, await freePort(), await freePort());
+      const collector = new FileCollector(dir, binary, await freePort(), await freePort(), options.tls);
       if (options.start !== false) await collector.start();
       return collector;
     } catch (err) {

@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { eventually, startRuntime, call } from '../../helpers/runtime';
+import { makeCert, type TestCert } from '../logvendor/helpers';
 import { RETRY_DELAY_MS } from '../../../src/connectors/otel/onramp';
 import { freePort, recordingLogger } from '../net-helpers';
 import { EXPORT_PATHS, otelFlow, type OtelFlow } from './helpers';
@@ -47,7 +48,10 @@ describe('otel offramp', function () {
   let collector: FileCollector | undefined;
   let endpoint: ScriptedEndpoint | undefined;
   let receiving: OtelFlow | undefined;
+  let cert: TestCert | undefined;
   afterEach(async () => {
+    cert?.remove();
+    cert = undefined;
     await flow?.stop();
     await receiving?.stop();
     receiving = undefined;
@@ -126,6 +130,26 @@ describe('otel offramp', function () {
       expect(spans[0].scopeSpans[0].spans[0].attributes.find((a: Json) => a.key === 'retries').value).to.deep.equal({ intValue: '9007199254740993' });
       expect(withoutEmpty(collector.resources('resourceLogs')[0])).to.deep.equal(withoutEmpty(log));
       expect(withoutEmpty(collector.resources('resourceMetrics')[0])).to.deep.equal(withoutEmpty(metric));
+    });
+  }
+
+  for (const protocol of ['grpc', 'http/protobuf'] as const) {
+    it(`${protocol} over TLS to a Collector serving TLS: tls.ca verifies it; without it the system CAs refuse the self-signed certificate and the event fails`, async function () {
+      cert = makeCert();
+      collector = await FileCollector.create(this, { tls: { cert: cert.cert, key: cert.key } });
+      const port = protocol === 'grpc' ? collector.grpcPort : collector.httpPort;
+      flow = await feedToOfframp({ endpoint: `https://127.0.0.1:${port}`, protocol, batch: { size: 1 }, tls: { ca: cert.certFile } });
+      flow.feed.push(spanResource('secret', ['over tls']));
+      await eventually(() => flow!.feed.acks.length === 1, 10_000, 'the ack');
+      await eventually(() => collector!.resources('resourceSpans').length === 1, 10_000, 'the span in the file');
+      expect(collector.resources('resourceSpans')[0].scopeSpans[0].spans[0].name).to.equal('over tls');
+      await flow.stop();
+
+      flow = await feedToOfframp({ endpoint: `https://127.0.0.1:${port}`, protocol, batch: { size: 1 }, retry: { attempts: 2, backoff: { initial: '10ms' } } });
+      flow.feed.push(spanResource('secret', ['untrusted']));
+      await eventually(() => flow!.feed.fails.length === 1, 10_000, 'the fail');
+      expect(flow.feed.fails[0].error).to.match(protocol === 'grpc' ? /gRPC UNAVAILABLE/ : /the receiver refused .*certificate/i);
+      expect(collector.resources('resourceSpans')).to.have.length(1);
     });
   }
 
