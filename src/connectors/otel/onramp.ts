@@ -63,14 +63,16 @@ function peerAddress(call: ServerUnaryCall<Buffer, Buffer>): string {
 
 /**
  * otel: an OpenTelemetry OTLP/gRPC receiver serving the logs, metrics and
- * trace Export services on one port, as a Collector's otlp receiver does.
+ * trace Export services on one port, as a Collector's otlp receiver does;
+ * with `http_port`, OTLP/HTTP as well (http-receiver.ts), answered alike.
  * Every resource of an export request (a ResourceSpans, ResourceLogs or
  * ResourceMetrics) becomes one event, its value in the OTLP/JSON mapping,
  * with meta `otel.signal`. The type decodes the protobuf itself, so the
  * ramp's codec and preprocessors are not used.
  *
- * - A disabled signal's requests are answered with success and dropped;
- *   each one is counted as an error of the ramp and reported on `err`.
+ * - A disabled signal's requests are answered with a partial success
+ *   (every item rejected) and dropped; each one is counted as an error of
+ *   the ramp and reported on `err`.
  * - A request that is not valid OTLP is answered INVALID_ARGUMENT (not to
  *   be retried) and goes to `err` with its bytes.
  * - While the circuit breaker is triggered (and before a pipeline reads the
