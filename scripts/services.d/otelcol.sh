@@ -53,8 +53,15 @@ go_bin() {
   command -v go 2>/dev/null || { [ -x /usr/local/go/bin/go ] && echo /usr/local/go/bin/go; } || true
 }
 
-build() {
-  [ -x "$bin" ] && return 0
+# build_collector BIN EXPORTER_PACKAGE...: builds once, into BIN, a collector
+# with the otlp receiver and the exporters of these Go packages, configs from
+# files. The packages main imports are fetched at the release's versions;
+# `go get` resolves only what they need (no `go mod tidy`, which fetches
+# every test dependency).
+build_collector() {
+  local out="$1"
+  shift
+  [ -x "$out" ] && return 0
   local go
   go="$(go_bin)"
   if [ -z "$go" ]; then
@@ -64,30 +71,40 @@ build() {
   (
     # two starts at once build once
     flock 8
-    [ -x "$bin" ] && exit 0
-    echo "building the OpenTelemetry Collector $VERSION from the Go module proxy (a few minutes the first time)"
-    local src="$cache/build-$VERSION"
+    [ -x "$out" ] && exit 0
+    echo "building $(basename "$out") from the Go module proxy (a few minutes the first time)" >&2
+    local src="$out.build"
     rm -rf "$src"
     mkdir -p "$src"
+    # collector-contrib's internal/sharedcomponent $VERSION (the file
+    # exporter needs it) is not served by the Go proxy (403): the previous
+    # release's stands in; a build without contrib modules ignores the line
+    local shared=github.com/open-telemetry/opentelemetry-collector-contrib/internal/sharedcomponent
     cat >"$src/go.mod" <<EOF
 module eddy.services/otelcol
 
 go 1.24
+
+replace $shared => $shared v0.149.0
 EOF
-    cat >"$src/main.go" <<'EOF'
+    local imports="" factories="" pkg
+    for pkg in "$@"; do
+      imports+="	\"$pkg\""$'\n'
+      factories+="${pkg##*/}.NewFactory(), "
+    done
+    cat >"$src/main.go" <<EOF
 // A minimal OpenTelemetry Collector for eddy's tests: the otlp receiver,
-// the otlp_grpc and debug exporters, configs from files.
+// the exporters $*, configs from files.
 package main
 
 import (
 	"log"
 
+${imports}
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/provider/fileprovider"
 	"go.opentelemetry.io/collector/exporter"
-	"go.opentelemetry.io/collector/exporter/debugexporter"
-	"go.opentelemetry.io/collector/exporter/otlpexporter"
 	"go.opentelemetry.io/collector/otelcol"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/otlpreceiver"
@@ -99,7 +116,7 @@ func components() (otelcol.Factories, error) {
 	if err != nil {
 		return otelcol.Factories{}, err
 	}
-	exporters, err := otelcol.MakeFactoryMap[exporter.Factory](otlpexporter.NewFactory(), debugexporter.NewFactory())
+	exporters, err := otelcol.MakeFactoryMap[exporter.Factory](${factories%, })
 	if err != nil {
 		return otelcol.Factories{}, err
 	}
@@ -108,7 +125,7 @@ func components() (otelcol.Factories, error) {
 
 func main() {
 	settings := otelcol.CollectorSettings{
-		BuildInfo: component.BuildInfo{Command: "eddy-otelcol", Description: "OpenTelemetry Collector for eddy's tests", Version: "0.150.0"},
+		BuildInfo: component.BuildInfo{Command: "eddy-otelcol", Description: "OpenTelemetry Collector for eddy's tests", Version: "$VERSION"},
 		Factories: components,
 		ConfigProviderSettings: otelcol.ConfigProviderSettings{
 			ResolverSettings: confmap.ResolverSettings{
@@ -122,116 +139,34 @@ func main() {
 	}
 }
 EOF
-    # the packages main imports, at the release's versions; `go get` resolves
-    # only what they need (no `go mod tidy`, which fetches every test dependency)
     (
       cd "$src"
       export GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0
       "$go" get \
+        "${@/%/@v$VERSION}" \
         "go.opentelemetry.io/collector/otelcol@v$VERSION" \
         "go.opentelemetry.io/collector/receiver/otlpreceiver@v$VERSION" \
-        "go.opentelemetry.io/collector/exporter/otlpexporter@v$VERSION" \
-        "go.opentelemetry.io/collector/exporter/debugexporter@v$VERSION" \
         "go.opentelemetry.io/collector/service/telemetry/otelconftelemetry@v$VERSION" \
         "go.opentelemetry.io/collector/confmap/provider/fileprovider@v$STABLE" &&
-        "$go" build -trimpath -ldflags='-s -w' -o "$bin.tmp" .
+        "$go" build -trimpath -ldflags='-s -w' -o "$out.tmp" .
     ) >"$src/build.log" 2>&1 || { tail -n 30 "$src/build.log" >&2; exit 1; }
-    mv "$bin.tmp" "$bin"
+    mv "$out.tmp" "$out"
     rm -rf "$src"
-    echo "built $bin"
+    echo "built $out" >&2
   ) 8>"$cache/.lock"
 }
 
-# The collector with the file exporter (contrib's fileexporter $VERSION). Its
-# internal/sharedcomponent $VERSION is not served by the Go proxy (403), so
-# the module is replaced by the previous release's; `go get` then resolves
-# the core modules the exporter needs, which are newer than $VERSION.
+# the shared collector's: the otlp_grpc exporter (to eddy) and the debug exporter
+build() {
+  build_collector "$bin" go.opentelemetry.io/collector/exporter/otlpexporter go.opentelemetry.io/collector/exporter/debugexporter
+}
+
+# The collector of the otel offramp tests: the file exporter of
+# collector-contrib ($VERSION; `go get` then resolves the newer core modules
+# it needs). Only built here (`file-binary`): the tests run it themselves.
 file_bin="$cache/otelcol-file-$VERSION"
-
 build_file() {
-  [ -x "$file_bin" ] && return 0
-  local go
-  go="$(go_bin)"
-  if [ -z "$go" ]; then
-    echo "no Go toolchain found (go on PATH or /usr/local/go/bin/go): it is needed to build the collector" >&2
-    return 1
-  fi
-  (
-    flock 8
-    [ -x "$file_bin" ] && exit 0
-    echo "building an OpenTelemetry Collector with the file exporter from the Go module proxy (a few minutes the first time)" >&2
-    local src="$cache/build-file-$VERSION"
-    rm -rf "$src"
-    mkdir -p "$src"
-    cat >"$src/go.mod" <<EOF
-module eddy.services/otelcolfile
-
-go 1.24
-
-replace github.com/open-telemetry/opentelemetry-collector-contrib/internal/sharedcomponent => github.com/open-telemetry/opentelemetry-collector-contrib/internal/sharedcomponent v0.149.0
-EOF
-    cat >"$src/main.go" <<'EOF'
-// An OpenTelemetry Collector for eddy's otel offramp tests: the otlp
-// receiver and the file exporter, configs from files.
-package main
-
-import (
-	"log"
-
-	"github.com/open-telemetry/opentelemetry-collector-contrib/exporter/fileexporter"
-	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/confmap"
-	"go.opentelemetry.io/collector/confmap/provider/fileprovider"
-	"go.opentelemetry.io/collector/exporter"
-	"go.opentelemetry.io/collector/otelcol"
-	"go.opentelemetry.io/collector/receiver"
-	"go.opentelemetry.io/collector/receiver/otlpreceiver"
-	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
-)
-
-func components() (otelcol.Factories, error) {
-	receivers, err := otelcol.MakeFactoryMap[receiver.Factory](otlpreceiver.NewFactory())
-	if err != nil {
-		return otelcol.Factories{}, err
-	}
-	exporters, err := otelcol.MakeFactoryMap[exporter.Factory](fileexporter.NewFactory())
-	if err != nil {
-		return otelcol.Factories{}, err
-	}
-	return otelcol.Factories{Receivers: receivers, Exporters: exporters, Telemetry: otelconftelemetry.NewFactory()}, nil
-}
-
-func main() {
-	settings := otelcol.CollectorSettings{
-		BuildInfo: component.BuildInfo{Command: "eddy-otelcol-file", Description: "OpenTelemetry Collector with a file exporter for eddy's tests"},
-		Factories: components,
-		ConfigProviderSettings: otelcol.ConfigProviderSettings{
-			ResolverSettings: confmap.ResolverSettings{
-				ProviderFactories: []confmap.ProviderFactory{fileprovider.NewFactory()},
-				DefaultScheme:     "file",
-			},
-		},
-	}
-	if err := otelcol.NewCommand(settings).Execute(); err != nil {
-		log.Fatal(err)
-	}
-}
-EOF
-    (
-      cd "$src"
-      export GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0
-      "$go" get \
-        "github.com/open-telemetry/opentelemetry-collector-contrib/exporter/fileexporter@v$VERSION" \
-        "go.opentelemetry.io/collector/otelcol@v$VERSION" \
-        "go.opentelemetry.io/collector/receiver/otlpreceiver@v$VERSION" \
-        "go.opentelemetry.io/collector/service/telemetry/otelconftelemetry@v$VERSION" \
-        "go.opentelemetry.io/collector/confmap/provider/fileprovider@v$STABLE" &&
-        "$go" build -trimpath -ldflags='-s -w' -o "$file_bin.tmp" .
-    ) >"$src/build.log" 2>&1 || { tail -n 30 "$src/build.log" >&2; exit 1; }
-    mv "$file_bin.tmp" "$file_bin"
-    rm -rf "$src"
-    echo "built $file_bin" >&2
-  ) 8>"$cache/.lock"
+  build_collector "$file_bin" github.com/open-telemetry/opentelemetry-collector-contrib/exporter/fileexporter
 }
 
 configure() {

@@ -20,8 +20,8 @@ export interface Intake {
   dropped(signal: Signal, originUri: string, resources: Record<string, unknown>[] | undefined): number;
   /** a request that is not OTLP: reported on `err` with its bytes */
   bad(message: string, bytes: Buffer, originUri: string): void;
-  /** the decoded resources, one event each */
-  accepted(signal: Signal, resources: Record<string, unknown>[], originUri: string): void;
+  /** the decoded resources, one event each; false (nothing taken) when no pipeline reads the onramp any more */
+  accepted(signal: Signal, resources: Record<string, unknown>[], originUri: string): boolean;
 }
 
 /** The largest request body taken, compressed and after decompression (as gRPC's default message limit). */
@@ -129,8 +129,7 @@ export class OtlpHttpReceiver {
       if (!this.intake.reading()) {
         // refused before the body is read: the exporter keeps the data and sends it again after the delay
         this.intake.refused(signal, peer);
-        res.setHeader('Retry-After', String(Math.ceil(this.intake.retryDelayMs / 1000)));
-        throw new Refusal(503, UNAVAILABLE, `this onramp is not reading (its circuit breaker is triggered, or no pipeline reads it yet); retry in ${this.intake.retryDelayMs} ms`);
+        throw this.unavailable(res);
       }
       const bytes = await this.body(req);
       let resources: Record<string, unknown>[];
@@ -141,7 +140,8 @@ export class OtlpHttpReceiver {
         this.intake.bad(message, bytes, originUri);
         throw new Refusal(400, INVALID_ARGUMENT, message);
       }
-      this.intake.accepted(signal, resources, originUri);
+      // the pipeline may have gone while the body was read: then the exporter is asked to send it again
+      if (!this.intake.accepted(signal, resources, originUri)) throw this.unavailable(res);
       this.answer(res, 200, json, encodeResponse(signal, json));
     } catch (err) {
       if (err instanceof Refusal) {
@@ -153,6 +153,12 @@ export class OtlpHttpReceiver {
       // what was not read of the body is drained, so the connection can serve the next request
       req.resume();
     }
+  }
+
+  /** 503 with Retry-After: OTLP/HTTP's retryable refusal. */
+  private unavailable(res: ServerResponse): Refusal {
+    res.setHeader('Retry-After', String(Math.ceil(this.intake.retryDelayMs / 1000)));
+    return new Refusal(503, UNAVAILABLE, `this onramp is not reading (its circuit breaker is triggered, or no pipeline reads it yet); retry in ${this.intake.retryDelayMs} ms`);
   }
 
   private answer(res: ServerResponse, status: number, json: boolean, body: Buffer): void {

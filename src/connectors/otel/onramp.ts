@@ -133,8 +133,11 @@ export const otelOnramp: OnrampType<OtelOnrampConfig> = {
       },
       bad: (message, data, originUri) => subscriber?.next({ stream: 0, error: message, data, originUri }),
       accepted(signal, resources, originUri) {
+        const to = subscriber;
+        if (to === undefined) return false;
         const ingestNs = nowNs();
-        for (const resource of resources) subscriber?.next({ stream: 0, value: resource, meta: { otel: { signal } }, originUri, ingestNs });
+        for (const resource of resources) to.next({ stream: 0, value: resource, meta: { otel: { signal } }, originUri, ingestNs });
+        return true;
       },
     };
 
