@@ -49,6 +49,8 @@ export interface Transport {
  * section): the request may be sent again. Every other code fails the batch.
  */
 const RETRYABLE_GRPC = new Set([status.CANCELLED, status.DEADLINE_EXCEEDED, status.RESOURCE_EXHAUSTED, status.ABORTED, status.OUT_OF_RANGE, status.UNAVAILABLE, status.DATA_LOSS]);
+/** Client-side TLS failures (Node's error codes): the receiver's certificate is not trusted, which no retry changes. */
+const TLS_REFUSALS = /^(ERR_TLS_|CERT_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|UNABLE_TO_(GET|VERIFY)_)/;
 /** HTTP answers the OTLP/HTTP spec lists as retryable. */
 const RETRYABLE_HTTP = new Set([429, 502, 503, 504]);
 
@@ -151,9 +153,13 @@ class HttpTransport implements Transport {
     try {
       answer = await request(this.url(signal), { method: 'POST', body: payload, headers: this.headers, dispatcher: this.agent });
     } catch (err) {
-      // no answer at all (refused, reset, timed out): the request may be sent again
-      const code = (err as { code?: string }).code;
-      return { ok: false, retryable: true, error: `${code ? `${code}: ` : ''}${(err as Error).message}` };
+      // no answer at all (refused, reset, timed out): the request may be sent again; but a
+      // certificate the client does not trust stays untrusted, so that is a refusal
+      const cause = ((err as { cause?: unknown }).cause ?? err) as { code?: string; message?: string };
+      const code = (err as { code?: string }).code ?? cause.code;
+      const message = `${code ? `${code}: ` : ''}${cause.message ?? (err as Error).message}`;
+      if (code !== undefined && TLS_REFUSALS.test(code)) return { ok: false, retryable: false, error: `TLS: ${message}` };
+      return { ok: false, retryable: true, error: message };
     }
     const bytes = Buffer.from(await answer.body.arrayBuffer());
     const { statusCode } = answer;
