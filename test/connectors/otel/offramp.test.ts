@@ -249,14 +249,21 @@ describe('otel offramp', function () {
     }
   });
 
-  it('retries end after retry.attempts: the events are failed with the last error', async () => {
+  it('retries wait initial x factor^n up to max, and end after retry.attempts: the events are failed with the last error', async () => {
     endpoint = new ScriptedEndpoint([{ status: 502 }]);
     await endpoint.start();
-    flow = await feedToOfframp({ endpoint: `http://127.0.0.1:${endpoint.port}`, protocol: 'http/json', batch: { size: 1 }, retry: { attempts: 3, backoff: { initial: '5ms' } } });
+    const logger = recordingLogger();
+    flow = await feedToOfframp(
+      { endpoint: `http://127.0.0.1:${endpoint.port}`, protocol: 'http/json', batch: { size: 1 }, retry: { attempts: 6, backoff: { initial: '5ms', max: '30ms', factor: 3 } } },
+      logger,
+    );
     flow.feed.push(spanResource('gateway', ['x']));
     await eventually(() => flow!.feed.fails.length === 1, 10_000, 'the fail');
-    expect(flow.feed.fails[0].error).to.equal('1 trace resource not delivered after 3 attempts: HTTP 502');
-    expect(endpoint.requests).to.have.length(3);
+    expect(flow.feed.fails[0].error).to.equal('1 trace resource not delivered after 6 attempts: HTTP 502');
+    expect(endpoint.requests).to.have.length(6);
+    // the back-off: initial, times the factor, capped at max
+    const waits = logger.lines.flatMap((l) => /retrying in (\d+) ms$/.exec(l)?.[1] ?? []).map(Number);
+    expect(waits).to.deep.equal([5, 15, 30, 30, 30]);
     await eventually(() => flow!.gateOpen(), 5_000, 'the source reading again');
   });
 
