@@ -277,6 +277,26 @@ describe('otel offramp', function () {
     expect(logger.lines.some((l) => l.includes('the receiver took 1 trace resource but rejected 1 spans: span too old'))).to.equal(true);
   });
 
+  it('a batch event (generic::batch) sends each member in the request of its signal; every member is acked', async () => {
+    endpoint = new ScriptedEndpoint([{ status: 200 }]);
+    await endpoint.start();
+    flow = await feedToOfframp({ endpoint: `http://127.0.0.1:${endpoint.port}`, protocol: 'http/json', batch: { size: 10, timeout: '20ms' } }, undefined, {
+      id: 'batch',
+      type: 'generic::batch',
+      config: { count: 3 },
+    });
+    flow.feed.push(spanResource('batched', ['a']));
+    flow.feed.push({ scopeLogs: [{ logRecords: [{ body: { stringValue: 'b' } }] }] });
+    flow.feed.push(spanResource('batched', ['c']));
+    await eventually(() => flow!.feed.acks.length === 3, 10_000, 'three acks');
+    const bodies = endpoint.requests.map((r, i) => [r.path, endpoint!.json(i)] as const);
+    const traces = bodies.find(([path]) => path === '/v1/traces')![1];
+    const logs = bodies.find(([path]) => path === '/v1/logs')![1];
+    expect(endpoint.requests).to.have.length(2);
+    expect(traces.resourceSpans.map((r: Json) => r.scopeSpans[0].spans[0].name)).to.deep.equal(['a', 'c']);
+    expect(logs.resourceLogs[0].scopeLogs[0].logRecords[0].body).to.deep.equal({ stringValue: 'b' });
+  });
+
   it('an event that is not OTLP fails alone, naming why; the events beside it are sent', async () => {
     endpoint = new ScriptedEndpoint([{ status: 200 }]);
     await endpoint.start();
