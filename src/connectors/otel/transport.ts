@@ -93,7 +93,9 @@ class GrpcTransport implements Transport {
     // grpc-js compresses each message with gzip when asked (algorithm 2), as the Collector's exporter does by default
     const channelOptions: Record<string, number> = { 'grpc.max_reconnect_backoff_ms': options.reconnectMaxMs, 'grpc.initial_reconnect_backoff_ms': Math.min(1000, options.reconnectMaxMs) };
     if (options.compression === 'gzip') channelOptions['grpc.default_compression_algorithm'] = 2;
-    this.client = new Client(endpoint.host, creds, channelOptions);
+    // a URL without a port means its scheme's (80, 443), as for OTLP/HTTP: grpc-js alone would take 443 for both
+    const port = endpoint.port || (endpoint.protocol === 'https:' ? '443' : '80');
+    this.client = new Client(`${endpoint.hostname}:${port}`, creds, channelOptions);
     for (const [key, value] of Object.entries(options.headers)) this.metadata.set(key.toLowerCase(), value);
   }
 
