@@ -17,6 +17,11 @@
 #                       its pipelines, so its exporter connects to the eddy
 #                       port at once (gRPC backs off up to 2 minutes between
 #                       attempts while nothing listens there)
+#   otelcol.sh file-binary
+#                       build once (cached) a second collector, with the otlp
+#                       receiver and the file exporter of collector-contrib,
+#                       and print its path: the otel offramp tests run it
+#                       with configs of their own (never started here)
 #
 # The binary is cached in $EDDY_OTELCOL_CACHE (default
 # /var/cache/eddy-services/otelcol): a second start does not build again.
@@ -48,8 +53,15 @@ go_bin() {
   command -v go 2>/dev/null || { [ -x /usr/local/go/bin/go ] && echo /usr/local/go/bin/go; } || true
 }
 
-build() {
-  [ -x "$bin" ] && return 0
+# build_collector BIN EXPORTER_PACKAGE...: builds once, into BIN, a collector
+# with the otlp receiver and the exporters of these Go packages, configs from
+# files. The packages main imports are fetched at the release's versions;
+# `go get` resolves only what they need (no `go mod tidy`, which fetches
+# every test dependency).
+build_collector() {
+  local out="$1"
+  shift
+  [ -x "$out" ] && return 0
   local go
   go="$(go_bin)"
   if [ -z "$go" ]; then
@@ -59,30 +71,40 @@ build() {
   (
     # two starts at once build once
     flock 8
-    [ -x "$bin" ] && exit 0
-    echo "building the OpenTelemetry Collector $VERSION from the Go module proxy (a few minutes the first time)"
-    local src="$cache/build-$VERSION"
+    [ -x "$out" ] && exit 0
+    echo "building $(basename "$out") from the Go module proxy (a few minutes the first time)" >&2
+    local src="$out.build"
     rm -rf "$src"
     mkdir -p "$src"
+    # collector-contrib's internal/sharedcomponent $VERSION (the file
+    # exporter needs it) is not served by the Go proxy (403): the previous
+    # release's stands in; a build without contrib modules ignores the line
+    local shared=github.com/open-telemetry/opentelemetry-collector-contrib/internal/sharedcomponent
     cat >"$src/go.mod" <<EOF
 module eddy.services/otelcol
 
 go 1.24
+
+replace $shared => $shared v0.149.0
 EOF
-    cat >"$src/main.go" <<'EOF'
+    local imports="" factories="" pkg
+    for pkg in "$@"; do
+      imports+="	\"$pkg\""$'\n'
+      factories+="${pkg##*/}.NewFactory(), "
+    done
+    cat >"$src/main.go" <<EOF
 // A minimal OpenTelemetry Collector for eddy's tests: the otlp receiver,
-// the otlp_grpc and debug exporters, configs from files.
+// the exporters $*, configs from files.
 package main
 
 import (
 	"log"
 
+${imports}
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/provider/fileprovider"
 	"go.opentelemetry.io/collector/exporter"
-	"go.opentelemetry.io/collector/exporter/debugexporter"
-	"go.opentelemetry.io/collector/exporter/otlpexporter"
 	"go.opentelemetry.io/collector/otelcol"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/otlpreceiver"
@@ -94,7 +116,7 @@ func components() (otelcol.Factories, error) {
 	if err != nil {
 		return otelcol.Factories{}, err
 	}
-	exporters, err := otelcol.MakeFactoryMap[exporter.Factory](otlpexporter.NewFactory(), debugexporter.NewFactory())
+	exporters, err := otelcol.MakeFactoryMap[exporter.Factory](${factories%, })
 	if err != nil {
 		return otelcol.Factories{}, err
 	}
@@ -103,7 +125,7 @@ func components() (otelcol.Factories, error) {
 
 func main() {
 	settings := otelcol.CollectorSettings{
-		BuildInfo: component.BuildInfo{Command: "eddy-otelcol", Description: "OpenTelemetry Collector for eddy's tests", Version: "0.150.0"},
+		BuildInfo: component.BuildInfo{Command: "eddy-otelcol", Description: "OpenTelemetry Collector for eddy's tests", Version: "$VERSION"},
 		Factories: components,
 		ConfigProviderSettings: otelcol.ConfigProviderSettings{
 			ResolverSettings: confmap.ResolverSettings{
@@ -117,24 +139,34 @@ func main() {
 	}
 }
 EOF
-    # the packages main imports, at the release's versions; `go get` resolves
-    # only what they need (no `go mod tidy`, which fetches every test dependency)
     (
       cd "$src"
       export GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0
       "$go" get \
+        "${@/%/@v$VERSION}" \
         "go.opentelemetry.io/collector/otelcol@v$VERSION" \
         "go.opentelemetry.io/collector/receiver/otlpreceiver@v$VERSION" \
-        "go.opentelemetry.io/collector/exporter/otlpexporter@v$VERSION" \
-        "go.opentelemetry.io/collector/exporter/debugexporter@v$VERSION" \
         "go.opentelemetry.io/collector/service/telemetry/otelconftelemetry@v$VERSION" \
         "go.opentelemetry.io/collector/confmap/provider/fileprovider@v$STABLE" &&
-        "$go" build -trimpath -ldflags='-s -w' -o "$bin.tmp" .
+        "$go" build -trimpath -ldflags='-s -w' -o "$out.tmp" .
     ) >"$src/build.log" 2>&1 || { tail -n 30 "$src/build.log" >&2; exit 1; }
-    mv "$bin.tmp" "$bin"
+    mv "$out.tmp" "$out"
     rm -rf "$src"
-    echo "built $bin"
+    echo "built $out" >&2
   ) 8>"$cache/.lock"
+}
+
+# the shared collector's: the otlp_grpc exporter (to eddy) and the debug exporter
+build() {
+  build_collector "$bin" go.opentelemetry.io/collector/exporter/otlpexporter go.opentelemetry.io/collector/exporter/debugexporter
+}
+
+# The collector of the otel offramp tests: the file exporter of
+# collector-contrib ($VERSION; `go get` then resolves the newer core modules
+# it needs). Only built here (`file-binary`): the tests run it themselves.
+file_bin="$cache/otelcol-file-$VERSION"
+build_file() {
+  build_collector "$file_bin" github.com/open-telemetry/opentelemetry-collector-contrib/exporter/fileexporter
 }
 
 configure() {
@@ -230,8 +262,9 @@ reload() {
 
 case "${1:-}" in
   start | stop | status | reload) "$1" ;;
+  file-binary) build_file && echo "$file_bin" ;;
   *)
-    echo "usage: $(basename "$0") start|stop|status|reload" >&2
+    echo "usage: $(basename "$0") start|stop|status|reload|file-binary" >&2
     exit 2
     ;;
 esac

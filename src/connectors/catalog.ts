@@ -39,6 +39,7 @@ export const offrampCatalog: readonly LazyType<OfframpType<any>>[] = [
   { name: 'kv', load: () => (require('./kv/offramp') as typeof import('./kv/offramp')).kv },
   { name: 'logvendor', load: () => (require('./logvendor/offramp') as typeof import('./logvendor/offramp')).logvendorOfframp },
   { name: 'nats', load: () => (require('./nats/offramp') as typeof import('./nats/offramp')).natsOfframp },
+  { name: 'otel', load: () => (require('./otel/offramp') as typeof import('./otel/offramp')).otelOfframp },
   { name: 'postgres', load: () => (require('./postgres/offramp') as typeof import('./postgres/offramp')).postgresOfframp },
   { name: 'rest', load: () => (require('./rest/offramp') as typeof import('./rest/offramp')).restOfframp },
   { name: 'stderr', load: () => (require('./std/offramp') as typeof import('./std/offramp')).stderr },

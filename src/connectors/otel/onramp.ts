@@ -3,7 +3,8 @@ import { Observable, type Subscriber } from '../../core/rx';
 import { nowNs } from '../../core/clock';
 import type { Frame, OnrampType } from '../connector';
 import { uriHost } from '../_shared/net';
-import { decodeResources, SIGNALS, SIGNAL_SPECS, statusWithRetryInfo, type Signal } from './otlp';
+import { countItems, decodeResources, encodeResponse, SIGNALS, SIGNAL_SPECS, statusWithRetryInfo, type Signal } from './otlp';
+import { OtlpHttpReceiver, type Intake } from './http-receiver';
 
 interface OtelOnrampConfig {
   host: string;
@@ -11,6 +12,7 @@ interface OtelOnrampConfig {
   logs: boolean;
   metrics: boolean;
   trace: boolean;
+  http_port?: number;
 }
 
 /** What a refused exporter is asked to wait before it retries (RetryInfo), while the circuit breaker is triggered. */
@@ -19,6 +21,14 @@ export const RETRY_DELAY_MS = 1000;
 const SHUTDOWN_GRACE_MS = 1000;
 /** An Export*ServiceResponse without partial_success: encoded, it is no bytes at all. */
 const FULL_SUCCESS = Buffer.alloc(0);
+/** The onramp's own protobuf decoding, for counting what a disabled signal's request held (undefined when it is not OTLP). */
+const tryDecode = (signal: Signal, bytes: Buffer) => {
+  try {
+    return decodeResources(signal, bytes);
+  } catch {
+    return undefined;
+  }
+};
 
 const raw = (bytes: Buffer) => bytes;
 
@@ -53,14 +63,16 @@ function peerAddress(call: ServerUnaryCall<Buffer, Buffer>): string {
 
 /**
  * otel: an OpenTelemetry OTLP/gRPC receiver serving the logs, metrics and
- * trace Export services on one port, as a Collector's otlp receiver does.
+ * trace Export services on one port, as a Collector's otlp receiver does;
+ * with `http_port`, OTLP/HTTP as well (http-receiver.ts), answered alike.
  * Every resource of an export request (a ResourceSpans, ResourceLogs or
  * ResourceMetrics) becomes one event, its value in the OTLP/JSON mapping,
  * with meta `otel.signal`. The type decodes the protobuf itself, so the
  * ramp's codec and preprocessors are not used.
  *
- * - A disabled signal's requests are answered with success and dropped;
- *   each one is counted as an error of the ramp and reported on `err`.
+ * - A disabled signal's requests are answered with a partial success
+ *   (every item rejected) and dropped; each one is counted as an error of
+ *   the ramp and reported on `err`.
  * - A request that is not valid OTLP is answered INVALID_ARGUMENT (not to
  *   be retried) and goes to `err` with its bytes.
  * - While the circuit breaker is triggered (and before a pipeline reads the
@@ -85,6 +97,12 @@ export const otelOnramp: OnrampType<OtelOnrampConfig> = {
         description: 'address to listen on; the default takes exporters on this machine only (0.0.0.0 or :: for every interface)',
       },
       port: { type: 'integer', minimum: 0, maximum: 65535, default: 4317, description: "port to listen on (OTLP/gRPC's standard port by default); 0 picks a free one" },
+      http_port: {
+        type: 'integer',
+        minimum: 0,
+        maximum: 65535,
+        description: 'port to serve OTLP/HTTP on as well (/v1/traces, /v1/logs, /v1/metrics; 4318 is its standard port); absent: OTLP/HTTP is not served; 0 picks a free one',
+      },
       logs: { type: 'boolean', default: true, description: 'accept logs (LogsService); when false, log exports are answered with success and dropped' },
       metrics: { type: 'boolean', default: true, description: 'accept metrics (MetricsService); when false, metric exports are answered with success and dropped' },
       trace: { type: 'boolean', default: true, description: 'accept traces (TraceService); when false, span exports are answered with success and dropped' },
@@ -101,18 +119,39 @@ export const otelOnramp: OnrampType<OtelOnrampConfig> = {
     const unavailable = `eddy onramp ${ctx.url} is not reading (its circuit breaker is triggered, or no pipeline reads it yet); retry in ${RETRY_DELAY_MS} ms`;
     const retryDetails = statusWithRetryInfo(status.UNAVAILABLE, unavailable, RETRY_DELAY_MS);
 
+    const intake: Intake = {
+      reading: () => subscriber !== undefined && !paused,
+      retryDelayMs: RETRY_DELAY_MS,
+      enabled: (signal) => config[signal],
+      refused(signal, peer) {
+        refused++;
+        ctx.logger.debug(`otel onramp ${ctx.url}: refused a ${signal} export from ${peer} (UNAVAILABLE, retry in ${RETRY_DELAY_MS} ms)`);
+      },
+      dropped(signal, originUri, resources) {
+        subscriber?.next({ stream: 0, error: `a ${signal} export was dropped: this onramp has ${signal}: false`, originUri });
+        return resources === undefined ? 0 : countItems(signal, resources);
+      },
+      bad: (message, data, originUri) => subscriber?.next({ stream: 0, error: message, data, originUri }),
+      accepted(signal, resources, originUri) {
+        const to = subscriber;
+        if (to === undefined) return false;
+        const ingestNs = nowNs();
+        for (const resource of resources) to.next({ stream: 0, value: resource, meta: { otel: { signal } }, originUri, ingestNs });
+        return true;
+      },
+    };
+
     const handler = (signal: Signal) => (call: ServerUnaryCall<Buffer, Buffer>, callback: sendUnaryData<Buffer>) => {
-      const to = subscriber;
       const originUri = `svc-otel://${peerAddress(call)}/${serverPort}/${signal}`;
-      if (!config[signal]) {
-        callback(null, FULL_SUCCESS);
-        to?.next({ stream: 0, error: `a ${signal} export was dropped: this onramp has ${signal}: false`, originUri });
+      if (!intake.enabled(signal)) {
+        // answered with a partial success naming what was dropped: the exporter does not send it again
+        const rejected = intake.dropped(signal, originUri, tryDecode(signal, call.request));
+        callback(null, encodeResponse(signal, false, { rejected, message: `this onramp has ${signal}: false; the ${signal} data was dropped` }));
         return;
       }
-      if (to === undefined || paused) {
+      if (!intake.reading()) {
         // refused before it is read: the exporter keeps the data and retries after the delay
-        refused++;
-        ctx.logger.debug(`otel onramp ${ctx.url}: refused a ${signal} export from ${peerAddress(call)} (UNAVAILABLE, retry in ${RETRY_DELAY_MS} ms)`);
+        intake.refused(signal, peerAddress(call));
         const metadata = new Metadata();
         metadata.set('grpc-status-details-bin', retryDetails);
         callback({ code: status.UNAVAILABLE, details: unavailable, metadata });
@@ -124,20 +163,25 @@ export const otelOnramp: OnrampType<OtelOnrampConfig> = {
       } catch (err) {
         const message = `not an OTLP ${signal} export request: ${(err as Error).message}`;
         callback({ code: status.INVALID_ARGUMENT, details: message });
-        to.next({ stream: 0, error: message, data: call.request, originUri });
+        intake.bad(message, call.request, originUri);
         return;
       }
-      const ingestNs = nowNs();
-      for (const resource of resources) to.next({ stream: 0, value: resource, meta: { otel: { signal } }, originUri, ingestNs });
+      intake.accepted(signal, resources, originUri);
       // answered once every event is with the machinery (held there if the breaker triggered meanwhile)
       callback(null, FULL_SUCCESS);
     };
 
     for (const signal of SIGNALS) server.addService(serviceFor(signal), { Export: handler(signal) });
+    let http: OtlpHttpReceiver | undefined;
     try {
       serverPort = await bind(server, config.host, config.port);
+      if (config.http_port !== undefined) {
+        http = new OtlpHttpReceiver(intake, (message) => ctx.logger.warn(`otel onramp ${ctx.url}: ${message}`));
+        await http.listen(config.host, config.http_port);
+      }
     } catch (err) {
       server.forceShutdown();
+      await http?.close(0);
       throw err;
     }
 
@@ -157,17 +201,20 @@ export const otelOnramp: OnrampType<OtelOnrampConfig> = {
         refused = 0;
       },
       close: () =>
-        new Promise<void>((resolve) => {
-          // calls in progress may finish; after the grace period every connection is dropped
-          const force = setTimeout(() => {
-            server.forceShutdown();
-            resolve();
-          }, SHUTDOWN_GRACE_MS);
-          server.tryShutdown(() => {
-            clearTimeout(force);
-            resolve();
-          });
-        }),
+        Promise.all([
+          http?.close(SHUTDOWN_GRACE_MS),
+          new Promise<void>((resolve) => {
+            // calls in progress may finish; after the grace period every connection is dropped
+            const force = setTimeout(() => {
+              server.forceShutdown();
+              resolve();
+            }, SHUTDOWN_GRACE_MS);
+            server.tryShutdown(() => {
+              clearTimeout(force);
+              resolve();
+            });
+          }),
+        ]).then(() => undefined),
     };
   },
 };
