@@ -16,6 +16,8 @@ export interface ApiOptions {
   allowOrigins?: string[];
   /** the host the API is bound to, as given to listen: its name is then not a foreign Host */
   host?: string;
+  /** take artefacts that set a secret (a password, a token) in clear text; refused otherwise (docs/security.md, "Secrets") */
+  allowSecrets?: boolean;
 }
 
 export type ApiSettings = Required<Omit<ApiOptions, 'token' | 'host'>> & Pick<ApiOptions, 'token' | 'host'>;
@@ -30,6 +32,7 @@ export const API_DEFAULTS = {
   maxDepth: 64,
   maxAliasCount: 100,
   yamlParseTimeoutMs: 1000,
+  allowSecrets: false,
 } as const;
 
 /** The yaml library aborts the process near a thousand compact levels; the pre-scan must stay well below. */
@@ -101,6 +104,7 @@ export interface ApiFlags {
   token?: string;
   allowOrigins?: string[];
   insecure?: boolean;
+  allowSecrets?: boolean;
 }
 
 /**
@@ -117,5 +121,5 @@ export function apiOptionsFromFlags(flags: ApiFlags, host: string, env: NodeJS.P
         'set a token (--api-token or EDDY_API_TOKEN), or accept the risk with --insecure',
     );
   }
-  return { maxBodyBytes: flags.maxBodyBytes, maxDepth: flags.maxDepth, token, allowOrigins: flags.allowOrigins, host };
+  return { maxBodyBytes: flags.maxBodyBytes, maxDepth: flags.maxDepth, token, allowOrigins: flags.allowOrigins, host, allowSecrets: flags.allowSecrets };
 }

@@ -10,6 +10,7 @@ import { status } from '../runtime/observe/status';
 import { LivenessCheck } from '../runtime/observe/liveness';
 import { PROMETHEUS_CONTENT_TYPE, PrometheusExporter } from '../runtime/observe/prometheus';
 import { streamTap } from './tap';
+import type { Artefact } from '../runtime/artefacts';
 
 /**
  * The one route table: the express app is built from it (server.ts) and so
@@ -58,7 +59,7 @@ export const PATH_PARAMETERS: Record<string, string> = {
   port: 'a port of the instance',
 };
 
-export function operations(runtime: Runtime, openApiDocument: () => unknown): Operation[] {
+export function operations(runtime: Runtime, openApiDocument: () => unknown, options: { allowSecrets?: boolean } = {}): Operation[] {
   const liveness = new LivenessCheck(runtime);
   const readiness = (path: string, operationId: string, summary: string): Operation => ({
     method: 'get',
@@ -117,11 +118,13 @@ export function operations(runtime: Runtime, openApiDocument: () => unknown): Op
     },
     ...observeOperations(runtime),
   ];
-  for (const kind of KINDS) ops.push(...kindOperations(runtime, kind));
+  for (const kind of KINDS) ops.push(...kindOperations(runtime, kind, options.allowSecrets === true));
   return ops;
 }
 
-function kindOperations(runtime: Runtime, kind: Kind): Operation[] {
+function kindOperations(runtime: Runtime, kind: Kind, allowSecrets: boolean): Operation[] {
+  // every artefact the API gives back shows its secrets as "***" (schema/secrets.ts)
+  const shown = <A extends Artefact>(artefact: A): A => runtime.repository.redacted(kind, artefact);
   const one = `/${kind}/{artefact_id}`;
   const instance = `${one}/{instance_id}`;
   const ids = (input: OperationInput) => [input.params.artefact_id, input.params.instance_id] as const;
@@ -150,9 +153,10 @@ function kindOperations(runtime: Runtime, kind: Kind): Operation[] {
       // answered once stored (with --data-dir), so an acknowledged change survives a kill -9
       run: async (input) => {
         if (input.body === undefined) throw invalid(`body: missing: POST /${kind} needs the ${kind} to publish`);
+        if (!allowSecrets) refuseSecrets(runtime, kind, input.body);
         const artefact = runtime.publish(kind, input.body);
         await runtime.persisted();
-        return { status: 201, body: artefact };
+        return { status: 201, body: shown(artefact) };
       },
     },
     {
@@ -165,7 +169,10 @@ function kindOperations(runtime: Runtime, kind: Kind): Operation[] {
         200: { description: `the ${kind} and its instances`, schema: `${kind}_state` },
         404: { description: `no such ${kind}` },
       },
-      run: (input) => ({ status: 200, body: runtime.describe(kind, ids(input)[0]) }),
+      run: (input) => {
+        const { artefact, instances } = runtime.describe(kind, ids(input)[0]);
+        return { status: 200, body: { artefact: shown(artefact), instances } };
+      },
     },
     {
       method: 'delete',
@@ -181,7 +188,7 @@ function kindOperations(runtime: Runtime, kind: Kind): Operation[] {
       run: async (input) => {
         const artefact = runtime.unpublish(kind, ids(input)[0]);
         await runtime.persisted();
-        return { status: 200, body: artefact };
+        return { status: 200, body: shown(artefact) };
       },
     },
     {
@@ -204,7 +211,7 @@ function kindOperations(runtime: Runtime, kind: Kind): Operation[] {
       },
       run: async (input) => {
         const [artefactId, instanceId] = ids(input);
-        return { status: 201, body: await runtime.activate(kind, artefactId, instanceId, placeholders(input.body)) };
+        return { status: 201, body: shown(await runtime.activate(kind, artefactId, instanceId, placeholders(input.body))) };
       },
     },
     {
@@ -217,7 +224,7 @@ function kindOperations(runtime: Runtime, kind: Kind): Operation[] {
         200: { description: kind === 'binding' ? 'the binding with its links resolved' : `the ${kind}`, schema: kind },
         404: { description: 'no such artefact or instance' },
       },
-      run: (input) => ({ status: 200, body: runtime.getInstance(kind, ...ids(input)) }),
+      run: (input) => ({ status: 200, body: shown(runtime.getInstance(kind, ...ids(input))) }),
     },
     {
       method: 'delete',
@@ -230,7 +237,7 @@ function kindOperations(runtime: Runtime, kind: Kind): Operation[] {
         404: { description: 'no such artefact or instance' },
         409: { description: 'a binding uses the instance, or it is a system instance' },
       },
-      run: async (input) => ({ status: 200, body: await runtime.deactivate(kind, ...ids(input)) }),
+      run: async (input) => ({ status: 200, body: shown(await runtime.deactivate(kind, ...ids(input))) }),
     },
   ];
 }
@@ -313,6 +320,22 @@ export const PLACEHOLDERS_SCHEMA: JsonSchema = {
   description: 'placeholder names to values',
 };
 const validator = new SchemaValidator();
+
+/**
+ * A secret sent in clear text over the API is refused (400) unless the
+ * server runs with --api-allow-secrets: the API never gives it back, so
+ * the one who sent it cannot check it, and it travels and is stored as
+ * typed. A config file with ${NAME} or ${file:PATH} keeps it out of both.
+ */
+function refuseSecrets(runtime: Runtime, kind: Kind, body: unknown): void {
+  const artefact = runtime.repository.validate(kind, body);
+  const fields = runtime.repository.secretsIn(kind, artefact);
+  if (fields.length === 0) return;
+  throw invalid(
+    `${fields.join(', ')}: a secret in clear text; the API takes none unless the server runs with --api-allow-secrets. ` +
+      'Declare the artefact in a config file with ${NAME} or ${file:PATH} in its place (docs/security.md, "Secrets")',
+  );
+}
 
 function placeholders(body: unknown): Record<string, string> {
   if (body === undefined || body === null) return {};

@@ -33,7 +33,7 @@ export function createApi(runtime: Runtime, options: ApiOptions = {}): express.E
   const settings = apiSettings(options);
   const app = express();
   app.disable('x-powered-by');
-  const ops: Operation[] = operations(runtime, () => openApiDocument(ops, runtime.registries, { token: settings.token !== undefined }));
+  const ops: Operation[] = operations(runtime, () => openApiDocument(ops, runtime.registries, { token: settings.token !== undefined }), { allowSecrets: settings.allowSecrets });
   const bodies = new BodyReader(settings);
 
   app.use(originGuard(settings.allowOrigins, settings.host));

@@ -50,6 +50,10 @@ const FLAGS = {
     description: `the deepest nesting of a request body (400 beyond), at most ${MAX_DEPTH_CEILING}`,
   },
   insecure: { type: 'boolean', description: 'allow a non-loopback --api-host without a token' },
+  'api-allow-secrets': {
+    type: 'boolean',
+    description: 'let the API take artefacts that set a password or token in clear text (refused otherwise; the API shows them as "***" either way)',
+  },
   'data-dir': {
     type: 'string',
     value: 'DIR',
@@ -121,6 +125,7 @@ function runOptions(line: CommandLine<typeof FLAGS>, env: NodeJS.ProcessEnv): Ru
   }
   if (values['api-allow-origin'].length > 0) apiFlags.allowOrigins = values['api-allow-origin'].map((o) => normalizeOrigin(o, '--api-allow-origin'));
   if (values.insecure) apiFlags.insecure = true;
+  if (values['api-allow-secrets']) apiFlags.allowSecrets = true;
   const host = values['api-host'];
   if (values.watch && values.file.length === 0) throw new Error('--watch: no config file to watch (give one with -f FILE)');
   return {
