@@ -1,7 +1,7 @@
 import { conflict, invalid, notFound } from '../core/errors';
 import { artefactSchemas, SchemaValidator } from '../schema/artefacts';
 import { buildGraph } from '../pipeline/graph';
-import { redactSecrets, secretPaths } from '../schema/secrets';
+import { hasSecrets, redactSecrets, secretPaths } from '../schema/secrets';
 import type { JsonSchema } from '../schema/json-schema';
 import { processorConfig, processorName, type ProcessorSpec } from '../processors/processor';
 import type { Registries } from './registries';
@@ -89,7 +89,7 @@ export class Repository {
    */
   redacted<A extends Artefact>(kind: Kind, artefact: A): A {
     const parts = this.configParts(kind, artefact);
-    if (parts.every(([schema, config]) => secretPaths(schema, config).length === 0)) return artefact;
+    if (parts.every(([schema, config]) => !hasSecrets(schema, config))) return artefact;
     const copy = structuredClone(artefact) as A;
     for (const [schema, , set] of this.configParts(kind, copy)) set(redactSecrets(schema, set(undefined)));
     return copy;

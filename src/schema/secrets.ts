@@ -5,7 +5,9 @@
  * eddy gives a config back: the REST API, `eddy status`, the console
  * (docs/security.md, "Secrets"). The runtime keeps the value itself: it
  * needs it to connect, and `--data-dir` stores it to connect again after a
- * restart.
+ * restart. A password inside a URL (`amqp://user:pass@host`) is shown as
+ * `amqp://user:***@host` too, in any string of a config; it is not refused
+ * at publish as a marked field is (docs/security.md says why).
  */
 import type { JsonSchema } from './json-schema';
 
@@ -51,12 +53,35 @@ export function secretPaths(schema: JsonSchema | undefined, value: unknown): str
   return [...new Set(paths)];
 }
 
-/** A copy of `value` with every secret it sets replaced by `"***"` (the value itself is not changed). */
+/** `scheme://user:password@` at the start of a string: the password part. */
+const URL_PASSWORD = /^([a-z][a-z0-9+.-]*:\/\/[^/@\s:]*:)([^/@\s]+)@/i;
+
+/** Whether any string in `value` is a URL with a password in it. */
+function hasUrlPassword(value: unknown): boolean {
+  if (typeof value === 'string') return URL_PASSWORD.test(value);
+  if (Array.isArray(value)) return value.some(hasUrlPassword);
+  return isObject(value) && Object.values(value).some(hasUrlPassword);
+}
+
+/** Masks the password of every URL string in `value`, in place. */
+function maskUrlPasswords(value: unknown): unknown {
+  if (typeof value === 'string') return value.replace(URL_PASSWORD, `$1${REDACTED}@`);
+  if (Array.isArray(value)) value.forEach((v, i) => (value[i] = maskUrlPasswords(v)));
+  else if (isObject(value)) for (const [k, v] of Object.entries(value)) value[k] = maskUrlPasswords(v);
+  return value;
+}
+
+/** Whether `redactSecrets` would change anything in `value`. */
+export function hasSecrets(schema: JsonSchema | undefined, value: unknown): boolean {
+  return secretPaths(schema, value).length > 0 || hasUrlPassword(value);
+}
+
+/** A copy of `value` with every secret it sets replaced by `"***"`, and the passwords in URLs masked (the value itself is not changed). */
 export function redactSecrets<T>(schema: JsonSchema | undefined, value: T): T {
-  if (schema === undefined || secretPaths(schema, value).length === 0) return value;
+  if (!hasSecrets(schema, value)) return value;
   const copy = structuredClone(value);
   walk(schema, copy, '', (_path, holder, key) => {
     (holder as Record<string | number, unknown>)[key] = REDACTED;
   });
-  return copy;
+  return maskUrlPasswords(copy) as T;
 }

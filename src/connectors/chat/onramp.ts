@@ -109,7 +109,7 @@ export const chatOnramp: OnrampType<ChatOnrampConfig> = {
     additionalProperties: false,
     required: ['token'],
     properties: {
-      token: { type: 'string', minLength: 1, description: 'the bot token (Bot tab of the application in the Discord developer portal)' },
+      token: { type: 'string', minLength: 1, writeOnly: true, description: 'the bot token (Bot tab of the application in the Discord developer portal)' },
       intents: {
         type: 'array',
         uniqueItems: true,

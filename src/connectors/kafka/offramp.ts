@@ -4,6 +4,7 @@ import type { EddyEvent } from '../../core/event';
 import type { OfframpContext, OfframpType, Sink } from '../connector';
 import { Backoff } from '../_shared/backoff';
 import { brokerAddress, clientConfig, isConnectionError, kafkaSettings, rootMessage, type KafkaSettings, type RdkafkaOptions } from './options';
+import { SECRET_RDKAFKA_OPTIONS } from './options';
 
 export interface KafkaOfframpConfig {
   topic: string;
@@ -59,6 +60,8 @@ export const kafkaOfframp: OfframpType<KafkaOfframpConfig> = {
         type: 'object',
         default: {},
         additionalProperties: { type: ['string', 'number', 'boolean'] },
+        // the secrets among them: shown as *** (schema/secrets.ts)
+        properties: SECRET_RDKAFKA_OPTIONS,
         description:
           'librdkafka option names mapped onto the client (see docs/connectors/kafka.md): client.id, acks, compression.codec (none, gzip), linger.ms, batch.num.messages, security.protocol, sasl.*, ssl.* and more; any other name is refused',
       },

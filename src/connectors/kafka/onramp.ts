@@ -6,6 +6,7 @@ import type { Frame, OnrampContext, OnrampSource, OnrampType, SourceInputs } fro
 import { Backoff } from '../_shared/backoff';
 import { CommitTracker, type Entry } from './commits';
 import { brokerAddress, clientConfig, kafkaSettings, rootMessage, type KafkaSettings, type RdkafkaOptions } from './options';
+import { SECRET_RDKAFKA_OPTIONS } from './options';
 
 export interface KafkaOnrampConfig {
   group_id: string;
@@ -55,6 +56,8 @@ const schema = {
       type: 'object',
       default: {},
       additionalProperties: { type: ['string', 'number', 'boolean'] },
+      // the secrets among them: shown as *** (schema/secrets.ts)
+      properties: SECRET_RDKAFKA_OPTIONS,
       description:
         'librdkafka option names mapped onto the client (see docs/connectors/kafka.md): client.id, group.id, enable.auto.commit (false: commit on ack), auto.offset.reset, session.timeout.ms, security.protocol, sasl.*, ssl.* and more; any other name is refused',
     },

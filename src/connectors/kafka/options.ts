@@ -349,3 +349,8 @@ export function rootMessage(err: unknown): string {
   }
   return message;
 }
+
+/** The rdkafka_options that hold secrets, marked so that eddy shows them as *** (schema/secrets.ts). */
+export const SECRET_RDKAFKA_OPTIONS = Object.fromEntries(
+  ['sasl.password', 'ssl.key.password', 'ssl.keystore.password', 'ssl.key.pem', 'sasl.oauthbearer.client.secret'].map((name) => [name, { type: ['string', 'number', 'boolean'], writeOnly: true }]),
+);

@@ -51,9 +51,9 @@ export const optionsSchema: JsonSchema = {
   default: {},
   description: 'connection options: authentication, TLS, client name, reconnects',
   properties: {
-    token: { type: 'string', minLength: 1, description: 'authentication token (the server\'s `authorization { token }`); not with username or credentials_path' },
+    token: { type: 'string', minLength: 1, writeOnly: true, description: 'authentication token (the server\'s `authorization { token }`); not with username or credentials_path' },
     username: { type: 'string', minLength: 1, description: 'user name for user/password authentication; requires password' },
-    password: { type: 'string', description: 'password for user/password authentication; requires username' },
+    password: { type: 'string', writeOnly: true, description: 'password for user/password authentication; requires username' },
     credentials_path: {
       type: 'string',
       minLength: 1,

@@ -84,7 +84,7 @@ const endpointSchema = {
       properties: {
         scheme: { type: 'string', enum: ['http', 'https'], description: 'http or https' },
         username: { type: 'string', description: 'user for basic authentication' },
-        password: { type: 'string', description: 'password for basic authentication' },
+        password: { type: 'string', writeOnly: true, description: 'password for basic authentication' },
         host: { type: 'string', minLength: 1, description: 'host name or address' },
         port: { type: 'integer', minimum: 1, maximum: 65535, description: "port (default: the scheme's, 80 or 443)" },
         path: { type: 'string', description: 'path (default /)' },

@@ -15,7 +15,7 @@ describe('chat end to end (against a local Discord stand-in)', () => {
     let rt: Started;
     beforeEach(async () => {
       standIn = await StandIn.start();
-      rt = await startRuntime();
+      rt = await startRuntime(undefined, { allowSecrets: true }); // the bot token goes over the API here
     });
     afterEach(async () => {
       await rt.stop();
