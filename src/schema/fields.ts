@@ -1,4 +1,5 @@
 import * as s from './typed';
+import type { Marked, Schema } from './typed';
 
 /**
  * Config fields that many types repeat, built once so that they cannot
@@ -13,14 +14,19 @@ import * as s from './typed';
  */
 export const DEFAULT_LISTEN_HOST = '127.0.0.1';
 
+interface PortOptions {
+  readonly default?: number;
+  readonly description?: string;
+}
+
 /** The address a listening socket binds (tcp, udp, otel, rest, ws). */
 export function listenHost(description = 'address to listen on; the default accepts only local clients, 0.0.0.0 (or ::) every interface') {
   return s.string({ minLength: 1, default: DEFAULT_LISTEN_HOST, description });
 }
 
 /** The port a listening socket binds; 0 asks the system for a free one. */
-export function listenPort<const O extends { readonly default?: number; readonly description?: string }>(options?: O) {
-  return s.integer({ minimum: 0, maximum: 65535, description: 'port to listen on; 0 picks a free one', ...options });
+export function listenPort<const O extends PortOptions = object>(options?: O): Schema<number> & Marked<O> {
+  return s.integer({ minimum: 0, maximum: 65535, description: 'port to listen on; 0 picks a free one', ...options }) as Schema<number> & Marked<O>;
 }
 
 /** The host a client connects to (a name or an address). */
@@ -29,8 +35,8 @@ export function connectHost(description: string) {
 }
 
 /** The port a client connects to: a real port, never 0. */
-export function connectPort<const O extends { readonly default?: number; readonly description?: string }>(options?: O) {
-  return s.integer({ minimum: 1, maximum: 65535, description: 'port to connect to', ...options });
+export function connectPort<const O extends PortOptions = object>(options?: O): Schema<number> & Marked<O> {
+  return s.integer({ minimum: 1, maximum: 65535, description: 'port to connect to', ...options }) as Schema<number> & Marked<O>;
 }
 
 /** The user a client logs in as. */

@@ -52,7 +52,7 @@ interface Annotations {
 }
 
 /** A builder's options with a `default`: the result is marked so that objects make the key required. */
-type Marked<O> = O extends { readonly default: unknown } ? { readonly default: unknown } : unknown;
+export type Marked<O> = O extends { readonly default: unknown } ? { readonly default: unknown } : unknown;
 
 interface StringOptions extends Annotations {
   readonly minLength?: number;
