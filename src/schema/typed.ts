@@ -103,12 +103,16 @@ export function boolean<const O extends BooleanOptions = object>(options?: O): S
   return { type: 'boolean', ...options } as Schema<boolean> & Marked<O>;
 }
 
-/** One of the listed strings (`{type: 'string', enum}`): the type is their union. */
-export function literals<const V extends readonly string[], const O extends ValueOptions<V[number]> = object>(
+/**
+ * One of the listed values (`{enum}`): the type is their union. No `type`
+ * beside it, so a wrong value of any type is told the allowed ones
+ * ("must be one of a, b"), not only "must be string".
+ */
+export function literals<const V extends readonly (string | number | boolean | null)[], const O extends ValueOptions<V[number]> = object>(
   values: V,
   options?: O,
 ): Schema<V[number]> & Marked<O> {
-  return { type: 'string', enum: values, ...options } as unknown as Schema<V[number]> & Marked<O>;
+  return { enum: values, ...options } as unknown as Schema<V[number]> & Marked<O>;
 }
 
 export function array<T, I, const O extends ArrayOptions<T> = object>(items: Schema<T, I>, options?: O): Schema<T[], I[]> & Marked<O> {
@@ -171,6 +175,8 @@ interface ObjectOptions<R> extends Annotations {
   /** `false` (the default): unknown keys are rejected; a schema: unknown keys must match it */
   readonly additionalProperties?: false | Schema<unknown>;
   readonly minProperties?: number;
+  /** alternatives of `required` (`[{required: ['a']}, {required: ['b']}]`: at least one of a, b); not reflected in the type */
+  readonly anyOf?: readonly JsonSchema[];
   readonly default?: Record<string, unknown>;
 }
 
