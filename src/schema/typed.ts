@@ -12,7 +12,9 @@ import type { JsonSchema } from './json-schema';
  * A property is required in the type when the object lists it in
  * `required` or when it has a `default`: the schemas are validated with
  * ajv's `useDefaults` (schema/artefacts.ts), so a config that passed has
- * every defaulted key filled in.
+ * every defaulted key filled in. Ajv fills no defaults inside `anyOf`
+ * or `oneOf`: give defaults only to properties of plain objects, or the
+ * type says present what may be absent.
  *
  * Own builders rather than TypeBox or json-schema-to-ts: no run-time
  * dependency to load at start-up and no deep type-level parsing of schema
@@ -146,11 +148,6 @@ export function oneOf<const S extends readonly Schema<unknown>[], const O extend
 /** Any JSON value (an event template, a value to send as it is). */
 export function unknown<const O extends ValueOptions<unknown> = object>(options?: O): Schema<unknown> & Marked<O> {
   return { ...options } as Schema<unknown> & Marked<O>;
-}
-
-/** A schema whose type cannot be derived (a recursive value): stated once, here, beside the schema. */
-export function declared<T>(schema: JsonSchema): Schema<T> {
-  return schema as Schema<T>;
 }
 
 type Properties = Readonly<Record<string, Schema<unknown>>>;
