@@ -1,4 +1,4 @@
-import * as s from './typed';
+import { s } from './typed';
 import type { Marked, Schema } from './typed';
 
 /**

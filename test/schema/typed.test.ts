@@ -3,7 +3,7 @@ import { onrampCatalog } from '../../src/connectors/catalog';
 import { loadAll } from '../../src/core/registry';
 import type { JsonSchema } from '../../src/schema/json-schema';
 import { DEFAULT_LISTEN_HOST, listenHost, listenPort } from '../../src/schema/fields';
-import * as s from '../../src/schema/typed';
+import { s } from '../../src/schema/typed';
 import type { Input, Static } from '../../src/schema/typed';
 
 /** `true` only when A and B are the same type (a compile-time check: a wrong derivation fails `tsc`). */

@@ -3,7 +3,7 @@ import { constructorFromBucketSize } from 'hdr-histogram-js/dist/JsHistogramFact
 import { monoNs, toMonoNs } from '../../core/clock';
 import type { OfframpType } from '../connector';
 import { BucketCounts } from './bucket-counts';
-import * as s from '../../schema/typed';
+import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 
 const configSchema = s.object(

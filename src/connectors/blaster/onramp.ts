@@ -2,7 +2,7 @@ import { Observable, type Subscriber } from '../../core/rx';
 import { nowNs } from '../../core/clock';
 import type { Frame, OnrampType } from '../connector';
 import { readPayloadLines } from '../_shared/read-source';
-import * as s from '../../schema/typed';
+import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 
 const configSchema = s.object(

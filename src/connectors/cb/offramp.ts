@@ -1,6 +1,6 @@
 import type { EddyEvent, Meta } from '../../core/event';
 import type { OfframpType } from '../connector';
-import * as s from '../../schema/typed';
+import { s } from '../../schema/typed';
 
 /** What one event asks the cb offramp to emit: at most one delivery and at most one breaker insight. */
 export interface CbActions {

@@ -2,7 +2,7 @@ import { Observable, type Subscriber, type Subscription } from '../../core/rx';
 import { CronExpressionParser, type CronExpression } from 'cron-parser';
 import type { Frame, OnrampType } from '../connector';
 import { Years, nextInYears } from './years';
-import * as s from '../../schema/typed';
+import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 
 const entrySchema = s.object(

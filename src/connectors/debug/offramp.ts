@@ -1,5 +1,5 @@
 import type { OfframpType } from '../connector';
-import * as s from '../../schema/typed';
+import { s } from '../../schema/typed';
 
 /** debug: counts events per `$class` and prints the table to stdout every second while events arrive. */
 export const debug: OfframpType<Record<string, never>> = {

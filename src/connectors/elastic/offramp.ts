@@ -7,7 +7,7 @@ import type { EddyEvent, Meta } from '../../core/event';
 import type { OfframpContext, OfframpType } from '../connector';
 import { Slots } from '../_shared/slots';
 import { Backoff } from '../_shared/backoff';
-import * as s from '../../schema/typed';
+import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 
 const configSchema = s.object(

@@ -1,6 +1,6 @@
 import { Subscription } from '../../core/rx';
 import type { OfframpType } from '../connector';
-import * as s from '../../schema/typed';
+import { s } from '../../schema/typed';
 
 /** exit: an event `{exit: <status>, delay?: <ms>}` stops the runtime with that status. */
 export const exit: OfframpType<Record<string, never>> = {

@@ -3,7 +3,7 @@ import { access, open, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { OfframpContext, OfframpType, Sink } from '../connector';
 import { BufferedWriter } from '../_shared/buffered-writer';
-import * as s from '../../schema/typed';
+import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 
 const configSchema = s.object(

@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import { Observable, type Subscription } from '../../core/rx';
 import type { Frame, OnrampType } from '../connector';
 import { readMaybeXz } from '../_shared/read-source';
-import * as s from '../../schema/typed';
+import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 
 const configSchema = s.object(

@@ -2,7 +2,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { Level } from 'level';
 import type { EddyEvent, Meta } from '../../core/event';
 import type { OfframpContext, OfframpType } from '../connector';
-import * as s from '../../schema/typed';
+import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 
 const configSchema = s.object(

@@ -7,7 +7,7 @@ import { Pool } from 'undici';
 import { batchValues, type EddyEvent } from '../../core/event';
 import type { OfframpContext, OfframpType, Sink } from '../connector';
 import { Backoff } from '../_shared/backoff';
-import * as s from '../../schema/typed';
+import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 
 /** The Log API of each region. */

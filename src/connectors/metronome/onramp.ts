@@ -1,7 +1,7 @@
 import { Observable, interval } from '../../core/rx';
 import { nowNs } from '../../core/clock';
 import type { Frame, OnrampType } from '../connector';
-import * as s from '../../schema/typed';
+import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 
 const configSchema = s.object({ interval: s.integer({ minimum: 1, description: 'milliseconds between ticks' }) }, { required: ['interval'] });

@@ -4,7 +4,7 @@ import { nowNs } from '../../core/clock';
 import type { Frame, OnrampType } from '../connector';
 import { uriHost } from '../_shared/net';
 import { decodeResources, SIGNALS, SIGNAL_SPECS, statusWithRetryInfo, type Signal } from './otlp';
-import * as s from '../../schema/typed';
+import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 import { listenHost, listenPort } from '../../schema/fields';
 

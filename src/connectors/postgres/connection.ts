@@ -4,7 +4,7 @@
  * apart as a lost connection (reconnect) rather than a refused statement.
  */
 import type { ClientConfig } from 'pg';
-import * as s from '../../schema/typed';
+import { s } from '../../schema/typed';
 import type { ObjectStatic } from '../../schema/typed';
 import { connectHost, connectPort, password, userName } from '../../schema/fields';
 import { SESSION_OPTIONS } from './types';

@@ -6,7 +6,7 @@ import { Backoff } from '../_shared/backoff';
 import { batchValues } from '../../core/event';
 import { clientConfig, connectionProperties, describe, isConnectionError } from './connection';
 import { canonicalType, toParam, type Param } from './types';
-import * as s from '../../schema/typed';
+import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 
 const configSchema = s.object(

@@ -7,7 +7,7 @@ import type { Frame, OnrampContext, OnrampType, SourceInputs } from '../connecto
 import { Backoff } from '../_shared/backoff';
 import { clientConfig, connectionProperties, describe, isConnectionError } from './connection';
 import { BUILTIN_OIDS, fromText, type FieldRecord } from './types';
-import * as s from '../../schema/typed';
+import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 
 const configSchema = s.object(

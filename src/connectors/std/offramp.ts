@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import type { Writable } from 'node:stream';
 import type { OfframpType } from '../connector';
 import { BufferedWriter } from '../_shared/buffered-writer';
-import * as s from '../../schema/typed';
+import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 
 const configSchema = s.object({

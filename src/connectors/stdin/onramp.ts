@@ -1,6 +1,6 @@
 import { Observable } from '../../core/rx';
 import type { Frame, OnrampType } from '../connector';
-import * as s from '../../schema/typed';
+import { s } from '../../schema/typed';
 
 /** stdin: standard input in chunks as they arrive (pair it with the lines preprocessor); paused while the breaker is triggered. */
 export const stdin: OnrampType<Record<string, never>> = {

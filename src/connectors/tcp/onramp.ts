@@ -2,7 +2,7 @@ import { createServer, type Socket } from 'node:net';
 import { Observable, type Subscriber } from '../../core/rx';
 import type { Frame, OnrampType } from '../connector';
 import { listen, uriHost } from '../_shared/net';
-import * as s from '../../schema/typed';
+import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 import { listenHost, listenPort } from '../../schema/fields';
 

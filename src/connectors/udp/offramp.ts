@@ -5,7 +5,7 @@ import type { Subscription } from '../../core/rx';
 import type { EddyEvent } from '../../core/event';
 import type { OfframpContext, OfframpType, Sink } from '../connector';
 import { Backoff } from '../_shared/backoff';
-import * as s from '../../schema/typed';
+import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 import { connectHost, connectPort } from '../../schema/fields';
 

@@ -5,7 +5,7 @@ import { nowNs } from '../../core/clock';
 import { uriHost } from '../_shared/net';
 import type { Frame, OnrampContext, OnrampSource, OnrampType } from '../connector';
 import { KernelDrops } from './kernel-drops';
-import * as s from '../../schema/typed';
+import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 import { listenHost, listenPort } from '../../schema/fields';
 

@@ -9,7 +9,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { Client } from 'pg';
 import { parseCsv } from './csv';
-import * as s from '../../schema/typed';
+import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 import { connectHost, connectPort, userName } from '../../schema/fields';
 import { durationSchema } from '../window/duration';

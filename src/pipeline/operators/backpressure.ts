@@ -2,7 +2,7 @@ import { Observable, Subscription } from '../../core/rx';
 import type { Insight, PortEvent } from '../../core/event';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
 import { markOwn, nodeUrl, ownMeta } from './support';
-import * as s from '../../schema/typed';
+import { s } from '../../schema/typed';
 import type { Input } from '../../schema/typed';
 
 const DEFAULT_STEPS = [50, 100, 250, 500, 1000, 5000, 10000];

@@ -2,7 +2,7 @@ import { Observable, Subscription, type OperatorFunction, type SchedulerLike } f
 import type { EddyEvent, EventId } from '../../core/event';
 import type { OperatorType } from '../operator';
 import { idMinter, memberContraflow } from './support';
-import * as s from '../../schema/typed';
+import { s } from '../../schema/typed';
 import type { Input } from '../../schema/typed';
 
 const configSchema = s.object(

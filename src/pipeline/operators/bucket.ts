@@ -3,7 +3,7 @@ import type { EddyEvent, PortEvent } from '../../core/event';
 import type { OperatorNode, OperatorType } from '../operator';
 import { Lru } from '../../core/lru';
 import { withError } from './support';
-import * as s from '../../schema/typed';
+import { s } from '../../schema/typed';
 
 /** Defaults of the original runtime for the per-event meta parameters. */
 const DEFAULT_TIME_RANGE_MS = 1000;

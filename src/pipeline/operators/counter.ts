@@ -1,7 +1,7 @@
 import { Observable, type OperatorFunction } from '../../core/rx';
 import type { EddyEvent } from '../../core/event';
 import type { OperatorType } from '../operator';
-import * as s from '../../schema/typed';
+import { s } from '../../schema/typed';
 
 /**
  * Counts events per subscription, from 1, and wraps each value:

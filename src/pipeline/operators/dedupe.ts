@@ -6,7 +6,7 @@ import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
 import { durationMs, durationSchema } from '../window/duration';
 import { EventScope, compileEventExpression, type EventExpression } from '../window/expressions';
 import { withError } from './support';
-import * as s from '../../schema/typed';
+import { s } from '../../schema/typed';
 import type { Input } from '../../schema/typed';
 
 const configSchema = s.object(

@@ -2,7 +2,7 @@ import { map, type OperatorFunction } from '../../core/rx';
 import type { EddyEvent } from '../../core/event';
 import type { OperatorType } from '../operator';
 import { showId } from './support';
-import * as s from '../../schema/typed';
+import { s } from '../../schema/typed';
 import type { Input } from '../../schema/typed';
 
 const configSchema = s.object(

@@ -7,7 +7,7 @@ import { durationMs, durationSchema } from '../window/duration';
 import { EventScope, compileEventExpression, type EventExpression } from '../window/expressions';
 import { setPath } from './cel';
 import { nodeUrl, withError } from './support';
-import * as s from '../../schema/typed';
+import { s } from '../../schema/typed';
 import type { Input } from '../../schema/typed';
 
 const configSchema = s.object(

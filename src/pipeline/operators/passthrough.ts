@@ -1,6 +1,6 @@
 import { identity } from '../../core/rx';
 import type { OperatorType } from '../operator';
-import * as s from '../../schema/typed';
+import { s } from '../../schema/typed';
 
 /** passthrough: forwards every event unchanged on `out`. */
 export const passthrough: OperatorType = {

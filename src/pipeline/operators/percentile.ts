@@ -3,7 +3,7 @@ import type { PortEvent } from '../../core/event';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
 import { isBad } from './backpressure';
 import { markOwn, ownMeta } from './support';
-import * as s from '../../schema/typed';
+import { s } from '../../schema/typed';
 import type { Input } from '../../schema/typed';
 
 const configSchema = s.object(

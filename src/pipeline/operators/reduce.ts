@@ -6,7 +6,7 @@ import { groupKey } from '../window/aggregator';
 import { durationMs, durationSchema } from '../window/duration';
 import { EventScope, compileEventExpression, type EventExpression } from '../window/expressions';
 import { idMinter, memberContraflow, withError } from './support';
-import * as s from '../../schema/typed';
+import { s } from '../../schema/typed';
 import type { Input } from '../../schema/typed';
 
 const STRATEGIES = ['first', 'last', 'concat', 'concat_newline', 'array', 'sum', 'min', 'max'] as const;

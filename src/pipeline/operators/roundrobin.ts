@@ -2,7 +2,7 @@ import { Observable } from '../../core/rx';
 import type { PortEvent } from '../../core/event';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
 import { markOwn, nodeUrl, ownMeta } from './support';
-import * as s from '../../schema/typed';
+import { s } from '../../schema/typed';
 import type { Input } from '../../schema/typed';
 
 const configSchema = s.object(

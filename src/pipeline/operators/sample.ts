@@ -4,7 +4,7 @@ import { invalid } from '../../core/errors';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
 import { EventScope, compileEventExpression, type EventExpression } from '../window/expressions';
 import { withError } from './support';
-import * as s from '../../schema/typed';
+import { s } from '../../schema/typed';
 import type { Input } from '../../schema/typed';
 
 const configSchema = s.object(

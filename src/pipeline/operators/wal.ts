@@ -7,7 +7,7 @@ import { invalid } from '../../core/errors';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
 import { nodeUrl, ownSeqs, withError } from './support';
 import { LevelWalStorage, deserialiseEvent, serialiseEvent, whenReady, type WalStorage } from './wal-storage';
-import * as s from '../../schema/typed';
+import { s } from '../../schema/typed';
 import type { Input } from '../../schema/typed';
 
 const configSchema = s.object(

@@ -1,4 +1,4 @@
-import * as s from '../../schema/typed';
+import { s } from '../../schema/typed';
 
 /**
  * Durations in operator configs: a number of milliseconds, or a string with

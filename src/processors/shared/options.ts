@@ -1,5 +1,5 @@
 import type { JsonSchema } from '../../schema/json-schema';
-import * as s from '../../schema/typed';
+import { s } from '../../schema/typed';
 import type { Schema, Static } from '../../schema/typed';
 
 /**
