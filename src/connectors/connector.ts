@@ -3,7 +3,7 @@ import type { Observable, SchedulerLike, Subscriber } from '../core/rx';
 import type { Codec } from '../codecs/codec';
 import type { EddyEvent, EventId, Insight, Meta } from '../core/event';
 import type { Logger } from '../core/logger';
-import type { JsonSchema } from '../schema/json-schema';
+import type { Schema } from '../schema/typed';
 import type { PullStep } from './_shared/pull-loop';
 
 export type { PullStep };
@@ -173,8 +173,12 @@ export interface SourceInputs {
 export interface OnrampType<C = Record<string, unknown>> {
   readonly name: string;
   readonly defaultCodec: string;
-  /** JSON schema of `config`: unknown keys rejected, defaults filled, a description on every field */
-  readonly configSchema: JsonSchema;
+  /**
+   * JSON schema of `config`: unknown keys rejected, defaults filled, a
+   * description on every field. Built with schema/typed.ts, it is checked
+   * against `C`: what passes it is what `create` takes.
+   */
+  readonly configSchema: Schema<C, unknown>;
   /** a config that works: the README's example and the compliance suite's */
   readonly example?: Record<string, unknown>;
   /** the type can be a linked transport (request/response) */
@@ -264,7 +268,8 @@ export interface Sink {
 export interface OfframpType<C = Record<string, unknown>> {
   readonly name: string;
   readonly defaultCodec: string;
-  readonly configSchema: JsonSchema;
+  /** as `OnrampType.configSchema` */
+  readonly configSchema: Schema<C, unknown>;
   /** a config that works: the README's example and the compliance suite's */
   readonly example?: Record<string, unknown>;
   /**

@@ -1,6 +1,6 @@
 import type { Observable, OperatorFunction, SchedulerLike } from '../core/rx';
 import type { EddyEvent, Insight, PortEvent } from '../core/event';
-import type { JsonSchema } from '../schema/json-schema';
+import type { Schema } from '../schema/typed';
 import type { Logger } from '../core/logger';
 
 /** What an operator is created with: where it lives, its uid, the scheduler, and the way back to the sources. */
@@ -37,8 +37,12 @@ export interface OperatorNode {
 /** An operator type, registered by name (`type: generic::batch` in a pipeline node). */
 export interface OperatorType<C = Record<string, unknown>> {
   readonly name: string;
-  /** JSON schema of `config`, checked at publish time; unknown keys are rejected */
-  readonly configSchema?: JsonSchema;
+  /**
+   * JSON schema of `config`, checked at publish time; unknown keys are
+   * rejected. Built with schema/typed.ts, it is checked against `C`: what
+   * passes it is what `create` takes.
+   */
+  readonly configSchema?: Schema<C, unknown>;
   /**
    * Builds one node. A 1-in-1-out operator may return a plain RxJS
    * OperatorFunction: everything it emits leaves on `out`.

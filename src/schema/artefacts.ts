@@ -1,7 +1,7 @@
 import type Ajv from 'ajv';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { invalid } from '../core/errors';
-import { durationSchema } from '../core/duration';
+import { durationSchema } from './duration';
 import type { JsonSchema } from './json-schema';
 import { precompiledValidator } from './precompiled';
 

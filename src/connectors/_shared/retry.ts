@@ -4,7 +4,7 @@
  * long. The offramp machinery (offramp.ts) runs it on the runtime's
  * scheduler, so tests run the delays in virtual time.
  */
-import { durationMs } from '../../core/duration';
+import { durationMs } from '../../schema/duration';
 import { RETRY_ON, type RetryConfig } from '../../schema/artefacts';
 
 export type { RetryConfig };

@@ -3,14 +3,22 @@ import { constructorFromBucketSize } from 'hdr-histogram-js/dist/JsHistogramFact
 import { monoNs, toMonoNs } from '../../core/clock';
 import type { OfframpType } from '../connector';
 import { BucketCounts } from './bucket-counts';
+import { s } from '../../schema/typed';
+import type { Static } from '../../schema/typed';
 
-interface BlackholeConfig {
-  warmup_secs: number;
-  stop_after_secs: number;
-  significant_figures: number;
-  structured: boolean;
-  count_field?: string;
-}
+const configSchema = s.object(
+  {
+    warmup_secs: s.number({ minimum: 0, description: 'seconds after start during which nothing is measured' }),
+    stop_after_secs: s.number({ minimum: 0, description: 'seconds of measurement, then report and stop; 0 never stops' }),
+    significant_figures: s.integer({ minimum: 1, maximum: 5, description: 'significant figures of the histogram' }),
+    structured: s.boolean({ default: false, description: 'print the report as one JSON line' }),
+    count_field: s.string({
+      minLength: 1,
+      description: "each event counts as the number in this top-level data field (a window's count()), so events/s are the input events the outputs stand for",
+    }),
+  },
+  { required: ['warmup_secs', 'stop_after_secs', 'significant_figures'] },
+);
 
 /** The structured report (`structured: true`): one JSON line on stdout. */
 export interface BlackholeReport {
@@ -31,28 +39,13 @@ export interface BlackholeReport {
  * the original it stops on a timer, so an idle pipeline stops too, and it
  * divides by the measured time.
  */
-export const blackhole: OfframpType<BlackholeConfig> = {
+export const blackhole: OfframpType<Static<typeof configSchema>> = {
   name: 'blackhole',
   defaultCodec: 'json',
   placement: 'every-worker', // each worker measures its own share (docs/workers.md)
   autoAck: true,
   example: { warmup_secs: 2, stop_after_secs: 10, significant_figures: 2 },
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['warmup_secs', 'stop_after_secs', 'significant_figures'],
-    properties: {
-      warmup_secs: { type: 'number', minimum: 0, description: 'seconds after start during which nothing is measured' },
-      stop_after_secs: { type: 'number', minimum: 0, description: 'seconds of measurement, then report and stop; 0 never stops' },
-      significant_figures: { type: 'integer', minimum: 1, maximum: 5, description: 'significant figures of the histogram' },
-      structured: { type: 'boolean', default: false, description: 'print the report as one JSON line' },
-      count_field: {
-        type: 'string',
-        minLength: 1,
-        description: "each event counts as the number in this top-level data field (a window's count()), so events/s are the input events the outputs stand for",
-      },
-    },
-  },
+  configSchema,
   create(config, ctx) {
     // what hdr.build({useWebAssembly: false}) makes: 32-bit buckets, resizing as values grow
     const JsHistogram = constructorFromBucketSize(32);

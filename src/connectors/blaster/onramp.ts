@@ -2,13 +2,18 @@ import { Observable, type Subscriber } from '../../core/rx';
 import { nowNs } from '../../core/clock';
 import type { Frame, OnrampType } from '../connector';
 import { readPayloadLines } from '../_shared/read-source';
+import { s } from '../../schema/typed';
+import type { Static } from '../../schema/typed';
 
-interface BlasterConfig {
-  source: string;
-  interval?: number;
-  iters?: number;
-  base64: boolean;
-}
+const configSchema = s.object(
+  {
+    source: s.string({ minLength: 1, description: 'file to replay, one event per line' }),
+    interval: s.integer({ minimum: 0, description: 'nanoseconds between events; absent or 0 means as fast as possible' }),
+    iters: s.integer({ minimum: 1, description: 'number of events to send, then stop' }),
+    base64: s.boolean({ default: false, description: 'base64-decode each line' }),
+  },
+  { required: ['source'] },
+);
 
 /**
  * Events emitted per macrotask at full speed, all with one ingest time (one
@@ -26,22 +31,12 @@ const CHUNK = 64;
  * breaker is triggered. The file is read when the instance is created, so a
  * missing or empty file fails the activation.
  */
-export const blaster: OnrampType<BlasterConfig> = {
+export const blaster: OnrampType<Static<typeof configSchema>> = {
   name: 'blaster',
   defaultCodec: 'json',
   placement: 'every-worker', // each worker replays the data (docs/workers.md)
   example: { source: 'data.json.xz', iters: 1000 },
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['source'],
-    properties: {
-      source: { type: 'string', minLength: 1, description: 'file to replay, one event per line' },
-      interval: { type: 'integer', minimum: 0, description: 'nanoseconds between events; absent or 0 means as fast as possible' },
-      iters: { type: 'integer', minimum: 1, description: 'number of events to send, then stop' },
-      base64: { type: 'boolean', default: false, description: 'base64-decode each line' },
-    },
-  },
+  configSchema,
   async create(config, ctx) {
     const originUri = `svc-blaster://${ctx.hostname}/${config.source.replace(/^\//, '')}`;
     // read now: a missing, unreadable or empty source fails the activation (a 400 naming the onramp)

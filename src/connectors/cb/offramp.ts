@@ -1,5 +1,6 @@
 import type { EddyEvent, Meta } from '../../core/event';
 import type { OfframpType } from '../connector';
+import { s } from '../../schema/typed';
 
 /** What one event asks the cb offramp to emit: at most one delivery and at most one breaker insight. */
 export interface CbActions {
@@ -71,7 +72,7 @@ export const cbOfframp: OfframpType<Record<string, never>> = {
   defaultCodec: 'json',
   autoAck: false,
   example: {},
-  configSchema: { type: 'object', additionalProperties: false, properties: {}, description: 'the cb offramp takes no config' },
+  configSchema: s.object({}, { description: 'the cb offramp takes no config' }),
   create(_config, ctx) {
     return {
       send(_payloads, event) {

@@ -2,11 +2,20 @@ import { finalize } from '../../core/rx';
 import type { EventId } from '../../core/event';
 import type { Frame, OnrampType } from '../connector';
 import { readPayloadLines } from '../_shared/read-source';
+import { s } from '../../schema/typed';
+import type { Static } from '../../schema/typed';
 
-interface CbOnrampConfig {
-  source: string;
-  timeout: number;
-}
+const configSchema = s.object(
+  {
+    source: s.string({ minLength: 1, description: 'file with one event payload per line (xz compressed when the name ends in .xz)' }),
+    timeout: s.integer({
+      minimum: 0,
+      default: 10000,
+      description: 'ms to wait for the missing acks and fails after everything was sent (or while paused by a circuit breaker) before exiting with status 1',
+    }),
+  },
+  { required: ['source'] },
+);
 
 /** Lines sent per macrotask at most; the breaker is checked before every line. */
 const CHUNK = 256;
@@ -33,24 +42,11 @@ const CHUNK = 256;
  * source is read when the instance is created, so a missing file fails the
  * activation.
  */
-export const cbOnramp: OnrampType<CbOnrampConfig> = {
+export const cbOnramp: OnrampType<Static<typeof configSchema>> = {
   name: 'cb',
   defaultCodec: 'json',
   example: { source: 'cb-events.json', timeout: 4000 },
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['source'],
-    properties: {
-      source: { type: 'string', minLength: 1, description: 'file with one event payload per line (xz compressed when the name ends in .xz)' },
-      timeout: {
-        type: 'integer',
-        minimum: 0,
-        default: 10000,
-        description: 'ms to wait for the missing acks and fails after everything was sent (or while paused by a circuit breaker) before exiting with status 1',
-      },
-    },
-  },
+  configSchema,
   async create(config, ctx) {
     const originUri = `svc-cb://${ctx.hostname}`;
     // read now: a missing or unreadable source fails the activation (a 400 naming the onramp), not a later run

@@ -2,16 +2,28 @@ import { Observable, type Subscriber, type Subscription } from '../../core/rx';
 import { CronExpressionParser, type CronExpression } from 'cron-parser';
 import type { Frame, OnrampType } from '../connector';
 import { Years, nextInYears } from './years';
+import { s } from '../../schema/typed';
+import type { Static } from '../../schema/typed';
 
-interface Entry {
-  name: string;
-  expr: string;
-  payload?: unknown;
-}
+const entrySchema = s.object(
+  {
+    name: s.string({ minLength: 1, description: 'symbolic name, set as trigger.name on its events' }),
+    expr: s.string({
+      minLength: 1,
+      description:
+        'cron expression with six fields: second minute hour day-of-month month day-of-week (UTC; 0 or 7 is Sunday), and optionally a seventh: year (1970-2100; an entry whose years are past is ignored)',
+    }),
+    payload: s.unknown({ description: 'any value, set as trigger.payload on its events (absent when not given)' }),
+  },
+  { required: ['name', 'expr'] },
+);
 
-interface CrononomeConfig {
-  entries: Entry[];
-}
+const configSchema = s.object(
+  { entries: s.array(entrySchema, { minItems: 1, description: 'the schedules, each firing its own events' }) },
+  { required: ['entries'] },
+);
+
+type Entry = Static<typeof entrySchema>;
 
 /** A tick is fired while its second lasts; a timer later than that (a blocked event loop) skips it. */
 const GRACE_MS = 1000;
@@ -27,37 +39,11 @@ const MAX_DELAY_MS = 2 ** 31 - 1;
  * late: a time that passed while paused or while the event loop was blocked
  * is skipped and the entry waits for its next time.
  */
-export const crononome: OnrampType<CrononomeConfig> = {
+export const crononome: OnrampType<Static<typeof configSchema>> = {
   name: 'crononome',
   defaultCodec: 'json',
   example: { entries: [{ name: 'every-5s', expr: '*/5 * * * * *', payload: { hello: 'world' } }] },
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['entries'],
-    properties: {
-      entries: {
-        type: 'array',
-        minItems: 1,
-        description: 'the schedules, each firing its own events',
-        items: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['name', 'expr'],
-          properties: {
-            name: { type: 'string', minLength: 1, description: 'symbolic name, set as trigger.name on its events' },
-            expr: {
-              type: 'string',
-              minLength: 1,
-              description:
-                'cron expression with six fields: second minute hour day-of-month month day-of-week (UTC; 0 or 7 is Sunday), and optionally a seventh: year (1970-2100; an entry whose years are past is ignored)',
-            },
-            payload: { description: 'any value, set as trigger.payload on its events (absent when not given)' },
-          },
-        },
-      },
-    },
-  },
+  configSchema,
   validate(config) {
     config.entries.forEach((entry, i) => parseExpr(entry.expr, `entries[${i}] (${entry.name})`));
   },

@@ -1,4 +1,5 @@
 import type { OfframpType } from '../connector';
+import { s } from '../../schema/typed';
 
 /** debug: counts events per `$class` and prints the table to stdout every second while events arrive. */
 export const debug: OfframpType<Record<string, never>> = {
@@ -7,7 +8,7 @@ export const debug: OfframpType<Record<string, never>> = {
   placement: 'every-worker', // counts per worker (docs/workers.md)
   autoAck: true,
   example: {},
-  configSchema: { type: 'object', additionalProperties: false, properties: {} },
+  configSchema: s.object({}),
   create() {
     let counts = new Map<string, number>();
     let total = 0;

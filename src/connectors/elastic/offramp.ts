@@ -7,11 +7,21 @@ import type { EddyEvent, Meta } from '../../core/event';
 import type { OfframpContext, OfframpType, Sink } from '../connector';
 import { Slots } from '../_shared/slots';
 import { Backoff } from '../_shared/backoff';
+import { s } from '../../schema/typed';
+import type { Static } from '../../schema/typed';
 
-interface ElasticConfig {
-  nodes: string[];
-  concurrency: number;
-}
+const configSchema = s.object(
+  {
+    nodes: s.array(s.string({ minLength: 1, description: 'an http:// or https:// URL of a node' }), {
+      minItems: 1,
+      description: 'the cluster nodes requests go to (the client spreads them and skips a dead one)',
+    }),
+    concurrency: s.integer({ minimum: 1, default: 4, description: 'bulk requests in flight at most; more wait, and the breaker is triggered' }),
+  },
+  { required: ['nodes'] },
+);
+
+type ElasticConfig = Static<typeof configSchema>;
 
 /** One document of a bulk request: a plain event, or one member of a batch. */
 interface Doc {
@@ -79,20 +89,7 @@ export const elasticOfframp: OfframpType<ElasticConfig> = {
   linkable: true,
   ignoresPostprocessors: true,
   example: { nodes: ['http://127.0.0.1:9200'], concurrency: 4 },
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['nodes'],
-    properties: {
-      nodes: {
-        type: 'array',
-        minItems: 1,
-        items: { type: 'string', minLength: 1, description: 'an http:// or https:// URL of a node' },
-        description: 'the cluster nodes requests go to (the client spreads them and skips a dead one)',
-      },
-      concurrency: { type: 'integer', minimum: 1, default: 4, description: 'bulk requests in flight at most; more wait, and the breaker is triggered' },
-    },
-  },
+  configSchema,
   validate(config) {
     config.nodes.forEach((node, i) => nodeUrl(node, `nodes[${i}]`));
   },

@@ -1,5 +1,6 @@
 import { Subscription } from '../../core/rx';
 import type { OfframpType } from '../connector';
+import { s } from '../../schema/typed';
 
 /** exit: an event `{exit: <status>, delay?: <ms>}` stops the runtime with that status. */
 export const exit: OfframpType<Record<string, never>> = {
@@ -8,7 +9,7 @@ export const exit: OfframpType<Record<string, never>> = {
   placement: 'every-worker', // any worker's exit ends the server (docs/workers.md)
   autoAck: true,
   example: {},
-  configSchema: { type: 'object', additionalProperties: false, properties: {} },
+  configSchema: s.object({}),
   create(_config, ctx) {
     // the delay runs on the runtime's scheduler, so a runtime in virtual time exits in virtual time
     const pending = new Subscription();

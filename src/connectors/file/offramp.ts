@@ -3,12 +3,28 @@ import { access, open, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { OfframpContext, OfframpType, Sink } from '../connector';
 import { BufferedWriter } from '../_shared/buffered-writer';
+import { s } from '../../schema/typed';
+import type { Static } from '../../schema/typed';
 
-interface FileOfframpConfig {
-  file: string;
-  fsync: boolean;
-  append: boolean;
-}
+const configSchema = s.object(
+  {
+    file: s.string({
+      minLength: 1,
+      description: 'path to write; created, or truncated if it exists (unless append), when the activation has opened every part',
+    }),
+    append: s.boolean({
+      default: false,
+      description: 'add lines at the end of an existing file instead of truncating it at activation (a restart or reactivation keeps earlier output)',
+    }),
+    fsync: s.boolean({
+      default: false,
+      description: 'ack an event only once the file is fsynced (survives a power loss, not only a process kill); one fsync per flush, not per event',
+    }),
+  },
+  { required: ['file'] },
+);
+
+type FileOfframpConfig = Static<typeof configSchema>;
 
 const NEWLINE = Buffer.from('\n');
 
@@ -32,28 +48,7 @@ export const fileOfframp: OfframpType<FileOfframpConfig> = {
   defaultCodec: 'json',
   autoAck: true,
   example: { file: 'out.json' },
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['file'],
-    properties: {
-      file: {
-        type: 'string',
-        minLength: 1,
-        description: 'path to write; created, or truncated if it exists (unless append), when the activation has opened every part',
-      },
-      append: {
-        type: 'boolean',
-        default: false,
-        description: 'add lines at the end of an existing file instead of truncating it at activation (a restart or reactivation keeps earlier output)',
-      },
-      fsync: {
-        type: 'boolean',
-        default: false,
-        description: 'ack an event only once the file is fsynced (survives a power loss, not only a process kill); one fsync per flush, not per event',
-      },
-    },
-  },
+  configSchema,
   // the stream's own buffer (its 'drain') is the backpressure: events waiting for their write are not capped by count
   maxInFlight: () => 1 << 20,
   async create(config, ctx) {

@@ -4,12 +4,17 @@ import { Readable } from 'node:stream';
 import { Observable, type Subscription } from '../../core/rx';
 import type { Frame, OnrampType } from '../connector';
 import { readMaybeXz } from '../_shared/read-source';
+import { s } from '../../schema/typed';
+import type { Static } from '../../schema/typed';
 
-interface FileOnrampConfig {
-  source: string;
-  close_on_done: boolean;
-  sleep_on_done: number;
-}
+const configSchema = s.object(
+  {
+    source: s.string({ minLength: 1, description: 'path of the file to read' }),
+    close_on_done: s.boolean({ default: false, description: 'stop the runtime when the file is read' }),
+    sleep_on_done: s.integer({ minimum: 0, default: 0, description: 'ms to wait after the end before closing' }),
+  },
+  { required: ['source'] },
+);
 
 /**
  * file: reads a file (xz when the name ends in `.xz`) and hands its bytes to
@@ -20,21 +25,12 @@ interface FileOnrampConfig {
  * activation. At the end it waits `sleep_on_done` ms, then asks the runtime
  * to exit with status 0 if `close_on_done`, else the source completes.
  */
-export const fileOnramp: OnrampType<FileOnrampConfig> = {
+export const fileOnramp: OnrampType<Static<typeof configSchema>> = {
   name: 'file',
   defaultCodec: 'json',
   framing: 'lines',
   example: { source: 'events.json', close_on_done: true },
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['source'],
-    properties: {
-      source: { type: 'string', minLength: 1, description: 'path of the file to read' },
-      close_on_done: { type: 'boolean', default: false, description: 'stop the runtime when the file is read' },
-      sleep_on_done: { type: 'integer', minimum: 0, default: 0, description: 'ms to wait after the end before closing' },
-    },
-  },
+  configSchema,
   async create(config, ctx) {
     const originUri = `svc-file://${ctx.hostname}/${config.source.replace(/^\//, '')}`;
     // opened now: a missing or unreadable file fails the activation, not a later read

@@ -2,10 +2,13 @@ import { mkdir, rm } from 'node:fs/promises';
 import { Level } from 'level';
 import type { EddyEvent, Meta } from '../../core/event';
 import type { OfframpContext, OfframpType } from '../connector';
+import { s } from '../../schema/typed';
+import type { Static } from '../../schema/typed';
 
-interface KvConfig {
-  dir: string;
-}
+const configSchema = s.object(
+  { dir: s.string({ minLength: 1, description: 'directory holding the store; created if absent, and held (locked) by one instance at a time' }) },
+  { required: ['dir'] },
+);
 
 type Op = 'get' | 'put' | 'delete' | 'scan' | 'cas';
 
@@ -38,20 +41,13 @@ class InvalidCommand extends Error {}
  * and a cas is atomic. Values are stored encoded with the ramp's codec and
  * decoded with it on the way out.
  */
-export const kv: OfframpType<KvConfig> = {
+export const kv: OfframpType<Static<typeof configSchema>> = {
   name: 'kv',
   defaultCodec: 'json',
   autoAck: true,
   linkable: 'required',
   example: { dir: '/tmp/eddy-kv' },
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['dir'],
-    properties: {
-      dir: { type: 'string', minLength: 1, description: 'directory holding the store; created if absent, and held (locked) by one instance at a time' },
-    },
-  },
+  configSchema,
   async create(config, ctx) {
     // opened here so that a bad or locked directory fails the activation
     let db: Level<Buffer, Buffer>;

@@ -7,21 +7,40 @@ import { Pool } from 'undici';
 import { batchValues, type EddyEvent } from '../../core/event';
 import type { OfframpContext, OfframpType, Sink } from '../connector';
 import { Backoff } from '../_shared/backoff';
-
-export interface LogvendorConfig {
-  license_key: string;
-  compress_logs: boolean;
-  region: 'usa' | 'europe';
-  endpoint?: string;
-  ca_file?: string;
-  concurrency: number;
-}
+import { s } from '../../schema/typed';
+import type { Static } from '../../schema/typed';
 
 /** The Log API of each region. */
-export const REGION_ENDPOINTS: Readonly<Record<LogvendorConfig['region'], string>> = {
+export const REGION_ENDPOINTS = {
   usa: 'https://log-api.newrelic.com/log/v1',
   europe: 'https://log-api.eu.newrelic.com/log/v1',
-};
+} as const;
+
+const configSchema = s.object(
+  {
+    license_key: s.string({
+      minLength: 1,
+      description: 'the account\'s ingest license key (sent as X-License-Key), or an insert-only key, one that starts with NRII- (sent as Api-Key)',
+    }),
+    compress_logs: s.boolean({ default: false, description: 'gzip the request bodies (Content-Encoding: gzip): more CPU, less egress' }),
+    region: s.literals(['usa', 'europe'], {
+      default: 'usa',
+      description: `the account's region, which picks the endpoint: usa ${REGION_ENDPOINTS.usa}, europe ${REGION_ENDPOINTS.europe}`,
+    }),
+    endpoint: s.string({
+      minLength: 1,
+      description: 'an http:// or https:// URL to post to instead of the region\'s endpoint: a forwarding proxy, or a test server; region is then unused',
+    }),
+    ca_file: s.string({
+      minLength: 1,
+      description: 'a PEM file of CA certificates to trust besides the system\'s (a proxy\'s or a test server\'s own CA); TLS is always verified',
+    }),
+    concurrency: s.integer({ minimum: 1, default: 4, description: 'requests in flight at most; more trigger the circuit breaker' }),
+  },
+  { required: ['license_key'] },
+);
+
+export type LogvendorConfig = Static<typeof configSchema>;
 
 /** The Log API takes at most this many bytes in one POST (as sent: compressed when compressed). */
 export const MAX_BODY_BYTES = 1_000_000;
@@ -77,36 +96,7 @@ export const logvendorOfframp: OfframpType<LogvendorConfig> = {
   autoAck: false,
   ignoresPostprocessors: true,
   example: { license_key: 'YOUR_LICENSE_KEY', compress_logs: true, region: 'europe' },
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['license_key'],
-    properties: {
-      license_key: {
-        type: 'string',
-        minLength: 1,
-        description: 'the account\'s ingest license key (sent as X-License-Key), or an insert-only key, one that starts with NRII- (sent as Api-Key)',
-      },
-      compress_logs: { type: 'boolean', default: false, description: 'gzip the request bodies (Content-Encoding: gzip): more CPU, less egress' },
-      region: {
-        type: 'string',
-        enum: ['usa', 'europe'],
-        default: 'usa',
-        description: `the account's region, which picks the endpoint: usa ${REGION_ENDPOINTS.usa}, europe ${REGION_ENDPOINTS.europe}`,
-      },
-      endpoint: {
-        type: 'string',
-        minLength: 1,
-        description: 'an http:// or https:// URL to post to instead of the region\'s endpoint: a forwarding proxy, or a test server; region is then unused',
-      },
-      ca_file: {
-        type: 'string',
-        minLength: 1,
-        description: 'a PEM file of CA certificates to trust besides the system\'s (a proxy\'s or a test server\'s own CA); TLS is always verified',
-      },
-      concurrency: { type: 'integer', minimum: 1, default: 4, description: 'requests in flight at most; more trigger the circuit breaker' },
-    },
-  },
+  configSchema,
   validate(config) {
     endpointOf(config);
   },

@@ -1,22 +1,17 @@
 import { Observable, interval } from '../../core/rx';
 import { nowNs } from '../../core/clock';
 import type { Frame, OnrampType } from '../connector';
+import { s } from '../../schema/typed';
+import type { Static } from '../../schema/typed';
 
-interface MetronomeConfig {
-  interval: number;
-}
+const configSchema = s.object({ interval: s.integer({ minimum: 1, description: 'milliseconds between ticks' }) }, { required: ['interval'] });
 
 /** metronome: a structured tick every `interval` ms; none while the circuit breaker is triggered. */
-export const metronome: OnrampType<MetronomeConfig> = {
+export const metronome: OnrampType<Static<typeof configSchema>> = {
   name: 'metronome',
   defaultCodec: 'json',
   example: { interval: 1000 },
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['interval'],
-    properties: { interval: { type: 'integer', minimum: 1, description: 'milliseconds between ticks' } },
-  },
+  configSchema,
   create(config, ctx) {
     const originUri = `svc-metronome://${ctx.hostname}/${config.interval}`;
     let paused = false;

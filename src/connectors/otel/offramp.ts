@@ -1,6 +1,6 @@
 import type { Subscription } from '../../core/rx';
 import { batchValues, type EddyEvent, type Meta } from '../../core/event';
-import { durationMs, durationSchema } from '../../core/duration';
+import { durationMs, durationSchema } from '../../schema/duration';
 import type { OfframpContext, OfframpType, Sink } from '../connector';
 import { Slots } from '../_shared/slots';
 import { encodeRequest, resourceMessages, signalOf, SIGNAL_SPECS, type Signal } from './otlp';

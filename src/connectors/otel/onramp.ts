@@ -5,15 +5,20 @@ import type { Frame, OnrampType } from '../connector';
 import { uriHost } from '../_shared/net';
 import { countItems, decodeResources, encodeResponse, SIGNALS, SIGNAL_SPECS, statusWithRetryInfo, type Signal } from './otlp';
 import { OtlpHttpReceiver, type Intake } from './http-receiver';
+import { s } from '../../schema/typed';
+import type { Static } from '../../schema/typed';
+import { listenHost, listenPort } from '../../schema/fields';
 
-interface OtelOnrampConfig {
-  host: string;
-  port: number;
-  logs: boolean;
-  metrics: boolean;
-  trace: boolean;
-  http_port?: number;
-}
+const configSchema = s.object({
+  host: listenHost('address to listen on; the default takes exporters on this machine only (0.0.0.0 or :: for every interface)'),
+  port: listenPort({ default: 4317, description: "port to listen on (OTLP/gRPC's standard port by default); 0 picks a free one" }),
+  http_port: listenPort({
+    description: 'port to serve OTLP/HTTP on as well (/v1/traces, /v1/logs, /v1/metrics; 4318 is its standard port); absent: OTLP/HTTP is not served; 0 picks a free one',
+  }),
+  logs: s.boolean({ default: true, description: 'accept logs (LogsService); when false, log exports are answered with success and dropped' }),
+  metrics: s.boolean({ default: true, description: 'accept metrics (MetricsService); when false, metric exports are answered with success and dropped' }),
+  trace: s.boolean({ default: true, description: 'accept traces (TraceService); when false, span exports are answered with success and dropped' }),
+});
 
 /** What a refused exporter is asked to wait before it retries (RetryInfo), while the circuit breaker is triggered. */
 export const RETRY_DELAY_MS = 1000;
@@ -82,32 +87,11 @@ function peerAddress(call: ServerUnaryCall<Buffer, Buffer>): string {
  *
  * The port is bound in `create`, so a port in use fails the activation.
  */
-export const otelOnramp: OnrampType<OtelOnrampConfig> = {
+export const otelOnramp: OnrampType<Static<typeof configSchema>> = {
   name: 'otel',
   defaultCodec: 'json',
   example: { host: '127.0.0.1', port: 4317 },
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      host: {
-        type: 'string',
-        minLength: 1,
-        default: '127.0.0.1',
-        description: 'address to listen on; the default takes exporters on this machine only (0.0.0.0 or :: for every interface)',
-      },
-      port: { type: 'integer', minimum: 0, maximum: 65535, default: 4317, description: "port to listen on (OTLP/gRPC's standard port by default); 0 picks a free one" },
-      http_port: {
-        type: 'integer',
-        minimum: 0,
-        maximum: 65535,
-        description: 'port to serve OTLP/HTTP on as well (/v1/traces, /v1/logs, /v1/metrics; 4318 is its standard port); absent: OTLP/HTTP is not served; 0 picks a free one',
-      },
-      logs: { type: 'boolean', default: true, description: 'accept logs (LogsService); when false, log exports are answered with success and dropped' },
-      metrics: { type: 'boolean', default: true, description: 'accept metrics (MetricsService); when false, metric exports are answered with success and dropped' },
-      trace: { type: 'boolean', default: true, description: 'accept traces (TraceService); when false, span exports are answered with success and dropped' },
-    },
-  },
+  configSchema,
   async create(config, ctx) {
     const server = new Server();
     let subscriber: Subscriber<Frame> | undefined;

@@ -4,25 +4,22 @@
  * apart as a lost connection (reconnect) rather than a refused statement.
  */
 import type { ClientConfig } from 'pg';
-import type { JsonSchema } from '../../schema/json-schema';
+import { s } from '../../schema/typed';
+import type { ObjectStatic } from '../../schema/typed';
+import { connectHost, connectPort, password, userName } from '../../schema/fields';
 import { SESSION_OPTIONS } from './types';
 
-export interface ConnectionConfig {
-  host: string;
-  port: number;
-  user: string;
-  password: string;
-  dbname: string;
-}
-
 /** The spec's connection keys, for both sides' schemas. */
-export const connectionProperties: Record<keyof ConnectionConfig, JsonSchema> = {
-  host: { type: 'string', minLength: 1, description: 'database server host name or address' },
-  port: { type: 'integer', minimum: 1, maximum: 65535, default: 5432, description: 'database server port' },
-  user: { type: 'string', minLength: 1, description: 'user (role) to log in as' },
-  password: { type: 'string', default: '', description: 'password of the user; empty for none (trust or peer authentication)' },
-  dbname: { type: 'string', minLength: 1, description: 'database to connect to' },
+export const connectionProperties = {
+  host: connectHost('database server host name or address'),
+  port: connectPort({ default: 5432, description: 'database server port' }),
+  user: userName(),
+  password: password('password of the user; empty for none (trust or peer authentication)'),
+  dbname: s.string({ minLength: 1, description: 'database to connect to' }),
 };
+
+/** The connection keys of a config that passed its schema (both sides require host, user and dbname). */
+export type ConnectionConfig = ObjectStatic<typeof connectionProperties, 'host' | 'user' | 'dbname'>;
 
 /** A connection attempt that gets no answer gives up after this long: an unreachable server fails an activation in bounded time. */
 export const CONNECT_TIMEOUT_MS = 5000;

@@ -4,13 +4,29 @@ import type { EddyEvent } from '../../core/event';
 import type { OfframpContext, OfframpType, Sink } from '../connector';
 import { Backoff } from '../_shared/backoff';
 import { batchValues } from '../../core/event';
-import { clientConfig, connectionProperties, describe, isConnectionError, type ConnectionConfig } from './connection';
+import { clientConfig, connectionProperties, describe, isConnectionError } from './connection';
 import { canonicalType, toParam, type Param } from './types';
+import { s } from '../../schema/typed';
+import type { Static } from '../../schema/typed';
 
-export interface PostgresOfframpConfig extends ConnectionConfig {
-  table: string;
-  concurrency: number;
-}
+const configSchema = s.object(
+  {
+    ...connectionProperties,
+    table: s.string({
+      minLength: 1,
+      description: 'table to insert into: `name` or `schema.name` (the first dot separates the schema); each part is quoted as written, so case matters',
+    }),
+    concurrency: s.integer({
+      minimum: 1,
+      maximum: 64,
+      default: 4,
+      description: 'INSERTs in flight at most (connections in the pool); at this many the circuit breaker is triggered until half have finished',
+    }),
+  },
+  { required: ['host', 'user', 'dbname', 'table'] },
+);
+
+export type PostgresOfframpConfig = Static<typeof configSchema>;
 
 /** PostgreSQL's limit of bound parameters in one statement (a 16-bit count in the protocol). */
 const MAX_PARAMS = 65535;
@@ -31,26 +47,7 @@ export const postgresOfframp: OfframpType<PostgresOfframpConfig> = {
   placement: 'every-worker', // inserts in parallel (docs/workers.md)
   autoAck: true,
   example: { host: '127.0.0.1', port: 5432, user: 'postgres', password: '', dbname: 'postgres', table: 'events' },
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['host', 'user', 'dbname', 'table'],
-    properties: {
-      ...connectionProperties,
-      table: {
-        type: 'string',
-        minLength: 1,
-        description: 'table to insert into: `name` or `schema.name` (the first dot separates the schema); each part is quoted as written, so case matters',
-      },
-      concurrency: {
-        type: 'integer',
-        minimum: 1,
-        maximum: 64,
-        default: 4,
-        description: 'INSERTs in flight at most (connections in the pool); at this many the circuit breaker is triggered until half have finished',
-      },
-    },
-  },
+  configSchema,
   async create(config, ctx) {
     const sink = new PostgresSink(config, ctx);
     await sink.open();

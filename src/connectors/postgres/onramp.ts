@@ -5,14 +5,38 @@ import { Observable, type Subscriber, type Subscription } from '../../core/rx';
 import { nowNs } from '../../core/clock';
 import type { Frame, OnrampContext, OnrampType, SourceInputs } from '../connector';
 import { Backoff } from '../_shared/backoff';
-import { clientConfig, connectionProperties, describe, isConnectionError, type ConnectionConfig } from './connection';
+import { clientConfig, connectionProperties, describe, isConnectionError } from './connection';
 import { BUILTIN_OIDS, fromText, type FieldRecord } from './types';
+import { s } from '../../schema/typed';
+import type { Static } from '../../schema/typed';
 
-export interface PostgresOnrampConfig extends ConnectionConfig {
-  query: string;
-  interval_ms: number;
-  cache?: { path: string; size: number };
-}
+const configSchema = s.object(
+  {
+    ...connectionProperties,
+    query: s.string({
+      minLength: 1,
+      description: 'the query to poll; $1 is the start, $2 the end of the interval (timestamps, ISO 8601 UTC text): rows with start <= ts < end',
+    }),
+    interval_ms: s.integer({ minimum: 1, description: 'milliseconds between the end of one poll and the start of the next' }),
+    cache: s.object(
+      {
+        path: s.string({ minLength: 1, description: 'file holding the last interval (JSON); written atomically after each poll' }),
+        size: s.integer({
+          minimum: 128,
+          default: 4096,
+          description: 'largest cache file accepted in bytes; a larger file is refused at activation as not a cache eddy wrote',
+        }),
+      },
+      {
+        required: ['path'],
+        description: 'where the end of the last polled interval is kept, so a restart resumes there; without it, polling starts at activation',
+      },
+    ),
+  },
+  { required: ['host', 'user', 'dbname', 'query', 'interval_ms'] },
+);
+
+export type PostgresOnrampConfig = Static<typeof configSchema>;
 
 /** Rows handed over per macrotask, so a large interval never blocks the event loop and a pause takes effect between chunks. */
 const ROWS_PER_STEP = 256;
@@ -47,35 +71,7 @@ export const postgresOnramp: OnrampType<PostgresOnrampConfig> = {
     interval_ms: 1000,
     cache: { path: 'postgres-events.cache', size: 4096 },
   },
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['host', 'user', 'dbname', 'query', 'interval_ms'],
-    properties: {
-      ...connectionProperties,
-      query: {
-        type: 'string',
-        minLength: 1,
-        description: 'the query to poll; $1 is the start, $2 the end of the interval (timestamps, ISO 8601 UTC text): rows with start <= ts < end',
-      },
-      interval_ms: { type: 'integer', minimum: 1, description: 'milliseconds between the end of one poll and the start of the next' },
-      cache: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['path'],
-        description: 'where the end of the last polled interval is kept, so a restart resumes there; without it, polling starts at activation',
-        properties: {
-          path: { type: 'string', minLength: 1, description: 'file holding the last interval (JSON); written atomically after each poll' },
-          size: {
-            type: 'integer',
-            minimum: 128,
-            default: 4096,
-            description: 'largest cache file accepted in bytes; a larger file is refused at activation as not a cache eddy wrote',
-          },
-        },
-      },
-    },
-  },
+  configSchema,
   async create(config, ctx) {
     const poller = new Poller(config, ctx);
     await poller.open();

@@ -2,18 +2,20 @@ import { isUtf8 } from 'node:buffer';
 import type { Writable } from 'node:stream';
 import type { OfframpType } from '../connector';
 import { BufferedWriter } from '../_shared/buffered-writer';
+import { s } from '../../schema/typed';
+import type { Static } from '../../schema/typed';
 
-interface StdConfig {
-  prefix: string;
-  raw: boolean;
-}
+const configSchema = s.object({
+  prefix: s.string({ default: '', description: 'written before each event' }),
+  raw: s.boolean({ default: false, description: 'write non-UTF-8 payloads as they are instead of as a byte list' }),
+});
 
 const NEWLINE = Buffer.from('\n');
 
 /** Writers are shared per process stream, so the system offramp and custom ones interleave whole lines. */
 const writers = new WeakMap<Writable, BufferedWriter>();
 
-function stdOfframp(name: 'stdout' | 'stderr', stream: () => Writable): OfframpType<StdConfig> {
+function stdOfframp(name: 'stdout' | 'stderr', stream: () => Writable): OfframpType<Static<typeof configSchema>> {
   return {
     name,
     defaultCodec: 'json',
@@ -22,14 +24,7 @@ function stdOfframp(name: 'stdout' | 'stderr', stream: () => Writable): OfframpT
     // the process stream's own buffer (its 'drain') is the backpressure, not a count of events waiting for their write
     maxInFlight: () => 1 << 20,
     example: { prefix: '' },
-    configSchema: {
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        prefix: { type: 'string', default: '', description: 'written before each event' },
-        raw: { type: 'boolean', default: false, description: 'write non-UTF-8 payloads as they are instead of as a byte list' },
-      },
-    },
+    configSchema,
     create(config, ctx) {
       const out = stream();
       let writer = writers.get(out);

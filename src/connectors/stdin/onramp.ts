@@ -1,12 +1,13 @@
 import { Observable } from '../../core/rx';
 import type { Frame, OnrampType } from '../connector';
+import { s } from '../../schema/typed';
 
 /** stdin: standard input in chunks as they arrive (pair it with the lines preprocessor); paused while the breaker is triggered. */
 export const stdin: OnrampType<Record<string, never>> = {
   name: 'stdin',
   defaultCodec: 'string',
   example: {},
-  configSchema: { type: 'object', additionalProperties: false, properties: {} },
+  configSchema: s.object({}),
   create(_config, ctx) {
     const originUri = `svc-stdin://${ctx.hostname}`;
     return {

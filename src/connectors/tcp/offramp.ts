@@ -3,19 +3,35 @@ import type { Subscription } from '../../core/rx';
 import type { EddyEvent } from '../../core/event';
 import type { OfframpContext, OfframpType, Sink } from '../connector';
 import { Backoff } from '../_shared/backoff';
-
-export interface TcpOfframpConfig {
-  host: string;
-  port: number;
-  is_no_delay: boolean;
-  /** accepted for the original's configs; only the system default can be honoured (see `validate`) */
-  ttl: number;
-  /** accepted for the original's configs and, as there, without effect: Node sockets are always non-blocking */
-  is_non_blocking: boolean;
-}
+import { s } from '../../schema/typed';
+import type { Static } from '../../schema/typed';
+import { connectHost, connectPort } from '../../schema/fields';
 
 /** The IP time-to-live the packets of a TCP socket carry: Linux's default (net.ipv4.ip_default_ttl), which Node cannot change. */
 const SYSTEM_TTL = 64;
+
+const configSchema = s.object(
+  {
+    host: connectHost('host to connect to'),
+    port: connectPort(),
+    is_no_delay: s.boolean({ default: true, description: "send small writes at once (TCP_NODELAY: Nagle's algorithm off)" }),
+    // accepted for the original's configs; only the system default can be honoured (see `validate`)
+    ttl: s.integer({
+      minimum: 1,
+      maximum: 255,
+      default: SYSTEM_TTL,
+      description: `IP time-to-live of the packets; only ${SYSTEM_TTL}, the system default: Node cannot set it on a TCP socket`,
+    }),
+    // accepted for the original's configs and, as there, without effect: Node sockets are always non-blocking
+    is_non_blocking: s.boolean({
+      default: false,
+      description: 'accepted for configs of the original, where it was ignored too; Node sockets are always non-blocking',
+    }),
+  },
+  { required: ['host', 'port'] },
+);
+
+export type TcpOfframpConfig = Static<typeof configSchema>;
 
 /**
  * tcp: writes every payload (each batch member, after the postprocessors)
@@ -40,28 +56,7 @@ export const tcpOfframp: OfframpType<TcpOfframpConfig> = {
   placement: 'every-worker', // one client connection per worker (docs/workers.md)
   autoAck: false,
   example: { host: '127.0.0.1', port: 14242 },
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['host', 'port'],
-    properties: {
-      host: { type: 'string', minLength: 1, description: 'host to connect to' },
-      port: { type: 'integer', minimum: 1, maximum: 65535, description: 'port to connect to' },
-      is_no_delay: { type: 'boolean', default: true, description: "send small writes at once (TCP_NODELAY: Nagle's algorithm off)" },
-      ttl: {
-        type: 'integer',
-        minimum: 1,
-        maximum: 255,
-        default: SYSTEM_TTL,
-        description: `IP time-to-live of the packets; only ${SYSTEM_TTL}, the system default: Node cannot set it on a TCP socket`,
-      },
-      is_non_blocking: {
-        type: 'boolean',
-        default: false,
-        description: 'accepted for configs of the original, where it was ignored too; Node sockets are always non-blocking',
-      },
-    },
-  },
+  configSchema,
   validate(config) {
     if (config.ttl !== SYSTEM_TTL) {
       throw new Error(

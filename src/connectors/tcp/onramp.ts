@@ -2,11 +2,11 @@ import { createServer, type Socket } from 'node:net';
 import { Observable, type Subscriber } from '../../core/rx';
 import type { Frame, OnrampType } from '../connector';
 import { listen, uriHost } from '../_shared/net';
+import { s } from '../../schema/typed';
+import type { Static } from '../../schema/typed';
+import { listenHost, listenPort } from '../../schema/fields';
 
-interface TcpOnrampConfig {
-  host: string;
-  port: number;
-}
+const configSchema = s.object({ host: listenHost(), port: listenPort() }, { required: ['port'] });
 
 /**
  * tcp: a listening socket; every accepted connection is its own stream (its
@@ -21,25 +21,12 @@ interface TcpOnrampConfig {
  * Pausing pauses every connection (the kernel's receive window then closes
  * and the senders block); connections accepted while paused start paused.
  */
-export const tcpOnramp: OnrampType<TcpOnrampConfig> = {
+export const tcpOnramp: OnrampType<Static<typeof configSchema>> = {
   name: 'tcp',
   defaultCodec: 'json',
   placement: 'every-worker', // listening socket shared by the workers (docs/workers.md)
   example: { host: '127.0.0.1', port: 14242 },
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['port'],
-    properties: {
-      host: {
-        type: 'string',
-        minLength: 1,
-        default: '127.0.0.1',
-        description: 'address to listen on; the default accepts only local clients, 0.0.0.0 (or ::) every interface',
-      },
-      port: { type: 'integer', minimum: 0, maximum: 65535, description: 'port to listen on; 0 picks a free one' },
-    },
-  },
+  configSchema,
   async create(config, ctx) {
     // connections start paused: nothing is read before the machinery subscribes and the gate is open
     const server = createServer({ pauseOnConnect: true });

@@ -5,13 +5,22 @@ import type { Subscription } from '../../core/rx';
 import type { EddyEvent } from '../../core/event';
 import type { OfframpContext, OfframpType, Sink } from '../connector';
 import { Backoff } from '../_shared/backoff';
+import { s } from '../../schema/typed';
+import type { Static } from '../../schema/typed';
+import { connectHost, connectPort } from '../../schema/fields';
 
-export interface UdpOfframpConfig {
-  host: string;
-  port: number;
-  dst_host: string;
-  dst_port: number;
-}
+const configSchema = s.object(
+  {
+    // a local address to send from, not a listening one: any interface, so that any destination is reachable
+    host: s.string({ minLength: 1, default: '0.0.0.0', description: 'local address to send from (:: for IPv6 destinations)' }),
+    port: s.integer({ minimum: 0, maximum: 65535, default: 0, description: 'local port to send from; 0 picks a free one' }),
+    dst_host: connectHost('destination host (resolved once, when the offramp starts)'),
+    dst_port: connectPort({ description: 'destination port' }),
+  },
+  { required: ['dst_host', 'dst_port'] },
+);
+
+export type UdpOfframpConfig = Static<typeof configSchema>;
 
 /** How the sink makes its sockets; a test passes its own to take one away. */
 export type SocketFactory = (type: SocketType) => Socket;
@@ -37,17 +46,7 @@ export const udpOfframp: OfframpType<UdpOfframpConfig> = {
   placement: 'every-worker', // one client socket per worker (docs/workers.md)
   autoAck: false,
   example: { host: '127.0.0.1', port: 0, dst_host: '127.0.0.1', dst_port: 12201 },
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['dst_host', 'dst_port'],
-    properties: {
-      host: { type: 'string', minLength: 1, default: '0.0.0.0', description: 'local address to send from (:: for IPv6 destinations)' },
-      port: { type: 'integer', minimum: 0, maximum: 65535, default: 0, description: 'local port to send from; 0 picks a free one' },
-      dst_host: { type: 'string', minLength: 1, description: 'destination host (resolved once, when the offramp starts)' },
-      dst_port: { type: 'integer', minimum: 1, maximum: 65535, description: 'destination port' },
-    },
-  },
+  configSchema,
   create: (config, ctx) => createUdpSink(config, ctx),
 };
 

@@ -5,12 +5,25 @@ import { nowNs } from '../../core/clock';
 import { uriHost } from '../_shared/net';
 import type { Frame, OnrampContext, OnrampSource, OnrampType } from '../connector';
 import { KernelDrops } from './kernel-drops';
+import { s } from '../../schema/typed';
+import type { Static } from '../../schema/typed';
+import { listenHost, listenPort } from '../../schema/fields';
 
-interface UdpOnrampConfig {
-  host: string;
-  port: number;
-  receive_buffer_size?: number;
-}
+const configSchema = s.object(
+  {
+    host: listenHost('address to receive on; the default takes only local senders, 0.0.0.0 (or ::) every interface'),
+    port: listenPort({ description: 'port to receive on; 0 picks a free one' }),
+    receive_buffer_size: s.integer({
+      minimum: 1,
+      maximum: 2147483647,
+      description:
+        "the socket's receive buffer (SO_RCVBUF) in bytes; default: the system's (net.core.rmem_default). Linux doubles the request for its bookkeeping and caps it at net.core.rmem_max; the size granted is logged",
+    }),
+  },
+  { required: ['port'] },
+);
+
+type UdpOnrampConfig = Static<typeof configSchema>;
 
 export interface UdpHoldLimit {
   /** datagram bytes held while paused, beyond which newer datagrams are dropped (and counted) */
@@ -42,27 +55,7 @@ export const udpOnramp: OnrampType<UdpOnrampConfig> = {
   defaultCodec: 'string',
   placement: 'every-worker', // socket shared by the workers (docs/workers.md)
   example: { host: '127.0.0.1', port: 12201 },
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['port'],
-    properties: {
-      host: {
-        type: 'string',
-        minLength: 1,
-        default: '127.0.0.1',
-        description: 'address to receive on; the default takes only local senders, 0.0.0.0 (or ::) every interface',
-      },
-      port: { type: 'integer', minimum: 0, maximum: 65535, description: 'port to receive on; 0 picks a free one' },
-      receive_buffer_size: {
-        type: 'integer',
-        minimum: 1,
-        maximum: 2147483647,
-        description:
-          "the socket's receive buffer (SO_RCVBUF) in bytes; default: the system's (net.core.rmem_default). Linux doubles the request for its bookkeeping and caps it at net.core.rmem_max; the size granted is logged",
-      },
-    },
-  },
+  configSchema,
   create: (config, ctx) => createUdpSource(config, ctx, DEFAULT_HOLD_LIMIT),
 };
 

@@ -9,6 +9,10 @@ import { readFile, stat } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { Client } from 'pg';
 import { parseCsv } from './csv';
+import { s } from '../../schema/typed';
+import type { Static } from '../../schema/typed';
+import { connectHost, connectPort, userName } from '../../schema/fields';
+import { durationSchema } from '../../schema/duration';
 
 export type Row = Readonly<Record<string, unknown>>;
 
@@ -95,15 +99,25 @@ function versionOf(s: { size: number; mtimeMs: number; ino: number }): string {
   return `${s.size}:${s.mtimeMs}:${s.ino}`;
 }
 
-export interface PostgresTableConfig {
-  host: string;
-  port?: number;
-  user: string;
-  password?: string;
-  dbname: string;
-  query: string;
-  refresh?: number | string;
-}
+/**
+ * The `postgres` object of a lookup table. No defaults in the schema: it sits
+ * in a `oneOf`, where ajv fills none, so the table falls back itself (port
+ * 5432, no password).
+ */
+export const postgresTableSchema = s.object(
+  {
+    host: connectHost('database server host'),
+    port: connectPort({ description: 'database server port (default 5432)' }),
+    user: userName(),
+    password: s.string({ writeOnly: true, description: 'password; empty for none' }),
+    dbname: s.string({ minLength: 1, description: 'database' }),
+    query: s.string({ minLength: 1, description: 'the query whose rows make the table' }),
+    refresh: durationSchema('the query runs again this often (default 30s)'),
+  },
+  { required: ['host', 'user', 'dbname', 'query'] },
+);
+
+export type PostgresTableConfig = Static<typeof postgresTableSchema>;
 
 /** A table from a PostgreSQL query, run again on every refresh (a connection per run: a refresh every few seconds or more). */
 export class PostgresTable {

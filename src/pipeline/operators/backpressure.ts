@@ -2,17 +2,24 @@ import { Observable, Subscription } from '../../core/rx';
 import type { Insight, PortEvent } from '../../core/event';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
 import { markOwn, nodeUrl, ownMeta } from './support';
-
-export interface BackpressureConfig {
-  /** an ack slower than this (meta `time`, ms) counts as a failure */
-  timeout: number;
-  /** back-off steps in ms, climbed one per bad insight */
-  steps?: number[];
-  /** trigger the upstream circuit breaker while backing off */
-  circuit_breaker?: boolean;
-}
+import { s } from '../../schema/typed';
+import type { Input } from '../../schema/typed';
 
 const DEFAULT_STEPS = [50, 100, 250, 500, 1000, 5000, 10000];
+
+const configSchema = s.object(
+  {
+    timeout: s.number({ minimum: 0, description: 'ms; an ack with meta time above this counts as a failure' }),
+    steps: s.array(s.number({ exclusiveMinimum: 0 }), { minItems: 1, default: DEFAULT_STEPS, description: 'back-off steps in ms' }),
+    circuit_breaker: s.boolean({ default: false, description: 'trigger the upstream circuit breaker while backing off' }),
+  },
+  {
+    description: 'Backs off from a failing output: after a bad insight only one probe event per back-off step passes, the rest go to `overflow`.',
+    required: ['timeout'],
+  },
+);
+
+export type BackpressureConfig = Input<typeof configSchema>;
 
 /** Bad news about a delivery: a fail, an error, a trigger, or a too slow ack. */
 export function isBad(insight: Insight, timeout: number): boolean {
@@ -100,22 +107,6 @@ export function backpressureNode(config: BackpressureConfig, ctx: OperatorContex
 /** qos::backpressure */
 export const backpressure: OperatorType<BackpressureConfig> = {
   name: 'qos::backpressure',
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    description: 'Backs off from a failing output: after a bad insight only one probe event per back-off step passes, the rest go to `overflow`.',
-    required: ['timeout'],
-    properties: {
-      timeout: { type: 'number', minimum: 0, description: 'ms; an ack with meta time above this counts as a failure' },
-      steps: {
-        type: 'array',
-        minItems: 1,
-        items: { type: 'number', exclusiveMinimum: 0 },
-        default: DEFAULT_STEPS,
-        description: 'back-off steps in ms',
-      },
-      circuit_breaker: { type: 'boolean', default: false, description: 'trigger the upstream circuit breaker while backing off' },
-    },
-  },
+  configSchema,
   create: (config, ctx) => backpressureNode(config, ctx),
 };

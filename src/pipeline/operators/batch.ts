@@ -2,13 +2,21 @@ import { Observable, Subscription, type OperatorFunction, type SchedulerLike } f
 import type { EddyEvent, EventId } from '../../core/event';
 import type { OperatorType } from '../operator';
 import { idMinter, memberContraflow } from './support';
+import { s } from '../../schema/typed';
+import type { Input } from '../../schema/typed';
 
-export interface BatchConfig {
-  /** flush when this many events are collected */
-  count: number;
-  /** flush a non-empty batch this many ms after its first member arrived */
-  timeout?: number;
-}
+const configSchema = s.object(
+  {
+    count: s.integer({ minimum: 1, description: 'number of events per batch' }),
+    timeout: s.number({
+      exclusiveMinimum: 0,
+      description: 'ms after the first member after which a partial batch is flushed; without it a batch waits until it is full',
+    }),
+  },
+  { description: 'Collects events into batches of `count` events, flushing a partial batch after `timeout`.', required: ['count'] },
+);
+
+export type BatchConfig = Input<typeof configSchema>;
 
 /** One member of a batch event's data array (the original runtime's shape). */
 export interface BatchEntry {
@@ -71,19 +79,6 @@ export function batchEvents(config: BatchConfig, uid: number, scheduler: Schedul
 /** generic::batch */
 export const batch: OperatorType<BatchConfig> = {
   name: 'generic::batch',
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    description: 'Collects events into batches of `count` events, flushing a partial batch after `timeout`.',
-    required: ['count'],
-    properties: {
-      count: { type: 'integer', minimum: 1, description: 'number of events per batch' },
-      timeout: {
-        type: 'number',
-        exclusiveMinimum: 0,
-        description: 'ms after the first member after which a partial batch is flushed; without it a batch waits until it is full',
-      },
-    },
-  },
+  configSchema,
   create: (config, ctx) => batchEvents(config, ctx.uid, ctx.scheduler),
 };

@@ -3,6 +3,7 @@ import type { EddyEvent, PortEvent } from '../../core/event';
 import type { OperatorNode, OperatorType } from '../operator';
 import { Lru } from '../../core/lru';
 import { withError } from './support';
+import { s } from '../../schema/typed';
 
 /** Defaults of the original runtime for the per-event meta parameters. */
 const DEFAULT_TIME_RANGE_MS = 1000;
@@ -111,11 +112,6 @@ export function bucketNode(scheduler: SchedulerLike): OperatorNode {
 /** grouper::bucket: takes no config; everything comes from event meta. */
 export const bucket: OperatorType<Record<string, never>> = {
   name: 'grouper::bucket',
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    description: 'Rate-limits events per class and dimensions taken from event meta; events over the limit go to `overflow`.',
-    properties: {},
-  },
+  configSchema: s.object({}, { description: 'Rate-limits events per class and dimensions taken from event meta; events over the limit go to `overflow`.' }),
   create: (_config, ctx) => bucketNode(ctx.scheduler),
 };

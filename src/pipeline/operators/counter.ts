@@ -1,6 +1,7 @@
 import { Observable, type OperatorFunction } from '../../core/rx';
 import type { EddyEvent } from '../../core/event';
 import type { OperatorType } from '../operator';
+import { s } from '../../schema/typed';
 
 /**
  * Counts events per subscription, from 1, and wraps each value:
@@ -22,11 +23,6 @@ export function countEvents(): OperatorFunction<EddyEvent, EddyEvent> {
 /** generic::counter */
 export const counter: OperatorType<Record<string, never>> = {
   name: 'generic::counter',
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    description: 'Replaces each event\'s value with `{count, event}`, counting from 1.',
-    properties: {},
-  },
+  configSchema: s.object({}, { description: "Replaces each event's value with `{count, event}`, counting from 1." }),
   create: () => countEvents(),
 };

@@ -3,18 +3,25 @@ import type { PortEvent } from '../../core/event';
 import { invalid } from '../../core/errors';
 import { Lru } from '../../core/lru';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
-import { durationMs, durationSchema } from '../../core/duration';
+import { durationMs, durationSchema } from '../../schema/duration';
 import { EventScope, compileEventExpression, type EventExpression } from '../window/expressions';
 import { withError } from './support';
+import { s } from '../../schema/typed';
+import type { Input } from '../../schema/typed';
 
-export interface DedupeConfig {
-  /** CEL: the event's key; two events with equal keys are duplicates */
-  key: string;
-  /** a key counts as seen for this long after its first sighting; for as long as it is remembered when absent */
-  within?: number | string;
-  /** how many keys are remembered (least recently seen forgotten first) */
-  max_keys?: number;
-}
+const configSchema = s.object(
+  {
+    key: s.string({ minLength: 1, description: "CEL: the event's key, e.g. event.request_id" }),
+    within: durationSchema('a key counts as seen for this long after its first sighting (default: as long as it is remembered)'),
+    max_keys: s.integer({ minimum: 1, description: 'keys remembered, least recently seen forgotten first (default 100000)' }),
+  },
+  {
+    description: 'Passes the first event of each key; repeats within `within` among the last `max_keys` keys go to `duplicate`.',
+    required: ['key'],
+  },
+);
+
+export type DedupeConfig = Input<typeof configSchema>;
 
 interface Plan {
   readonly key: EventExpression;
@@ -85,17 +92,7 @@ function keyString(value: unknown): string {
 /** generic::dedupe */
 export const dedupe: OperatorType<DedupeConfig> = {
   name: 'generic::dedupe',
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    description: 'Passes the first event of each key; repeats within `within` among the last `max_keys` keys go to `duplicate`.',
-    required: ['key'],
-    properties: {
-      key: { type: 'string', minLength: 1, description: 'CEL: the event\'s key, e.g. event.request_id' },
-      within: durationSchema('a key counts as seen for this long after its first sighting (default: as long as it is remembered)'),
-      max_keys: { type: 'integer', minimum: 1, description: 'keys remembered, least recently seen forgotten first (default 100000)' },
-    },
-  },
+  configSchema,
   validate: (config, nodeId) => void compile(config, nodeId),
   create: (config, ctx) => dedupeNode(config, ctx),
 };

@@ -2,13 +2,18 @@ import { map, type OperatorFunction } from '../../core/rx';
 import type { EddyEvent } from '../../core/event';
 import type { OperatorType } from '../operator';
 import { showId } from './support';
+import { s } from '../../schema/typed';
+import type { Input } from '../../schema/typed';
 
-export interface HistoryConfig {
-  /** label written into each entry */
-  op: string;
-  /** meta key of the history array */
-  name: string;
-}
+const configSchema = s.object(
+  {
+    op: s.string({ description: 'label written into each history entry' }),
+    name: s.string({ minLength: 1, description: 'meta key of the history array' }),
+  },
+  { description: 'Appends `evt: <op>(<id>)` to the meta array `name`, to trace the nodes an event went through.', required: ['op', 'name'] },
+);
+
+export type HistoryConfig = Input<typeof configSchema>;
 
 /**
  * Appends `"evt: <op>(<uid:seq>)"` to the meta array `name`, so a test or a
@@ -25,15 +30,6 @@ export function recordHistory(config: HistoryConfig): OperatorFunction<EddyEvent
 /** debug::history */
 export const history: OperatorType<HistoryConfig> = {
   name: 'debug::history',
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    description: 'Appends `evt: <op>(<id>)` to the meta array `name`, to trace the nodes an event went through.',
-    required: ['op', 'name'],
-    properties: {
-      op: { type: 'string', description: 'label written into each history entry' },
-      name: { type: 'string', minLength: 1, description: 'meta key of the history array' },
-    },
-  },
+  configSchema,
   create: (config) => recordHistory(config),
 };

@@ -2,21 +2,46 @@ import { Observable, type Subscriber, type Subscription } from '../../core/rx';
 import type { EddyEvent, PortEvent } from '../../core/event';
 import { invalid } from '../../core/errors';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
-import { FileTable, PostgresTable, keyOf, type PostgresTableConfig } from '../lookup/tables';
-import { durationMs, durationSchema } from '../../core/duration';
+import { FileTable, PostgresTable, keyOf, postgresTableSchema } from '../lookup/tables';
+import { durationMs, durationSchema } from '../../schema/duration';
 import { EventScope, compileEventExpression, type EventExpression } from '../window/expressions';
 import { setPath } from './cel';
 import { nodeUrl, withError } from './support';
+import { s } from '../../schema/typed';
+import type { Input } from '../../schema/typed';
 
-export interface LookupConfig {
-  table: { file: string; key: string; check_every?: number | string } | { postgres: PostgresTableConfig; key: string };
-  /** CEL: the value looked up in the table's key column */
-  key: string;
-  /** where the matching row goes: a dotted field path in the data, or `meta.<name>` */
-  into: string;
-  /** an event whose key is not in the table: passes unchanged, is dropped (acked), or leaves on `miss` */
-  on_miss?: 'pass' | 'drop' | 'port';
-}
+const configSchema = s.object(
+  {
+    table: s.oneOf(
+      [
+        s.object(
+          {
+            file: s.string({ minLength: 1, description: 'a .csv file (a header line names the columns) or JSON lines (one object per line)' }),
+            key: s.string({ minLength: 1, description: 'the key column' }),
+            check_every: durationSchema('how often the file is checked for a change (default 1s)'),
+          },
+          { required: ['file', 'key'] },
+        ),
+        s.object(
+          { postgres: postgresTableSchema, key: s.string({ minLength: 1, description: 'the key column of the query' }) },
+          { required: ['postgres', 'key'] },
+        ),
+      ],
+      { description: '{file, key} or {postgres: {...}, key}: where the rows come from and their key column' },
+    ),
+    key: s.string({ minLength: 1, description: 'CEL: the value looked up, e.g. event.host' }),
+    into: s.string({ minLength: 1, description: 'where the row goes: a dotted field path, or meta.<name>' }),
+    on_miss: s.literals(['pass', 'drop', 'port'], {
+      description: 'a key not in the table: pass unchanged (default), drop (acked), or leave on port miss',
+    }),
+  },
+  {
+    description: 'Joins each event with a row of a table (a CSV or JSON-lines file, or a PostgreSQL query) by key.',
+    required: ['table', 'key', 'into'],
+  },
+);
+
+export type LookupConfig = Input<typeof configSchema>;
 
 interface Plan {
   readonly key: EventExpression;
@@ -126,54 +151,10 @@ function loadFile(file: string, key: string, where: string): FileTable {
   }
 }
 
-const pgProperties = {
-  host: { type: 'string', minLength: 1, description: 'database server host' },
-  port: { type: 'integer', minimum: 1, maximum: 65535, description: 'database server port (default 5432)' },
-  user: { type: 'string', minLength: 1, description: 'user (role) to log in as' },
-  password: { type: 'string', description: 'password; empty for none' },
-  dbname: { type: 'string', minLength: 1, description: 'database' },
-  query: { type: 'string', minLength: 1, description: 'the query whose rows make the table' },
-  refresh: durationSchema('the query runs again this often (default 30s)'),
-};
-
 /** enrich::lookup */
 export const lookup: OperatorType<LookupConfig> = {
   name: 'enrich::lookup',
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    description: 'Joins each event with a row of a table (a CSV or JSON-lines file, or a PostgreSQL query) by key.',
-    required: ['table', 'key', 'into'],
-    properties: {
-      table: {
-        description: '{file, key} or {postgres: {...}, key}: where the rows come from and their key column',
-        oneOf: [
-          {
-            type: 'object',
-            additionalProperties: false,
-            required: ['file', 'key'],
-            properties: {
-              file: { type: 'string', minLength: 1, description: 'a .csv file (a header line names the columns) or JSON lines (one object per line)' },
-              key: { type: 'string', minLength: 1, description: 'the key column' },
-              check_every: durationSchema('how often the file is checked for a change (default 1s)'),
-            },
-          },
-          {
-            type: 'object',
-            additionalProperties: false,
-            required: ['postgres', 'key'],
-            properties: {
-              postgres: { type: 'object', additionalProperties: false, required: ['host', 'user', 'dbname', 'query'], properties: pgProperties },
-              key: { type: 'string', minLength: 1, description: 'the key column of the query' },
-            },
-          },
-        ],
-      },
-      key: { type: 'string', minLength: 1, description: 'CEL: the value looked up, e.g. event.host' },
-      into: { type: 'string', minLength: 1, description: 'where the row goes: a dotted field path, or meta.<name>' },
-      on_miss: { enum: ['pass', 'drop', 'port'], description: 'a key not in the table: pass unchanged (default), drop (acked), or leave on port miss' },
-    },
-  },
+  configSchema,
   validate: (config, nodeId) => void compile(config, nodeId),
   create: (config, ctx) => lookupNode(config, ctx),
 };

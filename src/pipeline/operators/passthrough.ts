@@ -1,15 +1,11 @@
 import { identity } from '../../core/rx';
 import type { OperatorType } from '../operator';
+import { s } from '../../schema/typed';
 
 /** passthrough: forwards every event unchanged on `out`. */
 export const passthrough: OperatorType = {
   name: 'passthrough',
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    description: 'Forwards every event unchanged on `out`.',
-    properties: {},
-  },
+  configSchema: s.object({}, { description: 'Forwards every event unchanged on `out`.' }),
   forwardsUnchanged: true,
   create: () => identity,
 };

@@ -3,15 +3,22 @@ import type { PortEvent } from '../../core/event';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
 import { isBad } from './backpressure';
 import { markOwn, ownMeta } from './support';
+import { s } from '../../schema/typed';
+import type { Input } from '../../schema/typed';
 
-export interface PercentileConfig {
-  /** an ack slower than this (meta `time`, ms) counts as a failure */
-  timeout: number;
-  /** how much the pass ratio drops per bad insight */
-  step_down?: number;
-  /** how much it rises per good insight */
-  step_up?: number;
-}
+const configSchema = s.object(
+  {
+    timeout: s.number({ minimum: 0, description: 'ms; an ack with meta time above this counts as a failure' }),
+    step_down: s.number({ minimum: 0, maximum: 1, default: 0.05, description: 'pass ratio lost per bad insight' }),
+    step_up: s.number({ minimum: 0, maximum: 1, default: 0.001, description: 'pass ratio regained per good insight' }),
+  },
+  {
+    description: 'Lets through a share of events that shrinks on bad insights and grows on good ones; the rest go to `overflow`.',
+    required: ['timeout'],
+  },
+);
+
+export type PercentileConfig = Input<typeof configSchema>;
 
 /**
  * Lets through a share of the events that shrinks on bad insights and grows
@@ -47,16 +54,6 @@ const round = (x: number) => Math.round(x * 1e9) / 1e9;
 /** qos::percentile */
 export const percentile: OperatorType<PercentileConfig> = {
   name: 'qos::percentile',
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    description: 'Lets through a share of events that shrinks on bad insights and grows on good ones; the rest go to `overflow`.',
-    required: ['timeout'],
-    properties: {
-      timeout: { type: 'number', minimum: 0, description: 'ms; an ack with meta time above this counts as a failure' },
-      step_down: { type: 'number', minimum: 0, maximum: 1, default: 0.05, description: 'pass ratio lost per bad insight' },
-      step_up: { type: 'number', minimum: 0, maximum: 1, default: 0.001, description: 'pass ratio regained per good insight' },
-    },
-  },
+  configSchema,
   create: (config, ctx) => percentileNode(config, ctx),
 };

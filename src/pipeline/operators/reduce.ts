@@ -3,29 +3,37 @@ import type { EddyEvent, EventId, PortEvent } from '../../core/event';
 import { invalid } from '../../core/errors';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
 import { groupKey } from '../window/aggregator';
-import { durationMs, durationSchema } from '../../core/duration';
+import { durationMs, durationSchema } from '../../schema/duration';
 import { EventScope, compileEventExpression, type EventExpression } from '../window/expressions';
 import { idMinter, memberContraflow, withError } from './support';
+import { s } from '../../schema/typed';
+import type { Input } from '../../schema/typed';
 
 const STRATEGIES = ['first', 'last', 'concat', 'concat_newline', 'array', 'sum', 'min', 'max'] as const;
 type Strategy = (typeof STRATEGIES)[number];
 
-export interface ReduceConfig {
-  /** CEL per output field; consecutive events of one group are reduced together; one group when absent */
-  group_by?: Record<string, string>;
-  /** CEL: an event for which this is true starts a new reduction (the open one is emitted first) */
-  starts_when?: string;
-  /** CEL: an event for which this is true ends the reduction it joins (it is its last event) */
-  ends_when?: string;
-  /** a reduction is emitted after this long without an event of its group */
-  timeout?: number | string;
-  /** a reduction is emitted once it holds this many events */
-  max_events?: number;
-  /** open reductions at once; an event of a new group past it goes to `overflow` */
-  max_groups?: number;
-  /** field -> how its values merge; other fields keep the first event's value */
-  merge?: Record<string, Strategy | { strategy: Strategy; separator?: string }>;
-}
+const strategyEnum = s.literals(STRATEGIES);
+
+const configSchema = s.object(
+  {
+    group_by: s.record(s.string({ minLength: 1 }), { description: 'output field -> CEL; one group when absent' }),
+    starts_when: s.string({ minLength: 1, description: 'CEL: an event for which this is true starts a new reduction' }),
+    ends_when: s.string({ minLength: 1, description: 'CEL: an event for which this is true is the last of its reduction' }),
+    timeout: durationSchema('a reduction is emitted after this long without an event of its group (default 30s)'),
+    max_events: s.integer({ minimum: 1, description: 'a reduction is emitted at this many events (default 1000)' }),
+    max_groups: s.integer({ minimum: 1, description: 'open reductions at once; an event of a new group past it goes to overflow (default 10000)' }),
+    merge: s.record(
+      s.anyOf([strategyEnum, s.object({ strategy: strategyEnum, separator: s.string() }, { required: ['strategy'] })]),
+      {
+        description:
+          "field -> strategy (first, last, concat, concat_newline, array, sum, min, max) or {strategy: concat, separator}; other fields keep the first event's value",
+      },
+    ),
+  },
+  { description: 'Merges consecutive events of a group into one until ends_when, before starts_when, at max_events or after a quiet timeout.' },
+);
+
+export type ReduceConfig = Input<typeof configSchema>;
 
 interface FieldMerge {
   readonly field: string;
@@ -220,34 +228,10 @@ function mergeValues(m: FieldMerge, values: readonly unknown[]): unknown {
   }
 }
 
-const strategyEnum = { enum: [...STRATEGIES] };
-
 /** generic::reduce */
 export const reduce: OperatorType<ReduceConfig> = {
   name: 'generic::reduce',
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    description: 'Merges consecutive events of a group into one until ends_when, before starts_when, at max_events or after a quiet timeout.',
-    properties: {
-      group_by: { type: 'object', additionalProperties: { type: 'string', minLength: 1 }, description: 'output field -> CEL; one group when absent' },
-      starts_when: { type: 'string', minLength: 1, description: 'CEL: an event for which this is true starts a new reduction' },
-      ends_when: { type: 'string', minLength: 1, description: 'CEL: an event for which this is true is the last of its reduction' },
-      timeout: durationSchema('a reduction is emitted after this long without an event of its group (default 30s)'),
-      max_events: { type: 'integer', minimum: 1, description: 'a reduction is emitted at this many events (default 1000)' },
-      max_groups: { type: 'integer', minimum: 1, description: 'open reductions at once; an event of a new group past it goes to overflow (default 10000)' },
-      merge: {
-        type: 'object',
-        description: 'field -> strategy (first, last, concat, concat_newline, array, sum, min, max) or {strategy: concat, separator}; other fields keep the first event\'s value',
-        additionalProperties: {
-          anyOf: [
-            strategyEnum,
-            { type: 'object', additionalProperties: false, required: ['strategy'], properties: { strategy: strategyEnum, separator: { type: 'string' } } },
-          ],
-        },
-      },
-    },
-  },
+  configSchema,
   validate: (config, nodeId) => void compile(config, nodeId),
   create: (config, ctx) => reduceNode(config, ctx),
 };

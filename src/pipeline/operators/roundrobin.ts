@@ -2,11 +2,22 @@ import { Observable } from '../../core/rx';
 import type { PortEvent } from '../../core/event';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
 import { markOwn, nodeUrl, ownMeta } from './support';
+import { s } from '../../schema/typed';
+import type { Input } from '../../schema/typed';
 
-export interface RoundRobinConfig {
-  /** the output ports to spread events over */
-  outputs?: string[];
-}
+const configSchema = s.object(
+  {
+    outputs: s.array(s.string({ minLength: 1 }), {
+      minItems: 1,
+      uniqueItems: true,
+      default: ['out'],
+      description: 'output ports to spread events over',
+    }),
+  },
+  { description: 'Spreads events over its outputs in turn, skipping outputs whose downstream triggered the circuit breaker.' },
+);
+
+export type RoundRobinConfig = Input<typeof configSchema>;
 
 /**
  * Spreads events over its outputs in turn, skipping outputs whose
@@ -64,20 +75,6 @@ export function roundRobinNode(config: RoundRobinConfig, ctx: OperatorContext): 
 /** qos::roundrobin */
 export const roundrobin: OperatorType<RoundRobinConfig> = {
   name: 'qos::roundrobin',
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    description: 'Spreads events over its outputs in turn, skipping outputs whose downstream triggered the circuit breaker.',
-    properties: {
-      outputs: {
-        type: 'array',
-        minItems: 1,
-        uniqueItems: true,
-        items: { type: 'string', minLength: 1 },
-        default: ['out'],
-        description: 'output ports to spread events over',
-      },
-    },
-  },
+  configSchema,
   create: (config, ctx) => roundRobinNode(config, ctx),
 };

@@ -4,17 +4,20 @@ import { invalid } from '../../core/errors';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
 import { EventScope, compileEventExpression, type EventExpression } from '../window/expressions';
 import { withError } from './support';
+import { s } from '../../schema/typed';
+import type { Input } from '../../schema/typed';
 
-export interface SampleConfig {
-  /** keep one event in this many (with `key`: the keys whose hash falls in one bucket of this many) */
-  one_in?: number;
-  /** keep at most this many events per second of scheduler time (with `key`: per key) */
-  per_second?: number;
-  /** CEL: the event's key */
-  key?: string;
-  /** per_second with key: how many keys one second tracks */
-  max_keys?: number;
-}
+const configSchema = s.object(
+  {
+    one_in: s.integer({ minimum: 1, description: 'keep one event in this many; with key, the keys whose hash is 0 modulo this' }),
+    per_second: s.integer({ minimum: 1, description: 'keep at most this many events per second (per key with key)' }),
+    key: s.string({ minLength: 1, description: "CEL: the event's key" }),
+    max_keys: s.integer({ minimum: 1, description: 'per_second with key: keys tracked per second; events of further keys are dropped (default 10000)' }),
+  },
+  { description: 'Keeps 1 in N events (deterministically per key with `key`) or at most R per second; the others leave on `dropped`.' },
+);
+
+export type SampleConfig = Input<typeof configSchema>;
 
 type Decide = (key: string | undefined, now: number) => boolean;
 
@@ -107,17 +110,7 @@ export function fnv1a(text: string): number {
 /** generic::sample */
 export const sample: OperatorType<SampleConfig> = {
   name: 'generic::sample',
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    description: 'Keeps 1 in N events (deterministically per key with `key`) or at most R per second; the others leave on `dropped`.',
-    properties: {
-      one_in: { type: 'integer', minimum: 1, description: 'keep one event in this many; with key, the keys whose hash is 0 modulo this' },
-      per_second: { type: 'integer', minimum: 1, description: 'keep at most this many events per second (per key with key)' },
-      key: { type: 'string', minLength: 1, description: 'CEL: the event\'s key' },
-      max_keys: { type: 'integer', minimum: 1, description: 'per_second with key: keys tracked per second; events of further keys are dropped (default 10000)' },
-    },
-  },
+  configSchema,
   validate: (config, nodeId) => void compile(config, nodeId),
   create: (config, ctx) => sampleNode(config, ctx),
 };

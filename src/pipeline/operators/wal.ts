@@ -7,19 +7,26 @@ import { invalid } from '../../core/errors';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
 import { nodeUrl, ownSeqs, withError } from './support';
 import { LevelWalStorage, deserialiseEvent, serialiseEvent, whenReady, type WalSnapshot, type WalStorage } from './wal-storage';
+import { s } from '../../schema/typed';
+import type { Input } from '../../schema/typed';
 
-export interface WalConfig {
-  /** at most this many stored events are emitted per turn before yielding */
-  read_count: number;
-  /** where the log lives; a fresh temporary directory when absent (not durable then) */
-  dir?: string;
-  /** full at this many unacknowledged events */
-  max_elements?: number;
-  /** full at this many bytes of unacknowledged events */
-  max_bytes?: number;
-  /** fsync every write (survives power loss, not only a process kill) */
-  flush_on_event?: boolean;
-}
+const configSchema = s.object(
+  {
+    read_count: s.integer({ minimum: 1, description: 'stored events emitted per turn before yielding' }),
+    dir: s.string({ minLength: 1, description: 'directory of the log; temporary when absent' }),
+    max_elements: s.integer({ minimum: 1, description: 'full (breaker triggered) at this many unacknowledged events' }),
+    max_bytes: s.integer({ minimum: 1, description: 'full (breaker triggered) at this many bytes of unacknowledged events' }),
+    flush_on_event: s.boolean({ default: false, description: 'fsync every write' }),
+  },
+  {
+    description: 'A write-ahead log: stores each event before acknowledging it upstream and replays what is not acknowledged downstream.',
+    required: ['read_count'],
+    // at least one bound: a log without one would grow without end
+    anyOf: [{ required: ['max_elements'] }, { required: ['max_bytes'] }],
+  },
+);
+
+export type WalConfig = Input<typeof configSchema>;
 
 /** A WAL node; `stop` waits for pending writes and closes the store. */
 export interface WalNode extends OperatorNode {
@@ -315,20 +322,7 @@ const sanitise = (s: string) => s.replace(/[^A-Za-z0-9_.-]+/g, '_').replace(/^_+
 /** qos::wal */
 export const wal: OperatorType<WalConfig> = {
   name: 'qos::wal',
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    description: 'A write-ahead log: stores each event before acknowledging it upstream and replays what is not acknowledged downstream.',
-    required: ['read_count'],
-    anyOf: [{ required: ['max_elements'] }, { required: ['max_bytes'] }],
-    properties: {
-      read_count: { type: 'integer', minimum: 1, description: 'stored events emitted per turn before yielding' },
-      dir: { type: 'string', minLength: 1, description: 'directory of the log; temporary when absent' },
-      max_elements: { type: 'integer', minimum: 1, description: 'full (breaker triggered) at this many unacknowledged events' },
-      max_bytes: { type: 'integer', minimum: 1, description: 'full (breaker triggered) at this many bytes of unacknowledged events' },
-      flush_on_event: { type: 'boolean', default: false, description: 'fsync every write' },
-    },
-  },
+  configSchema,
   validate(config, nodeId) {
     if (config.max_elements === undefined && config.max_bytes === undefined) {
       throw invalid(`qos::wal node ${nodeId}: config: one of max_elements and max_bytes is required`);

@@ -4,7 +4,7 @@ import { invalid } from '../../core/errors';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
 import { Aggregator, type AggregatorPlan } from '../window/aggregator';
 import { compileCall } from '../window/calls';
-import { durationMs, durationSchema } from '../../core/duration';
+import { durationMs, durationSchema } from '../../schema/duration';
 import { compileEventExpression, type EventExpression } from '../window/expressions';
 import { windowSpec, type WindowConfig } from '../window/windows';
 import { compileCel } from './cel-engine';

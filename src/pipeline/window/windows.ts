@@ -3,7 +3,7 @@
  * window::aggregate. Windows are half-open, `[start, end)` in epoch ms: an
  * event exactly at a window's end belongs to the next one.
  */
-import { durationMs } from '../../core/duration';
+import { durationMs } from '../../schema/duration';
 
 export type WindowSpec =
   | { readonly kind: 'tumbling'; readonly size: number }

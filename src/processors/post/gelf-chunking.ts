@@ -19,7 +19,7 @@ export const gelfChunking: PostprocessorType = {
   name: 'gelf-chunking',
   configSchema,
   create(config) {
-    const { chunk_size: chunkSize } = withDefaults<{ chunk_size: number }>(configSchema, config);
+    const { chunk_size: chunkSize } = withDefaults(configSchema, config);
     let nextId = randomBytes(8).readBigUInt64BE(0);
     return {
       process(frame) {

@@ -10,7 +10,7 @@ export const lines: PostprocessorType = {
   name: 'lines',
   configSchema,
   create(config) {
-    const separator = Buffer.from(withDefaults<{ separator: string }>(configSchema, config).separator, 'latin1');
+    const separator = Buffer.from(withDefaults(configSchema, config).separator, 'latin1');
     return { process: (frame) => [Buffer.concat([frame, separator])] };
   },
 };

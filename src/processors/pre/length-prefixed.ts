@@ -21,7 +21,7 @@ export const lengthPrefixed: PreprocessorType = {
   splits: true,
   configSchema,
   create(config) {
-    const { max_length: maxLength } = withDefaults<{ max_length: number }>(configSchema, config);
+    const { max_length: maxLength } = withDefaults(configSchema, config);
     const pending = new ByteQueue();
     return {
       process(chunk) {

@@ -21,7 +21,7 @@ export const textualLengthPrefix: PreprocessorType = {
   splits: true,
   configSchema,
   create(config) {
-    const { max_length: maxLength } = withDefaults<{ max_length: number }>(configSchema, config);
+    const { max_length: maxLength } = withDefaults(configSchema, config);
     const pending = new ByteQueue();
     const fail = (message: string, frames: Buffer[]) => {
       const shown = pending.length > 0 ? preview(pending.peek(Math.min(pending.length, 20))) : '""';

@@ -34,7 +34,7 @@ export function gelfReassembly(name: string, summary: string, finishMessage: (me
     name,
     configSchema,
     create(config) {
-      const limits = withDefaults<{ max_messages: number; timeout_ms: number }>(configSchema, config);
+      const limits = withDefaults(configSchema, config);
       const maxMessages = limits.max_messages;
       const timeoutNs = BigInt(limits.timeout_ms) * 1_000_000n;
       const partial = new Map<string, PartialMessage>(); // insertion order = arrival order of first chunks

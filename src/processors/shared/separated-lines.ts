@@ -22,7 +22,7 @@ export function separatedLines(name: string, summary: string, defaultSeparator: 
     splits: true,
     configSchema,
     create(config) {
-      const options = withDefaults<{ separator?: string; max_length: number }>(configSchema, config);
+      const options = withDefaults(configSchema, config);
       const separator = (options.separator ?? defaultSeparator).charCodeAt(0);
       const maxLength = options.max_length;
       let carry: Buffer | null = null;

@@ -1,3 +1,5 @@
+import { s } from './typed';
+
 /**
  * Durations in operator configs: a number of milliseconds, or a string with
  * a unit (`500ms`, `10s`, `1m`, `2h`, `1d`, and `1m30s` combinations).
@@ -6,13 +8,10 @@ const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000,
 const PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/gy;
 
 /** The schema of a duration field (validated further by `durationMs`). */
-export const durationSchema = (description: string) => ({
-  description: `${description} (milliseconds, or a string such as 500ms, 10s, 1m, 1h30m)`,
-  anyOf: [
-    { type: 'number', exclusiveMinimum: 0 },
-    { type: 'string', pattern: '^(\\d+(\\.\\d+)?(ms|s|m|h|d))+$' },
-  ],
-});
+export const durationSchema = (description: string) =>
+  s.anyOf([s.number({ exclusiveMinimum: 0 }), s.string({ pattern: '^(\\d+(\\.\\d+)?(ms|s|m|h|d))+$' })], {
+    description: `${description} (milliseconds, or a string such as 500ms, 10s, 1m, 1h30m)`,
+  });
 
 /** Milliseconds of a duration; throws naming `field` when it is not one or not positive. */
 export function durationMs(value: unknown, field: string): number {

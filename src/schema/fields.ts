@@ -1,0 +1,50 @@
+import { s } from './typed';
+import type { Marked, Schema } from './typed';
+
+/**
+ * Config fields that many types repeat, built once so that they cannot
+ * drift apart: the same bounds, the same default, the same wording unless a
+ * type has something more precise to say.
+ */
+
+/**
+ * Where every listening socket binds unless its config says otherwise:
+ * loopback, so a new listener is never reachable from the network by
+ * accident (docs/security.md). `0.0.0.0` or `::` opens it to every interface.
+ */
+export const DEFAULT_LISTEN_HOST = '127.0.0.1';
+
+interface PortOptions {
+  readonly default?: number;
+  readonly description?: string;
+}
+
+/** The address a listening socket binds (tcp, udp, otel, rest, ws). */
+export function listenHost(description = 'address to listen on; the default accepts only local clients, 0.0.0.0 (or ::) every interface') {
+  return s.string({ minLength: 1, default: DEFAULT_LISTEN_HOST, description });
+}
+
+/** The port a listening socket binds; 0 asks the system for a free one. */
+export function listenPort<const O extends PortOptions = object>(options?: O): Schema<number> & Marked<O> {
+  return s.integer({ minimum: 0, maximum: 65535, description: 'port to listen on; 0 picks a free one', ...options }) as Schema<number> & Marked<O>;
+}
+
+/** The host a client connects to (a name or an address). */
+export function connectHost(description: string) {
+  return s.string({ minLength: 1, description });
+}
+
+/** The port a client connects to: a real port, never 0. */
+export function connectPort<const O extends PortOptions = object>(options?: O): Schema<number> & Marked<O> {
+  return s.integer({ minimum: 1, maximum: 65535, description: 'port to connect to', ...options }) as Schema<number> & Marked<O>;
+}
+
+/** The user a client logs in as. */
+export function userName(description = 'user (role) to log in as') {
+  return s.string({ minLength: 1, description });
+}
+
+/** The user's password; empty for none (the server trusts the client by other means). A secret: shown as "***". */
+export function password(description: string) {
+  return s.string({ default: '', writeOnly: true, description });
+}
