@@ -52,7 +52,9 @@ export function extractTopLevel(text: string, keys: readonly string[]): Record<s
     if (want >= 0) {
       const value = decodeValue(text, start, end, plain);
       if (value === undefined) return undefined;
-      setOwn(out, keys[want], value);
+      const name = keys[want];
+      if (name === '__proto__') setOwn(out, name, value);
+      else out[name] = value;
     }
     i = skipSpace(text, end);
     const c = text.charCodeAt(i);
@@ -72,6 +74,7 @@ function skipSpace(text: string, i: number): number {
 
 /** The index of the quote closing the string whose content starts at `i`, or -1. */
 function stringEnd(text: string, i: number, plain: boolean): number {
+  // indexOf, even for short strings: measured faster than a charCodeAt loop
   if (plain) return text.indexOf('"', i);
   const n = text.length;
   for (; i < n; i++) {

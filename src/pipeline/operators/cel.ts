@@ -6,6 +6,7 @@ import { extractTopLevel } from '../../codecs/json/top-level';
 import type { OperatorNode, OperatorType } from '../operator';
 import { LazyCelScope, compileCel, type CelProgram } from './cel-engine';
 import { withError } from './support';
+import { setOwn } from '../../codecs/integers';
 
 export interface CelConfig {
   /** drop the event unless this is true */
@@ -24,7 +25,8 @@ export interface CelConfig {
 
 interface Compiled {
   filter?: CelProgram;
-  meta: Array<[string, CelProgram]>;
+  /** key, program, and the field's name for errors (`meta.<key>`) */
+  meta: Array<[string, CelProgram, string]>;
   value?: CelProgram;
   set: Array<[string[], string, CelProgram]>;
   remove: string[][];
@@ -59,7 +61,7 @@ export function compileConfig(config: CelConfig, nodeId: string): Compiled {
   };
   const compiled: Compiled = {
     filter: config.filter === undefined ? undefined : compile('filter', config.filter),
-    meta: Object.entries(config.meta ?? {}).map(([k, src]) => [k, compile(`meta.${k}`, src)]),
+    meta: Object.entries(config.meta ?? {}).map(([k, src]) => [k, compile(`meta.${k}`, src), `meta.${k}`]),
     value: config.value === undefined ? undefined : compile('value', config.value),
     set: Object.entries(config.set ?? {}).map(([path, src]) => [splitPath(path, `set.${path}`, nodeId), path, compile(`set.${path}`, src)]),
     remove: (config.remove ?? []).map((path, i) => splitPath(path, `remove[${i}]`, nodeId)),
@@ -90,8 +92,9 @@ function eventData(c: Compiled, event: EddyEvent): unknown {
   if (c.frameKeys !== undefined && event instanceof LazyEvent) {
     const frame = event.unreadFrame('json');
     if (frame !== undefined) {
-      // the codec checked the frame (valid UTF-8 among the rest) when it left it undecoded
-      const fields = c.frameKeys.length === 0 ? {} : extractTopLevel(frame.toString('utf8'), c.frameKeys);
+      // the codec checked the frame (valid UTF-8 among the rest) when it left it undecoded;
+      // toString() without arguments is Buffer's shortest path to UTF-8 text
+      const fields = c.frameKeys.length === 0 ? {} : extractTopLevel(frame.toString(), c.frameKeys);
       // undefined: not an object, or something the extractor does not vouch for: decode it all
       if (fields !== undefined) return fields;
     }
@@ -147,9 +150,14 @@ export function applyCel(c: Compiled, event: EddyEvent, nodeId: string): PortEve
       port = p;
     }
     let meta = event.meta;
-    for (const [key, program] of c.meta) {
-      field = `meta.${key}`;
-      meta = { ...meta, [key]: program.evaluateJson(vars) };
+    if (c.meta.length > 0) {
+      // one copy of the event's meta for all the keys set (the input's is never changed)
+      const out: Meta = { ...meta };
+      for (const [key, program, name] of c.meta) {
+        field = name;
+        setOwn(out, key, program.evaluateJson(vars));
+      }
+      meta = out;
     }
     let dataChanged = false;
     let data: unknown;
