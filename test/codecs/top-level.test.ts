@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { json } from '../../src/codecs/json';
-import { extractTopLevel } from '../../src/codecs/json/top-level';
+import { extractFromFrame, extractTopLevel } from '../../src/codecs/json/top-level';
+import { isCanonicalJson, topLevelIndex } from '../../src/codecs/json/canonical';
 import { FUZZ_SEED, fuzzRuns } from './fuzz-support';
 
 /**
@@ -69,6 +70,35 @@ describe('codecs: extractTopLevel reads top-level members as the json codec deco
       }),
       { seed: FUZZ_SEED, numRuns: fuzzRuns(3000) },
     );
+  });
+
+  it('frames the canonical check just walked: read by its offsets, the same members as the codec decodes', () => {
+    /** a compact object as the codec writes it: string keys (no index keys), values of every kind, big integers */
+    const member = fc.tuple(key, fc.oneof(fc.jsonValue({ maxDepth: 2 }).map((v) => JSON.stringify(v)), bigInteger, fc.string().map((x) => JSON.stringify(x))));
+    const frame = fc.uniqueArray(member, { selector: ([k]) => k, maxLength: 8 }).map((ms) => Buffer.from(`{${ms.map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(',')}}`, 'utf8'));
+    let indexed = 0;
+    fc.assert(
+      fc.property(frame, wantedKeys, (bytes, keys) => {
+        if (!isCanonicalJson(bytes)) return; // e.g. a number JSON.stringify writes differently than its literal
+        if (topLevelIndex(bytes) !== undefined) indexed++;
+        const text = bytes.toString('utf8');
+        expect(extractFromFrame(bytes, keys), text).to.deep.equal(expected(text, keys));
+      }),
+      { seed: FUZZ_SEED, numRuns: fuzzRuns(3000) },
+    );
+    expect(indexed).to.be.greaterThan(1000); // the offsets path was the one tested
+  });
+
+  it('offsets are used only for the frame walked last; another frame scans', () => {
+    const a = Buffer.from('{"x":1,"y":[2]}');
+    const b = Buffer.from('{"y":3,"x":"s"}');
+    expect(isCanonicalJson(a) && isCanonicalJson(b)).to.equal(true);
+    expect(topLevelIndex(a)).to.equal(undefined);
+    expect(topLevelIndex(b)).to.not.equal(undefined);
+    expect(extractFromFrame(a, ['x', 'y'])).to.deep.equal({ x: 1, y: [2] });
+    expect(extractFromFrame(b, ['x', 'y'])).to.deep.equal({ y: 3, x: 's' });
+    expect(isCanonicalJson(Buffer.from('{"é":1}'))).to.equal(true);
+    expect(topLevelIndex(Buffer.from('{"é":1}'))).to.equal(undefined); // not ASCII: byte and text offsets differ
   });
 
   it('the last of repeated keys wins, as in JSON.parse', () => {

@@ -1,6 +1,7 @@
 import { setOwn } from '../integers';
 import { hasLongDigitRun } from '../json';
 import { parsePrecise } from './precise-parse';
+import { topLevelIndex, type TopLevelIndex } from './canonical';
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -62,6 +63,38 @@ export function extractTopLevel(text: string, keys: readonly string[]): Record<s
     if (c !== COMMA) return undefined;
     i = skipSpace(text, i + 1);
   }
+}
+
+/**
+ * `extractTopLevel` for a frame (valid UTF-8, which the codec checked
+ * before leaving it undecoded). When it is the frame the codec's canonical
+ * check walked last, the members are found from that walk's offsets
+ * (canonical.ts `topLevelIndex`) without scanning the frame again.
+ */
+export function extractFromFrame(frame: Buffer, keys: readonly string[]): Record<string, unknown> | undefined {
+  const indexed = topLevelIndex(frame);
+  // toString() without arguments is Buffer's shortest path to UTF-8 text
+  const text = frame.toString();
+  // a frame with a backslash may have escaped keys, which only a scan decodes
+  return indexed === undefined || !indexed.plain ? extractTopLevel(text, keys) : extractIndexed(text, indexed, keys);
+}
+
+/** The wanted members by the offsets of a canonical walk of a frame without a backslash: each key at most once. */
+function extractIndexed(text: string, index: TopLevelIndex, keys: readonly string[]): Record<string, unknown> | undefined {
+  const out: Record<string, unknown> = {};
+  const { count, keyStart, keyEnd } = index;
+  for (const key of keys) {
+    for (let k = 0; k < count; k++) {
+      const start = keyStart[k];
+      if (keyEnd[k] - start !== key.length || !text.startsWith(key, start)) continue;
+      const value = decodeValue(text, keyEnd[k] + 2, k + 1 < count ? keyStart[k + 1] - 2 : text.length - 1, true);
+      if (value === undefined) return undefined;
+      if (key === '__proto__') setOwn(out, key, value);
+      else out[key] = value;
+      break;
+    }
+  }
+  return out;
 }
 
 function skipSpace(text: string, i: number): number {

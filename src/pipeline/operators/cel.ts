@@ -2,7 +2,7 @@ import { Observable } from '../../core/rx';
 import type { EddyEvent, Meta, PortEvent } from '../../core/event';
 import { invalid } from '../../core/errors';
 import { LazyEvent, withMeta } from '../../core/lazy-event';
-import { extractTopLevel } from '../../codecs/json/top-level';
+import { extractFromFrame } from '../../codecs/json/top-level';
 import type { OperatorNode, OperatorType } from '../operator';
 import { LazyCelScope, compileCel, type CelProgram } from './cel-engine';
 import { withError } from './support';
@@ -92,9 +92,8 @@ function eventData(c: Compiled, event: EddyEvent): unknown {
   if (c.frameKeys !== undefined && event instanceof LazyEvent) {
     const frame = event.unreadFrame('json');
     if (frame !== undefined) {
-      // the codec checked the frame (valid UTF-8 among the rest) when it left it undecoded;
-      // toString() without arguments is Buffer's shortest path to UTF-8 text
-      const fields = c.frameKeys.length === 0 ? {} : extractTopLevel(frame.toString(), c.frameKeys);
+      // the codec checked the frame (valid UTF-8 among the rest) when it left it undecoded
+      const fields = c.frameKeys.length === 0 ? {} : extractFromFrame(frame, c.frameKeys);
       // undefined: not an object, or something the extractor does not vouch for: decode it all
       if (fields !== undefined) return fields;
     }
