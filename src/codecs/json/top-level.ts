@@ -86,7 +86,7 @@ function extractIndexed(text: string, index: TopLevelIndex, keys: readonly strin
   for (const key of keys) {
     for (let k = 0; k < count; k++) {
       const start = keyStart[k];
-      if (keyEnd[k] - start !== key.length || !text.startsWith(key, start)) continue;
+      if (keyEnd[k] - start !== key.length || (key.length > 0 && text.charCodeAt(start) !== key.charCodeAt(0)) || !text.startsWith(key, start)) continue;
       const value = decodeValue(text, keyEnd[k] + 2, k + 1 < count ? keyStart[k + 1] - 2 : text.length - 1, true);
       if (value === undefined) return undefined;
       if (key === '__proto__') setOwn(out, key, value);
