@@ -7,7 +7,7 @@
  * nothing.
  *
  *   sed -e "s#\${DATA}#$PWD/bench/data/data.json.xz#" -e 's/\${WARMUP}/1/' -e 's/\${SECS}/5/' \
- *     bench/workflow-classify.yaml > /tmp/wc.yaml
+ *     bench/real-workflow.yaml > /tmp/wc.yaml
  *   node -r ./dist/bench/heap-spaces.js bin/eddy server run -f /tmp/wc.yaml --no-api >/dev/null
  */
 import { getHeapSpaceStatistics } from 'node:v8';

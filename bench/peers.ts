@@ -31,9 +31,9 @@ import { REPO, dataPath, envNumber, loadLines, workDir, writeMsgpackData } from 
 import { quantile, startOnce } from './startup';
 
 export type PeerCodec = 'json' | 'msgpack' | 'string';
-/** a row's benchmark: the empty pipeline per codec, or Tremor's group-by-count (json) */
-export type PeerShape = PeerCodec | 'group-by-count';
-export const PEER_SHAPES: readonly PeerShape[] = ['json', 'msgpack', 'string', 'group-by-count'];
+/** a row's benchmark: the empty pipeline per codec, or Tremor's group-by-count or real-workflow (json) */
+export type PeerShape = PeerCodec | 'group-by-count' | 'real-workflow';
+export const PEER_SHAPES: readonly PeerShape[] = ['json', 'msgpack', 'string', 'group-by-count', 'real-workflow'];
 
 export interface PeerRow {
   who: string;
@@ -199,7 +199,7 @@ export function parseOutputSent(metrics: string): number | undefined {
 // ---- configs, each in its runtime's own format ----
 
 function eddyConfig(shape: PeerShape, data: string): string {
-  if (shape === 'group-by-count') return groupByCountEddy(data);
+  if (shape === 'group-by-count' || shape === 'real-workflow') return benchConfig(`${shape}.yaml`, data);
   const codec = shape;
   const source = codec === 'msgpack' ? `{ source: "${data}", base64: true }` : `{ source: "${data}" }`;
   return `onramp:
@@ -216,9 +216,9 @@ mapping:
 `;
 }
 
-/** eddy's group-by-count (bench/group-by-count.yaml with its placeholders filled): the blackhole counts input events. */
-function groupByCountEddy(data: string): string {
-  return readFileSync(join(REPO, 'bench', 'group-by-count.yaml'), 'utf8')
+/** eddy's config of a shape in bench/ (group-by-count.yaml, real-workflow.yaml) with its placeholders filled. */
+function benchConfig(file: string, data: string): string {
+  return readFileSync(join(REPO, 'bench', file), 'utf8')
     .replace('${DATA}', data)
     .replace('${WARMUP}', String(WARMUP))
     .replace('${SECS}', String(SECS));
@@ -276,6 +276,55 @@ from in[ten_events]
 group by set(event.index_type)
 into out;
 `;
+/**
+ * Tremor's real-workflow-throughput-json script (its bench/ directory,
+ * 0.11.12), as Tremor runs it: classify each event into $class, $rate and
+ * $dimensions, then grouper::bucket; pass and overflow both go out (json in
+ * and out, tremorConfig('json')). eddy's bench/real-workflow.yaml is the same
+ * work in runtime::cel. \`use std::array\` needs Tremor's standard library:
+ * run it with TREMOR_PATH set to its lib directory.
+ */
+export const TREMOR_REAL_WORKFLOW = `define script runtime
+script
+  use std::array;
+  match event.application of
+    case "app1" => let $class = "applog_app1",  let $rate = 1250, let $dimension = event.application, emit event
+    case "app2" => let $class = "applog_app1",  let $rate = 2500, let $dimension = event.application, emit event
+    case "app3" => let $class = "applog_app1",  let $rate = 18750, let $dimension = event.application, emit event
+    case "app4" => let $class = "applog_app1",  let $rate = 750, let $dimension = event.application, emit event
+    case "app5" => let $class = "applog_app1",  let $rate = 18750, let $dimension = event.application, emit event
+    default => null
+  end;
+  match event.index_type of
+    case "applog_app6" => let $class = "applog_app6", let $rate = 4500, let $dimensions = event.logger_name, emit event
+    case "syslog_app1" => let $class = "syslog_app1", let $rate = 2500, let $dimensions = event.syslog_hostname, emit event
+    default => null
+  end;
+  match array::contains(event.tags, "tag1") of
+    case true => let $class = "syslog_app2", let $rate = 125, let $dimensions = event.syslog_hostname, emit event
+    default => null
+  end;
+  match event.index_type of
+    case "syslog_app3" => let $class = "syslog_app3", let $rate = 1750, let $dimensions = event.syslog_hostname
+    case "syslog_app4" => let $class = "syslog_app4", let $rate = 7500, let $dimensions = event.syslog_hostname
+    case "syslog_app5" => let $class = "syslog_app5", let $rate = 125, let $dimensions = event.syslog_hostname
+    case "syslog_app6" => let $class = "syslog_app6", let $rate = 3750, let $dimensions = event.syslog_hostname
+    default => let $class = "default", let $rate = 250
+  end;
+  event
+end;
+
+define grouper::bucket operator grouper;
+
+create script runtime;
+create operator grouper;
+
+select event from in into runtime;
+select event from runtime into grouper;
+select event from grouper into out;
+select event from grouper/overflow into out;
+`;
+
 /** input events per output of group-by-count */
 const GROUP_SIZE = 10;
 
@@ -354,14 +403,14 @@ async function runEddy(eddy: string, codec: PeerShape, data: string, dir: string
 
 async function runTremor(bin: string, shape: PeerShape, dir: string): Promise<PeerRow> {
   if (shape === 'msgpack') throw new Error('no Tremor msgpack blaster config');
-  const codec = shape === 'group-by-count' ? 'json' : shape;
+  const codec = shape === 'group-by-count' || shape === 'real-workflow' ? 'json' : shape;
   const config = join(dir, `tremor-${shape}.yaml`);
   writeFileSync(config, tremorConfig(codec, dataPath()));
   // the pipeline's id is its file's name: main, as the binding says; one directory per shape
   const pipelineDir = join(dir, `tremor-${shape}`);
   mkdirSync(pipelineDir, { recursive: true });
   const mainTrickle = join(pipelineDir, 'main.trickle');
-  writeFileSync(mainTrickle, shape === 'group-by-count' ? TREMOR_GROUP_BY_COUNT : TREMOR_PIPELINE);
+  writeFileSync(mainTrickle, shape === 'group-by-count' ? TREMOR_GROUP_BY_COUNT : shape === 'real-workflow' ? TREMOR_REAL_WORKFLOW : TREMOR_PIPELINE);
   const args = ['server', 'run', '--no-api', '-f', config, mainTrickle];
   // it prints the histogram, then `Throughput: X MB/s`, then exits
   const m = await runSampled(bin, args, (WARMUP + SECS + 60) * 1000, (out) => /Throughput.*\/s/.test(out), dir);
@@ -512,7 +561,7 @@ export async function main(eddy = join(REPO, 'bin', 'eddy'), dir = workDir(), sh
     }
     if (benthos) {
       if (codec === 'msgpack') rows.push({ who: 'benthos', codec, command: '', status: 'skipped', message: 'not compared: Benthos has no msgpack replay input' });
-      else if (codec === 'group-by-count') rows.push({ who: 'benthos', codec, command: '', status: 'skipped', message: 'not compared: no Benthos config of this shape here' });
+      else if (codec === 'group-by-count' || codec === 'real-workflow') rows.push({ who: 'benthos', codec, command: '', status: 'skipped', message: 'not compared: no Benthos config of this shape here' });
       else await attempt('benthos', codec, () => runBenthos(benthos, codec, linesFile, lines.length * copies, dir));
     }
   }

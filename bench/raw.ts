@@ -14,6 +14,10 @@
  *   max} of `aint`, the clock (Date.now) read per event; when a 1 s window ends,
  *   JSON.stringify `{group, n, total, low, high, mean}` per group to bytes and
  *   start a new Map (bench/tumbling-groups.yaml, bench/soak-windows.yaml by hand)
+ * - real-workflow: JSON.parse, Tremor's real-workflow classification rules in
+ *   plain JavaScript (class, rate, dimension), a sliding-window rate check per
+ *   class and dimension as grouper::bucket makes it (1 s in 100 slots, the
+ *   clock read per event), JSON.stringify to bytes (bench/real-workflow.yaml by hand)
  * - codec-NAME (for the README, not a table column): eddy's own registered
  *   codec's decode then encode per line, so eddy / codec-NAME is what the
  *   runtime around the codec costs
@@ -22,7 +26,7 @@ import { Packr } from 'msgpackr';
 import { ROLLING_KEYS, TUMBLING_GROUPS, groupedLines, loadLines, msgpackLines, rollingKeyLines } from './data';
 import { Registries } from '../src/runtime/registries';
 
-export type RawKind = 'json' | 'string' | 'msgpack' | 'group-by-count' | 'tumbling-groups' | 'soak-windows' | `codec-${string}`;
+export type RawKind = 'json' | 'string' | 'msgpack' | 'group-by-count' | 'tumbling-groups' | 'soak-windows' | 'real-workflow' | `codec-${string}`;
 
 export interface RawResult {
   kind: RawKind;
@@ -91,6 +95,75 @@ function tumblingWork(): Work {
     if (v < a.min) a.min = v;
     if (v > a.max) a.max = v;
     return bytes;
+  };
+}
+
+const APP_RATES: Record<string, number> = { app1: 1250, app2: 2500, app3: 18750, app4: 750, app5: 18750 };
+const SYSLOG_RATES: Record<string, number> = { syslog_app3: 1750, syslog_app4: 7500, syslog_app5: 125, syslog_app6: 3750 };
+
+/** A rate check over 1 s in 100 slots of 10 ms: admits at most `rate` events per sliding second. */
+class RateWindow {
+  private readonly slots = new Array<number>(100).fill(0);
+  private head = -1;
+  private total = 0;
+
+  constructor(private readonly rate: number) {}
+
+  admit(nowMs: number): boolean {
+    const slot = Math.floor(nowMs / 10);
+    if (this.head < 0) this.head = slot;
+    for (let s = this.head + 1; s <= slot && s <= this.head + 100; s++) {
+      this.total -= this.slots[s % 100];
+      this.slots[s % 100] = 0;
+    }
+    if (slot > this.head) this.head = slot;
+    if (this.total >= this.rate) return false;
+    this.slots[slot % 100]++;
+    this.total++;
+    return true;
+  }
+}
+
+/** Tremor's real-workflow by hand: classify, rate-check per class and dimension, write out (both outcomes are written, as both ports go to the sink). */
+function realWorkflowWork(): Work {
+  const windows = new Map<string, RateWindow>();
+  return (line) => {
+    const event = JSON.parse(line.toString('utf8')) as Record<string, unknown>;
+    const app = event.application as string;
+    const index = event.index_type as string;
+    let cls: string;
+    let rate: number;
+    let dimension: unknown;
+    if (APP_RATES[app] !== undefined) {
+      cls = 'applog_app1';
+      rate = APP_RATES[app];
+      dimension = app;
+    } else if (index === 'applog_app6') {
+      cls = 'applog_app6';
+      rate = 4500;
+      dimension = event.logger_name;
+    } else if (index === 'syslog_app1') {
+      cls = 'syslog_app1';
+      rate = 2500;
+      dimension = event.syslog_hostname;
+    } else if ((event.tags as unknown[]).includes('tag1')) {
+      cls = 'syslog_app2';
+      rate = 125;
+      dimension = event.syslog_hostname;
+    } else if (SYSLOG_RATES[index] !== undefined) {
+      cls = index;
+      rate = SYSLOG_RATES[index];
+      dimension = event.syslog_hostname;
+    } else {
+      cls = 'default';
+      rate = 250;
+      dimension = event.syslog_hostname;
+    }
+    const key = `${cls}\u0000${String(dimension)}`;
+    let window = windows.get(key);
+    if (!window) windows.set(key, (window = new RateWindow(rate)));
+    const admitted = window.admit(Date.now());
+    return Buffer.from(JSON.stringify(event), 'utf8').length + (admitted ? 0 : 1);
   };
 }
 
@@ -172,6 +245,7 @@ export async function measureRaw(kind: RawKind, dataPath: string, seconds: numbe
   const lines = await loadLines(dataPath);
   if (kind === 'string') return { kind, ...measureString(lines, seconds, warmup) };
   if (kind === 'json') return { ...measureLines(lines, jsonWork(), seconds, warmup), kind };
+  if (kind === 'real-workflow') return { ...measureLines(lines, realWorkflowWork(), seconds, warmup), kind };
   if (kind === 'group-by-count') return { ...measureLines(lines, groupByCountWork(), seconds, warmup), kind };
   if (kind === 'tumbling-groups') return { ...measureLines(groupedLines(lines, TUMBLING_GROUPS), tumblingWork(), seconds, warmup), kind };
   if (kind === 'soak-windows') return { ...measureLines(rollingKeyLines(lines, ROLLING_KEYS), tumblingWork(), seconds, warmup), kind };

@@ -8,7 +8,7 @@
  * Once the table has lived long enough to be in the old space, V8 allocates
  * each rebuilt table there too: a stream of hits on a few keys filled the
  * old space with ~3 MB/s of garbage until the next major GC (grouper::bucket
- * in bench/workflow-classify.yaml, see bench/README.md). Here a hit only
+ * in bench/real-workflow.yaml, see bench/README.md). Here a hit only
  * relinks two list nodes and allocates nothing; the Map changes only when a
  * key is added or evicted.
  */

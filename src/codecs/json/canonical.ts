@@ -56,6 +56,10 @@ export function isCanonicalJson(frame: Uint8Array): boolean {
   let depth = 0;
   let keys = 0;
   let i = 0;
+  // the offsets recorded below are about to be overwritten
+  lastIndexed = undefined;
+  // the number of keys of a top-level object, once it closes
+  let topKeys = -1;
   // without a backslash in the frame a string ends at the next quote: found natively for long strings
   const stringEnd = frame.indexOf(BACKSLASH) >= 0 ? escapedStringEnd : plainStringEnd;
   for (;;) {
@@ -98,7 +102,15 @@ export function isCanonicalJson(frame: Uint8Array): boolean {
     }
     // after a value: close what it ends, until a comma starts the next one
     for (;;) {
-      if (depth === 0) return i === n && bytesAreText(frame);
+      if (depth === 0) {
+        if (i !== n || !bytesAreText(frame)) return false;
+        if (topKeys > 0 && lastAscii) {
+          lastIndexed = frame;
+          index.count = topKeys;
+          index.plain = stringEnd === plainStringEnd;
+        }
+        return true;
+      }
       const base = bases[depth - 1];
       const d = frame[i++];
       if (d === COMMA) {
@@ -109,7 +121,10 @@ export function isCanonicalJson(frame: Uint8Array): boolean {
         break;
       }
       if (d !== (base < 0 ? CLOSE_ARRAY : CLOSE_OBJECT)) return false;
-      if (base >= 0) keys = base;
+      if (base >= 0) {
+        if (depth === 1) topKeys = keys;
+        keys = base;
+      }
       depth--;
     }
   }
@@ -141,7 +156,40 @@ function memberValueStart(frame: Uint8Array, i: number, keys: number, depth: num
 /** No control character anywhere (strings included), and valid UTF-8 when not all ASCII. */
 function bytesAreText(frame: Uint8Array): boolean {
   const found = scanBytes(frame);
-  return (found & CONTROL) === 0 && ((found & NON_ASCII) === 0 || isUtf8(frame));
+  lastAscii = (found & NON_ASCII) === 0;
+  return (found & CONTROL) === 0 && (lastAscii || isUtf8(frame));
+}
+
+/**
+ * Where the top-level members of a canonical JSON object are, as
+ * isCanonicalJson found them: key `k`'s text is `keyStart[k]..keyEnd[k]`
+ * (keyEnd is its closing quote), its value starts after the colon and ends
+ * before the comma and quote of key `k + 1`, or before the closing brace.
+ * Keys are unique (a repeat is not canonical). Offsets are the same in the
+ * bytes and in the decoded text: only an all-ASCII frame is indexed.
+ */
+export interface TopLevelIndex {
+  count: number;
+  readonly keyStart: readonly number[];
+  readonly keyEnd: readonly number[];
+  /** no backslash anywhere in the frame */
+  plain: boolean;
+}
+
+const index: TopLevelIndex = { count: 0, keyStart, keyEnd, plain: false };
+/** the frame `index` describes: the last one isCanonicalJson accepted, when it is an all-ASCII object with keys */
+let lastIndexed: Uint8Array | undefined;
+let lastAscii = false;
+
+/**
+ * The top-level index of `frame` when it is the frame isCanonicalJson
+ * accepted last (an onramp checks a frame and hands its event down the
+ * pipeline before it checks the next one, so a reader right behind it
+ * finds the walk already made); undefined otherwise. Valid until the next
+ * isCanonicalJson call: read it at once.
+ */
+export function topLevelIndex(frame: Uint8Array): TopLevelIndex | undefined {
+  return frame === lastIndexed ? index : undefined;
 }
 
 /** The index after the closing quote of the string whose text starts at `i`, or -1 (the bytes between are for bytesAreText). */

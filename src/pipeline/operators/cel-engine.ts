@@ -10,12 +10,20 @@ import { celEnv, isCelError, isCelList, isCelMap, isCelUint, parse, plan, type C
 import { strings } from '@bufbuild/cel/ext';
 import { setOwn } from '../../codecs/integers';
 import { compileAst, type Compiled } from '../cel/compile';
+import { eventFields } from '../cel/fields';
 import { Bail, CelEvalError, toJson } from '../cel/values';
 
 export interface CelProgram {
   readonly source: string;
   /** true when the expression runs compiled (the interpreter only for the evaluations the compiled code declines) */
   readonly compiled: boolean;
+  /**
+   * The top-level fields of `event` the expression reads (`event.a`,
+   * `has(event.a)`), or undefined when it may read the whole event: an
+   * evaluation given an object with just these fields of the event gives
+   * what it gives on the whole event.
+   */
+  readonly eventFields: readonly string[] | undefined;
   /**
    * Evaluates against the event as it is and returns a JSON-friendly value
    * (what `fromCel` gives); `scope.cel()` is asked only when the interpreter
@@ -64,8 +72,10 @@ const env = celEnv({ funcs: strings });
 export function compileCel(source: string, options: { interpreterOnly?: boolean } = {}): CelProgram {
   let run: ReturnType<typeof plan>;
   let fast: Compiled | undefined;
+  let fields: string[] | undefined;
   try {
     const ast = parse(source);
+    fields = eventFields(ast.expr);
     run = plan(env, ast);
     fast = options.interpreterOnly === true ? undefined : compileAst(ast.expr);
   } catch (err) {
@@ -79,6 +89,7 @@ export function compileCel(source: string, options: { interpreterOnly?: boolean 
   return {
     source,
     compiled: fast !== undefined,
+    eventFields: fields,
     evaluateJson:
       fast === undefined
         ? interpret

@@ -1,15 +1,20 @@
 import { Observable } from '../../core/rx';
-import type { EddyEvent, PortEvent } from '../../core/event';
+import type { EddyEvent, Meta, PortEvent } from '../../core/event';
 import { invalid } from '../../core/errors';
+import { LazyEvent, withMeta } from '../../core/lazy-event';
+import { extractFromFrame } from '../../codecs/json/top-level';
 import type { OperatorNode, OperatorType } from '../operator';
 import { LazyCelScope, compileCel, type CelProgram } from './cel-engine';
 import { withError } from './support';
+import { setOwn } from '../../codecs/integers';
 
 export interface CelConfig {
   /** drop the event unless this is true */
   filter?: string;
   /** metadata variable -> expression */
   meta?: Record<string, string>;
+  /** expression whose result replaces the event data (before `set` and `remove` apply) */
+  value?: string;
   /** field path (dotted) -> expression, patching the event data */
   set?: Record<string, string>;
   /** field paths (dotted) to remove from the event data */
@@ -20,10 +25,18 @@ export interface CelConfig {
 
 interface Compiled {
   filter?: CelProgram;
-  meta: Array<[string, CelProgram]>;
+  /** key, program, and the field's name for errors (`meta.<key>`) */
+  meta: Array<[string, CelProgram, string]>;
+  value?: CelProgram;
   set: Array<[string[], string, CelProgram]>;
   remove: string[][];
   route?: CelProgram;
+  /**
+   * The top-level fields every expression together reads, when that is all
+   * they read and nothing patches the data (`set`, `remove` copy the whole
+   * event): an undecoded json frame then gives just these (see `eventData`).
+   */
+  frameKeys?: readonly string[];
 }
 
 /** The JS type the interpreter's value had (an int was a bigint), so the message stays what it was. */
@@ -46,13 +59,54 @@ export function compileConfig(config: CelConfig, nodeId: string): Compiled {
       throw invalid(`runtime::cel node ${nodeId}: ${field}: ${(err as Error).message}`);
     }
   };
-  return {
+  const compiled: Compiled = {
     filter: config.filter === undefined ? undefined : compile('filter', config.filter),
-    meta: Object.entries(config.meta ?? {}).map(([k, src]) => [k, compile(`meta.${k}`, src)]),
+    meta: Object.entries(config.meta ?? {}).map(([k, src]) => [k, compile(`meta.${k}`, src), `meta.${k}`]),
+    value: config.value === undefined ? undefined : compile('value', config.value),
     set: Object.entries(config.set ?? {}).map(([path, src]) => [splitPath(path, `set.${path}`, nodeId), path, compile(`set.${path}`, src)]),
     remove: (config.remove ?? []).map((path, i) => splitPath(path, `remove[${i}]`, nodeId)),
     route: config.route === undefined ? undefined : compile('route', config.route),
   };
+  compiled.frameKeys = frameKeys(compiled);
+  return compiled;
+}
+
+function frameKeys(c: Compiled): string[] | undefined {
+  if (c.set.length > 0 || c.remove.length > 0) return undefined;
+  const programs = [c.filter, c.route, c.value, ...c.meta.map(([, p]) => p)].filter((p): p is CelProgram => p !== undefined);
+  const names = new Set<string>();
+  for (const p of programs) {
+    if (p.eventFields === undefined) return undefined;
+    for (const f of p.eventFields) names.add(f);
+  }
+  return [...names];
+}
+
+/**
+ * The data the expressions see: for an event still undecoded from a json
+ * frame, when the expressions read only top-level fields, an object of just
+ * those fields taken from the frame (the event stays undecoded, and goes out
+ * as the frame it came in as); otherwise the event's data, decoded.
+ */
+function eventData(c: Compiled, event: EddyEvent): unknown {
+  if (c.frameKeys !== undefined && event instanceof LazyEvent) {
+    const frame = event.unreadFrame('json');
+    if (frame !== undefined) {
+      // the codec checked the frame (valid UTF-8 among the rest) when it left it undecoded
+      const fields = c.frameKeys.length === 0 ? {} : extractFromFrame(frame, c.frameKeys);
+      // undefined: not an object, or something the extractor does not vouch for: decode it all
+      if (fields !== undefined) return fields;
+    }
+  }
+  return event.data;
+}
+
+/** The event with new data and meta, copied only when something changed; an unread lazy event stays unread when only meta changed. */
+function outputEvent(event: EddyEvent, meta: Meta, data: unknown, dataChanged: boolean): EddyEvent {
+  if (!dataChanged) return meta === event.meta ? event : withMeta(event, meta);
+  const copy = withMeta(event, meta);
+  copy.data = data;
+  return copy;
 }
 
 /** Copies the objects along `path` (never mutating the input) and sets the leaf. */
@@ -81,7 +135,7 @@ export function applyCel(c: Compiled, event: EddyEvent, nodeId: string): PortEve
   let field = 'filter';
   try {
     // compiled expressions read the event as it is; the CEL conversion is made only if one runs interpreted
-    const vars = new LazyCelScope(event.data, event.meta);
+    const vars = new LazyCelScope(eventData(c, event), event.meta);
     if (c.filter !== undefined) {
       const keep = c.filter.evaluateJson(vars);
       if (typeof keep !== 'boolean') throw new Error(`must be a bool, got ${jsType(keep)}`);
@@ -95,17 +149,33 @@ export function applyCel(c: Compiled, event: EddyEvent, nodeId: string): PortEve
       port = p;
     }
     let meta = event.meta;
-    for (const [key, program] of c.meta) {
-      field = `meta.${key}`;
-      meta = { ...meta, [key]: program.evaluateJson(vars) };
+    if (c.meta.length > 0) {
+      // one copy of the event's meta for all the keys set (the input's is never changed)
+      const out: Meta = { ...meta };
+      for (const [key, program, name] of c.meta) {
+        field = name;
+        setOwn(out, key, program.evaluateJson(vars));
+      }
+      meta = out;
     }
-    let data = event.data;
-    for (const [path, name, program] of c.set) {
-      field = `set.${name}`;
-      data = setPath(data, path, program.evaluateJson(vars));
+    let dataChanged = false;
+    let data: unknown;
+    if (c.value !== undefined) {
+      field = 'value';
+      data = c.value.evaluateJson(vars);
+      dataChanged = true;
     }
-    for (const path of c.remove) data = removePath(data, path);
-    return { port, event: data === event.data && meta === event.meta ? event : { ...event, data, meta } };
+    if (c.set.length > 0 || c.remove.length > 0) {
+      // set and remove have no frame keys (frameKeys): vars.data is the whole event here
+      if (!dataChanged) data = vars.data;
+      for (const [path, name, program] of c.set) {
+        field = `set.${name}`;
+        data = setPath(data, path, program.evaluateJson(vars));
+      }
+      for (const path of c.remove) data = removePath(data, path);
+      dataChanged = data !== vars.data;
+    }
+    return { port, event: outputEvent(event, meta, data, dataChanged) };
   } catch (err) {
     return { port: 'err', event: withError(event, `runtime::cel node ${nodeId}: ${field}: ${(err as Error).message}`) };
   }
@@ -131,16 +201,17 @@ export function celNode(config: CelConfig, nodeId: string): OperatorNode {
 
 const exprSchema = { type: 'string', minLength: 1 };
 
-/** runtime::cel: filter, classify, patch and route events with CEL expressions. */
+/** runtime::cel: filter, classify, reshape, patch and route events with CEL expressions. */
 export const cel: OperatorType<CelConfig> = {
   name: 'runtime::cel',
   configSchema: {
     type: 'object',
     additionalProperties: false,
-    description: 'Filters, classifies, patches and routes events with CEL expressions.',
+    description: 'Filters, classifies, reshapes, patches and routes events with CEL expressions.',
     properties: {
       filter: { ...exprSchema, description: 'drop the event unless this expression is true (without it every event passes)' },
       meta: { type: 'object', additionalProperties: exprSchema, description: 'metadata variable -> expression' },
+      value: { ...exprSchema, description: "expression whose result replaces the event's data (set and remove then apply to it)" },
       set: { type: 'object', additionalProperties: exprSchema, description: 'dotted field path -> expression, patching the event data' },
       remove: { type: 'array', items: { type: 'string', minLength: 1 }, description: 'dotted field paths removed from the event data' },
       route: { ...exprSchema, description: 'expression naming the output port (default out)' },
