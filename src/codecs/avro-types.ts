@@ -1,5 +1,5 @@
 import * as avsc from 'avsc';
-import { integerValue } from './integers';
+import { integerValue, setOwn } from './integers';
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
@@ -37,6 +37,8 @@ function readZigzag(bytes: Buffer): number | bigint {
   }
   let n = 0n;
   for (let i = bytes.length - 1; i >= 0; i--) n = (n << 7n) | BigInt(bytes[i] & 0x7f);
+  // an overlong varint: more bits than a long has
+  if (n >= 2n ** 64n) throw new Error('long varint beyond 64 bits');
   return integerValue((n >> 1n) ^ -(n & 1n));
 }
 
@@ -60,6 +62,17 @@ function writeZigzag(value: number | bigint): Buffer {
   out.push(Number(n));
   return Buffer.from(out);
 }
+
+/** Avro `int`: avsc reads an overlong varint into a value beyond 32 bits; that is an error here, as it is on encode. */
+class CheckedIntType extends avsc.types.IntType {
+  _read(tap: Tap): number {
+    const n = tap.readInt();
+    if (n !== (n | 0)) throw new Error(`int ${n} is beyond 32 bits`);
+    return n;
+  }
+}
+
+export const checkedInt = new CheckedIntType();
 
 /**
  * Avro `decimal` (on bytes or fixed) as a string holding the exact decimal:
@@ -132,4 +145,80 @@ export class DecimalType extends avsc.types.LogicalType {
     const n = BigInt(match[2] + fraction.padEnd(this.scale, '0'));
     return match[1] === '-' ? -n : n;
   }
+}
+
+/**
+ * avsc's reading position in a frame (an internal of avsc 5.7.9, pinned in
+ * package.json): what the block readers below use.
+ */
+interface Tap {
+  buf: Buffer;
+  pos: number;
+  readLong(): number;
+  readInt(): number;
+  skipLong(): void;
+  readString(): string;
+}
+
+interface Readable {
+  _read(tap: Tap): unknown;
+}
+
+/** Zero-width items (null, say) cost no bytes: an array of them is capped at this many, not by the bytes left. */
+const MAX_ZERO_WIDTH_ITEMS = 65_536;
+
+/**
+ * Arrays and maps with bounded readers, made in place of avsc's by the
+ * `typeHook` of the avro codec. avsc reads an array block of N items by
+ * looping N times before it checks that the frame held them, so a frame
+ * announcing 2^40 items keeps decode busy for hours; here a block may not
+ * announce more items than the bytes left could hold. Map keys are set as
+ * own properties (avsc's `val[key] =` turns a `__proto__` key into the
+ * object's prototype).
+ */
+export class BoundedArrayType extends avsc.types.ArrayType {
+  _read(tap: Tap): unknown[] {
+    const items = this.itemsType as avsc.Type & Readable;
+    const out: unknown[] = [];
+    for (let n = blockSize(tap); n !== 0; n = blockSize(tap)) {
+      checkBlock('array', n, zeroWidth(items, new Set()) ? MAX_ZERO_WIDTH_ITEMS : tap.buf.length - tap.pos);
+      while (n--) out.push(items._read(tap));
+    }
+    return out;
+  }
+}
+
+export class BoundedMapType extends avsc.types.MapType {
+  _read(tap: Tap): Record<string, unknown> {
+    const values = this.valuesType as avsc.Type & Readable;
+    const out: Record<string, unknown> = {};
+    for (let n = blockSize(tap); n !== 0; n = blockSize(tap)) {
+      // every entry holds at least its key's length byte
+      checkBlock('map', n, tap.buf.length - tap.pos);
+      while (n--) setOwn(out, tap.readString(), values._read(tap));
+    }
+    return out;
+  }
+}
+
+/** The item count of the next block; a negative count is followed by the block's byte size, skipped. */
+function blockSize(tap: Tap): number {
+  const n = tap.readLong();
+  if (n >= 0) return n;
+  tap.skipLong();
+  return -n;
+}
+
+function checkBlock(kind: string, n: number, limit: number): void {
+  if (!(n <= limit)) throw new Error(`${kind} block of ${n} items, more than the frame can hold`);
+}
+
+function zeroWidth(type: avsc.Type, seen: Set<avsc.Type>): boolean {
+  if (seen.has(type)) return false;
+  seen.add(type);
+  if (type.typeName === 'null') return true;
+  if (type instanceof avsc.types.FixedType) return type.size === 0;
+  if (type instanceof avsc.types.RecordType) return type.fields.every((f) => zeroWidth(f.type, seen));
+  if (type instanceof avsc.types.LogicalType) return zeroWidth(type.underlyingType, seen);
+  return false;
 }

@@ -1,6 +1,6 @@
 import * as avsc from 'avsc';
 import type { CodecType } from './codec';
-import { DecimalType, exactLong } from './avro-types';
+import { BoundedArrayType, BoundedMapType, checkedInt, DecimalType, exactLong } from './avro-types';
 import { registrySchema } from './registry/client';
 import { SchemaCodec, type SchemaCodecConfig } from './registry/schema-codec';
 
@@ -44,7 +44,21 @@ class AvroCodec extends SchemaCodec<AvroSchema> {
     const named: Record<string, avsc.Type> = { long: exactLong };
     let type: avsc.Type;
     try {
-      type = avsc.Type.forSchema(schema as avsc.Schema, { registry: named, logicalTypes: { decimal: DecimalType }, wrapUnions: 'auto', omitRecordMethods: true });
+      type = avsc.Type.forSchema(schema as avsc.Schema, {
+        registry: named,
+        logicalTypes: { decimal: DecimalType },
+        typeHook: (s, opts) => {
+          const kind = typeof s === 'object' && s !== null ? (s as { type?: unknown }).type : s;
+          // `long` and `{"type": "long", ...}` (timestamp-millis, say) alike
+          if (kind === 'long') return exactLong;
+          if (kind === 'int') return checkedInt;
+          if (kind === 'array') return new BoundedArrayType(s, opts);
+          if (kind === 'map') return new BoundedMapType(s, opts);
+          return undefined;
+        },
+        wrapUnions: 'auto',
+        omitRecordMethods: true,
+      });
     } catch (err) {
       throw new Error(`avro: the schema of ${where} is invalid: ${(err as Error).message}`);
     }
@@ -65,7 +79,10 @@ class AvroCodec extends SchemaCodec<AvroSchema> {
   protected read(writer: AvroSchema, frame: Buffer, offset: number): unknown {
     const body = offset === 0 ? frame : frame.subarray(offset);
     try {
-      return writer.resolver ? this.local!.type.fromBuffer(body, writer.resolver) : writer.type.fromBuffer(body);
+      if (writer.resolver === undefined) return writer.type.fromBuffer(body);
+      // avsc's resolving readers loop over array blocks unbounded: the bounded read of the writer's schema checks the frame first
+      writer.type.fromBuffer(body);
+      return this.local!.type.fromBuffer(body, writer.resolver);
     } catch (err) {
       throw new Error(`avro: cannot decode: ${(err as Error).message}`);
     }

@@ -93,7 +93,8 @@ function scalarIn(field: protobuf.Field, value: unknown, where: string): unknown
   if (resolved instanceof protobuf.Type) return fromValue(resolved, value, where);
   if (resolved instanceof protobuf.Enum) {
     if (typeof value === 'string' && value in resolved.values) return resolved.values[value];
-    if (typeof value === 'number' && Number.isInteger(value) && value in resolved.valuesById) return value;
+    // enums are open (proto3): a number the schema does not name decodes as itself and encodes back
+    if (typeof value === 'number' && Number.isInteger(value) && value >= -(2 ** 31) && value < 2 ** 31) return value;
     throw new Error(`${where}: ${describe(value)} is not a value of enum ${resolved.fullName.slice(1)} (${Object.keys(resolved.values).join(', ')})`);
   }
   const type = field.type;
