@@ -124,6 +124,16 @@ export class DecimalType extends avsc.types.LogicalType {
     return Buffer.from(bytes);
   }
 
+  /** Why `value` cannot be written as this decimal. */
+  reason(value: unknown): string {
+    try {
+      this._toValue(value);
+      return `${JSON.stringify(value)} does not match the schema`;
+    } catch (err) {
+      return (err as Error).message;
+    }
+  }
+
   protected override _resolve(type: avsc.Type): unknown {
     if (type instanceof DecimalType && type.scale === this.scale) return (value: unknown) => value;
     return undefined;

@@ -90,7 +90,12 @@ class AvroCodec extends SchemaCodec<AvroSchema> {
 
   protected write(schema: AvroSchema, value: unknown): Buffer {
     const errors: string[] = [];
-    if (!schema.type.isValid(value, { errorHook: (path, v) => errors.push(`${path.join('.') || '(top level)'}: ${describe(v)} does not match the schema`) })) {
+    const errorHook = (path: string[], v: unknown, type: avsc.Type) => {
+      // a decimal's own reason (too many digits) says more than "does not match"
+      const why = type instanceof DecimalType ? type.reason(v) : `${describe(v)} does not match the schema`;
+      errors.push(`${path.join('.') || '(top level)'}: ${why}`);
+    };
+    if (!schema.type.isValid(value, { errorHook })) {
       throw new Error(`avro: cannot encode: ${errors.slice(0, 3).join('; ')}`);
     }
     return schema.type.toBuffer(value);

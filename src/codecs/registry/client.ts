@@ -7,8 +7,10 @@ export interface RegistryConfig {
   topic?: string;
   username?: string;
   password?: string;
-  auto_register: boolean;
-  timeout_ms: number;
+  /** default false (filled in by the config schema; defaulted here too for codecs made in code) */
+  auto_register?: boolean;
+  /** default 5000 */
+  timeout_ms?: number;
 }
 
 export type SchemaType = 'AVRO' | 'PROTOBUF';
@@ -21,6 +23,8 @@ export interface RegisteredSchema {
   /** other schemas this one imports (not resolved by eddy: a schema with any is refused) */
   references: unknown[];
 }
+
+const DEFAULT_TIMEOUT_MS = 5000;
 
 /** The config's schema (shared by the avro and protobuf codecs). */
 export const registrySchema = {
@@ -35,7 +39,7 @@ export const registrySchema = {
     username: { type: 'string', description: 'HTTP basic auth user' },
     password: { type: 'string', description: 'HTTP basic auth password' },
     auto_register: { type: 'boolean', default: false, description: 'encoding with a local schema: register it under the subject when it is not there yet' },
-    timeout_ms: { type: 'integer', minimum: 1, default: 5000, description: 'each registry request fails after this long' },
+    timeout_ms: { type: 'integer', minimum: 1, default: DEFAULT_TIMEOUT_MS, description: 'each registry request fails after this long' },
   },
 };
 
@@ -74,9 +78,10 @@ export class SchemaRegistry {
 
   /** The registry at `config.url` (with these credentials), made once per process. */
   static for(config: RegistryConfig): SchemaRegistry {
-    const key = JSON.stringify([config.url, config.username, config.password, config.timeout_ms]);
+    const timeoutMs = config.timeout_ms ?? DEFAULT_TIMEOUT_MS;
+    const key = JSON.stringify([config.url, config.username, config.password, timeoutMs]);
     let registry = SchemaRegistry.shared.get(key);
-    if (!registry) SchemaRegistry.shared.set(key, (registry = new SchemaRegistry(config, config.timeout_ms)));
+    if (!registry) SchemaRegistry.shared.set(key, (registry = new SchemaRegistry(config, timeoutMs)));
     return registry;
   }
 

@@ -80,7 +80,7 @@ export abstract class SchemaCodec<S> implements Codec {
     }
     if (subject === undefined) throw new Error(`${this.name}: encoding through a registry needs registry.topic or registry.subject`);
     if (this.local !== undefined) {
-      const id = await registry.idOf(subject, this.localText!, this.schemaType, this.config.registry!.auto_register);
+      const id = await registry.idOf(subject, this.localText!, this.schemaType, this.config.registry!.auto_register === true);
       this.writer = { schema: this.local, header: this.headerFor(id, this.local) };
       return;
     }
