@@ -89,16 +89,19 @@ class AvroCodec extends SchemaCodec<AvroSchema> {
   }
 
   protected write(schema: AvroSchema, value: unknown): Buffer {
-    const errors: string[] = [];
-    const errorHook = (path: string[], v: unknown, type: avsc.Type) => {
-      // a decimal's own reason (too many digits) says more than "does not match"
-      const why = type instanceof DecimalType ? type.reason(v) : `${describe(v)} does not match the schema`;
-      errors.push(`${path.join('.') || '(top level)'}: ${why}`);
-    };
-    if (!schema.type.isValid(value, { errorHook })) {
-      throw new Error(`avro: cannot encode: ${errors.slice(0, 3).join('; ')}`);
+    try {
+      // avsc checks each value as it writes it: the path is looked up only for a value it refused
+      return schema.type.toBuffer(value);
+    } catch {
+      const errors: string[] = [];
+      const errorHook = (path: string[], v: unknown, type: avsc.Type) => {
+        // a decimal's own reason (too many digits) says more than "does not match"
+        const why = type instanceof DecimalType ? type.reason(v) : `${describe(v)} does not match the schema`;
+        errors.push(`${path.join('.') || '(top level)'}: ${why}`);
+      };
+      schema.type.isValid(value, { errorHook });
+      throw new Error(`avro: cannot encode: ${errors.length > 0 ? errors.slice(0, 3).join('; ') : 'the value does not match the schema'}`);
     }
-    return schema.type.toBuffer(value);
   }
 
   protected prefix(): Buffer {
