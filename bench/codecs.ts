@@ -1,13 +1,21 @@
 /**
  * Codec throughput on the 100 sample events of data.json.xz, looped for a
  * few seconds per measurement: events/s of decode and of encode for json,
- * msgpack, influx and string, beside raw JSON.parse/JSON.stringify.
+ * msgpack, influx and string, beside raw JSON.parse/JSON.stringify; and for
+ * avro and protobuf (the events under a schema of their fields, `doc-type`
+ * renamed `doc_type`) beside a raw loop with the same library (avsc with its
+ * own long type and records; protobufjs decode + toObject, fromObject +
+ * encode), which does none of eddy's value mapping (exact int64, plain
+ * objects, enum names) or checks.
  *
  *   npx tsc -p tsconfig.json && node dist/bench/codecs.js [seconds per measurement, default 2]
  */
 import { xz } from '@napi-rs/lzma';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import * as avsc from 'avsc';
+import * as protobuf from 'protobufjs';
+import { builtinCodecs } from '../src/codecs';
 import { builtinCodec } from './data';
 
 const seconds = Number(process.argv[2] ?? 2);
@@ -51,6 +59,55 @@ function toPoint(event: Record<string, unknown>): unknown {
   };
 }
 
+const EVENT_AVRO = {
+  type: 'record',
+  name: 'Event',
+  fields: [
+    ...['about', 'guid'].map((name) => ({ name, type: 'string' })),
+    { name: 'abool', type: 'boolean' },
+    { name: 'aint', type: 'long' },
+    { name: 'short_message', type: 'string' },
+    { name: 'tags', type: { type: 'array', items: 'string' } },
+    { name: 'array', type: { type: 'array', items: 'long' } },
+    ...['index_type', 'logger_name', 'syslog_hostname', 'application', 'type', 'doc_type'].map((name) => ({ name, type: 'string' })),
+  ],
+};
+const EVENT_PROTO = `syntax = "proto3";
+message Event {
+  string about = 1; string guid = 2; bool abool = 3; int64 aint = 4; string short_message = 5;
+  repeated string tags = 6; repeated int64 array = 7; string index_type = 8; string logger_name = 9;
+  string syslog_hostname = 10; string application = 11; string type = 12; string doc_type = 13;
+}`;
+
+/** The sample events under the schemas: `doc-type` is no Avro or protobuf field name. */
+function schemaEvent(event: Record<string, unknown>): Record<string, unknown> {
+  const { 'doc-type': docType, ...rest } = event;
+  return { ...rest, doc_type: docType };
+}
+
+function schemaRows(events: Record<string, unknown>[]): [string, number, number][] {
+  const rows: [string, number, number][] = [];
+  const typed = events.map(schemaEvent);
+  const make = (name: string, config: Record<string, unknown>) => builtinCodecs.find((t) => t.name === name)!.create(config);
+
+  const avro = make('avro', { schema: EVENT_AVRO });
+  const avroFrames = typed.map((e) => avro.encode(e));
+  rows.push(['avro', measure(avroFrames, (f) => avro.decode(f, INGEST_NS)), measure(typed, (e) => avro.encode(e))]);
+  const rawAvro = avsc.Type.forSchema(EVENT_AVRO as avsc.Schema);
+  rows.push(['raw avsc fromBuffer / toBuffer', measure(avroFrames, (f) => rawAvro.fromBuffer(f)), measure(typed, (e) => rawAvro.toBuffer(e))]);
+
+  const proto = make('protobuf', { schema: EVENT_PROTO });
+  const protoFrames = typed.map((e) => proto.encode(e));
+  rows.push(['protobuf', measure(protoFrames, (f) => proto.decode(f, INGEST_NS)), measure(typed, (e) => proto.encode(e))]);
+  const rawType = protobuf.parse(EVENT_PROTO, { keepCase: true }).root.lookupType('Event');
+  rows.push([
+    'raw protobufjs decode / encode',
+    measure(protoFrames, (f) => rawType.toObject(rawType.decode(f), { longs: Number })),
+    measure(typed, (e) => rawType.encode(rawType.fromObject(e)).finish()),
+  ]);
+  return rows;
+}
+
 function main(): void {
   const lines = sampleEvents();
   const json = builtinCodec('json');
@@ -76,6 +133,8 @@ function main(): void {
   const string = builtinCodec('string');
   const texts = lines.map((line) => line.toString('utf8'));
   rows.push(['string', measure(lines, (line) => string.decode(line, INGEST_NS)), measure(texts, (text) => string.encode(text))]);
+
+  rows.push(...schemaRows(events));
 
   console.log(`codec throughput, ${lines.length} events of data.json.xz, ${seconds}s per measurement, node ${process.version}`);
   console.log(`${'codec'.padEnd(32)} ${'decode ev/s'.padStart(14)} ${'encode ev/s'.padStart(14)}`);

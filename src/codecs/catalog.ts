@@ -17,4 +17,6 @@ export const codecCatalog: readonly LazyType<CodecType>[] = [
   { name: 'binflux', load: () => (require('./binflux') as typeof import('./binflux')).binflux },
   { name: 'statsd', load: () => (require('./statsd') as typeof import('./statsd')).statsd },
   { name: 'syslog', load: () => (require('./syslog') as typeof import('./syslog')).syslog },
+  { name: 'avro', load: () => (require('./avro') as typeof import('./avro')).avro },
+  { name: 'protobuf', load: () => (require('./protobuf') as typeof import('./protobuf')).protobufCodec },
 ];

@@ -1,3 +1,5 @@
+import type { JsonSchema } from '../schema/json-schema';
+
 /**
  * A codec turns one frame of bytes into one value and back. Codecs are
  * stateless; a codec instance may be shared by every stream of a ramp.
@@ -24,6 +26,13 @@ export interface Codec {
    * core/lazy-event.ts). Absent: always decode and encode.
    */
   roundTrips?(frame: Buffer): boolean;
+  /**
+   * Fetches what the codec needs before the first frame (a schema from a
+   * registry), when the ramp starts: `onramp` to decode, `offramp` to encode.
+   * A rejection fails the activation with a 400 naming the ramp. Absent:
+   * nothing to fetch.
+   */
+  open?(side: 'onramp' | 'offramp'): Promise<void>;
 }
 
 /**
@@ -33,7 +42,10 @@ export interface Codec {
  */
 export const MAX_CANONICAL_DEPTH = 100;
 
-/** A codec type, registered by name (`codec: json` in an artefact); `create` makes an instance per ramp. */
+/**
+ * A codec type, registered by name (`codec: json` in an artefact, or
+ * `codec: {name: avro, config: {...}}`); `create` makes an instance per ramp.
+ */
 export interface CodecType {
   /** the name artefacts use */
   readonly name: string;
@@ -41,5 +53,12 @@ export interface CodecType {
   readonly summary?: string;
   /** mime types this codec serves in the builtin mime map */
   readonly mimeTypes?: readonly string[];
-  create(): Codec;
+  /**
+   * The codec's config (`codec: {name, config}`), checked when a ramp is
+   * published (a 400 naming `codec.config.FIELD`); its defaults are filled in
+   * before `create`. Absent: the codec takes no config.
+   */
+  readonly configSchema?: JsonSchema;
+  /** `config` passed the schema (defaults filled in); absent when the artefact names the codec alone or through codec_map */
+  create(config?: Record<string, unknown>): Codec;
 }

@@ -1,6 +1,7 @@
 import type { ProcessorSpec } from '../processors/processor';
 import type { PipelineArtefact } from '../pipeline/graph';
 import type { DeadLetterConfig, RetryConfig } from '../schema/artefacts';
+import type { CodecSpec } from '../codecs/spec';
 
 export type { PipelineArtefact };
 
@@ -9,7 +10,7 @@ export interface RampArtefact {
   id: string;
   type: string;
   description?: string;
-  codec?: string;
+  codec?: CodecSpec;
   codec_map?: Record<string, string>;
   config?: Record<string, unknown>;
   linked?: boolean;

@@ -8,6 +8,7 @@ import { OfframpRuntime } from '../connectors/_shared/offramp';
 import type { EddyEvent } from '../core/event';
 import { EddyError, invalid } from '../core/errors';
 import type { Codec } from '../codecs/codec';
+import { codecName } from '../codecs/spec';
 import { builtinMimeMap, codecForMime } from '../codecs/mime';
 import { PipelineRuntime } from '../pipeline/pipeline';
 import { processorConfig, processorName, type Preprocessor, type ProcessorSpec } from '../processors/processor';
@@ -58,7 +59,7 @@ export class OnrampInstance {
     const type = env.registries.onramps.get(artefact.type);
     const config = env.repository.rampConfig('onramp', artefact);
     const codecs = codecCache(env);
-    const codec = codecs(artefact.codec ?? type.defaultCodec);
+    const codec = await rampCodec('onramp', artefact, env, type.defaultCodec);
     const breaker = new CircuitBreaker();
     const ctx = onrampContext(rampContext(url, env), breaker, {
       linked: artefact.linked === true,
@@ -96,7 +97,7 @@ export async function createOfframp(url: string, artefact: OfframpArtefact, env:
   const type = env.registries.offramps.get(artefact.type);
   const config = env.repository.rampConfig('offramp', artefact);
   const codecs = codecCache(env);
-  const codec = codecs(artefact.codec ?? type.defaultCodec);
+  const codec = await rampCodec('offramp', artefact, env, type.defaultCodec);
   const concurrency = type.maxInFlight?.(config) ?? (typeof config.concurrency === 'number' ? config.concurrency : 256);
   const offramp = new OfframpRuntime({
     ctx: rampContext(url, env),
@@ -145,6 +146,20 @@ function preprocessorChain(env: InstanceEnv, specs: ProcessorSpec[]): () => Prep
 
 function postprocessors(env: InstanceEnv, specs: ProcessorSpec[] | undefined) {
   return (specs ?? []).map((s) => env.registries.postprocessors.get(processorName(s)).create(processorConfig(s)));
+}
+
+/**
+ * The ramp's own codec: made with its config (`codec: {name, config}`) and
+ * opened (a registry codec fetches its schemas); a failure is a 400 naming
+ * the ramp and the cause.
+ */
+async function rampCodec(kind: 'onramp' | 'offramp', artefact: RampArtefact, env: InstanceEnv, fallback: string): Promise<Codec> {
+  const spec = artefact.codec ?? fallback;
+  return cannotStart(kind, artefact, async () => {
+    const codec = env.registries.codecs.get(codecName(spec), 'codec').create(env.repository.codecConfig(spec));
+    await codec.open?.(kind);
+    return codec;
+  });
 }
 
 /** One codec instance per name per ramp (codecs are stateless). */

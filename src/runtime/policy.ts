@@ -18,6 +18,7 @@ import { lstatSync, readlinkSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { invalid } from '../core/errors';
 import type { Artefact, PipelineArtefact, RampArtefact } from './artefacts';
+import { codecConfig, codecName } from '../codecs/spec';
 import type { Kind } from './urls';
 
 /** What the Repository asks at publish; throws a 400 naming the field to refuse. */
@@ -64,6 +65,12 @@ export const RAMP_PATH_FIELDS: Record<'onramp' | 'offramp', Record<string, reado
 export const OPERATOR_PATH_FIELDS: Record<string, readonly PathField[]> = {
   'qos::wal': [['dir']],
   'enrich::lookup': [['table', 'file']],
+};
+
+/** Codec config fields that name a file (`codec: {name, config}`), checked like a ramp's. */
+export const CODEC_PATH_FIELDS: Record<string, readonly PathField[]> = {
+  avro: [['schema_file']],
+  protobuf: [['schema_file']],
 };
 
 function NATS_PATHS(): PathField[] {
@@ -136,6 +143,7 @@ export function pathsOf(kind: Kind, artefact: Artefact): Array<{ field: string; 
   if (kind === 'onramp' || kind === 'offramp') {
     const ramp = artefact as RampArtefact;
     collect(ramp.config, RAMP_PATH_FIELDS[kind][ramp.type], 'config.');
+    if (ramp.codec !== undefined) collect(codecConfig(ramp.codec), CODEC_PATH_FIELDS[codecName(ramp.codec)], 'codec.config.');
   }
   if (kind === 'pipeline') {
     for (const [i, node] of (artefact as PipelineArtefact).nodes.entries()) collect(node.config, OPERATOR_PATH_FIELDS[node.type], `nodes[${i}].config.`);

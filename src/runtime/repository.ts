@@ -4,6 +4,7 @@ import { buildGraph } from '../pipeline/graph';
 import { hasSecrets, redactSecrets, secretPaths } from '../schema/secrets';
 import type { JsonSchema } from '../schema/json-schema';
 import { processorConfig, processorName, type ProcessorSpec } from '../processors/processor';
+import { codecConfig, codecName, type CodecSpec } from '../codecs/spec';
 import type { Registries } from './registries';
 import type { Artefact, BindingArtefact, OnrampArtefact, PipelineArtefact, RampArtefact } from './artefacts';
 import { KINDS, type Kind } from './urls';
@@ -131,6 +132,21 @@ export class Repository {
     return config;
   }
 
+  /**
+   * A ramp's codec config with the codec's defaults filled in: `codec.config`
+   * against the codec type's schema, undefined when the artefact names the
+   * codec alone. A codec without a schema takes no config.
+   */
+  codecConfig(spec: CodecSpec): Record<string, unknown> | undefined {
+    const type = this.registries.codecs.get(codecName(spec), 'codec');
+    const config = codecConfig(spec);
+    if (config === undefined) return undefined;
+    if (!type.configSchema) throw invalid(`codec.config: the ${type.name} codec takes no config`);
+    const copy = structuredClone(config);
+    this.validator.check(type.configSchema, copy, 'codec.config');
+    return copy;
+  }
+
   operatorConfig(type: string, config: Record<string, unknown> | undefined, where: string): Record<string, unknown> {
     const op = this.registries.operators.get(type, `${where}.type`);
     const copy = structuredClone(config ?? {});
@@ -156,6 +172,7 @@ export class Repository {
     } catch (err) {
       throw invalid(`config.${(err as Error).message}`);
     }
+    if (r.codec !== undefined) this.codecConfig(r.codec);
     this.checkProcessors(r.preprocessors, 'preprocessors', this.registries.preprocessors);
     this.checkProcessors(r.postprocessors, 'postprocessors', this.registries.postprocessors);
   }

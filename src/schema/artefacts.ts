@@ -97,8 +97,15 @@ const deadLetterSchema = {
 
 export function artefactSchemas(names: SchemaNames): Record<'pipeline' | 'onramp' | 'offramp' | 'binding', JsonSchema> {
   const id = { type: 'string', pattern: ID_PATTERN };
-  const codec = { type: 'string', enum: names.codecs };
-  const codecMap = { type: 'object', additionalProperties: codec };
+  const codecName = { type: 'string', enum: names.codecs };
+  // a name, or {name, config} for a codec that takes config (avro, protobuf); the config is checked against the codec's own schema
+  const codec = {
+    anyOf: [
+      codecName,
+      { type: 'object', additionalProperties: false, required: ['name'], properties: { name: codecName, config: { type: 'object' } } },
+    ],
+  };
+  const codecMap = { type: 'object', additionalProperties: codecName };
   const streamNames = { type: 'array', items: id };
   const ramp = {
     id,

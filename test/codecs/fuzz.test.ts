@@ -4,6 +4,7 @@ import { builtinCodecs } from '../../src/codecs';
 import type { Codec } from '../../src/codecs/codec';
 import { FUZZ_SEED, fuzzInput, fuzzRuns, outcome } from './fuzz-support';
 import { codec, eddyValue, INGEST_NS, text, unsafeBigInt } from './support';
+import { avroOrder, protoOrder } from './schema-support';
 
 /**
  * Every codec's decode fed random and mutated bytes (issue 11, item 6): it
@@ -49,6 +50,10 @@ function samples(name: string, c: Codec): fc.Arbitrary<Buffer> {
       return utf8(statsdLine);
     case 'syslog':
       return utf8(syslogLines);
+    case 'avro':
+      return encoded(avroOrder());
+    case 'protobuf':
+      return encoded(protoOrder());
     default:
       return utf8(text({ maxLength: 50 }));
   }
@@ -66,10 +71,16 @@ const known: Record<string, { frame: string; value: unknown }> = {
   statsd: { frame: 'a:1|c', value: { metric: 'a', type: 'c', value: 1 } },
   syslog: { frame: '<13>1 2003-10-11T22:14:15.003Z h a p m - x', value: undefined },
   binflux: { frame: '', value: undefined },
+  avro: { frame: '', value: undefined },
+  protobuf: { frame: '', value: undefined },
 };
 
 function knownFrame(name: string, c: Codec): { frame: Buffer; value: unknown } {
   if (name === 'msgpack') return { frame: Buffer.from(known.msgpack.frame, 'hex'), value: known.msgpack.value };
+  if (name === 'avro' || name === 'protobuf') {
+    const value = fc.sample<unknown>(name === 'avro' ? avroOrder() : protoOrder(), { seed: FUZZ_SEED, numRuns: 1 })[0];
+    return { frame: c.encode(value), value };
+  }
   if (name === 'binflux') {
     const value = { measurement: 'm', tags: { t: '1' }, fields: { v: 2n }, timestamp: 3n };
     return { frame: c.encode(value), value };

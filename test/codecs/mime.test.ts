@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { builtinCodecs, builtinMimeMap, codecForMime } from '../../src/codecs';
+import { codec } from './support';
 
 describe('codec mime map', () => {
   const map = builtinMimeMap(builtinCodecs);
@@ -33,7 +34,7 @@ describe('codec mime map', () => {
 
   it('registers every codec of the issue under a unique name', () => {
     const names = builtinCodecs.map((c) => c.name);
-    expect([...names].sort()).to.deep.equal(['binary', 'binflux', 'influx', 'json', 'msgpack', 'null', 'statsd', 'string', 'syslog', 'yaml']);
-    for (const type of builtinCodecs) expect(type.create().name).to.equal(type.name);
+    expect([...names].sort()).to.deep.equal(['avro', 'binary', 'binflux', 'influx', 'json', 'msgpack', 'null', 'protobuf', 'statsd', 'string', 'syslog', 'yaml']);
+    for (const type of builtinCodecs) expect(codec(type.name).name).to.equal(type.name);
   });
 });

@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { builtinCodecs } from '../../src/codecs';
 import type { Codec } from '../../src/codecs/codec';
+import { TEST_CODEC_CONFIG } from './schema-support';
 
 /** The repository root, from dist/test/codecs at run time. */
 export const repoRoot = resolve(__dirname, '../../..');
@@ -31,10 +32,11 @@ export function fixture(...path: string[]): Buffer {
   return readFileSync(resolve(repoRoot, 'test/fixtures', ...path));
 }
 
+/** A builtin codec; those that need config (avro, protobuf) made with the test schemas of ./schema-support. */
 export function codec(name: string): Codec {
   const type = builtinCodecs.find((candidate) => candidate.name === name);
   if (!type) throw new Error(`no codec ${name}`);
-  return type.create();
+  return type.create(TEST_CODEC_CONFIG[name]);
 }
 
 export const INGEST_NS = 1_700_000_000_123_456_789n;

@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 
 /** The services of scripts/services and where the tests find them (override with EDDY_<NAME>_HOST / _PORT). */
-const DEFAULT_PORTS = { postgres: 5432, rabbitmq: 5672, nats: 4222, kafka: 9092, elastic: 9200, pubsub: 8085, otelcol: 14317 } as const;
+const DEFAULT_PORTS = { postgres: 5432, rabbitmq: 5672, nats: 4222, kafka: 9092, elastic: 9200, pubsub: 8085, otelcol: 14317, registry: 18081 } as const;
 export type ServiceName = keyof typeof DEFAULT_PORTS;
 export const SERVICE_NAMES = Object.keys(DEFAULT_PORTS) as ServiceName[];
 
@@ -16,6 +16,7 @@ const CONNECTOR: Record<ServiceName, string> = {
   elastic: 'elastic',
   pubsub: 'pubsub',
   otelcol: 'otel (through a collector)',
+  registry: 'avro and protobuf codecs (through a schema registry)',
 };
 
 /** scripts/services, from dist/test/helpers */

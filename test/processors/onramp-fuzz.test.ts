@@ -12,6 +12,7 @@ import { runProcessors, type ProcessorError } from '../../src/processors/process
 import { Runtime } from '../../src/runtime/runtime';
 import { FUZZ_SEED, fuzzInput, mutated, outcome, randomBytes } from '../codecs/fuzz-support';
 import { codec, eddyValue, unsafeBigInt } from '../codecs/support';
+import { avroOrder, codecSpec, protoOrder } from '../codecs/schema-support';
 import { eventually } from '../helpers/runtime';
 import { post, pre } from './support';
 
@@ -107,6 +108,8 @@ const USES_INGEST_TIME = new Set(['influx', 'syslog']);
 function codecSamples(name: string): fc.Arbitrary<Buffer> {
   const c = codec(name);
   if (['json', 'yaml', 'msgpack'].includes(name)) return eddyValue(unsafeBigInt(-(2n ** 63n), 2n ** 64n - 1n)).map((v) => c.encode(v));
+  if (name === 'avro') return avroOrder().map((v) => c.encode(v));
+  if (name === 'protobuf') return protoOrder().map((v) => c.encode(v));
   const lines: Record<string, string[]> = {
     influx: ['m,t=a v=1i,f=1.5,s="x" 1465839830100400200', 'm v=18446744073709551615u', '# comment'],
     statsd: ['a:1|c', 'b:-1.5|g|@0.5', 'c:9007199254740993|ms'],
@@ -130,7 +133,7 @@ describe('fuzzing through a real onramp: file onramp -> passthrough -> out / err
       const errors = direct.filter((o): o is { error: unknown } => 'error' in o).map((o) => (o.error as Error).message);
       expect(values.length + errors.length, 'the sample exercises both ports').to.be.greaterThan(0);
 
-      const got = await rig.feed({ codec: type.name, preprocessors: ['length-prefixed'] }, lengthPrefixed(frames), values.length + errors.length);
+      const got = await rig.feed({ codec: codecSpec(type.name), preprocessors: ['length-prefixed'] }, lengthPrefixed(frames), values.length + errors.length);
       expect(got.err.map((e) => e.error)).to.deep.equal(errors);
       if (USES_INGEST_TIME.has(type.name)) expect(got.out).to.have.length(values.length);
       else expect(got.out).to.deep.equal(values);

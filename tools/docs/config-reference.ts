@@ -18,7 +18,7 @@ export const REFERENCE_PATH = join('docs', 'reference.md');
 interface Entry {
   name: string;
   summary: string | undefined;
-  /** undefined: the type takes no config at all (codecs) */
+  /** undefined: the type takes no config at all (most codecs) */
   schema: JsonSchema | undefined;
   /** extra facts after the summary (a codec's mime types) */
   notes?: string[];
@@ -41,8 +41,11 @@ export function renderConfigReference(registries: Registries): string {
     return {
       name,
       summary: type.summary,
-      schema: undefined,
-      notes: [mimes.length > 0 ? `Mime types: ${mimes.map((m) => `\`${m}\``).join(', ')}.` : 'No mime types in the builtin mime map.'],
+      schema: type.configSchema,
+      notes: [
+        mimes.length > 0 ? `Mime types: ${mimes.map((m) => `\`${m}\``).join(', ')}.` : 'No mime types in the builtin mime map.',
+        ...(type.configSchema ? [`Named with its config: \`codec: {name: ${name}, config: {...}}\`; see [codecs/${name}.md](codecs/${name}.md).`] : []),
+      ],
     };
   });
   const out: string[] = [
@@ -60,7 +63,8 @@ export function renderConfigReference(registries: Registries): string {
     '- [Operators](#operators): a pipeline node is `{id, type, config}`.',
     '- [Preprocessors](#preprocessors) and [postprocessors](#postprocessors): a',
     '  ramp lists them as names or `{name, config}`.',
-    '- [Codecs](#codecs): a ramp names one in `codec`; codecs take no config.',
+    '- [Codecs](#codecs): a ramp names one in `codec`; the few that take config',
+    '  (avro, protobuf) are named as `{name, config}`.',
   ];
   out.push(...section('Operators', operators));
   out.push(...section('Preprocessors', processors(registries.preprocessors)));
