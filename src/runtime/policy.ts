@@ -59,6 +59,11 @@ export const RAMP_PATH_FIELDS: Record<'onramp' | 'offramp', Record<string, reado
     nats: NATS_PATHS(),
     kafka: KAFKA_PATHS(),
     logvendor: [['ca_file']],
+    otel: [
+      ['tls', 'ca'],
+      ['tls', 'cert'],
+      ['tls', 'key'],
+    ],
   },
 };
 

@@ -167,6 +167,9 @@ export class Repository {
     const type = kind === 'onramp' ? this.registries.onramps.get(r.type, 'type') : this.registries.offramps.get(r.type, 'type');
     checkLinked(r, kind, type.linkable);
     const config = this.rampConfig(kind, r);
+    // the paths it names are confined before the type's own checks read any file (a TLS certificate, a schema):
+    // a file outside the allowed paths is refused unread, not probed
+    this.policy?.check(kind, r);
     try {
       type.validate?.(config);
     } catch (err) {

@@ -29,6 +29,13 @@ function rampWithPath(runtime: Runtime, kind: 'onramp' | 'offramp', type: string
   if (type === 'nats' && keys[1] === 'cert_path') (config.options as Record<string, unknown>).key_path = partner;
   if (type === 'nats' && keys[1] === 'key_path') (config.options as Record<string, unknown>).cert_path = partner;
   if (type === 'kafka') (config.rdkafka_options as Record<string, unknown>)['security.protocol'] = 'ssl';
+  // TLS files go with an https endpoint; a client certificate with its key
+  if (type === 'otel' && kind === 'offramp') {
+    config.endpoint = 'https://127.0.0.1:4317';
+    const tls = config.tls as Record<string, unknown>;
+    if (keys[1] === 'cert') tls.key = partner;
+    if (keys[1] === 'key') tls.cert = partner;
+  }
   return { id: 'probe', type, config, ...(t.linkable === 'required' ? { linked: true } : {}) };
 }
 
@@ -63,6 +70,9 @@ describe('policy: what published artefacts may reach (--allow-path, --allow-exit
       const runtime = runtimeWith({ allowPaths: [allowed] });
       const inside = join(allowed, 'sub', 'x.json');
       const refused = join(outside, 'x.json');
+      // a type that reads its files at publish (TLS files) finds one inside; the one outside is refused unread
+      mkdirSync(join(allowed, 'sub'));
+      writeFileSync(inside, '');
       expect(() => runtime.publish(kind, rampWithPath(runtime, kind, type, keys, inside, inside))).to.not.throw();
       expect(() => runtime.publish(kind, { ...rampWithPath(runtime, kind, type, keys, refused, inside), id: 'other' })).to.throw(
         `${field}: '${refused}' is outside the allowed paths (${allowed})`,
@@ -84,6 +94,7 @@ describe('policy: what published artefacts may reach (--allow-path, --allow-exit
       'offramp file config.file',
       'offramp kv config.dir',
       'offramp logvendor config.ca_file',
+      ...['ca', 'cert', 'key'].map((f) => `offramp otel config.tls.${f}`),
     ]);
     expect(OPERATOR_PATH_FIELDS).to.deep.equal({ 'qos::wal': [['dir']], 'enrich::lookup': [['table', 'file']] });
   });
@@ -194,7 +205,8 @@ describe('policy: what published artefacts may reach (--allow-path, --allow-exit
 
   it('knows every path-like field of every builtin type (a new one must be confined or listed here as no path)', () => {
     const runtime = new Runtime({ logger: createLogger('silent') });
-    const NOT_PATHS = new Set(['offramp rest endpoint.path']); // a URL path
+    // a URL path; PEM text given inline
+    const NOT_PATHS = new Set(['offramp rest endpoint.path', 'onramp kafka rdkafka_options.ssl.key.pem', 'offramp kafka rdkafka_options.ssl.key.pem']);
     const looksLikePath = /path|file|dir|source|location|cert|pem/i;
     const fields = (schema: JsonSchema | undefined, prefix = ''): string[] =>
       Object.entries((schema?.properties ?? {}) as Record<string, JsonSchema>).flatMap(([key, sub]) => [`${prefix}${key}`, ...fields(sub, `${prefix}${key}.`)]);

@@ -5,7 +5,7 @@ import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
 import { Aggregator, type AggregatorPlan } from '../window/aggregator';
 import { compileCall } from '../window/calls';
 import { durationMs, durationSchema } from '../../schema/duration';
-import { compileEventExpression, type EventExpression } from '../window/expressions';
+import { compileEventExpression, frameKeysOf, type EventExpression } from '../window/expressions';
 import { windowSpec, type WindowConfig } from '../window/windows';
 import { compileCel } from './cel-engine';
 import { nodeUrl } from './support';
@@ -75,18 +75,21 @@ export function compilePlan(config: WindowAggregateConfig, nodeId: string, uid =
       throw fail('having', err);
     }
   }
+  const time = config.time === undefined ? undefined : compile('time', config.time);
+  const where = config.where === undefined ? undefined : compile('where', config.where);
   return {
     nodeId,
     uid,
     window,
-    time: config.time === undefined ? undefined : compile('time', config.time),
+    time,
     lateness,
     groupBy,
     calls,
-    where: config.where === undefined ? undefined : compile('where', config.where),
+    where,
     having,
     maxGroups: config.max_groups ?? 10_000,
     onShutdown: config.on_shutdown ?? 'emit',
+    frameKeys: frameKeysOf([time, where, ...groupBy.map(([, e]) => e), ...calls.flatMap((c) => c.args)]),
   };
 }
 

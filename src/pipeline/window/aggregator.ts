@@ -26,6 +26,8 @@ export interface AggregatorPlan {
   readonly having?: CelProgram;
   readonly maxGroups: number;
   readonly onShutdown: 'emit' | 'drop';
+  /** the top-level fields every expression reads, when they read nothing else: read from an undecoded json frame (expressions.ts) */
+  readonly frameKeys?: readonly string[];
 }
 
 /** A member event waiting for the windows it counted in to be delivered; one per event, shared by its windows. */
@@ -123,7 +125,7 @@ export class Aggregator {
 
   /** One event in. */
   push(event: EddyEvent): void {
-    const scope = new EventScope(event);
+    const scope = new EventScope(event, this.plan.frameKeys);
     const { groupBy, calls } = this.plan;
     // which expression is being evaluated, for the error: the message is built only when one fails
     let stage: 'where' | 'time' | 'group_by' | 'aggregate' = 'where';
@@ -186,7 +188,7 @@ export class Aggregator {
       this.emit({ port: windows, event });
       return;
     }
-    const member: Member | undefined = event.transactional ? { event: { ...event, data: null }, open: windows instanceof Window ? 1 : windows.length, settled: false } : undefined;
+    const member: Member | undefined = event.transactional ? { event: withoutData(event), open: windows instanceof Window ? 1 : windows.length, settled: false } : undefined;
     try {
       // a tumbling window (the common case): the one window, without arrays
       if (windows instanceof Window) this.add(windows, windows.groups.get(key), key, groupValues, values, event, member);
@@ -519,4 +521,13 @@ function havingVars(data: Record<string, unknown>): Record<string, unknown> {
   for (const [k, v] of Object.entries(data)) vars[k] = toCel(v);
   vars.event = vars.event ?? toCel(data);
   return vars;
+}
+
+/** The event without its data, for a member's insights: a lazy event's own fields are copied without reading (so without decoding) its data. */
+function withoutData(event: EddyEvent): EddyEvent {
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(event)) if (key !== 'data') copy[key] = (event as unknown as Record<string, unknown>)[key];
+  for (const key of ['id', 'meta', 'ingestNs', 'originUri', 'isBatch', 'transactional'] as const) if (!(key in copy)) copy[key] = event[key];
+  copy.data = null;
+  return copy as unknown as EddyEvent;
 }

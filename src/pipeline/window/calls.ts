@@ -62,6 +62,7 @@ export function compileCall(field: string, source: string): AggregateCall {
  */
 const WHOLE_EVENT: EventExpression = {
   source: 'event',
+  fields: undefined,
   evaluate: (scope: EventScope) => (scope.event.data === undefined ? null : scope.event.data),
 };
 

@@ -10,16 +10,34 @@
  * (`field not found: x`).
  */
 import type { EddyEvent } from '../../core/event';
+import { LazyEvent } from '../../core/lazy-event';
+import { extractFromFrame } from '../../codecs/json/top-level';
 import { compileCel, fromCel, toCel, type CelProgram, type CelScope, type CelVars } from '../operators/cel-engine';
 
-/** One event's view for its expressions: the CEL conversion is made at most once, when an interpreted expression needs it. */
+const UNREAD = Symbol('unread');
+
+/**
+ * One event's view for its expressions: the CEL conversion is made at most
+ * once, when an interpreted expression needs it. With `frameKeys` (every
+ * expression of the node reads only these top-level fields), an event still
+ * undecoded from a json frame is not decoded: its data here is just those
+ * fields, taken from the frame (codecs/json/top-level.ts, as runtime::cel
+ * does), exact as a full decode gives them; anything the extractor is not
+ * sure of decodes the event as before.
+ */
 export class EventScope implements CelScope {
   private vars?: CelVars;
+  private fromFrame: Record<string, unknown> | undefined | typeof UNREAD = UNREAD;
 
-  constructor(readonly event: EddyEvent) {}
+  constructor(
+    readonly event: EddyEvent,
+    private readonly frameKeys?: readonly string[],
+  ) {}
 
   get data(): unknown {
-    return this.event.data;
+    if (this.frameKeys === undefined) return this.event.data;
+    if (this.fromFrame === UNREAD) this.fromFrame = frameFields(this.event, this.frameKeys);
+    return this.fromFrame === undefined ? this.event.data : this.fromFrame;
   }
 
   get meta(): unknown {
@@ -27,13 +45,39 @@ export class EventScope implements CelScope {
   }
 
   cel(): CelVars {
-    this.vars ??= { event: toCel(this.event.data), meta: toCel(this.event.meta) };
+    this.vars ??= { event: toCel(this.data), meta: toCel(this.event.meta) };
     return this.vars;
   }
 }
 
+/** The fields `keys` of an event still undecoded from a json frame; undefined when it is decoded, or the frame not a plain object. */
+function frameFields(event: EddyEvent, keys: readonly string[]): Record<string, unknown> | undefined {
+  if (!(event instanceof LazyEvent)) return undefined;
+  const frame = event.unreadFrame('json');
+  if (frame === undefined) return undefined;
+  return keys.length === 0 ? {} : extractFromFrame(frame, keys);
+}
+
+/**
+ * The top-level event fields a set of expressions reads, when each reads
+ * only such fields (`event.a`, `has(event.b)`); undefined when one reads
+ * the event otherwise (the whole event, a macro over it): then events are
+ * decoded as usual.
+ */
+export function frameKeysOf(expressions: readonly (EventExpression | undefined)[]): string[] | undefined {
+  const keys = new Set<string>();
+  for (const e of expressions) {
+    if (e === undefined) continue;
+    if (e.fields === undefined) return undefined;
+    for (const f of e.fields) keys.add(f);
+  }
+  return [...keys];
+}
+
 export interface EventExpression {
   readonly source: string;
+  /** the top-level fields of `event` it reads; undefined when it reads the event in any other way */
+  readonly fields: readonly string[] | undefined;
   /** the value for this event; throws an Error (the reason) when it cannot be evaluated */
   evaluate(scope: EventScope): unknown;
 }
@@ -50,10 +94,14 @@ export function compileEventExpression(source: string): EventExpression {
 }
 
 class CelExpression implements EventExpression {
+  readonly fields: readonly string[] | undefined;
+
   constructor(
     readonly source: string,
     private readonly program: CelProgram,
-  ) {}
+  ) {
+    this.fields = program.eventFields;
+  }
 
   evaluate(scope: EventScope): unknown {
     return this.program.evaluateJson(scope);
@@ -74,11 +122,15 @@ export function evaluateConstant(source: string): unknown {
  * direct read skips its activation object, conversions and try per event.
  */
 class FieldRead implements EventExpression {
+  readonly fields: readonly string[] | undefined;
+
   constructor(
     readonly source: string,
     private readonly program: CelProgram,
     private readonly path: readonly string[],
-  ) {}
+  ) {
+    this.fields = program.eventFields;
+  }
 
   evaluate(scope: EventScope): unknown {
     let value: unknown = scope.data;
