@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { ClientConfig } from '@google-cloud/pubsub';
+import type { PubsubOnrampConfig } from './onramp';
 
 /**
  * What the pubsub onramp needs before it talks to Pub/Sub: the
@@ -35,10 +36,8 @@ export function parseSubscription(value: string): SubscriptionName {
   return full ? { id, project: full[1] } : { id };
 }
 
-export interface NamesConfig {
-  subscription: string;
-  project_id?: string;
-}
+/** The keys of the onramp's config that name the subscription. */
+type NamesConfig = Pick<PubsubOnrampConfig, 'subscription' | 'project_id'>;
 
 /** Checks `subscription` and `project_id` and that they agree (publish time); throws naming the field. */
 export function checkNames(config: NamesConfig): SubscriptionName {
@@ -112,7 +111,7 @@ export interface ClientPlan {
  * (GOOGLE_CLOUD_PROJECT, the file of GOOGLE_APPLICATION_CREDENTIALS, gcloud's
  * configuration, or the metadata server of a Google Cloud host).
  */
-export function clientPlan(config: NamesConfig & { pem?: string }): ClientPlan {
+export function clientPlan(config: Pick<PubsubOnrampConfig, 'subscription' | 'project_id' | 'pem'>): ClientPlan {
   const sub = checkNames(config);
   const creds = config.pem === undefined ? undefined : readCredentials(config.pem);
   const project = sub.project ?? config.project_id ?? creds?.project;
