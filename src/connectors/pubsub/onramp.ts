@@ -6,23 +6,11 @@ import { Backoff } from '../_shared/backoff';
 import { Settlements, type Outcome } from '../_shared/settlement';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
-import { checkNames, clientPlan, describe, type ClientPlan } from './client';
+import { checkNames, clientPlan, describe, subscriptionProperties, type ClientPlan } from './client';
 
 const configSchema = s.object(
   {
-    subscription: s.string({
-      minLength: 1,
-      description: 'the subscription to pull from: its id (the project is then project_id, or the credentials file\'s) or its full name projects/<project>/subscriptions/<id>',
-    }),
-    pem: s.string({
-      minLength: 1,
-      description:
-        'path of the credentials file (the service account\'s JSON key file); absent: Application Default Credentials (the file GOOGLE_APPLICATION_CREDENTIALS names, or the metadata server on Google Cloud)',
-    }),
-    project_id: s.string({
-      minLength: 1,
-      description: 'the project of the subscription; absent: the one of a full subscription name, else of the credentials file, else the one Application Default Credentials find',
-    }),
+    ...subscriptionProperties,
     max_messages: s.integer({
       minimum: 1,
       maximum: 100000,
