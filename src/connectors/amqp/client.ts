@@ -1,4 +1,5 @@
 import { connect, type Channel, type ChannelModel } from 'amqplib';
+import { s } from '../../schema/typed';
 
 /**
  * What the amqp onramp and offramp share: opening a connection within a
@@ -16,6 +17,18 @@ const CLOSE_TIMEOUT_MS = 2000;
  * vanished without a FIN (a host down, a network cut) is never noticed.
  */
 const DEFAULT_HEARTBEAT_S = 30;
+
+/**
+ * Both sides' `amqp_addr`. Not a secret field as a whole (it names the
+ * server): the password inside it is masked wherever eddy shows a config
+ * (schema/secrets.ts).
+ */
+export function amqpAddr() {
+  return s.string({
+    minLength: 1,
+    description: 'server URI, amqp://user:password@host:port/vhost (vhost `/` is `%2f`; query parameters such as heartbeat=30 are passed to the client)',
+  });
+}
 
 /** Checks `amqp_addr` at publish time; throws naming the field. */
 export function validateAddr(addr: string): void {

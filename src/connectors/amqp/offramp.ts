@@ -2,14 +2,24 @@ import type { ChannelModel, ConfirmChannel, Options } from 'amqplib';
 import type { EddyEvent } from '../../core/event';
 import type { OfframpContext, OfframpType, Sink } from '../connector';
 import { Reconnector } from '../_shared/reconnector';
-import { closeConnection, describe, openConnection, redact, validateAddr } from './client';
+import { s } from '../../schema/typed';
+import type { Static } from '../../schema/typed';
+import { amqpAddr, closeConnection, describe, openConnection, redact, validateAddr } from './client';
 
-export interface AmqpOfframpConfig {
-  amqp_addr: string;
-  exchange: string;
-  routing_key: string;
-  persistent: boolean;
-}
+const configSchema = s.object(
+  {
+    amqp_addr: amqpAddr(),
+    exchange: s.string({ default: '', description: 'exchange to publish to; empty: the default exchange, which routes to the queue named by the routing key' }),
+    routing_key: s.string({ default: '', description: 'routing key of every message, unless the event sets meta `amqp.routing_key`' }),
+    persistent: s.boolean({
+      default: true,
+      description: 'publish persistent messages (delivery mode 2): a durable queue keeps them across a broker restart',
+    }),
+  },
+  { required: ['amqp_addr'] },
+);
+
+export type AmqpOfframpConfig = Static<typeof configSchema>;
 
 /**
  * amqp (AMQP 0.9.1 publisher, e.g. RabbitMQ): publishes every payload (each
@@ -33,25 +43,7 @@ export const amqpOfframp: OfframpType<AmqpOfframpConfig> = {
   placement: 'every-worker', // publishers write in parallel (docs/workers.md)
   autoAck: false,
   example: { amqp_addr: 'amqp://guest:guest@127.0.0.1:5672/%2f', exchange: 'amq.topic', routing_key: 'events.out' },
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['amqp_addr'],
-    properties: {
-      amqp_addr: {
-        type: 'string',
-        minLength: 1,
-        description: 'server URI, amqp://user:password@host:port/vhost (vhost `/` is `%2f`; query parameters such as heartbeat=30 are passed to the client)',
-      },
-      exchange: { type: 'string', default: '', description: 'exchange to publish to; empty: the default exchange, which routes to the queue named by the routing key' },
-      routing_key: { type: 'string', default: '', description: 'routing key of every message, unless the event sets meta `amqp.routing_key`' },
-      persistent: {
-        type: 'boolean',
-        default: true,
-        description: 'publish persistent messages (delivery mode 2): a durable queue keeps them across a broker restart',
-      },
-    },
-  },
+  configSchema,
   validate(config) {
     validateAddr(config.amqp_addr);
   },

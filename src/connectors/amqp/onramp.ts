@@ -4,25 +4,47 @@ import type { EventId } from '../../core/event';
 import type { Frame, OnrampContext, OnrampSource, OnrampType } from '../connector';
 import { Reconnector } from '../_shared/reconnector';
 import { Settlements, type Outcome } from '../_shared/settlement';
-import { closeConnection, describe, openConnection, redact, serverOf, validateAddr } from './client';
+import { s } from '../../schema/typed';
+import type { Static } from '../../schema/typed';
+import { amqpAddr, closeConnection, describe, openConnection, redact, serverOf, validateAddr } from './client';
 
-interface QueueOptions {
-  passive: boolean;
-  durable: boolean;
-  exclusive: boolean;
-  auto_delete: boolean;
-  nowait: boolean;
-}
+const configSchema = s.object(
+  {
+    amqp_addr: amqpAddr(),
+    exchange: s.string({
+      default: '',
+      description: 'exchange to bind the queue to; empty: the default exchange, which routes by queue name and takes no binding',
+    }),
+    routing_key: s.string({ default: '', description: 'routing key (binding pattern for a topic exchange) of the binding' }),
+    queue_name: s.string({ minLength: 1, description: 'queue to declare, bind and consume' }),
+    queue_options: s.object(
+      {
+        passive: s.boolean({ default: false, description: 'only check that the queue exists (activation fails if not); the other options are then ignored' }),
+        durable: s.boolean({ default: false, description: 'the queue survives a broker restart (its persistent messages too)' }),
+        exclusive: s.boolean({ default: false, description: 'the queue belongs to this connection and is deleted when it closes' }),
+        auto_delete: s.boolean({ default: false, description: 'the queue is deleted when its last consumer goes away' }),
+        nowait: s.boolean({
+          default: false,
+          description: 'must be false: eddy always waits for the server to confirm the declaration, so that a failed one fails the activation',
+        }),
+      },
+      { description: 'how the queue is declared' },
+    ),
+    prefetch: s.integer({
+      minimum: 1,
+      maximum: 65535,
+      default: 64,
+      description: 'messages delivered to eddy and not yet acked, at most (AMQP basic.qos prefetch count)',
+    }),
+    requeue_failed: s.boolean({
+      default: true,
+      description: 'a message whose event failed is requeued (and redelivered); false: rejected (dead-lettered if the queue has a dead-letter exchange)',
+    }),
+  },
+  { required: ['amqp_addr', 'queue_name', 'queue_options'] },
+);
 
-export interface AmqpOnrampConfig {
-  amqp_addr: string;
-  exchange: string;
-  routing_key: string;
-  queue_name: string;
-  queue_options: QueueOptions;
-  prefetch: number;
-  requeue_failed: boolean;
-}
+export type AmqpOnrampConfig = Static<typeof configSchema>;
 
 /**
  * amqp (AMQP 0.9.1 consumer, e.g. RabbitMQ): declares `queue_name` (or,
@@ -60,53 +82,7 @@ export const amqpOnramp: OnrampType<AmqpOnrampConfig> = {
     queue_name: 'eddy-events',
     queue_options: { durable: true },
   },
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['amqp_addr', 'queue_name', 'queue_options'],
-    properties: {
-      amqp_addr: {
-        type: 'string',
-        minLength: 1,
-        description: 'server URI, amqp://user:password@host:port/vhost (vhost `/` is `%2f`; query parameters such as heartbeat=30 are passed to the client)',
-      },
-      exchange: {
-        type: 'string',
-        default: '',
-        description: 'exchange to bind the queue to; empty: the default exchange, which routes by queue name and takes no binding',
-      },
-      routing_key: { type: 'string', default: '', description: 'routing key (binding pattern for a topic exchange) of the binding' },
-      queue_name: { type: 'string', minLength: 1, description: 'queue to declare, bind and consume' },
-      queue_options: {
-        type: 'object',
-        additionalProperties: false,
-        description: 'how the queue is declared',
-        properties: {
-          passive: { type: 'boolean', default: false, description: 'only check that the queue exists (activation fails if not); the other options are then ignored' },
-          durable: { type: 'boolean', default: false, description: 'the queue survives a broker restart (its persistent messages too)' },
-          exclusive: { type: 'boolean', default: false, description: 'the queue belongs to this connection and is deleted when it closes' },
-          auto_delete: { type: 'boolean', default: false, description: 'the queue is deleted when its last consumer goes away' },
-          nowait: {
-            type: 'boolean',
-            default: false,
-            description: 'must be false: eddy always waits for the server to confirm the declaration, so that a failed one fails the activation',
-          },
-        },
-      },
-      prefetch: {
-        type: 'integer',
-        minimum: 1,
-        maximum: 65535,
-        default: 64,
-        description: 'messages delivered to eddy and not yet acked, at most (AMQP basic.qos prefetch count)',
-      },
-      requeue_failed: {
-        type: 'boolean',
-        default: true,
-        description: 'a message whose event failed is requeued (and redelivered); false: rejected (dead-lettered if the queue has a dead-letter exchange)',
-      },
-    },
-  },
+  configSchema,
   validate(config) {
     validateAddr(config.amqp_addr);
     if (config.queue_options.nowait) {

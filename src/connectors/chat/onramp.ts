@@ -4,14 +4,8 @@ import type { Client, ClientEvents } from 'discord.js';
 import type { Frame, OnrampContext, OnrampReply, OnrampSource, OnrampType } from '../connector';
 import { batchValues } from '../../core/event';
 import { BadReply, execute, parseReply, type Command } from './replies';
-
-interface ChatOnrampConfig {
-  token: string;
-  intents: string[];
-  api_url?: string;
-  timeout: number;
-  buffer: number;
-}
+import { s } from '../../schema/typed';
+import type { Static } from '../../schema/typed';
 
 /**
  * The gateway intents by their config names (the platform's intent names in
@@ -41,6 +35,35 @@ export const INTENTS = new Map<string, number>([
   ['guild_message_polls', 1 << 24],
   ['direct_message_polls', 1 << 25],
 ]);
+
+const configSchema = s.object(
+  {
+    token: s.string({ minLength: 1, writeOnly: true, description: 'the bot token (Bot tab of the application in the Discord developer portal)' }),
+    intents: s.array(
+      // `type` beside the enum, as it always was: an item that is not a string is told "must be string"
+      { type: 'string', ...s.literals([...INTENTS.keys()]) },
+      {
+        uniqueItems: true,
+        default: ['guilds', 'guild_messages', 'message_content'],
+        description:
+          'gateway intents, snake_case (guilds, guild_members, guild_messages, message_content, guild_message_reactions, direct_messages, …); message_content and guild_members are privileged: enable them for the bot in the developer portal',
+      },
+    ),
+    api_url: s.string({
+      pattern: '^https?://',
+      description: 'REST base URL instead of https://discord.com/api (for tests and proxies); the gateway URL is whatever its GET /gateway/bot answers',
+    }),
+    timeout: s.integer({ minimum: 1, default: 15000, description: 'ms a REST call, and the login when the instance starts, may take' }),
+    buffer: s.integer({
+      minimum: 0,
+      default: 10000,
+      description: 'gateway events held while the circuit breaker is triggered; beyond it events are dropped and reported on err',
+    }),
+  },
+  { required: ['token'] },
+);
+
+type ChatOnrampConfig = Static<typeof configSchema>;
 
 /** A structure as plain JSON: the library's `toJSON()`, then a JSON round trip so nothing but JSON values (no BigInt, no undefined) is left. */
 function plain(value: unknown): unknown {
@@ -104,34 +127,7 @@ export const chatOnramp: OnrampType<ChatOnrampConfig> = {
   defaultCodec: 'json',
   linkable: true,
   example: { token: 'your-bot-token', intents: ['guilds', 'guild_messages', 'message_content'] },
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['token'],
-    properties: {
-      token: { type: 'string', minLength: 1, writeOnly: true, description: 'the bot token (Bot tab of the application in the Discord developer portal)' },
-      intents: {
-        type: 'array',
-        uniqueItems: true,
-        items: { type: 'string', enum: [...INTENTS.keys()] },
-        default: ['guilds', 'guild_messages', 'message_content'],
-        description:
-          'gateway intents, snake_case (guilds, guild_members, guild_messages, message_content, guild_message_reactions, direct_messages, …); message_content and guild_members are privileged: enable them for the bot in the developer portal',
-      },
-      api_url: {
-        type: 'string',
-        pattern: '^https?://',
-        description: 'REST base URL instead of https://discord.com/api (for tests and proxies); the gateway URL is whatever its GET /gateway/bot answers',
-      },
-      timeout: { type: 'integer', minimum: 1, default: 15000, description: 'ms a REST call, and the login when the instance starts, may take' },
-      buffer: {
-        type: 'integer',
-        minimum: 0,
-        default: 10000,
-        description: 'gateway events held while the circuit breaker is triggered; beyond it events are dropped and reported on err',
-      },
-    },
-  },
+  configSchema,
   async create(config, ctx): Promise<ChatOnrampSource> {
     const { Client, Partials } = await import('discord.js');
     const client = new Client({

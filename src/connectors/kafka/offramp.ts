@@ -3,16 +3,24 @@ import { Kafka, Partitioners, type Message, type Producer } from 'kafkajs';
 import type { EddyEvent } from '../../core/event';
 import type { OfframpContext, OfframpType, Sink } from '../connector';
 import { Backoff } from '../_shared/backoff';
-import { brokerAddress, clientConfig, isConnectionError, kafkaSettings, rootMessage, type KafkaSettings, type RdkafkaOptions } from './options';
-import { SECRET_RDKAFKA_OPTIONS } from './options';
+import { brokerAddress, clientConfig, isConnectionError, kafkaSettings, rdkafkaOptions, rootMessage, type KafkaSettings } from './options';
+import { s } from '../../schema/typed';
+import type { Static } from '../../schema/typed';
 
-export interface KafkaOfframpConfig {
-  topic: string;
-  brokers: string[];
-  hostname?: string;
-  key?: string;
-  rdkafka_options: RdkafkaOptions;
-}
+const configSchema = s.object(
+  {
+    topic: s.string({ minLength: 1, description: 'topic to write to' }),
+    brokers: s.array(s.string({ minLength: 1 }), { minItems: 1, description: 'bootstrap brokers, host:port (port 9092 when left out)' }),
+    hostname: s.string({ minLength: 1, description: 'client id the brokers see (default: the system host name; rdkafka_options client.id overrides it)' }),
+    key: s.string({ description: 'message key (default: none); meta kafka_key overrides it per event' }),
+    rdkafka_options: rdkafkaOptions(
+      'librdkafka option names mapped onto the client (see docs/connectors/kafka.md): client.id, acks, compression.codec (none, gzip), linger.ms, batch.num.messages, security.protocol, sasl.*, ssl.* and more; any other name is refused',
+    ),
+  },
+  { required: ['topic', 'brokers'] },
+);
+
+export type KafkaOfframpConfig = Static<typeof configSchema>;
 
 /** The sends gathered into one produce request. */
 interface Pending {
@@ -47,26 +55,7 @@ export const kafkaOfframp: OfframpType<KafkaOfframpConfig> = {
   placement: 'every-worker', // producers write in parallel (docs/workers.md)
   autoAck: false,
   example: { topic: 'eddy-out', brokers: ['127.0.0.1:9092'] },
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['topic', 'brokers'],
-    properties: {
-      topic: { type: 'string', minLength: 1, description: 'topic to write to' },
-      brokers: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 }, description: 'bootstrap brokers, host:port (port 9092 when left out)' },
-      hostname: { type: 'string', minLength: 1, description: 'client id the brokers see (default: the system host name; rdkafka_options client.id overrides it)' },
-      key: { type: 'string', description: 'message key (default: none); meta kafka_key overrides it per event' },
-      rdkafka_options: {
-        type: 'object',
-        default: {},
-        additionalProperties: { type: ['string', 'number', 'boolean'] },
-        // the secrets among them: shown as *** (schema/secrets.ts)
-        properties: SECRET_RDKAFKA_OPTIONS,
-        description:
-          'librdkafka option names mapped onto the client (see docs/connectors/kafka.md): client.id, acks, compression.codec (none, gzip), linger.ms, batch.num.messages, security.protocol, sasl.*, ssl.* and more; any other name is refused',
-      },
-    },
-  },
+  configSchema,
   validate(config) {
     kafkaSettings('offramp', config.rdkafka_options);
   },

@@ -5,17 +5,9 @@ import type { Meta } from '../../core/event';
 import type { Frame, OnrampContext, OnrampSource, OnrampType, SourceInputs } from '../connector';
 import { Backoff } from '../_shared/backoff';
 import { CommitTracker, type Entry } from './commits';
-import { brokerAddress, clientConfig, kafkaSettings, rootMessage, type KafkaSettings, type RdkafkaOptions } from './options';
-import { SECRET_RDKAFKA_OPTIONS } from './options';
-
-export interface KafkaOnrampConfig {
-  group_id: string;
-  topics: string[];
-  brokers: string[];
-  rdkafka_options: RdkafkaOptions;
-  retry_failed_events: boolean;
-  poll_interval: number;
-}
+import { brokerAddress, clientConfig, kafkaSettings, rdkafkaOptions, rootMessage, type KafkaSettings } from './options';
+import { s } from '../../schema/typed';
+import type { Static } from '../../schema/typed';
 
 /** The spec's `$kafka`. */
 export interface KafkaMeta {
@@ -35,45 +27,34 @@ export const UNSETTLED_LIMIT = 10_000;
 /** A partition whose oldest unsettled message waited this long is logged: its events are neither acked nor failed. */
 const STALL_WARNING_MS = 30_000;
 
-const schema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['group_id', 'topics', 'brokers'],
-  properties: {
-    group_id: {
-      type: 'string',
+const configSchema = s.object(
+  {
+    group_id: s.string({
       minLength: 1,
       description: 'consumer group: processes with the same group_id share the partitions of the topics (rdkafka_options group.id overrides it)',
-    },
-    topics: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 }, description: 'topics to consume' },
-    brokers: {
-      type: 'array',
+    }),
+    topics: s.array(s.string({ minLength: 1 }), { minItems: 1, description: 'topics to consume' }),
+    brokers: s.array(s.string({ minLength: 1 }), {
       minItems: 1,
-      items: { type: 'string', minLength: 1 },
       description: 'bootstrap brokers, host:port (port 9092 when left out); the first one names the origin URI',
-    },
-    rdkafka_options: {
-      type: 'object',
-      default: {},
-      additionalProperties: { type: ['string', 'number', 'boolean'] },
-      // the secrets among them: shown as *** (schema/secrets.ts)
-      properties: SECRET_RDKAFKA_OPTIONS,
-      description:
-        'librdkafka option names mapped onto the client (see docs/connectors/kafka.md): client.id, group.id, enable.auto.commit (false: commit on ack), auto.offset.reset, session.timeout.ms, security.protocol, sasl.*, ssl.* and more; any other name is refused',
-    },
-    retry_failed_events: {
-      type: 'boolean',
+    }),
+    rdkafka_options: rdkafkaOptions(
+      'librdkafka option names mapped onto the client (see docs/connectors/kafka.md): client.id, group.id, enable.auto.commit (false: commit on ack), auto.offset.reset, session.timeout.ms, security.protocol, sasl.*, ssl.* and more; any other name is refused',
+    ),
+    retry_failed_events: s.boolean({
       default: true,
       description: 'with enable.auto.commit false: a failed event seeks its partition back to it, so it is read again; false gives it up and commits past it',
-    },
-    poll_interval: {
-      type: 'integer',
+    }),
+    poll_interval: s.integer({
       minimum: 1,
       default: 100,
       description: 'ms a fetch waits at the broker for new messages when there are none (also how often a paused consumer heartbeats)',
-    },
+    }),
   },
-};
+  { required: ['group_id', 'topics', 'brokers'] },
+);
+
+export type KafkaOnrampConfig = Static<typeof configSchema>;
 
 /**
  * kafka: a consumer in the group `group_id` on `topics` (kafkajs). Every
@@ -104,7 +85,7 @@ export const kafkaOnramp: OnrampType<KafkaOnrampConfig> = {
     brokers: ['127.0.0.1:9092'],
     rdkafka_options: { 'enable.auto.commit': 'false', 'auto.offset.reset': 'earliest' },
   },
-  configSchema: schema,
+  configSchema,
   validate(config) {
     consumerSettings(config);
   },

@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import { CompressionTypes, logLevel, type KafkaConfig, type LogEntry, type RetryOptions, type SASLOptions } from 'kafkajs';
 import type { Logger } from '../../core/logger';
+import { s } from '../../schema/typed';
+import type { Marked, Schema } from '../../schema/typed';
 
 /**
  * `rdkafka_options`: the librdkafka option names users of the original set,
@@ -350,7 +352,19 @@ export function rootMessage(err: unknown): string {
   return message;
 }
 
+/** An option's value as written: a string as in librdkafka, or a number or boolean read as its text (a list of types, which no builder makes: typed by hand). */
+const OPTION_VALUE: Schema<string | number | boolean> = { type: ['string', 'number', 'boolean'] };
+
 /** The rdkafka_options that hold secrets, marked so that eddy shows them as *** (schema/secrets.ts). */
-export const SECRET_RDKAFKA_OPTIONS = Object.fromEntries(
-  ['sasl.password', 'ssl.key.password', 'ssl.keystore.password', 'ssl.key.pem', 'sasl.oauthbearer.client.secret'].map((name) => [name, { type: ['string', 'number', 'boolean'], writeOnly: true }]),
+export const SECRET_RDKAFKA_OPTIONS: Record<string, Schema<string | number | boolean>> = Object.fromEntries(
+  ['sasl.password', 'ssl.key.password', 'ssl.keystore.password', 'ssl.key.pem', 'sasl.oauthbearer.client.secret'].map((name) => [name, { ...OPTION_VALUE, writeOnly: true }]),
 );
+
+/**
+ * Both sides' `rdkafka_options`: any name with a string, number or boolean
+ * value (the names are checked by `kafkaSettings`, which says which it
+ * takes), the secret ones listed so that they are shown as ***.
+ */
+export function rdkafkaOptions(description: string): Schema<RdkafkaOptions> & Marked<{ default: RdkafkaOptions }> {
+  return { ...s.record(OPTION_VALUE, { default: {}, description }), properties: SECRET_RDKAFKA_OPTIONS };
+}

@@ -2,31 +2,54 @@ import { readFile } from 'node:fs/promises';
 import { connect, credsAuthenticator, headers as natsHeaders, type ConnectionOptions, type MsgHdrs, type NatsConnection, type TlsOptions } from 'nats';
 import type { Meta } from '../../core/event';
 import type { Logger } from '../../core/logger';
-import type { JsonSchema } from '../../schema/json-schema';
+import { s } from '../../schema/typed';
+import type { Static } from '../../schema/typed';
+import { userName } from '../../schema/fields';
 
 /**
- * The spec's `options` struct. `echo: false` is applied (nats.js `noEcho`:
- * the server does not deliver to a connection what it published itself).
+ * The spec's `options` struct, the same on both sides. `echo: false` is
+ * applied (nats.js `noEcho`: the server does not deliver to a connection
+ * what it published itself).
  * `reconnect_buffer_size` sizes, in the original's client, the buffer of
  * publishes held while reconnecting; nats.js has no such buffer (it drops
  * what was queued for a lost connection when it dials again), so the onramp
  * accepts it without effect (its connection publishes no messages of its
  * own to buffer) and the offramp refuses a size above 0 (its `validate`).
  */
-export interface NatsOptions {
-  token?: string;
-  username?: string;
-  password?: string;
-  credentials_path?: string;
-  cert_path?: string;
-  key_path?: string;
-  name?: string;
-  echo: boolean;
-  max_reconnects: number;
-  reconnect_buffer_size?: number;
-  tls: boolean;
-  root_cert?: string;
-}
+export const optionsSchema = s.object(
+  {
+    token: s.string({ minLength: 1, writeOnly: true, description: 'authentication token (the server\'s `authorization { token }`); not with username or credentials_path' }),
+    username: userName('user name for user/password authentication; requires password'),
+    // not the shared password(): that one defaults to '', and here an absent password is what tells "no user/password" (validateOptions)
+    password: s.string({ writeOnly: true, description: 'password for user/password authentication; requires username' }),
+    credentials_path: s.string({
+      minLength: 1,
+      description: 'a NATS credentials file (user JWT and nkey seed, as `nsc` writes it), read when the instance is created',
+    }),
+    cert_path: s.string({ minLength: 1, description: 'client certificate (PEM) for mutual TLS; requires key_path and implies TLS' }),
+    key_path: s.string({ minLength: 1, description: 'private key (PEM) of cert_path; requires cert_path' }),
+    name: s.string({ minLength: 1, description: 'client name the server shows in its connection list (default: `eddy <instance url>`)' }),
+    echo: s.boolean({
+      default: true,
+      description: 'false: the server does not deliver to this connection the messages it published itself (nats.js noEcho)',
+    }),
+    max_reconnects: s.integer({
+      minimum: -1,
+      default: -1,
+      description: 'reconnect attempts per server after a lost connection before giving up for good; -1 retries forever',
+    }),
+    reconnect_buffer_size: s.integer({
+      minimum: 0,
+      description:
+        "bytes of publishes the original's client held while reconnecting; nats.js holds none: accepted without effect on the onramp (it publishes nothing to hold), only 0 on the offramp (sends while disconnected fail)",
+    }),
+    tls: s.boolean({ default: false, description: 'require TLS (verified against the system CAs, or root_cert); cert_path and root_cert imply it too' }),
+    root_cert: s.string({ minLength: 1, description: 'CA certificate (PEM) to verify the server with; implies TLS' }),
+  },
+  { default: {}, description: 'connection options: authentication, TLS, client name, reconnects' },
+);
+
+export type NatsOptions = Static<typeof optionsSchema>;
 
 /** The options when a config has none (the schema's defaults). */
 export const DEFAULT_OPTIONS: NatsOptions = { echo: true, max_reconnects: -1, tls: false };
@@ -37,52 +60,11 @@ const CLOSE_FLUSH_MS = 2000;
 /** How long one connection attempt (TCP, TLS, the server's INFO and our CONNECT) may take. */
 export const CONNECT_TIMEOUT_MS = 5000;
 
-export const hostsSchema: JsonSchema = {
-  type: 'array',
+/** Both sides' `hosts`. */
+export const hostsSchema = s.array(s.string({ minLength: 1, description: 'host:port, or a nats:// or tls:// URL' }), {
   minItems: 1,
-  items: { type: 'string', minLength: 1, description: 'host:port, or a nats:// or tls:// URL' },
   description: 'NATS servers to connect to (host:port or nats://host:port); the client picks one and fails over to the others',
-};
-
-/** The `options` schema, the same on both sides. */
-export const optionsSchema: JsonSchema = {
-  type: 'object',
-  additionalProperties: false,
-  default: {},
-  description: 'connection options: authentication, TLS, client name, reconnects',
-  properties: {
-    token: { type: 'string', minLength: 1, writeOnly: true, description: 'authentication token (the server\'s `authorization { token }`); not with username or credentials_path' },
-    username: { type: 'string', minLength: 1, description: 'user name for user/password authentication; requires password' },
-    password: { type: 'string', writeOnly: true, description: 'password for user/password authentication; requires username' },
-    credentials_path: {
-      type: 'string',
-      minLength: 1,
-      description: 'a NATS credentials file (user JWT and nkey seed, as `nsc` writes it), read when the instance is created',
-    },
-    cert_path: { type: 'string', minLength: 1, description: 'client certificate (PEM) for mutual TLS; requires key_path and implies TLS' },
-    key_path: { type: 'string', minLength: 1, description: 'private key (PEM) of cert_path; requires cert_path' },
-    name: { type: 'string', minLength: 1, description: 'client name the server shows in its connection list (default: `eddy <instance url>`)' },
-    echo: {
-      type: 'boolean',
-      default: true,
-      description: 'false: the server does not deliver to this connection the messages it published itself (nats.js noEcho)',
-    },
-    max_reconnects: {
-      type: 'integer',
-      minimum: -1,
-      default: -1,
-      description: 'reconnect attempts per server after a lost connection before giving up for good; -1 retries forever',
-    },
-    reconnect_buffer_size: {
-      type: 'integer',
-      minimum: 0,
-      description:
-        "bytes of publishes the original's client held while reconnecting; nats.js holds none: accepted without effect on the onramp (it publishes nothing to hold), only 0 on the offramp (sends while disconnected fail)",
-    },
-    tls: { type: 'boolean', default: false, description: 'require TLS (verified against the system CAs, or root_cert); cert_path and root_cert imply it too' },
-    root_cert: { type: 'string', minLength: 1, description: 'CA certificate (PEM) to verify the server with; implies TLS' },
-  },
-};
+});
 
 /** Checks what the schema cannot: options that only work together, or not together. */
 export function validateOptions(options: NatsOptions | undefined): void {

@@ -11,17 +11,33 @@ import {
   publishHeaders,
   validateOptions,
   watchStatus,
-  type NatsOptions,
 } from './connection';
+import { s } from '../../schema/typed';
+import type { Static } from '../../schema/typed';
 
-interface NatsOfframpConfig {
-  hosts: string[];
-  subject: string;
-  reply?: string;
-  headers: Record<string, string | string[]>;
-  options: NatsOptions;
-  jetstream: boolean;
-}
+const configSchema = s.object(
+  {
+    hosts: hostsSchema,
+    subject: s.string({
+      minLength: 1,
+      pattern: '^[^\\s*>]+$',
+      description: 'subject to publish to (no wildcards); meta `nats.subject` overrides it per event',
+    }),
+    reply: s.string({ minLength: 1, pattern: '^[^\\s*>]+$', description: 'reply subject set on every message; meta `nats.reply` overrides it per event' }),
+    headers: s.record(s.oneOf([s.string(), s.array(s.string())]), {
+      default: {},
+      description: 'headers set on every message (name to a value or a list of values); meta `nats.headers` overrides them by name',
+    }),
+    options: optionsSchema,
+    jetstream: s.boolean({
+      default: false,
+      description: 'publish through JetStream and ack an event once the stream stored it (a stream must capture the subject)',
+    }),
+  },
+  { required: ['hosts', 'subject'] },
+);
+
+type NatsOfframpConfig = Static<typeof configSchema>;
 
 /** How long a JetStream publish waits for the stream's PubAck before the event fails. */
 const PUBACK_TIMEOUT_MS = 5000;
@@ -55,33 +71,7 @@ export const natsOfframp: OfframpType<NatsOfframpConfig> = {
   placement: 'every-worker', // publishers write in parallel (docs/workers.md)
   autoAck: false,
   example: { hosts: ['127.0.0.1:4222'], subject: 'eddy.out' },
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['hosts', 'subject'],
-    properties: {
-      hosts: hostsSchema,
-      subject: {
-        type: 'string',
-        minLength: 1,
-        pattern: '^[^\\s*>]+$',
-        description: 'subject to publish to (no wildcards); meta `nats.subject` overrides it per event',
-      },
-      reply: { type: 'string', minLength: 1, pattern: '^[^\\s*>]+$', description: 'reply subject set on every message; meta `nats.reply` overrides it per event' },
-      headers: {
-        type: 'object',
-        default: {},
-        additionalProperties: { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
-        description: 'headers set on every message (name to a value or a list of values); meta `nats.headers` overrides them by name',
-      },
-      options: optionsSchema,
-      jetstream: {
-        type: 'boolean',
-        default: false,
-        description: 'publish through JetStream and ack an event once the stream stored it (a stream must capture the subject)',
-      },
-    },
-  },
+  configSchema,
   validate(config) {
     validateOptions(config.options);
     if ((config.options?.reconnect_buffer_size ?? 0) > 0) {

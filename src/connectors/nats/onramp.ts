@@ -16,23 +16,49 @@ import {
   validateOptions,
   watchStatus,
   type NatsClient,
-  type NatsOptions,
 } from './connection';
+import { s } from '../../schema/typed';
+import type { Static } from '../../schema/typed';
 
-interface JetStreamConfig {
-  stream: string;
-  durable: string;
-  batch: number;
-  ack_wait_ms: number;
-}
+const jetstreamSchema = s.object(
+  {
+    stream: s.string({ minLength: 1, description: 'the stream to read (it must exist; eddy does not create streams)' }),
+    durable: s.string({
+      minLength: 1,
+      pattern: '^[^\\s.*>]+$',
+      description: 'durable consumer name; created on the stream (filtered on `subject`, explicit acks) when absent; processes with the same name share its messages',
+    }),
+    batch: s.integer({ minimum: 1, maximum: 10000, default: 100, description: 'messages per pull; at most this many arrive after the circuit breaker is triggered' }),
+    ack_wait_ms: s.integer({
+      minimum: 1000,
+      default: 30000,
+      description: 'when eddy creates the consumer: ms after which the server redelivers a message that was neither acked nor nak\'ed',
+    }),
+  },
+  {
+    required: ['stream', 'durable'],
+    description: 'read a durable JetStream pull consumer with explicit acks instead of a core subscription (at least once)',
+  },
+);
 
-interface NatsOnrampConfig {
-  hosts: string[];
-  subject: string;
-  queue?: string;
-  options: NatsOptions;
-  jetstream?: JetStreamConfig;
-}
+type JetStreamConfig = Static<typeof jetstreamSchema>;
+
+const configSchema = s.object(
+  {
+    hosts: hostsSchema,
+    subject: s.string({ minLength: 1, pattern: '^[^\\s]+$', description: 'subject to subscribe to; `*` and `>` wildcards allowed' }),
+    queue: s.string({
+      minLength: 1,
+      pattern: '^[^\\s]+$',
+      description: 'queue group: each message goes to one member of the group (processes with the same config share the work); not with jetstream',
+    }),
+    options: optionsSchema,
+    jetstream: jetstreamSchema,
+  },
+  { required: ['hosts', 'subject'] },
+);
+
+type NatsOnrampConfig = Static<typeof configSchema>;
 
 /** How long one JetStream pull waits for messages before the next is sent (nats.js's minimum is 1 s). */
 const FETCH_EXPIRES_MS = 5000;
@@ -70,44 +96,7 @@ export const natsOnramp: OnrampType<NatsOnrampConfig> = {
   // a queue group or a shared JetStream durable consumer shares the messages; a plain subscription would see each one in every worker
   placement: (config) => (config.queue !== undefined || config.jetstream !== undefined ? 'every-worker' : 'one-worker'),
   example: { hosts: ['127.0.0.1:4222'], subject: 'eddy.in', queue: 'eddy' },
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['hosts', 'subject'],
-    properties: {
-      hosts: hostsSchema,
-      subject: { type: 'string', minLength: 1, pattern: '^[^\\s]+$', description: 'subject to subscribe to; `*` and `>` wildcards allowed' },
-      queue: {
-        type: 'string',
-        minLength: 1,
-        pattern: '^[^\\s]+$',
-        description: 'queue group: each message goes to one member of the group (processes with the same config share the work); not with jetstream',
-      },
-      options: optionsSchema,
-      jetstream: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['stream', 'durable'],
-        description: 'read a durable JetStream pull consumer with explicit acks instead of a core subscription (at least once)',
-        properties: {
-          stream: { type: 'string', minLength: 1, description: 'the stream to read (it must exist; eddy does not create streams)' },
-          durable: {
-            type: 'string',
-            minLength: 1,
-            pattern: '^[^\\s.*>]+$',
-            description: 'durable consumer name; created on the stream (filtered on `subject`, explicit acks) when absent; processes with the same name share its messages',
-          },
-          batch: { type: 'integer', minimum: 1, maximum: 10000, default: 100, description: 'messages per pull; at most this many arrive after the circuit breaker is triggered' },
-          ack_wait_ms: {
-            type: 'integer',
-            minimum: 1000,
-            default: 30000,
-            description: 'when eddy creates the consumer: ms after which the server redelivers a message that was neither acked nor nak\'ed',
-          },
-        },
-      },
-    },
-  },
+  configSchema,
   validate(config) {
     validateOptions(config.options);
     if (config.jetstream && config.queue !== undefined) {

@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { ClientConfig } from '@google-cloud/pubsub';
+import { s } from '../../schema/typed';
+import type { ObjectStatic } from '../../schema/typed';
 
 /**
  * What the pubsub onramp needs before it talks to Pub/Sub: the
@@ -35,10 +37,25 @@ export function parseSubscription(value: string): SubscriptionName {
   return full ? { id, project: full[1] } : { id };
 }
 
-export interface NamesConfig {
-  subscription: string;
-  project_id?: string;
-}
+/** The keys of the onramp's config that say what to pull from and as whom: what this module reads. */
+export const subscriptionProperties = {
+  subscription: s.string({
+    minLength: 1,
+    description: 'the subscription to pull from: its id (the project is then project_id, or the credentials file\'s) or its full name projects/<project>/subscriptions/<id>',
+  }),
+  pem: s.string({
+    minLength: 1,
+    description:
+      'path of the credentials file (the service account\'s JSON key file); absent: Application Default Credentials (the file GOOGLE_APPLICATION_CREDENTIALS names, or the metadata server on Google Cloud)',
+  }),
+  project_id: s.string({
+    minLength: 1,
+    description: 'the project of the subscription; absent: the one of a full subscription name, else of the credentials file, else the one Application Default Credentials find',
+  }),
+};
+
+/** Those keys of a config that passed the onramp's schema (it requires subscription). */
+type NamesConfig = ObjectStatic<typeof subscriptionProperties, 'subscription'>;
 
 /** Checks `subscription` and `project_id` and that they agree (publish time); throws naming the field. */
 export function checkNames(config: NamesConfig): SubscriptionName {
@@ -112,7 +129,7 @@ export interface ClientPlan {
  * (GOOGLE_CLOUD_PROJECT, the file of GOOGLE_APPLICATION_CREDENTIALS, gcloud's
  * configuration, or the metadata server of a Google Cloud host).
  */
-export function clientPlan(config: NamesConfig & { pem?: string }): ClientPlan {
+export function clientPlan(config: NamesConfig): ClientPlan {
   const sub = checkNames(config);
   const creds = config.pem === undefined ? undefined : readCredentials(config.pem);
   const project = sub.project ?? config.project_id ?? creds?.project;

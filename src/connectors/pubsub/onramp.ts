@@ -4,16 +4,38 @@ import type { EventId, Meta } from '../../core/event';
 import type { Frame, OnrampContext, OnrampSource, OnrampType, SourceInputs } from '../connector';
 import { Backoff } from '../_shared/backoff';
 import { Settlements, type Outcome } from '../_shared/settlement';
-import { checkNames, clientPlan, describe, type ClientPlan } from './client';
+import { s } from '../../schema/typed';
+import type { Static } from '../../schema/typed';
+import { checkNames, clientPlan, describe, subscriptionProperties, type ClientPlan } from './client';
 
-export interface PubsubOnrampConfig {
-  subscription: string;
-  pem?: string;
-  project_id?: string;
-  max_messages: number;
-  max_bytes: number;
-  on_decode_error: 'ack' | 'nack';
-}
+const configSchema = s.object(
+  {
+    ...subscriptionProperties,
+    max_messages: s.integer({
+      minimum: 1,
+      maximum: 100000,
+      default: 256,
+      description: 'messages delivered to eddy and not yet acked or nacked, at most (flow control); the client stops pulling at this limit',
+    }),
+    max_bytes: s.integer({
+      minimum: 1024,
+      default: 67108864,
+      description: 'bytes of message data delivered to eddy and not yet acked or nacked, at most (flow control; one message is let through even when it is larger)',
+    }),
+    on_decode_error: {
+      // `type` beside the enum, as it always was: a value that is not a string is told "must be string"
+      type: 'string',
+      ...s.literals(['ack', 'nack'], {
+        default: 'ack',
+        description:
+          'what becomes of a message that could not be decoded (its error, with the first KiB of it, goes to the err port): ack (it is gone) or nack (Pub/Sub redelivers it; use with a dead-letter topic on the subscription)',
+      }),
+    },
+  },
+  { required: ['subscription'] },
+);
+
+export type PubsubOnrampConfig = Static<typeof configSchema>;
 
 /** The activation's check that the subscription exists: one request, this long at most. */
 const PROBE_TIMEOUT_MS = 5000;
@@ -53,49 +75,7 @@ export const pubsubOnramp: OnrampType<PubsubOnrampConfig> = {
   defaultCodec: 'json',
   placement: 'every-worker', // pulls on one subscription share the messages (docs/workers.md)
   example: { subscription: 'projects/my-project/subscriptions/eddy-events', pem: '/etc/eddy/pubsub-service-account.json', max_messages: 256 },
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['subscription'],
-    properties: {
-      subscription: {
-        type: 'string',
-        minLength: 1,
-        description: 'the subscription to pull from: its id (the project is then project_id, or the credentials file\'s) or its full name projects/<project>/subscriptions/<id>',
-      },
-      pem: {
-        type: 'string',
-        minLength: 1,
-        description:
-          'path of the credentials file (the service account\'s JSON key file); absent: Application Default Credentials (the file GOOGLE_APPLICATION_CREDENTIALS names, or the metadata server on Google Cloud)',
-      },
-      project_id: {
-        type: 'string',
-        minLength: 1,
-        description: 'the project of the subscription; absent: the one of a full subscription name, else of the credentials file, else the one Application Default Credentials find',
-      },
-      max_messages: {
-        type: 'integer',
-        minimum: 1,
-        maximum: 100000,
-        default: 256,
-        description: 'messages delivered to eddy and not yet acked or nacked, at most (flow control); the client stops pulling at this limit',
-      },
-      max_bytes: {
-        type: 'integer',
-        minimum: 1024,
-        default: 67108864,
-        description: 'bytes of message data delivered to eddy and not yet acked or nacked, at most (flow control; one message is let through even when it is larger)',
-      },
-      on_decode_error: {
-        type: 'string',
-        enum: ['ack', 'nack'],
-        default: 'ack',
-        description:
-          'what becomes of a message that could not be decoded (its error, with the first KiB of it, goes to the err port): ack (it is gone) or nack (Pub/Sub redelivers it; use with a dead-letter topic on the subscription)',
-      },
-    },
-  },
+  configSchema,
   validate(config) {
     checkNames(config);
   },

@@ -38,7 +38,11 @@ function artefact(side: Side, name: string, config: unknown): Record<string, unk
  */
 function schemaProblems(schema: JsonSchema, path = 'config'): string[] {
   const problems: string[] = [];
-  const properties = schema.properties as Record<string, JsonSchema> | undefined;
+  const isMap = typeof schema.additionalProperties === 'object';
+  // a map (free keys, each value checked by additionalProperties) may list keys only to mark them
+  // secret (writeOnly, schema/secrets.ts): kafka's rdkafka_options, whose names its validate checks
+  const listed = Object.entries((schema.properties ?? {}) as Record<string, JsonSchema>).filter(([, p]) => !(isMap && p.writeOnly === true));
+  const properties = listed.length > 0 ? Object.fromEntries(listed) : undefined;
   if (properties !== undefined && schema.additionalProperties !== false) problems.push(`${path}: accepts unknown keys (additionalProperties is not false)`);
   for (const [key, property] of Object.entries(properties ?? {})) {
     if (typeof property.description !== 'string' || property.description.trim() === '') problems.push(`${path}.${key}: no description`);
