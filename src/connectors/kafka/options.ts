@@ -357,7 +357,7 @@ const OPTION_VALUE: Schema<string | number | boolean> = { type: ['string', 'numb
 
 /** The rdkafka_options that hold secrets, marked so that eddy shows them as *** (schema/secrets.ts). */
 export const SECRET_RDKAFKA_OPTIONS: Record<string, Schema<string | number | boolean>> = Object.fromEntries(
-  ['sasl.password', 'ssl.key.password', 'ssl.keystore.password', 'ssl.key.pem', 'sasl.oauthbearer.client.secret'].map((name) => [name, { ...OPTION_VALUE, writeOnly: true }]),
+  ['sasl.password', 'ssl.key.password', 'ssl.keystore.password', 'ssl.key.pem'].map((name) => [name, { ...OPTION_VALUE, writeOnly: true, description: 'a secret: eddy shows it as "***" (docs/security.md)' }]),
 );
 
 /**
