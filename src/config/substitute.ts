@@ -15,6 +15,7 @@
  *   the config file's folder.
  * - `$$` is one literal `$`; a `$` followed by anything else stays as it is,
  *   so CEL and text holding a lone `$` need no escaping.
+ * - A whole-line comment (`# ...`) is left as written.
  * - Only config files given to `eddy server run -f` are substituted, not
  *   artefacts published over the REST API: the API's caller is not the
  *   process owner, and must not read the server's environment.
@@ -41,9 +42,17 @@ const REFERENCE = /^(?:([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?|file:(.+))$/s;
 
 /** The text with every reference replaced; `file` (the config file's path) names errors and anchors relative secret paths. */
 export function substituteVariables(text: string, file: string, sources: SubstitutionSources = DEFAULT_SOURCES): string {
-  return text.replace(TOKEN, (token: string, inner: string | undefined, offset: number) => {
+  // a whole-line comment is left as written: it may well mention a ${NAME} it does not mean to use
+  return text
+    .split('\n')
+    .map((line, i) => (/^\s*#/.test(line) ? line : substituteLine(line, `${file}:${i + 1}`, file, sources)))
+    .join('\n');
+}
+
+function substituteLine(text: string, at: string, file: string, sources: SubstitutionSources): string {
+  return text.replace(TOKEN, (token: string, inner: string | undefined) => {
     if (token === '$$') return '$';
-    const where = (): string => `${file}:${lineOf(text, offset)}`;
+    const where = (): string => at;
     if (!token.endsWith('}')) throw invalid(`${where()}: '${token}' is not closed by '}'`);
     const match = REFERENCE.exec(inner ?? '');
     if (!match) throw invalid(`${where()}: '${token}' is not a variable reference (\${NAME}, \${NAME:-default} or \${file:PATH}; $$ for a literal $)`);
@@ -69,11 +78,4 @@ function readSecret(path: string, file: string, where: () => string, sources: Su
   } catch (err) {
     throw invalid(`${where()}: cannot read secret file ${full}: ${(err as Error).message}`);
   }
-}
-
-/** The 1-based line of `offset` in `text`. */
-function lineOf(text: string, offset: number): number {
-  let line = 1;
-  for (let i = text.indexOf('\n'); i !== -1 && i < offset; i = text.indexOf('\n', i + 1)) line++;
-  return line;
 }
