@@ -1,4 +1,9 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
+import { readServerTls, serverOptions, type ServerTlsConfig } from '../connectors/_shared/tls';
+
+/** The flag that sets each field of the API's TLS (a 400 names a config field, a start error the flag). */
+export const apiTlsFlag = (field: string): string => `--api-tls-${field.replace(/_/g, '-')}`;
 
 /**
  * Binds the API's port at once and builds its handler (the express app) on
@@ -6,11 +11,19 @@ import { createServer, type RequestListener, type Server } from 'node:http';
  * the API adds to start-up (bench/README.md, "Start-up"): deferred, the
  * flows of `eddy server run -f` start without waiting for it, and the first
  * API request pays it once (~0.1-0.2 s). A port that cannot be bound still
- * fails `eddy server run` at start, as before.
+ * fails `eddy server run` at start, as before. With `tls` it serves HTTPS
+ * (an https.Server is an http.Server to the rest of the code); a certificate
+ * file that cannot be read fails the start, naming its flag.
  */
-export function listenLazily(buildHandler: () => RequestListener, host: string, port: number): Promise<Server> {
+export function listenLazily(buildHandler: () => RequestListener, host: string, port: number, tls?: ServerTlsConfig): Promise<Server> {
   let handler: RequestListener | undefined;
-  const server = createServer((req, res) => (handler ??= buildHandler())(req, res));
+  const serve: RequestListener = (req, res) => (handler ??= buildHandler())(req, res);
+  let server: Server;
+  try {
+    server = tls === undefined ? createServer(serve) : (createTlsServer(serverOptions(tls, readServerTls(tls, apiTlsFlag)), serve) as unknown as Server);
+  } catch (err) {
+    return Promise.reject(err as Error);
+  }
   return new Promise((resolve, reject) => {
     server.listen(port, host);
     server.once('listening', () => resolve(server));

@@ -51,6 +51,10 @@ export const RAMP_PATH_FIELDS: Record<'onramp' | 'offramp', Record<string, reado
     nats: NATS_PATHS(),
     kafka: KAFKA_PATHS(),
     pubsub: [['pem']],
+    rest: TLS_PATHS(),
+    ws: TLS_PATHS(),
+    tcp: TLS_PATHS(),
+    otel: TLS_PATHS(),
   },
   offramp: {
     file: [['file']],
@@ -65,6 +69,11 @@ export const OPERATOR_PATH_FIELDS: Record<string, readonly PathField[]> = {
   'qos::wal': [['dir']],
   'enrich::lookup': [['table', 'file']],
 };
+
+/** A listener's `tls` (schema/fields.ts serverTls). */
+function TLS_PATHS(): PathField[] {
+  return ['cert', 'key', 'ca'].map((f) => ['tls', f]);
+}
 
 function NATS_PATHS(): PathField[] {
   return ['credentials_path', 'cert_path', 'key_path', 'root_cert'].map((f) => ['options', f]);
