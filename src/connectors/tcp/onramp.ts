@@ -53,6 +53,7 @@ export const tcpOnramp: OnrampType<Static<typeof configSchema>> = {
     }
     const serverPort = await listen(server, config.host, config.port);
     server.on('error', (err) => ctx.logger.error(`tcp onramp ${ctx.url}: ${err.message}`));
+    ctx.logger.info(`tcp onramp ${ctx.url}: listening on ${tls === undefined ? 'tcp' : 'tls'}://${uriHost(config.host)}:${serverPort}/`);
     const watch = tls === undefined ? undefined : reloadOnChange(server as ReturnType<typeof createTlsServer>, tls, ctx.logger, `tcp onramp ${ctx.url}`);
 
     const sockets = new Set<Socket>();
