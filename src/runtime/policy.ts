@@ -62,6 +62,7 @@ export const RAMP_PATH_FIELDS: Record<'onramp' | 'offramp', Record<string, reado
     nats: NATS_PATHS(),
     kafka: KAFKA_PATHS(),
     logvendor: [['ca_file']],
+    otel: TLS_PATHS(),
   },
 };
 
@@ -70,7 +71,7 @@ export const OPERATOR_PATH_FIELDS: Record<string, readonly PathField[]> = {
   'enrich::lookup': [['table', 'file']],
 };
 
-/** A listener's `tls` (schema/fields.ts serverTls). */
+/** A listener's `tls` (schema/fields.ts serverTls), and the otel offramp's client-side one (the same three files). */
 function TLS_PATHS(): PathField[] {
   return ['cert', 'key', 'ca'].map((f) => ['tls', f]);
 }
