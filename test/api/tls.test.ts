@@ -6,10 +6,9 @@
  */
 import { expect } from 'chai';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EDDY, runEddy } from '../helpers/cli';
-import { makeCerts, peerCertificate, type Identity, type TestCerts } from '../helpers/certs';
+import { liveCopy, makeCerts, peerCertificate, swapIn, type TestCerts } from '../helpers/certs';
 import { peer } from '../helpers/peers';
 import { docBlock } from '../helpers/readme';
 import { eventually } from '../helpers/runtime';
@@ -100,14 +99,11 @@ describe('API: TLS (--api-tls-*)', () => {
   });
 
   it('serves a certificate swapped on disk to new connections, without a restart', async () => {
-    const live: Identity = { cert: join(certs.dir, 'api-live.pem'), key: join(certs.dir, 'api-live.key') };
-    copyFileSync(certs.server.cert, live.cert);
-    copyFileSync(certs.server.key, live.key);
+    const live = liveCopy(certs, 'api-live');
     const api = await serve(['server', 'run', '--api-tls-cert', live.cert, '--api-tls-key', live.key], certs.dir);
     running = api.child;
     expect((await peerCertificate(api.port, certs.ca)).serialNumber).to.equal('1001');
-    copyFileSync(certs.server2.cert, live.cert);
-    copyFileSync(certs.server2.key, live.key);
+    swapIn(certs, live);
     await eventually(async () => (await peerCertificate(api.port, certs.ca)).serialNumber === '1002', 15_000, 'the new certificate served');
     const after = await sh(`${peer('curl')} -sS --cacert ${certs.ca} https://127.0.0.1:${api.port}/version`, certs.dir);
     expect(after.code, after.stderr).to.equal(0);

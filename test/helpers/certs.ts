@@ -5,7 +5,7 @@
  * client certificate for mutual TLS.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, type PeerCertificate } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -56,6 +56,24 @@ export function makeCerts(): TestCerts {
     stranger: { cert: join(dir, 'stranger.pem'), key: join(dir, 'stranger.key') },
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
+}
+
+/**
+ * Copies of the first server certificate and key (`NAME.pem`, `NAME.key`):
+ * the files a listener is configured with, so that a test can swap the
+ * second certificate in (`swapIn`) without touching the originals.
+ */
+export function liveCopy(certs: TestCerts, name = 'live'): Identity {
+  const live = { cert: join(certs.dir, `${name}.pem`), key: join(certs.dir, `${name}.key`) };
+  copyFileSync(certs.server.cert, live.cert);
+  copyFileSync(certs.server.key, live.key);
+  return live;
+}
+
+/** Writes the second server certificate over `live`: the key first, then the certificate (in between the pair does not match, and the old one stays served). */
+export function swapIn(certs: TestCerts, live: Identity): void {
+  copyFileSync(certs.server2.key, live.key);
+  copyFileSync(certs.server2.cert, live.cert);
 }
 
 /** The certificate a TLS server on 127.0.0.1:port presents to a client that trusts `ca` (and sends `client`, if given). */

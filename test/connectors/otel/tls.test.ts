@@ -7,9 +7,8 @@ import { expect } from 'chai';
 import { credentials } from '@grpc/grpc-js';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
 import { OTLPTraceExporter as OTLPHttpTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { copyFileSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { makeCerts, peerCertificate, type Identity, type TestCerts } from '../../helpers/certs';
+import { readFileSync } from 'node:fs';
+import { liveCopy, makeCerts, peerCertificate, swapIn, type Identity, type TestCerts } from '../../helpers/certs';
 import { eventually } from '../../helpers/runtime';
 import { freePort } from '../net-helpers';
 import { attributes, exportSpans, otelFlow, recordedSpans, signalOf, SUCCESS, type OtelFlow } from './helpers';
@@ -24,9 +23,7 @@ describe('otel onramp: TLS', () => {
   before(() => (certs = makeCerts()));
   after(() => certs.remove());
   beforeEach(async () => {
-    live = { cert: join(certs.dir, 'live.pem'), key: join(certs.dir, 'live.key') };
-    copyFileSync(certs.server.cert, live.cert);
-    copyFileSync(certs.server.key, live.key);
+    live = liveCopy(certs);
     port = await freePort();
     httpPort = await freePort();
   });
@@ -84,8 +81,7 @@ describe('otel onramp: TLS', () => {
     await start(live);
     expect((await peerCertificate(port, certs.ca)).serialNumber).to.equal('1001');
     expect((await peerCertificate(httpPort, certs.ca)).serialNumber).to.equal('1001');
-    copyFileSync(certs.server2.cert, live.cert);
-    copyFileSync(certs.server2.key, live.key);
+    swapIn(certs, live);
     await eventually(async () => (await peerCertificate(port, certs.ca)).serialNumber === '1002', 15000, 'the new certificate on the gRPC port');
     await eventually(async () => (await peerCertificate(httpPort, certs.ca)).serialNumber === '1002', 15000, 'the new certificate on the OTLP/HTTP port');
     const exporter = grpcExporter();

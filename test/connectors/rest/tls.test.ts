@@ -6,10 +6,10 @@
  */
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
-import { copyFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { peer } from '../../helpers/peers';
-import { loggedPort, makeCerts, peerCertificate, type TestCerts } from '../../helpers/certs';
+import { liveCopy, loggedPort, makeCerts, peerCertificate, swapIn, type Identity, type TestCerts } from '../../helpers/certs';
 import { call, eventually, startRuntime } from '../../helpers/runtime';
 import { receiver, recordingLogger, type Receiver } from '../net-helpers';
 import { curl } from './helpers';
@@ -28,21 +28,19 @@ describe('rest onramp: TLS', () => {
   let certs: TestCerts;
   let flow: Receiver | undefined;
   /** the files the onramp is configured with: copies, so that a test can swap them */
-  let live: { cert: string; key: string };
+  let live: Identity;
 
   before(() => (certs = makeCerts()));
   after(() => certs.remove());
   beforeEach(() => {
-    live = { cert: join(certs.dir, 'live.pem'), key: join(certs.dir, 'live.key') };
-    copyFileSync(certs.server.cert, live.cert);
-    copyFileSync(certs.server.key, live.key);
+    live = liveCopy(certs);
   });
   afterEach(async () => {
     await flow?.stop();
     flow = undefined;
   });
 
-  const start = async (tls: Record<string, unknown>) => {
+  const start = async (tls: object) => {
     const logger = recordingLogger();
     flow = await receiver({ type: 'rest', config: { port: 0, tls } }, { logger });
     return loggedPort(logger.lines);
@@ -78,9 +76,7 @@ describe('rest onramp: TLS', () => {
   it('serves a certificate swapped on disk to new connections, without a restart', async () => {
     const port = await start(live);
     expect((await peerCertificate(port, certs.ca)).serialNumber).to.equal('1001');
-    // the key first, then the certificate: in between the pair does not match, and the old one stays served
-    copyFileSync(certs.server2.key, live.key);
-    copyFileSync(certs.server2.cert, live.cert);
+    swapIn(certs, live);
     let subject = '';
     await eventually(
       async () => {

@@ -34,7 +34,7 @@ describe('ws onramp: TLS', () => {
     flow = undefined;
   });
 
-  const start = async (tls: Record<string, unknown>) => {
+  const start = async (tls: object) => {
     const logger = recordingLogger();
     flow = await receiver({ type: 'ws', config: { port: 0, tls } }, { logger });
     expect(logger.lines.some((l) => /listening on wss:\/\//.test(l)), 'logged as wss://').to.equal(true);
