@@ -1,6 +1,16 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
-import { createServer as createTlsServer } from 'node:https';
-import { readServerTls, serverOptions, type ServerTlsConfig } from '../connectors/_shared/tls';
+import type { Server as TlsServer } from 'node:https';
+import type { CertificateWatch, Log, ServerTlsConfig } from '../connectors/_shared/tls';
+
+/*
+ * node:https and the certificate code are required only when the API serves
+ * TLS: a plain API does not load them at start-up (node:tls and node:https
+ * take 2-3 ms).
+ */
+/* eslint-disable @typescript-eslint/no-require-imports */
+const https = () => require('node:https') as typeof import('node:https');
+const certificates = () => require('../connectors/_shared/tls') as typeof import('../connectors/_shared/tls');
+/* eslint-enable @typescript-eslint/no-require-imports */
 
 /** The flag that sets each field of the API's TLS (a 400 names a config field, a start error the flag). */
 export const apiTlsFlag = (field: string): string => `--api-tls-${field.replace(/_/g, '-')}`;
@@ -20,7 +30,11 @@ export function listenLazily(buildHandler: () => RequestListener, host: string, 
   const serve: RequestListener = (req, res) => (handler ??= buildHandler())(req, res);
   let server: Server;
   try {
-    server = tls === undefined ? createServer(serve) : (createTlsServer(serverOptions(tls, readServerTls(tls, apiTlsFlag)), serve) as unknown as Server);
+    if (tls === undefined) server = createServer(serve);
+    else {
+      const { readServerTls, serverOptions } = certificates();
+      server = https().createServer(serverOptions(tls, readServerTls(tls, apiTlsFlag)), serve) as unknown as Server;
+    }
   } catch (err) {
     return Promise.reject(err as Error);
   }
@@ -29,4 +43,9 @@ export function listenLazily(buildHandler: () => RequestListener, host: string, 
     server.once('listening', () => resolve(server));
     server.once('error', (err) => reject(new Error(`API cannot listen on ${host}:${port}: ${err.message}`)));
   });
+}
+
+/** The API's certificate reloaded when its files change (a server from `listenLazily` with `tls`); stop the watch at exit. */
+export function watchCertificates(server: Server, tls: ServerTlsConfig, log: Log): CertificateWatch {
+  return certificates().reloadOnChange(server as unknown as TlsServer, tls, log, 'API', apiTlsFlag);
 }

@@ -1,9 +1,8 @@
 import type { Server } from 'node:http';
 import { availableParallelism } from 'node:os';
 import { API_DEFAULTS, apiOptionsFromFlags, checkToken, MAX_DEPTH_CEILING, normalizeOrigin, type ApiFlags, type ApiOptions } from '../api/options';
-import { apiTlsFlag, listenLazily } from '../api/listen';
-import { reloadOnChange, type CertificateWatch, type ServerTlsConfig } from '../connectors/_shared/tls';
-import type { Server as TlsServer } from 'node:https';
+import { apiTlsFlag, listenLazily, watchCertificates } from '../api/listen';
+import type { CertificateWatch, ServerTlsConfig } from '../connectors/_shared/tls';
 import { loadConfigFiles } from '../config/load';
 import { ConfigReloader } from '../config/reload';
 import { ConfigWatcher } from '../config/watch';
@@ -247,7 +246,7 @@ async function serverRun(options: RunOptions): Promise<number> {
       await runtime.shutdown();
       return 1;
     }
-    if (options.apiTls !== undefined) certificates = reloadOnChange(server as unknown as TlsServer, options.apiTls, runtime.logger, 'API');
+    if (options.apiTls !== undefined) certificates = watchCertificates(server, options.apiTls, runtime.logger);
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : options.port;
     process.stderr.write(`Listening at: ${options.apiTls === undefined ? 'http' : 'https'}://${options.host}:${port}\n`);

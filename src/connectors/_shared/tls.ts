@@ -18,15 +18,17 @@ export const TLS_POLL_MS = 1000;
 
 type TlsField = 'cert' | 'key' | 'ca' | 'require_client_cert';
 
-/** A config's names of the fields: `tls.cert`; the API's are its flags (`--api-tls-cert`). */
-const configField = (field: TlsField): string => `tls.${field}`;
+/** What an error calls a field: a config's `tls.cert`; the API's are its flags (`--api-tls-cert`). */
+export type FieldName = (field: TlsField) => string;
+
+const configField: FieldName = (field) => `tls.${field}`;
 
 /**
  * Reads the files and checks that they make a TLS identity, throwing an
  * error that names the field (`tls.key: cannot read /etc/eddy/key.pem: …`):
  * the repository prefixes `config.` and answers 400 at publish.
  */
-export function readServerTls(tls: ServerTlsConfig, name: (field: TlsField) => string = configField): TlsIdentity {
+export function readServerTls(tls: ServerTlsConfig, name: FieldName = configField): TlsIdentity {
   if (tls.require_client_cert && tls.ca === undefined) {
     throw new Error(`${name('require_client_cert')}: needs ${name('ca')}, the CA certificates that client certificates are checked against`);
   }
@@ -67,7 +69,7 @@ export function serverOptions(tls: ServerTlsConfig, identity: TlsIdentity): TlsO
   };
 }
 
-interface Log {
+export interface Log {
   info(message: string): void;
   warn(message: string): void;
 }
@@ -91,6 +93,7 @@ export class CertificateWatch {
     private readonly apply: (identity: TlsIdentity) => void,
     private readonly log: Log,
     private readonly label: string,
+    private readonly name: FieldName = configField,
     interval = TLS_POLL_MS,
   ) {
     this.paths = [tls.cert, tls.key, ...(tls.ca === undefined ? [] : [tls.ca])];
@@ -102,7 +105,7 @@ export class CertificateWatch {
   reload(): void {
     let identity: TlsIdentity;
     try {
-      identity = readServerTls(this.tls);
+      identity = readServerTls(this.tls, this.name);
     } catch (err) {
       this.log.warn(`${this.label}: the TLS files changed but cannot be used; the previous certificate stays: ${(err as Error).message}`);
       return;
@@ -127,6 +130,6 @@ interface SecureServer {
 }
 
 /** Watches the files of `tls` and sets the server's new secure context on a change. */
-export function reloadOnChange(server: SecureServer, tls: ServerTlsConfig, log: Log, label: string): CertificateWatch {
-  return new CertificateWatch(tls, (identity) => server.setSecureContext(identity), log, label);
+export function reloadOnChange(server: SecureServer, tls: ServerTlsConfig, log: Log, label: string, name?: FieldName): CertificateWatch {
+  return new CertificateWatch(tls, (identity) => server.setSecureContext(identity), log, label, name);
 }
