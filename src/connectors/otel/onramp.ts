@@ -106,8 +106,7 @@ export const otelOnramp: OnrampType<Static<typeof configSchema>> = {
     const tls = config.tls;
     const identity = tls === undefined ? undefined : readServerTls(tls);
     const grpcIdentity = identity === undefined ? undefined : new GrpcIdentity(identity);
-    const credentials =
-      tls === undefined || grpcIdentity === undefined ? ServerCredentials.createInsecure() : grpcServerCredentials(grpcIdentity, tls.ca !== undefined, tls.require_client_cert);
+    const credentials = grpcIdentity === undefined || tls === undefined ? ServerCredentials.createInsecure() : grpcServerCredentials(grpcIdentity, tls.ca !== undefined, tls.require_client_cert);
     const server = new Server();
     let subscriber: Subscriber<Frame> | undefined;
     let paused = false;

@@ -85,6 +85,10 @@ const FRAMING = new Set(['content-length', 'transfer-encoding']);
  * While the circuit breaker is triggered request bodies are not read: the
  * clients wait, which is the backpressure HTTP has; a body that was read
  * whole meanwhile waits here (`queued`) and goes on when the gate opens.
+ *
+ * With `tls` the server speaks HTTPS only (`$request.url.scheme` https); its
+ * certificate files are watched and a changed certificate is served to new
+ * connections without a restart (_shared/tls.ts).
  */
 export const restOnramp: OnrampType<RestOnrampConfig> = {
   name: 'rest',
