@@ -76,6 +76,11 @@ export class OtlpHttpReceiver {
     this.server = tls === undefined ? createServer(serve) : createTlsServer(tls, serve);
   }
 
+  /** the port it listens on (the one picked for port 0) */
+  get boundPort(): number {
+    return this.port;
+  }
+
   /** TLS: the certificate for connections made from now on. */
   setSecureContext(options: SecureContextOptions): void {
     (this.server as TlsServer).setSecureContext(options);

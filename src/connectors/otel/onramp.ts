@@ -183,6 +183,10 @@ export const otelOnramp: OnrampType<Static<typeof configSchema>> = {
       await http?.close(0);
       throw err;
     }
+    // the bound ports: the only way to learn them with port 0
+    const scheme = tls === undefined ? 'http' : 'https';
+    ctx.logger.info(`otel onramp ${ctx.url}: OTLP/gRPC listening on ${scheme}://${uriHost(config.host)}:${serverPort}/`);
+    if (http !== undefined) ctx.logger.info(`otel onramp ${ctx.url}: OTLP/HTTP listening on ${scheme}://${uriHost(config.host)}:${http.boundPort}/`);
     // one watch of the files, for both ports
     const receiver = http;
     const apply = (next: TlsIdentity) => {

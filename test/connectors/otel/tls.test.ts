@@ -10,7 +10,7 @@ import { OTLPTraceExporter as OTLPHttpTraceExporter } from '@opentelemetry/expor
 import { readFileSync } from 'node:fs';
 import { liveCopy, makeCerts, peerCertificate, swapIn, type Identity, type TestCerts } from '../../helpers/certs';
 import { eventually } from '../../helpers/runtime';
-import { freePort } from '../net-helpers';
+import { recordingLogger } from '../net-helpers';
 import { attributes, exportSpans, otelFlow, recordedSpans, signalOf, SUCCESS, type OtelFlow } from './helpers';
 
 describe('otel onramp: TLS', () => {
@@ -22,17 +22,20 @@ describe('otel onramp: TLS', () => {
 
   before(() => (certs = makeCerts()));
   after(() => certs.remove());
-  beforeEach(async () => {
-    live = liveCopy(certs);
-    port = await freePort();
-    httpPort = await freePort();
-  });
+  beforeEach(() => (live = liveCopy(certs)));
   afterEach(async () => {
     await flow?.stop();
     flow = undefined;
   });
 
-  const start = async (tls: object) => (flow = await otelFlow({ host: '127.0.0.1', port, http_port: httpPort, tls }));
+  /** Starts the onramp on ports 0 and learns the ports it got from its log. */
+  const start = async (tls: object) => {
+    const logger = recordingLogger();
+    flow = await otelFlow({ host: '127.0.0.1', port: 0, http_port: 0, tls }, { logger });
+    const bound = (protocol: string) => Number(new RegExp(`OTLP/${protocol} listening on https://127\\.0\\.0\\.1:(\\d+)/`).exec(logger.lines.join('\n'))?.[1]);
+    port = bound('gRPC');
+    httpPort = bound('HTTP');
+  };
   const ca = () => readFileSync(certs.ca);
   /** An OTLP/gRPC trace exporter to the onramp over TLS, trusting the test CA, with a client certificate if given. */
   const grpcExporter = (client?: Identity) =>
