@@ -76,11 +76,13 @@ export class Repository {
       postprocessors: this.registries.postprocessors.names(),
     };
     this.validator.check(this.schemas(names)[kind], artefact, '');
+    // before the types' own checks: those may read the files the artefact names (a listener's TLS certificate),
+    // and a path outside --allow-path must be refused as such, unread
+    this.policy?.check(kind, artefact);
     if (kind === 'pipeline') this.validatePipeline(artefact as PipelineArtefact);
     if (kind === 'onramp') this.validateRamp(artefact as OnrampArtefact, 'onramp');
     if (kind === 'offramp') this.validateRamp(artefact as RampArtefact, 'offramp');
     if (kind === 'binding') validateBindingShape(artefact as BindingArtefact);
-    this.policy?.check(kind, artefact);
     return artefact;
   }
 
