@@ -237,6 +237,10 @@ function describeAlternatives(path: string, alternatives: ErrorObject, errors: E
   if (failures.length > 0 && typeErrors.every((e) => e !== undefined)) {
     return `${path}: must be ${typeErrors.map((e) => (e!.params as { type: string }).type).join(' or ')}`;
   }
+  // one branch of the value's own type (`codec: nope` fails the name branch; the {name, config} one wants an object): its error says it
+  const ofItsType = failures.filter((list) => !list.some((e) => e.keyword === 'type' && e.instancePath === alternatives.instancePath));
+  const single = ofItsType.length === 1 ? ofItsType[0].find((e) => e.instancePath === alternatives.instancePath) : undefined;
+  if (single?.keyword === 'enum') return `${path}: must be one of ${(single.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`;
   if (failures.length > 0 && failures.every((list) => list.every((e) => e.keyword === 'required'))) {
     const fields = failures.flat().map((e) => `'${(e.params as { missingProperty: string }).missingProperty}'`);
     return `${path}: missing required field, one of ${fields.join(', ')}`;

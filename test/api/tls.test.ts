@@ -77,10 +77,10 @@ describe('API: TLS (--api-tls-*)', () => {
     const api = await serve(args, dir);
     running = api.child;
     const [curlLine, statusLine] = docBlock('docs/security.md', TLS, 'sh', 2).trim().split('\n');
-    const curl = await sh(curlLine.replace('9898', String(api.port)).replace(/^curl /, `${peer('curl')} -sS `), dir);
+    const curl = await sh(curlLine.replace(/127\.0\.0\.1:\d+/, `127.0.0.1:${api.port}`).replace(/^curl /, `${peer('curl')} -sS `), dir);
     expect(curl.code, curl.stderr).to.equal(0);
     expect(JSON.parse(curl.stdout)).to.have.property('version');
-    const status = await sh(statusLine.replace('9898', String(api.port)).replace(' eddy ', ` ${eddyCommand} `), dir);
+    const status = await sh(statusLine.replace(/127\.0\.0\.1:\d+/, `127.0.0.1:${api.port}`).replace(' eddy ', ` ${eddyCommand} `), dir);
     expect(status.code, status.stderr).to.equal(0);
     // the same request without the CA is refused by curl: the certificate is the one made above
     expect((await sh(`${peer('curl')} -sS https://127.0.0.1:${api.port}/version`, dir)).code).to.equal(60);

@@ -37,7 +37,7 @@ function rampWithPath(runtime: Runtime, kind: 'onramp' | 'offramp', type: string
   if (type === 'kafka') (config.rdkafka_options as Record<string, unknown>)['security.protocol'] = 'ssl';
   // a listener's TLS files are read at publish: the others are real files inside the roots
   if (keys[0] === 'tls') config.tls = { cert: tlsFiles.cert, key: tlsFiles.key, [keys[1]]: path };
-  if (keys[0] === 'tls' && type === 'otel' && kind === 'offramp') config.endpoint = 'https://127.0.0.1:4317';
+  if (keys[0] === 'tls' && type === 'otel' && kind === 'offramp') config.endpoint = 'https://collector.invalid'; // never reached: publish only
   return { id: 'probe', type, config, ...(t.linkable === 'required' ? { linked: true } : {}) };
 }
 
