@@ -204,7 +204,13 @@ class ElasticSink implements Sink {
     }
     const failed = this.settle(event, docs, targets, items);
     // the event is delivered only when all of it is: a partial success fails it, and a resend repeats every document
-    if (failed > 0) throw new Error(`${failed} of ${items.length} documents were rejected by the cluster`);
+    if (failed > 0) {
+      // the first rejection's reason, so a dead letter (or the log) says why, not only how many
+      const first = items.find((item) => item.error !== undefined || item.status === undefined || item.status >= 300);
+      const error = first?.error as { type?: string; reason?: string } | null | undefined;
+      const why = error ? `${error.type ?? 'error'}: ${error.reason ?? JSON.stringify(error)}` : `status ${first?.status}`;
+      throw Object.assign(new Error(`${failed} of ${items.length} documents were rejected by the cluster (first: ${why})`), first?.status === undefined ? {} : { status: first.status });
+    }
     if (event.transactional) this.ctx.insight('ack', event, { time: performance.now() - started });
   }
 

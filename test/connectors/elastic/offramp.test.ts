@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { eventually } from '../../helpers/runtime';
+import type { EddyEvent } from '../../../src/core/event';
 import { documentsIn, freePort, range, sorted, startElasticFlow, useElastic, type ElasticFlow } from './helpers';
 
 describe('elastic offramp against a real Elasticsearch', function () {
@@ -52,6 +53,26 @@ describe('elastic offramp against a real Elasticsearch', function () {
     expect(flow.feed.fails).to.deep.equal([1]);
     expect(flow.feed.acks).to.deep.equal([2]);
     expect((await documentsIn(elastic.client, idx)).map((d) => d._id)).to.deep.equal(['y']);
+  });
+
+  it('a document the mapping refuses (a text where the index maps an integer) leaves on err as a dead letter with the cluster\'s reason', async () => {
+    const idx = elastic.index('mapped');
+    await elastic.client.indices.create({ index: idx, mappings: { properties: { n: { type: 'integer' } } } });
+    flow = await startElasticFlow({ offramp: { config: { nodes: elastic.nodes() } } });
+    const letters: EddyEvent[] = [];
+    // the offramp's err port taken as a binding would take it (dead letters go out only when something takes them)
+    flow.runtime.offramp('/offramp/dst/main')!.output('err').subscribe((e) => letters.push(e));
+    flow.feed.push({ n: 'not a number' }, { index: idx, doc_id: 'bad' });
+    flow.feed.push({ n: 7 }, { index: idx, doc_id: 'good' });
+    await eventually(() => flow!.feed.acks.length + flow!.feed.fails.length === 2, 20_000, 'both outcomes');
+    expect(flow.feed.fails).to.deep.equal([1]);
+    expect(flow.feed.acks).to.deep.equal([2]);
+    expect(letters).to.have.length(1);
+    expect(letters[0].data).to.deep.equal({ n: 'not a number' });
+    const error = letters[0].meta.error as { type: string; message: string; attempt: number };
+    expect(error).to.include({ type: 'send', attempt: 1 });
+    expect(error.message).to.match(/document_parsing_exception|mapper_parsing_exception|failed to parse/);
+    expect((await documentsIn(elastic.client, idx)).map((d) => d._id)).to.deep.equal(['good']);
   });
 
   it('data that is not a record is failed without a request (a document must be an object)', async () => {

@@ -1,4 +1,7 @@
 import { expect } from 'chai';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Client } from 'pg';
 import { createLogger } from '../../../src/core/logger';
 import { Runtime } from '../../../src/runtime/runtime';
@@ -145,6 +148,43 @@ describe('postgres offramp (real server)', function () {
     expect((await rows()).map((r) => r.id)).to.deep.equal([42]);
     const counters = runtime.offramp('/offramp/db/main')!.counters;
     expect({ in: counters.in, out: counters.out, error: counters.error }).to.deep.equal({ in: 3, out: 1, error: 2 });
+  });
+
+  it('routes an INSERT the database refuses (a primary key taken) to a dead-letter file with its reason; with ack_source the source is acked once the file took it', async () => {
+    const log: ProbeLog = { read: 0, acks: [], fails: [] };
+    const dead = join(mkdtempSync(join(tmpdir(), 'eddy-pg-dlq-')), 'dead.json');
+    runtime = new Runtime({ registries: registriesWith([probeOnramp(log)], []), logger: createLogger('silent') });
+    await runtime.start();
+    runtime.publish('onramp', { id: 'src', type: 'probe', config: { count: 3, data: { id: field('INT4', 'id', 42) } } });
+    runtime.publish('pipeline', passthrough('p'));
+    runtime.publish('pipeline', {
+      id: 'dlq',
+      interface: { inputs: ['in'], outputs: ['out'] },
+      nodes: [{ id: 'reason', type: 'runtime::cel', config: { set: { error: 'meta.error' } } }],
+      links: { in: ['reason'], reason: ['out'] },
+    });
+    runtime.publish('offramp', { id: 'db', type: 'postgres', config: { ...connection(pg), table, concurrency: 1 }, dead_letter: { ack_source: true } });
+    runtime.publish('offramp', { id: 'dead', type: 'file', config: { file: dead } });
+    runtime.publish('binding', {
+      id: 'flow',
+      links: {
+        '/onramp/src/{instance}/out': ['/pipeline/p/{instance}/in'],
+        '/pipeline/p/{instance}/out': ['/offramp/db/{instance}/in'],
+        '/offramp/db/{instance}/err': ['/pipeline/dlq/{instance}/in'],
+        '/pipeline/dlq/{instance}/out': ['/offramp/dead/{instance}/in'],
+      },
+    });
+    await runtime.activate('binding', 'flow', 'main');
+    await eventually(() => log.acks.length === 3, 20_000, 'an ack for each event: one inserted, two delivered as dead letters');
+    expect(log.fails).to.deep.equal([]);
+    expect((await rows()).map((r) => r.id)).to.deep.equal([42]);
+    const letters = readFileSync(dead, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { id: { value: number }; error: { type: string; message: string; attempt: number } });
+    // the two refused events, as they were sent, with the reason
+    expect(letters.map((l) => l.id.value)).to.deep.equal([42, 42]);
+    for (const l of letters) {
+      expect(l.error).to.include({ type: 'send', attempt: 1 });
+      expect(l.error.message).to.match(/duplicate key value violates unique constraint/);
+    }
   });
 
   it('a lost connection triggers the breaker, sends fail back while it is down, and it restores and inserts again once the server is back', async () => {
