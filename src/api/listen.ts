@@ -33,10 +33,10 @@ export function listenLazily(buildHandler: () => RequestListener, host: string, 
     if (tls === undefined) server = createServer(serve);
     else {
       const { readServerTls, serverOptions } = certificates();
-      server = https().createServer(serverOptions(tls, readServerTls(tls, apiTlsFlag)), serve) as unknown as Server;
+      server = https().createServer(serverOptions(tls, readServerTls(tls, apiTlsFlag)), serve);
     }
   } catch (err) {
-    return Promise.reject(err as Error);
+    return Promise.reject(err);
   }
   return new Promise((resolve, reject) => {
     server.listen(port, host);

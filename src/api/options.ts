@@ -65,7 +65,7 @@ export function checkToken(token: string, where: string): void {
 }
 
 function definedOnly(options: ApiOptions): ApiOptions {
-  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as ApiOptions;
+  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
 }
 
 function positiveInteger(value: number, name: string): void {

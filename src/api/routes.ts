@@ -296,7 +296,7 @@ function observeOperations(runtime: Runtime): Operation[] {
       run: (input) => {
         const unavailable = runtime.tapUnavailable();
         if (unavailable) throw conflict(unavailable);
-        const at = { kind: kind as TapKind, artefact: input.params.artefact_id, instance: input.params.instance_id, port: input.params.port };
+        const at = { kind: kind, artefact: input.params.artefact_id, instance: input.params.instance_id, port: input.params.port };
         const options = tapOptions(input.query ?? {});
         // resolve now, so a missing port is a 404 before the stream starts
         runtime.taps.check(at.kind, at.artefact, at.instance, at.port);

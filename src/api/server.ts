@@ -60,7 +60,7 @@ export function createApi(runtime: Runtime, options: ApiOptions = {}): express.E
     });
   }
   app.use((req, _res, next) => next(new HttpError(404, `no route for ${req.method} ${req.path} (the routes are in GET /openapi.json)`)));
-  // eslint-disable-next-line @typescript-eslint/no-unused-vars
+   
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const type = negotiate(req.get('accept'), (res.locals.offers as readonly string[] | undefined) ?? JSON_OR_YAML) ?? JSON_TYPE;
     if (err instanceof HttpError) {
@@ -96,7 +96,7 @@ function handler(op: Operation, bodies: BodyReader) {
       let body: unknown;
       if (op.body) body = await bodies.read(req, res);
       else BodyReader.checkType(req); // the body is ignored, but must still say it is JSON or YAML
-      const reply = await op.run({ params: req.params as Record<string, string>, body, query: req.query as Record<string, unknown> });
+      const reply = await op.run({ params: req.params as Record<string, string>, body, query: req.query });
       if (reply.stream) return reply.stream(req, res);
       if (reply.type !== undefined) res.status(reply.status).type(reply.type).send(reply.body);
       else send(res, type, reply.status, reply.body);

@@ -65,7 +65,7 @@ const templateKind = fc.constantFrom(...(Object.keys(TEMPLATES) as TemplateKind[
 /** A template with one field replaced, dropped or added: gets past the parser to the validators. */
 const nearlyValid = (k: TemplateKind) =>
   fc.tuple(fc.constantFrom('keep', 'replace', 'drop', 'add'), fc.jsonValue({ maxDepth: 3 }), fc.string({ maxLength: 8 })).map(([how, value, key]) => {
-    const artefact: Record<string, unknown> = structuredClone(TEMPLATES[k]) as Record<string, unknown>;
+    const artefact: Record<string, unknown> = structuredClone(TEMPLATES[k]);
     const fields = Object.keys(artefact);
     const field = fields[key.length % fields.length];
     if (how === 'replace') artefact[field] = value;

@@ -22,7 +22,7 @@ describe('secrets never shown: API answers, tap and logs of a run whose config h
   let sink: Server;
   let child: ChildProcess | undefined;
   let logs = '';
-  let authorizations: string[] = [];
+  const authorizations: string[] = [];
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'eddy-secrets-'));

@@ -325,7 +325,7 @@ function eventParts(event: EddyEvent): [Signal, object[]][] {
   const values = batchValues(event.data);
   const members = Array.isArray(event.data) ? event.data : [];
   values.forEach((value, i) => {
-    const meta = ((members[i] as { data?: { meta?: Meta } } | undefined)?.data?.meta ?? {}) as Meta;
+    const meta = ((members[i] as { data?: { meta?: Meta } } | undefined)?.data?.meta ?? {});
     const [signal, resources] = valueParts(value, meta, `batch member ${i}: `);
     const list = bySignal.get(signal) ?? [];
     bySignal.set(signal, list.concat(resources));

@@ -121,7 +121,7 @@ export class FileCollector {
     const child = spawn(this.binary, [`--config=${this.config}`], { stdio: ['ignore', 'ignore', 'pipe'] });
     this.child = child;
     let output = '';
-    child.stderr!.on('data', (chunk: Buffer) => {
+    child.stderr.on('data', (chunk: Buffer) => {
       output += chunk.toString();
       writeFileSync(this.log, output);
     });

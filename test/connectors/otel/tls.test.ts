@@ -62,7 +62,7 @@ describe('otel onramp: TLS', () => {
   it('takes spans from the OTLP/HTTP exporter over HTTPS on http_port', async () => {
     await start(live);
     const exporter = new OTLPHttpTraceExporter({ url: `https://localhost:${httpPort}/v1/traces`, httpAgentOptions: { ca: ca() } });
-    expect((await exportSpans(exporter as unknown as OTLPTraceExporter, spans('http-tls'))).code).to.equal(SUCCESS);
+    expect((await exportSpans(exporter, spans('http-tls'))).code).to.equal(SUCCESS);
     await exporter.shutdown();
     await eventually(() => flow!.collected.out.length === 1, 5000, 'the resource of the export');
     expect(services()).to.deep.equal([{ stringValue: 'http-tls' }]);
