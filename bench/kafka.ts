@@ -105,7 +105,7 @@ interface Running {
 function spawnNode(args: string[]): { child: ChildProcess; out: () => string; exited: Promise<void> } {
   const child = spawn(process.execPath, args, { cwd: REPO, env: { ...process.env, EDDY_LOG: process.env.EDDY_LOG ?? 'warn' }, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
   const exited = new Promise<void>((r) => child.once('close', () => r()));
   return { child, out: () => out, exited };
 }

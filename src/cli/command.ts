@@ -105,7 +105,7 @@ export function defineCommand<const F extends Flags, O>(declaration: Declaration
       const line = readCommandLine(flags, args, env, declaration.operands !== undefined);
       if (line === 'help') return { help: true };
       try {
-        return { help: false, options: declaration.options(line as CommandLine<F>, env) };
+        return { help: false, options: declaration.options(line, env) };
       } catch (err) {
         throw err instanceof UsageError ? err : new UsageError((err as Error).message);
       }

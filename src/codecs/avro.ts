@@ -123,6 +123,6 @@ export const avro: CodecType = {
   configSchema,
   create: (config) => {
     if (config === undefined) throw new Error('avro: needs config (codec: {name: avro, config: {schema | schema_file | registry}})');
-    return new AvroCodec(config as SchemaCodecConfig);
+    return new AvroCodec(config);
   },
 };

@@ -20,7 +20,7 @@ export async function readConfigFile(path: string): Promise<ConfigFile> {
       throw invalid(`${path}: unknown section '${key}' (sections: ${[...SECTIONS, 'mapping'].join(', ')})`);
     }
   }
-  return doc as ConfigFile;
+  return doc;
 }
 
 /**

@@ -251,7 +251,7 @@ function describeAlternatives(path: string, alternatives: ErrorObject, errors: E
   const failures = [...branches.values()];
   const typeErrors = failures.map((list) => list.find((e) => e.keyword === 'type'));
   if (failures.length > 0 && typeErrors.every((e) => e !== undefined)) {
-    return `${path}: must be ${typeErrors.map((e) => (e!.params as { type: string }).type).join(' or ')}`;
+    return `${path}: must be ${typeErrors.map((e) => (e.params as { type: string }).type).join(' or ')}`;
   }
   if (failures.length > 0 && failures.every((list) => list.every((e) => e.keyword === 'required'))) {
     const fields = failures.flat().map((e) => `'${(e.params as { missingProperty: string }).missingProperty}'`);

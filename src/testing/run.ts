@@ -144,7 +144,7 @@ function eventView(spec: EventSpec, letter: string): Expected {
 
 /** A value map for marbles that names the marbles and the letter when a letter has no value. */
 function lookup<T>(letters: Map<string, T>, what: string): Record<string, T> {
-  return new Proxy({} as Record<string, T>, {
+  return new Proxy({}, {
     get: (_t, letter: string) => {
       const found = letters.get(letter);
       if (!found) throw invalid(`${what}: no value for '${letter}' (letters: ${[...letters.keys()].join(', ') || 'none'})`);

@@ -60,7 +60,7 @@ export function combineMetrics(perWorker: InstanceMetrics[][]): InstanceMetrics[
         const fields = seen.fields as Record<string, unknown>;
         for (const [name, value] of Object.entries(e.fields as Record<string, unknown>)) {
           if (typeof value !== 'number' || typeof fields[name] !== 'number') continue;
-          fields[name] = e.measurement === PER_SOCKET ? Math.max(fields[name] as number, value) : (fields[name] as number) + value;
+          fields[name] = e.measurement === PER_SOCKET ? Math.max(fields[name], value) : fields[name] + value;
         }
         if ((e.timestamp as bigint) > (seen.timestamp as bigint)) seen.timestamp = e.timestamp;
       }

@@ -316,7 +316,7 @@ class KafkaSource implements OnrampSource {
           stream,
           data: message.value ?? Buffer.alloc(0),
           originUri: prefix + message.offset,
-          meta: { kafka: kafkaMeta(topic, partition, message) } as Meta,
+          meta: { kafka: kafkaMeta(topic, partition, message) },
         };
         if (this.tracker) {
           const entry = this.tracker.received(topic, partition, Number(message.offset));

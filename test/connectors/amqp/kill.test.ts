@@ -16,7 +16,7 @@ function eddy(file: string): { child: ChildProcess; stderr(): string; exited: Pr
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   return { child, stderr: () => stderr, exited };
 }

@@ -171,7 +171,7 @@ export function spawnEddy(configFile: string, safetyMs = 60000): EddyChild {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let err = '';
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
   const exited = new Promise<number | string | null>((resolve) => child.once('close', (code, signal) => resolve(signal ?? code)));
   const killer = setTimeout(() => child.kill('SIGKILL'), safetyMs);
   void exited.then(() => clearTimeout(killer));

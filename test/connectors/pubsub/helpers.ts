@@ -115,7 +115,7 @@ export class LoopbackGuard {
         }
       }
       return (original as (...a: unknown[]) => Socket).apply(this, args);
-    } as typeof Socket.prototype.connect;
+    };
   }
 
   uninstall(): void {

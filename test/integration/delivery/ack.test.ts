@@ -13,7 +13,7 @@ async function quietly<T>(body: () => Promise<T>): Promise<T> {
   // a stream's write calls back once written: the std sinks ack then
   const discard = ((_chunk: unknown, encoding?: unknown, callback?: unknown) => {
     const done = typeof encoding === 'function' ? encoding : callback;
-    if (typeof done === 'function') process.nextTick(done as () => void);
+    if (typeof done === 'function') process.nextTick(done);
     return true;
   }) as typeof process.stdout.write;
   process.stdout.write = discard;
