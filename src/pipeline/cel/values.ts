@@ -233,7 +233,7 @@ export function equals(a: unknown, b: unknown): boolean {
   const na = numeric(a);
   const nb = numeric(b);
   if (na !== undefined || nb !== undefined) {
-    // eslint-disable-next-line eqeqeq -- number == bigint compares the exact values, as the interpreter does
+    // == on purpose: number == bigint compares the exact values, as the interpreter does
     return na !== undefined && nb !== undefined && na == nb;
   }
   checkKnown(a, b);
@@ -298,7 +298,7 @@ export function compare(op: string, a: unknown, b: unknown): number {
       x = Number(x);
       y = Number(y);
     }
-    return x < y ? -1 : x > y ? 1 : x == y ? 0 : NaN; // eslint-disable-line eqeqeq
+    return x < y ? -1 : x > y ? 1 : x == y ? 0 : NaN;
   }
   if (ka !== kb) throw noOverload(op, a, b);
   if (ka === Kind.String || ka === Kind.Bool) {

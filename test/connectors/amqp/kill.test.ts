@@ -119,7 +119,6 @@ describe('amqp at least once: an eddy process killed mid-stream (real RabbitMQ)'
     expect(Math.min(...ns)).to.equal(0);
     expect(Math.max(...ns)).to.equal(N - 1);
     const duplicates = received.length - N;
-    // eslint-disable-next-line no-console
     console.log(`      amqp at-least-once: ${N} messages, SIGKILL with ${CAPACITY} copied; ${received.length} received, ${duplicates} duplicates, none lost`);
   });
 });
