@@ -195,7 +195,7 @@ export class SchemaValidator {
 
   private compile(schema: JsonSchema): ValidateFunction {
     if (!this.ajv) {
-      const AjvClass = (require('ajv') as typeof import('ajv')).default; // eslint-disable-line @typescript-eslint/no-require-imports
+      const AjvClass = (require('ajv') as typeof import('ajv')).default; // eslint-disable-line @typescript-eslint/no-require-imports -- ajv is loaded only for a schema the build did not precompile
       this.ajv = new AjvClass(AJV_OPTIONS);
     }
     return this.ajv.compile(schema);

@@ -21,7 +21,7 @@ export interface TestRun {
 export async function runCaseFiles({ files, modules, reporter }: TestRun, out: (text: string) => void): Promise<number> {
   const registries = modules.length > 0 ? await registriesWith(modules) : undefined;
   // required here: `eddy server run` imports this module (through the command table) and should not load the test runner
-  const { runCaseFile } = require('./index') as typeof import('./index'); // eslint-disable-line @typescript-eslint/no-require-imports
+  const { runCaseFile } = require('./index') as typeof import('./index'); // eslint-disable-line @typescript-eslint/no-require-imports -- see above: loaded only when cases run
   const results = files.map((f) => runCaseFile(f, { registries }));
   out(reporter === 'json' ? `${JSON.stringify(jsonReport(results), null, 2)}\n` : specReport(results));
   return results.every((r) => r.passed) ? 0 : 1;
