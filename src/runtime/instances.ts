@@ -23,8 +23,9 @@ export interface InstanceEnv {
   readonly logger: Logger;
   /** the clock of every timer in the instances (an RxJS TestScheduler in virtual-time tests); real time when absent */
   readonly scheduler?: SchedulerLike;
-  nextUid(): number;
-  requestExit(code: number, reason: string): void;
+  /** plain functions (`this: void`), handed on to every instance's context */
+  nextUid(this: void): number;
+  requestExit(this: void, code: number, reason: string): void;
   /** where measuring offramps (blackhole) hand their finished measurements; absent: nobody collects them */
   readonly onMeasurement?: MeasurementListener;
 }

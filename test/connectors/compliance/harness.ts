@@ -143,7 +143,7 @@ export const freeTcpPort = () => freePort('tcp');
 export const freeUdpPort = () => freePort('udp');
 
 /** A TCP server that keeps what it receives; `close` drops its connections too. */
-async function tcpPeer(): Promise<{ port: number; received(): string; close(): Promise<void> }> {
+async function tcpPeer(): Promise<{ port: number; received(): string; close(this: void): Promise<void> }> {
   const sockets = new Set<Socket>();
   let text = '';
   const server: Server = createServer((socket) => {
@@ -163,7 +163,7 @@ async function tcpPeer(): Promise<{ port: number; received(): string; close(): P
   };
 }
 
-async function udpPeer(): Promise<{ port: number; received(): string[]; close(): Promise<void> }> {
+async function udpPeer(): Promise<{ port: number; received(): string[]; close(this: void): Promise<void> }> {
   const datagrams: string[] = [];
   const socket: UdpSocket = createSocket('udp4');
   socket.on('message', (m) => datagrams.push(m.toString('utf8')));
@@ -175,7 +175,7 @@ async function udpPeer(): Promise<{ port: number; received(): string[]; close():
   };
 }
 
-async function wsPeer(): Promise<{ port: number; received(): string[]; close(): Promise<void> }> {
+async function wsPeer(): Promise<{ port: number; received(): string[]; close(this: void): Promise<void> }> {
   const messages: string[] = [];
   const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
   server.on('connection', (ws) => {
@@ -194,7 +194,7 @@ async function wsPeer(): Promise<{ port: number; received(): string[]; close(): 
 }
 
 /** An HTTP server that answers 500 to bodies containing `refuse`, 200 to the rest. */
-async function httpPeer(): Promise<{ port: number; received(): string[]; close(): Promise<void> }> {
+async function httpPeer(): Promise<{ port: number; received(): string[]; close(this: void): Promise<void> }> {
   const bodies: string[] = [];
   const server: HttpServer = createHttpServer((req, res) => {
     let body = '';
@@ -233,7 +233,7 @@ function httpPost(agent: Agent, port: number, body: string): Promise<number> {
 }
 
 /** A topic of its own on the kafka service, a producer into it and a reader of everything in it. */
-async function kafkaPeer(partitions = 1): Promise<{ broker: string; topic: string; produce(values: string[]): Promise<void>; received(): string[]; close(): Promise<void> }> {
+async function kafkaPeer(partitions = 1): Promise<{ broker: string; topic: string; produce(values: string[]): Promise<void>; received(): string[]; close(this: void): Promise<void> }> {
   const { host, port } = serviceAddress('kafka');
   const broker = `${host}:${port}`;
   const topic = `compliance-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
@@ -277,7 +277,7 @@ const kafkaUnreachable = (config: (broker: string) => Record<string, unknown>): 
  * a client for the harness's statements, and the connection keys of the
  * postgres types' configs.
  */
-async function postgresTable(columns: string): Promise<{ table: string; client: Client; connection: Record<string, unknown>; close(): Promise<void> }> {
+async function postgresTable(columns: string): Promise<{ table: string; client: Client; connection: Record<string, unknown>; close(this: void): Promise<void> }> {
   const { host, port } = serviceAddress('postgres');
   const client = new Client({ host, port, user: 'postgres', database: 'postgres', connectionTimeoutMillis: 5000 });
   try {

@@ -224,7 +224,7 @@ mapping:
 }
 
 /** Reads a topic from the beginning in the background: what arrived so far, by value. */
-export async function tail(peer: Peer, topic: string): Promise<{ values: string[]; close(): Promise<void> }> {
+export async function tail(peer: Peer, topic: string): Promise<{ values: string[]; close(this: void): Promise<void> }> {
   // a short session: after a broker restart the group waits for the old member to time out before it takes this one back
   const consumer = peer.kafka.consumer({ groupId: unique('tail'), maxWaitTimeInMs: 100, sessionTimeout: 6000, heartbeatInterval: 1000 });
   const values: string[] = [];
