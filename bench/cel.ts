@@ -76,7 +76,10 @@ function show(v: unknown): string {
   if (buf.isCelMap(v)) return `{${[...v.entries()].map(([k, x]) => `${show(k)}: ${show(x)}`).join(', ')}}`;
   if (Array.isArray(v)) return `[${v.map(show).join(', ')}]`;
   const ctor = (v as object).constructor?.name ?? '';
-  if (/uint|unsigned/i.test(ctor)) return `${(v as { value: bigint }).value ?? String(v)}u`;
+  if (/uint|unsigned/i.test(ctor)) {
+    const uint = v as { value?: bigint; toString(): string };
+    return `${uint.value ?? uint.toString()}u`;
+  }
   if (v instanceof Map) return `{${[...v.entries()].map(([k, x]) => `${show(k)}: ${show(x)}`).join(', ')}}`;
   if (ctor === 'Object') return `{${Object.entries(v as object).map(([k, x]) => `${JSON.stringify(k)}: ${show(x)}`).join(', ')}}`;
   return `<${ctor}>`;

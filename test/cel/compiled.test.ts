@@ -234,6 +234,13 @@ describe('compiled CEL', () => {
     }
   });
 
+  it('should write a map’s uint keys as their digits, as its int keys', () => {
+    // the compiled code declines maps with keys that are not strings: the interpreter's result is the engine's
+    const data = { u: 7 };
+    expect(interpreted('{1u: "a", 2: "b", true: "c"}', data, {})).to.deep.equal({ value: { '1': 'a', '2': 'b', true: 'c' } });
+    expect(engine('{uint(event.u): "a"}', data, {})).to.deep.equal({ value: { '7': 'a' } });
+  });
+
   it('should send an event to err naming the cause when a compiled expression errs', () => {
     const c = compileConfig({ meta: { r: 'event.n / 0' } }, 'n1');
     expect(c.meta[0][1].compiled).to.equal(true);

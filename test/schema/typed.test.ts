@@ -95,12 +95,12 @@ describe('typed schema builders (src/schema/typed.ts)', () => {
 
 describe('listening hosts', () => {
   it(`every builtin onramp whose host has a default listens on ${DEFAULT_LISTEN_HOST} unless told otherwise`, () => {
-    const hosts = loadAll(onrampCatalog).flatMap((type) => {
+    const hosts = loadAll(onrampCatalog).flatMap((type): [string, unknown][] => {
       const host = (type.configSchema.properties as Record<string, JsonSchema> | undefined)?.host;
       return host?.default === undefined ? [] : [[type.name, host.default]];
     });
     // the listening types (tcp, udp, rest, ws, otel); a connecting onramp's host (postgres) has no default
     expect(hosts.map(([name]) => name)).to.include.members(['tcp', 'udp', 'rest', 'ws', 'otel']);
-    for (const [name, fallback] of hosts) expect(fallback, String(name)).to.equal('127.0.0.1');
+    for (const [name, fallback] of hosts) expect(fallback, name).to.equal('127.0.0.1');
   });
 });

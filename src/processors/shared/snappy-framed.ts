@@ -41,7 +41,8 @@ export function decompressSnappyFramed(data: Buffer): Buffer {
   let seenIdentifier = false;
   while (pos < data.length) {
     if (pos + 4 > data.length) throw new Error('snappy: truncated chunk header');
-    const type = data[pos];
+    // a byte off the wire; an unknown type is judged below
+    const type = data[pos] as ChunkType;
     const length = data.readUIntLE(pos + 1, 3);
     const body = data.subarray(pos + 4, pos + 4 + length);
     if (body.length !== length) throw new Error('snappy: truncated chunk');

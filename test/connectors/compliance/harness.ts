@@ -18,6 +18,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WebSocket, WebSocketServer } from 'ws';
 import { Kafka, Partitioners, logLevel } from 'kafkajs';
+import { status as grpcStatus } from '@grpc/grpc-js';
 import { serviceAddress, type ServiceName } from '../../helpers/services';
 import type { ChildStatus, RampParts } from './protocol';
 import { freePort } from '../net-helpers';
@@ -179,7 +180,7 @@ async function wsPeer(): Promise<{ port: number; received(): string[]; close(thi
   const messages: string[] = [];
   const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
   server.on('connection', (ws) => {
-    ws.on('message', (data) => messages.push(Buffer.isBuffer(data) ? data.toString('utf8') : String(data)));
+    ws.on('message', (data) => messages.push(Buffer.isBuffer(data) ? data.toString('utf8') : (Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data)).toString('utf8')));
     ws.on('error', () => undefined);
   });
   await new Promise<void>((resolve) => server.once('listening', resolve));
@@ -922,9 +923,9 @@ export const harnesses: Readonly<Record<string, Harness>> = {
           ramp: { config: { host: '127.0.0.1', port } },
           drive: async () => {
             const bad = await raw.export(otel.EXPORT_PATHS.trace, otel.NOT_PROTOBUF);
-            if (bad.error?.code !== 3) throw new Error(`the bad request was answered ${bad.error?.code ?? 'OK'}, not INVALID_ARGUMENT`);
+            if (bad.error?.code !== grpcStatus.INVALID_ARGUMENT) throw new Error(`the bad request was answered ${bad.error?.code ?? 'OK'}, not INVALID_ARGUMENT`);
             const good = await otel.exportSpans(exporter, otel.recordedSpans({ 'service.name': 'compliance' }, ['good']));
-            if (good.code !== otel.SUCCESS) throw new Error(`the good export failed: ${String(good.error)}`);
+            if ((good.code as number) !== otel.SUCCESS) throw new Error(`the good export failed: ${String(good.error)}`);
           },
           // connections stay open until after the child's shutdown check
           close: async () => {

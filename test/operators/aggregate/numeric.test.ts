@@ -31,7 +31,7 @@ function ratio(p: bigint, q: bigint): number {
 function close(got: unknown, want: number, relative: number): void {
   expect(got).to.be.a('number');
   const diff = Math.abs((got as number) - want);
-  expect(diff, `${got} vs ${want}`).to.be.at.most(relative * Math.abs(want) + 1e-300);
+  expect(diff, `${String(got)} vs ${want}`).to.be.at.most(relative * Math.abs(want) + 1e-300);
 }
 
 describe('aggregate functions: sum', () => {
