@@ -39,7 +39,7 @@ const marcbachmann: Engine = {
   compile(src) {
     const env = new mb.Environment({ unlistedVariablesAreDyn: true });
     const f = env.parse(src);
-    return (vars) => f(vars);
+    return (vars) => f(vars) as unknown;
   },
 };
 

@@ -206,12 +206,14 @@ async function latency(kafka: Kafka, producer: Producer, paced: string, output: 
   await consumer.connect();
   await consumer.subscribe({ topics: [output], fromBeginning: false });
   await consumer.run({
-    eachBatch: async ({ batch }) => {
+    // kafkajs wants a promise; the batch is read synchronously
+    eachBatch: ({ batch }) => {
       const t = now();
       for (const m of batch.messages) {
         const sent = (JSON.parse(m.value!.toString('utf8')) as { sent_ms?: number }).sent_ms;
         if (sent !== undefined) samples.push((t - sent) * 1e6);
       }
+      return Promise.resolve();
     },
   });
   while (!joined) await sleep(20);

@@ -174,7 +174,7 @@ export class MetricsReader {
     if (!line.startsWith('{') || !line.includes('"measurement"')) return;
     let m: { measurement?: string; tags?: Record<string, string>; fields?: { count?: number } };
     try {
-      m = JSON.parse(line);
+      m = JSON.parse(line) as typeof m;
     } catch {
       return;
     }

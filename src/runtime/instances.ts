@@ -16,6 +16,8 @@ import type { Registries } from './registries';
 import type { Repository } from './repository';
 import type { OnrampArtefact, OfframpArtefact, PipelineArtefact, RampArtefact } from './artefacts';
 import { RetryPolicy } from '../connectors/_shared/retry';
+import type { TypeRegistry } from '../core/registry';
+import type { OperatorType } from '../pipeline/operator';
 
 export interface InstanceEnv {
   readonly registries: Registries;
@@ -200,7 +202,8 @@ export function createPipeline(url: string, artefact: PipelineArtefact, env: Ins
   };
   return new PipelineRuntime(withDefaults, {
     url,
-    operators: env.registries.operators,
+    // each type is created with the config the repository validated against its own schema
+    operators: env.registries.operators as TypeRegistry<OperatorType>,
     scheduler: env.scheduler ?? asyncScheduler,
     logger: env.logger,
     nextUid: env.nextUid,

@@ -274,8 +274,8 @@ export class Runtime {
   }
 
   /** What /status and /metrics report: this process's instances (a cluster's primary asks its workers). */
-  async observeAll(): Promise<ObservedInstance[]> {
-    return this.observe();
+  observeAll(): Promise<ObservedInstance[]> {
+    return Promise.resolve(this.observe());
   }
 
   requestExit(code: number, reason: string): void {

@@ -6,7 +6,7 @@ const MAX_DASHES = 30;
 /** Symbols for actual values that match no letter of the case. */
 const UNNAMED = '123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 
-const json = (v: unknown) => JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? `${x}n` : x));
+const json = (v: unknown) => JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? `${x}n` : x));
 
 /**
  * Draws frames as a marble diagram. Values are named by the letter of an

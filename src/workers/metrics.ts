@@ -49,7 +49,7 @@ export function combineMetrics(perWorker: InstanceMetrics[][]): InstanceMetrics[
   for (const worker of perWorker) {
     for (const { url, events } of worker) {
       let combined = byUrl.get(url);
-      if (!combined) byUrl.set(url, (combined = new Map()));
+      if (!combined) byUrl.set(url, (combined = new Map<string, Record<string, unknown>>()));
       for (const e of events) {
         const key = JSON.stringify([e.measurement, e.tags]);
         const seen = combined.get(key);

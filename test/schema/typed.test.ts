@@ -81,6 +81,7 @@ describe('typed schema builders (src/schema/typed.ts)', () => {
   });
 
   it('types nested objects and arrays of objects by the same rules', () => {
+    // eslint-disable-next-line @typescript-eslint/no-unused-vars -- the schema is here for its type
     const nested = s.object({ items: s.array(s.object({ n: s.integer({ default: 1 }), m: s.string() }, { required: ['m'] })) }, { required: ['items'] });
     sameType<Static<typeof nested>, { items: { n: number; m: string }[] }>(true);
     sameType<Input<typeof nested>, { items: { n?: number; m: string }[] }>(true);

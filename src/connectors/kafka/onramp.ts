@@ -1,7 +1,6 @@
 import { hostname } from 'node:os';
 import { Observable, type Subscriber } from '../../core/rx';
 import { Kafka, type Consumer, type EachBatchPayload, type KafkaMessage } from 'kafkajs';
-import type { Meta } from '../../core/event';
 import type { Frame, OnrampContext, OnrampSource, OnrampType, SourceInputs } from '../connector';
 import { Backoff } from '../_shared/backoff';
 import { CommitTracker, type Entry } from './commits';

@@ -264,14 +264,14 @@ function method(fn: string, target: Compiled, args: Compiled[]): Compiled {
 function logical(args: Compiled[], absorbing: boolean): Compiled {
   const fn = absorbing ? '_||_' : '_&&_';
   return (a) => {
-    let error: unknown;
+    let error: Error | undefined;
     for (const f of args) {
       let value: unknown;
       try {
         value = f(a);
       } catch (err) {
         if (err instanceof v.Bail) throw err;
-        error ??= err;
+        error ??= err as Error;
         continue;
       }
       if (value === absorbing) return absorbing;
@@ -449,6 +449,6 @@ function append(argExprs: Expr[], sc: Scope, accuName: string): Compiled | undef
     const list = accu(a);
     if (!Array.isArray(list)) return v.add(list, [element(a)]);
     list.push(element(a));
-    return list;
+    return list as unknown[];
   };
 }

@@ -42,6 +42,7 @@ export class Bail {
 }
 
 export function bail(why: string): never {
+  // eslint-disable-next-line @typescript-eslint/only-throw-error -- a signal to the engine, always caught there, not an error: it captures no stack
   throw new Bail(why);
 }
 
@@ -159,7 +160,7 @@ export function add(a: unknown, b: unknown): unknown {
   }
   const ka = kindOf(a);
   if (ka === Kind.String && typeof b === 'string') return (a as string) + b;
-  if (ka === Kind.List && Array.isArray(b)) return [...(a as unknown[]), ...b];
+  if (ka === Kind.List && Array.isArray(b)) return [...(a as unknown[]), ...(b as unknown[])];
   if (ka === Kind.Bytes && b instanceof Uint8Array) {
     const out = new Uint8Array((a as Uint8Array).length + b.length);
     out.set(a as Uint8Array);
