@@ -28,7 +28,7 @@ export function originGuard(allowOrigins: string[], boundHost: string | undefine
     if (host !== undefined) {
       const normalized = normalizeHost(host);
       if (normalized === undefined || (!own.has(normalized) && !allowedHosts.has(normalized))) {
-        return next(new HttpError(403, `Host '${host}' is not this API's address; if it is a name of this server, allow it with --api-allow-origin http://${host}`));
+        return next(new HttpError(403, `Host '${host}' is not this API's address; if it is a name of this server, allow it with --api-allow-origin ${req.protocol}://${host}`));
       }
     }
     const origin = req.headers.origin;
@@ -42,7 +42,8 @@ export function originGuard(allowOrigins: string[], boundHost: string | undefine
       if (normalized && allowed.has(normalized.origin)) {
         res.setHeader('Access-Control-Allow-Origin', normalized.origin);
         res.setHeader('Vary', 'Origin');
-      } else if (!normalized || normalized.protocol !== 'http:' || !own.has(normalized.host)) {
+      } else if (!normalized || normalized.protocol !== `${req.protocol}:` || !own.has(normalized.host)) {
+        // own origin: this API's scheme (https when it serves TLS) and one of its addresses
         return next(new HttpError(403, `Origin '${origin}' is foreign to this API; allow it with --api-allow-origin ${origin}`));
       }
     }

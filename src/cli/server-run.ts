@@ -1,7 +1,8 @@
 import type { Server } from 'node:http';
 import { availableParallelism } from 'node:os';
 import { API_DEFAULTS, apiOptionsFromFlags, checkToken, MAX_DEPTH_CEILING, normalizeOrigin, type ApiFlags, type ApiOptions } from '../api/options';
-import { listenLazily } from '../api/listen';
+import { apiTlsFlag, listenLazily, watchCertificates } from '../api/listen';
+import type { CertificateWatch, ServerTlsConfig } from '../connectors/_shared/tls';
 import { loadConfigFiles } from '../config/load';
 import { ConfigReloader } from '../config/reload';
 import { ConfigWatcher } from '../config/watch';
@@ -49,6 +50,14 @@ const FLAGS = {
     default: String(API_DEFAULTS.maxDepth),
     description: `the deepest nesting of a request body (400 beyond), at most ${MAX_DEPTH_CEILING}`,
   },
+  'api-tls-cert': {
+    type: 'string',
+    value: 'FILE',
+    description: "serve the API over HTTPS with this certificate (PEM; needs --api-tls-key); reloaded when the file changes",
+  },
+  'api-tls-key': { type: 'string', value: 'FILE', description: "the private key (PEM) of --api-tls-cert; reloaded when the file changes" },
+  'api-tls-ca': { type: 'string', value: 'FILE', description: 'CA certificates (PEM) that API clients may present a certificate signed by' },
+  'api-tls-require-client-cert': { type: 'boolean', description: 'refuse API clients without a certificate signed by --api-tls-ca (mutual TLS)' },
   insecure: { type: 'boolean', description: 'allow a non-loopback --api-host without a token' },
   'api-allow-secrets': {
     type: 'boolean',
@@ -86,6 +95,8 @@ export interface RunOptions {
   apiFlags: ApiFlags;
   /** what the API is started with; absent with --no-api */
   apiOptions?: ApiOptions;
+  /** the API's certificate: HTTPS; absent: plain HTTP */
+  apiTls?: ServerTlsConfig;
   /** processes running the flows (docs/workers.md); 1, the default, runs everything in this process */
   workers: number;
 }
@@ -127,6 +138,7 @@ function runOptions(line: CommandLine<typeof FLAGS>, env: NodeJS.ProcessEnv): Ru
   if (values.insecure) apiFlags.insecure = true;
   if (values['api-allow-secrets']) apiFlags.allowSecrets = true;
   const host = values['api-host'];
+  const apiTls = tlsFlags(values['api-tls-cert'], values['api-tls-key'], values['api-tls-ca'], values['api-tls-require-client-cert']);
   if (values.watch && values.file.length === 0) throw new Error('--watch: no config file to watch (give one with -f FILE)');
   return {
     files: values.file,
@@ -140,8 +152,21 @@ function runOptions(line: CommandLine<typeof FLAGS>, env: NodeJS.ProcessEnv): Ru
     apiFlags,
     // refuses a non-loopback --api-host without a token, before anything starts (exit 2)
     apiOptions: api ? apiOptionsFromFlags(apiFlags, host, env) : undefined,
+    apiTls,
     workers: parseWorkers(values.workers),
   };
+}
+
+/** The --api-tls-* flags as a `tls` config; the files are read when the API starts. */
+function tlsFlags(cert: string | undefined, key: string | undefined, ca: string | undefined, requireClientCert: boolean): ServerTlsConfig | undefined {
+  if (cert === undefined && key === undefined) {
+    const stray = ca !== undefined ? 'ca' : requireClientCert ? 'require_client_cert' : undefined;
+    if (stray !== undefined) throw new Error(`${apiTlsFlag(stray)}: needs --api-tls-cert and --api-tls-key`);
+    return undefined;
+  }
+  if (cert === undefined) throw new Error('--api-tls-key: needs --api-tls-cert');
+  if (key === undefined) throw new Error('--api-tls-cert: needs --api-tls-key');
+  return { cert, key, ...(ca === undefined ? {} : { ca }), require_client_cert: requireClientCert };
 }
 
 export const serverRunCommand = defineCommand({
@@ -181,11 +206,13 @@ async function serverRun(options: RunOptions): Promise<number> {
   }
   let server: Server | undefined;
   let watcher: ConfigWatcher | undefined;
+  let certificates: CertificateWatch | undefined;
   let exiting = false;
   const exit = async (code: number) => {
     if (exiting) return;
     exiting = true;
     watcher?.stop();
+    certificates?.stop();
     server?.close();
     server?.closeAllConnections();
     await runtime.shutdown();
@@ -212,15 +239,17 @@ async function serverRun(options: RunOptions): Promise<number> {
         () => (require('../api/server') as typeof import('../api/server')).createApi(runtime, options.apiOptions), // eslint-disable-line @typescript-eslint/no-require-imports
         options.host,
         options.port,
+        options.apiTls,
       );
     } catch (err) {
       process.stderr.write(`error: ${(err as Error).message}\n`);
       await runtime.shutdown();
       return 1;
     }
+    if (options.apiTls !== undefined) certificates = watchCertificates(server, options.apiTls, runtime.logger);
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : options.port;
-    process.stderr.write(`Listening at: http://${options.host}:${port}\n`);
+    process.stderr.write(`Listening at: ${options.apiTls === undefined ? 'http' : 'https'}://${options.host}:${port}\n`);
   }
   return -1; // keep running until an exit request or a signal
 }

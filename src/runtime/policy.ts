@@ -52,6 +52,10 @@ export const RAMP_PATH_FIELDS: Record<'onramp' | 'offramp', Record<string, reado
     nats: NATS_PATHS(),
     kafka: KAFKA_PATHS(),
     pubsub: [['pem']],
+    rest: TLS_PATHS(),
+    ws: TLS_PATHS(),
+    tcp: TLS_PATHS(),
+    otel: TLS_PATHS(),
   },
   offramp: {
     file: [['file']],
@@ -59,11 +63,7 @@ export const RAMP_PATH_FIELDS: Record<'onramp' | 'offramp', Record<string, reado
     nats: NATS_PATHS(),
     kafka: KAFKA_PATHS(),
     logvendor: [['ca_file']],
-    otel: [
-      ['tls', 'ca'],
-      ['tls', 'cert'],
-      ['tls', 'key'],
-    ],
+    otel: TLS_PATHS(),
   },
 };
 
@@ -77,6 +77,11 @@ export const CODEC_PATH_FIELDS: Record<string, readonly PathField[]> = {
   avro: [['schema_file']],
   protobuf: [['schema_file']],
 };
+
+/** A listener's `tls` (schema/fields.ts serverTls), and the otel offramp's client-side one (the same three files). */
+function TLS_PATHS(): PathField[] {
+  return ['cert', 'key', 'ca'].map((f) => ['tls', f]);
+}
 
 function NATS_PATHS(): PathField[] {
   return ['credentials_path', 'cert_path', 'key_path', 'root_cert'].map((f) => ['options', f]);

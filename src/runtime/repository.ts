@@ -76,11 +76,13 @@ export class Repository {
       postprocessors: this.registries.postprocessors.names(),
     };
     this.validator.check(this.schemas(names)[kind], artefact, '');
+    // before the types' own checks: those may read the files the artefact names (a listener's TLS certificate),
+    // and a path outside --allow-path must be refused as such, unread
+    this.policy?.check(kind, artefact);
     if (kind === 'pipeline') this.validatePipeline(artefact as PipelineArtefact);
     if (kind === 'onramp') this.validateRamp(artefact as OnrampArtefact, 'onramp');
     if (kind === 'offramp') this.validateRamp(artefact as RampArtefact, 'offramp');
     if (kind === 'binding') validateBindingShape(artefact as BindingArtefact);
-    this.policy?.check(kind, artefact);
     return artefact;
   }
 
@@ -110,9 +112,16 @@ export class Repository {
     if (kind === 'onramp' || kind === 'offramp') {
       const ramp = artefact as RampArtefact;
       const registry = kind === 'onramp' ? this.registries.onramps : this.registries.offramps;
-      if (ramp.config === undefined || !registry.has(ramp.type)) return [];
-      const schema = registry.get(ramp.type).configSchema;
-      return [[schema, ramp.config, (v) => (v === undefined ? ramp.config : (ramp.config = v as Record<string, unknown>)), 'config']];
+      const parts: [JsonSchema | undefined, unknown, (v: unknown) => unknown, string][] = [];
+      if (ramp.config !== undefined && registry.has(ramp.type)) {
+        parts.push([registry.get(ramp.type).configSchema, ramp.config, (v) => (v === undefined ? ramp.config : (ramp.config = v as Record<string, unknown>)), 'config']);
+      }
+      // a codec with config (`codec: {name, config}`): a registry's password
+      const codec = ramp.codec;
+      if (typeof codec === 'object' && codec.config !== undefined && this.registries.codecs.has(codec.name)) {
+        parts.push([this.registries.codecs.get(codec.name).configSchema, codec.config, (v) => (v === undefined ? codec.config : (codec.config = v as Record<string, unknown>)), 'codec.config']);
+      }
+      return parts;
     }
     if (kind === 'pipeline') {
       return ((artefact as PipelineArtefact).nodes ?? []).flatMap((node, i) => {

@@ -2,6 +2,8 @@ import type Ajv from 'ajv';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { invalid } from '../core/errors';
 import { durationSchema } from './duration';
+import { s } from './typed';
+import type { Input } from './typed';
 import type { JsonSchema } from './json-schema';
 import { precompiledValidator } from './precompiled';
 
@@ -47,53 +49,35 @@ function processorList(names: string[]): JsonSchema {
 /** The failure classes an offramp's `retry.on` may name (connectors/_shared/retry.ts classifies a sink's errors). */
 export const RETRY_ON = ['connection', 'timeout', '429', '4xx', '5xx', 'any'] as const;
 
+const retrySchema = s.object(
+  {
+    attempts: s.integer({ minimum: 1, maximum: 1000, description: 'sends in all, the first one included' }),
+    backoff: s.object({
+      initial: durationSchema('the delay before the first retry; default 100ms'),
+      max: durationSchema('no delay is longer; default 10s'),
+      factor: s.number({ minimum: 1, description: 'each delay is the previous one times this; default 2' }),
+    }),
+    on: s.array(
+      // 429 as a number too: YAML reads `on: [5xx, 429]` so
+      s.literals([...RETRY_ON, 429]),
+      { uniqueItems: true, minItems: 1, description: 'the failures to retry; default [connection, timeout, 429, 5xx]' },
+    ),
+  },
+  { description: 'retry a failed send before failing the event (docs/delivery.md)', required: ['attempts'] },
+);
+
 /** An offramp's `retry` (docs/delivery.md "Retries"). */
-export interface RetryConfig {
-  attempts: number;
-  backoff?: { initial?: number | string; max?: number | string; factor?: number };
-  on?: ((typeof RETRY_ON)[number] | 429)[];
-}
+export type RetryConfig = Input<typeof retrySchema>;
+
+const deadLetterSchema = s.object(
+  {
+    ack_source: s.boolean({ description: 'ack the source once the dead-letter path delivered the event (default false: the source is failed, and may redeliver)' }),
+  },
+  { description: 'failed events leave on the err port when it is linked (docs/delivery.md)' },
+);
 
 /** An offramp's `dead_letter` (docs/delivery.md "Dead letters"). */
-export interface DeadLetterConfig {
-  ack_source?: boolean;
-}
-
-const retrySchema = {
-  type: 'object',
-  description: 'retry a failed send before failing the event (docs/delivery.md)',
-  additionalProperties: false,
-  required: ['attempts'],
-  properties: {
-    attempts: { type: 'integer', minimum: 1, maximum: 1000, description: 'sends in all, the first one included' },
-    backoff: {
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        initial: durationSchema('the delay before the first retry; default 100ms'),
-        max: durationSchema('no delay is longer; default 10s'),
-        factor: { type: 'number', minimum: 1, description: 'each delay is the previous one times this; default 2' },
-      },
-    },
-    on: {
-      type: 'array',
-      // 429 as a number too: YAML reads `on: [5xx, 429]` so
-      items: { enum: [...RETRY_ON, 429] },
-      uniqueItems: true,
-      minItems: 1,
-      description: 'the failures to retry; default [connection, timeout, 429, 5xx]',
-    },
-  },
-};
-
-const deadLetterSchema = {
-  type: 'object',
-  description: 'failed events leave on the err port when it is linked (docs/delivery.md)',
-  additionalProperties: false,
-  properties: {
-    ack_source: { type: 'boolean', description: 'ack the source once the dead-letter path delivered the event (default false: the source is failed, and may redeliver)' },
-  },
-};
+export type DeadLetterConfig = Input<typeof deadLetterSchema>;
 
 export function artefactSchemas(names: SchemaNames): Record<'pipeline' | 'onramp' | 'offramp' | 'binding', JsonSchema> {
   const id = { type: 'string', pattern: ID_PATTERN };
@@ -253,6 +237,10 @@ function describeAlternatives(path: string, alternatives: ErrorObject, errors: E
   if (failures.length > 0 && typeErrors.every((e) => e !== undefined)) {
     return `${path}: must be ${typeErrors.map((e) => (e.params as { type: string }).type).join(' or ')}`;
   }
+  // one branch of the value's own type (`codec: nope` fails the name branch; the {name, config} one wants an object): its error says it
+  const ofItsType = failures.filter((list) => !list.some((e) => e.keyword === 'type' && e.instancePath === alternatives.instancePath));
+  const single = ofItsType.length === 1 ? ofItsType[0].find((e) => e.instancePath === alternatives.instancePath) : undefined;
+  if (single?.keyword === 'enum') return `${path}: must be one of ${(single.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`;
   if (failures.length > 0 && failures.every((list) => list.every((e) => e.keyword === 'required'))) {
     const fields = failures.flat().map((e) => `'${(e.params as { missingProperty: string }).missingProperty}'`);
     return `${path}: missing required field, one of ${fields.join(', ')}`;

@@ -48,3 +48,23 @@ export function userName(description = 'user (role) to log in as') {
 export function password(description: string) {
   return s.string({ default: '', writeOnly: true, description });
 }
+
+/**
+ * TLS for a listening socket (rest, ws, tcp, otel): the server's
+ * certificate and key, and optionally the CA that client certificates are
+ * checked against. Every field is a file path (confined by `--allow-path`
+ * like other paths; the key file is a path, not the key, so no secret);
+ * the files are read at publish, to refuse one that is missing or
+ * unreadable, and watched while the instance runs (connectors/_shared/tls.ts).
+ */
+export function serverTls(description = 'serve TLS with this certificate; absent: plaintext') {
+  return s.object(
+    {
+      cert: s.string({ minLength: 1, description: "file of the server's certificate (PEM), followed by its intermediate certificates if any; reloaded when it changes" }),
+      key: s.string({ minLength: 1, description: "file of the certificate's private key (PEM, unencrypted); reloaded when it changes" }),
+      ca: s.string({ minLength: 1, description: 'file of the CA certificates (PEM) a client certificate is checked against; with it, clients are asked for one' }),
+      require_client_cert: s.boolean({ default: false, description: 'refuse a client without a certificate signed by ca (mutual TLS); needs ca' }),
+    },
+    { required: ['cert', 'key'], description },
+  );
+}

@@ -4,9 +4,9 @@
  * the exit-capable parts, and the 400 over REST.
  */
 import { expect } from 'chai';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createLogger } from '../../src/core/logger';
 import { Runtime } from '../../src/runtime/runtime';
 import { OPERATOR_PATH_FIELDS, PathPolicy, RAMP_PATH_FIELDS, isLoopback, type PolicyOptions } from '../../src/runtime/policy';
@@ -14,6 +14,12 @@ import { parseRunArgs } from '../../src/cli/server-run';
 import type { JsonSchema } from '../../src/schema/json-schema';
 import { call, startRuntime } from '../helpers/runtime';
 import { runEddy } from '../helpers/cli';
+import { makeCerts, type TestCerts } from '../helpers/certs';
+
+/** Certificates for the listeners' `tls` fields, which are read at publish: made in `before`. */
+let certs: TestCerts;
+/** The TLS files inside the allowed root of the test at hand (`tls.cert`: the server certificate, …). */
+let tlsFiles: { cert: string; key: string; ca: string };
 
 /** A runtime (not started: the repository alone decides at publish) with this policy. */
 const runtimeWith = (options: PolicyOptions) => new Runtime({ logger: createLogger('silent'), policy: new PathPolicy(options) });
@@ -29,13 +35,9 @@ function rampWithPath(runtime: Runtime, kind: 'onramp' | 'offramp', type: string
   if (type === 'nats' && keys[1] === 'cert_path') (config.options as Record<string, unknown>).key_path = partner;
   if (type === 'nats' && keys[1] === 'key_path') (config.options as Record<string, unknown>).cert_path = partner;
   if (type === 'kafka') (config.rdkafka_options as Record<string, unknown>)['security.protocol'] = 'ssl';
-  // TLS files go with an https endpoint; a client certificate with its key
-  if (type === 'otel' && kind === 'offramp') {
-    config.endpoint = 'https://127.0.0.1:4317';
-    const tls = config.tls as Record<string, unknown>;
-    if (keys[1] === 'cert') tls.key = partner;
-    if (keys[1] === 'key') tls.cert = partner;
-  }
+  // a listener's TLS files are read at publish: the others are real files inside the roots
+  if (keys[0] === 'tls') config.tls = { cert: tlsFiles.cert, key: tlsFiles.key, [keys[1]]: path };
+  if (keys[0] === 'tls' && type === 'otel' && kind === 'offramp') config.endpoint = 'https://collector.invalid'; // never reached: publish only
   return { id: 'probe', type, config, ...(t.linkable === 'required' ? { linked: true } : {}) };
 }
 
@@ -56,12 +58,18 @@ describe('policy: what published artefacts may reach (--allow-path, --allow-exit
   let allowed: string;
   let outside: string;
 
+  before(() => (certs = makeCerts()));
+  after(() => certs.remove());
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'eddy-policy-'));
     allowed = join(dir, 'allowed');
     outside = join(dir, 'outside');
     mkdirSync(allowed);
     mkdirSync(outside);
+    tlsFiles = { cert: join(allowed, 'server.pem'), key: join(allowed, 'server.key'), ca: join(allowed, 'ca.pem') };
+    copyFileSync(certs.server.cert, tlsFiles.cert);
+    copyFileSync(certs.server.key, tlsFiles.key);
+    copyFileSync(certs.ca, tlsFiles.ca);
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -70,9 +78,11 @@ describe('policy: what published artefacts may reach (--allow-path, --allow-exit
       const runtime = runtimeWith({ allowPaths: [allowed] });
       const inside = join(allowed, 'sub', 'x.json');
       const refused = join(outside, 'x.json');
-      // a type that reads its files at publish (TLS files) finds one inside; the one outside is refused unread
-      mkdirSync(join(allowed, 'sub'));
-      writeFileSync(inside, '');
+      if (keys[0] === 'tls') {
+        // a TLS file must exist and be the right one to publish
+        mkdirSync(dirname(inside));
+        copyFileSync(tlsFiles[keys[1] as 'cert' | 'key' | 'ca'], inside);
+      }
       expect(() => runtime.publish(kind, rampWithPath(runtime, kind, type, keys, inside, inside))).to.not.throw();
       expect(() => runtime.publish(kind, { ...rampWithPath(runtime, kind, type, keys, refused, inside), id: 'other' })).to.throw(
         `${field}: '${refused}' is outside the allowed paths (${allowed})`,
@@ -91,10 +101,11 @@ describe('policy: what published artefacts may reach (--allow-path, --allow-exit
       'onramp cb config.source',
       'onramp postgres config.cache.path',
       'onramp pubsub config.pem',
+      ...['rest', 'ws', 'tcp', 'otel'].flatMap((type) => ['cert', 'key', 'ca'].map((f) => `onramp ${type} config.tls.${f}`)),
       'offramp file config.file',
       'offramp kv config.dir',
       'offramp logvendor config.ca_file',
-      ...['ca', 'cert', 'key'].map((f) => `offramp otel config.tls.${f}`),
+      ...['cert', 'key', 'ca'].map((f) => `offramp otel config.tls.${f}`),
     ]);
     expect(OPERATOR_PATH_FIELDS).to.deep.equal({ 'qos::wal': [['dir']], 'enrich::lookup': [['table', 'file']] });
   });
@@ -205,8 +216,13 @@ describe('policy: what published artefacts may reach (--allow-path, --allow-exit
 
   it('knows every path-like field of every builtin type (a new one must be confined or listed here as no path)', () => {
     const runtime = new Runtime({ logger: createLogger('silent') });
-    // a URL path; PEM text given inline
-    const NOT_PATHS = new Set(['offramp rest endpoint.path', 'onramp kafka rdkafka_options.ssl.key.pem', 'offramp kafka rdkafka_options.ssl.key.pem']);
+    // a URL path; a listener's switch for client certificates; PEM text given inline
+    const NOT_PATHS = new Set([
+      'offramp rest endpoint.path',
+      ...['rest', 'ws', 'tcp', 'otel'].map((type) => `onramp ${type} tls.require_client_cert`),
+      'onramp kafka rdkafka_options.ssl.key.pem',
+      'offramp kafka rdkafka_options.ssl.key.pem',
+    ]);
     const looksLikePath = /path|file|dir|source|location|cert|pem/i;
     const fields = (schema: JsonSchema | undefined, prefix = ''): string[] =>
       Object.entries((schema?.properties ?? {}) as Record<string, JsonSchema>).flatMap(([key, sub]) => [`${prefix}${key}`, ...fields(sub, `${prefix}${key}.`)]);

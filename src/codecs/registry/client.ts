@@ -38,7 +38,7 @@ export const registrySchema = {
     topic: { type: 'string', minLength: 1, description: 'the subject is `<topic>-value` (topic name strategy)' },
     subject: { type: 'string', minLength: 1, description: 'the subject itself, instead of `topic`' },
     username: { type: 'string', description: 'HTTP basic auth user' },
-    password: { type: 'string', description: 'HTTP basic auth password' },
+    password: { type: 'string', writeOnly: true, description: 'HTTP basic auth password' },
     auto_register: { type: 'boolean', default: false, description: 'encoding with a local schema: register it under the subject when it is not there yet' },
     timeout_ms: { type: 'integer', minimum: 1, default: DEFAULT_TIMEOUT_MS, description: 'each registry request fails after this long' },
   },

@@ -1,4 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer, type Server as TlsServer } from 'node:https';
+import type { SecureContextOptions, TlsOptions } from 'node:tls';
 import { createGunzip, createInflate } from 'node:zlib';
 import type { Readable } from 'node:stream';
 import { decodeJsonResources, decodeResources, encodeResponse, encodeStatus, SIGNALS, SIGNAL_SPECS, type Signal } from './otlp';
@@ -61,14 +63,27 @@ const mediaType = (header: string | undefined) => (header ?? '').split(';')[0].t
  * 405, 413, 415 for requests that can never succeed.
  */
 export class OtlpHttpReceiver {
-  private readonly server: Server;
+  private readonly server: Server | TlsServer;
   private port = 0;
 
+  /** With `tls`, HTTPS (its certificate replaced by `setSecureContext`). */
   constructor(
     private readonly intake: Intake,
     private readonly logWarning: (message: string) => void,
+    tls?: TlsOptions,
   ) {
-    this.server = createServer((req, res) => this.serve(req, res));
+    const serve = (req: IncomingMessage, res: ServerResponse) => void this.serve(req, res);
+    this.server = tls === undefined ? createServer(serve) : createTlsServer(tls, serve);
+  }
+
+  /** the port it listens on (the one picked for port 0) */
+  get boundPort(): number {
+    return this.port;
+  }
+
+  /** TLS: the certificate for connections made from now on. */
+  setSecureContext(options: SecureContextOptions): void {
+    (this.server as TlsServer).setSecureContext(options);
   }
 
   /** Binds the port; a port in use rejects naming the address (the activation fails with it). */

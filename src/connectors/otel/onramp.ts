@@ -7,7 +7,9 @@ import { countItems, decodeResources, encodeResponse, SIGNALS, SIGNAL_SPECS, sta
 import { OtlpHttpReceiver, type Intake } from './http-receiver';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
-import { listenHost, listenPort } from '../../schema/fields';
+import { listenHost, listenPort, serverTls } from '../../schema/fields';
+import { CertificateWatch, readServerTls, serverOptions, type TlsIdentity } from '../_shared/tls';
+import { GrpcIdentity, grpcServerCredentials } from './grpc-tls';
 
 const configSchema = s.object({
   host: listenHost('address to listen on; the default takes exporters on this machine only (0.0.0.0 or :: for every interface)'),
@@ -18,6 +20,7 @@ const configSchema = s.object({
   logs: s.boolean({ default: true, description: 'accept logs (LogsService); when false, log exports are answered with success and dropped' }),
   metrics: s.boolean({ default: true, description: 'accept metrics (MetricsService); when false, metric exports are answered with success and dropped' }),
   trace: s.boolean({ default: true, description: 'accept traces (TraceService); when false, span exports are answered with success and dropped' }),
+  tls: serverTls('serve OTLP/gRPC and OTLP/HTTP over TLS with this certificate (the files are reloaded when they change, on both ports); absent: plaintext'),
 });
 
 /** What a refused exporter is asked to wait before it retries (RetryInfo), while the circuit breaker is triggered. */
@@ -53,9 +56,9 @@ function serviceFor(signal: Signal): ServiceDefinition {
 }
 
 /** Binds the server; a port in use or an address that cannot be bound rejects naming both. */
-function bind(server: Server, host: string, port: number): Promise<number> {
+function bind(server: Server, host: string, port: number, credentials: ServerCredentials): Promise<number> {
   return new Promise((resolve, reject) =>
-    server.bindAsync(`${uriHost(host)}:${port}`, ServerCredentials.createInsecure(), (err, bound) =>
+    server.bindAsync(`${uriHost(host)}:${port}`, credentials, (err, bound) =>
       err ? reject(new Error(`cannot listen on ${host}:${port}: ${err.message}`)) : resolve(bound),
     ),
   );
@@ -85,6 +88,10 @@ function peerAddress(call: ServerUnaryCall<Buffer, Buffer>): string {
  *   so exporters keep the data and retry: what was answered OK has been
  *   handed to the machinery, which holds it while paused; nothing is lost.
  *
+ * With `tls` both ports speak TLS with the same certificate, reloaded on
+ * both when its files change (the gRPC port through grpc-js's certificate
+ * provider, grpc-tls.ts).
+ *
  * The port is bound in `create`, so a port in use fails the activation.
  */
 export const otelOnramp: OnrampType<Static<typeof configSchema>> = {
@@ -92,7 +99,14 @@ export const otelOnramp: OnrampType<Static<typeof configSchema>> = {
   defaultCodec: 'json',
   example: { host: '127.0.0.1', port: 4317 },
   configSchema,
+  validate(config) {
+    if (config.tls !== undefined) readServerTls(config.tls);
+  },
   async create(config, ctx) {
+    const tls = config.tls;
+    const identity = tls === undefined ? undefined : readServerTls(tls);
+    const grpcIdentity = identity === undefined ? undefined : new GrpcIdentity(identity);
+    const credentials = grpcIdentity === undefined || tls === undefined ? ServerCredentials.createInsecure() : grpcServerCredentials(grpcIdentity, tls.ca !== undefined, tls.require_client_cert);
     const server = new Server();
     let subscriber: Subscriber<Frame> | undefined;
     let paused = false;
@@ -158,9 +172,10 @@ export const otelOnramp: OnrampType<Static<typeof configSchema>> = {
     for (const signal of SIGNALS) server.addService(serviceFor(signal), { Export: handler(signal) });
     let http: OtlpHttpReceiver | undefined;
     try {
-      serverPort = await bind(server, config.host, config.port);
+      serverPort = await bind(server, config.host, config.port, credentials);
       if (config.http_port !== undefined) {
-        http = new OtlpHttpReceiver(intake, (message) => ctx.logger.warn(`otel onramp ${ctx.url}: ${message}`));
+        const httpTls = tls === undefined || identity === undefined ? undefined : serverOptions(tls, identity);
+        http = new OtlpHttpReceiver(intake, (message) => ctx.logger.warn(`otel onramp ${ctx.url}: ${message}`), httpTls);
         await http.listen(config.host, config.http_port);
       }
     } catch (err) {
@@ -168,6 +183,17 @@ export const otelOnramp: OnrampType<Static<typeof configSchema>> = {
       await http?.close(0);
       throw err;
     }
+    // the bound ports: the only way to learn them with port 0
+    const scheme = tls === undefined ? 'http' : 'https';
+    ctx.logger.info(`otel onramp ${ctx.url}: OTLP/gRPC listening on ${scheme}://${uriHost(config.host)}:${serverPort}/`);
+    if (http !== undefined) ctx.logger.info(`otel onramp ${ctx.url}: OTLP/HTTP listening on ${scheme}://${uriHost(config.host)}:${http.boundPort}/`);
+    // one watch of the files, for both ports
+    const receiver = http;
+    const apply = (next: TlsIdentity) => {
+      receiver?.setSecureContext(next);
+      grpcIdentity?.update(next);
+    };
+    const watch = tls === undefined ? undefined : new CertificateWatch(tls, apply, ctx.logger, `otel onramp ${ctx.url}`);
 
     const frames = new Observable<Frame>((sub) => {
       subscriber = sub;
@@ -186,6 +212,7 @@ export const otelOnramp: OnrampType<Static<typeof configSchema>> = {
       },
       close: () =>
         Promise.all([
+          watch?.stop(),
           http?.close(SHUTDOWN_GRACE_MS),
           new Promise<void>((resolve) => {
             // calls in progress may finish; after the grace period every connection is dropped

@@ -6,25 +6,8 @@ import { Agent } from 'undici';
 import type { EddyEvent, Meta } from '../../core/event';
 import type { OfframpContext, OfframpType, Sink } from '../connector';
 import { headerNamed, headerValues, mimeOf, type HeaderLists } from './http';
-
-/** The spec's endpoint struct (the string form is a URL). */
-interface EndpointParts {
-  scheme: string;
-  username?: string;
-  password?: string;
-  host: string;
-  port?: number;
-  path?: string;
-  query?: string;
-  fragment?: string;
-}
-
-interface RestOfframpConfig {
-  endpoint: string | EndpointParts;
-  method: string;
-  headers: Record<string, string | string[]>;
-  concurrency: number;
-}
+import { s } from '../../schema/typed';
+import type { Static } from '../../schema/typed';
 
 /** Where a request goes: undici's origin and path, and the host and port a reconnect probe dials. */
 interface Target {
@@ -72,28 +55,37 @@ const HOP_BY_HOP = new Set(['host', 'content-length', 'transfer-encoding', 'conn
 const FIRST_RETRY_MS = 100;
 const MAX_RETRY_MS = 5000;
 
-const endpointSchema = {
-  description: 'where requests go: a URL, or its parts',
-  oneOf: [
-    { type: 'string', minLength: 1, description: 'an http:// or https:// URL' },
-    {
-      type: 'object',
-      additionalProperties: false,
-      required: ['scheme', 'host'],
-      description: 'the URL in parts',
-      properties: {
-        scheme: { type: 'string', enum: ['http', 'https'], description: 'http or https' },
-        username: { type: 'string', description: 'user for basic authentication' },
-        password: { type: 'string', writeOnly: true, description: 'password for basic authentication' },
-        host: { type: 'string', minLength: 1, description: 'host name or address' },
-        port: { type: 'integer', minimum: 1, maximum: 65535, description: "port (default: the scheme's, 80 or 443)" },
-        path: { type: 'string', description: 'path (default /)' },
-        query: { type: 'string', description: 'query string, without the ?' },
-        fragment: { type: 'string', description: 'fragment, without the # (never sent to the server)' },
-      },
-    },
-  ],
-};
+/** The spec's endpoint struct (the string form is a URL). */
+const endpointPartsSchema = s.object(
+  {
+    // `type` beside the enum, as this field always had: a non-string is told "must be string"
+    scheme: { type: 'string', ...s.literals(['http', 'https'], { description: 'http or https' }) },
+    username: s.string({ description: 'user for basic authentication' }),
+    password: s.string({ writeOnly: true, description: 'password for basic authentication' }),
+    host: s.string({ minLength: 1, description: 'host name or address' }),
+    port: s.integer({ minimum: 1, maximum: 65535, description: "port (default: the scheme's, 80 or 443)" }),
+    path: s.string({ description: 'path (default /)' }),
+    query: s.string({ description: 'query string, without the ?' }),
+    fragment: s.string({ description: 'fragment, without the # (never sent to the server)' }),
+  },
+  { required: ['scheme', 'host'], description: 'the URL in parts' },
+);
+
+type EndpointParts = Static<typeof endpointPartsSchema>;
+
+const configSchema = s.object(
+  {
+    endpoint: s.oneOf([s.string({ minLength: 1, description: 'an http:// or https:// URL' }), endpointPartsSchema], {
+      description: 'where requests go: a URL, or its parts',
+    }),
+    method: s.string({ pattern: '^[A-Za-z]+$', default: 'POST', description: 'HTTP method' }),
+    headers: s.record(s.anyOf([s.string(), s.array(s.string())]), { default: {}, description: 'request headers: name to a string or a list of strings' }),
+    concurrency: s.integer({ minimum: 1, default: 4, description: 'requests in flight at most; more wait, and the breaker is triggered' }),
+  },
+  { required: ['endpoint'] },
+);
+
+type RestOfframpConfig = Static<typeof configSchema>;
 
 /**
  * rest: an HTTP client. Each event is one request (a batch: one request whose
@@ -121,22 +113,7 @@ export const restOfframp: OfframpType<RestOfframpConfig> = {
   autoAck: false,
   linkable: true,
   example: { endpoint: 'http://127.0.0.1:8180/events', headers: { 'content-type': 'application/json' } },
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['endpoint'],
-    properties: {
-      endpoint: endpointSchema,
-      method: { type: 'string', pattern: '^[A-Za-z]+$', default: 'POST', description: 'HTTP method' },
-      headers: {
-        type: 'object',
-        default: {},
-        description: 'request headers: name to a string or a list of strings',
-        additionalProperties: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
-      },
-      concurrency: { type: 'integer', minimum: 1, default: 4, description: 'requests in flight at most; more wait, and the breaker is triggered' },
-    },
-  },
+  configSchema,
   create(config, ctx) {
     return new RestSink(config, ctx);
   },

@@ -1,17 +1,29 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer, type Server as TlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { Observable, type Subscriber } from '../../core/rx';
 import type { Frame, FrameResult, OnrampContext, OnrampReply, OnrampSource, OnrampType, SourceInputs } from '../connector';
 import { Alarm, Waiters, idKey, type WaitEnd } from '../_shared/waiters';
 import { listen, uriHost } from '../_shared/net';
 import { headerLists, headerNamed, headerValues, mimeOf, type HeaderLists } from './http';
+import { readServerTls, reloadOnChange, serverOptions, type CertificateWatch } from '../_shared/tls';
+import { s } from '../../schema/typed';
+import type { Static } from '../../schema/typed';
+import { listenHost, listenPort, serverTls } from '../../schema/fields';
 
-interface RestOnrampConfig {
-  host: string;
-  port: number;
-  timeout: number;
-  max_body_bytes: number;
-}
+const configSchema = s.object({
+  host: listenHost(),
+  port: listenPort({ default: 8000, description: 'TCP port to listen on (0: any free port, logged)' }),
+  timeout: s.integer({
+    minimum: 1,
+    default: 10000,
+    description: 'linked only: ms from the arrival of a request to its answer: the reply, else 504 (503 with Retry-After when backpressure kept it out of the flow)',
+  }),
+  max_body_bytes: s.integer({ minimum: 0, default: 10485760, description: 'largest request body read; a larger one is answered 413 and makes no event' }),
+  tls: serverTls('serve HTTPS with this certificate (the files are reloaded when they change); absent: plain HTTP'),
+});
+
+type RestOnrampConfig = Static<typeof configSchema>;
 
 /** The spec's `$request.url`. */
 export interface RequestUrl {
@@ -73,6 +85,10 @@ const FRAMING = new Set(['content-length', 'transfer-encoding']);
  * While the circuit breaker is triggered request bodies are not read: the
  * clients wait, which is the backpressure HTTP has; a body that was read
  * whole meanwhile waits here (`queued`) and goes on when the gate opens.
+ *
+ * With `tls` the server speaks HTTPS only (`$request.url.scheme` https); its
+ * certificate files are watched and a changed certificate is served to new
+ * connections without a restart (_shared/tls.ts).
  */
 export const restOnramp: OnrampType<RestOnrampConfig> = {
   name: 'rest',
@@ -80,37 +96,17 @@ export const restOnramp: OnrampType<RestOnrampConfig> = {
   placement: 'every-worker', // listening socket shared by the workers (docs/workers.md)
   linkable: true,
   example: { host: '127.0.0.1', port: 8180 },
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      host: {
-        type: 'string',
-        minLength: 1,
-        default: '127.0.0.1',
-        description: 'address to listen on; the default accepts only local clients, 0.0.0.0 (or ::) every interface',
-      },
-      port: { type: 'integer', minimum: 0, maximum: 65535, default: 8000, description: 'TCP port to listen on (0: any free port, logged)' },
-      timeout: {
-        type: 'integer',
-        minimum: 1,
-        default: 10000,
-        description:
-          'linked only: ms from the arrival of a request to its answer: the reply, else 504 (503 with Retry-After when backpressure kept it out of the flow)',
-      },
-      max_body_bytes: {
-        type: 'integer',
-        minimum: 0,
-        default: 10485760,
-        description: 'largest request body read; a larger one is answered 413 and makes no event',
-      },
-    },
+  configSchema,
+  validate(config) {
+    if (config.tls !== undefined) readServerTls(config.tls);
   },
   async create(config, ctx) {
-    const server = createServer({ noDelay: true });
+    const tls = config.tls;
+    const server = tls === undefined ? createServer({ noDelay: true }) : createTlsServer({ ...serverOptions(tls, readServerTls(tls)), noDelay: true });
     // bound now: a port in use fails the activation
     const port = await listen(server, config.host, config.port);
-    return new RestSource(config, ctx, server, port);
+    const watch = tls === undefined ? undefined : reloadOnChange(server as TlsServer, tls, ctx.logger, `Onramp ${ctx.url}`);
+    return new RestSource(config, ctx, server, port, watch);
   },
 };
 
@@ -126,6 +122,8 @@ class RestSource implements OnrampSource {
   readonly frames: Observable<Frame>;
   /** `host:port` as a client reaches the server: `$request.url` when a request has no Host header */
   private readonly localHost: string;
+  /** `$request.url.scheme`: https with TLS */
+  private readonly scheme: 'http' | 'https';
   /** the ramp's codec: for bodies without a Content-Type, and replies without one */
   private readonly rampCodec: string;
   private readonly waiters: Waiters<OnrampReply>;
@@ -148,12 +146,17 @@ class RestSource implements OnrampSource {
   constructor(
     private readonly config: RestOnrampConfig,
     private readonly ctx: OnrampContext,
-    private readonly server: Server,
+    private readonly server: Server | TlsServer,
     port: number,
+    /** TLS: the certificate files' watch, stopped at close */
+    private readonly watch: CertificateWatch | undefined,
   ) {
     server.on('error', (err) => ctx.logger.error(`Onramp ${ctx.url}: ${err.message}`));
+    // a failed handshake (an untrusted client, no client certificate when one is required) concerns that client only
+    server.on('tlsClientError', (err: Error) => ctx.logger.debug(`Onramp ${ctx.url}: TLS handshake failed: ${err.message}`));
+    this.scheme = watch === undefined ? 'http' : 'https';
     this.localHost = `${uriHost((server.address() as AddressInfo).address)}:${port}`;
-    ctx.logger.info(`Onramp ${ctx.url} listening on http://${this.localHost}/`);
+    ctx.logger.info(`Onramp ${ctx.url} listening on ${this.scheme}://${this.localHost}/`);
     this.rampCodec = this.lastCodec = ctx.codecForMime(undefined);
     this.waiters = new Waiters<OnrampReply>(config.timeout, ctx.scheduler);
     this.retryAfter = String(Math.max(1, Math.ceil(config.timeout / 1000)));
@@ -200,6 +203,7 @@ class RestSource implements OnrampSource {
   }
 
   async close(): Promise<void> {
+    this.watch?.stop();
     this.server.off('request', this.onRequest);
     this.refuseQueued();
     this.waiters.dropAll();
@@ -310,7 +314,7 @@ class RestSource implements OnrampSource {
     if (this.subscriber === undefined) return answerError(res, 503, 'the onramp is not running');
     // the clock's timer can be late on a busy loop: past its deadline a request is not taken, whatever the timer
     if (ex.deadline !== undefined && this.ctx.scheduler.now() >= ex.deadline) return this.expire(ex);
-    const meta: Record<string, unknown> = { request: requestMeta(req, headers, this.localHost) };
+    const meta: Record<string, unknown> = { request: requestMeta(req, headers, this.localHost, this.scheme) };
     if (ex.deadline !== undefined) meta.deadline = ex.deadline;
     const originUri = `svc-rest://${clientHost(req)}`;
     const done = (result: FrameResult) => this.made(ex, result);
@@ -457,11 +461,11 @@ function clientHost(req: IncomingMessage): string {
 }
 
 /** `$request`: the URL as the client asked for it (Host header + request target), the method, the headers. */
-export function requestMeta(req: IncomingMessage, headers: HeaderLists, localHost: string): RequestMeta {
-  return { url: requestUrl(req.url ?? '/', headers.host?.[0] ?? localHost), method: req.method ?? 'GET', headers };
+export function requestMeta(req: IncomingMessage, headers: HeaderLists, localHost: string, scheme: 'http' | 'https' = 'http'): RequestMeta {
+  return { url: requestUrl(req.url ?? '/', headers.host?.[0] ?? localHost, scheme), method: req.method ?? 'GET', headers };
 }
 
-function requestUrl(target: string, hostHeader: string): RequestUrl {
+function requestUrl(target: string, hostHeader: string, scheme: 'http' | 'https'): RequestUrl {
   // absolute form (`GET http://user:pw@host/p HTTP/1.1`, as sent to proxies): everything comes from the target;
   // the usual origin form starts with "/" and skips the regex
   if (target.charCodeAt(0) !== 0x2f && /^[a-z][a-z0-9+.-]*:\/\//i.test(target)) {
@@ -479,8 +483,8 @@ function requestUrl(target: string, hostHeader: string): RequestUrl {
       // not a URL after all: taken as a path below
     }
   }
-  const url: RequestUrl = { scheme: 'http', host: hostHeader, path: target };
-  // the port is set only when the Host header names one (absent means the scheme's default, 80)
+  const url: RequestUrl = { scheme, host: hostHeader, path: target };
+  // the port is set only when the Host header names one (absent means the scheme's default, 80 or 443)
   const colon = hostHeader.lastIndexOf(':');
   if (colon !== -1 && colon > hostHeader.lastIndexOf(']')) {
     const port = Number(hostHeader.slice(colon + 1));

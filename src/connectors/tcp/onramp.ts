@@ -1,12 +1,17 @@
-import { createServer, type Socket } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
+import { createServer as createTlsServer } from 'node:tls';
 import { Observable, type Subscriber } from '../../core/rx';
 import type { Frame, OnrampType } from '../connector';
 import { listen, uriHost } from '../_shared/net';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
-import { listenHost, listenPort } from '../../schema/fields';
+import { listenHost, listenPort, serverTls } from '../../schema/fields';
+import { readServerTls, reloadOnChange, serverOptions } from '../_shared/tls';
 
-const configSchema = s.object({ host: listenHost(), port: listenPort() }, { required: ['port'] });
+const configSchema = s.object(
+  { host: listenHost(), port: listenPort(), tls: serverTls('accept TLS connections with this certificate (the files are reloaded when they change); absent: plaintext') },
+  { required: ['port'] },
+);
 
 /**
  * tcp: a listening socket; every accepted connection is its own stream (its
@@ -16,6 +21,10 @@ const configSchema = s.object({ host: listenHost(), port: listenPort() }, { requ
  * data; there is no default framing, as the spec says). When a connection
  * ends its stream ends, which flushes the chain: a last line without a
  * newline is still decoded (or goes to `err`), never lost.
+ *
+ * With `tls` every connection is a TLS one: its stream starts once the
+ * handshake succeeded (a client that fails it makes no stream, only a debug
+ * line), and its bytes are the decrypted ones.
  *
  * The port is bound in `create`, so a port in use fails the activation.
  * Pausing pauses every connection (the kernel's receive window then closes
@@ -27,11 +36,25 @@ export const tcpOnramp: OnrampType<Static<typeof configSchema>> = {
   placement: 'every-worker', // listening socket shared by the workers (docs/workers.md)
   example: { host: '127.0.0.1', port: 14242 },
   configSchema,
+  validate(config) {
+    if (config.tls !== undefined) readServerTls(config.tls);
+  },
   async create(config, ctx) {
-    // connections start paused: nothing is read before the machinery subscribes and the gate is open
-    const server = createServer({ pauseOnConnect: true });
+    const tls = config.tls;
+    let server: Server;
+    if (tls === undefined) {
+      // connections start paused: nothing is read before the machinery subscribes and the gate is open
+      server = createServer({ pauseOnConnect: true });
+    } else {
+      // a paused raw socket would stall the handshake: a TLS socket is not read until a reader is attached (or it is resumed) either
+      const secure = createTlsServer(serverOptions(tls, readServerTls(tls)));
+      secure.on('tlsClientError', (err) => ctx.logger.debug(`tcp onramp ${ctx.url}: TLS handshake failed: ${err.message}`));
+      server = secure;
+    }
     const serverPort = await listen(server, config.host, config.port);
     server.on('error', (err) => ctx.logger.error(`tcp onramp ${ctx.url}: ${err.message}`));
+    ctx.logger.info(`tcp onramp ${ctx.url}: listening on ${tls === undefined ? 'tcp' : 'tls'}://${uriHost(config.host)}:${serverPort}/`);
+    const watch = tls === undefined ? undefined : reloadOnChange(server as ReturnType<typeof createTlsServer>, tls, ctx.logger, `tcp onramp ${ctx.url}`);
 
     const sockets = new Set<Socket>();
     /** connections with a reader attached (only while subscribed) */
@@ -59,7 +82,8 @@ export const tcpOnramp: OnrampType<Static<typeof configSchema>> = {
       if (!paused) socket.resume();
     };
 
-    server.on('connection', (socket) => {
+    // a TLS server's 'connection' is the raw socket: the stream is the decrypted one, once the handshake is done
+    server.on(tls === undefined ? 'connection' : 'secureConnection', (socket: Socket) => {
       sockets.add(socket);
       socket.on('error', (err) => ctx.logger.debug(`tcp onramp ${ctx.url}: connection ${socket.remoteAddress}:${socket.remotePort}: ${err.message}`));
       socket.once('close', () => sockets.delete(socket));
@@ -92,6 +116,7 @@ export const tcpOnramp: OnrampType<Static<typeof configSchema>> = {
       inputs: () => ({ open: sockets.size, reading: [...sockets].filter((s) => s.readableFlowing === true).length }),
       close: () =>
         new Promise<void>((resolve) => {
+          watch?.stop();
           for (const socket of sockets) socket.destroy();
           server.close(() => resolve());
         }),

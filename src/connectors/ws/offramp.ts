@@ -4,11 +4,8 @@ import type { EddyEvent } from '../../core/event';
 import { nowNs } from '../../core/clock';
 import type { OfframpContext, OfframpType, Sink } from '../connector';
 import { Backoff } from '../_shared/backoff';
-
-interface WsOfframpConfig {
-  url: string;
-  binary: boolean;
-}
+import { s } from '../../schema/typed';
+import type { Static } from '../../schema/typed';
 
 /** A connection attempt that has not completed its handshake by then has failed. */
 const HANDSHAKE_TIMEOUT_MS = 5000;
@@ -18,6 +15,14 @@ const MAX_AWAITING = 4096;
 const CLOSE_GRACE_MS = 1000;
 
 const WS_URL = /^wss?:\/\/[^/\s]+/i;
+
+const configSchema = s.object(
+  {
+    url: s.string({ pattern: WS_URL.source, description: 'WebSocket server to send to (ws:// or wss://); meta `url` overrides it per event' }),
+    binary: s.boolean({ default: false, description: 'send binary messages instead of text; meta `binary` overrides it per event' }),
+  },
+  { required: ['url'] },
+);
 
 /**
  * ws: each event (each batch member) is one WebSocket message to `url`, or
@@ -40,22 +45,14 @@ const WS_URL = /^wss?:\/\/[^/\s]+/i;
  * (a server that streams several messages per request). Send failures,
  * undecodable messages and batches go to `err`.
  */
-export const wsOfframp: OfframpType<WsOfframpConfig> = {
+export const wsOfframp: OfframpType<Static<typeof configSchema>> = {
   name: 'ws',
   defaultCodec: 'json',
   placement: 'every-worker', // one client connection per worker (docs/workers.md)
   autoAck: false,
   linkable: true,
   example: { url: 'ws://127.0.0.1:8139/', binary: false },
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['url'],
-    properties: {
-      url: { type: 'string', pattern: WS_URL.source, description: 'WebSocket server to send to (ws:// or wss://); meta `url` overrides it per event' },
-      binary: { type: 'boolean', default: false, description: 'send binary messages instead of text; meta `binary` overrides it per event' },
-    },
-  },
+  configSchema,
   async create(config, ctx): Promise<Sink> {
     const connections = new Map<string, Connection>();
     const primary = new Connection(config.url, true, ctx);

@@ -1,17 +1,41 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer as createTlsServer, type Server as TlsServer } from 'node:https';
 import { Observable, type Subscriber } from '../../core/rx';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import type { Frame, FrameResult, OnrampContext, OnrampReply, OnrampSource, OnrampType, SourceInputs } from '../connector';
 import { Waiters, idKey } from '../_shared/waiters';
 import { listen, uriHost } from '../_shared/net';
+import { readServerTls, reloadOnChange, serverOptions, type CertificateWatch } from '../_shared/tls';
+import { s } from '../../schema/typed';
+import type { Static } from '../../schema/typed';
+import { listenHost, listenPort, serverTls } from '../../schema/fields';
 
-interface WsOnrampConfig {
-  host: string;
-  port: number;
-  timeout: number;
-  reply_pause_bytes: number;
-  reply_close_bytes: number;
-}
+const configSchema = s.object(
+  {
+    host: listenHost(),
+    port: listenPort({ description: 'port to listen on (0 picks a free port, logged at start)' }),
+    timeout: s.integer({
+      minimum: 1,
+      default: 30000,
+      description: 'linked only: ms a request waits for its reply; after that a late reply is dropped (the connection stays open)',
+    }),
+    reply_pause_bytes: s.integer({
+      minimum: 1,
+      default: 1048576,
+      description: 'linked only: bytes of replies not yet sent to one client at which eddy stops reading that client; it reads again when they fall to half',
+    }),
+    reply_close_bytes: s.integer({
+      minimum: 2,
+      default: 16777216,
+      description:
+        'linked only: bytes of replies not yet sent to one client at which eddy closes that connection (status 1008) and counts it under unread_replies; greater than reply_pause_bytes',
+    }),
+    tls: serverTls('serve wss:// with this certificate (the files are reloaded when they change); absent: ws://'),
+  },
+  { required: ['port'] },
+);
+
+type WsOnrampConfig = Static<typeof configSchema>;
 
 /** The reason a linked onramp counts when it closes a client that does not read its replies. */
 export const UNREAD_REPLIES = 'unread_replies';
@@ -77,6 +101,9 @@ export interface WsOnrampSource extends OnrampSource {
  * it stops reading that client (TCP flow control then pushes back on it)
  * until they fall to half; past `reply_close_bytes` it closes the connection
  * with status 1008 and counts it under `unread_replies`.
+ *
+ * With `tls` the server speaks wss:// (the certificate files are watched and
+ * reloaded: connections made after a change see the new certificate).
  */
 export const wsOnramp: OnrampType<WsOnrampConfig> = {
   name: 'ws',
@@ -88,44 +115,16 @@ export const wsOnramp: OnrampType<WsOnrampConfig> = {
     if (config.reply_close_bytes <= config.reply_pause_bytes) {
       throw new Error(`reply_close_bytes: must be greater than reply_pause_bytes (${config.reply_close_bytes} <= ${config.reply_pause_bytes}): a client is paused before it is closed`);
     }
+    if (config.tls !== undefined) readServerTls(config.tls);
   },
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['port'],
-    properties: {
-      host: {
-        type: 'string',
-        minLength: 1,
-        default: '127.0.0.1',
-        description: 'address to listen on; the default accepts only local clients, 0.0.0.0 (or ::) every interface',
-      },
-      port: { type: 'integer', minimum: 0, maximum: 65535, description: 'port to listen on (0 picks a free port, logged at start)' },
-      timeout: {
-        type: 'integer',
-        minimum: 1,
-        default: 30000,
-        description: 'linked only: ms a request waits for its reply; after that a late reply is dropped (the connection stays open)',
-      },
-      reply_pause_bytes: {
-        type: 'integer',
-        minimum: 1,
-        default: 1048576,
-        description: 'linked only: bytes of replies not yet sent to one client at which eddy stops reading that client; it reads again when they fall to half',
-      },
-      reply_close_bytes: {
-        type: 'integer',
-        minimum: 2,
-        default: 16777216,
-        description: 'linked only: bytes of replies not yet sent to one client at which eddy closes that connection (status 1008) and counts it under unread_replies; greater than reply_pause_bytes',
-      },
-    },
-  },
+  configSchema,
   async create(config, ctx): Promise<WsOnrampSource> {
+    const tls = config.tls;
+    const http = tls === undefined ? createServer() : createTlsServer(serverOptions(tls, readServerTls(tls)));
     // bound now: a port in use fails the activation
-    const http = createServer();
     const port = await listen(http, config.host, config.port);
-    return new WsSource(config, ctx, http, port);
+    const watch = tls === undefined ? undefined : reloadOnChange(http as TlsServer, tls, ctx.logger, `Onramp ${ctx.url}`);
+    return new WsSource(config, ctx, http, port, watch);
   },
 };
 
@@ -156,12 +155,15 @@ class WsSource implements WsOnrampSource {
   constructor(
     private readonly config: WsOnrampConfig,
     private readonly ctx: OnrampContext,
-    private readonly http: Server,
+    private readonly http: Server | TlsServer,
     readonly port: number,
+    /** TLS: the certificate files' watch, stopped at close */
+    private readonly watch: CertificateWatch | undefined,
   ) {
     this.server = new WebSocketServer({ server: http });
     this.server.on('error', (err) => ctx.logger.error(`Onramp ${ctx.url}: server error: ${err.message}`));
-    ctx.logger.info(`Onramp ${ctx.url}: listening on ws://${uriHost(config.host)}:${port}/`);
+    http.on('tlsClientError', (err: Error) => ctx.logger.debug(`Onramp ${ctx.url}: TLS handshake failed: ${err.message}`));
+    ctx.logger.info(`Onramp ${ctx.url}: listening on ${watch === undefined ? 'ws' : 'wss'}://${uriHost(config.host)}:${port}/`);
     this.waiters = new Waiters<Answer>(config.timeout, ctx.scheduler);
     if (ctx.linked) {
       this.reply = (reply) => this.answer(reply);
@@ -211,6 +213,7 @@ class WsSource implements WsOnrampSource {
   }
 
   async close(): Promise<void> {
+    this.watch?.stop();
     this.waiters.dropAll();
     for (const conn of this.connections) conn.socket.terminate();
     this.connections.clear();

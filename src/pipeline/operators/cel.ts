@@ -7,21 +7,25 @@ import type { OperatorNode, OperatorType } from '../operator';
 import { LazyCelScope, compileCel, type CelProgram } from './cel-engine';
 import { withError } from './support';
 import { setOwn } from '../../codecs/integers';
+import { s } from '../../schema/typed';
+import type { Input } from '../../schema/typed';
 
-export interface CelConfig {
-  /** drop the event unless this is true */
-  filter?: string;
-  /** metadata variable -> expression */
-  meta?: Record<string, string>;
-  /** expression whose result replaces the event data (before `set` and `remove` apply) */
-  value?: string;
-  /** field path (dotted) -> expression, patching the event data */
-  set?: Record<string, string>;
-  /** field paths (dotted) to remove from the event data */
-  remove?: string[];
-  /** expression naming the output port; `out` when absent */
-  route?: string;
-}
+const expression = (description: string) => s.string({ minLength: 1, description });
+
+const configSchema = s.object(
+  {
+    filter: expression('drop the event unless this expression is true (without it every event passes)'),
+    meta: s.record(s.string({ minLength: 1 }), { description: 'metadata variable -> expression' }),
+    value: expression("expression whose result replaces the event's data (set and remove then apply to it)"),
+    set: s.record(s.string({ minLength: 1 }), { description: 'dotted field path -> expression, patching the event data' }),
+    remove: s.array(s.string({ minLength: 1 }), { description: 'dotted field paths removed from the event data' }),
+    route: expression('expression naming the output port (default out)'),
+  },
+  { description: 'Filters, classifies, reshapes, patches and routes events with CEL expressions.' },
+);
+
+/** filter (drop unless true), meta (variable -> expression), value (replaces the data), set (dotted path -> expression), remove (dotted paths), route (the output port) */
+export type CelConfig = Input<typeof configSchema>;
 
 interface Compiled {
   filter?: CelProgram;
@@ -199,24 +203,10 @@ export function celNode(config: CelConfig, nodeId: string): OperatorNode {
   };
 }
 
-const exprSchema = { type: 'string', minLength: 1 };
-
 /** runtime::cel: filter, classify, reshape, patch and route events with CEL expressions. */
 export const cel: OperatorType<CelConfig> = {
   name: 'runtime::cel',
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    description: 'Filters, classifies, reshapes, patches and routes events with CEL expressions.',
-    properties: {
-      filter: { ...exprSchema, description: 'drop the event unless this expression is true (without it every event passes)' },
-      meta: { type: 'object', additionalProperties: exprSchema, description: 'metadata variable -> expression' },
-      value: { ...exprSchema, description: "expression whose result replaces the event's data (set and remove then apply to it)" },
-      set: { type: 'object', additionalProperties: exprSchema, description: 'dotted field path -> expression, patching the event data' },
-      remove: { type: 'array', items: { type: 'string', minLength: 1 }, description: 'dotted field paths removed from the event data' },
-      route: { ...exprSchema, description: 'expression naming the output port (default out)' },
-    },
-  },
+  configSchema,
   validate: (config, nodeId) => void compileConfig(config, nodeId),
   create: (config, ctx) => celNode(config, ctx.nodeId),
 };

@@ -6,31 +6,42 @@ import { Aggregator, type AggregatorPlan } from '../window/aggregator';
 import { compileCall } from '../window/calls';
 import { durationMs, durationSchema } from '../../schema/duration';
 import { compileEventExpression, frameKeysOf, type EventExpression } from '../window/expressions';
-import { windowSpec, type WindowConfig } from '../window/windows';
+import { windowSchema, windowSpec } from '../window/windows';
+import { s } from '../../schema/typed';
+import type { Input } from '../../schema/typed';
 import { compileCel } from './cel-engine';
 import { nodeUrl } from './support';
 
-export interface WindowAggregateConfig {
-  window: WindowConfig;
-  /** CEL: the event's time (epoch ms, or a timestamp); processing time when absent */
-  time?: string;
-  /** event time only: how long after a window's end an event may still join it */
-  allowed_lateness?: number | string;
-  /** output field -> CEL expression; one group when absent */
-  group_by?: Record<string, string>;
-  /** output field -> aggregate call, e.g. `sum(event.size)` */
-  aggregate: Record<string, string>;
-  /** CEL: only events for which this is true are aggregated */
-  where?: string;
-  /** CEL over the output fields: only groups for which this is true are emitted */
-  having?: string;
-  /** groups per window; an event of a new group past it goes to `overflow` */
-  max_groups?: number;
-  /** what a graceful stop does with the windows still open */
-  on_shutdown?: 'emit' | 'drop';
-}
+const expr = (description: string) => s.string({ minLength: 1, description });
 
-const expr = (description: string) => ({ type: 'string', minLength: 1, description });
+const configSchema = s.object(
+  {
+    window: windowSchema,
+    time: expr('CEL: the event time (epoch ms, or a timestamp); processing time (the runtime scheduler) when absent'),
+    allowed_lateness: durationSchema('event time only: how long after its end a window still takes events (default 0)'),
+    group_by: s.record(expr('CEL expression'), { description: 'output field -> CEL expression; one group when absent' }),
+    aggregate: {
+      ...s.record(expr('aggregate call'), { description: 'output field -> aggregate call, e.g. count(), sum(event.size), percentile(event.ms, 0.99)' }),
+      minProperties: 1,
+    },
+    where: expr('CEL: only events for which this is true are aggregated (the others are acked at once)'),
+    having: expr('CEL over the output fields: only groups for which this is true are emitted'),
+    max_groups: s.integer({
+      minimum: 1,
+      description: 'groups per window (open sessions or count windows in all); an event of a new group past it goes to overflow (default 10000)',
+    }),
+    on_shutdown: s.literals(['emit', 'drop'], {
+      description: 'when the pipeline stops: emit the open windows marked partial (default), or drop them and fail their events back to the sources',
+    }),
+  },
+  {
+    description: 'Aggregates events per group over tumbling, sliding, session or count windows; one event per group per window when it closes.',
+    required: ['window', 'aggregate'],
+  },
+);
+
+/** window, time, allowed_lateness, group_by, aggregate, where, having, max_groups, on_shutdown: docs/stream-processing.md */
+export type WindowAggregateConfig = Input<typeof configSchema>;
 
 /** Compiles a config; every error names the node and the field. */
 export function compilePlan(config: WindowAggregateConfig, nodeId: string, uid = 0): AggregatorPlan {
@@ -124,38 +135,7 @@ export function windowAggregateNode(config: WindowAggregateConfig, ctx: Operator
 /** window::aggregate */
 export const windowAggregate: OperatorType<WindowAggregateConfig> = {
   name: 'window::aggregate',
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    description: 'Aggregates events per group over tumbling, sliding, session or count windows; one event per group per window when it closes.',
-    required: ['window', 'aggregate'],
-    properties: {
-      window: {
-        type: 'object',
-        additionalProperties: false,
-        description: '{size} tumbling; {size, hop} sliding; {gap} session; {count} count',
-        properties: {
-          size: durationSchema('window length: tumbling, or sliding with hop'),
-          hop: durationSchema('how far a sliding window moves; at most size'),
-          gap: durationSchema('session window: a group\'s session closes after this long without an event'),
-          count: { type: 'integer', minimum: 1, description: 'count window: closes at this many events of the group' },
-        },
-      },
-      time: expr('CEL: the event time (epoch ms, or a timestamp); processing time (the runtime scheduler) when absent'),
-      allowed_lateness: durationSchema('event time only: how long after its end a window still takes events (default 0)'),
-      group_by: { type: 'object', additionalProperties: expr('CEL expression'), description: 'output field -> CEL expression; one group when absent' },
-      aggregate: {
-        type: 'object',
-        minProperties: 1,
-        additionalProperties: expr('aggregate call'),
-        description: 'output field -> aggregate call, e.g. count(), sum(event.size), percentile(event.ms, 0.99)',
-      },
-      where: expr('CEL: only events for which this is true are aggregated (the others are acked at once)'),
-      having: expr('CEL over the output fields: only groups for which this is true are emitted'),
-      max_groups: { type: 'integer', minimum: 1, description: 'groups per window (open sessions or count windows in all); an event of a new group past it goes to overflow (default 10000)' },
-      on_shutdown: { enum: ['emit', 'drop'], description: 'when the pipeline stops: emit the open windows marked partial (default), or drop them and fail their events back to the sources' },
-    },
-  },
+  configSchema,
   validate: (config, nodeId) => void compilePlan(config, nodeId),
   create: (config, ctx) => windowAggregateNode(config, ctx),
 };

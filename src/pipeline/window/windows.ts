@@ -3,7 +3,9 @@
  * window::aggregate. Windows are half-open, `[start, end)` in epoch ms: an
  * event exactly at a window's end belongs to the next one.
  */
-import { durationMs } from '../../schema/duration';
+import { durationMs, durationSchema } from '../../schema/duration';
+import { s } from '../../schema/typed';
+import type { Input } from '../../schema/typed';
 
 export type WindowSpec =
   | { readonly kind: 'tumbling'; readonly size: number }
@@ -12,12 +14,18 @@ export type WindowSpec =
   | { readonly kind: 'count'; readonly count: number };
 
 /** The `window` config: `{size}`, `{size, hop}`, `{gap}` or `{count}`. */
-export interface WindowConfig {
-  size?: number | string;
-  hop?: number | string;
-  gap?: number | string;
-  count?: number;
-}
+/** `window` of window::aggregate: exactly one kind (checked by `windowSpec`, naming the field). */
+export const windowSchema = s.object(
+  {
+    size: durationSchema('window length: tumbling, or sliding with hop'),
+    hop: durationSchema('how far a sliding window moves; at most size'),
+    gap: durationSchema("session window: a group's session closes after this long without an event"),
+    count: s.integer({ minimum: 1, description: 'count window: closes at this many events of the group' }),
+  },
+  { description: '{size} tumbling; {size, hop} sliding; {gap} session; {count} count' },
+);
+
+export type WindowConfig = Input<typeof windowSchema>;
 
 /** Reads the `window` config; throws an Error naming the field when it is not exactly one kind. */
 export function windowSpec(config: WindowConfig): WindowSpec {

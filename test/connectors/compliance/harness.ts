@@ -75,6 +75,8 @@ export interface OnrampHarness {
 export interface OfframpHarness {
   prepare(dir: string): Promise<Prepared>;
   unopenable?: Unopenable;
+  /** set (with the reason) for sinks that encode their requests themselves: the machinery encodes no bytes */
+  noBytes?: string;
 }
 
 export interface Harness {
@@ -932,6 +934,33 @@ export const harnesses: Readonly<Record<string, Harness>> = {
             raw.close();
             await exporter.shutdown();
           },
+        };
+      },
+    },
+    // OTLP/HTTP JSON to a stand-in receiver: an event that is not OTLP fails alone, a log record arrives
+    offramp: {
+      // nothing to open at activation: a missing TLS file is a 400 at publish (test/connectors/otel/offramp.test.ts)
+      noBytes: 'the type encodes each batched OTLP request itself; the machinery encodes no per-event bytes (ramp_bytes stays 0)',
+      async prepare() {
+        const bodies: string[] = [];
+        const server = createHttpServer((req, res) => {
+          let body = '';
+          req.setEncoding('utf8').on('data', (d: string) => (body += d));
+          req.on('end', () => {
+            bodies.push(body);
+            res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+          });
+        });
+        await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+        const port = (server.address() as { port: number }).port;
+        return {
+          ramp: { config: { endpoint: `http://127.0.0.1:${port}`, protocol: 'http/json', compression: 'none', batch: { size: 1 } } },
+          drive: async (io) => {
+            await io.send({ not: 'otlp' });
+            await io.send({ resource: { attributes: [] }, scopeLogs: [{ logRecords: [{ body: { stringValue: 'compliance-good' } }] }] });
+          },
+          arrived: () => bodies.some((b) => b.includes('compliance-good')),
+          close: () => new Promise<void>((r) => server.close(() => r())),
         };
       },
     },

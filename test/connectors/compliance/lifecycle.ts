@@ -89,6 +89,7 @@ export function describeLifecycle(side: Side): void {
         }
         const report = () => runs.get(type)!;
         const onramp = side === 'onramp' ? (harness as OnrampHarness) : undefined;
+        const offramp = side === 'offramp' ? (harness as OfframpHarness) : undefined;
         const service = harnesses[type]?.service;
         if (service) {
           before(async function () {
@@ -111,14 +112,15 @@ export function describeLifecycle(side: Side): void {
           });
         }
 
-        const bytesNote = onramp?.noBytes ? ` (not bytes: ${onramp.noBytes})` : ' and bytes';
+        const noBytes = onramp?.noBytes ?? offramp?.noBytes;
+        const bytesNote = noBytes ? ` (not bytes: ${noBytes})` : ' and bytes';
         it(`passes the events and counts them: in, out${bytesNote}`, async () => {
           const r = await report();
           expect(r.eventsError, `${r.eventsError ?? r.startError}${output(r)}`).to.equal(undefined);
           const c = r.status!.counters;
           expect(c.in, 'in').to.be.greaterThan(0);
           expect(c.out, 'out').to.be.greaterThan(0);
-          if (!onramp?.noBytes) expect(c.bytes, 'bytes').to.be.greaterThan(0);
+          if (!noBytes) expect(c.bytes, 'bytes').to.be.greaterThan(0);
           // an offramp took the bad event in too, and sent out only the good one
           if (side === 'offramp') expect(c.in, 'in: the bad and the good event').to.be.at.least(2);
         });
