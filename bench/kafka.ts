@@ -105,7 +105,7 @@ interface Running {
 function spawnNode(args: string[]): { child: ChildProcess; out: () => string; exited: Promise<void> } {
   const child = spawn(process.execPath, args, { cwd: REPO, env: { ...process.env, EDDY_LOG: process.env.EDDY_LOG ?? 'warn' }, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
   const exited = new Promise<void>((r) => child.once('close', () => r()));
   return { child, out: () => out, exited };
 }
@@ -206,12 +206,14 @@ async function latency(kafka: Kafka, producer: Producer, paced: string, output: 
   await consumer.connect();
   await consumer.subscribe({ topics: [output], fromBeginning: false });
   await consumer.run({
-    eachBatch: async ({ batch }) => {
+    // kafkajs wants a promise; the batch is read synchronously
+    eachBatch: ({ batch }) => {
       const t = now();
       for (const m of batch.messages) {
         const sent = (JSON.parse(m.value!.toString('utf8')) as { sent_ms?: number }).sent_ms;
         if (sent !== undefined) samples.push((t - sent) * 1e6);
       }
+      return Promise.resolve();
     },
   });
   while (!joined) await sleep(20);

@@ -94,7 +94,7 @@ async function waitUp(port: number, body: string, ms: number): Promise<void> {
 
 function start(args: string[]): ChildProcess {
   const child = spawn(process.execPath, args, { cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, EDDY_LOG: 'warn' } });
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => process.stderr.write(d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => process.stderr.write(d));
   return child;
 }
 

@@ -23,7 +23,7 @@ function byName<T>(catalog: readonly LazyType<T>[]): Readonly<Record<string, T>>
 }
 
 /** The built-in operator types by type name: `operators['generic::batch'].create(config, ctx)`. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the record holds types whose config types all differ; any lets each keep its own C
 export const operators: Readonly<Record<string, OperatorType<any>>> = byName(operatorCatalog);
 /** The built-in codecs by name: `codecs.json.create().decode(bytes)`. */
 export const codecs: Readonly<Record<string, CodecType>> = byName(codecCatalog);
@@ -32,8 +32,8 @@ export const preprocessors: Readonly<Record<string, PreprocessorType>> = byName(
 /** The built-in postprocessors by name: `postprocessors.gzip.create({})`. */
 export const postprocessors: Readonly<Record<string, PostprocessorType>> = byName(postprocessorCatalog);
 /** The built-in onramp types by name. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the record holds types whose config types all differ; any lets each keep its own C
 export const onramps: Readonly<Record<string, OnrampType<any>>> = byName(onrampCatalog);
 /** The built-in offramp types by name. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the record holds types whose config types all differ; any lets each keep its own C
 export const offramps: Readonly<Record<string, OfframpType<any>>> = byName(offrampCatalog);

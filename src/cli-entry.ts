@@ -62,7 +62,7 @@ export function loadBundle(bundle: string, useCache = true): { exports: Cli; scr
 /** Runs the CLI's main with `argv`, from the build `cliModule` picks. */
 export function runCli(argv: string[]): Promise<number> {
   const file = cliModule(argv);
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the module is a path picked at run time (the build or the bundle), loaded synchronously
   const cli = file.endsWith('.bundle.js') ? loadBundle(file).exports : (require(file) as Cli);
   return cli.main(argv);
 }

@@ -8,7 +8,8 @@ import { main } from './cli/main';
 export { main };
 
 if (require.main === module) {
-  main(process.argv.slice(2)).then((code) => {
+  // main answers every error with an exit code; a rejection would be a bug, left to node (it prints it and exits 1)
+  void main(process.argv.slice(2)).then((code) => {
     if (code >= 0) process.exit(code);
   });
 }

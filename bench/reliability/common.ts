@@ -61,14 +61,14 @@ export function startEddy(args: string[], onStdoutLine?: (line: string) => void,
   let stdout = '';
   let stderr = '';
   let partial = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
     stdout = (stdout + d).slice(-TAIL);
     if (!onStdoutLine) return;
     const lines = (partial + d).split('\n');
     partial = lines.pop()!;
     for (const line of lines) onStdoutLine(line);
   });
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-TAIL)));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-TAIL)));
   const proc: EddyProcess = {
     child,
     pid: child.pid,
@@ -174,7 +174,7 @@ export class MetricsReader {
     if (!line.startsWith('{') || !line.includes('"measurement"')) return;
     let m: { measurement?: string; tags?: Record<string, string>; fields?: { count?: number } };
     try {
-      m = JSON.parse(line);
+      m = JSON.parse(line) as typeof m;
     } catch {
       return;
     }

@@ -256,7 +256,7 @@ const operation: fc.Arbitrary<{ method: string; path: string; withBody: boolean 
 export function generateRequests(count: number, seed: number): FuzzRequest[] {
   const request = fc
     .record({ op: operation, contentType, accept, origin })
-    .chain((r) => (r.op.withBody ? body(r.op.path, r.contentType) : fc.constant({} as { body?: Buffer; hostile?: string; type?: string })).map((b) => ({ ...r, ...b })))
+    .chain((r) => (r.op.withBody ? body(r.op.path, r.contentType) : fc.constant<{ body?: Buffer; hostile?: string; type?: string }>({})).map((b) => ({ ...r, ...b })))
     .map((r): FuzzRequest => {
       const headers: Record<string, string> = {};
       const type = r.type ?? r.contentType;

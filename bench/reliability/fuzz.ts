@@ -266,7 +266,9 @@ async function restFuzz(count: number, seed: number, log: (line: string) => void
       const body = r.hostile ? HOSTILE[r.hostile].make() : r.body;
       let probe: Promise<Answer> | undefined;
       const probeTimer = r.hostile
-        ? setTimeout(() => (probe = server.request({ method: 'GET', path: '/version' }, server.probeAgent)), 100)
+        ? setTimeout(() => {
+            probe = server.request({ method: 'GET', path: '/version' }, server.probeAgent);
+          }, 100)
         : undefined;
       const answer = await server.request({ method: r.method, path: r.path, headers: r.headers, body });
       clearTimeout(probeTimer);
@@ -363,7 +365,7 @@ function sendInChunks(port: number, data: Buffer, sizes: number[]): Promise<void
     const socket = connect(port, '127.0.0.1');
     socket.on('error', reject);
     socket.on('close', () => resolve());
-    socket.on('connect', async () => {
+    const write = async () => {
       let offset = 0;
       for (let i = 0; offset < data.length; i++) {
         const size = sizes[i % sizes.length];
@@ -371,7 +373,8 @@ function sendInChunks(port: number, data: Buffer, sizes: number[]): Promise<void
         offset += size;
       }
       socket.end();
-    });
+    };
+    socket.on('connect', () => void write().catch(reject));
   });
 }
 

@@ -86,7 +86,7 @@ export async function main(argv: string[]): Promise<number> {
       log(`${section}: done, written to ${out}`);
     } catch (err) {
       failures++;
-      log(`${section}: FAILED: ${(err as Error).stack ?? err}`);
+      log(`${section}: FAILED: ${(err as Error).stack ?? String(err)}`);
       writeSection(out, section, failedSection(section, facts(), err as Error));
     }
   }

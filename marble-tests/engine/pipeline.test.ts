@@ -160,7 +160,7 @@ describe('pipeline graph compiled to RxJS', () => {
     const received: Insight[] = [];
     p.addSource({ url: '/onramp/x/one', contraflow: (i) => received.push(i) });
     p.addSource({ url: '/onramp/y/one', contraflow: (i) => received.push(i) });
-    p.contraflow({ kind: 'ack', event: a as EddyEvent, from: '/offramp/o/one' });
+    p.contraflow({ kind: 'ack', event: a, from: '/offramp/o/one' });
     p.contraflow({ kind: 'restore', from: '/offramp/o/one' });
     expect(seen).to.deep.equal(['test::second:ack', 'test::first:ack', 'test::second:restore']);
     expect(received.map((i) => i.kind)).to.deep.equal(['ack', 'ack']);

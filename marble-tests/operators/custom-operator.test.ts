@@ -7,7 +7,7 @@ import { ev, testContext, testScheduler } from './helpers';
 
 describe('custom operator example::uppercase', () => {
   it('should register next to the builtins and work as a plain OperatorFunction', () => {
-    const registry = new TypeRegistry<OperatorType<any>>('operator'); // eslint-disable-line @typescript-eslint/no-explicit-any
+    const registry = new TypeRegistry<OperatorType<any>>('operator'); // eslint-disable-line @typescript-eslint/no-explicit-any -- holds operator types of different config types, as the runtime's registry does
     for (const t of builtinOperators) registry.register(t.name, t);
     registry.register(uppercaseOperator.name, uppercaseOperator);
     expect(registry.has('example::uppercase')).to.equal(true);

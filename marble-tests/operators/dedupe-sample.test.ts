@@ -6,7 +6,7 @@ import { dedupe, dedupeNode } from '../../src/pipeline/operators/dedupe';
 import { fnv1a, sample, sampleNode } from '../../src/pipeline/operators/sample';
 import { ev, testContext, testScheduler } from './helpers';
 
-const portOf = ({ port, event }: PortEvent) => `${port}:${(event.data as { k: unknown }).k}`;
+const portOf = ({ port, event }: PortEvent) => `${port}:${String((event.data as { k: unknown }).k)}`;
 
 /** Feeds a marble of events through a node in virtual time and compares `port:key` per emission. */
 function expectPorts(make: (ctx: ReturnType<typeof testContext>) => OperatorNode, input: string, values: Record<string, EddyEvent>, expected: string, outputs: Record<string, string>): void {

@@ -56,10 +56,10 @@ export class UsageError extends Error {}
 /** Every command takes it: `eddy COMMAND --help` prints the command's flags and exits 0. */
 export const HELP_FLAG = { type: 'boolean', short: 'h', description: 'print this help and exit' } as const satisfies Flag;
 
-/** Where a command writes, and the environment it reads. */
+/** Where a command writes, and the environment it reads. The writers are plain functions (`this: void`): commands pass them on. */
 export interface Io {
-  out(text: string): void;
-  err(text: string): void;
+  out(this: void, text: string): void;
+  err(this: void, text: string): void;
   env: NodeJS.ProcessEnv;
 }
 
@@ -105,7 +105,7 @@ export function defineCommand<const F extends Flags, O>(declaration: Declaration
       const line = readCommandLine(flags, args, env, declaration.operands !== undefined);
       if (line === 'help') return { help: true };
       try {
-        return { help: false, options: declaration.options(line as CommandLine<F>, env) };
+        return { help: false, options: declaration.options(line, env) };
       } catch (err) {
         throw err instanceof UsageError ? err : new UsageError((err as Error).message);
       }

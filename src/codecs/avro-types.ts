@@ -151,7 +151,7 @@ export class DecimalType extends avsc.types.LogicalType {
     const match = typeof text === 'string' ? /^([+-]?)(\d+)(?:\.(\d*))?$/.exec(text.trim()) : null;
     if (!match) throw new Error(`decimal: ${JSON.stringify(value)} is not a decimal number (a string like "12.34", a number or a BigInt)`);
     const fraction = match[3] ?? '';
-    if (fraction.length > this.scale) throw new Error(`decimal: ${text} has more than ${this.scale} fraction digits`);
+    if (fraction.length > this.scale) throw new Error(`decimal: ${text as string} has more than ${this.scale} fraction digits`);
     const n = BigInt(match[2] + fraction.padEnd(this.scale, '0'));
     return match[1] === '-' ? -n : n;
   }

@@ -64,9 +64,9 @@ class AvroCodec extends SchemaCodec<AvroSchema> {
     }
     // records decode as plain objects, as every other codec's maps do (avsc builds them with a constructor of its own)
     for (const t of Object.values(named)) {
-      if (t.typeName === 'record' || t.typeName === 'error') (t as avsc.types.RecordType).recordConstructor.prototype = Object.prototype;
+      if (t.typeName === 'record' || t.typeName === 'error') ((t as avsc.types.RecordType).recordConstructor as { prototype: object }).prototype = Object.prototype;
     }
-    if (type.typeName === 'record') (type as avsc.types.RecordType).recordConstructor.prototype = Object.prototype;
+    if (type.typeName === 'record') ((type as avsc.types.RecordType).recordConstructor as { prototype: object }).prototype = Object.prototype;
     const local = this.local;
     if (local === undefined || local.type.equals(type)) return { type };
     try {
@@ -123,6 +123,6 @@ export const avro: CodecType = {
   configSchema,
   create: (config) => {
     if (config === undefined) throw new Error('avro: needs config (codec: {name: avro, config: {schema | schema_file | registry}})');
-    return new AvroCodec(config as SchemaCodecConfig);
+    return new AvroCodec(config);
   },
 };

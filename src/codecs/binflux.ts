@@ -63,7 +63,8 @@ function decodeBinflux(data: Buffer): InfluxPoint {
   for (let count = u16(); count > 0; count--) {
     const key = text();
     need(1);
-    const type = data[pos++];
+    // a byte off the wire: an unknown one is the default's error
+    const type = data[pos++] as FieldType;
     switch (type) {
       case FieldType.I64:
         need(8);
@@ -85,7 +86,7 @@ function decodeBinflux(data: Buffer): InfluxPoint {
         setOwn(fields, key, false);
         break;
       default:
-        throw new Error(`binflux: unknown field type ${type} at byte ${pos - 1}`);
+        throw new Error(`binflux: unknown field type ${data[pos - 1]} at byte ${pos - 1}`);
     }
   }
   if (pos !== data.length) throw new Error(`binflux: ${data.length - pos} bytes after the point`);

@@ -1,4 +1,4 @@
-/* eslint-disable @typescript-eslint/no-require-imports */
+/* eslint-disable @typescript-eslint/no-require-imports -- each module is required when its type is first looked up, so a process loads only what its config names (an import would load every one at start) */
 import type { LazyType } from '../core/registry';
 import type { CodecType } from './codec';
 
@@ -20,3 +20,4 @@ export const codecCatalog: readonly LazyType<CodecType>[] = [
   { name: 'avro', load: () => (require('./avro') as typeof import('./avro')).avro },
   { name: 'protobuf', load: () => (require('./protobuf') as typeof import('./protobuf')).protobufCodec },
 ];
+/* eslint-enable @typescript-eslint/no-require-imports -- the catalog ends here */

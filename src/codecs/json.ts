@@ -82,7 +82,7 @@ export const json: CodecType = {
       const long = hasLongDigitRunBytes(data);
       const text = data.toString('utf8');
       // the fast path: native parsing is several times faster than any parser written in JS
-      return long ? parsePrecise(text) : JSON.parse(text);
+      return long ? parsePrecise(text) : (JSON.parse(text) as unknown);
     },
     encode(value) {
       return Buffer.from(compactJson(value), 'utf8');

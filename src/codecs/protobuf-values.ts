@@ -76,7 +76,7 @@ export function fromValue(type: protobuf.Type, value: unknown, path = ''): Recor
     if (field.map) {
       if (typeof item !== 'object' || Array.isArray(item)) throw new Error(`${where}: expected an object (a map), got ${describe(item)}`);
       const map: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(item)) map[k] = scalarIn(field, v, `${where}.${k}`);
+      for (const [k, v] of Object.entries(item as Record<string, unknown>)) map[k] = scalarIn(field, v, `${where}.${k}`);
       out[key] = map;
     } else if (field.repeated) {
       if (!Array.isArray(item)) throw new Error(`${where}: expected an array, got ${describe(item)}`);

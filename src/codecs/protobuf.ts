@@ -166,6 +166,6 @@ export const protobufCodec: CodecType = {
   configSchema,
   create: (config) => {
     if (config === undefined) throw new Error('protobuf: needs config (codec: {name: protobuf, config: {schema | schema_file | registry, message}})');
-    return new ProtobufCodec(config as ProtobufConfig);
+    return new ProtobufCodec(config);
   },
 };

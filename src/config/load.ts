@@ -7,6 +7,7 @@ import { SECTIONS, addDeclarations, canonical, emptyDeclared, mappingTarget, map
 export type { ConfigFile, Declared };
 
 /** Parses a YAML or JSON config file (YAML is a superset of JSON), `${NAME}` references replaced first, checking its top-level shape. */
+// eslint-disable-next-line @typescript-eslint/require-await -- exported as a promise, which a bad file rejects; the reading is synchronous today
 export async function readConfigFile(path: string): Promise<ConfigFile> {
   const doc = readYamlFile(path, { substitute: true });
   if (doc === null || doc === undefined) return {};
@@ -20,7 +21,7 @@ export async function readConfigFile(path: string): Promise<ConfigFile> {
       throw invalid(`${path}: unknown section '${key}' (sections: ${[...SECTIONS, 'mapping'].join(', ')})`);
     }
   }
-  return doc as ConfigFile;
+  return doc;
 }
 
 /**
@@ -33,7 +34,7 @@ export async function loadConfigFile(runtime: Runtime, path: string, journal: Un
   for (const kind of SECTIONS) {
     for (const [i, artefact] of (config[kind] ?? []).entries()) {
       const id = (artefact as { id?: unknown } | null)?.id;
-      await withContext(`${path}: ${kind} ${typeof id === 'string' ? `'${id}'` : `#${i + 1}`}`, async () => {
+      await withContext(`${path}: ${kind} ${typeof id === 'string' ? `'${id}'` : `#${i + 1}`}`, () => {
         if (typeof id === 'string' && runtime.repository.has(kind, id)) return checkSame(runtime, kind, id, artefact);
         runtime.publish(kind, artefact);
         journal.push(() => void runtime.unpublish(kind, id as string));
@@ -91,7 +92,7 @@ function checkSame(runtime: Runtime, kind: Kind, id: string, artefact: unknown):
   throw conflict(`differs from the ${kind} '${id}' that exists already (kept in the data dir or declared earlier); delete it first (DELETE /${kind}/${id}) or give this one another id`);
 }
 
-export async function withContext(where: string, action: () => Promise<void>): Promise<void> {
+export async function withContext(where: string, action: () => void | Promise<void>): Promise<void> {
   try {
     await action();
   } catch (err) {

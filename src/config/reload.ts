@@ -17,7 +17,7 @@
  *   activated over the REST API) is refused the same way: the reload would
  *   have to stop what it does not own.
  */
-import { EddyError, conflict, invalid } from '../core/errors';
+import { EddyError, conflict } from '../core/errors';
 import type { Logger } from '../core/logger';
 import type { Runtime } from '../runtime/runtime';
 import type { BindingArtefact } from '../runtime/artefacts';

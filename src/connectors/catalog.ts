@@ -1,4 +1,4 @@
-/* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-require-imports */
+/* eslint-disable @typescript-eslint/no-require-imports, @typescript-eslint/no-explicit-any -- each module is required when its type is first looked up, so a process loads only what its config names (an import would load every one at start); the catalog holds types whose config types all differ; any lets each keep its own C */
 import type { LazyType } from '../core/registry';
 import type { OfframpType, OnrampType } from './connector';
 
@@ -48,3 +48,4 @@ export const offrampCatalog: readonly LazyType<OfframpType<any>>[] = [
   { name: 'udp', load: () => (require('./udp/offramp') as typeof import('./udp/offramp')).udpOfframp },
   { name: 'ws', load: () => (require('./ws/offramp') as typeof import('./ws/offramp')).wsOfframp },
 ];
+/* eslint-enable @typescript-eslint/no-require-imports, @typescript-eslint/no-explicit-any -- the catalog ends here */

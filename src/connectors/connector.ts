@@ -203,10 +203,10 @@ export interface OnrampType<C = Record<string, unknown>> {
 
 /** What an offramp type's `create` gets: the breaker (trigger/restore), insights, linked replies. */
 export interface OfframpContext extends RampContext {
-  /** the sink is overwhelmed or disconnected: stop the sources */
-  trigger(): void;
-  /** the sink is healthy again */
-  restore(): void;
+  /** the sink is overwhelmed or disconnected: stop the sources (a plain function, `this: void`: sinks hand it to their writers as a callback) */
+  trigger(this: void): void;
+  /** the sink is healthy again (as `trigger`, a plain function) */
+  restore(this: void): void;
   /** for sinks that are not auto-acking: report delivery of an event */
   insight(kind: 'ack' | 'fail', event: EddyEvent, meta?: Meta): void;
   /** for sinks that raise circuit-breaker events for an event (cb offramp) */

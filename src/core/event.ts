@@ -69,7 +69,7 @@ export interface Insight {
 /** The member values of a batch event: `[{data: {value, ...}}, ...]`. */
 export function batchValues(data: unknown): unknown[] {
   if (!Array.isArray(data)) return [data];
-  return data.map((entry) => {
+  return data.map((entry: unknown) => {
     const inner = (entry as { data?: { value?: unknown } } | null)?.data;
     return inner && typeof inner === 'object' && 'value' in inner ? inner.value : entry;
   });

@@ -104,7 +104,7 @@ export class LazyEvent implements EddyEvent {
 
 /** The prototype's `data` accessor, installed as an own enumerable property by `ownData` (one descriptor for all: ~50 ns less per event than a fresh one). */
 const DATA_ACCESSOR = Object.getOwnPropertyDescriptor(LazyEvent.prototype, 'data') as PropertyDescriptor;
-const OWN_DATA: PropertyDescriptor = { get: DATA_ACCESSOR.get, set: DATA_ACCESSOR.set, enumerable: true, configurable: true };
+const OWN_DATA: PropertyDescriptor = { ...DATA_ACCESSOR, enumerable: true, configurable: true };
 
 /**
  * Makes `data` an own enumerable property of the event, so code that copies

@@ -21,7 +21,7 @@ export function createLogger(level: string = process.env.EDDY_LOG ?? 'info'): Lo
 
 function safeJson(v: unknown): string {
   try {
-    return JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x));
+    return JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? x.toString() : x));
   } catch {
     return String(v);
   }

@@ -224,7 +224,7 @@ export class PipelineRuntime implements ContraflowTarget {
   async stop(): Promise<void> {
     this.subscription.unsubscribe();
     for (const subject of this.outputs.values()) subject.complete();
-    await Promise.all(this.nodes.map((n) => n.node?.stop?.()));
+    await Promise.all(this.nodes.map((n) => Promise.resolve(n.node?.stop?.())));
   }
 
   /** Runs an insight back through the nodes from `from` down to the first (reverse topological order), then to the sources. */

@@ -1,4 +1,4 @@
-/* eslint-disable @typescript-eslint/no-require-imports */
+/* eslint-disable @typescript-eslint/no-require-imports -- each module is required when its type is first looked up, so a process loads only what its config names (an import would load every one at start) */
 import type { LazyType } from '../core/registry';
 import type { PostprocessorType, PreprocessorType } from './processor';
 
@@ -41,3 +41,4 @@ export const postprocessorCatalog: readonly LazyType<PostprocessorType>[] = [
   { name: 'gelf-chunking', load: () => (require('./post/gelf-chunking') as typeof import('./post/gelf-chunking')).gelfChunking },
   { name: 'textual-length-prefix', load: () => (require('./post/textual-length-prefix') as typeof import('./post/textual-length-prefix')).textualLengthPrefix },
 ];
+/* eslint-enable @typescript-eslint/no-require-imports -- the catalog ends here */

@@ -16,6 +16,8 @@ import type { Registries } from './registries';
 import type { Repository } from './repository';
 import type { OnrampArtefact, OfframpArtefact, PipelineArtefact, RampArtefact } from './artefacts';
 import { RetryPolicy } from '../connectors/_shared/retry';
+import type { TypeRegistry } from '../core/registry';
+import type { OperatorType } from '../pipeline/operator';
 
 export interface InstanceEnv {
   readonly registries: Registries;
@@ -23,8 +25,9 @@ export interface InstanceEnv {
   readonly logger: Logger;
   /** the clock of every timer in the instances (an RxJS TestScheduler in virtual-time tests); real time when absent */
   readonly scheduler?: SchedulerLike;
-  nextUid(): number;
-  requestExit(code: number, reason: string): void;
+  /** plain functions (`this: void`), handed on to every instance's context */
+  nextUid(this: void): number;
+  requestExit(this: void, code: number, reason: string): void;
   /** where measuring offramps (blackhole) hand their finished measurements; absent: nobody collects them */
   readonly onMeasurement?: MeasurementListener;
 }
@@ -199,7 +202,8 @@ export function createPipeline(url: string, artefact: PipelineArtefact, env: Ins
   };
   return new PipelineRuntime(withDefaults, {
     url,
-    operators: env.registries.operators,
+    // each type is created with the config the repository validated against its own schema
+    operators: env.registries.operators as TypeRegistry<OperatorType>,
     scheduler: env.scheduler ?? asyncScheduler,
     logger: env.logger,
     nextUid: env.nextUid,

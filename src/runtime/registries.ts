@@ -10,12 +10,12 @@ import { offrampCatalog, onrampCatalog } from '../connectors/catalog';
 
 /** Every type a runtime knows, by name. Owned by one Runtime. */
 export class Registries {
-  readonly onramps = new TypeRegistry<OnrampType<any>>('onramp'); // eslint-disable-line @typescript-eslint/no-explicit-any
-  readonly offramps = new TypeRegistry<OfframpType<any>>('offramp'); // eslint-disable-line @typescript-eslint/no-explicit-any
+  readonly onramps = new TypeRegistry<OnrampType<any>>('onramp'); // eslint-disable-line @typescript-eslint/no-explicit-any -- holds types whose config types all differ
+  readonly offramps = new TypeRegistry<OfframpType<any>>('offramp'); // eslint-disable-line @typescript-eslint/no-explicit-any -- holds types whose config types all differ
   readonly codecs = new TypeRegistry<CodecType>('codec');
   readonly preprocessors = new TypeRegistry<PreprocessorType>('preprocessor');
   readonly postprocessors = new TypeRegistry<PostprocessorType>('postprocessor');
-  readonly operators = new TypeRegistry<OperatorType<any>>('operator'); // eslint-disable-line @typescript-eslint/no-explicit-any
+  readonly operators = new TypeRegistry<OperatorType<any>>('operator'); // eslint-disable-line @typescript-eslint/no-explicit-any -- holds types whose config types all differ
 
   /** The builtin types, each loaded by name when an artefact first uses it. */
   static withBuiltins(): Registries {

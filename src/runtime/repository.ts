@@ -93,7 +93,7 @@ export class Repository {
   redacted<A extends Artefact>(kind: Kind, artefact: A): A {
     const parts = this.configParts(kind, artefact);
     if (parts.every(([schema, config]) => !hasSecrets(schema, config))) return artefact;
-    const copy = structuredClone(artefact) as A;
+    const copy = structuredClone(artefact);
     for (const [schema, , set] of this.configParts(kind, copy)) set(redactSecrets(schema, set(undefined)));
     return copy;
   }

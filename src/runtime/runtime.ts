@@ -125,17 +125,17 @@ export class Runtime {
   // ---- registering an application's own types ----
 
   /** Adds an operator type (an RxJS OperatorFunction factory or a ported node) usable by name in pipelines. */
-  registerOperator(type: OperatorType<any>): this { // eslint-disable-line @typescript-eslint/no-explicit-any
+  registerOperator(type: OperatorType<any>): this { // eslint-disable-line @typescript-eslint/no-explicit-any -- a type of any config type
     this.registries.operators.register(type.name, type);
     return this;
   }
 
-  registerOnramp(type: OnrampType<any>): this { // eslint-disable-line @typescript-eslint/no-explicit-any
+  registerOnramp(type: OnrampType<any>): this { // eslint-disable-line @typescript-eslint/no-explicit-any -- a type of any config type
     this.registries.onramps.register(type.name, type);
     return this;
   }
 
-  registerOfframp(type: OfframpType<any>): this { // eslint-disable-line @typescript-eslint/no-explicit-any
+  registerOfframp(type: OfframpType<any>): this { // eslint-disable-line @typescript-eslint/no-explicit-any -- a type of any config type
     this.registries.offramps.register(type.name, type);
     return this;
   }
@@ -274,8 +274,8 @@ export class Runtime {
   }
 
   /** What /status and /metrics report: this process's instances (a cluster's primary asks its workers). */
-  async observeAll(): Promise<ObservedInstance[]> {
-    return this.observe();
+  observeAll(): Promise<ObservedInstance[]> {
+    return Promise.resolve(this.observe());
   }
 
   requestExit(code: number, reason: string): void {

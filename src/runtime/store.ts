@@ -91,7 +91,7 @@ export class LevelStore implements RuntimeStore {
       throw new StoreError(`--data-dir ${dir}: cannot create ${location}: ${(err as Error).message}`);
     }
     // required here: a runtime without --data-dir never loads LevelDB
-    const { Level: LevelDb } = require('level') as typeof import('level'); // eslint-disable-line @typescript-eslint/no-require-imports
+    const { Level: LevelDb } = require('level') as typeof import('level'); // eslint-disable-line @typescript-eslint/no-require-imports -- see above: loaded only with --data-dir
     const db: Level<string, string> = new LevelDb<string, string>(location, { valueEncoding: 'utf8' });
     try {
       await db.open();

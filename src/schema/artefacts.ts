@@ -179,7 +179,7 @@ export class SchemaValidator {
 
   private compile(schema: JsonSchema): ValidateFunction {
     if (!this.ajv) {
-      const AjvClass = (require('ajv') as typeof import('ajv')).default; // eslint-disable-line @typescript-eslint/no-require-imports
+      const AjvClass = (require('ajv') as typeof import('ajv')).default; // eslint-disable-line @typescript-eslint/no-require-imports -- ajv is loaded only for a schema the build did not precompile
       this.ajv = new AjvClass(AJV_OPTIONS);
     }
     return this.ajv.compile(schema);
@@ -235,7 +235,7 @@ function describeAlternatives(path: string, alternatives: ErrorObject, errors: E
   const failures = [...branches.values()];
   const typeErrors = failures.map((list) => list.find((e) => e.keyword === 'type'));
   if (failures.length > 0 && typeErrors.every((e) => e !== undefined)) {
-    return `${path}: must be ${typeErrors.map((e) => (e!.params as { type: string }).type).join(' or ')}`;
+    return `${path}: must be ${typeErrors.map((e) => (e.params as { type: string }).type).join(' or ')}`;
   }
   // one branch of the value's own type (`codec: nope` fails the name branch; the {name, config} one wants an object): its error says it
   const ofItsType = failures.filter((list) => !list.some((e) => e.keyword === 'type' && e.instancePath === alternatives.instancePath));

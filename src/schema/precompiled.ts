@@ -54,7 +54,7 @@ export function precompiledValidator(schema: JsonSchema, dir = PRECOMPILED_DIR):
   const text = JSON.stringify(schema);
   const file = join(dir, `${textKey(text)}.js`);
   if (!existsSync(file)) return undefined;
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a generated file, found by path at run time
   const loaded = require(file) as GeneratedValidator;
   // the same name for another text (a hash collision) is not this schema's validator
   return loaded.schemaText === text ? loaded : undefined;

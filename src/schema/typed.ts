@@ -158,7 +158,7 @@ type Properties = Readonly<Record<string, Schema<unknown>>>;
 type DefaultedKeys<P extends Properties> = { [K in keyof P]: P[K] extends { readonly default: unknown } ? K : never }[keyof P];
 
 /** Shows an intersection of mapped types as one object type (in hovers and errors). */
-type Flat<T> = { [K in keyof T]: T[K] } & unknown;
+type Flat<T> = { [K in keyof T]: T[K] };
 
 /** A validated object: its required and its defaulted keys are present. */
 export type ObjectStatic<P extends Properties, R extends keyof P> = Flat<

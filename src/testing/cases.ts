@@ -174,7 +174,7 @@ function pickPipeline(doc: unknown, id: string | undefined, where: string): unkn
     if (section.length === 1) return section[0];
     throw invalid(`${where}: holds ${section.length} pipelines (${ids.join(', ')}): name one with 'id'`);
   }
-  const found = section.find((p) => (p as { id?: unknown } | null)?.id === id);
+  const found: unknown = section.find((p) => (p as { id?: unknown } | null)?.id === id);
   if (found === undefined) throw invalid(`${where}: no pipeline '${id}' (pipelines: ${ids.join(', ')})`);
   return found;
 }

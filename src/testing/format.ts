@@ -6,7 +6,7 @@ const MAX_DASHES = 30;
 /** Symbols for actual values that match no letter of the case. */
 const UNNAMED = '123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 
-const json = (v: unknown) => JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? `${x}n` : x));
+const json = (v: unknown) => JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? `${x}n` : x));
 
 /**
  * Draws frames as a marble diagram. Values are named by the letter of an
@@ -40,13 +40,13 @@ export function firstValueDifference(expected: unknown, actual: unknown, path = 
   if (isDeepStrictEqual(expected, actual)) return '';
   const isObject = (v: unknown) => typeof v === 'object' && v !== null;
   if (isObject(expected) && isObject(actual) && Array.isArray(expected) === Array.isArray(actual)) {
-    const keys = [...new Set([...Object.keys(expected as object), ...Object.keys(actual as object)])];
+    const keys = [...new Set([...Object.keys(expected), ...Object.keys(actual)])];
     for (const key of keys) {
       const sub = Array.isArray(expected) ? `${path}[${key}]` : `${path}.${key}`;
       const e = (expected as Record<string, unknown>)[key];
       const a = (actual as Record<string, unknown>)[key];
-      if (!(key in (expected as object))) return `${sub}: not expected, got ${json(a)}`;
-      if (!(key in (actual as object))) return `${sub}: expected ${json(e)}, missing`;
+      if (!(key in expected)) return `${sub}: not expected, got ${json(a)}`;
+      if (!(key in actual)) return `${sub}: expected ${json(e)}, missing`;
       const found = firstValueDifference(e, a, sub);
       if (found) return found;
     }

@@ -21,7 +21,7 @@ export interface TestRun {
 export async function runCaseFiles({ files, modules, reporter }: TestRun, out: (text: string) => void): Promise<number> {
   const registries = modules.length > 0 ? await registriesWith(modules) : undefined;
   // required here: `eddy server run` imports this module (through the command table) and should not load the test runner
-  const { runCaseFile } = require('./index') as typeof import('./index'); // eslint-disable-line @typescript-eslint/no-require-imports
+  const { runCaseFile } = require('./index') as typeof import('./index'); // eslint-disable-line @typescript-eslint/no-require-imports -- see above: loaded only when cases run
   const results = files.map((f) => runCaseFile(f, { registries }));
   out(reporter === 'json' ? `${JSON.stringify(jsonReport(results), null, 2)}\n` : specReport(results));
   return results.every((r) => r.passed) ? 0 : 1;
@@ -32,6 +32,7 @@ export async function runCaseFiles({ files, modules, reporter }: TestRun, out: (
  * compiler turns a literal `import()` into `require()` in this CommonJS
  * build, which cannot load an ES module.)
  */
+// eslint-disable-next-line @typescript-eslint/no-implied-eval -- see above: a real import(), which the CommonJS build would turn into require()
 const importModule = new Function('specifier', 'return import(specifier)') as (specifier: string) => Promise<never>;
 
 /**
@@ -51,7 +52,7 @@ async function registriesWith(modules: string[]): Promise<Registries> {
     const register = loaded.register ?? loaded.default?.register;
     if (typeof register !== 'function') throw new Error(`--require ${module}: it exports no register(registries) function`);
     try {
-      register(registries);
+      (register as (registries: Registries) => void)(registries);
     } catch (err) {
       throw new Error(`--require ${module}: register failed: ${(err as Error).message}`);
     }

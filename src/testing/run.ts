@@ -2,7 +2,8 @@ import { isDeepStrictEqual } from 'node:util';
 import { TestScheduler } from 'rxjs/testing';
 import { invalid } from '../core/errors';
 import { batchValues, event as makeEvent, trackedIds, type EddyEvent, type EventId, type Insight } from '../core/event';
-import { walNode } from '../pipeline/operators/wal';
+import { walNode, type WalConfig } from '../pipeline/operators/wal';
+import type { OperatorType } from '../pipeline/operator';
 import { MemoryWalStorage } from '../pipeline/operators/wal-storage';
 import { wal } from '../pipeline/operators/wal';
 import { checkPort, standalonePipeline } from '../embed/standalone';
@@ -144,7 +145,7 @@ function eventView(spec: EventSpec, letter: string): Expected {
 
 /** A value map for marbles that names the marbles and the letter when a letter has no value. */
 function lookup<T>(letters: Map<string, T>, what: string): Record<string, T> {
-  return new Proxy({} as Record<string, T>, {
+  return new Proxy({}, {
     get: (_t, letter: string) => {
       const found = letters.get(letter);
       if (!found) throw invalid(`${what}: no value for '${letter}' (letters: ${[...letters.keys()].join(', ') || 'none'})`);
@@ -241,9 +242,10 @@ function virtualTimeRegistries(base: Registries = Registries.withBuiltins()): Re
   copy(base.postprocessors, r.postprocessors);
   copy(base.onramps, r.onramps);
   copy(base.offramps, r.offramps);
+  const memoryWal: OperatorType<WalConfig> = { ...wal, create: (config, ctx) => walNode(config, ctx, new MemoryWalStorage()) };
   for (const name of base.operators.names()) {
     const type = base.operators.get(name);
-    r.operators.register(name, type === wal ? { ...wal, create: (config, ctx) => walNode(config, ctx, new MemoryWalStorage()) } : type);
+    r.operators.register(name, type === wal ? memoryWal : type);
   }
   return r;
 }

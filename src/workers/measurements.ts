@@ -13,7 +13,7 @@ import type { BlackholeReport } from '../connectors/blackhole/offramp';
  * of RSS), loaded only where histograms cross processes: in a worker that
  * publishes, in the primary that merges.
  */
-const hdrIndex = (): typeof Hdr => require('hdr-histogram-js') as typeof Hdr; // eslint-disable-line @typescript-eslint/no-require-imports
+const hdrIndex = (): typeof Hdr => require('hdr-histogram-js') as typeof Hdr; // eslint-disable-line @typescript-eslint/no-require-imports -- see above: loaded only where histograms cross processes
 
 /** A histogram as it crosses processes: hdr-histogram-js's compressed base64. */
 export function encodeHistogram(histogram: Hdr.Histogram): string {

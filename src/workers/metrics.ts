@@ -49,7 +49,7 @@ export function combineMetrics(perWorker: InstanceMetrics[][]): InstanceMetrics[
   for (const worker of perWorker) {
     for (const { url, events } of worker) {
       let combined = byUrl.get(url);
-      if (!combined) byUrl.set(url, (combined = new Map()));
+      if (!combined) byUrl.set(url, (combined = new Map<string, Record<string, unknown>>()));
       for (const e of events) {
         const key = JSON.stringify([e.measurement, e.tags]);
         const seen = combined.get(key);
@@ -60,7 +60,7 @@ export function combineMetrics(perWorker: InstanceMetrics[][]): InstanceMetrics[
         const fields = seen.fields as Record<string, unknown>;
         for (const [name, value] of Object.entries(e.fields as Record<string, unknown>)) {
           if (typeof value !== 'number' || typeof fields[name] !== 'number') continue;
-          fields[name] = e.measurement === PER_SOCKET ? Math.max(fields[name] as number, value) : (fields[name] as number) + value;
+          fields[name] = e.measurement === PER_SOCKET ? Math.max(fields[name], value) : fields[name] + value;
         }
         if ((e.timestamp as bigint) > (seen.timestamp as bigint)) seen.timestamp = e.timestamp;
       }

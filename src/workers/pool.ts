@@ -215,7 +215,7 @@ export class WorkerPool {
     const requestId = ++this.nextRequest;
     return new Promise((resolve, reject) => {
       this.pending.set(requestId, { resolve, reject, worker: id });
-      slot.worker.send({ ...message, id: requestId } as ToWorker);
+      slot.worker.send({ ...message, id: requestId });
     });
   }
 

@@ -193,7 +193,7 @@ describe('compiled CEL', () => {
       ['uint("18446744073709551615")', 18446744073709551615n],
       ['double(3) == 3.0', true],
       ['double("2.5")', 2.5],
-      ['double(18446744073709551615u)', 18446744073709551615],
+      ['double(18446744073709551615u)', 2 ** 64], // the double nearest 2^64 - 1
       ['string(1.5)', '1.5'],
       ['string(-7)', '-7'],
       ['string(7u)', '7'],
@@ -232,6 +232,13 @@ describe('compiled CEL', () => {
       expect(first, src).to.deep.equal((interpreted(src, { n: [1, 2, 3] }, {}) as { value: unknown }).value);
       expect(second, src).to.deep.equal((interpreted(src, { n: [4] }, {}) as { value: unknown }).value);
     }
+  });
+
+  it('should write a map’s uint keys as their digits, as its int keys', () => {
+    // the compiled code declines maps with keys that are not strings: the interpreter's result is the engine's
+    const data = { u: 7 };
+    expect(interpreted('{1u: "a", 2: "b", true: "c"}', data, {})).to.deep.equal({ value: { '1': 'a', '2': 'b', true: 'c' } });
+    expect(engine('{uint(event.u): "a"}', data, {})).to.deep.equal({ value: { '7': 'a' } });
   });
 
   it('should send an event to err naming the cause when a compiled expression errs', () => {

@@ -98,7 +98,7 @@ describe('the command line (src/cli/): --help, usage errors, docs/command-line.m
         expect(out).to.match(new RegExp(`^  ${command.name} +${escape(command.summary)}$`, 'm'));
       }
     }
-    expect(await eddy(['--version'])).to.deep.include({ code: 0, out: `eddy ${require('../../../package.json').version}\n` });
+    expect(await eddy(['--version'])).to.deep.include({ code: 0, out: `eddy ${(JSON.parse(readFileSync(join(repoRoot(__dirname), 'package.json'), 'utf8')) as { version: string }).version}\n` });
   });
 
   it('an unknown command is exit 2 naming it, with the list of commands', async () => {

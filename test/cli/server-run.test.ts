@@ -132,7 +132,7 @@ mapping:
     try {
       const [, port] = await eddy.logged(/^Listening at: http:\/\/127\.0\.0\.1:(\d+)$/m);
       expect(Number(port)).to.be.greaterThan(0);
-      expect(await fetch(`http://127.0.0.1:${port}/version`).then((r) => r.json())).to.deep.equal({ version: require('../../../package.json').version });
+      expect(await fetch(`http://127.0.0.1:${port}/version`).then((r) => r.json())).to.deep.equal({ version: (JSON.parse(readFileSync(join(__dirname, '../../../package.json'), 'utf8')) as { version: string }).version });
     } finally {
       code = await eddy.stop();
     }

@@ -39,7 +39,6 @@ describe('eddy top, in a tmux terminal', function () {
     if (!existsSync(TMUX)) {
       const message = `tmux is not installed at ${TMUX}: run scripts/install-peers`;
       if (process.env.CI) throw new Error(message);
-      // eslint-disable-next-line no-console
       console.warn(`skipped: ${message}`);
       this.skip();
     }

@@ -107,7 +107,7 @@ describe('avro and protobuf codecs through a real schema registry (Apicurio, Con
     const proto = await ask('POST', `/subjects/${unique('proto')}/versions`, { schemaType: 'PROTOBUF', schema: 'syntax = "proto3"; message P { int32 a = 1; }' });
     const frame = Buffer.concat([Buffer.from([0, 0, 0, 0, 0]), Buffer.from([0, 8, 1])]);
     frame.writeUInt32BE(proto.body.id as number, 1);
-    expect(() => reader.decode(frame, INGEST_NS)).to.throw(`avro: schema id ${proto.body.id} from ${url} is a PROTOBUF schema, not AVRO`);
+    expect(() => reader.decode(frame, INGEST_NS)).to.throw(`avro: schema id ${proto.body.id as number} from ${url} is a PROTOBUF schema, not AVRO`);
     const protoReader = await opened(protobufCodec.create({ registry: { url } }), 'onramp');
     expect(protoReader.decode(frame, INGEST_NS)).to.deep.equal({ a: 1 });
   });

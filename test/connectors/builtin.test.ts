@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { xz } from '@napi-rs/lzma';
 import { finalize } from 'rxjs';
@@ -81,8 +81,8 @@ describe('builtin connectors', () => {
     runtime.pipeline('/pipeline/system::passthrough/main')!.output('out').subscribe((e) => events.push([e.data, e.originUri]));
     await eventually(() => events.length === 2, 3000, '2 events');
     expect(events).to.deep.equal([
-      [{ x: 1 }, `svc-file://${require('node:os').hostname()}/${source.slice(1)}`],
-      [{ x: 2 }, `svc-file://${require('node:os').hostname()}/${source.slice(1)}`],
+      [{ x: 1 }, `svc-file://${hostname()}/${source.slice(1)}`],
+      [{ x: 2 }, `svc-file://${hostname()}/${source.slice(1)}`],
     ]);
   });
 

@@ -29,8 +29,8 @@ export function runEddyProcess(args: string[], killAfterMs = 20000): EddyProcess
   const child = spawn(process.execPath, args, { env: { ...process.env, EDDY_LOG: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
   const exited = new Promise<number | null>((r) => child.once('close', (code) => r(code)));
   const killer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
   return {

@@ -79,7 +79,7 @@ export interface Receiver {
 export interface ReceiverOptions {
   logger?: Logger;
   sink?: Record<string, unknown>;
-  types?: OfframpType<any>[]; // eslint-disable-line @typescript-eslint/no-explicit-any
+  types?: OfframpType<any>[]; // eslint-disable-line @typescript-eslint/no-explicit-any -- offramp types of any config type
 }
 
 /**

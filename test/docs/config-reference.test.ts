@@ -107,7 +107,7 @@ describe('config reference (docs/reference.md)', () => {
         configSchema: { type: 'object', additionalProperties: false, description: 'Glues.', properties: {} },
         create: () => ({ process: (frame) => [frame] }),
       };
-      const codec: CodecType = { name: 'text', summary: 'Text.', mimeTypes: ['text/x'], create: () => ({ name: 'text', decode: String, encode: Buffer.from }) };
+      const codec: CodecType = { name: 'text', summary: 'Text.', mimeTypes: ['text/x'], create: () => ({ name: 'text', decode: String, encode: (value) => Buffer.from(value as string) }) };
       r.operators.register(op.name, op);
       r.operators.register(bare.name, bare);
       r.preprocessors.register(pre.name, pre);

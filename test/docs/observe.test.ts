@@ -5,7 +5,6 @@ import { EDDY } from '../helpers/cli';
 import { peer } from '../helpers/peers';
 import { EXAMPLES } from '../helpers/examples';
 import { docBlock } from '../helpers/readme';
-import { eventually } from '../helpers/runtime';
 import { runEddyProcess } from '../connectors/example-runner';
 
 const PAGE = 'docs/observe.md';

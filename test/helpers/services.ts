@@ -118,7 +118,6 @@ export async function startMissingServices(): Promise<void> {
   const plan = startPlan(SERVICE_NAMES.filter((_, i) => !up[i]));
   for (const [name, reason] of plan.notStarted) notStarted.set(name, reason);
   if (plan.start.length === 0) return;
-  // eslint-disable-next-line no-console
   console.log(`services: starting ${plan.start.join(', ')} (scripts/services start; EDDY_SERVICES=none runs without them)`);
   const code = await new Promise<number | null>((resolve) => {
     const child = spawn('bash', [SERVICES_SCRIPT, 'start', ...plan.start], { stdio: ['ignore', 'inherit', 'inherit'] });
@@ -156,7 +155,6 @@ export function skipWithout(ctx: Mocha.Context, name: ServiceName, what: string,
   const hook = runnable.type === 'hook';
   const title = hook ? (runnable.parent?.fullTitle() ?? runnable.fullTitle()) : runnable.fullTitle();
   skips.set(title, { service: name, title, tests: hook ? (runnable.parent?.total() ?? 1) : 1, what, why });
-  // eslint-disable-next-line no-console
   console.warn(`skipped: ${message}`);
   ctx.skip();
 }

@@ -22,6 +22,5 @@ export const mochaGlobalSetup = startMissingServices;
 
 export function mochaGlobalTeardown(): void {
   const lines = skippedSummary();
-  // eslint-disable-next-line no-console
   if (lines.length > 0) console.log(`\n${lines.join('\n')}\n`);
 }

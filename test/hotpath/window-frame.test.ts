@@ -14,6 +14,7 @@ describe('hot path: window::aggregate reads top-level fields from the frame', fu
   this.timeout(20000);
   stopFlowsAfterEach();
   let decodes = 0;
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- the codec's own create, wrapped below and put back after each test (an arrow: no this)
   const original = json.create;
   beforeEach(() => {
     decodes = 0;

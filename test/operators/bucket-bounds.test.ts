@@ -48,4 +48,20 @@ describe('grouper::bucket bounds its state', () => {
     expect(ports).to.deep.equal(['out', 'overflow', 'out', 'out']);
     sub.unsubscribe();
   });
+
+  it('sends an event whose meta rate is no positive number to err, naming what it got: a scalar as its text, a record or a list by its kind', () => {
+    const input = new Subject<EddyEvent>();
+    const errors: unknown[] = [];
+    const sub = bucketNode(asyncScheduler)
+      .apply(input)
+      .subscribe((pe: PortEvent) => errors.push(pe.port === 'err' ? pe.event.meta.error : pe.port));
+    for (const [i, rate] of [-2, 'fast', { per: 1 }, [1]].entries()) input.next({ ...event(`c${i}`), meta: { class: `c${i}`, rate } });
+    expect(errors).to.deep.equal([
+      'bucket: meta rate must be a positive number, got "-2"',
+      'bucket: meta rate must be a positive number, got "fast"',
+      'bucket: meta rate must be a positive number, got a record',
+      'bucket: meta rate must be a positive number, got a list',
+    ]);
+    sub.unsubscribe();
+  });
 });

@@ -52,7 +52,7 @@ function validInputs(name: string): Buffer[] {
 
 /** Configs to run each preprocessor with: its defaults, and small limits where it has them. */
 function configs(name: string): Record<string, unknown>[] {
-  const properties = Object.keys((builtinPreprocessors.find((t) => t.name === name)!.configSchema.properties ?? {}) as object);
+  const properties = Object.keys(builtinPreprocessors.find((t) => t.name === name)!.configSchema.properties ?? {});
   const small: Record<string, unknown> = {};
   if (properties.includes('max_length')) small.max_length = 16;
   if (properties.includes('max_messages')) small.max_messages = 2;

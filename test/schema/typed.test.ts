@@ -81,6 +81,7 @@ describe('typed schema builders (src/schema/typed.ts)', () => {
   });
 
   it('types nested objects and arrays of objects by the same rules', () => {
+    // eslint-disable-next-line @typescript-eslint/no-unused-vars -- the schema is here for its type
     const nested = s.object({ items: s.array(s.object({ n: s.integer({ default: 1 }), m: s.string() }, { required: ['m'] })) }, { required: ['items'] });
     sameType<Static<typeof nested>, { items: { n: number; m: string }[] }>(true);
     sameType<Input<typeof nested>, { items: { n?: number; m: string }[] }>(true);
@@ -95,12 +96,12 @@ describe('typed schema builders (src/schema/typed.ts)', () => {
 
 describe('listening hosts', () => {
   it(`every builtin onramp whose host has a default listens on ${DEFAULT_LISTEN_HOST} unless told otherwise`, () => {
-    const hosts = loadAll(onrampCatalog).flatMap((type) => {
+    const hosts = loadAll(onrampCatalog).flatMap((type): [string, unknown][] => {
       const host = (type.configSchema.properties as Record<string, JsonSchema> | undefined)?.host;
       return host?.default === undefined ? [] : [[type.name, host.default]];
     });
     // the listening types (tcp, udp, rest, ws, otel); a connecting onramp's host (postgres) has no default
     expect(hosts.map(([name]) => name)).to.include.members(['tcp', 'udp', 'rest', 'ws', 'otel']);
-    for (const [name, fallback] of hosts) expect(fallback, String(name)).to.equal('127.0.0.1');
+    for (const [name, fallback] of hosts) expect(fallback, name).to.equal('127.0.0.1');
   });
 });

@@ -101,7 +101,7 @@ describe('eddy/testing (the library API)', () => {
   it('expectPipeline throws the drawn report for mocha', () => {
     expect(() =>
       expectPipeline({ name: 'wrong', pipeline: BATCH_10_MIN, values: { a: 1 }, events: { x: { batch: [1] } }, in: { in: 'a|' }, out: { out: 'x|' } }),
-    ).to.throw(/✗ wrong\n.*port out:\n.*expected: x\|\n.*actual:   -\(x\|\)/);
+    ).to.throw(/✗ wrong\n.*port out:\n.*expected: x\|\n.*actual: {3}-\(x\|\)/);
   });
 
   it('names an unknown port of the pipeline', () => {

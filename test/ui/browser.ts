@@ -14,7 +14,6 @@ export function requireChromium(ctx: Mocha.Context): void {
   if (existsSync(CHROMIUM)) return;
   const message = `chromium is not installed at ${CHROMIUM}: run scripts/install-peers`;
   if (process.env.CI) throw new Error(message);
-  // eslint-disable-next-line no-console
   console.warn(`skipped: ${message}`);
   ctx.skip();
 }

@@ -84,7 +84,6 @@ mapping:
     const missing = Array.from({ length: TOTAL }, (_, i) => i).filter((i) => !got.includes(i));
     expect(missing, 'ids lost').to.deep.equal([]);
     expect(server.out.stderr).to.include('/binding/f/main activated again on worker 0');
-    // eslint-disable-next-line no-console
     console.log(`      ${atKill} written at the kill (of ${produced} produced), ${got.length - TOTAL} read twice after the restart, 0 lost`);
   });
 });

@@ -37,9 +37,9 @@ export function repoRoot(from: string = __dirname): string {
 }
 
 type Side = 'onramp' | 'offramp';
-/* eslint-disable @typescript-eslint/no-explicit-any */
+/* eslint-disable @typescript-eslint/no-explicit-any -- a type of any config type */
 type AnyType = OnrampType<any> | OfframpType<any>;
-/* eslint-enable @typescript-eslint/no-explicit-any */
+/* eslint-enable @typescript-eslint/no-explicit-any -- only AnyType needs it */
 
 /**
  * The connector reference as pages, by file name: `README.md`, the index of

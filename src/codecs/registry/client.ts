@@ -18,7 +18,8 @@ export type SchemaType = 'AVRO' | 'PROTOBUF';
 /** A schema as the registry serves it. */
 export interface RegisteredSchema {
   id: number;
-  schemaType: SchemaType | string;
+  /** a SchemaType, or another the registry knows (JSON) */
+  schemaType: string;
   schema: string;
   /** other schemas this one imports (not resolved by eddy: a schema with any is refused) */
   references: unknown[];

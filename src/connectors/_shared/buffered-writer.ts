@@ -17,8 +17,9 @@ export type AfterWrite = () => Promise<void>;
 /** The writes of one event-loop turn: one chunk for the stream, one promise for every write in it. */
 interface Flush {
   readonly done: Promise<void>;
-  resolve(): void;
-  reject(err: Error): void;
+  /** the promise's own resolvers: plain functions */
+  resolve(this: void): void;
+  reject(this: void, err: Error): void;
 }
 
 /**

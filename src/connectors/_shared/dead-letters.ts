@@ -69,7 +69,8 @@ export class DeadLetters {
       const entry = this.waiting.get(id.seq);
       if (!entry) continue;
       this.waiting.delete(id.seq);
-      const meta = insight.kind === 'fail' ? { error: `the dead-letter path failed it too: ${String(insight.meta?.error ?? 'failed')}` } : undefined;
+      const error: unknown = insight.meta?.error ?? 'failed';
+      const meta = insight.kind === 'fail' ? { error: `the dead-letter path failed it too: ${String(error)}` } : undefined;
       entry.from.contraflow({ kind: insight.kind, event: entry.event, from: this.url, meta });
     }
   }

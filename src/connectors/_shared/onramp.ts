@@ -199,9 +199,13 @@ export class OnrampRuntime {
         return;
       case 'ack':
       case 'fail': {
-        const handler = insight.kind === 'ack' ? this.parts.source.onAck : this.parts.source.onFail;
-        if (!handler || !insight.event) return;
-        for (const id of ownIds(insight.event, this.uid)) handler.call(this.parts.source, id, insight);
+        const { source } = this.parts;
+        const ack = insight.kind === 'ack';
+        if ((ack ? !source.onAck : !source.onFail) || !insight.event) return;
+        for (const id of ownIds(insight.event, this.uid)) {
+          if (ack) source.onAck?.(id, insight);
+          else source.onFail?.(id, insight);
+        }
       }
     }
   }

@@ -49,7 +49,7 @@ export const blackhole: OfframpType<Static<typeof configSchema>> = {
   create(config, ctx) {
     // what hdr.build({useWebAssembly: false}) makes: 32-bit buckets, resizing as values grow
     const JsHistogram = constructorFromBucketSize(32);
-    const histogram = new JsHistogram(1, 100_000_000_000, config.significant_figures as number);
+    const histogram = new JsHistogram(1, 100_000_000_000, config.significant_figures);
     histogram.autoResize = true;
     // per event only a bucket count; the histogram gets them all before it is read
     const latencies = new BucketCounts(histogram);
@@ -60,7 +60,7 @@ export const blackhole: OfframpType<Static<typeof configSchema>> = {
     let measureStart = started;
     let events = 0;
     let bytes = 0;
-    const countField = config.count_field as string | undefined;
+    const countField = config.count_field;
     let done = false;
     // events read together share one ingest time: convert it once per run of them
     let lastIngest = -1n;

@@ -69,7 +69,7 @@ type ChatOnrampConfig = Static<typeof configSchema>;
 function plain(value: unknown): unknown {
   const json = value !== null && typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON === 'function' ? (value as { toJSON(): unknown }).toJSON() : value;
   if (json === undefined) return null;
-  return JSON.parse(JSON.stringify(json, (_, v) => (typeof v === 'bigint' ? v.toString() : v)));
+  return JSON.parse(JSON.stringify(json, (_, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))) as unknown;
 }
 
 /**

@@ -54,7 +54,8 @@ function describe(v: unknown): string {
   if (Array.isArray(v)) return 'a list';
   if (typeof v === 'string') return `the string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v)}`;
   if (typeof v === 'object') return 'a record';
-  return `${typeof v} ${String(v)}`;
+  // what is left is a decoded scalar
+  return `${typeof v} ${v as number | boolean | bigint | undefined}`;
 }
 
 /** Ids come as strings of digits or as integers (an integer beyond 2^53 decodes as a BigInt and keeps its value). */

@@ -300,7 +300,7 @@ function source(event: EddyEvent): { event_id: string; origin: string | null } {
 /** The documents of an event with their JSON payloads (one per batch member, in order). */
 function documents(event: EddyEvent, payloads: Buffer[]): Doc[] {
   if (!event.isBatch) return [{ value: event.data, meta: event.meta, payload: payloads[0] }];
-  const members = Array.isArray(event.data) ? event.data : [];
+  const members: unknown[] = Array.isArray(event.data) ? event.data : [];
   // the members as the machinery encoded them (`batchValues`): `{data: {value, meta}}`, else the entry itself
   return members.map((entry, i) => {
     const inner = (entry as { data?: { value?: unknown; meta?: Meta } } | null)?.data;

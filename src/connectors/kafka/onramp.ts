@@ -1,7 +1,6 @@
 import { hostname } from 'node:os';
 import { Observable, type Subscriber } from '../../core/rx';
 import { Kafka, type Consumer, type EachBatchPayload, type KafkaMessage } from 'kafkajs';
-import type { Meta } from '../../core/event';
 import type { Frame, OnrampContext, OnrampSource, OnrampType, SourceInputs } from '../connector';
 import { Backoff } from '../_shared/backoff';
 import { CommitTracker, type Entry } from './commits';
@@ -295,8 +294,8 @@ class KafkaSource implements OnrampSource {
    * It stops early when the batch went stale (a seek) or the consumer stops;
    * the rest is fetched again.
    */
-  private async batch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
-    const { topic, partition, messages } = batch;
+  private async batch(payload: EachBatchPayload): Promise<void> {
+    const { topic, partition, messages } = payload.batch;
     const stream = `${topic}/${partition}`;
     const prefix = `${this.originPrefix}${topic}/${partition}/`;
     let last: KafkaMessage | undefined;
@@ -304,19 +303,19 @@ class KafkaSource implements OnrampSource {
     let seeks = -1;
     try {
       for (let i = 0; i < messages.length; i++) {
-        if (this.consumerPaused) await this.whilePaused(heartbeat, isRunning, isStale);
+        if (this.consumerPaused) await this.whilePaused(payload);
         const subscriber = this.subscriber;
-        if (!subscriber || !isRunning()) break;
+        if (!subscriber || !payload.isRunning()) break;
         if (seeks !== this.seeks) {
           seeks = this.seeks;
-          if (isStale()) break;
+          if (payload.isStale()) break;
         }
         const message = messages[i];
         const frame: Frame = {
           stream,
           data: message.value ?? Buffer.alloc(0),
           originUri: prefix + message.offset,
-          meta: { kafka: kafkaMeta(topic, partition, message) } as Meta,
+          meta: { kafka: kafkaMeta(topic, partition, message) },
         };
         if (this.tracker) {
           const entry = this.tracker.received(topic, partition, Number(message.offset));
@@ -329,14 +328,14 @@ class KafkaSource implements OnrampSource {
       }
     } finally {
       // also when a heartbeat says the group is rebalancing: what was handed over is not fetched again by this member
-      if (last !== undefined) resolveOffset(last.offset);
+      if (last !== undefined) payload.resolveOffset(last.offset);
       if (this.tracker) this.settled();
     }
   }
 
   /** Waits for the resume; heartbeats meanwhile (a rebalance throws out of the batch, as kafkajs wants). */
-  private async whilePaused(heartbeat: () => Promise<void>, isRunning: () => boolean, isStale: () => boolean): Promise<void> {
-    while (this.consumerPaused && this.subscriber && !this.closed && isRunning() && !isStale()) {
+  private async whilePaused(payload: EachBatchPayload): Promise<void> {
+    while (this.consumerPaused && this.subscriber && !this.closed && payload.isRunning() && !payload.isStale()) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
           this.wake = undefined;
@@ -348,7 +347,7 @@ class KafkaSource implements OnrampSource {
           resolve();
         };
       });
-      await heartbeat();
+      await payload.heartbeat();
     }
   }
 

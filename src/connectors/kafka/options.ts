@@ -121,7 +121,7 @@ const compression: OptionRule = {
 const acks: OptionRule = {
   side: 'offramp',
   apply(value, s, name) {
-    s.producer.acks = oneOf(name, value, { all: -1, '-1': -1, '0': 0, '1': 1 } as Record<string, -1 | 0 | 1>);
+    s.producer.acks = oneOf(name, value, { all: -1, '-1': -1, '0': 0, '1': 1 });
   },
 };
 
@@ -156,7 +156,7 @@ const RULES: Readonly<Record<string, OptionRule>> = {
   'security.protocol': {
     side: 'both',
     apply(value, s, name) {
-      const p = oneOf(name, value, { plaintext: [false, false], ssl: [true, false], sasl_plaintext: [false, true], sasl_ssl: [true, true] } as Record<string, [boolean, boolean]>);
+      const p = oneOf(name, value, { plaintext: [false, false], ssl: [true, false], sasl_plaintext: [false, true], sasl_ssl: [true, true] });
       [s.tls, s.useSasl] = p;
     },
   },

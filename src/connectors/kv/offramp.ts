@@ -170,7 +170,7 @@ class Store {
 
 /** The batch members as single requests, each with its own meta (and so its own `correlation`). */
 function members(event: EddyEvent): EddyEvent[] {
-  const entries = Array.isArray(event.data) ? event.data : [];
+  const entries: unknown[] = Array.isArray(event.data) ? event.data : [];
   return entries.map((entry) => {
     const inner = (entry as { data?: { value?: unknown; meta?: Meta } } | null)?.data;
     const holds = inner !== null && typeof inner === 'object' && 'value' in inner;

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { connect, credsAuthenticator, headers as natsHeaders, type ConnectionOptions, type MsgHdrs, type NatsConnection, type TlsOptions } from 'nats';
+import { connect, credsAuthenticator, Events, headers as natsHeaders, type ConnectionOptions, type MsgHdrs, type NatsConnection, type TlsOptions } from 'nats';
 import type { Meta } from '../../core/event';
 import type { Logger } from '../../core/logger';
 import { s } from '../../schema/typed';
@@ -195,14 +195,16 @@ export function watchStatus(
 ): void {
   void (async () => {
     for await (const status of nc.status()) {
-      if (status.type === 'disconnect') {
+      // a disconnect and a reconnect carry the server's address
+      const server = typeof status.data === 'string' ? status.data : JSON.stringify(status.data);
+      if (status.type === Events.Disconnect) {
         backoff.reset();
-        logger.warn(`${url}: lost the connection to NATS ${String(status.data)}; reconnecting`);
+        logger.warn(`${url}: lost the connection to NATS ${server}; reconnecting`);
         handlers.down();
-      } else if (status.type === 'reconnect') {
-        logger.info(`${url}: reconnected to NATS ${String(status.data)}`);
+      } else if (status.type === Events.Reconnect) {
+        logger.info(`${url}: reconnected to NATS ${server}`);
         handlers.up();
-      } else if (status.type === 'error') {
+      } else if (status.type === Events.Error) {
         logger.warn(`${url}: NATS: ${describe(status.data)}`);
       }
     }

@@ -242,7 +242,13 @@ function toRow(data: unknown, member: number | undefined): Row {
 function insertStatements(table: string, rows: Row[]): QueryConfig[] {
   const columns: string[] = [];
   const seen = new Set<string>();
-  for (const row of rows) for (const column of row.keys()) if (!seen.has(column)) seen.add(column), columns.push(column);
+  for (const row of rows) {
+    for (const column of row.keys()) {
+      if (seen.has(column)) continue;
+      seen.add(column);
+      columns.push(column);
+    }
+  }
   const perStatement = Math.max(1, Math.floor(MAX_PARAMS / columns.length));
   const statements: QueryConfig[] = [];
   for (let from = 0; from < rows.length; from += perStatement) {

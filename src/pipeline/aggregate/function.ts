@@ -44,5 +44,5 @@ export interface AggregateFunction {
    * it, so an event refused by one function is counted by none (it goes to
    * `err` whole). Absent: the function takes any value.
    */
-  check?(values: readonly unknown[]): void;
+  check?(this: void, values: readonly unknown[]): void;
 }

@@ -101,10 +101,10 @@ function node(e: Expr, sc: Scope): Compiled {
       return (a) => v.field(operand(a), name);
     }
     case 'callExpr':
-      return call(k.value.function, k.value.target as Expr | undefined, k.value.args as Expr[], sc);
+      return call(k.value.function, k.value.target, k.value.args, sc);
     case 'listExpr': {
       if (k.value.optionalIndices.length > 0) return unsupported('optional list elements');
-      const items = k.value.elements.map((x) => node(x as Expr, sc));
+      const items = k.value.elements.map((x) => node(x, sc));
       if (items.every(isConstant)) return constant(items.map((f) => f.constant));
       return (a) => items.map((f) => f(a));
     }
@@ -146,7 +146,7 @@ function mapLiteral(s: StructExpr, sc: Scope): Compiled {
   if (s.messageName !== '') return unsupported(`message ${s.messageName}`);
   const entries = s.entries.map((entry) => {
     if (entry.optionalEntry || entry.keyKind.case !== 'mapKey') unsupported('optional or message entries');
-    return [node(entry.keyKind.value as Expr, sc), node(entry.value as Expr, sc)] as const;
+    return [node(entry.keyKind.value, sc), node(entry.value as Expr, sc)] as const;
   });
   const build = (a: Activation): Map<unknown, unknown> => {
     const out = new Map<unknown, unknown>();
@@ -264,14 +264,14 @@ function method(fn: string, target: Compiled, args: Compiled[]): Compiled {
 function logical(args: Compiled[], absorbing: boolean): Compiled {
   const fn = absorbing ? '_||_' : '_&&_';
   return (a) => {
-    let error: unknown;
+    let error: Error | undefined;
     for (const f of args) {
       let value: unknown;
       try {
         value = f(a);
       } catch (err) {
         if (err instanceof v.Bail) throw err;
-        error ??= err;
+        error ??= err as Error;
         continue;
       }
       if (value === absorbing) return absorbing;
@@ -295,7 +295,7 @@ function equality(x: Compiled, y: Compiled, want: boolean): Compiled {
 /** `x in list`; a constant list of strings becomes a Set (a non-string needle equals no element). */
 function membership(x: Compiled, y: Compiled): Compiled {
   if (isConstant(y) && Array.isArray(y.constant) && y.constant.every((e) => typeof e === 'string')) {
-    const set = new Set(y.constant as string[]);
+    const set = new Set(y.constant);
     return (a) => {
       const needle = x(a);
       if (typeof needle === 'string') return set.has(needle);
@@ -444,11 +444,11 @@ function append(argExprs: Expr[], sc: Scope, accuName: string): Compiled | undef
   if (left?.exprKind.case !== 'identExpr' || left.exprKind.value.name !== accuName) return undefined;
   if (right?.exprKind.case !== 'listExpr' || right.exprKind.value.elements.length !== 1 || right.exprKind.value.optionalIndices.length > 0) return undefined;
   const accu = identifier(accuName, sc);
-  const element = node(right.exprKind.value.elements[0] as Expr, sc);
+  const element = node(right.exprKind.value.elements[0], sc);
   return (a) => {
     const list = accu(a);
     if (!Array.isArray(list)) return v.add(list, [element(a)]);
     list.push(element(a));
-    return list;
+    return list as unknown[];
   };
 }

@@ -27,7 +27,7 @@ function walk(e: Expr | undefined, fields: string[]): boolean {
     case 'identExpr':
       return k.value.name !== 'event'; // a bare `event`
     case 'selectExpr': {
-      const operand = k.value.operand as Expr | undefined;
+      const operand = k.value.operand;
       if (operand?.exprKind.case === 'identExpr' && operand.exprKind.value.name === 'event') {
         if (!fields.includes(k.value.field)) fields.push(k.value.field);
         return true;
@@ -35,16 +35,16 @@ function walk(e: Expr | undefined, fields: string[]): boolean {
       return walk(operand, fields);
     }
     case 'callExpr':
-      return walk(k.value.target as Expr | undefined, fields) && (k.value.args as Expr[]).every((a) => walk(a, fields));
+      return walk(k.value.target, fields) && (k.value.args as Expr[]).every((a) => walk(a, fields));
     case 'listExpr':
       return (k.value.elements as Expr[]).every((x) => walk(x, fields));
     case 'structExpr':
-      return k.value.entries.every((entry) => (entry.keyKind.case !== 'mapKey' || walk(entry.keyKind.value as Expr, fields)) && walk(entry.value as Expr | undefined, fields));
+      return k.value.entries.every((entry) => (entry.keyKind.case !== 'mapKey' || walk(entry.keyKind.value, fields)) && walk(entry.value, fields));
     case 'comprehensionExpr': {
       const c = k.value;
       // a variable named event would shadow the event: not worth following
       if (c.iterVar === 'event' || c.iterVar2 === 'event' || c.accuVar === 'event') return false;
-      return [c.iterRange, c.accuInit, c.loopCondition, c.loopStep, c.result].every((x) => walk(x as Expr | undefined, fields));
+      return [c.iterRange, c.accuInit, c.loopCondition, c.loopStep, c.result].every((x) => walk(x, fields));
     }
     case 'constExpr':
       return true;

@@ -42,6 +42,7 @@ export class Bail {
 }
 
 export function bail(why: string): never {
+  // eslint-disable-next-line @typescript-eslint/only-throw-error -- a signal to the engine, always caught there, not an error: it captures no stack
   throw new Bail(why);
 }
 
@@ -159,7 +160,7 @@ export function add(a: unknown, b: unknown): unknown {
   }
   const ka = kindOf(a);
   if (ka === Kind.String && typeof b === 'string') return (a as string) + b;
-  if (ka === Kind.List && Array.isArray(b)) return [...(a as unknown[]), ...b];
+  if (ka === Kind.List && Array.isArray(b)) return [...(a as unknown[]), ...(b as unknown[])];
   if (ka === Kind.Bytes && b instanceof Uint8Array) {
     const out = new Uint8Array((a as Uint8Array).length + b.length);
     out.set(a as Uint8Array);
@@ -233,7 +234,7 @@ export function equals(a: unknown, b: unknown): boolean {
   const na = numeric(a);
   const nb = numeric(b);
   if (na !== undefined || nb !== undefined) {
-    // eslint-disable-next-line eqeqeq -- number == bigint compares the exact values, as the interpreter does
+    // == on purpose: number == bigint compares the exact values, as the interpreter does
     return na !== undefined && nb !== undefined && na == nb;
   }
   checkKnown(a, b);
@@ -298,7 +299,7 @@ export function compare(op: string, a: unknown, b: unknown): number {
       x = Number(x);
       y = Number(y);
     }
-    return x < y ? -1 : x > y ? 1 : x == y ? 0 : NaN; // eslint-disable-line eqeqeq
+    return x < y ? -1 : x > y ? 1 : x == y ? 0 : NaN;
   }
   if (ka !== kb) throw noOverload(op, a, b);
   if (ka === Kind.String || ka === Kind.Bool) {

@@ -53,7 +53,9 @@ function positive(meta: Record<string, unknown>, key: string, fallback: number |
   if (v === undefined || v === null) return fallback;
   if (typeof v === 'number' && Number.isFinite(v) && v > 0) return v;
   if (typeof v === 'bigint' && v > 0n) return Number(v);
-  return `bucket: meta ${key} must be a positive number, got ${JSON.stringify(String(v))}`;
+  // a scalar as its text, quoted; a record or a list by its kind (its text would be [object Object])
+  const got = typeof v !== 'object' ? JSON.stringify(`${v as number | bigint | string | boolean}`) : Array.isArray(v) ? 'a list' : 'a record';
+  return `bucket: meta ${key} must be a positive number, got ${got}`;
 }
 
 /**

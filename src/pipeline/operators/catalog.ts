@@ -1,4 +1,4 @@
-/* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-require-imports */
+/* eslint-disable @typescript-eslint/no-require-imports, @typescript-eslint/no-explicit-any -- each module is required when its type is first looked up, so a process loads only what its config names (an import would load every one at start); the catalog holds types whose config types all differ; any lets each keep its own C */
 import type { LazyType } from '../../core/registry';
 import type { OperatorType } from '../operator';
 
@@ -24,3 +24,4 @@ export const operatorCatalog: readonly LazyType<OperatorType<any>>[] = [
   { name: 'enrich::lookup', load: () => (require('./lookup') as typeof import('./lookup')).lookup },
   { name: 'window::aggregate', load: () => (require('./window-aggregate') as typeof import('./window-aggregate')).windowAggregate },
 ];
+/* eslint-enable @typescript-eslint/no-require-imports, @typescript-eslint/no-explicit-any -- the catalog ends here */

@@ -144,7 +144,8 @@ export function fromCel(value: unknown): unknown {
   if (isCelList(value)) return [...value].map(fromCel);
   if (isCelMap(value)) {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of value.entries()) setOwn(out, String(k), fromCel(v));
+    // a uint key is written as its digits, as the compiled path writes it
+    for (const [k, v] of value.entries()) setOwn(out, String(isCelUint(k) ? k.value : k), fromCel(v));
     return out;
   }
   const message = (value as { message?: { $typeName?: string; seconds?: bigint; nanos?: number } }).message;
@@ -155,6 +156,7 @@ export function fromCel(value: unknown): unknown {
   if (message?.$typeName === 'google.protobuf.Duration') {
     return `${Number(message.seconds ?? 0n) + (message.nanos ?? 0) / 1e9}s`;
   }
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a CEL type (`type(x)`) prints its name; what else has no JSON form prints as JS prints it
   return String(value);
 }
 

@@ -22,7 +22,7 @@ export type HistoryConfig = Input<typeof configSchema>;
 export function recordHistory(config: HistoryConfig): OperatorFunction<EddyEvent, EddyEvent> {
   return map((event) => {
     const previous = event.meta[config.name];
-    const entries = Array.isArray(previous) ? previous : [];
+    const entries: unknown[] = Array.isArray(previous) ? previous : [];
     return { ...event, meta: { ...event.meta, [config.name]: [...entries, `evt: ${config.op}(${showId(event.id)})`] } };
   });
 }

@@ -13,8 +13,9 @@ export interface CompressionFormat {
   readonly name: string;
   /** leading bytes that identify the format, for `decompress` */
   readonly magic: readonly (readonly number[])[];
-  decompress(data: Buffer): Buffer;
-  compress?(data: Buffer): Buffer;
+  /** plain functions (`this: void`): the processors hand them to `attempt` */
+  decompress(this: void, data: Buffer): Buffer;
+  compress?(this: void, data: Buffer): Buffer;
 }
 
 const view = (data: Uint8Array) => Buffer.from(data.buffer, data.byteOffset, data.byteLength);

@@ -41,7 +41,9 @@ export function decompressSnappyFramed(data: Buffer): Buffer {
   let seenIdentifier = false;
   while (pos < data.length) {
     if (pos + 4 > data.length) throw new Error('snappy: truncated chunk header');
-    const type = data[pos];
+    const byte = data[pos];
+    // a byte off the wire: one of ChunkType, or another judged below
+    const type = byte as ChunkType;
     const length = data.readUIntLE(pos + 1, 3);
     const body = data.subarray(pos + 4, pos + 4 + length);
     if (body.length !== length) throw new Error('snappy: truncated chunk');
@@ -58,8 +60,8 @@ export function decompressSnappyFramed(data: Buffer): Buffer {
       if (block.length > MAX_BLOCK) throw new Error('snappy: chunk holds more than 64 KiB');
       if (maskedCrc32c(block) !== body.readUInt32LE(0)) throw new Error('snappy: checksum mismatch');
       out.push(block);
-    } else if (type >= 0x02 && type <= 0x7f) {
-      throw new Error(`snappy: reserved unskippable chunk type 0x${type.toString(16)}`);
+    } else if (byte >= 0x02 && byte <= 0x7f) {
+      throw new Error(`snappy: reserved unskippable chunk type 0x${byte.toString(16)}`);
     } // 0x80-0xfd skippable and 0xfe padding are skipped
   }
   if (!seenIdentifier) throw new Error('snappy: empty input');

@@ -119,7 +119,7 @@ export class TestClient {
           body: m.content.toString('utf8'),
           routingKey: m.fields.routingKey,
           exchange: m.fields.exchange,
-          headers: (m.properties.headers ?? {}) as Record<string, unknown>,
+          headers: m.properties.headers ?? {},
           redelivered: m.fields.redelivered,
           persistent: m.properties.deliveryMode === 2,
         });

@@ -16,7 +16,7 @@ function eddy(file: string): { child: ChildProcess; stderr(): string; exited: Pr
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   return { child, stderr: () => stderr, exited };
 }
@@ -119,7 +119,6 @@ describe('amqp at least once: an eddy process killed mid-stream (real RabbitMQ)'
     expect(Math.min(...ns)).to.equal(0);
     expect(Math.max(...ns)).to.equal(N - 1);
     const duplicates = received.length - N;
-    // eslint-disable-next-line no-console
     console.log(`      amqp at-least-once: ${N} messages, SIGKILL with ${CAPACITY} copied; ${received.length} received, ${duplicates} duplicates, none lost`);
   });
 });

@@ -102,7 +102,6 @@ describe('amqp across a broker restart (a private RabbitMQ, stopped and started 
     const missing = Array.from({ length: 2600 }, (_, n) => n).filter((n) => !ns.has(n));
     expect(missing, 'messages lost').to.deep.equal([]);
     expect(ns.size, 'no message beyond 0..2599').to.equal(2600);
-    // eslint-disable-next-line no-console
     console.log(`      amqp broker restart: 2600 messages, ${received.length} received, ${received.length - 2600} duplicates, none lost`);
   });
 });

@@ -30,7 +30,7 @@ export async function directChat(standIn: StandIn, config: Record<string, unknow
     scheduler: asyncScheduler,
   });
   const filled = { token: TOKEN, intents: ['guilds', 'guild_messages', 'message_content'], api_url: standIn.apiUrl, timeout: 5000, buffer: 10000, ...config };
-  const source = (await chatOnramp.create(filled as never, ctx)) as ChatOnrampSource;
+  const source = (await chatOnramp.create(filled, ctx)) as ChatOnrampSource;
   const runtime = new OnrampRuntime({ ctx, breaker, source, codec: registries.codecs.get('json', 'codec').create(), preprocessors: () => [] });
   const events: EddyEvent[] = [];
   const errors: EddyEvent[] = [];

@@ -17,7 +17,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { WebSocket, WebSocketServer } from 'ws';
+import { WebSocket, WebSocketServer, type RawData } from 'ws';
 
 export const TOKEN = 'stand-in-token';
 export const BOT = { id: '1000', username: 'eddy-bot', discriminator: '0', global_name: null, avatar: null, bot: true };
@@ -125,7 +125,7 @@ export class StandIn {
   private gateway(ws: WebSocket): void {
     ws.send(JSON.stringify({ op: 10, d: { heartbeat_interval: 45000 } }));
     ws.on('message', (raw) => {
-      const msg = JSON.parse(String(raw)) as { op: number; d: { token: string; intents: number } };
+      const msg = JSON.parse(rawText(raw)) as { op: number; d: { token: string; intents: number } };
       if (msg.op === 1) ws.send(JSON.stringify({ op: 11 }));
       if (msg.op === 2) {
         if (msg.d.token !== TOKEN) return ws.close(4004, 'Authentication failed.');
@@ -173,4 +173,9 @@ export class StandIn {
       answer(404, { message: '404: Not Found', code: 0 });
     });
   }
+}
+
+/** A websocket message's bytes as UTF-8 text. */
+function rawText(raw: RawData): string {
+  return (Buffer.isBuffer(raw) ? raw : Array.isArray(raw) ? Buffer.concat(raw) : Buffer.from(raw)).toString('utf8');
 }

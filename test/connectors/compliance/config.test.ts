@@ -112,7 +112,7 @@ describe('connector compliance: every builtin type declares its config (schema, 
         for (const name of types) {
           const body = artefact(side, name, { ...typeOf(side, name).example, [UNKNOWN_KEY]: true });
           const reply = await call(rt.base, 'POST', `/${side}`, { body });
-          answers[`${side} ${name}`] = [reply.status, String((reply.body as { error?: unknown }).error ?? '').includes(UNKNOWN_KEY) ? 'names the key' : reply.text];
+          answers[`${side} ${name}`] = [reply.status, ((reply.body as { error?: string }).error ?? '').includes(UNKNOWN_KEY) ? 'names the key' : reply.text];
         }
       }
       const expected = Object.fromEntries(Object.keys(answers).map((k) => [k, [400, 'names the key']]));

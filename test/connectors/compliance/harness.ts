@@ -18,6 +18,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WebSocket, WebSocketServer } from 'ws';
 import { Kafka, Partitioners, logLevel } from 'kafkajs';
+import { status as grpcStatus } from '@grpc/grpc-js';
 import { serviceAddress, type ServiceName } from '../../helpers/services';
 import type { ChildStatus, RampParts } from './protocol';
 import { freePort } from '../net-helpers';
@@ -145,7 +146,7 @@ export const freeTcpPort = () => freePort('tcp');
 export const freeUdpPort = () => freePort('udp');
 
 /** A TCP server that keeps what it receives; `close` drops its connections too. */
-async function tcpPeer(): Promise<{ port: number; received(): string; close(): Promise<void> }> {
+async function tcpPeer(): Promise<{ port: number; received(): string; close(this: void): Promise<void> }> {
   const sockets = new Set<Socket>();
   let text = '';
   const server: Server = createServer((socket) => {
@@ -165,7 +166,7 @@ async function tcpPeer(): Promise<{ port: number; received(): string; close(): P
   };
 }
 
-async function udpPeer(): Promise<{ port: number; received(): string[]; close(): Promise<void> }> {
+async function udpPeer(): Promise<{ port: number; received(): string[]; close(this: void): Promise<void> }> {
   const datagrams: string[] = [];
   const socket: UdpSocket = createSocket('udp4');
   socket.on('message', (m) => datagrams.push(m.toString('utf8')));
@@ -177,11 +178,11 @@ async function udpPeer(): Promise<{ port: number; received(): string[]; close():
   };
 }
 
-async function wsPeer(): Promise<{ port: number; received(): string[]; close(): Promise<void> }> {
+async function wsPeer(): Promise<{ port: number; received(): string[]; close(this: void): Promise<void> }> {
   const messages: string[] = [];
   const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
   server.on('connection', (ws) => {
-    ws.on('message', (data) => messages.push(Buffer.isBuffer(data) ? data.toString('utf8') : String(data)));
+    ws.on('message', (data) => messages.push(Buffer.isBuffer(data) ? data.toString('utf8') : (Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data)).toString('utf8')));
     ws.on('error', () => undefined);
   });
   await new Promise<void>((resolve) => server.once('listening', resolve));
@@ -196,7 +197,7 @@ async function wsPeer(): Promise<{ port: number; received(): string[]; close(): 
 }
 
 /** An HTTP server that answers 500 to bodies containing `refuse`, 200 to the rest. */
-async function httpPeer(): Promise<{ port: number; received(): string[]; close(): Promise<void> }> {
+async function httpPeer(): Promise<{ port: number; received(): string[]; close(this: void): Promise<void> }> {
   const bodies: string[] = [];
   const server: HttpServer = createHttpServer((req, res) => {
     let body = '';
@@ -235,7 +236,7 @@ function httpPost(agent: Agent, port: number, body: string): Promise<number> {
 }
 
 /** A topic of its own on the kafka service, a producer into it and a reader of everything in it. */
-async function kafkaPeer(partitions = 1): Promise<{ broker: string; topic: string; produce(values: string[]): Promise<void>; received(): string[]; close(): Promise<void> }> {
+async function kafkaPeer(partitions = 1): Promise<{ broker: string; topic: string; produce(values: string[]): Promise<void>; received(): string[]; close(this: void): Promise<void> }> {
   const { host, port } = serviceAddress('kafka');
   const broker = `${host}:${port}`;
   const topic = `compliance-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
@@ -279,7 +280,7 @@ const kafkaUnreachable = (config: (broker: string) => Record<string, unknown>): 
  * a client for the harness's statements, and the connection keys of the
  * postgres types' configs.
  */
-async function postgresTable(columns: string): Promise<{ table: string; client: Client; connection: Record<string, unknown>; close(): Promise<void> }> {
+async function postgresTable(columns: string): Promise<{ table: string; client: Client; connection: Record<string, unknown>; close(this: void): Promise<void> }> {
   const { host, port } = serviceAddress('postgres');
   const client = new Client({ host, port, user: 'postgres', database: 'postgres', connectionTimeoutMillis: 5000 });
   try {
@@ -924,9 +925,9 @@ export const harnesses: Readonly<Record<string, Harness>> = {
           ramp: { config: { host: '127.0.0.1', port } },
           drive: async () => {
             const bad = await raw.export(otel.EXPORT_PATHS.trace, otel.NOT_PROTOBUF);
-            if (bad.error?.code !== 3) throw new Error(`the bad request was answered ${bad.error?.code ?? 'OK'}, not INVALID_ARGUMENT`);
+            if (bad.error?.code !== grpcStatus.INVALID_ARGUMENT) throw new Error(`the bad request was answered ${bad.error?.code ?? 'OK'}, not INVALID_ARGUMENT`);
             const good = await otel.exportSpans(exporter, otel.recordedSpans({ 'service.name': 'compliance' }, ['good']));
-            if (good.code !== otel.SUCCESS) throw new Error(`the good export failed: ${String(good.error)}`);
+            if ((good.code as number) !== otel.SUCCESS) throw new Error(`the good export failed: ${String(good.error)}`);
           },
           // connections stay open until after the child's shutdown check
           close: async () => {

@@ -89,7 +89,7 @@ export function describeLifecycle(side: Side): void {
         }
         const report = () => runs.get(type)!;
         const onramp = side === 'onramp' ? (harness as OnrampHarness) : undefined;
-        const offramp = side === 'offramp' ? (harness as OfframpHarness) : undefined;
+        const offramp = side === 'offramp' ? harness : undefined;
         const service = harnesses[type]?.service;
         if (service) {
           before(async function () {

@@ -171,7 +171,7 @@ export function spawnEddy(configFile: string, safetyMs = 60000): EddyChild {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let err = '';
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
   const exited = new Promise<number | string | null>((resolve) => child.once('close', (code, signal) => resolve(signal ?? code)));
   const killer = setTimeout(() => child.kill('SIGKILL'), safetyMs);
   void exited.then(() => clearTimeout(killer));
@@ -224,7 +224,7 @@ mapping:
 }
 
 /** Reads a topic from the beginning in the background: what arrived so far, by value. */
-export async function tail(peer: Peer, topic: string): Promise<{ values: string[]; close(): Promise<void> }> {
+export async function tail(peer: Peer, topic: string): Promise<{ values: string[]; close(this: void): Promise<void> }> {
   // a short session: after a broker restart the group waits for the old member to time out before it takes this one back
   const consumer = peer.kafka.consumer({ groupId: unique('tail'), maxWaitTimeInMs: 100, sessionTimeout: 6000, heartbeatInterval: 1000 });
   const values: string[] = [];

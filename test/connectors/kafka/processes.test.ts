@@ -16,7 +16,6 @@ const numbered = (from: number, count: number) => Array.from({ length: count }, 
 
 function report(what: string, delivered: string[], expected: string[]): number {
   const duplicates = delivered.length - new Set(delivered).size;
-  // eslint-disable-next-line no-console
   console.log(`      ${what}: ${expected.length} events, ${delivered.length} delivered, ${duplicates} duplicates, none lost`);
   return duplicates;
 }

@@ -86,7 +86,6 @@ describe('kafka: the broker restarts while eddy relays (a private Kafka)', funct
     expect(said.some((m) => m.includes('/offramp/out/main: the brokers answer again'))).to.equal(true);
     await eventually(() => onramp.breaker.isOpen, 30000, 'the breaker restored');
     const duplicates = out.values.length - sent.length;
-    // eslint-disable-next-line no-console
     console.log(`      broker restarted: ${sent.length} events, ${duplicates} duplicates, none lost`);
   });
 });

@@ -147,7 +147,6 @@ describe('kafka -> window::aggregate -> kafka: one of two eddy processes killed 
   });
   afterEach(async function () {
     if (this.currentTest?.state === 'failed') {
-      // eslint-disable-next-line no-console
       for (const [i, c] of children.entries()) console.log(`      process ${i} said:\n${c.stderr().slice(-3000)}`);
     }
     await Promise.all(children.splice(0).map((c) => c.kill('SIGKILL')));
@@ -263,7 +262,6 @@ describe('kafka -> window::aggregate -> kafka: one of two eddy processes killed 
     const countedTwice = [...seen.values()].filter((c) => c > 1).length;
     // of those, counted twice in one window: the survivor re-reads its own uncommitted partitions after the rebalance
     const inOneWindow = windows.reduce((s, o) => s + o.ids.length - new Set(o.ids).size, 0);
-    // eslint-disable-next-line no-console
     console.log(
       `      ${sent.length} events, ${windows.length} windows emitted (${perWindow.size} distinct window/key, ${beforeKill} before the kill), ` +
         `${twice} emitted twice or more; ${countedTwice} ids counted more than once (${extra} extra counts, ${inOneWindow} of them in one window); ` +

@@ -69,7 +69,7 @@ describe('kv offramp: commands', () => {
     const scan = async (range: Record<string, unknown>) => {
       const data = (await kv.ask({ scan: range })) as { ok: { key: Buffer; value: unknown }[] };
       for (const entry of data.ok) expect(Buffer.isBuffer(entry.key), 'keys are binary').to.equal(true);
-      return data.ok.map((e) => `${e.key.toString()}=${e.value}`);
+      return data.ok.map((e) => `${e.key.toString()}=${String(e.value)}`);
     };
     expect(await scan({})).to.deep.equal(['a=A', 'b=B', 'c=C', 'd=D', 'e=E']);
     expect(await scan({ start: 'b', end: 'd' })).to.deep.equal(['b=B', 'c=C']);

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { VirtualTimeScheduler, type SchedulerLike } from 'rxjs';
+import { VirtualTimeScheduler, type SchedulerAction, type SchedulerLike } from 'rxjs';
 import { BufferedWriter } from '../../../src/connectors/_shared/buffered-writer';
 import { Alarm, Waiters } from '../../../src/connectors/_shared/waiters';
 import { createLogger } from '../../../src/core/logger';
@@ -131,7 +131,7 @@ describe('connector machinery: a shared process stream tells every offramp on it
     const writer = new BufferedWriter(slow);
     const seen: string[] = [];
     writer.watch({ full: () => seen.push('a full'), drained: () => seen.push('a drained') });
-    writer.write(Buffer.from('0123456789'));
+    void writer.write(Buffer.from('0123456789')); // settles once the stream takes it, which this test holds back
     writer.flush();
     // a watcher added while the stream is full is told at once
     writer.watch({ full: () => seen.push('b full'), drained: () => seen.push('b drained') });
@@ -180,7 +180,7 @@ describe('connector machinery: request waiters', () => {
   it('an Alarm never runs before the clock reaches its time, even on a scheduler whose timers fire early', () => {
     const clock = new VirtualTimeScheduler();
     // a timer set for d ms fires after only 90% of it, as a Node timer counting from a stale loop time can
-    const early: SchedulerLike = { now: () => clock.now(), schedule: (work: any, delay = 0, state?: any) => clock.schedule(work, Math.ceil(delay * 0.9), state) };
+    const early: SchedulerLike = { now: () => clock.now(), schedule: <T>(work: (this: SchedulerAction<T>, state?: T) => void, delay = 0, state?: T) => clock.schedule(work, Math.ceil(delay * 0.9), state) };
     const ran: number[] = [];
     new Alarm(early, 100, () => ran.push(clock.now()));
     clock.flush();

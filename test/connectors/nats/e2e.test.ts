@@ -146,7 +146,6 @@ describe('nats end to end over REST', function () {
       };
       await eventually(readNew, 30000, `all ${all} in OUT`).catch(() => undefined); // the assertion below names what is missing
       expect([...seen].sort((a, b) => a - b)).to.deep.equal(Array.from({ length: all }, (_, i) => i));
-      // eslint-disable-next-line no-console
       if (total > all) console.log(`      (${total - all} duplicates after the restart, none lost)`);
     } finally {
       await admin.close();

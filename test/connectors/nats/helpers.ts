@@ -81,7 +81,7 @@ function rampContext(url: string) {
 /** Config as the repository would fill it: the schema's defaults. */
 function filled(config: Record<string, unknown>): Record<string, unknown> {
   const options = { echo: true, max_reconnects: -1, tls: false, ...(config.options as object | undefined) };
-  const jetstream = config.jetstream ? { batch: 100, ack_wait_ms: 30000, ...(config.jetstream as object) } : undefined;
+  const jetstream = config.jetstream ? { batch: 100, ack_wait_ms: 30000, ...config.jetstream } : undefined;
   return { ...config, options, ...(jetstream ? { jetstream } : {}) };
 }
 
@@ -206,7 +206,7 @@ export class PrivateServer {
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
     let stderr = '';
-    child.stderr!.on('data', (d) => (stderr += d));
+    child.stderr.on('data', (d) => (stderr += d));
     this.child = child;
     await eventually(
       async () => {

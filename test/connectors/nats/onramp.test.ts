@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { StorageType, type JetStreamManager, type NatsConnection } from 'nats';
 import { createLogger } from '../../../src/core/logger';
 import { closeConnection, natsConnect } from '../../../src/connectors/nats/connection';
+import { natsOnramp } from '../../../src/connectors/nats/onramp';
 import { call, eventually, startRuntime, type Started } from '../../helpers/runtime';
 import { requireService } from '../../helpers/services';
 import { client, directOnramp, freePort, hdrs, monitorBase, serviceHost, unique, waitForSubscribers, type DirectOnramp } from './helpers';
@@ -102,7 +103,6 @@ describe('nats onramp (against the nats service)', function () {
     });
 
     it('refuses queue together with jetstream, and half of a credential pair', () => {
-      const { natsOnramp } = require('../../../src/connectors/nats/onramp') as typeof import('../../../src/connectors/nats/onramp');
       const base = { hosts: ['127.0.0.1:4222'], subject: 's', options: { echo: true, max_reconnects: -1, tls: false } };
       expect(() => natsOnramp.validate!({ ...base, queue: 'q', jetstream: { stream: 's', durable: 'd', batch: 1, ack_wait_ms: 1000 } })).to.throw(/queue and jetstream/);
       expect(() => natsOnramp.validate!({ ...base, options: { ...base.options, username: 'u' } })).to.throw(/username and options.password/);

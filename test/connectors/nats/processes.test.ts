@@ -116,7 +116,6 @@ describe('nats with several eddy processes (bin/eddy server run, one config)', f
       await eventually(() => unique_().size === n, 40000, `all ${n} messages relayed`);
       expect([...unique_()].sort((x, y) => x - y)).to.deep.equal(range(n));
       const duplicates = got.msgs.length - n;
-      // eslint-disable-next-line no-console
       console.log(`      (killed after ${beforeKill} relayed; ${duplicates} duplicates, none lost)`);
     });
   });

@@ -16,7 +16,7 @@ const text = (s: string) => new TextEncoder().encode(s);
 /** Publishes the artefacts and activates `binding` as instance `main`. */
 async function run(runtime: Runtime, artefacts: [string, Record<string, unknown>][], binding: string): Promise<void> {
   await runtime.start();
-  for (const [kind, artefact] of artefacts) runtime.publish(kind as 'onramp', artefact as never);
+  for (const [kind, artefact] of artefacts) runtime.publish(kind as 'onramp', artefact);
   await runtime.activate('binding', binding, 'main');
 }
 

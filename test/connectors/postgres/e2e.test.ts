@@ -69,7 +69,7 @@ describe('postgres over REST (real server)', function () {
         ['binding', { id: 'flow', links }],
       ]);
       const reply = await call(rt.base, 'POST', '/binding/flow/main');
-      return { status: reply.status, error: String((reply.body as { error?: unknown }).error ?? reply.text) };
+      return { status: reply.status, error: (reply.body as { error?: string }).error ?? reply.text };
     };
     const poll = { query: 'SELECT 1 WHERE $1::timestamptz < $2::timestamptz', interval_ms: 100 };
 

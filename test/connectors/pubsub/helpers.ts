@@ -98,10 +98,11 @@ export const consume = (config: Record<string, unknown>, sink?: SinkFn, extra?: 
 export class LoopbackGuard {
   readonly targets: string[] = [];
   readonly refused: string[] = [];
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- kept to be called with the socket as `this` (apply) and put back by uninstall
   private readonly original = Socket.prototype.connect;
 
   install(): void {
-    // eslint-disable-next-line @typescript-eslint/no-this-alias
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the patched connect gets the socket as `this`; the guard is reached through this name
     const guard = this;
     const original = this.original;
     Socket.prototype.connect = function (this: Socket, ...args: unknown[]) {
@@ -115,7 +116,7 @@ export class LoopbackGuard {
         }
       }
       return (original as (...a: unknown[]) => Socket).apply(this, args);
-    } as typeof Socket.prototype.connect;
+    };
   }
 
   uninstall(): void {

@@ -8,12 +8,14 @@ import { type Flow, type ProbeLog, probeOnramp, range, registriesWith, startFlow
 
 /** Captures what is written to stdout and stderr while `body` runs (the std and debug sinks write there). */
 async function quietly<T>(body: () => Promise<T>): Promise<T> {
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- kept only to be put back on the stream below
   const out = process.stdout.write;
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- as `out`
   const err = process.stderr.write;
   // a stream's write calls back once written: the std sinks ack then
   const discard = ((_chunk: unknown, encoding?: unknown, callback?: unknown) => {
     const done = typeof encoding === 'function' ? encoding : callback;
-    if (typeof done === 'function') process.nextTick(done as () => void);
+    if (typeof done === 'function') process.nextTick(done);
     return true;
   }) as typeof process.stdout.write;
   process.stdout.write = discard;

@@ -63,6 +63,7 @@ describe('delivery: the file offramp acks an event once its bytes are where it p
     const probe = await open(join(dir, 'probe'), 'w');
     const proto = Object.getPrototypeOf(probe) as { sync(): Promise<void> };
     await probe.close();
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- called with the handle as this (realSync.call) and put back afterwards
     const realSync = proto.sync;
     const synced: number[] = [];
     proto.sync = async function (this: { fd: number }) {

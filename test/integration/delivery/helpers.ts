@@ -110,6 +110,7 @@ export async function startFlow(spec: FlowSpec): Promise<Flow> {
 }
 
 /** Registries with the builtins plus the given test types. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- test types of any config type
 export function registriesWith(onramps: OnrampType<any>[], offramps: OfframpType<any>[]): Registries {
   const r = Registries.withBuiltins();
   for (const t of onramps) r.onramps.register(t.name, t);

@@ -95,7 +95,7 @@ describe('aggregate functions: distinct', () => {
           first.merge(second);
           for (const acc of [whole, first]) {
             const error = Math.abs((acc.result() as number) - n) / n;
-            expect(error, `${acc.result()} for ${n} ${kind}s`).to.be.at.most(3 * DISTINCT_STANDARD_ERROR);
+            expect(error, `${String(acc.result())} for ${n} ${kind}s`).to.be.at.most(3 * DISTINCT_STANDARD_ERROR);
           }
         },
       ),

@@ -7,9 +7,9 @@ const SCALE = 1024;
 /** Doubles that are whole multiples of 2^-10 (so exact rational arithmetic on them is BigInt arithmetic), ints and bigints. */
 const scaled = fc.integer({ min: -(2 ** 40), max: 2 ** 40 });
 const value = fc.oneof(
-  scaled.map((k) => ({ k: BigInt(k), v: k / SCALE as number | bigint })),
-  fc.integer({ min: -(2 ** 30), max: 2 ** 30 }).map((i) => ({ k: BigInt(i) * BigInt(SCALE), v: i as number | bigint })),
-  fc.bigInt({ min: -(2n ** 30n), max: 2n ** 30n }).map((i) => ({ k: i * BigInt(SCALE), v: i as number | bigint })),
+  scaled.map((k) => ({ k: BigInt(k), v: k / SCALE })),
+  fc.integer({ min: -(2 ** 30), max: 2 ** 30 }).map((i) => ({ k: BigInt(i) * BigInt(SCALE), v: i })),
+  fc.bigInt({ min: -(2n ** 30n), max: 2n ** 30n }).map((i) => ({ k: i * BigInt(SCALE), v: i })),
 );
 
 /** Exact mean and population variance of values k / SCALE, each rounded once to a double. */
@@ -31,7 +31,7 @@ function ratio(p: bigint, q: bigint): number {
 function close(got: unknown, want: number, relative: number): void {
   expect(got).to.be.a('number');
   const diff = Math.abs((got as number) - want);
-  expect(diff, `${got} vs ${want}`).to.be.at.most(relative * Math.abs(want) + 1e-300);
+  expect(diff, `${String(got)} vs ${want}`).to.be.at.most(relative * Math.abs(want) + 1e-300);
 }
 
 describe('aggregate functions: sum', () => {

@@ -15,7 +15,7 @@ const normal = fc.double({ noNaN: true, noDefaultInfinity: true }).filter((x) =>
 function within(got: unknown, want: number): void {
   expect(got).to.be.a('number');
   // the bound, plus rounding in computing a bucket's midpoint
-  expect(Math.abs((got as number) - want), `${got} vs ${want}`).to.be.at.most(Math.abs(want) * PERCENTILE_RELATIVE_ERROR * (1 + 1e-12));
+  expect(Math.abs((got as number) - want), `${String(got)} vs ${want}`).to.be.at.most(Math.abs(want) * PERCENTILE_RELATIVE_ERROR * (1 + 1e-12));
 }
 
 describe('aggregate functions: percentile', () => {
