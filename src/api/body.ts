@@ -71,7 +71,7 @@ export class BodyReader {
         if (e.type === 'entity.too.large') {
           return reject(new HttpError(413, `body: larger than ${this.settings.maxBodyBytes} bytes, the API's limit (--api-max-body)`));
         }
-        reject(new HttpError(typeof e.status === 'number' && e.status >= 400 && e.status < 500 ? e.status : 400, `body: ${e.message ?? String(err)}`));
+        reject(new HttpError(typeof e.status === 'number' && e.status >= 400 && e.status < 500 ? e.status : 400, `body: ${e.message ?? JSON.stringify(err)}`));
       }),
     );
   }

@@ -7,10 +7,10 @@ import type { CertificateWatch, Log, ServerTlsConfig } from '../connectors/_shar
  * TLS: a plain API does not load them at start-up (node:tls and node:https
  * take 2-3 ms).
  */
-/* eslint-disable @typescript-eslint/no-require-imports */
+/* eslint-disable @typescript-eslint/no-require-imports -- loaded on first use: a plain start must not load the TLS code */
 const https = () => require('node:https') as typeof import('node:https');
 const certificates = () => require('../connectors/_shared/tls') as typeof import('../connectors/_shared/tls');
-/* eslint-enable @typescript-eslint/no-require-imports */
+/* eslint-enable @typescript-eslint/no-require-imports -- the lazy requires end here */
 
 /** The flag that sets each field of the API's TLS (a 400 names a config field, a start error the flag). */
 export const apiTlsFlag = (field: string): string => `--api-tls-${field.replace(/_/g, '-')}`;
@@ -36,7 +36,7 @@ export function listenLazily(buildHandler: () => RequestListener, host: string, 
       server = https().createServer(serverOptions(tls, readServerTls(tls, apiTlsFlag)), serve);
     }
   } catch (err) {
-    return Promise.reject(err);
+    return Promise.reject(err instanceof Error ? err : new Error(String(err)));
   }
   return new Promise((resolve, reject) => {
     server.listen(port, host);

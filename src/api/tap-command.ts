@@ -16,7 +16,7 @@ export async function streamTap({ url, token }: TapTarget, out: NodeJS.WritableS
   try {
     res = await fetch(url, { headers: { accept: 'text/event-stream', ...(token ? { authorization: `Bearer ${token}` } : {}) } });
   } catch (e) {
-    err.write(`error: cannot reach ${url}: ${(e as Error).cause ?? (e as Error).message}\n`);
+    err.write(`error: cannot reach ${url}: ${describeCause(e as Error)}\n`);
     return 1;
   }
   if (res.status !== 200 || !res.body) {
@@ -63,4 +63,11 @@ function parseMessage(block: string): { event: string; data: string } {
     else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
   }
   return { event, data: data.join('\n') };
+}
+
+/** What a failed fetch says: its cause (the refused connection) when it has one, as text. */
+function describeCause(e: Error): string {
+  const cause: unknown = e.cause;
+  if (cause === undefined || cause === null) return e.message;
+  return cause instanceof Error ? `${cause.name}: ${cause.message}` : JSON.stringify(cause);
 }

@@ -236,7 +236,7 @@ async function serverRun(options: RunOptions): Promise<number> {
     try {
       // express is required on the first request, not here: `--no-api` never loads it, and the flows do not wait for it
       server = await listenLazily(
-        () => (require('../api/server') as typeof import('../api/server')).createApi(runtime, options.apiOptions), // eslint-disable-line @typescript-eslint/no-require-imports
+        () => (require('../api/server') as typeof import('../api/server')).createApi(runtime, options.apiOptions), // eslint-disable-line @typescript-eslint/no-require-imports -- express loads on the first request only
         options.host,
         options.port,
         options.apiTls,

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -42,7 +43,7 @@ describe('REST API over HTTP', () => {
     const reply = await call(rt.base, 'GET', '/version', { accept: 'application/yaml' });
     expect(reply.status).to.equal(200);
     expect(reply.type).to.equal('application/json');
-    expect(reply.body).to.deep.equal({ version: require('../../../package.json').version });
+    expect(reply.body).to.deep.equal({ version: (JSON.parse(readFileSync(join(__dirname, '../../../package.json'), 'utf8')) as { version: string }).version });
   });
 
   it('lists the system artefacts at start', async () => {
@@ -101,7 +102,7 @@ describe('REST API over HTTP', () => {
       expect((await call(rt.base, 'GET', '/onramp/ticks')).body).to.have.property('instances').that.deep.equals(['one']);
       expect((await call(rt.base, 'GET', '/pipeline/main/one')).status).to.equal(200);
       for (const kind of ['pipeline', 'onramp', 'offramp', 'binding']) {
-        const refused = await call(rt.base, 'DELETE', `/${kind}/${a[kind].id}`, { accept: f.accept });
+        const refused = await call(rt.base, 'DELETE', `/${kind}/${String(a[kind].id)}`, { accept: f.accept });
         expect(refused.status, kind).to.equal(409);
         expect(refused.body).to.have.property('error').that.matches(/running instances/);
       }
@@ -113,10 +114,10 @@ describe('REST API over HTTP', () => {
       expect((await call(rt.base, 'DELETE', '/binding/flow/one')).status).to.equal(404);
       expect((await call(rt.base, 'GET', '/binding/flow/one')).status).to.equal(404);
       for (const kind of ['pipeline', 'onramp', 'offramp']) {
-        expect((await call(rt.base, 'GET', `/${kind}/${a[kind].id}`)).body, kind).to.have.property('instances').that.deep.equals([]);
+        expect((await call(rt.base, 'GET', `/${kind}/${String(a[kind].id)}`)).body, kind).to.have.property('instances').that.deep.equals([]);
       }
       for (const kind of ['binding', 'pipeline', 'onramp', 'offramp']) {
-        expect((await call(rt.base, 'DELETE', `/${kind}/${a[kind].id}`)).status, kind).to.equal(200);
+        expect((await call(rt.base, 'DELETE', `/${kind}/${String(a[kind].id)}`)).status, kind).to.equal(200);
       }
     });
   }

@@ -93,7 +93,7 @@ export class OtlpHttpReceiver {
       this.server.once('error', failed);
       this.server.listen(port, host, () => {
         this.server.off('error', failed);
-        this.server.on('error', (err) => this.logWarning(`OTLP/HTTP server: ${err.message}`));
+        this.server.on('error', (err: Error) => this.logWarning(`OTLP/HTTP server: ${err.message}`));
         this.port = (this.server.address() as { port: number }).port;
         resolve(this.port);
       });

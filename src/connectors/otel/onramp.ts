@@ -212,7 +212,7 @@ export const otelOnramp: OnrampType<Static<typeof configSchema>> = {
       },
       close: () =>
         Promise.all([
-          watch?.stop(),
+          Promise.resolve(watch?.stop()),
           http?.close(SHUTDOWN_GRACE_MS),
           new Promise<void>((resolve) => {
             // calls in progress may finish; after the grace period every connection is dropped

@@ -40,7 +40,7 @@ interface GeneratedRoot {
   };
 }
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- a deep path to the generated protobuf root, which no export names
 const generated = require('@opentelemetry/otlp-transformer/build/src/generated/root') as GeneratedRoot;
 const collector = generated.opentelemetry.proto.collector;
 

@@ -151,7 +151,7 @@ class RestSource implements OnrampSource {
     /** TLS: the certificate files' watch, stopped at close */
     private readonly watch: CertificateWatch | undefined,
   ) {
-    server.on('error', (err) => ctx.logger.error(`Onramp ${ctx.url}: ${err.message}`));
+    server.on('error', (err: Error) => ctx.logger.error(`Onramp ${ctx.url}: ${err.message}`));
     // a failed handshake (an untrusted client, no client certificate when one is required) concerns that client only
     server.on('tlsClientError', (err: Error) => ctx.logger.debug(`Onramp ${ctx.url}: TLS handshake failed: ${err.message}`));
     this.scheme = watch === undefined ? 'http' : 'https';
@@ -220,7 +220,10 @@ class RestSource implements OnrampSource {
   /** Pauses or resumes every body being read, to match the gate. */
   private setFlowing(): void {
     const on = this.flowing;
-    for (const req of this.reading) on ? req.resume() : req.pause();
+    for (const req of this.reading) {
+      if (on) req.resume();
+      else req.pause();
+    }
   }
 
   private codecFor(contentType: string | undefined): string {

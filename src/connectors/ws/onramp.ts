@@ -274,7 +274,8 @@ class WsSource implements WsOnrampSource {
   }
 
   /** Linked: a reply goes to the connection whose message made the event it answers. */
-  private answer({ event, ids, encode }: OnrampReply): void {
+  private answer(reply: OnrampReply): void {
+    const { event, ids } = reply;
     const keys = ids.map(idKey);
     if (event.isBatch) {
       // the spec rejects batched replies; the requests they answer get an error notice instead of silence
@@ -284,7 +285,7 @@ class WsSource implements WsOnrampSource {
     }
     let payloads: Buffer[];
     try {
-      payloads = encode();
+      payloads = reply.encode();
     } catch (err) {
       const error = `cannot encode reply: ${(err as Error).message}`;
       this.waiters.answer(keys, { error });

@@ -5,7 +5,7 @@ import { eventually } from '../../helpers/runtime';
 import { freePort, recordingLogger } from '../net-helpers';
 import { attributes, logging, metering, otelFlow, signalOf, tracing, type OtelFlow } from './helpers';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- OTLP JSON read field by field in assertions
 
 const serviceName = (e: EddyEvent) => (attributes((e.data as Json).resource?.attributes)['service.name'] as { stringValue?: string } | undefined)?.stringValue;
 

@@ -7,7 +7,7 @@ import { call, eventually, startRuntime, type Started } from '../../helpers/runt
 import { freePort } from '../net-helpers';
 import { exportSpans, metering, recordedSpans, SUCCESS, traceExporter } from './helpers';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- OTLP JSON read field by field in assertions
 
 describe('otel end to end over the REST API', function () {
   this.timeout(20000);

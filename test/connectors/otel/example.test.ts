@@ -5,7 +5,7 @@ import { runExample, type EddyProcess } from '../example-runner';
 import { freePort } from '../net-helpers';
 import { EXPORT_PATHS, logging, NOT_PROTOBUF, RawClient, tracing } from './helpers';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- OTLP JSON read field by field in assertions
 
 describe('examples/otel.yaml', function () {
   this.timeout(30000);

@@ -21,7 +21,7 @@ import { collector as collectingType, Collected, freePort } from '../net-helpers
 import { attributes, signalOf } from './helpers';
 import { FileCollector, withoutEmpty } from './offramp-helpers';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- OTLP JSON read field by field in assertions
 type Transport = 'grpc' | 'http/protobuf' | 'http/json';
 const TRANSPORTS: Transport[] = ['grpc', 'http/protobuf', 'http/json'];
 

@@ -6,10 +6,10 @@ import { call, eventually, startRuntime } from '../../helpers/runtime';
 import { freePort } from '../net-helpers';
 import { EXPORT_PATHS, otelFlow, RawClient, signalOf, type OtelFlow } from './helpers';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- OTLP JSON read field by field in assertions
 
 /** The OpenTelemetry project's generated messages: the test encodes its protobuf requests and reads responses with them. */
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- a deep path to the generated protobuf root, which no export names
 const otlp = require('@opentelemetry/otlp-transformer/build/src/generated/root').opentelemetry.proto as Json;
 const TraceRequest = otlp.collector.trace.v1.ExportTraceServiceRequest;
 const TraceResponse = otlp.collector.trace.v1.ExportTraceServiceResponse;

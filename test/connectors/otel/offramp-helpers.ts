@@ -18,7 +18,7 @@ import { eventually } from '../../helpers/runtime';
 import { privateServiceLeftOut, SERVICES_SCRIPT, skipWithout } from '../../helpers/services';
 import { freePort } from '../net-helpers';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- OTLP JSON read field by field in assertions
 
 /** Long enough for a first build of the collector (Go module downloads and compile). */
 const BUILD_TIMEOUT_MS = 600_000;
@@ -197,7 +197,7 @@ function feedOnramp(feed: Feed & { frames: Subject<Frame> }): OnrampType {
       frames: feed.frames,
       transactional: true,
       onAck: (id) => void feed.acks.push(id.seq),
-      onFail: (id, insight) => void feed.fails.push({ seq: id.seq, error: String((insight.meta as { error?: unknown } | undefined)?.error ?? '') }),
+      onFail: (id, insight) => void feed.fails.push({ seq: id.seq, error: errorText((insight.meta as { error?: unknown } | undefined)?.error) }),
     }),
   };
 }
@@ -250,4 +250,9 @@ export function spanResource(service: string, names: string[], attributes: Json[
       },
     ],
   };
+}
+
+/** A fail's error as text: a string as it is, anything else as JSON. */
+function errorText(error: unknown): string {
+  return typeof error === 'string' ? error : error === undefined ? '' : JSON.stringify(error);
 }

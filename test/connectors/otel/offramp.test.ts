@@ -10,7 +10,7 @@ import { freePort, recordingLogger } from '../net-helpers';
 import { EXPORT_PATHS, otelFlow, type OtelFlow } from './helpers';
 import { feedToOfframp, FileCollector, spanResource, withoutEmpty, type FeedFlow } from './offramp-helpers';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- OTLP JSON read field by field in assertions
 
 /** A tiny OTLP/HTTP endpoint whose answers the test scripts: each request gets the next answer (the last one repeats). */
 class ScriptedEndpoint {

@@ -27,7 +27,7 @@ import {
   type OtelFlow,
 } from './helpers';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- OTLP JSON read field by field in assertions
 
 const spansOf = (e: EddyEvent): Json[] => (e.data as Json).scopeSpans.flatMap((s: Json) => s.spans);
 const spanNames = (events: EddyEvent[]) => events.flatMap(spansOf).map((s) => s.name);

@@ -70,6 +70,7 @@ function delaysSeen(): { scheduler: SchedulerLike; delays: number[] } {
   const delays: number[] = [];
   const scheduler: SchedulerLike = {
     now: () => asyncScheduler.now(),
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- RxJS's SchedulerLike.schedule is generic over its state; this fake takes any
     schedule: (work: any, delay?: number, state?: any) => {
       delays.push(delay ?? 0);
       return asyncScheduler.schedule(work, delay, state);

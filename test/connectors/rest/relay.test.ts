@@ -202,7 +202,7 @@ describe('rest relay: linked rest onramp -> linked rest offramp -> a real backen
     // every caller was answered while the backend still held what it got: the answers did not wait for it
     expect(holding.held.length, 'requests the backend holds').to.be.within(1, 2);
     const statuses = answers.map((a) => a.status);
-    expect(statuses.filter((s) => s !== 503 && s !== 504), `statuses ${statuses}`).to.deep.equal([]);
+    expect(statuses.filter((s) => s !== 503 && s !== 504), `statuses ${statuses.join(', ')}`).to.deep.equal([]);
     for (const a of answers.filter((a) => a.status === 503)) {
       expect(a.headers['retry-after']).to.equal('1');
       expect(JSON.parse(a.body).error).to.match(/not taken within 500 ms: the onramp is held back by backpressure/);
