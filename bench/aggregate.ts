@@ -160,8 +160,9 @@ function rows(): Row[] {
     raw('push while < 100, else dropped++', () => {
       const a: number[] = [];
       let dropped = 0;
-      for (let i = 0; i < latencies.length; i++) if (a.length < 100) a.push(latencies[i]);
-      else dropped++;
+      for (let i = 0; i < latencies.length; i++)
+        if (a.length < 100) a.push(latencies[i]);
+        else dropped++;
       return a.length + dropped;
     }),
   ];
@@ -206,10 +207,14 @@ function main(): void {
     console.log(`${r.name.padEnd(50)} ${(1e9 / ns / 1e6).toFixed(1).padStart(7)} M adds/s  ${ns.toFixed(1).padStart(6)} ns/add`);
   }
   const worst = percentileError();
-  console.log(`percentile: largest relative error over q = 0, 0.001, ..., 1 on 3 data sets: ${(worst * 100).toFixed(4)} % (bound ${(PERCENTILE_RELATIVE_ERROR * 100).toFixed(4)} %)`);
+  console.log(
+    `percentile: largest relative error over q = 0, 0.001, ..., 1 on 3 data sets: ${(worst * 100).toFixed(4)} % (bound ${(PERCENTILE_RELATIVE_ERROR * 100).toFixed(4)} %)`,
+  );
   for (const n of [2_000, 20_000, 200_000]) {
     const { bias, rms } = distinctError(n, n > 100_000 ? 10 : 30);
-    console.log(`distinct of ${n} strings: bias ${(bias * 100).toFixed(2)} %, rms error ${(rms * 100).toFixed(2)} % (standard error ${(DISTINCT_STANDARD_ERROR * 100).toFixed(2)} %)`);
+    console.log(
+      `distinct of ${n} strings: bias ${(bias * 100).toFixed(2)} %, rms error ${(rms * 100).toFixed(2)} % (standard error ${(DISTINCT_STANDARD_ERROR * 100).toFixed(2)} %)`,
+    );
   }
   if (sink === -1) console.log(sink);
 }

@@ -46,7 +46,12 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.le
 async function main(): Promise<void> {
   const lines = await loadLines(dataPath());
   const texts = lines.map((line) => line.toString('utf8'));
-  const accented = texts.map((text) => Buffer.from(text.replace(/("about":")([^"]*)/, (_, key: string, about: string) => key + about.replace(/a/g, 'é')), 'utf8'));
+  const accented = texts.map((text) =>
+    Buffer.from(
+      text.replace(/("about":")([^"]*)/, (_, key: string, about: string) => key + about.replace(/a/g, 'é')),
+      'utf8',
+    ),
+  );
   const json = builtinCodec('json');
   const msgpack = builtinCodec('msgpack');
   const string = builtinCodec('string');

@@ -81,7 +81,10 @@ function show(v: unknown): string {
     return `${uint.value ?? uint.toString()}u`;
   }
   if (v instanceof Map) return `{${[...v.entries()].map(([k, x]) => `${show(k)}: ${show(x)}`).join(', ')}}`;
-  if (ctor === 'Object') return `{${Object.entries(v as object).map(([k, x]) => `${JSON.stringify(k)}: ${show(x)}`).join(', ')}}`;
+  if (ctor === 'Object')
+    return `{${Object.entries(v as object)
+      .map(([k, x]) => `${JSON.stringify(k)}: ${show(x)}`)
+      .join(', ')}}`;
   return `<${ctor}>`;
 }
 
@@ -115,7 +118,7 @@ export const cases: Array<[string, string]> = [
   ['"hello".startsWith("he") && "hello".endsWith("lo") && "hello".contains("ll")', 'true'],
   ['"hello".matches("^h.*o$")', 'true'],
   ['"a" + "b"', '"ab"'],
-  ["'single' == \"single\"", 'true'],
+  ['\'single\' == "single"', 'true'],
   ['r"\\n".size()', '2'],
   ['"a\\tb".size()', '3'],
   ['"\\u00e9" == "é"', 'true'],
@@ -215,7 +218,8 @@ function main(): void {
     if (engine === eddy) {
       // its results are JSON-friendly (ints as numbers), so `show` cannot judge it: test/cel/compiled.test.ts compares it with @bufbuild/cel on every case
       console.log(`${engine.name}: conformance see test/cel/compiled.test.ts, ${s.evalsPerSec} evals/s, compile ${s.compileUs} µs/expr`);
-      for (const e of exprs) console.log(`  ${compileCel(e).compiled ? 'compiled   ' : 'interpreted'} ${e}: ${speed(eddy, raw, rounds, [e]).evalsPerSec} evals/s`);
+      for (const e of exprs)
+        console.log(`  ${compileCel(e).compiled ? 'compiled   ' : 'interpreted'} ${e}: ${speed(eddy, raw, rounds, [e]).evalsPerSec} evals/s`);
       continue;
     }
     const c = conformance(engine);

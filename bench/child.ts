@@ -129,7 +129,6 @@ export function runChild(args: string[], timeoutMs: number, env: NodeJS.ProcessE
   });
 }
 
-
 /** A loopback port nothing listens on right now, for a server a child process will bind. */
 export async function freePort(): Promise<number> {
   const server = createServer();

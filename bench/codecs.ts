@@ -25,7 +25,10 @@ function sampleEvents(): Buffer[] {
   const file = resolve(__dirname, '../../bench/data/data.json.xz');
   if (!existsSync(file)) throw new Error(`${file} is missing`);
   const text = xz.decompressSync(readFileSync(file)).toString('utf8');
-  return text.split('\n').filter((line) => line.length > 0).map((line) => Buffer.from(line, 'utf8'));
+  return text
+    .split('\n')
+    .filter((line) => line.length > 0)
+    .map((line) => Buffer.from(line, 'utf8'));
 }
 
 /** Runs `once` over every input until the time is up; returns items per second. */

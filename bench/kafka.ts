@@ -103,7 +103,11 @@ interface Running {
 }
 
 function spawnNode(args: string[]): { child: ChildProcess; out: () => string; exited: Promise<void> } {
-  const child = spawn(process.execPath, args, { cwd: REPO, env: { ...process.env, EDDY_LOG: process.env.EDDY_LOG ?? 'warn' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, args, {
+    cwd: REPO,
+    env: { ...process.env, EDDY_LOG: process.env.EDDY_LOG ?? 'warn' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
   const exited = new Promise<void>((r) => child.once('close', () => r()));
@@ -126,7 +130,10 @@ function startRaw(broker: string, group: string, topics: string[], output: strin
     async stop() {
       p.child.kill('SIGTERM');
       await p.exited;
-      const line = p.out().split('\n').find((l) => l.startsWith('{'));
+      const line = p
+        .out()
+        .split('\n')
+        .find((l) => l.startsWith('{'));
       return { peakRss: line ? (JSON.parse(line) as { peak_rss_bytes: number }).peak_rss_bytes : undefined };
     },
   };
@@ -265,7 +272,9 @@ export async function main(): Promise<KafkaBenchResult> {
   };
   try {
     const input = await topic(`${run}-in`);
-    const lines = readFileSync(LINES_FILE, 'utf8').split('\n').filter((l) => l.length > 0);
+    const lines = readFileSync(LINES_FILE, 'utf8')
+      .split('\n')
+      .filter((l) => l.length > 0);
     const t0 = performance.now();
     for (let i = 0; i < total; i += 2000) {
       const messages = [];
@@ -294,7 +303,15 @@ export async function main(): Promise<KafkaBenchResult> {
     };
     const raw = await measure('raw', (group, topics, output) => startRaw(broker, group, topics, output));
     const eddy = await measure('eddy', (group, topics, output) => startEddy(dir, 1, broker, group, topics, output, commit));
-    const result: KafkaBenchResult = { events: total, partitions, commit, eddy, raw, ratio: eddy.events_per_second / raw.events_per_second, load_average: load };
+    const result: KafkaBenchResult = {
+      events: total,
+      partitions,
+      commit,
+      eddy,
+      raw,
+      ratio: eddy.events_per_second / raw.events_per_second,
+      load_average: load,
+    };
     if (eddy.cpu_seconds && raw.cpu_seconds) result.cpu_ratio = eddy.events / eddy.cpu_seconds / (raw.events / raw.cpu_seconds);
     if (processes.includes(2)) result.eddy_2 = await measure('eddy2', (group, topics, output) => startEddy(dir, 2, broker, group, topics, output, commit));
     process.stdout.write(table(result) + '\n');

@@ -55,8 +55,7 @@ export interface PeersResult {
   table: string;
 }
 
-export const SKIP_MESSAGE =
-  'skipped: no peer given; set TREMOR_BIN=/path/to/tremor (0.11) and/or BENTHOS_BIN=/path/to/benthos (4.x) to compare against them';
+export const SKIP_MESSAGE = 'skipped: no peer given; set TREMOR_BIN=/path/to/tremor (0.11) and/or BENTHOS_BIN=/path/to/benthos (4.x) to compare against them';
 
 const SECS = envNumber('BENCH_SECS', 8);
 const WARMUP = envNumber('BENCH_WARMUP', 2);
@@ -470,7 +469,8 @@ async function runBenthos(bin: string, codec: PeerCodec, linesFile: string, line
     const t1 = performance.now();
     sample();
     const c1 = await metricsCount(port);
-    if (c0 === undefined || c1 === undefined) throw new Error(`no output_sent metric at http://127.0.0.1:${port}/metrics: ${err.trim().split('\n').slice(-3).join(' | ')}`);
+    if (c0 === undefined || c1 === undefined)
+      throw new Error(`no output_sent metric at http://127.0.0.1:${port}/metrics: ${err.trim().split('\n').slice(-3).join(' | ')}`);
     const events = c1 - c0;
     const cpu = cpuBetween(samples, t0, t1);
     return {
@@ -560,8 +560,10 @@ export async function main(eddy = join(REPO, 'bin', 'eddy'), dir = workDir(), sh
       else await attempt('tremor', codec, () => runTremor(tremor, codec, dir));
     }
     if (benthos) {
-      if (codec === 'msgpack') rows.push({ who: 'benthos', codec, command: '', status: 'skipped', message: 'not compared: Benthos has no msgpack replay input' });
-      else if (codec === 'group-by-count' || codec === 'real-workflow') rows.push({ who: 'benthos', codec, command: '', status: 'skipped', message: 'not compared: no Benthos config of this shape here' });
+      if (codec === 'msgpack')
+        rows.push({ who: 'benthos', codec, command: '', status: 'skipped', message: 'not compared: Benthos has no msgpack replay input' });
+      else if (codec === 'group-by-count' || codec === 'real-workflow')
+        rows.push({ who: 'benthos', codec, command: '', status: 'skipped', message: 'not compared: no Benthos config of this shape here' });
       else await attempt('benthos', codec, () => runBenthos(benthos, codec, linesFile, lines.length * copies, dir));
     }
   }
@@ -576,7 +578,8 @@ export async function main(eddy = join(REPO, 'bin', 'eddy'), dir = workDir(), sh
     }
   };
   await timeStart('eddy (1 worker)', process.execPath, [eddy, 'server', 'run', '-f', startupConfig, '--no-api']);
-  if (workers !== undefined) await timeStart(`eddy (--workers ${workers})`, process.execPath, [eddy, 'server', 'run', '-f', startupConfig, '--no-api', '--workers', String(workers)]);
+  if (workers !== undefined)
+    await timeStart(`eddy (--workers ${workers})`, process.execPath, [eddy, 'server', 'run', '-f', startupConfig, '--no-api', '--workers', String(workers)]);
   if (tremor) {
     writeFileSync(join(dir, 'tremor-startup.yaml'), TREMOR_STARTUP);
     writeFileSync(join(dir, 'main.trickle'), TREMOR_PIPELINE);

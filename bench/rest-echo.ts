@@ -130,12 +130,25 @@ export function parseWrk(out: string): WrkResult {
   const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
   const socketErrors = socket ? socket.slice(1).reduce((sum, n) => sum + Number(n), 0) : 0;
   const total = /(\d+) requests in/.exec(out);
-  return { requestsPerSecond: Number(rps[1]), requests: total ? Number(total[1]) : 0, p50: percentile('50'), p99: percentile('99'), errors: (non2xx ? Number(non2xx[1]) : 0) + socketErrors };
+  return {
+    requestsPerSecond: Number(rps[1]),
+    requests: total ? Number(total[1]) : 0,
+    p50: percentile('50'),
+    p99: percentile('99'),
+    errors: (non2xx ? Number(non2xx[1]) : 0) + socketErrors,
+  };
 }
 
-
 /** Warm up, then one measured wrk run against `server` listening on `port`. */
-async function measure(server: ChildProcess, port: number, body: string, script: string, connections: number, seconds: number, warmup: number): Promise<WrkResult> {
+async function measure(
+  server: ChildProcess,
+  port: number,
+  body: string,
+  script: string,
+  connections: number,
+  seconds: number,
+  warmup: number,
+): Promise<WrkResult> {
   await waitUp(port, body, 20000);
   if (warmup > 0) await wrk(port, script, connections, warmup);
   const cpuBefore = cpuSeconds(server.pid);

@@ -22,7 +22,19 @@ import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { Registries } from '../src/runtime/registries';
 import type { BlackholeReport } from '../src/connectors/blackhole/offramp';
-import { REPO, ROLLING_KEYS, TUMBLING_GROUPS, dataPath, envNumber, groupedLines, loadLines, rollingKeyLines, workDir, writeLines, writeMsgpackData } from './data';
+import {
+  REPO,
+  ROLLING_KEYS,
+  TUMBLING_GROUPS,
+  dataPath,
+  envNumber,
+  groupedLines,
+  loadLines,
+  rollingKeyLines,
+  workDir,
+  writeLines,
+  writeMsgpackData,
+} from './data';
 import { runChild } from './child';
 import type { RawKind, RawResult } from './raw';
 import type { SlowSinkReport } from './slow-sink';
@@ -56,8 +68,19 @@ export const BENCHES: Bench[] = [
   { name: 'passthrough-msgpack', file: 'passthrough-msgpack.yaml', raw: 'msgpack' },
   { name: 'merge-two-inputs', file: 'merge-two-inputs.yaml', raw: 'json' },
   { name: 'workflow', file: 'workflow.yaml', raw: 'json' },
-  { name: 'real-workflow', file: 'real-workflow.yaml', raw: 'real-workflow', note: "Tremor's real-workflow: runtime::cel classifies into meta class/rate/dimensions, grouper::bucket; target >= 0.7 per CPU-s" },
-  { name: 'real-workflow-w2', file: 'real-workflow.yaml', raw: 'real-workflow', workers: 2, note: 'real-workflow with --workers 2, beside Tremor 0.11.12 (see peers)' },
+  {
+    name: 'real-workflow',
+    file: 'real-workflow.yaml',
+    raw: 'real-workflow',
+    note: "Tremor's real-workflow: runtime::cel classifies into meta class/rate/dimensions, grouper::bucket; target >= 0.7 per CPU-s",
+  },
+  {
+    name: 'real-workflow-w2',
+    file: 'real-workflow.yaml',
+    raw: 'real-workflow',
+    workers: 2,
+    note: 'real-workflow with --workers 2, beside Tremor 0.11.12 (see peers)',
+  },
   { name: 'batch', file: 'batch.yaml', raw: 'json', eventsPerReport: 50 },
   { name: 'paced-latency', file: 'paced-latency.yaml', note: 'p99 target < 1 ms' },
   { name: 'slow-sink', note: 'in-process; see bench/slow-sink.ts' },
@@ -66,10 +89,33 @@ export const BENCHES: Bench[] = [
   { name: 'tcp-ingest', script: 'tcp-ingest', note: 'JSON lines over loopback; raw: a net server that splits, parses and re-serialises' },
   { name: 'startup', own: 'startup', note: 'spawn -> first event, beside `node -e`; see bench/startup.ts' },
   { name: 'peers', own: 'peers', note: 'Tremor / Benthos on the same shapes; TREMOR_BIN, BENTHOS_BIN; see bench/peers.ts' },
-  { name: 'group-by-count', file: 'group-by-count.yaml', raw: 'group-by-count', note: "Tremor's group-by-count: count windows of 10 per index_type, count() and collect(event); events/s are input events" },
-  { name: 'group-by-count-w2', file: 'group-by-count.yaml', raw: 'group-by-count', workers: 2, note: 'group-by-count with --workers 2, beside Tremor 0.11.12 (~175,000 input events/s on two cores)' },
-  { name: 'tumbling-groups', file: 'tumbling-groups.yaml', raw: 'tumbling-groups', note: '1 s tumbling processing-time windows, 1,000 groups, five aggregates' },
-  { name: 'soak-windows', file: 'soak-windows.yaml', raw: 'soak-windows', optIn: true, secs: () => envNumber('BENCH_SOAK_SECS', 60), note: '1 s tumbling windows over 100,000 rolling keys for 60 s; RSS flat (last tenth of the window within 10 % of its second tenth)' },
+  {
+    name: 'group-by-count',
+    file: 'group-by-count.yaml',
+    raw: 'group-by-count',
+    note: "Tremor's group-by-count: count windows of 10 per index_type, count() and collect(event); events/s are input events",
+  },
+  {
+    name: 'group-by-count-w2',
+    file: 'group-by-count.yaml',
+    raw: 'group-by-count',
+    workers: 2,
+    note: 'group-by-count with --workers 2, beside Tremor 0.11.12 (~175,000 input events/s on two cores)',
+  },
+  {
+    name: 'tumbling-groups',
+    file: 'tumbling-groups.yaml',
+    raw: 'tumbling-groups',
+    note: '1 s tumbling processing-time windows, 1,000 groups, five aggregates',
+  },
+  {
+    name: 'soak-windows',
+    file: 'soak-windows.yaml',
+    raw: 'soak-windows',
+    optIn: true,
+    secs: () => envNumber('BENCH_SOAK_SECS', 60),
+    note: '1 s tumbling windows over 100,000 rolling keys for 60 s; RSS flat (last tenth of the window within 10 % of its second tenth)',
+  },
   { name: 'soak', file: 'soak.yaml', raw: 'json', optIn: true, secs: () => envNumber('BENCH_SOAK_SECS', 60), note: 'peak RSS target < 200 MB' },
 ];
 
@@ -189,12 +235,17 @@ class Runner {
     const vars: Record<string, string> = { DATA: dataPath(), WARMUP: String(WARMUP), SECS: String(secs) };
     const text = readFileSync(join(REPO, 'bench', bench.file!), 'utf8');
     if (text.includes('${DATA_MSGPACK}')) vars.DATA_MSGPACK = this.msgpackData ??= await writeMsgpackData(dataPath(), this.dir);
-    if (text.includes('${DATA_GROUPS}')) vars.DATA_GROUPS = this.groupsData ??= writeLines(groupedLines(await loadLines(dataPath()), TUMBLING_GROUPS), this.dir, 'data-groups.json');
-    if (text.includes('${DATA_KEYS}')) vars.DATA_KEYS = this.keysData ??= writeLines(rollingKeyLines(await loadLines(dataPath()), ROLLING_KEYS), this.dir, 'data-keys.json');
+    if (text.includes('${DATA_GROUPS}'))
+      vars.DATA_GROUPS = this.groupsData ??= writeLines(groupedLines(await loadLines(dataPath()), TUMBLING_GROUPS), this.dir, 'data-groups.json');
+    if (text.includes('${DATA_KEYS}'))
+      vars.DATA_KEYS = this.keysData ??= writeLines(rollingKeyLines(await loadLines(dataPath()), ROLLING_KEYS), this.dir, 'data-keys.json');
     if (text.includes('${INTERVAL}')) {
       if (this.jsonMax === undefined) {
         process.stderr.write('  (measuring json passthrough first, for the pacing)\n');
-        const row = await this.runConfig(BENCHES.find((b) => b.name === 'passthrough-json')!, false);
+        const row = await this.runConfig(
+          BENCHES.find((b) => b.name === 'passthrough-json')!,
+          false,
+        );
         if (row.status !== 'ok') throw new Error(`cannot pace: passthrough-json ${row.status}: ${row.message}`);
       }
       // half the maximum rate: nanoseconds between events
@@ -276,7 +327,8 @@ class Runner {
         .filter(Boolean)
         .join('; ');
     }
-    if (bench.name === 'soak') row.extra = [`${secs} s; peak RSS ${r.peak_rss_bytes < 200 * 1048576 ? '<' : '>='} 200 MB`, row.extra].filter(Boolean).join('; ');
+    if (bench.name === 'soak')
+      row.extra = [`${secs} s; peak RSS ${r.peak_rss_bytes < 200 * 1048576 ? '<' : '>='} 200 MB`, row.extra].filter(Boolean).join('; ');
     return row;
   }
 
@@ -310,7 +362,14 @@ class Runner {
     const runs = startup.runsFromEnv();
     const rows = await startup.measureStartup(startup.startupTargets(EDDY), runs);
     const eddy = startup.summarise(rows[1]);
-    return { name: bench.name, status: 'ok', rss: eddy.rssMedianBytes, extra: startup.startupSummaryLine(rows), detail: [startup.startupTable(rows), startup.caCertsNote(rows)].filter(Boolean).join('\n'), report: rows };
+    return {
+      name: bench.name,
+      status: 'ok',
+      rss: eddy.rssMedianBytes,
+      extra: startup.startupSummaryLine(rows),
+      detail: [startup.startupTable(rows), startup.caCertsNote(rows)].filter(Boolean).join('\n'),
+      report: rows,
+    };
   }
 
   /** The peers comparison: a skip row without TREMOR_BIN / BENTHOS_BIN. */
@@ -436,7 +495,9 @@ async function main(): Promise<number> {
     runner.cleanup();
   }
   process.stdout.write(`\n${header}\n` + table(runner.rows) + '\n');
-  process.stdout.write('eddy/raw: events/s over the faster of the raw runs just before and after; per CPU-s: the same ratio in events per CPU-second (eddy: /proc samples over the measured window; raw: its own cpuUsage)\n');
+  process.stdout.write(
+    'eddy/raw: events/s over the faster of the raw runs just before and after; per CPU-s: the same ratio in events per CPU-second (eddy: /proc samples over the measured window; raw: its own cpuUsage)\n',
+  );
   if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify(runner.rows, null, 2) + '\n');
   return runner.rows.some((r) => r.status === 'failed') ? 1 : 0;
 }

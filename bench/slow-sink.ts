@@ -55,7 +55,12 @@ class Deliveries {
   bytes = 0;
   inFlight = 0;
   maxInFlight = 0;
-  readonly histogram = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 100_000_000_000, numberOfSignificantValueDigits: 2, useWebAssembly: false });
+  readonly histogram = hdr.build({
+    lowestDiscernibleValue: 1,
+    highestTrackableValue: 100_000_000_000,
+    numberOfSignificantValueDigits: 2,
+    useWebAssembly: false,
+  });
 
   mark(event: EddyEvent): void {
     if (this.uid === -1) this.uid = event.id.uid;

@@ -146,22 +146,25 @@ function rawServer(port: number, warmup: number, seconds: number): Promise<Serve
         t0 = performance.now();
         cpu0 = process.cpuUsage();
       }, warmup * 1000);
-      setTimeout(() => {
-        measuring = false;
-        const secs = (performance.now() - t0) / 1000;
-        const cpu = process.cpuUsage(cpu0);
-        for (const s of sockets) s.destroy();
-        server.close();
-        resolve({
-          events,
-          bytes,
-          seconds: secs,
-          events_per_second: events / secs,
-          megabytes_per_second: bytes / secs / 1048576,
-          cpu_seconds: (cpu.user + cpu.system) / 1e6,
-          peak_rss_bytes: process.resourceUsage().maxRSS * 1024,
-        });
-      }, (warmup + seconds) * 1000);
+      setTimeout(
+        () => {
+          measuring = false;
+          const secs = (performance.now() - t0) / 1000;
+          const cpu = process.cpuUsage(cpu0);
+          for (const s of sockets) s.destroy();
+          server.close();
+          resolve({
+            events,
+            bytes,
+            seconds: secs,
+            events_per_second: events / secs,
+            megabytes_per_second: bytes / secs / 1048576,
+            cpu_seconds: (cpu.user + cpu.system) / 1e6,
+            peak_rss_bytes: process.resourceUsage().maxRSS * 1024,
+          });
+        },
+        (warmup + seconds) * 1000,
+      );
     });
   });
 }
@@ -211,7 +214,11 @@ mapping:
 /** One server (eddy or raw) fed by one client process; the client outlives the server's window. */
 async function measure(server: (port: number) => Promise<ServerResult>, warmup: number, seconds: number, connections: number): Promise<ServerResult> {
   const port = await freePort();
-  const clientDone = runNode([__filename, 'client', String(port), String(warmup + seconds + 30), String(connections)], undefined, (warmup + seconds + 60) * 1000);
+  const clientDone = runNode(
+    [__filename, 'client', String(port), String(warmup + seconds + 30), String(connections)],
+    undefined,
+    (warmup + seconds + 60) * 1000,
+  );
   try {
     return await server(port);
   } finally {
@@ -293,6 +300,7 @@ if (require.main === module) {
     process.exit(1);
   };
   if (role === 'client') client(Number(args[0]), Number(args[1]), Number(args[2])).then(() => process.exit(0), fail);
-  else if (role === 'raw') rawServer(Number(args[0]), Number(args[1]), Number(args[2])).then((r) => (process.stdout.write(JSON.stringify(r) + '\n'), process.exit(0)), fail);
+  else if (role === 'raw')
+    rawServer(Number(args[0]), Number(args[1]), Number(args[2])).then((r) => (process.stdout.write(JSON.stringify(r) + '\n'), process.exit(0)), fail);
   else main().then(() => undefined, fail);
 }

@@ -33,18 +33,7 @@ export type { OperatorType, OperatorNode, OperatorContext } from './pipeline/ope
 export { operators, codecs, preprocessors, postprocessors, onramps, offramps } from './builtins';
 export type { Codec, CodecType } from './codecs/codec';
 export type { Preprocessor, Postprocessor, PreprocessorType, PostprocessorType, FrameContext } from './processors/processor';
-export type {
-  OnrampType,
-  OnrampSource,
-  OnrampContext,
-  OnrampReply,
-  OfframpType,
-  OfframpContext,
-  Frame,
-  FrameResult,
-  Sink,
-  Gate,
-} from './connectors/connector';
+export type { OnrampType, OnrampSource, OnrampContext, OnrampReply, OfframpType, OfframpContext, Frame, FrameResult, Sink, Gate } from './connectors/connector';
 export type { JsonSchema } from './schema/json-schema';
 export { CircuitBreaker } from './contraflow/circuit-breaker';
 export { version } from './version';

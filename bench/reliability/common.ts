@@ -300,7 +300,7 @@ export function writeIdFile(path: string, count: number): void {
 /** `1-3, 7, 9-12` for a sorted list of ids, at most `max` ranges. */
 export function ranges(ids: number[], max = 6): string {
   const out: string[] = [];
-  for (let i = 0; i < ids.length; ) {
+  for (let i = 0; i < ids.length;) {
     let j = i;
     while (j + 1 < ids.length && ids[j + 1] === ids[j] + 1) j++;
     out.push(i === j ? `${ids[i]}` : `${ids[i]}-${ids[j]}`);

@@ -47,7 +47,10 @@ const publishId = fc.oneof(
 
 /** A segment as it goes into the path: mostly percent-encoded, sometimes raw tricks the encoder would have hidden. */
 const segment = (id: fc.Arbitrary<string>) =>
-  fc.oneof({ arbitrary: id.map((s) => encodeURIComponent(s)), weight: 12 }, { arbitrary: fc.constantFrom('%', '%zz', '%00', '%2e%2e', '%2F', '..', ';x', '~', '%C0%AE'), weight: 1 });
+  fc.oneof(
+    { arbitrary: id.map((s) => encodeURIComponent(s)), weight: 12 },
+    { arbitrary: fc.constantFrom('%', '%zz', '%00', '%2e%2e', '%2F', '..', ';x', '~', '%C0%AE'), weight: 1 },
+  );
 
 const kindSegment = fc.oneof(
   { arbitrary: fc.constantFrom<string>(...KINDS), weight: 12 },
@@ -81,24 +84,48 @@ const contentType = fc.oneof(
   { arbitrary: fc.constantFrom(...YAML_TYPES), weight: 4 },
   { arbitrary: fc.constant(undefined), weight: 2 },
   {
-    arbitrary: fc.constantFrom('text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', 'application/msgpack', '*/*', ';', 'application/json, application/yaml'),
+    arbitrary: fc.constantFrom(
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      'application/xml',
+      'application/msgpack',
+      '*/*',
+      ';',
+      'application/json, application/yaml',
+    ),
     weight: 2,
   },
   { arbitrary: fc.string({ maxLength: 30 }), weight: 1 },
 );
 
-const mediaRange = fc.constantFrom('application/json', 'application/yaml', 'text/yaml', 'application/x-yaml', '*/*', 'application/*', 'text/html', 'text/*', 'image/png');
+const mediaRange = fc.constantFrom(
+  'application/json',
+  'application/yaml',
+  'text/yaml',
+  'application/x-yaml',
+  '*/*',
+  'application/*',
+  'text/html',
+  'text/*',
+  'image/png',
+);
 const accept = fc.oneof(
   { arbitrary: fc.constant(undefined), weight: 4 },
   { arbitrary: mediaRange, weight: 4 },
   {
-    arbitrary: fc.array(fc.tuple(mediaRange, fc.option(fc.constantFrom('0', '0.1', '0.5', '1', '1.0', '2', '-1', 'abc', '0.0001'))), { minLength: 2, maxLength: 4 }).map((parts) => parts.map(([type, q]) => (q === null ? type : `${type};q=${q}`)).join(', ')),
+    arbitrary: fc
+      .array(fc.tuple(mediaRange, fc.option(fc.constantFrom('0', '0.1', '0.5', '1', '1.0', '2', '-1', 'abc', '0.0001'))), { minLength: 2, maxLength: 4 })
+      .map((parts) => parts.map(([type, q]) => (q === null ? type : `${type};q=${q}`)).join(', ')),
     weight: 3,
   },
   { arbitrary: fc.string({ maxLength: 40 }), weight: 1 },
 );
 
-const origin = fc.oneof({ arbitrary: fc.constant(undefined), weight: 12 }, { arbitrary: fc.constantFrom('http://127.0.0.1', 'http://evil.example', 'null', 'file://'), weight: 1 });
+const origin = fc.oneof(
+  { arbitrary: fc.constant(undefined), weight: 12 },
+  { arbitrary: fc.constantFrom('http://127.0.0.1', 'http://evil.example', 'null', 'file://'), weight: 1 },
+);
 
 /** A valid artefact of `kind` named `id`, of a safe type. */
 const artefact = (kind: Kind, id: fc.Arbitrary<string>): fc.Arbitrary<Record<string, unknown>> => {
@@ -134,20 +161,22 @@ const artefact = (kind: Kind, id: fc.Arbitrary<string>): fc.Arbitrary<Record<str
 
 /** Small structural damage to a valid artefact: keys removed, values replaced by random JSON, extra keys, a wrong-typed id. */
 const mutate = (value: Record<string, unknown>): fc.Arbitrary<unknown> =>
-  fc.array(fc.tuple(fc.integer({ min: 0, max: 4 }), fc.string({ maxLength: 12 }), fc.jsonValue({ maxDepth: 3 })), { minLength: 1, maxLength: 3 }).map((edits) => {
-    const out: Record<string, unknown> = structuredClone(value);
-    for (const [op, key, json] of edits) {
-      const keys = Object.keys(out);
-      const pick = keys.length ? keys[key.length % keys.length] : 'id';
-      if (op === 0) delete out[pick];
-      else if (op === 1) out[pick] = json;
-      else if (op === 2) out[key] = json;
-      else if (op === 3) out.id = json;
-      else if (typeof out.config === 'object' && out.config !== null) (out.config as Record<string, unknown>)[key] = json;
-      else out.config = json;
-    }
-    return out;
-  });
+  fc
+    .array(fc.tuple(fc.integer({ min: 0, max: 4 }), fc.string({ maxLength: 12 }), fc.jsonValue({ maxDepth: 3 })), { minLength: 1, maxLength: 3 })
+    .map((edits) => {
+      const out: Record<string, unknown> = structuredClone(value);
+      for (const [op, key, json] of edits) {
+        const keys = Object.keys(out);
+        const pick = keys.length ? keys[key.length % keys.length] : 'id';
+        if (op === 0) delete out[pick];
+        else if (op === 1) out[pick] = json;
+        else if (op === 2) out[key] = json;
+        else if (op === 3) out.id = json;
+        else if (typeof out.config === 'object' && out.config !== null) (out.config as Record<string, unknown>)[key] = json;
+        else out.config = json;
+      }
+      return out;
+    });
 
 /** How a body value is written: by the request's content type when it names one, otherwise either. */
 const serialise = (value: unknown, type: string | undefined, asYaml: boolean): Buffer => {
@@ -197,7 +226,10 @@ export const HOSTILE: Record<string, { type: string; make: () => Buffer }> = {
   'json-depth-10000': { type: 'application/json', make: () => Buffer.from('['.repeat(10000) + ']'.repeat(10000)) },
   'json-depth-100000': { type: 'application/json', make: () => Buffer.from('{"a":'.repeat(100000) + '1' + '}'.repeat(100000)) },
   'yaml-flow-depth-10000': { type: 'application/yaml', make: () => Buffer.from('['.repeat(10000) + ']'.repeat(10000)) },
-  'yaml-block-depth-2000': { type: 'application/yaml', make: () => Buffer.from(Array.from({ length: 2000 }, (_, i) => `${' '.repeat(i)}a:`).join('\n') + ' 1') },
+  'yaml-block-depth-2000': {
+    type: 'application/yaml',
+    make: () => Buffer.from(Array.from({ length: 2000 }, (_, i) => `${' '.repeat(i)}a:`).join('\n') + ' 1'),
+  },
   'yaml-alias-expansion': { type: 'application/yaml', make: () => Buffer.from(aliasBomb(9, 9)) },
   'json-2mb-array': { type: 'application/json', make: () => Buffer.from(JSON.stringify(Array.from({ length: 250000 }, (_, i) => i))) },
   'body-12mb': { type: 'application/json', make: () => Buffer.alloc(12 * 1024 * 1024, 0x61) },
@@ -212,7 +244,7 @@ function aliasBomb(levels: number, width: number): string {
   return lines.join('\n');
 }
 
-const kindOfPath = (p: string): Kind => (KINDS as readonly string[]).find((k) => p.startsWith(`/${k}`)) as Kind ?? 'onramp';
+const kindOfPath = (p: string): Kind => ((KINDS as readonly string[]).find((k) => p.startsWith(`/${k}`)) as Kind) ?? 'onramp';
 
 /** The body of a request, given its path and content type. */
 const body = (p: string, type: string | undefined): fc.Arbitrary<{ body?: Buffer; hostile?: string; type?: string }> => {
@@ -243,7 +275,10 @@ const seg = (id: fc.Arbitrary<string>) => segment(id);
  */
 const operation: fc.Arbitrary<{ method: string; path: string; withBody: boolean }> = fc.oneof(
   { arbitrary: kindArb.map((k) => ({ method: 'POST', path: `/${k}`, withBody: true })), weight: 35 },
-  { arbitrary: fc.tuple(kindArb, seg(anyId), seg(instanceId), fc.boolean()).map(([k, a, i, b]) => ({ method: 'POST', path: `/${k}/${a}/${i}`, withBody: b })), weight: 12 },
+  {
+    arbitrary: fc.tuple(kindArb, seg(anyId), seg(instanceId), fc.boolean()).map(([k, a, i, b]) => ({ method: 'POST', path: `/${k}/${a}/${i}`, withBody: b })),
+    weight: 12,
+  },
   { arbitrary: kindArb.map((k) => ({ method: 'GET', path: `/${k}`, withBody: false })), weight: 6 },
   { arbitrary: fc.tuple(kindArb, seg(anyId)).map(([k, a]) => ({ method: 'GET', path: `/${k}/${a}`, withBody: false })), weight: 6 },
   { arbitrary: fc.tuple(kindArb, seg(anyId), seg(instanceId)).map(([k, a, i]) => ({ method: 'GET', path: `/${k}/${a}/${i}`, withBody: false })), weight: 5 },
@@ -256,7 +291,9 @@ const operation: fc.Arbitrary<{ method: string; path: string; withBody: boolean 
 export function generateRequests(count: number, seed: number): FuzzRequest[] {
   const request = fc
     .record({ op: operation, contentType, accept, origin })
-    .chain((r) => (r.op.withBody ? body(r.op.path, r.contentType) : fc.constant<{ body?: Buffer; hostile?: string; type?: string }>({})).map((b) => ({ ...r, ...b })))
+    .chain((r) =>
+      (r.op.withBody ? body(r.op.path, r.contentType) : fc.constant<{ body?: Buffer; hostile?: string; type?: string }>({})).map((b) => ({ ...r, ...b })),
+    )
     .map((r): FuzzRequest => {
       const headers: Record<string, string> = {};
       const type = r.type ?? r.contentType;
@@ -308,11 +345,37 @@ const damage = (line: Buffer) =>
 
 /** Values at the edges of what a JSON codec carries. */
 const EDGE_LINES = [
-  '9007199254740992', '9007199254740993', '-9007199254740993', '18446744073709551615', '-9223372036854775808',
-  '1e400', '-0', '0.1e-400', '{"a":1,"a":2}', ' {} ', '[]', 'null', 'true', '""', '"\\ud800"', '"\\u0000"',
-  '\ufeff{}', '{"a":"\u2028"}', '[1,]', '{"a":1}{"b":2}', '', ' ', '\r', 'NaN', '{"__proto__":{"x":1}}',
+  '9007199254740992',
+  '9007199254740993',
+  '-9007199254740993',
+  '18446744073709551615',
+  '-9223372036854775808',
+  '1e400',
+  '-0',
+  '0.1e-400',
+  '{"a":1,"a":2}',
+  ' {} ',
+  '[]',
+  'null',
+  'true',
+  '""',
+  '"\\ud800"',
+  '"\\u0000"',
+  '\ufeff{}',
+  '{"a":"\u2028"}',
+  '[1,]',
+  '{"a":1}{"b":2}',
+  '',
+  ' ',
+  '\r',
+  'NaN',
+  '{"__proto__":{"x":1}}',
 ].map((s) => Buffer.from(s));
-const OVERLONG_UTF8 = [Buffer.from([0x22, 0xc0, 0xaf, 0x22]), Buffer.from([0x22, 0xed, 0xa0, 0x80, 0x22]), Buffer.from([0x22, 0xf8, 0x88, 0x80, 0x80, 0x80, 0x22])];
+const OVERLONG_UTF8 = [
+  Buffer.from([0x22, 0xc0, 0xaf, 0x22]),
+  Buffer.from([0x22, 0xed, 0xa0, 0x80, 0x22]),
+  Buffer.from([0x22, 0xf8, 0x88, 0x80, 0x80, 0x80, 0x22]),
+];
 
 /** `count` lines (no newline inside any), the same for the same seed and samples. */
 export function generateLines(count: number, seed: number, samples: Buffer[]): FuzzLine[] {

@@ -136,12 +136,23 @@ function send(port: number, agent: Agent, method: string, path: string, headers:
     };
     let req;
     try {
-      req = httpRequest({ host: '127.0.0.1', port, method, path, headers: body ? { ...headers, 'content-length': String(body.length) } : headers, agent, timeout: REQUEST_TIMEOUT_MS }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => finish(res.statusCode ?? 'none', Buffer.concat(chunks).toString('utf8')));
-        res.on('error', () => finish(res.statusCode ?? 'none', ''));
-      });
+      req = httpRequest(
+        {
+          host: '127.0.0.1',
+          port,
+          method,
+          path,
+          headers: body ? { ...headers, 'content-length': String(body.length) } : headers,
+          agent,
+          timeout: REQUEST_TIMEOUT_MS,
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => finish(res.statusCode ?? 'none', Buffer.concat(chunks).toString('utf8')));
+          res.on('error', () => finish(res.statusCode ?? 'none', ''));
+        },
+      );
     } catch (err) {
       // the client refused to build it (a header value it considers invalid): not a request the server saw
       finish('none', `client: ${(err as Error).message}`);
@@ -179,7 +190,9 @@ class Server {
       const list = await this.request({ method: 'GET', path: `/${kind}`, headers: { accept: 'application/json' } });
       if (list.status !== 200) throw new Error(`GET /${kind} answered ${list.status}: ${list.text.slice(0, 200)}`);
       const ids = (JSON.parse(list.text) as string[]).slice().sort();
-      const states = await Promise.all(ids.map((id) => this.request({ method: 'GET', path: `/${kind}/${encodeURIComponent(id)}`, headers: { accept: 'application/json' } })));
+      const states = await Promise.all(
+        ids.map((id) => this.request({ method: 'GET', path: `/${kind}/${encodeURIComponent(id)}`, headers: { accept: 'application/json' } })),
+      );
       parts.push(`${kind}: ${ids.join(', ')}`);
       states.forEach((s, i) => parts.push(`  ${ids[i]} ${s.status} ${s.text}`));
     }
@@ -301,19 +314,29 @@ async function restFuzz(count: number, seed: number, log: (line: string) => void
         } else if (now !== state) result.successfulChanges++;
         state = now;
       }
-      if ((i + 1) % 1000 === 0) log(`fuzz: ${i + 1}/${requests.length} requests, ${result.serverErrors} 5xx, ${result.stateChanges.length} state changes after failures`);
+      if ((i + 1) % 1000 === 0)
+        log(`fuzz: ${i + 1}/${requests.length} requests, ${result.serverErrors} 5xx, ${result.stateChanges.length} state changes after failures`);
     }
     // the server must still answer at the end
     const last = await server.request({ method: 'GET', path: '/version' });
     if (last.status !== 200 || server.proc.exit) {
-      result.crashes.push({ afterRequest: requests.length, exit: String(server.proc.exit?.signal ?? server.proc.exit?.code ?? `GET /version: ${last.status}`), stderr: server.proc.stderrTail().slice(-1500) });
+      result.crashes.push({
+        afterRequest: requests.length,
+        exit: String(server.proc.exit?.signal ?? server.proc.exit?.code ?? `GET /version: ${last.status}`),
+        stderr: server.proc.stderrTail().slice(-1500),
+      });
     }
   } finally {
     await server.stop();
     tmp.remove();
   }
   latencies.sort((a, b) => a - b);
-  result.latencyMs = { p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: latencies.at(-1) ?? 0, over1s: latencies.filter((l) => l > 1000).length };
+  result.latencyMs = {
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    max: latencies.at(-1) ?? 0,
+    over1s: latencies.filter((l) => l > 1000).length,
+  };
   result.hostile = [...hostile.values()].sort((a, b) => a.name.localeCompare(b.name));
   result.seconds = (performance.now() - started) / 1000;
   return result;
@@ -481,6 +504,9 @@ function compareWithOracle(lines: FuzzLine[], errText: string): Pick<EventFuzzRe
       note(`not JSON for JSON.parse, on out: ${show}`);
     }
   }
-  const errors = [...messages].sort((a, b) => b[1] - a[1]).slice(0, 8).map(([message, count]) => ({ message, count }));
+  const errors = [...messages]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 8)
+    .map(([message, count]) => ({ message, count }));
   return { errors, rejectedValid, acceptedInvalid, disagreements };
 }

@@ -40,7 +40,9 @@ function command(sections: string[]): string {
     .sort()
     .map((k) => `${k}=${process.env[k]}`);
   const viaNpm = process.env.npm_lifecycle_event === 'reliability';
-  const run = viaNpm ? `npm run reliability${sections.length ? ` -- ${sections.join(' ')}` : ''}` : `node dist/bench/reliability/main.js${sections.length ? ` ${sections.join(' ')}` : ''}`;
+  const run = viaNpm
+    ? `npm run reliability${sections.length ? ` -- ${sections.join(' ')}` : ''}`
+    : `node dist/bench/reliability/main.js${sections.length ? ` ${sections.join(' ')}` : ''}`;
   return [...env, run].join(' ');
 }
 

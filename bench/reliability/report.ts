@@ -115,7 +115,17 @@ kill, so none may be missing; duplicates are allowed (at-least-once:
 events written but not yet acknowledged when the process died are replayed).
 
 ${table(
-  ['run', 'kill at (lines)', 'lines in the file after the kill', 'last id before the kill', 'lines the restart wrote', 'lost', 'duplicated', 'lost ids', 'restart ended'],
+  [
+    'run',
+    'kill at (lines)',
+    'lines in the file after the kill',
+    'last id before the kill',
+    'lines the restart wrote',
+    'lost',
+    'duplicated',
+    'lost ids',
+    'restart ended',
+  ],
   r.runs.map((x) => [
     x.run,
     fmt(x.killAt),
@@ -173,14 +183,28 @@ each was in flight for more than 100 ms, a second connection asked for \`/versio
 
 ${table(
   ['body', 'count', 'statuses', 'slowest answer', 'slowest /version meanwhile'],
-  rest.hostile.map((h) => [h.name, h.count, statuses(h.statuses), `${fmt(h.maxMs)} ms`, h.maxProbeMs === undefined ? 'answered within 100 ms' : `${fmt(h.maxProbeMs)} ms`]),
+  rest.hostile.map((h) => [
+    h.name,
+    h.count,
+    statuses(h.statuses),
+    `${fmt(h.maxMs)} ms`,
+    h.maxProbeMs === undefined ? 'answered within 100 ms' : `${fmt(h.maxProbeMs)} ms`,
+  ]),
 )}
 `);
   }
   if (rest.examples500.length) lines.push(`5xx answers (first ${rest.examples500.length}):\n\n${rest.examples500.map((e) => `- ${code(e)}`).join('\n')}\n`);
   if (rest.stateChanges.length)
-    lines.push(`State changed by failed requests (first 5):\n\n${rest.stateChanges.slice(0, 5).map((c) => `- ${c.status} for ${code(c.request)}: ${code(c.before)} became ${code(c.after)}`).join('\n')}\n`);
-  if (rest.crashes.length) lines.push(`Crashes:\n\n${rest.crashes.map((c) => `- after request ${c.afterRequest}: exit ${c.exit}; stderr ends ${code(c.stderr.slice(-300))}`).join('\n')}\n`);
+    lines.push(
+      `State changed by failed requests (first 5):\n\n${rest.stateChanges
+        .slice(0, 5)
+        .map((c) => `- ${c.status} for ${code(c.request)}: ${code(c.before)} became ${code(c.after)}`)
+        .join('\n')}\n`,
+    );
+  if (rest.crashes.length)
+    lines.push(
+      `Crashes:\n\n${rest.crashes.map((c) => `- after request ${c.afterRequest}: exit ${c.exit}; stderr ends ${code(c.stderr.slice(-300))}`).join('\n')}\n`,
+    );
 
   lines.push(`### Mutated events into a tcp onramp
 
@@ -214,7 +238,13 @@ ${table(
   Object.entries(ev.byKind).map(([k, v]) => [k, fmt(v.lines), fmt(v.valid)]),
 )}
 `);
-  if (ev.errors?.length) lines.push(`Most frequent errors on \`err\` (digits shown as N):\n\n${table(['error', 'count'], ev.errors.map((e) => [code(e.message, true), fmt(e.count)]))}\n`);
+  if (ev.errors?.length)
+    lines.push(
+      `Most frequent errors on \`err\` (digits shown as N):\n\n${table(
+        ['error', 'count'],
+        ev.errors.map((e) => [code(e.message, true), fmt(e.count)]),
+      )}\n`,
+    );
   if (ev.disagreements?.length) lines.push(`Where eddy and the oracle disagree:\n\n${ev.disagreements.map((d) => `- ${code(d)}`).join('\n')}\n`);
   return lines.join('\n');
 }
@@ -246,11 +276,17 @@ ${table(
   [
     ['events emitted by the blaster', r.sent === undefined ? '?' : fmt(r.sent)],
     ['events received by the peer', fmt(r.received)],
-    ['events lost (emitted − received)', lost === undefined ? '?' : `${fmt(lost)} (${r.disconnects.length ? fmt(lost / r.disconnects.length, 1) : '–'} per disconnect)`],
+    [
+      'events lost (emitted − received)',
+      lost === undefined ? '?' : `${fmt(lost)} (${r.disconnects.length ? fmt(lost / r.disconnects.length, 1) : '–'} per disconnect)`,
+    ],
     ['batches into the offramp / sent / failed', `${r.offramp.in ?? '?'} / ${r.offramp.out ?? '?'} / ${r.offramp.error ?? '?'}`],
     ['disconnects by the peer', fmt(r.disconnects.length)],
     ['connections the offramp made (1 + reconnects)', fmt(r.connections)],
-    ['RSS first sample / after 1 min / min / max / last', `${mb(rss[0] ?? 0)} / ${mb(warm?.rssBytes ?? 0)} / ${mb(Math.min(...rss))} / ${mb(Math.max(...rss))} / ${mb(rss.at(-1) ?? 0)} MB`],
+    [
+      'RSS first sample / after 1 min / min / max / last',
+      `${mb(rss[0] ?? 0)} / ${mb(warm?.rssBytes ?? 0)} / ${mb(Math.min(...rss))} / ${mb(Math.max(...rss))} / ${mb(rss.at(-1) ?? 0)} MB`,
+    ],
     ['RSS trend over the second half (least squares)', slope === undefined ? '?' : `${fmt(slope, 1)} MB per hour`],
     ['CPU', cpuPct === undefined ? '?' : `${fmt(r.cpuSeconds ?? 0)} s, ${fmt(cpuPct, 1)} % of one core on average`],
     ['exit after SIGTERM', `status ${r.exitCode} after ${fmt(r.exitMs)} ms`],
@@ -281,7 +317,17 @@ the process's exit. Lost = ids the witness saw that are not in the file.
 
 ${table(
   ['run', 'SIGTERM at (lines)', 'exit status', 'signal → exit', 'emitted (witness)', 'lines in the file', 'lost', 'duplicated', 'gaps in the witness'],
-  r.runs.map((x) => [x.run, fmt(x.signalAt), x.exitCode ?? '–', `${fmt(x.exitMs)} ms`, fmt(x.emitted) + (x.sourceFinished ? ' (source done)' : ''), fmt(x.fileLines), `**${fmt(x.lost)}**`, fmt(x.duplicated), fmt(x.witnessGaps)]),
+  r.runs.map((x) => [
+    x.run,
+    fmt(x.signalAt),
+    x.exitCode ?? '–',
+    `${fmt(x.exitMs)} ms`,
+    fmt(x.emitted) + (x.sourceFinished ? ' (source done)' : ''),
+    fmt(x.fileLines),
+    `**${fmt(x.lost)}**`,
+    fmt(x.duplicated),
+    fmt(x.witnessGaps),
+  ]),
 )}
 
 Signal to exit: median ${fmt(ms[Math.floor(ms.length / 2)] ?? 0)} ms, max ${fmt(ms.at(-1) ?? 0)} ms; **${fmt(lost)} events lost** over ${r.runs.length} run${r.runs.length === 1 ? '' : 's'}.

@@ -87,7 +87,9 @@ export async function runShutdown(log: (line: string) => void): Promise<Shutdown
       const config = join(tmp.path, `flow-${run}.yaml`);
       writeFileSync(config, fill(CONFIG, { IDS: ids, N: sourceEvents, OUT: out, BATCH: batch.count, TIMEOUT: batch.timeoutMs }));
       const r = await oneRun(run, config, out, step * run, sourceEvents);
-      log(`shutdown run ${run}/${runs}: SIGTERM at ${r.signalAt} lines, exit ${r.exitCode} after ${r.exitMs.toFixed(0)} ms, emitted ${r.emitted}, in the file ${r.fileLines}, lost ${r.lost}, duplicated ${r.duplicated}`);
+      log(
+        `shutdown run ${run}/${runs}: SIGTERM at ${r.signalAt} lines, exit ${r.exitCode} after ${r.exitMs.toFixed(0)} ms, emitted ${r.emitted}, in the file ${r.fileLines}, lost ${r.lost}, duplicated ${r.duplicated}`,
+      );
       result.runs.push(r);
     }
     return result;

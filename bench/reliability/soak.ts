@@ -171,7 +171,9 @@ export async function runSoak(log: (line: string) => void): Promise<SoakResult> 
     const dropper = setInterval(() => {
       disconnects.push(elapsed());
       sink.dropAll();
-      log(`soak: ${elapsed().toFixed(0)} s, dropped the offramp's connection (${sink.lines} lines so far, RSS ${((samples.at(-1)?.rssBytes ?? 0) / 1048576).toFixed(1)} MB)`);
+      log(
+        `soak: ${elapsed().toFixed(0)} s, dropped the offramp's connection (${sink.lines} lines so far, RSS ${((samples.at(-1)?.rssBytes ?? 0) / 1048576).toFixed(1)} MB)`,
+      );
     }, disconnectEverySecs * 1000);
     let exitMs = 0;
     let exitCode: number | null = null;

@@ -78,7 +78,13 @@ describe('crononome in virtual time', () => {
   it('sets the event shape: onramp, ingest_ns, id, trigger with name and payload (only when given), origin', () => {
     ts.run(({ expectObservable }) => {
       const clock = clockAt(ts, BASE);
-      const source = create([{ name: 'two', expr: '*/2 * * * * *', payload: { hello: 'world' } }, { name: 'plain', expr: '1 * * * * *' }], clock.scheduler);
+      const source = create(
+        [
+          { name: 'two', expr: '*/2 * * * * *', payload: { hello: 'world' } },
+          { name: 'plain', expr: '1 * * * * *' },
+        ],
+        clock.scheduler,
+      );
       const ns = (ms: number) => BigInt(BASE + ms) * 1_000_000n;
       const frame = (ms: number, id: number, trigger: unknown): Frame => ({
         stream: 0,
@@ -98,7 +104,13 @@ describe('crononome in virtual time', () => {
       const clock = clockAt(ts, BASE);
       const breaker = new CircuitBreaker();
       const source = create([{ name: 'sec', expr: '* * * * * *' }], clock.scheduler, breaker);
-      const runtime = new OnrampRuntime({ ctx: { url: '/onramp/cron/test', uid: 1, hostname: 'host', logger, requestExit: () => undefined }, breaker, source, codec: json.create(), preprocessors: () => [] });
+      const runtime = new OnrampRuntime({
+        ctx: { url: '/onramp/cron/test', uid: 1, hostname: 'host', logger, requestExit: () => undefined },
+        breaker,
+        source,
+        codec: json.create(),
+        preprocessors: () => [],
+      });
       cold('2500ms t 3999ms r').subscribe((x) => (x === 't' ? breaker.trigger('/offramp/slow/x') : breaker.restore('/offramp/slow/x')));
       // trigger at 2.5 s, restore at 6.5 s: the ticks of 3, 4, 5 and 6 s are gone, not delivered late
       expectObservable(runtime.out$.pipe(map((e) => (e.data as { id: number }).id)), '^ 8500ms !').toBe('1000ms a 999ms b 4999ms c 999ms d', {
@@ -130,10 +142,10 @@ describe('crononome in virtual time', () => {
       const source = create([{ name: 'sec', expr: '* * * * * *' }], clock.scheduler);
       // at 2.5 s the clock leaps 3 s: the timer for 3 s runs when it is already 6 s, so 3 s is skipped and 7 s is next
       cold('2500ms j').subscribe(() => clock.jump(3000));
-      expectObservable(source.frames.pipe(map((f) => `${tick(f)}@${(f.value as { ingest_ns: bigint }).ingest_ns / 1_000_000n - BigInt(BASE)}`)), '^ 5500ms !').toBe(
-        '1000ms a 999ms b 1999ms c 999ms d',
-        { a: 'sec:0@1000', b: 'sec:1@2000', c: 'sec:2@7000', d: 'sec:3@8000' },
-      );
+      expectObservable(
+        source.frames.pipe(map((f) => `${tick(f)}@${(f.value as { ingest_ns: bigint }).ingest_ns / 1_000_000n - BigInt(BASE)}`)),
+        '^ 5500ms !',
+      ).toBe('1000ms a 999ms b 1999ms c 999ms d', { a: 'sec:0@1000', b: 'sec:1@2000', c: 'sec:2@7000', d: 'sec:3@8000' });
     });
   });
 
@@ -152,10 +164,18 @@ describe('crononome in virtual time', () => {
 
   it('refuses an illegal expression with an error naming the entry, before anything runs', () => {
     const clock = clockAt(ts, BASE);
-    expect(() => create([{ name: 'ok', expr: '* * * * * *' }, { name: 'bad', expr: '61 * * * * *' }], clock.scheduler)).to.throw(
-      /^entries\[1\] \(bad\): illegal expression '61 \* \* \* \* \*': .*61/,
+    expect(() =>
+      create(
+        [
+          { name: 'ok', expr: '* * * * * *' },
+          { name: 'bad', expr: '61 * * * * *' },
+        ],
+        clock.scheduler,
+      ),
+    ).to.throw(/^entries\[1\] \(bad\): illegal expression '61 \* \* \* \* \*': .*61/);
+    expect(() => create([{ name: 'five', expr: '* * * * *' }], clock.scheduler)).to.throw(
+      /entries\[0\] \(five\): illegal expression '\* \* \* \* \*': expected six fields .* got 5/,
     );
-    expect(() => create([{ name: 'five', expr: '* * * * *' }], clock.scheduler)).to.throw(/entries\[0\] \(five\): illegal expression '\* \* \* \* \*': expected six fields .* got 5/);
     expect(() => create([{ name: 'feb', expr: '0 0 0 30 2 *' }], clock.scheduler)).to.throw(/entries\[0\] \(feb\): illegal expression/);
     expect(clock.delays).to.deep.equal([]);
   });

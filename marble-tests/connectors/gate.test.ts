@@ -58,7 +58,9 @@ describe('the onramp gate (shared machinery)', () => {
     testScheduler().run(({ hot, cold, expectObservable }) => {
       const input = hot('  a-bcde----------f|');
       const { breaker, runtime } = build(() => ({}), input.pipe(map(frame)));
-      cold('               -t----r----R').subscribe((k) => (k === 't' ? breaker.trigger('/offramp/x/one') : breaker.restore(k === 'r' ? '/offramp/x/one' : '/offramp/y/one')));
+      cold('               -t----r----R').subscribe((k) =>
+        k === 't' ? breaker.trigger('/offramp/x/one') : breaker.restore(k === 'r' ? '/offramp/x/one' : '/offramp/y/one'),
+      );
       // a downstream part that shuts the gate when it sees c, in the middle of the release of b..e
       let seen = false;
       const downstream = runtime.out$.pipe(
@@ -90,9 +92,7 @@ describe('the onramp gate (shared machinery)', () => {
         (log) => ({ pause: () => void log.push('pause'), resume: () => void log.push('resume') }),
         input.pipe(map(frame)),
       );
-      cold('               -xy--X---Y').subscribe((k) =>
-        k === k.toLowerCase() ? breaker.trigger(k) : breaker.restore(k.toLowerCase()),
-      );
+      cold('               -xy--X---Y').subscribe((k) => (k === k.toLowerCase() ? breaker.trigger(k) : breaker.restore(k.toLowerCase())));
       expectObservable(runtime.out$.pipe(map((e) => e.data))).toBe('a--------(bc)--d|');
       flush();
       expect(calls).to.deep.equal(['pause', 'resume']);

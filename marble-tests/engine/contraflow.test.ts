@@ -44,9 +44,7 @@ describe('circuit breaker', () => {
   it('stays closed until every part that triggered it has restored', () => {
     scheduler.run(({ cold, expectObservable }) => {
       const breaker = new CircuitBreaker();
-      cold('-a-b-A-B', { a: 'a', b: 'b', A: 'A', B: 'B' }).subscribe((x) =>
-        x === x.toLowerCase() ? breaker.trigger(x) : breaker.restore(x.toLowerCase()),
-      );
+      cold('-a-b-A-B', { a: 'a', b: 'b', A: 'A', B: 'B' }).subscribe((x) => (x === x.toLowerCase() ? breaker.trigger(x) : breaker.restore(x.toLowerCase())));
       expectObservable(breaker.changes).toBe('tf-----t', { t: true, f: false });
     });
   });

@@ -43,7 +43,13 @@ describe('pipeline graph compiled to RxJS', () => {
     const outs: EddyEvent[] = [];
     p.output('out').subscribe((e) => outs.push(e));
     // 25 closes [0, 10); 3 is then late, and `late` is linked nowhere; 'x' is no time (err, linked nowhere)
-    for (const [seq, ts] of [[1, 3], [2, 25], [3, 3], [4, 'x']] as const) p.input('in').next(ev(1, seq, { ts }));
+    for (const [seq, ts] of [
+      [1, 3],
+      [2, 25],
+      [3, 3],
+      [4, 'x'],
+    ] as const)
+      p.input('in').next(ev(1, seq, { ts }));
     expect(outs.map((e) => e.data)).to.deep.equal([{ n: 1 }]);
     expect(p.counts.get('w|unlinked|late')).to.deep.equal({ count: 1 });
     expect(p.counts.get('w|unlinked|err')).to.deep.equal({ count: 1 });

@@ -20,7 +20,7 @@ describe('runtime::cel', () => {
       const node = celNode(
         {
           meta: { class: 'event.level.lowerAscii() == "error" ? "alert" : "info"', from: 'meta.host' },
-          set: { 'count': 'event.count + 1', 'user.tag': 'event.user.name + "!" ', 'stats.double': 'event.count * 2' },
+          set: { count: 'event.count + 1', 'user.tag': 'event.user.name + "!" ', 'stats.double': 'event.count * 2' },
           remove: ['user.secret'],
         },
         'm',

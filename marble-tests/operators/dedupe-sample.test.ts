@@ -9,7 +9,13 @@ import { ev, testContext, testScheduler } from './helpers';
 const portOf = ({ port, event }: PortEvent) => `${port}:${String((event.data as { k: unknown }).k)}`;
 
 /** Feeds a marble of events through a node in virtual time and compares `port:key` per emission. */
-function expectPorts(make: (ctx: ReturnType<typeof testContext>) => OperatorNode, input: string, values: Record<string, EddyEvent>, expected: string, outputs: Record<string, string>): void {
+function expectPorts(
+  make: (ctx: ReturnType<typeof testContext>) => OperatorNode,
+  input: string,
+  values: Record<string, EddyEvent>,
+  expected: string,
+  outputs: Record<string, string>,
+): void {
   const s = testScheduler();
   s.run(({ cold, expectObservable }) => {
     expectObservable(make(testContext(s)).apply(cold(input, values)).pipe(map(portOf))).toBe(expected, outputs);
@@ -23,14 +29,23 @@ describe('generic::dedupe', () => {
     // a at 0; its repeat at 4 is a duplicate, at 10 (10 ms after the first, not after the repeat) it passes again
     const values = { a: k(1, 'x'), b: k(2, 'y'), c: k(3, 'x'), d: k(4, 'x'), e: k(5, 1), f: k(6, 1.0) };
     expectPorts((ctx) => dedupeNode({ key: 'event.k', within: 10 }, ctx), 'a-b-c-----d-e-f|', values, 'A-B-C-----D-E-F|', {
-      A: 'out:x', B: 'out:y', C: 'duplicate:x', D: 'out:x', E: 'out:1', F: 'duplicate:1',
+      A: 'out:x',
+      B: 'out:y',
+      C: 'duplicate:x',
+      D: 'out:x',
+      E: 'out:1',
+      F: 'duplicate:1',
     });
   });
 
   it('forgets the least recently seen key past max_keys', () => {
     const values = { a: k(1, 'a'), b: k(2, 'b'), c: k(3, 'c'), d: k(4, 'a'), e: k(5, 'c') };
     expectPorts((ctx) => dedupeNode({ key: 'event.k', max_keys: 2 }, ctx), 'abcde|', values, 'ABCDE|', {
-      A: 'out:a', B: 'out:b', C: 'out:c', D: 'out:a', E: 'duplicate:c',
+      A: 'out:a',
+      B: 'out:b',
+      C: 'out:c',
+      D: 'out:a',
+      E: 'duplicate:c',
     });
   });
 
@@ -54,7 +69,13 @@ describe('generic::sample', () => {
   it('keeps 1 in N: the 1st, the N+1th, …', () => {
     const values = Object.fromEntries([...'abcdefg'].map((c, i) => [c, k(i + 1, i + 1)]));
     expectPorts((ctx) => sampleNode({ one_in: 3 }, ctx), 'abcdefg|', values, 'ABCDEFG|', {
-      A: 'out:1', B: 'dropped:2', C: 'dropped:3', D: 'out:4', E: 'dropped:5', F: 'dropped:6', G: 'out:7',
+      A: 'out:1',
+      B: 'dropped:2',
+      C: 'dropped:3',
+      D: 'out:4',
+      E: 'dropped:5',
+      F: 'dropped:6',
+      G: 'out:7',
     });
   });
 
@@ -66,7 +87,9 @@ describe('generic::sample', () => {
     const outs: string[] = [];
     s.run(({ cold }) => {
       const values = Object.fromEntries([...keys, ...keys].map((key, i) => [String.fromCharCode(97 + i), k(i + 1, key)]));
-      sampleNode({ one_in: 2, key: 'event.k' }, testContext(s)).apply(cold(`${Object.keys(values).join('')}|`, values)).subscribe((o) => outs.push(portOf(o)));
+      sampleNode({ one_in: 2, key: 'event.k' }, testContext(s))
+        .apply(cold(`${Object.keys(values).join('')}|`, values))
+        .subscribe((o) => outs.push(portOf(o)));
     });
     expect(outs).to.deep.equal([...keys, ...keys].map((key) => `${kept.has(key) ? 'out' : 'dropped'}:${key}`));
   });
@@ -75,7 +98,11 @@ describe('generic::sample', () => {
     const values = { a: k(1, 'x'), b: k(2, 'x'), c: k(3, 'y'), d: k(4, 'x'), e: k(5, 'x') };
     // a, b, c and d in second 0; e in second 1
     expectPorts((ctx) => sampleNode({ per_second: 2, key: 'event.k' }, ctx), 'abcd 1s e|', values, 'ABCD 1s E|', {
-      A: 'out:x', B: 'out:x', C: 'out:y', D: 'dropped:x', E: 'out:x',
+      A: 'out:x',
+      B: 'out:x',
+      C: 'out:y',
+      D: 'dropped:x',
+      E: 'out:x',
     });
   });
 

@@ -9,7 +9,9 @@ function run(config: ReduceConfig, events: EddyEvent[], marble?: string): PortEv
   const outs: PortEvent[] = [];
   s.run(({ cold }) => {
     const values = Object.fromEntries(events.map((e, i) => [String.fromCharCode(97 + i), e]));
-    reduceNode(config, testContext(s, 'r')).apply(cold(marble ?? `${Object.keys(values).join('')}|`, values)).subscribe((o) => outs.push(o));
+    reduceNode(config, testContext(s, 'r'))
+      .apply(cold(marble ?? `${Object.keys(values).join('')}|`, values))
+      .subscribe((o) => outs.push(o));
   });
   return outs;
 }
@@ -41,13 +43,20 @@ describe('generic::reduce', () => {
   it('gives the reduced event an id of its own that tracks every member, transactional when any was', () => {
     const outs = run({ max_events: 2 }, [ev(1, { n: 1 }), { ...ev(2, { n: 2 }), transactional: true, opMeta: { 7: 'wal' } }]);
     expect(outs[0].event.id).to.deep.equal({ uid: UID, seq: 1 });
-    expect(outs[0].event.tracked).to.deep.equal([{ uid: 1, seq: 1 }, { uid: 1, seq: 2 }]);
+    expect(outs[0].event.tracked).to.deep.equal([
+      { uid: 1, seq: 1 },
+      { uid: 1, seq: 2 },
+    ]);
     expect(outs[0].event.transactional).to.equal(true);
     expect(outs[0].event.opMeta).to.deep.equal({ 7: 'wal' });
   });
 
   it('sends an event of a new group past max_groups to overflow, and a failing expression to err', () => {
-    const outs = run({ group_by: { h: 'event.h' }, max_groups: 1, starts_when: 'event.s' }, [ev(1, { h: 1, s: true }), ev(2, { h: 2, s: true }), ev(3, { h: 1 })]);
+    const outs = run({ group_by: { h: 'event.h' }, max_groups: 1, starts_when: 'event.s' }, [
+      ev(1, { h: 1, s: true }),
+      ev(2, { h: 2, s: true }),
+      ev(3, { h: 1 }),
+    ]);
     expect(outs.map((o) => [o.port, o.event.data, o.event.meta.error])).to.deep.equal([
       ['overflow', { h: 2, s: true }, undefined],
       ['err', { h: 1 }, 'generic::reduce node r: starts_when: field not found: s'],
@@ -56,12 +65,21 @@ describe('generic::reduce', () => {
   });
 
   it('keeps groups apart whose keys print alike: the number 5, the big integer 5 and the string "5" are three hosts', () => {
-    const outs = run({ group_by: { h: 'event.h' }, merge: { n: 'sum' } }, [ev(1, { h: '9007199254740993', n: 1 }), ev(2, { h: 9007199254740993n, n: 2 }), ev(3, { h: '9007199254740993', n: 4 })]);
-    expect(outs.map((o) => o.event.data)).to.deep.equal([{ h: '9007199254740993', n: 5 }, { h: 9007199254740993n, n: 2 }]);
+    const outs = run({ group_by: { h: 'event.h' }, merge: { n: 'sum' } }, [
+      ev(1, { h: '9007199254740993', n: 1 }),
+      ev(2, { h: 9007199254740993n, n: 2 }),
+      ev(3, { h: '9007199254740993', n: 4 }),
+    ]);
+    expect(outs.map((o) => o.event.data)).to.deep.equal([
+      { h: '9007199254740993', n: 5 },
+      { h: 9007199254740993n, n: 2 },
+    ]);
   });
 
   it('refuses a bad config naming the field', () => {
-    expect(() => reduce.validate!({ merge: { a: { strategy: 'sum', separator: ',' } } }, 'n')).to.throw('generic::reduce node n: merge.a.separator: only with strategy concat');
+    expect(() => reduce.validate!({ merge: { a: { strategy: 'sum', separator: ',' } } }, 'n')).to.throw(
+      'generic::reduce node n: merge.a.separator: only with strategy concat',
+    );
     expect(() => reduce.validate!({ ends_when: 'event.' }, 'n')).to.throw('generic::reduce node n: ends_when:');
     expect(() => reduce.validate!({ timeout: 'x' }, 'n')).to.throw('generic::reduce node n: timeout:');
   });

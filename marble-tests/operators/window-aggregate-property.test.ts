@@ -42,7 +42,9 @@ describe('window::aggregate against a naive recomputation', () => {
   it('gives every window and group the aggregates the naive model computes, for random event-time streams', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.record({ t: fc.integer({ min: 0, max: 200 }), k: fc.constantFrom('a', 'b', 'c'), v: fc.integer({ min: -1000, max: 1000 }) }), { maxLength: 60 }),
+        fc.array(fc.record({ t: fc.integer({ min: 0, max: 200 }), k: fc.constantFrom('a', 'b', 'c'), v: fc.integer({ min: -1000, max: 1000 }) }), {
+          maxLength: 60,
+        }),
         fc.constantFrom([10, 10], [10, 5], [20, 5], [7, 7], [9, 3]),
         fc.integer({ min: 0, max: 30 }),
         (events, [size, hop], lateness) => {
@@ -56,7 +58,9 @@ describe('window::aggregate against a naive recomputation', () => {
           // event time needs no timers: the events go in at once, then the input completes (the rest is flushed)
           const outs: PortEvent[] = [];
           const input = new Subject<EddyEvent>();
-          windowAggregateNode(config, testContext(testScheduler())).apply(input).subscribe((o) => outs.push(o));
+          windowAggregateNode(config, testContext(testScheduler()))
+            .apply(input)
+            .subscribe((o) => outs.push(o));
           events.forEach((e, i) => input.next(ev(i + 1, e)));
           input.complete();
           const { windows: expected, late } = naive(events, size, hop, lateness);

@@ -8,7 +8,13 @@ import { PIPELINE, UID, ev, testContext, testScheduler } from './helpers';
 const seen = ({ port, event }: PortEvent) => ({ port, data: event.data, meta: event.meta });
 
 /** Runs the node over a cold marble of events and compares what it emits, in virtual time. */
-function expectWindows(config: WindowAggregateConfig, input: string, values: Record<string, EddyEvent>, expected: string, outputs: Record<string, unknown>): void {
+function expectWindows(
+  config: WindowAggregateConfig,
+  input: string,
+  values: Record<string, EddyEvent>,
+  expected: string,
+  outputs: Record<string, unknown>,
+): void {
   const s = testScheduler();
   s.run(({ cold, expectObservable }) => {
     const node = windowAggregateNode(config, testContext(s, 'w'));
@@ -16,7 +22,11 @@ function expectWindows(config: WindowAggregateConfig, input: string, values: Rec
   });
 }
 
-const out = (data: unknown, start: number, end: number, extra: Record<string, unknown> = {}) => ({ port: 'out', data, meta: { window: { start, end }, ...extra } });
+const out = (data: unknown, start: number, end: number, extra: Record<string, unknown> = {}) => ({
+  port: 'out',
+  data,
+  meta: { window: { start, end }, ...extra },
+});
 
 describe('window::aggregate', () => {
   const e = (seq: number, data: Record<string, unknown>) => ev(seq, data);
@@ -34,7 +44,7 @@ describe('window::aggregate', () => {
       });
     });
 
-    it('puts an event exactly at a window\'s end into the next window', () => {
+    it("puts an event exactly at a window's end into the next window", () => {
       expectWindows(config, '----------a-----------|', values, '--------------------X-|', { X: out({ app: 'x', n: 1, bytes: 5 }, 10, 20) });
     });
 
@@ -63,7 +73,7 @@ describe('window::aggregate', () => {
   });
 
   describe('session, processing time', () => {
-    it('closes a group\'s session after `gap` without its events; other groups keep their own sessions', () => {
+    it("closes a group's session after `gap` without its events; other groups keep their own sessions", () => {
       const config: WindowAggregateConfig = { window: { gap: 5 }, group_by: { user: 'event.user' }, aggregate: { n: 'count()' } };
       const values = { a: e(1, { user: 'ann' }), b: e(2, { user: 'bob' }), c: e(3, { user: 'ann' }) };
       // ann: 0 and 4 (one session, ends 4+5=9); bob: 2 (ends 7); ann again at 15: a new session, flushed at the end
@@ -76,7 +86,7 @@ describe('window::aggregate', () => {
   });
 
   describe('count', () => {
-    it('closes a group\'s window at `count` events', () => {
+    it("closes a group's window at `count` events", () => {
       const config: WindowAggregateConfig = { window: { count: 2 }, group_by: { k: 'event.k' }, aggregate: { n: 'count()', all: 'collect(event.v)' } };
       const values = { a: e(1, { k: 1, v: 'a' }), b: e(2, { k: 2, v: 'b' }), c: e(3, { k: 1, v: 'c' }), d: e(4, { k: 2, v: 'd' }), f: e(5, { k: 1, v: 'f' }) };
       expectWindows(config, 'abcdf|', values, '--XY-(Z|)', {
@@ -88,7 +98,11 @@ describe('window::aggregate', () => {
 
     it("collects whole events with collect(event) (Tremor's group-by-count), the same values as through CEL", () => {
       // `event` alone is read as it is; `true ? event : null` goes through CEL: both must give each event's data
-      const config: WindowAggregateConfig = { window: { count: 2 }, group_by: { t: 'event.t' }, aggregate: { count: 'count()', first: 'collect(event)', cel: 'collect(true ? event : null)' } };
+      const config: WindowAggregateConfig = {
+        window: { count: 2 },
+        group_by: { t: 'event.t' },
+        aggregate: { count: 'count()', first: 'collect(event)', cel: 'collect(true ? event : null)' },
+      };
       const a = { t: 'syslog', n: 1, tags: ['x'], nested: { ok: true } };
       const b = { t: 'syslog', n: 2.5, tags: [], nested: { ok: false } };
       expectWindows(config, 'ab|', { a: e(1, a), b: e(2, b) }, '-X|', { X: out({ t: 'syslog', count: 2, first: [a, b], cel: [a, b] }, 0, 1) });
@@ -97,8 +111,14 @@ describe('window::aggregate', () => {
     it('keeps groups apart whose keys differ only in type or look like a JSON key (1, "1", "[1]", "\\u0001[1]")', () => {
       const config: WindowAggregateConfig = { window: { count: 2 }, group_by: { k: 'event.k' }, aggregate: { n: 'count()' } };
       const values = {
-        a: e(1, { k: 1 }), b: e(2, { k: '1' }), c: e(3, { k: '[1]' }), h: e(4, { k: '\u0001[1]' }),
-        d: e(5, { k: 1 }), f: e(6, { k: '1' }), g: e(7, { k: '[1]' }), i: e(8, { k: '\u0001[1]' }),
+        a: e(1, { k: 1 }),
+        b: e(2, { k: '1' }),
+        c: e(3, { k: '[1]' }),
+        h: e(4, { k: '\u0001[1]' }),
+        d: e(5, { k: 1 }),
+        f: e(6, { k: '1' }),
+        g: e(7, { k: '[1]' }),
+        i: e(8, { k: '\u0001[1]' }),
       };
       expectWindows(config, 'abchdfgi|', values, '----XYZW|', {
         X: out({ k: 1, n: 2 }, 0, 4),
@@ -112,14 +132,24 @@ describe('window::aggregate', () => {
       // event.v is evaluated once per event for all four calls; event.o once per call (a copy each)
       const config: WindowAggregateConfig = {
         window: { count: 2 },
-        aggregate: { s: 'sum(event.v)', lo: 'min(event.v)', hi: 'max(event.v)', m: 'mean(event.v)', a: 'collect(event.o)', b: 'collect(event.o)', n: 'count()' },
+        aggregate: {
+          s: 'sum(event.v)',
+          lo: 'min(event.v)',
+          hi: 'max(event.v)',
+          m: 'mean(event.v)',
+          a: 'collect(event.o)',
+          b: 'collect(event.o)',
+          n: 'count()',
+        },
       };
       const values = { a: e(1, { v: 2, o: { x: 1 } }), b: e(2, { v: 6, o: { x: 2 } }) };
       expectWindows(config, 'ab|', values, '-X|', { X: out({ s: 8, lo: 2, hi: 6, m: 4, a: [{ x: 1 }, { x: 2 }], b: [{ x: 1 }, { x: 2 }], n: 2 }, 0, 1) });
       const s = testScheduler();
       const outs: PortEvent[] = [];
       s.run(({ cold }) => {
-        windowAggregateNode(config, testContext(s, 'w')).apply(cold('ab|', values)).subscribe((o) => outs.push(o));
+        windowAggregateNode(config, testContext(s, 'w'))
+          .apply(cold('ab|', values))
+          .subscribe((o) => outs.push(o));
       });
       const data = outs[0].event.data as { a: unknown[]; b: unknown[] };
       expect(data.a[0], 'collect(event.o) twice: two copies, so changing one output field cannot change the other').to.not.equal(data.b[0]);
@@ -185,7 +215,12 @@ describe('window::aggregate', () => {
         aggregate: { n: 'count()' },
         having: 'n > 1',
       };
-      const values = { a: e(1, { level: 'error', app: 'x' }), b: e(2, { level: 'info', app: 'x' }), c: e(3, { level: 'error', app: 'y' }), d: e(4, { level: 'error', app: 'x' }) };
+      const values = {
+        a: e(1, { level: 'error', app: 'x' }),
+        b: e(2, { level: 'info', app: 'x' }),
+        c: e(3, { level: 'error', app: 'y' }),
+        d: e(4, { level: 'error', app: 'x' }),
+      };
       expectWindows(config, 'abcd|', values, '----(X|)', { X: out({ app: 'x', n: 2 }, 0, 3, { partial: true }) });
     });
 
@@ -227,7 +262,10 @@ describe('window::aggregate', () => {
     });
 
     it('names the first call whose argument fails when several calls share it', () => {
-      const config: WindowAggregateConfig = { window: { count: 2 }, aggregate: { n: 'count()', hi: 'max(event.size)', s: 'sum(event.size)', m: 'mean(event.size)' } };
+      const config: WindowAggregateConfig = {
+        window: { count: 2 },
+        aggregate: { n: 'count()', hi: 'max(event.size)', s: 'sum(event.size)', m: 'mean(event.size)' },
+      };
       const values = { a: e(1, { size: 1 }), b: e(2, {}), c: e(3, { size: 'big' }), d: e(4, { size: 3 }) };
       expectWindows(config, 'abcd|', values, '-EFX|', {
         E: { port: 'err', data: {}, meta: { error: 'window::aggregate node w: aggregate.hi: field not found: size' } },
@@ -292,7 +330,9 @@ describe('window::aggregate', () => {
       const ctx = testContext(s, 'w');
       const outs: PortEvent[] = [];
       s.run(({ cold }) => {
-        windowAggregateNode(config, ctx).apply(cold('ab|', { a: { ...e(1, {}), transactional: true }, b: { ...e(2, {}), transactional: true } })).subscribe((o) => outs.push(o));
+        windowAggregateNode(config, ctx)
+          .apply(cold('ab|', { a: { ...e(1, {}), transactional: true }, b: { ...e(2, {}), transactional: true } }))
+          .subscribe((o) => outs.push(o));
       });
       expect(outs).to.deep.equal([]);
       expect(ids(ctx.raised, 'fail')).to.deep.equal([1, 2]);
@@ -325,7 +365,9 @@ describe('window::aggregate', () => {
     });
 
     it('accepts durations as strings', () => {
-      expect(compilePlan({ window: { size: '1m', hop: '10s' }, time: 'event.ts', allowed_lateness: '1m30s', aggregate: { n: 'count()' } }, 'n').window).to.deep.equal({ kind: 'hopping', size: 60_000, hop: 10_000 });
+      expect(
+        compilePlan({ window: { size: '1m', hop: '10s' }, time: 'event.ts', allowed_lateness: '1m30s', aggregate: { n: 'count()' } }, 'n').window,
+      ).to.deep.equal({ kind: 'hopping', size: 60_000, hop: 10_000 });
       expect(compilePlan({ window: { size: '1m' }, time: 'event.ts', allowed_lateness: '1m30s', aggregate: { n: 'count()' } }, 'n').lateness).to.equal(90_000);
     });
   });
@@ -334,7 +376,9 @@ describe('window::aggregate', () => {
     const s = testScheduler();
     const outs: PortEvent[] = [];
     s.run(({ cold }) => {
-      windowAggregateNode({ window: { count: 1 }, aggregate: { n: 'count()' } }, testContext(s)).apply(cold('a|', { a: e(1, {}) })).subscribe((o) => outs.push(o));
+      windowAggregateNode({ window: { count: 1 }, aggregate: { n: 'count()' } }, testContext(s))
+        .apply(cold('a|', { a: e(1, {}) }))
+        .subscribe((o) => outs.push(o));
     });
     expect(outs[0].event.opMeta).to.deep.equal({ [UID]: 1 });
     expect(outs[0].event.id).to.deep.equal({ uid: UID, seq: 1 });

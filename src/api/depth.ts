@@ -123,7 +123,8 @@ export function yamlTooDeep(text: string, max: number): TooDeep | undefined {
       if (documentMarker) {
         frames.length = 0;
         pos = 3;
-      } else if (line.startsWith('%', col) && col === 0) continue; // a directive
+      } else if (line.startsWith('%', col) && col === 0)
+        continue; // a directive
       else pos = col;
     }
     while (pos < line.length) {
@@ -152,7 +153,11 @@ export function yamlTooDeep(text: string, max: number): TooDeep | undefined {
           afterJsonLike = true;
           pos++;
           atNodeStart = false;
-        } else if (c === ',' || (c === '?' && ' \t,[]{}'.includes(line[pos + 1] ?? ' ')) || (c === ':' && (afterJsonLike || ' \t,[]{}'.includes(line[pos + 1] ?? ' ')))) {
+        } else if (
+          c === ',' ||
+          (c === '?' && ' \t,[]{}'.includes(line[pos + 1] ?? ' ')) ||
+          (c === ':' && (afterJsonLike || ' \t,[]{}'.includes(line[pos + 1] ?? ' ')))
+        ) {
           // `?` and `:` are indicators when followed by a space or a flow indicator, `:` also right after a quoted or flow key ("a":1)
           flowNodeStart = true;
           afterJsonLike = false;
@@ -167,7 +172,13 @@ export function yamlTooDeep(text: string, max: number): TooDeep | undefined {
           // a plain scalar runs to a flow indicator, a `: ` or a ` #`
           flowNodeStart = false;
           afterJsonLike = false;
-          while (pos < line.length && !',[]{}'.includes(line[pos]) && !(line[pos] === ':' && ' \t,[]{}'.includes(line[pos + 1] ?? ' ')) && !(line[pos] === '#' && ' \t'.includes(line[pos - 1]))) pos++;
+          while (
+            pos < line.length &&
+            !',[]{}'.includes(line[pos]) &&
+            !(line[pos] === ':' && ' \t,[]{}'.includes(line[pos + 1] ?? ' ')) &&
+            !(line[pos] === '#' && ' \t'.includes(line[pos - 1]))
+          )
+            pos++;
         }
         continue;
       }
@@ -241,7 +252,8 @@ function skipQuoted(line: string, pos: number, quote: string): number {
     const c = line[pos];
     if (quote === '"' && c === '\\') pos += 2;
     else if (c === quote) {
-      if (quote === "'" && line[pos + 1] === "'") pos += 2; // '' is an escaped quote
+      if (quote === "'" && line[pos + 1] === "'")
+        pos += 2; // '' is an escaped quote
       else return pos + 1;
     } else pos++;
   }

@@ -28,7 +28,12 @@ export function originGuard(allowOrigins: string[], boundHost: string | undefine
     if (host !== undefined) {
       const normalized = normalizeHost(host);
       if (normalized === undefined || (!own.has(normalized) && !allowedHosts.has(normalized))) {
-        return next(new HttpError(403, `Host '${host}' is not this API's address; if it is a name of this server, allow it with --api-allow-origin ${req.protocol}://${host}`));
+        return next(
+          new HttpError(
+            403,
+            `Host '${host}' is not this API's address; if it is a name of this server, allow it with --api-allow-origin ${req.protocol}://${host}`,
+          ),
+        );
       }
     }
     const origin = req.headers.origin;

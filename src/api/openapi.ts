@@ -39,7 +39,9 @@ export function openApiDocument(ops: Operation[], registries: Registries, access
     paths,
     components: {
       schemas: componentSchemas(schemaNames(registries)),
-      ...(access.token ? { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'the token eddy was started with (--api-token or EDDY_API_TOKEN)' } } } : {}),
+      ...(access.token
+        ? { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'the token eddy was started with (--api-token or EDDY_API_TOKEN)' } } }
+        : {}),
     },
     ...(access.token ? { security: [{ bearer: [] }] } : {}),
   };

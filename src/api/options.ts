@@ -43,7 +43,8 @@ export function apiSettings(options: ApiOptions = {}): ApiSettings {
   positiveInteger(settings.maxBodyBytes, 'maxBodyBytes');
   positiveInteger(settings.maxDepth, 'maxDepth');
   if (settings.maxDepth > MAX_DEPTH_CEILING) throw new Error(`maxDepth: at most ${MAX_DEPTH_CEILING} (deeper YAML is not safe to parse)`);
-  if (!Number.isInteger(settings.maxAliasCount) || settings.maxAliasCount < 0) throw new Error(`maxAliasCount: must be an integer >= 0, not ${settings.maxAliasCount}`);
+  if (!Number.isInteger(settings.maxAliasCount) || settings.maxAliasCount < 0)
+    throw new Error(`maxAliasCount: must be an integer >= 0, not ${settings.maxAliasCount}`);
   positiveInteger(settings.yamlParseTimeoutMs, 'yamlParseTimeoutMs');
   if (settings.token !== undefined) checkToken(settings.token, 'token');
   return { ...settings, allowOrigins: settings.allowOrigins.map((o) => normalizeOrigin(o, 'allowOrigins')) };
@@ -60,7 +61,9 @@ export function checkToken(token: string, where: string): void {
   const bad = /[^\x21-\x7e]/.exec(token);
   if (bad) {
     const what = bad[0] === ' ' ? 'a space' : `character U+${bad[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
-    throw new Error(`${where}: must be visible ASCII without spaces, as it is sent in Authorization: Bearer <token>; it has ${what} at position ${bad.index + 1}`);
+    throw new Error(
+      `${where}: must be visible ASCII without spaces, as it is sent in Authorization: Bearer <token>; it has ${what} at position ${bad.index + 1}`,
+    );
   }
 }
 

@@ -99,7 +99,10 @@ export function operations(runtime: Runtime, openApiDocument: () => unknown, opt
       jsonOnly: true,
       responses: {
         200: { description: 'the process serves requests and goes on by itself, even while an instance is down', schema: 'liveness' },
-        503: { description: 'the runtime asked to exit or is shutting down, or (--workers N > 1) a worker is gone: restart it; `reason` says which', schema: 'liveness' },
+        503: {
+          description: 'the runtime asked to exit or is shutting down, or (--workers N > 1) a worker is gone: restart it; `reason` says which',
+          schema: 'liveness',
+        },
       },
       run: () => {
         const live = liveness.check();
@@ -285,7 +288,11 @@ function observeOperations(runtime: Runtime): Operation[] {
         { name: 'sample', description: 'send every Nth event passing the port (default 1: all)', schema: positive(true) },
         { name: 'rate', description: 'at most R events a second to this client; the rest are reported as missed', schema: positive(false) },
         { name: 'max', description: 'end the stream after M events', schema: positive(true) },
-        { name: 'queue', description: `events held while the client reads slower than they pass (default ${TAP_QUEUE_DEFAULT}); beyond, they are reported as missed`, schema: positive(true, TAP_QUEUE_MAX) },
+        {
+          name: 'queue',
+          description: `events held while the client reads slower than they pass (default ${TAP_QUEUE_DEFAULT}); beyond, they are reported as missed`,
+          schema: positive(true, TAP_QUEUE_MAX),
+        },
       ],
       responses: {
         200: { description: 'a text/event-stream of `event`, `missed` and `end` messages (docs/observe.md)' },

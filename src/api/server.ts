@@ -33,7 +33,9 @@ export function createApi(runtime: Runtime, options: ApiOptions = {}): express.E
   const settings = apiSettings(options);
   const app = express();
   app.disable('x-powered-by');
-  const ops: Operation[] = operations(runtime, () => openApiDocument(ops, runtime.registries, { token: settings.token !== undefined }), { allowSecrets: settings.allowSecrets });
+  const ops: Operation[] = operations(runtime, () => openApiDocument(ops, runtime.registries, { token: settings.token !== undefined }), {
+    allowSecrets: settings.allowSecrets,
+  });
   const bodies = new BodyReader(settings);
 
   app.use(originGuard(settings.allowOrigins, settings.host));
@@ -60,7 +62,7 @@ export function createApi(runtime: Runtime, options: ApiOptions = {}): express.E
     });
   }
   app.use((req, _res, next) => next(new HttpError(404, `no route for ${req.method} ${req.path} (the routes are in GET /openapi.json)`)));
-   
+
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const type = negotiate(req.get('accept'), (res.locals.offers as readonly string[] | undefined) ?? JSON_OR_YAML) ?? JSON_TYPE;
     if (err instanceof HttpError) {
@@ -91,7 +93,10 @@ function handler(op: Operation, bodies: BodyReader) {
       const type = negotiate(req.get('accept'), offers);
       if (type === undefined) {
         res.locals.offers = JSON_ONLY; // the 406 itself can only be JSON
-        throw new HttpError(406, `Accept '${req.get('accept')}' refuses application/json and accepts none of the other types this answers with (${offers.join(', ')})`);
+        throw new HttpError(
+          406,
+          `Accept '${req.get('accept')}' refuses application/json and accepts none of the other types this answers with (${offers.join(', ')})`,
+        );
       }
       let body: unknown;
       if (op.body) body = await bodies.read(req, res);

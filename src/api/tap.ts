@@ -11,7 +11,13 @@ const KEEP_ALIVE_MS = 15_000;
  * as soon as the stream ends for any reason (max reached, instance stopped,
  * client gone, client stalled), so the port is untapped again.
  */
-export function streamTap(hub: TapHub, req: Request, res: Response, at: { kind: TapKind; artefact: string; instance: string; port: string }, options: TapOptions): void {
+export function streamTap(
+  hub: TapHub,
+  req: Request,
+  res: Response,
+  at: { kind: TapKind; artefact: string; instance: string; port: string },
+  options: TapOptions,
+): void {
   let scheduled = false;
   let done = false;
   const client = new TapClient(at.port, options, () => {

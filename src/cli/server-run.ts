@@ -22,7 +22,11 @@ const FLAGS = {
     value: 'FILE',
     description: 'load a config file (YAML or JSON), in order; the arguments after it that do not start with - are files too',
   },
-  watch: { type: 'boolean', short: 'w', description: 'reload the config files when one changes (SIGHUP reloads them too, with or without it; docs/config-files.md)' },
+  watch: {
+    type: 'boolean',
+    short: 'w',
+    description: 'reload the config files when one changes (SIGHUP reloads them too, with or without it; docs/config-files.md)',
+  },
   'no-api': { type: 'boolean', short: 'n', description: 'run without the REST API' },
   'api-host': { type: 'string', value: 'HOST', default: '127.0.0.1', description: 'the address the REST API listens on' },
   'api-port': { type: 'string', value: 'PORT', default: '9898', description: "the REST API's port; 0 takes a free one" },
@@ -53,9 +57,9 @@ const FLAGS = {
   'api-tls-cert': {
     type: 'string',
     value: 'FILE',
-    description: "serve the API over HTTPS with this certificate (PEM; needs --api-tls-key); reloaded when the file changes",
+    description: 'serve the API over HTTPS with this certificate (PEM; needs --api-tls-key); reloaded when the file changes',
   },
-  'api-tls-key': { type: 'string', value: 'FILE', description: "the private key (PEM) of --api-tls-cert; reloaded when the file changes" },
+  'api-tls-key': { type: 'string', value: 'FILE', description: 'the private key (PEM) of --api-tls-cert; reloaded when the file changes' },
   'api-tls-ca': { type: 'string', value: 'FILE', description: 'CA certificates (PEM) that API clients may present a certificate signed by' },
   'api-tls-require-client-cert': { type: 'boolean', description: 'refuse API clients without a certificate signed by --api-tls-ca (mutual TLS)' },
   insecure: { type: 'boolean', description: 'allow a non-loopback --api-host without a token' },
@@ -174,7 +178,7 @@ export const serverRunCommand = defineCommand({
   summary: 'run the flows of config files, and the REST API',
   description:
     'Loads each config file in order, then serves the REST API (docs/rest-api.md) until an exit offramp, SIGINT or SIGTERM stops it (exit 0, ' +
-    'or the exit offramp\'s status). Exit 1 when a config file, the data dir or the API port cannot be used; 2 for bad usage, and for a ' +
+    "or the exit offramp's status). Exit 1 when a config file, the data dir or the API port cannot be used; 2 for bad usage, and for a " +
     'non-loopback --api-host without a token. docs/command-line.md says more about each flag, docs/security.md about the API flags.',
   flags: FLAGS,
   options: runOptions,
@@ -226,7 +230,8 @@ async function serverRun(options: RunOptions): Promise<number> {
     await runtime.start();
     const declared = await loadConfigFiles(runtime, options.files);
     await runtime.persisted();
-    if (options.files.length > 0) watcher = new ConfigWatcher(new ConfigReloader(runtime, options.files, declared, runtime.logger), options.files, runtime.logger).start(options.watch);
+    if (options.files.length > 0)
+      watcher = new ConfigWatcher(new ConfigReloader(runtime, options.files, declared, runtime.logger), options.files, runtime.logger).start(options.watch);
   } catch (err) {
     process.stderr.write(`error: ${(err as Error).message}\n`);
     await runtime.shutdown();

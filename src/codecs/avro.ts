@@ -64,7 +64,8 @@ class AvroCodec extends SchemaCodec<AvroSchema> {
     }
     // records decode as plain objects, as every other codec's maps do (avsc builds them with a constructor of its own)
     for (const t of Object.values(named)) {
-      if (t.typeName === 'record' || t.typeName === 'error') ((t as avsc.types.RecordType).recordConstructor as { prototype: object }).prototype = Object.prototype;
+      if (t.typeName === 'record' || t.typeName === 'error')
+        ((t as avsc.types.RecordType).recordConstructor as { prototype: object }).prototype = Object.prototype;
     }
     if (type.typeName === 'record') ((type as avsc.types.RecordType).recordConstructor as { prototype: object }).prototype = Object.prototype;
     const local = this.local;

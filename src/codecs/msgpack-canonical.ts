@@ -122,21 +122,21 @@ function map(frame: Buffer, i: number, count: number, min: number, depth: number
     let textStart: number;
     if (c >= 0xa0 && c < 0xc0) textStart = i + 1;
     else if (c === 0xd9) textStart = i + 2;
-    else return (keyStarts.length = base), -1; // a key that is not a string (or of 256 bytes or more: not worth it)
+    else return ((keyStarts.length = base), -1); // a key that is not a string (or of 256 bytes or more: not worth it)
     i = value(frame, i, depth + 1);
-    if (i < 0 || !plainKey(frame, textStart, i)) return (keyStarts.length = base), -1;
+    if (i < 0 || !plainKey(frame, textStart, i)) return ((keyStarts.length = base), -1);
     // (an empty key has no first byte: the byte after it is its value's, which must not decide)
     const bit = 1 << ((i - keyStart + (i > textStart ? frame[textStart] : 0)) & 31);
     if ((seen & bit) !== 0) {
       // the same key twice: the last value wins, in the first one's place (a key's header holds its length)
       for (let j = base; j < keyStarts.length; j++) {
-        if (sameBytes(frame, keyStarts[j], keyStart, i - keyStart)) return (keyStarts.length = base), -1;
+        if (sameBytes(frame, keyStarts[j], keyStart, i - keyStart)) return ((keyStarts.length = base), -1);
       }
     }
     seen |= bit;
     keyStarts.push(keyStart);
     i = value(frame, i, depth + 1);
-    if (i < 0) return (keyStarts.length = base), -1;
+    if (i < 0) return ((keyStarts.length = base), -1);
   }
   keyStarts.length = base;
   return i;

@@ -101,7 +101,8 @@ function scalarIn(field: protobuf.Field, value: unknown, where: string): unknown
   if (LONG.has(type)) return longIn(value, UNSIGNED.has(type), where);
   if (INT32.has(type) || UINT32.has(type)) {
     const [min, max] = UINT32.has(type) ? [0, 2 ** 32 - 1] : [-(2 ** 31), 2 ** 31 - 1];
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) throw new Error(`${where}: expected a ${type} integer, got ${describe(value)}`);
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max)
+      throw new Error(`${where}: expected a ${type} integer, got ${describe(value)}`);
     return value;
   }
   switch (type) {

@@ -4,7 +4,6 @@ import type { CodecType } from './codec';
 import { integerValue } from './integers';
 import { isUnsafeIntegralDouble } from './json/precise-stringify';
 
-
 // integers are read as BigInt so none is rounded, then the safe ones become numbers again;
 // logLevel 'error': the library's warnings (an unknown directive) would go to process.emitWarning,
 // so every odd frame an onramp receives would print to stderr

@@ -76,7 +76,10 @@ export async function loadConfigFiles(runtime: Runtime, paths: string[]): Promis
     for (const path of paths) await loadConfigFile(runtime, path, journal, declared);
     return declared;
   } catch (err) {
-    for (const undo of journal.reverse()) await Promise.resolve().then(undo).catch(() => undefined);
+    for (const undo of journal.reverse())
+      await Promise.resolve()
+        .then(undo)
+        .catch(() => undefined);
     await runtime.persisted().catch(() => undefined);
     throw err;
   }
@@ -89,7 +92,9 @@ export async function loadConfigFiles(runtime: Runtime, paths: string[]): Promis
  */
 function checkSame(runtime: Runtime, kind: Kind, id: string, artefact: unknown): void {
   if (canonical(runtime.repository.get(kind, id)) === canonical(artefact)) return;
-  throw conflict(`differs from the ${kind} '${id}' that exists already (kept in the data dir or declared earlier); delete it first (DELETE /${kind}/${id}) or give this one another id`);
+  throw conflict(
+    `differs from the ${kind} '${id}' that exists already (kept in the data dir or declared earlier); delete it first (DELETE /${kind}/${id}) or give this one another id`,
+  );
 }
 
 export async function withContext(where: string, action: () => void | Promise<void>): Promise<void> {

@@ -34,7 +34,6 @@ export async function readDeclared(paths: string[]): Promise<Declared> {
   return declared;
 }
 
-
 /** The changes a reload makes, in the order it makes them. */
 export interface ReloadPlan {
   /** mapping keys to deactivate first */
@@ -87,7 +86,9 @@ function partsOf(binding: BindingArtefact | undefined): string[] {
   const parts = new Set<string>();
   for (const [src, dsts] of Object.entries(binding.links)) {
     for (const url of [src, ...(Array.isArray(dsts) ? dsts : [])]) {
-      const path = String(url).replace(/^svc:\/\/[^/]*/, '').split('/');
+      const path = String(url)
+        .replace(/^svc:\/\/[^/]*/, '')
+        .split('/');
       if (path.length >= 3) parts.add(`${path[1]}/${path[2]}`);
     }
   }
@@ -143,8 +144,12 @@ export function checkReload(runtime: Runtime, plan: ReloadPlan): void {
   }
   for (const d of plan.unpublish) {
     if (!runtime.repository.has(d.kind, d.id)) continue;
-    const others = runtime.instancesOf(d.kind, d.id).map((i) => instanceUrl(d.kind, d.id, i)).filter((url) => !stopping.has(url));
-    if (others.length > 0) throw conflict(`${d.file}: ${d.kind} '${d.id}' changed, but ${others.join(', ')} runs it and is not one of the files' mappings: deactivate it first`);
+    const others = runtime
+      .instancesOf(d.kind, d.id)
+      .map((i) => instanceUrl(d.kind, d.id, i))
+      .filter((url) => !stopping.has(url));
+    if (others.length > 0)
+      throw conflict(`${d.file}: ${d.kind} '${d.id}' changed, but ${others.join(', ')} runs it and is not one of the files' mappings: deactivate it first`);
   }
 }
 
@@ -173,7 +178,8 @@ export async function applyReload(runtime: Runtime, plan: ReloadPlan): Promise<R
     const [, , binding, instance] = key.split('/');
     if (runtime.instancesOf('binding', binding).includes(instance)) await attempt(`mapping '${key}'`, () => runtime.deactivate('binding', binding, instance));
   }
-  for (const d of plan.unpublish) if (runtime.repository.has(d.kind, d.id)) await attempt(`${d.file}: ${d.kind} '${d.id}'`, () => runtime.unpublish(d.kind, d.id));
+  for (const d of plan.unpublish)
+    if (runtime.repository.has(d.kind, d.id)) await attempt(`${d.file}: ${d.kind} '${d.id}'`, () => runtime.unpublish(d.kind, d.id));
   for (const d of plan.publish) await attempt(`${d.file}: ${d.kind} '${d.id}'`, () => runtime.publish(d.kind, d.artefact));
   for (const m of plan.activate) await attempt(`${m.file}: mapping '${m.key}'`, () => runtime.activate('binding', m.binding, m.instance, m.params));
   await runtime.persisted().catch((err: Error) => errors.push(err.message));

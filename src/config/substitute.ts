@@ -58,7 +58,8 @@ function substituteLine(text: string, at: string, file: string, sources: Substit
     if (!match) throw invalid(`${where()}: '${token}' is not a variable reference (\${NAME}, \${NAME:-default} or \${file:PATH}; $$ for a literal $)`);
     const [, name, fallback, path] = match;
     const value = path !== undefined ? readSecret(path, file, where, sources) : variable(name, fallback, where, sources);
-    if (/[\r\n]/.test(value)) throw invalid(`${where()}: the value of '${token}' holds a line break, which would change the file's structure; give it on one line`);
+    if (/[\r\n]/.test(value))
+      throw invalid(`${where()}: the value of '${token}' holds a line break, which would change the file's structure; give it on one line`);
     return value;
   });
 }

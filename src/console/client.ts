@@ -92,4 +92,3 @@ function reason(err: unknown): string {
   if (e.cause?.code) return `${e.cause.code}${e.cause.message ? ` (${e.cause.message})` : ''}`;
   return e.cause?.message ?? e.message ?? String(err);
 }
-

@@ -31,7 +31,14 @@ export function renderStatus(status: Status, api: string): string {
       ),
   );
   if (status.instances.length === 0) parts.push('\nINSTANCES\n(none running)\n');
-  else parts.push('\nINSTANCES\n' + table(['INSTANCE', 'STATE', 'BREAKER', 'PORTS (events/errors)'], [...status.instances].sort((a, b) => instancePath(a).localeCompare(instancePath(b))).map(instanceRow)));
+  else
+    parts.push(
+      '\nINSTANCES\n' +
+        table(
+          ['INSTANCE', 'STATE', 'BREAKER', 'PORTS (events/errors)'],
+          [...status.instances].sort((a, b) => instancePath(a).localeCompare(instancePath(b))).map(instanceRow),
+        ),
+    );
   return parts.join('');
 }
 

@@ -81,7 +81,10 @@ export async function runTop(options: ClientOptions): Promise<number> {
     const width = out.columns || 120;
     const height = out.rows || 40;
     // cut to the screen, so a long table never scrolls the frame away
-    const fitted = text.split('\n').slice(0, height).map((l) => l.slice(0, width) + CLEAR_LINE);
+    const fitted = text
+      .split('\n')
+      .slice(0, height)
+      .map((l) => l.slice(0, width) + CLEAR_LINE);
     out.write(HOME + fitted.join('\r\n') + CLEAR_BELOW);
   };
   const poll = async () => {

@@ -114,7 +114,13 @@ export function isEvent(value: unknown): value is EddyEvent {
   if (value === null || typeof value !== 'object') return false;
   const e = value as Partial<EddyEvent>;
   return (
-    typeof e.id === 'object' && e.id !== null && typeof e.id.uid === 'number' && typeof e.id.seq === 'number' &&
-    typeof e.ingestNs === 'bigint' && typeof e.isBatch === 'boolean' && 'data' in e && typeof e.meta === 'object'
+    typeof e.id === 'object' &&
+    e.id !== null &&
+    typeof e.id.uid === 'number' &&
+    typeof e.id.seq === 'number' &&
+    typeof e.ingestNs === 'bigint' &&
+    typeof e.isBatch === 'boolean' &&
+    'data' in e &&
+    typeof e.meta === 'object'
   );
 }

@@ -74,10 +74,7 @@ function portsOperator(standalone: StandalonePipeline, options: PipelineOperator
  *
  * Use `pipelinePorts` to see `err` and the other ports too.
  */
-export function pipelineOperator(
-  artefact: unknown,
-  options: PipelineOperatorOptions & { output?: string } = {},
-): OperatorFunction<unknown, EddyEvent> {
+export function pipelineOperator(artefact: unknown, options: PipelineOperatorOptions & { output?: string } = {}): OperatorFunction<unknown, EddyEvent> {
   const port = options.output ?? 'out';
   const standalone = standalonePipeline(artefact, options);
   checkPort(standalone, 'output', port);

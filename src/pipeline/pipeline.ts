@@ -61,8 +61,7 @@ export class PipelineRuntime implements ContraflowTarget {
     // node port, once per event, weighted by the edges leaving that port (the
     // count the metrics report per edge): no extra operator layer per edge.
     const edgesFromInput = (name: string) => graph.edges.filter((e) => e.from.kind === 'input' && e.from.name === name).length;
-    const edgesFromNode = (id: string, port: string) =>
-      graph.edges.filter((e) => e.from.kind === 'node' && e.from.id === id && e.from.port === port).length;
+    const edgesFromNode = (id: string, port: string) => graph.edges.filter((e) => e.from.kind === 'node' && e.from.id === id && e.from.port === port).length;
     for (const name of graph.inputs) {
       const weight = edgesFromInput(name);
       if (weight > 0) this.inputs.set(name, new CountingSubject(this.counter('in', 'output', name), weight));

@@ -59,7 +59,7 @@ export function processorName(spec: ProcessorSpec): string {
 }
 
 export function processorConfig(spec: ProcessorSpec): Record<string, unknown> {
-  return typeof spec === 'string' ? {} : spec.config ?? {};
+  return typeof spec === 'string' ? {} : (spec.config ?? {});
 }
 
 /**
@@ -73,12 +73,7 @@ export function processorConfig(spec: ProcessorSpec): Record<string, unknown> {
  * chain's output as its `frames` (and a count of any further errors in its
  * message), so the caller reports it once and still delivers the good frames.
  */
-export function runProcessors(
-  processors: readonly (Preprocessor | Postprocessor)[],
-  frames: Buffer[],
-  ctx: FrameContext,
-  finish = false,
-): Buffer[] {
+export function runProcessors(processors: readonly (Preprocessor | Postprocessor)[], frames: Buffer[], ctx: FrameContext, finish = false): Buffer[] {
   let first: ProcessorError | undefined;
   let more = 0;
   // a failed call still yields the good frames its error carries

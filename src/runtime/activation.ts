@@ -128,7 +128,15 @@ export class Activation {
       await this.teardownBinding(url, binding);
       throw err;
     }
-    this.parts.instances.add({ url, kind: 'binding', artefactId, instanceId, live: { kind: 'binding', binding }, users: new Set(['direct']), data: binding.resolved });
+    this.parts.instances.add({
+      url,
+      kind: 'binding',
+      artefactId,
+      instanceId,
+      live: { kind: 'binding', binding },
+      users: new Set(['direct']),
+      data: binding.resolved,
+    });
     return binding.resolved;
   }
 
@@ -217,7 +225,15 @@ export class Activation {
       const record = this.parts.instances.get(u);
       return record && record.users.size === 1 && record.users.has(url) ? [record] : [];
     });
-    const self: InstanceRecord = { url, kind: 'binding', artefactId: '', instanceId: '', live: { kind: 'binding', binding }, users: new Set(), data: binding.resolved };
+    const self: InstanceRecord = {
+      url,
+      kind: 'binding',
+      artefactId: '',
+      instanceId: '',
+      live: { kind: 'binding', binding },
+      users: new Set(),
+      data: binding.resolved,
+    };
     // undoes the binding's links too (stopInstances empties its disconnect lists), after the drain
     await stopInstances([...owned, self]);
     const stopped = new Set(owned.map((r) => r.url));

@@ -101,7 +101,8 @@ function exitCapability(kind: Kind, artefact: Artefact): { field: string; what: 
     return { field: 'config.stop_after_secs', what: 'a blackhole with stop_after_secs stops the process when it has measured' };
   }
   if (kind === 'onramp' && ramp.type === 'cb') return { field: 'type', what: 'the cb onramp stops the process when its run is over' };
-  if (kind === 'onramp' && ramp.type === 'file' && config.close_on_done === true) return { field: 'config.close_on_done', what: 'close_on_done stops the process at the end of the file' };
+  if (kind === 'onramp' && ramp.type === 'file' && config.close_on_done === true)
+    return { field: 'config.close_on_done', what: 'close_on_done stops the process at the end of the file' };
   return undefined;
 }
 

@@ -114,12 +114,22 @@ export class Repository {
       const registry = kind === 'onramp' ? this.registries.onramps : this.registries.offramps;
       const parts: [JsonSchema | undefined, unknown, (v: unknown) => unknown, string][] = [];
       if (ramp.config !== undefined && registry.has(ramp.type)) {
-        parts.push([registry.get(ramp.type).configSchema, ramp.config, (v) => (v === undefined ? ramp.config : (ramp.config = v as Record<string, unknown>)), 'config']);
+        parts.push([
+          registry.get(ramp.type).configSchema,
+          ramp.config,
+          (v) => (v === undefined ? ramp.config : (ramp.config = v as Record<string, unknown>)),
+          'config',
+        ]);
       }
       // a codec with config (`codec: {name, config}`): a registry's password
       const codec = ramp.codec;
       if (typeof codec === 'object' && codec.config !== undefined && this.registries.codecs.has(codec.name)) {
-        parts.push([this.registries.codecs.get(codec.name).configSchema, codec.config, (v) => (v === undefined ? codec.config : (codec.config = v as Record<string, unknown>)), 'codec.config']);
+        parts.push([
+          this.registries.codecs.get(codec.name).configSchema,
+          codec.config,
+          (v) => (v === undefined ? codec.config : (codec.config = v as Record<string, unknown>)),
+          'codec.config',
+        ]);
       }
       return parts;
     }
@@ -190,11 +200,7 @@ export class Repository {
   }
 
   /** Each processor's config against its type's schema: `preprocessors[0].config: unknown field 'bogus'`. */
-  private checkProcessors(
-    specs: ProcessorSpec[] | undefined,
-    field: string,
-    registry: Registries['preprocessors'] | Registries['postprocessors'],
-  ): void {
+  private checkProcessors(specs: ProcessorSpec[] | undefined, field: string, registry: Registries['preprocessors'] | Registries['postprocessors']): void {
     for (const [i, spec] of (specs ?? []).entries()) {
       const type = registry.get(processorName(spec), `${field}[${i}]`);
       // a copy: the validator fills in defaults, and the stored artefact keeps what was published
@@ -221,7 +227,9 @@ function checkLinked(r: RampArtefact, kind: 'onramp' | 'offramp', linkable: bool
   if (!linked && linkable === 'required') throw invalid(`linked: the ${r.type} ${kind} works only as a linked transport: set linked: true`);
   const reverse = kind === 'onramp' ? 'postprocessors' : 'preprocessors';
   if (!linked && (r[reverse]?.length ?? 0) > 0) {
-    throw invalid(`${reverse}: only a linked ${kind} has ${reverse} (they apply to its ${kind === 'onramp' ? 'replies' : 'responses'}); set linked: true or remove them`);
+    throw invalid(
+      `${reverse}: only a linked ${kind} has ${reverse} (they apply to its ${kind === 'onramp' ? 'replies' : 'responses'}); set linked: true or remove them`,
+    );
   }
 }
 

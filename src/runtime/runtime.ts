@@ -125,17 +125,20 @@ export class Runtime {
   // ---- registering an application's own types ----
 
   /** Adds an operator type (an RxJS OperatorFunction factory or a ported node) usable by name in pipelines. */
-  registerOperator(type: OperatorType<any>): this { // eslint-disable-line @typescript-eslint/no-explicit-any -- a type of any config type
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a type of any config type
+  registerOperator(type: OperatorType<any>): this {
     this.registries.operators.register(type.name, type);
     return this;
   }
 
-  registerOnramp(type: OnrampType<any>): this { // eslint-disable-line @typescript-eslint/no-explicit-any -- a type of any config type
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a type of any config type
+  registerOnramp(type: OnrampType<any>): this {
     this.registries.onramps.register(type.name, type);
     return this;
   }
 
-  registerOfframp(type: OfframpType<any>): this { // eslint-disable-line @typescript-eslint/no-explicit-any -- a type of any config type
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a type of any config type
+  registerOfframp(type: OfframpType<any>): this {
     this.registries.offramps.register(type.name, type);
     return this;
   }
@@ -263,9 +266,9 @@ export class Runtime {
   /** Every instance's state and counters now (GET /status, GET /metrics): read from the counters the flow keeps anyway. */
   observe(): ObservedInstance[] {
     const states = new Map(this.health().instances.map((i) => [i.url, i]));
-    return this.instances.all().map((r) =>
-      observeInstance({ kind: r.kind, artefact: r.artefactId, instance: r.instanceId, url: r.url }, r.live, states.get(r.url)!),
-    );
+    return this.instances
+      .all()
+      .map((r) => observeInstance({ kind: r.kind, artefact: r.artefactId, instance: r.instanceId, url: r.url }, r.live, states.get(r.url)!));
   }
 
   /** Why the live tap (GET /tap) cannot be served by this runtime, if it cannot. */

@@ -118,7 +118,9 @@ export class LevelStore implements RuntimeStore {
       try {
         target.publish(record.kind, record.artefact);
       } catch (err) {
-        throw new StoreError(`--data-dir ${this.dir}: the stored ${record.kind} '${record.artefact.id}' (record ${key}) cannot be published again: ${(err as Error).message}`);
+        throw new StoreError(
+          `--data-dir ${this.dir}: the stored ${record.kind} '${record.artefact.id}' (record ${key}) cannot be published again: ${(err as Error).message}`,
+        );
       }
     }
     for (const record of [...this.instances.values()].sort((a, b) => a.seq - b.seq)) {
@@ -219,7 +221,8 @@ export class LevelStore implements RuntimeStore {
     const { kind, artefact, instance, params, seq } = record;
     if (typeof kind !== 'string' || !isKind(kind)) throw this.corrupt(key, `kind ${JSON.stringify(kind)} is not one of ${KINDS.join(', ')}`);
     if (typeof artefact !== 'string' || typeof instance !== 'string') throw this.corrupt(key, 'artefact and instance must be strings');
-    if (key !== instanceKey(instanceUrl(kind, artefact, instance))) throw this.corrupt(key, `holds ${instanceUrl(kind, artefact, instance)}, which belongs under another key`);
+    if (key !== instanceKey(instanceUrl(kind, artefact, instance)))
+      throw this.corrupt(key, `holds ${instanceUrl(kind, artefact, instance)}, which belongs under another key`);
     if (!Number.isSafeInteger(seq) || (seq as number) < 1) throw this.corrupt(key, 'seq must be a positive integer');
     if (params === null || typeof params !== 'object' || Array.isArray(params) || Object.values(params).some((v) => typeof v !== 'string')) {
       throw this.corrupt(key, 'params must be an object of strings');
@@ -228,7 +231,9 @@ export class LevelStore implements RuntimeStore {
   }
 
   private corrupt(key: string, why: string): StoreError {
-    return new StoreError(`--data-dir ${this.dir}: the store is corrupt: record '${key}': ${why}; eddy changed nothing; move the directory away to start empty, or put back a backup`);
+    return new StoreError(
+      `--data-dir ${this.dir}: the store is corrupt: record '${key}': ${why}; eddy changed nothing; move the directory away to start empty, or put back a backup`,
+    );
   }
 }
 

@@ -96,7 +96,9 @@ export class LinkWiring {
         to.pipeline.removeSource(from.offramp);
       };
     }
-    throw invalid(`${where}: ${article(src.kind)} cannot be linked to ${article(dst.kind)}: a pipeline goes between them (system::passthrough passes events on unchanged)`);
+    throw invalid(
+      `${where}: ${article(src.kind)} cannot be linked to ${article(dst.kind)}: a pipeline goes between them (system::passthrough passes events on unchanged)`,
+    );
   }
 }
 

@@ -71,7 +71,9 @@ export type RetryConfig = Input<typeof retrySchema>;
 
 const deadLetterSchema = s.object(
   {
-    ack_source: s.boolean({ description: 'ack the source once the dead-letter path delivered the event (default false: the source is failed, and may redeliver)' }),
+    ack_source: s.boolean({
+      description: 'ack the source once the dead-letter path delivered the event (default false: the source is failed, and may redeliver)',
+    }),
   },
   { description: 'failed events leave on the err port when it is linked (docs/delivery.md)' },
 );
@@ -84,10 +86,7 @@ export function artefactSchemas(names: SchemaNames): Record<'pipeline' | 'onramp
   const codecName = { type: 'string', enum: names.codecs };
   // a name, or {name, config} for a codec that takes config (avro, protobuf); the config is checked against the codec's own schema
   const codec = {
-    anyOf: [
-      codecName,
-      { type: 'object', additionalProperties: false, required: ['name'], properties: { name: codecName, config: { type: 'object' } } },
-    ],
+    anyOf: [codecName, { type: 'object', additionalProperties: false, required: ['name'], properties: { name: codecName, config: { type: 'object' } } }],
   };
   const codecMap = { type: 'object', additionalProperties: codecName };
   const streamNames = { type: 'array', items: id };
@@ -139,7 +138,12 @@ export function artefactSchemas(names: SchemaNames): Record<'pipeline' | 'onramp
       required: ['id', 'type'],
       properties: { ...ramp, err_required: { type: 'boolean' } },
     },
-    offramp: { type: 'object', additionalProperties: false, required: ['id', 'type'], properties: { ...ramp, retry: retrySchema, dead_letter: deadLetterSchema } },
+    offramp: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['id', 'type'],
+      properties: { ...ramp, retry: retrySchema, dead_letter: deadLetterSchema },
+    },
     binding: {
       type: 'object',
       additionalProperties: false,

@@ -60,9 +60,15 @@ export function password(description: string) {
 export function serverTls(description = 'serve TLS with this certificate; absent: plaintext') {
   return s.object(
     {
-      cert: s.string({ minLength: 1, description: "file of the server's certificate (PEM), followed by its intermediate certificates if any; reloaded when it changes" }),
+      cert: s.string({
+        minLength: 1,
+        description: "file of the server's certificate (PEM), followed by its intermediate certificates if any; reloaded when it changes",
+      }),
       key: s.string({ minLength: 1, description: "file of the certificate's private key (PEM, unencrypted); reloaded when it changes" }),
-      ca: s.string({ minLength: 1, description: 'file of the CA certificates (PEM) a client certificate is checked against; with it, clients are asked for one' }),
+      ca: s.string({
+        minLength: 1,
+        description: 'file of the CA certificates (PEM) a client certificate is checked against; with it, clients are asked for one',
+      }),
       require_client_cert: s.boolean({ default: false, description: 'refuse a client without a certificate signed by ca (mutual TLS); needs ca' }),
     },
     { required: ['cert', 'key'], description },

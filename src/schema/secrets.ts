@@ -25,7 +25,14 @@ const isSet = (v: unknown): boolean => v !== undefined && v !== null && v !== ''
  * following `properties`, `additionalProperties`, `items` and every branch
  * of `anyOf`/`oneOf`/`allOf` (a field secret in any branch is secret).
  */
-function walk(schema: unknown, value: unknown, path: string, found: (path: string, holder: Node | unknown[], key: string | number) => void, holder?: Node | unknown[], key?: string | number): void {
+function walk(
+  schema: unknown,
+  value: unknown,
+  path: string,
+  found: (path: string, holder: Node | unknown[], key: string | number) => void,
+  holder?: Node | unknown[],
+  key?: string | number,
+): void {
   if (!isObject(schema)) return;
   if (schema.writeOnly === true && holder !== undefined && key !== undefined && isSet(value)) {
     found(path, holder, key);

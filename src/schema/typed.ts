@@ -166,7 +166,9 @@ export type ObjectStatic<P extends Properties, R extends keyof P> = Flat<
 >;
 
 /** An object as written: only its required keys are sure to be present. */
-export type ObjectInput<P extends Properties, R extends keyof P> = Flat<{ -readonly [K in R]-?: Input<P[K]> } & { -readonly [K in Exclude<keyof P, R>]?: Input<P[K]> }>;
+export type ObjectInput<P extends Properties, R extends keyof P> = Flat<
+  { -readonly [K in R]-?: Input<P[K]> } & { -readonly [K in Exclude<keyof P, R>]?: Input<P[K]> }
+>;
 
 interface ObjectOptions<R> extends Annotations {
   /** keys that must be present */
@@ -184,11 +186,10 @@ interface ObjectOptions<R> extends Annotations {
  * and reports the first failure). Unknown keys are rejected unless
  * `additionalProperties` says otherwise.
  */
-export function object<
-  const P extends Properties,
-  const R extends readonly (keyof P & string)[] = [],
-  const O extends ObjectOptions<R> = ObjectOptions<R>,
->(properties: P, options?: O & ObjectOptions<R>): Schema<ObjectStatic<P, R[number]>, ObjectInput<P, R[number]>> & Marked<O> {
+export function object<const P extends Properties, const R extends readonly (keyof P & string)[] = [], const O extends ObjectOptions<R> = ObjectOptions<R>>(
+  properties: P,
+  options?: O & ObjectOptions<R>,
+): Schema<ObjectStatic<P, R[number]>, ObjectInput<P, R[number]>> & Marked<O> {
   const { required, additionalProperties = false, ...rest } = options ?? {};
   return {
     type: 'object',

@@ -72,11 +72,7 @@ export function formatPort(port: PortResult, letters: Map<string, unknown>): str
     return s;
   };
   const label = port.port === 'insights' ? 'insights' : `port ${port.port}`;
-  const lines = [
-    `${label}:`,
-    `  expected: ${drawMarbles(port.expected, symbol)}`,
-    `  actual:   ${drawMarbles(port.actual, symbol)}`,
-  ];
+  const lines = [`${label}:`, `  expected: ${drawMarbles(port.expected, symbol)}`, `  actual:   ${drawMarbles(port.actual, symbol)}`];
   for (const [value, s] of unnamed) lines.push(`    ${s} = ${value}`);
   const i = port.firstDifference;
   const e = port.expected[i];
@@ -101,7 +97,11 @@ export function formatCase(result: CaseResult, indent = '  '): string {
   const letters = caseLetters(result);
   for (const port of result.ports) {
     if (port.firstDifference === -1) continue;
-    lines.push(...formatPort(port, letters).split('\n').map((l) => `${indent}    ${l}`));
+    lines.push(
+      ...formatPort(port, letters)
+        .split('\n')
+        .map((l) => `${indent}    ${l}`),
+    );
   }
   return lines.join('\n');
 }

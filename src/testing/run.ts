@@ -145,13 +145,16 @@ function eventView(spec: EventSpec, letter: string): Expected {
 
 /** A value map for marbles that names the marbles and the letter when a letter has no value. */
 function lookup<T>(letters: Map<string, T>, what: string): Record<string, T> {
-  return new Proxy({}, {
-    get: (_t, letter: string) => {
-      const found = letters.get(letter);
-      if (!found) throw invalid(`${what}: no value for '${letter}' (letters: ${[...letters.keys()].join(', ') || 'none'})`);
-      return found;
+  return new Proxy(
+    {},
+    {
+      get: (_t, letter: string) => {
+        const found = letters.get(letter);
+        if (!found) throw invalid(`${what}: no value for '${letter}' (letters: ${[...letters.keys()].join(', ') || 'none'})`);
+        return found;
+      },
     },
-  });
+  );
 }
 
 type Message = ReturnType<typeof TestScheduler.parseMarbles>[number];
@@ -178,13 +181,9 @@ function matches(e: EddyEvent, expected: Expected): boolean {
  * events are projected on the keys of the expected frame at the same place.
  */
 function compare(port: string, expectedRaw: Frame[], actualRaw: Frame[]): PortResult {
-  const expected: Frame[] = expectedRaw.map((f) =>
-    f.kind === 'N' ? { ...f, value: (f.value as Expected).view, letter: (f.value as Expected).letter } : f,
-  );
-  const keysAt = (i: number) => ((expectedRaw[i]?.value as Expected | undefined)?.keys ?? ['data']);
-  const actual: Frame[] = actualRaw.map((f, i) =>
-    f.kind === 'N' && isEddyEvent(f.value) ? { ...f, value: viewOf(f.value, keysAt(i)) } : f,
-  );
+  const expected: Frame[] = expectedRaw.map((f) => (f.kind === 'N' ? { ...f, value: (f.value as Expected).view, letter: (f.value as Expected).letter } : f));
+  const keysAt = (i: number) => (expectedRaw[i]?.value as Expected | undefined)?.keys ?? ['data'];
+  const actual: Frame[] = actualRaw.map((f, i) => (f.kind === 'N' && isEddyEvent(f.value) ? { ...f, value: viewOf(f.value, keysAt(i)) } : f));
   let firstDifference = -1;
   const length = Math.max(expected.length, actual.length);
   for (let i = 0; i < length; i++) {
@@ -207,7 +206,11 @@ const idKey = (id: EventId) => `${id.uid}:${id.seq}`;
 /** An insight that reached the sources, as `{kind, event}` with the input letters it is about. */
 function insightFrame(frame: number, insight: Insight, inputIds: Map<string, string>): Frame {
   const about = insight.event ? trackedIds(insight.event).map((id) => inputIds.get(idKey(id)) ?? idKey(id)) : [];
-  return { frame, kind: 'N', value: insightView({ kind: insight.kind, ...(about.length === 1 ? { event: about[0] } : {}), ...(about.length > 1 ? { events: about } : {}) }) };
+  return {
+    frame,
+    kind: 'N',
+    value: insightView({ kind: insight.kind, ...(about.length === 1 ? { event: about[0] } : {}), ...(about.length > 1 ? { events: about } : {}) }),
+  };
 }
 
 function insightView(spec: InsightSpec): Record<string, unknown> {

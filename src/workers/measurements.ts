@@ -57,7 +57,13 @@ export function combineMeasurements(parts: { worker: number; report: BlackholeRe
     peak_rss_bytes_total: sum((r) => r.peak_rss_bytes) + primaryRssBytes,
     workers: parts.length,
     per_worker: parts
-      .map((p) => ({ worker: p.worker, events: p.report.events, events_per_second: p.report.events_per_second, p99: p.report.latency_ns.p99, peak_rss_bytes: p.report.peak_rss_bytes }))
+      .map((p) => ({
+        worker: p.worker,
+        events: p.report.events,
+        events_per_second: p.report.events_per_second,
+        p99: p.report.latency_ns.p99,
+        peak_rss_bytes: p.report.peak_rss_bytes,
+      }))
       .sort((a, b) => a.worker - b.worker),
   };
 }

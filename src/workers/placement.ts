@@ -52,8 +52,7 @@ function partPlacement(end: { kind: Kind; artefact: string }, repository: Reposi
     const ramp = artefact as RampArtefact;
     const type = end.kind === 'onramp' ? registries.onramps.get(ramp.type) : registries.offramps.get(ramp.type);
     const declared = type.placement;
-    const placement: Placement =
-      typeof declared === 'function' ? declared(repository.rampConfig(end.kind, ramp)) : (declared ?? 'one-worker');
+    const placement: Placement = typeof declared === 'function' ? declared(repository.rampConfig(end.kind, ramp)) : (declared ?? 'one-worker');
     return placement === 'every-worker' ? EVERY : { placement, reason: `${end.kind} '${ramp.id}' (${ramp.type}) runs on one worker` };
   }
   return EVERY;

@@ -210,7 +210,9 @@ export class WorkerPool {
     const slot = this.slots[id];
     if (!slot || slot.gone !== undefined) {
       // an activation runs on every worker its placement names or on none: nothing new is placed on a worker that is down
-      return Promise.reject(new EddyError('conflict', slot ? `${this.absence(slot)}: try again once GET /health shows it running` : `worker ${id} does not exist`));
+      return Promise.reject(
+        new EddyError('conflict', slot ? `${this.absence(slot)}: try again once GET /health shows it running` : `worker ${id} does not exist`),
+      );
     }
     const requestId = ++this.nextRequest;
     return new Promise((resolve, reject) => {
@@ -239,7 +241,8 @@ export class WorkerPool {
     const running = workers.filter((w) => this.slots[w]?.gone === undefined);
     const results = await Promise.allSettled(running.map((w) => this.request(w, { type: 'deactivate', request })));
     results.forEach((r, i) => {
-      if (r.status === 'rejected') this.logger.error(`worker ${running[i]}: deactivating /${request.kind}/${request.artefact}/${request.instance}: ${(r.reason as Error).message}`);
+      if (r.status === 'rejected')
+        this.logger.error(`worker ${running[i]}: deactivating /${request.kind}/${request.artefact}/${request.instance}: ${(r.reason as Error).message}`);
     });
   }
 

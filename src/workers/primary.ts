@@ -54,7 +54,9 @@ export class ClusterRuntime extends Runtime {
         await this.place(request, artefact);
       } catch (err) {
         // the workers rolled back their part; the primary's follows, so nothing of it is left anywhere
-        await super.deactivate(kind, artefactId, instanceId).catch((e: Error) => this.logger.error(`rolling back ${instanceUrl(kind, artefactId, instanceId)}: ${e.message}`));
+        await super
+          .deactivate(kind, artefactId, instanceId)
+          .catch((e: Error) => this.logger.error(`rolling back ${instanceUrl(kind, artefactId, instanceId)}: ${e.message}`));
         throw err;
       }
       return artefact;

@@ -99,12 +99,16 @@ describe('REST API over HTTP', () => {
       });
       expect((await call(rt.base, 'POST', '/binding/flow/one')).status).to.equal(409);
       expect((await call(rt.base, 'GET', '/binding/flow/one', { accept: f.accept })).body).to.deep.equal(activated.body);
-      expect((await call(rt.base, 'GET', '/onramp/ticks')).body).to.have.property('instances').that.deep.equals(['one']);
+      expect((await call(rt.base, 'GET', '/onramp/ticks')).body)
+        .to.have.property('instances')
+        .that.deep.equals(['one']);
       expect((await call(rt.base, 'GET', '/pipeline/main/one')).status).to.equal(200);
       for (const kind of ['pipeline', 'onramp', 'offramp', 'binding']) {
         const refused = await call(rt.base, 'DELETE', `/${kind}/${String(a[kind].id)}`, { accept: f.accept });
         expect(refused.status, kind).to.equal(409);
-        expect(refused.body).to.have.property('error').that.matches(/running instances/);
+        expect(refused.body)
+          .to.have.property('error')
+          .that.matches(/running instances/);
       }
       // an instance a binding uses cannot be pulled out from under it
       expect((await call(rt.base, 'DELETE', '/onramp/ticks/one')).status).to.equal(409);
@@ -114,7 +118,9 @@ describe('REST API over HTTP', () => {
       expect((await call(rt.base, 'DELETE', '/binding/flow/one')).status).to.equal(404);
       expect((await call(rt.base, 'GET', '/binding/flow/one')).status).to.equal(404);
       for (const kind of ['pipeline', 'onramp', 'offramp']) {
-        expect((await call(rt.base, 'GET', `/${kind}/${String(a[kind].id)}`)).body, kind).to.have.property('instances').that.deep.equals([]);
+        expect((await call(rt.base, 'GET', `/${kind}/${String(a[kind].id)}`)).body, kind)
+          .to.have.property('instances')
+          .that.deep.equals([]);
       }
       for (const kind of ['binding', 'pipeline', 'onramp', 'offramp']) {
         expect((await call(rt.base, 'DELETE', `/${kind}/${String(a[kind].id)}`)).status, kind).to.equal(200);
@@ -176,7 +182,9 @@ describe('REST API over HTTP', () => {
     for (const path of ['/offramp/system::stdout', '/pipeline/system::metrics', '/pipeline/system::passthrough']) {
       const reply = await call(rt.base, 'DELETE', path);
       expect(reply.status, path).to.equal(409);
-      expect(reply.body).to.have.property('error').that.matches(/system artefact/);
+      expect(reply.body)
+        .to.have.property('error')
+        .that.matches(/system artefact/);
     }
     expect((await call(rt.base, 'DELETE', '/offramp/system::stdout/system')).status).to.equal(409);
   });
@@ -193,9 +201,27 @@ describe('REST API over HTTP', () => {
       ['onramp', 'missing config key', { id: 'x', type: 'file', config: {} }, /config: missing required field 'source'/],
       ['onramp', 'unknown config key', { id: 'x', type: 'metronome', config: { interval: 5, jitter: 1 } }, /config: unknown field 'jitter'/],
       ['offramp', 'unknown type', { id: 'x', type: 'carrier_pigeon' }, /unknown offramp 'carrier_pigeon'/],
-      ['pipeline', 'unknown operator', { id: 'p', interface: {}, nodes: [{ id: 'a', type: 'magic' }], links: { in: ['a'] } }, /nodes\[0\]\.type: unknown operator 'magic'/],
+      [
+        'pipeline',
+        'unknown operator',
+        { id: 'p', interface: {}, nodes: [{ id: 'a', type: 'magic' }], links: { in: ['a'] } },
+        /nodes\[0\]\.type: unknown operator 'magic'/,
+      ],
       ['pipeline', 'unknown link target', { id: 'p', interface: {}, nodes: [{ id: 'a', type: 'passthrough' }], links: { in: ['b'] } }, /links\.in: target 'b'/],
-      ['pipeline', 'cycle', { id: 'p', interface: {}, nodes: [{ id: 'a', type: 'passthrough' }, { id: 'b', type: 'passthrough' }], links: { in: ['a'], a: ['b'], b: ['a'] } }, /cycle/],
+      [
+        'pipeline',
+        'cycle',
+        {
+          id: 'p',
+          interface: {},
+          nodes: [
+            { id: 'a', type: 'passthrough' },
+            { id: 'b', type: 'passthrough' },
+          ],
+          links: { in: ['a'], a: ['b'], b: ['a'] },
+        },
+        /cycle/,
+      ],
       ['pipeline', 'missing links', { id: 'p', interface: {}, nodes: [] }, /missing required field 'links'/],
       ['binding', 'bad link url', { id: 'b', links: { '/queue/x/y': ['/pipeline/p/i'] } }, /links: invalid key/],
       ['binding', 'bad destination', { id: 'b', links: { '/onramp/x/y': ['nowhere'] } }, /must match/],
@@ -213,16 +239,22 @@ describe('REST API over HTTP', () => {
     it('rejects malformed JSON and YAML with 400', async () => {
       const json = await call(rt.base, 'POST', '/onramp', { raw: '{"id": ', contentType: 'application/json' });
       expect(json.status).to.equal(400);
-      expect(json.body).to.have.property('error').that.matches(/invalid JSON/);
+      expect(json.body)
+        .to.have.property('error')
+        .that.matches(/invalid JSON/);
       const yaml = await call(rt.base, 'POST', '/onramp', { raw: 'id: [unclosed', contentType: 'application/yaml' });
       expect(yaml.status).to.equal(400);
-      expect(yaml.body).to.have.property('error').that.matches(/invalid YAML/);
+      expect(yaml.body)
+        .to.have.property('error')
+        .that.matches(/invalid YAML/);
     });
 
     it('rejects other content types with 415', async () => {
       const reply = await call(rt.base, 'POST', '/onramp', { raw: 'id=x', contentType: 'application/x-www-form-urlencoded' });
       expect(reply.status).to.equal(415);
-      expect(reply.body).to.have.property('error').that.matches(/Content-Type/);
+      expect(reply.body)
+        .to.have.property('error')
+        .that.matches(/Content-Type/);
     });
 
     it('rejects an instance id outside the id pattern, and a binding naming a missing artefact, changing nothing', async () => {
@@ -232,8 +264,12 @@ describe('REST API over HTTP', () => {
       await call(rt.base, 'POST', '/binding', { body: a.binding });
       const reply = await call(rt.base, 'POST', '/binding/flow/one');
       expect(reply.status).to.equal(404);
-      expect(reply.body).to.have.property('error').that.matches(/pipeline 'main' not found/);
-      expect((await call(rt.base, 'GET', '/onramp/ticks')).body).to.have.property('instances').that.deep.equals([]);
+      expect(reply.body)
+        .to.have.property('error')
+        .that.matches(/pipeline 'main' not found/);
+      expect((await call(rt.base, 'GET', '/onramp/ticks')).body)
+        .to.have.property('instances')
+        .that.deep.equals([]);
       expect((await call(rt.base, 'DELETE', '/onramp/ticks')).status).to.equal(200);
     });
 
@@ -245,9 +281,15 @@ describe('REST API over HTTP', () => {
       });
       const reply = await call(rt.base, 'POST', '/binding/wrong/one');
       expect(reply.status).to.equal(400);
-      expect(reply.body).to.have.property('error').that.matches(/no input 'sideways'/);
-      expect((await call(rt.base, 'GET', '/pipeline/main')).body).to.have.property('instances').that.deep.equals([]);
-      expect((await call(rt.base, 'GET', '/onramp/ticks')).body).to.have.property('instances').that.deep.equals([]);
+      expect(reply.body)
+        .to.have.property('error')
+        .that.matches(/no input 'sideways'/);
+      expect((await call(rt.base, 'GET', '/pipeline/main')).body)
+        .to.have.property('instances')
+        .that.deep.equals([]);
+      expect((await call(rt.base, 'GET', '/onramp/ticks')).body)
+        .to.have.property('instances')
+        .that.deep.equals([]);
     });
   });
 });

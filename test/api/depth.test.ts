@@ -57,7 +57,10 @@ describe('body depth pre-scan', () => {
   });
 
   it('agrees with the yaml library on the depth of what yaml.stringify writes, in block and flow styles (fixed seed)', () => {
-    const text = fc.string({ unit: fc.constantFrom('a', 'b', ' ', ':', '-', '#', '[', ']', '{', '}', ',', '"', "'", '|', '>', '&', '*', '!', '?', '\n'), maxLength: 8 });
+    const text = fc.string({
+      unit: fc.constantFrom('a', 'b', ' ', ':', '-', '#', '[', ']', '{', '}', ',', '"', "'", '|', '>', '&', '*', '!', '?', '\n'),
+      maxLength: 8,
+    });
     const value = fc.letrec((tie) => ({
       node: fc.oneof(
         { depthSize: 'small' },
@@ -91,6 +94,8 @@ describe('body depth pre-scan', () => {
     cycle.push(cycle);
     expect(measure({ c: cycle }, 64, 1000)).to.equal('body: YAML aliases form a cycle (a collection contains itself)');
     expect(measure({ s: 'x'.repeat(90) }, 64, 100)).to.equal(undefined);
-    expect(measure([shared, shared, shared, shared, shared, shared, shared, shared, shared, shared], 64, 100)).to.match(/^body: the YAML document expands \(through aliases\) to more than 100 bytes as JSON$/);
+    expect(measure([shared, shared, shared, shared, shared, shared, shared, shared, shared, shared], 64, 100)).to.match(
+      /^body: the YAML document expands \(through aliases\) to more than 100 bytes as JSON$/,
+    );
   });
 });

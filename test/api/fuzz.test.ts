@@ -19,7 +19,12 @@ const RUNS = Number(process.env.EDDY_FUZZ_RUNS ?? 300);
 // generated artefact may name a file, a socket or the exit offramp.
 const TEMPLATES = {
   onramp: { id: 'tick', type: 'metronome', config: { interval: 3_600_000 } },
-  pipeline: { id: 'main', interface: { inputs: ['in'], outputs: ['out'] }, nodes: [{ id: 'pass', type: 'passthrough' }], links: { in: ['pass'], pass: ['out'] } },
+  pipeline: {
+    id: 'main',
+    interface: { inputs: ['in'], outputs: ['out'] },
+    nodes: [{ id: 'pass', type: 'passthrough' }],
+    links: { in: ['pass'], pass: ['out'] },
+  },
   binding: { id: 'flow', links: { '/onramp/tick/{instance}/out': ['/pipeline/main/{instance}/in'] } },
   offramp: { id: 'sink', type: 'debug' },
 } as const;
@@ -42,18 +47,48 @@ const path = fc.oneof(
 const method = fc.constantFrom('GET', 'POST', 'POST', 'POST', 'DELETE', 'PUT', 'PATCH', 'OPTIONS', 'HEAD');
 const contentType = fc.option(
   fc.oneof(
-    fc.constantFrom('application/json', 'application/yaml', 'application/x-yaml', 'text/yaml', 'application/json; charset=utf-8', 'application/json; charset=latin1'),
-    fc.constantFrom('text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=klingon', '*/*', ';', 'application/'),
+    fc.constantFrom(
+      'application/json',
+      'application/yaml',
+      'application/x-yaml',
+      'text/yaml',
+      'application/json; charset=utf-8',
+      'application/json; charset=latin1',
+    ),
+    fc.constantFrom(
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      'application/json; charset=klingon',
+      '*/*',
+      ';',
+      'application/',
+    ),
     printable(30),
   ),
   { nil: undefined },
 );
 const accept = fc.option(
   fc.oneof(
-    fc.constantFrom('application/json', 'application/yaml', '*/*', 'application/yaml;q=0, application/json', 'application/json;q=0', 'text/*', 'text/html', '*/*;q=0'),
-    fc.array(fc.tuple(fc.constantFrom('application/json', 'application/yaml', 'text/yaml', '*/*', 'a/b', 'x'), fc.constantFrom('', ';q=0', ';q=0.5', ';q=1', ';q=2', ';q=x')), { maxLength: 4 }).map((parts) =>
-      parts.map(([t, q]) => t + q).join(', '),
+    fc.constantFrom(
+      'application/json',
+      'application/yaml',
+      '*/*',
+      'application/yaml;q=0, application/json',
+      'application/json;q=0',
+      'text/*',
+      'text/html',
+      '*/*;q=0',
     ),
+    fc
+      .array(
+        fc.tuple(
+          fc.constantFrom('application/json', 'application/yaml', 'text/yaml', '*/*', 'a/b', 'x'),
+          fc.constantFrom('', ';q=0', ';q=0.5', ';q=1', ';q=2', ';q=x'),
+        ),
+        { maxLength: 4 },
+      )
+      .map((parts) => parts.map(([t, q]) => t + q).join(', ')),
     printable(30),
   ),
   { nil: undefined },

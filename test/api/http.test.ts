@@ -52,11 +52,15 @@ describe('REST API: HTTP methods, content types and negotiation', () => {
       for (const body of ['id: sneaky\ntype: metronome\nconfig: {interval: 5}\n', onramp('sneaky')]) {
         const reply = await send(api.port, 'POST', '/onramp', { body });
         expect(reply.status).to.equal(415);
-        expect(reply.body).to.deep.equal({ error: 'a request body needs a Content-Type: application/json or application/yaml (also application/x-yaml, text/yaml)' });
+        expect(reply.body).to.deep.equal({
+          error: 'a request body needs a Content-Type: application/json or application/yaml (also application/x-yaml, text/yaml)',
+        });
       }
       const plain = await send(api.port, 'POST', '/onramp', { headers: { 'content-type': 'text/plain' }, body: onramp('sneaky') });
       expect(plain.status).to.equal(415);
-      expect((plain.body as { error: string }).error).to.equal("Content-Type 'text/plain' is not supported: use application/json or application/yaml (also application/x-yaml, text/yaml)");
+      expect((plain.body as { error: string }).error).to.equal(
+        "Content-Type 'text/plain' is not supported: use application/json or application/yaml (also application/x-yaml, text/yaml)",
+      );
       expect(await repositoryState(api.port)).to.deep.equal(before);
     });
 

@@ -37,17 +37,65 @@ describe('REST API input limits', () => {
 
   const refused: [string, Record<string, string>, () => string, number, RegExp][] = [
     // today: 500 "Maximum call stack size exceeded"
-    ['a JSON body 100,000 levels deep', JSON_HEADERS, () => `${'['.repeat(100_000)}${']'.repeat(100_000)}`, 400, /^body: nested deeper than 64 levels at line 1, column 65 \(the API's limit, --api-max-depth\)$/],
-    ['a JSON object nesting inside strings and keys', JSON_HEADERS, () => `${'{"a[":'.repeat(70)}1${'}'.repeat(70)}`, 400, /^body: nested deeper than 64 levels at line 1, column 385 /],
+    [
+      'a JSON body 100,000 levels deep',
+      JSON_HEADERS,
+      () => `${'['.repeat(100_000)}${']'.repeat(100_000)}`,
+      400,
+      /^body: nested deeper than 64 levels at line 1, column 65 \(the API's limit, --api-max-depth\)$/,
+    ],
+    [
+      'a JSON object nesting inside strings and keys',
+      JSON_HEADERS,
+      () => `${'{"a[":'.repeat(70)}1${'}'.repeat(70)}`,
+      400,
+      /^body: nested deeper than 64 levels at line 1, column 385 /,
+    ],
     // today: seconds of frozen event loop, or the process aborts
-    ['a flow-style YAML body 200,000 levels deep', YAML_HEADERS, () => `${'['.repeat(200_000)}${']'.repeat(200_000)}`, 400, /^body: nested deeper than 64 levels at line 1, column 65 /],
+    [
+      'a flow-style YAML body 200,000 levels deep',
+      YAML_HEADERS,
+      () => `${'['.repeat(200_000)}${']'.repeat(200_000)}`,
+      400,
+      /^body: nested deeper than 64 levels at line 1, column 65 /,
+    ],
     ['a block-style YAML body nested by indentation', YAML_HEADERS, () => blockYaml(100), 400, /^body: nested deeper than 64 levels at line 65, column 129 /],
-    ['a block-style YAML body of compact sequences (- - - x)', YAML_HEADERS, () => `${'- '.repeat(300_000)}x\n`, 400, /^body: nested deeper than 64 levels at line 1, column 129 /],
-    ['a YAML body nesting sequences under keys at the same indent', YAML_HEADERS, () => Array.from({ length: 40 }, (_, i) => `${'  '.repeat(i)}k:\n${'  '.repeat(i)}- `).join('\n') + 'x\n', 400, /^body: nested deeper than 64 levels at line 65, /],
-    ['a YAML body nested through an alias', YAML_HEADERS, () => `a: &a ${'['.repeat(40)}${']'.repeat(40)}\nb: ${'['.repeat(30)}*a${']'.repeat(30)}\n`, 400, /^body: nested deeper than 64 levels once YAML aliases are expanded$/],
+    [
+      'a block-style YAML body of compact sequences (- - - x)',
+      YAML_HEADERS,
+      () => `${'- '.repeat(300_000)}x\n`,
+      400,
+      /^body: nested deeper than 64 levels at line 1, column 129 /,
+    ],
+    [
+      'a YAML body nesting sequences under keys at the same indent',
+      YAML_HEADERS,
+      () => Array.from({ length: 40 }, (_, i) => `${'  '.repeat(i)}k:\n${'  '.repeat(i)}- `).join('\n') + 'x\n',
+      400,
+      /^body: nested deeper than 64 levels at line 65, /,
+    ],
+    [
+      'a YAML body nested through an alias',
+      YAML_HEADERS,
+      () => `a: &a ${'['.repeat(40)}${']'.repeat(40)}\nb: ${'['.repeat(30)}*a${']'.repeat(30)}\n`,
+      400,
+      /^body: nested deeper than 64 levels once YAML aliases are expanded$/,
+    ],
     ['a billion laughs', YAML_HEADERS, () => BILLION_LAUGHS, 400, /^body: YAML aliases expand too much \(more than 100 alias uses\)/],
-    ['a YAML collection that contains itself', YAML_HEADERS, () => 'id: x\ntype: metronome\nconfig: &c { again: *c }\n', 400, /^body: YAML aliases form a cycle/],
-    ['a body of 2 MB', JSON_HEADERS, () => JSON.stringify({ id: 'x', type: 'metronome', description: 'x'.repeat(2_000_000) }), 413, /^body: larger than 1048576 bytes, the API's limit \(--api-max-body\)$/],
+    [
+      'a YAML collection that contains itself',
+      YAML_HEADERS,
+      () => 'id: x\ntype: metronome\nconfig: &c { again: *c }\n',
+      400,
+      /^body: YAML aliases form a cycle/,
+    ],
+    [
+      'a body of 2 MB',
+      JSON_HEADERS,
+      () => JSON.stringify({ id: 'x', type: 'metronome', description: 'x'.repeat(2_000_000) }),
+      413,
+      /^body: larger than 1048576 bytes, the API's limit \(--api-max-body\)$/,
+    ],
   ];
   for (const [what, headers, body, status, message] of refused) {
     it(`refuses ${what} with ${status} and a precise message, and serves the next request`, async () => {
@@ -111,7 +159,10 @@ describe('REST API input limits', () => {
   it('takes its limits from the options: body size and depth', async () => {
     const strict = await startApi({ maxBodyBytes: 200, maxDepth: 2 });
     try {
-      const large = await send(strict.port, 'POST', '/onramp', { headers: JSON_HEADERS, body: JSON.stringify({ id: 'x', type: 'metronome', description: 'x'.repeat(200) }) });
+      const large = await send(strict.port, 'POST', '/onramp', {
+        headers: JSON_HEADERS,
+        body: JSON.stringify({ id: 'x', type: 'metronome', description: 'x'.repeat(200) }),
+      });
       expect(large.status).to.equal(413);
       expect((large.body as { error: string }).error).to.equal("body: larger than 200 bytes, the API's limit (--api-max-body)");
       const deep = await send(strict.port, 'POST', '/onramp', { headers: YAML_HEADERS, body: 'id: x\ntype: metronome\nconfig:\n  a: [1]\n' });

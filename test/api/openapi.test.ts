@@ -40,7 +40,11 @@ function appRoutes(app: ReturnType<typeof createApi>): string[] {
 
 function documentedRoutes(doc: Doc): string[] {
   return Object.entries(doc.paths)
-    .flatMap(([path, item]) => Object.keys(item).filter((k) => METHODS.includes(k)).map((m) => `${m.toUpperCase()} ${path}`))
+    .flatMap(([path, item]) =>
+      Object.keys(item)
+        .filter((k) => METHODS.includes(k))
+        .map((m) => `${m.toUpperCase()} ${path}`),
+    )
     .sort();
 }
 
@@ -86,8 +90,12 @@ describe('GET /openapi.json', () => {
   it('declares every path parameter, with the id pattern', () => {
     for (const [path, item] of Object.entries(doc.paths)) {
       const names = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
-      expect((item.parameters ?? []).map((p) => p.name), path).to.deep.equal(names);
-      for (const p of item.parameters ?? []) expect(p).to.deep.include({ in: 'path', required: true, schema: { type: 'string', pattern: '^[a-z][a-zA-Z_:]*$' } });
+      expect(
+        (item.parameters ?? []).map((p) => p.name),
+        path,
+      ).to.deep.equal(names);
+      for (const p of item.parameters ?? [])
+        expect(p).to.deep.include({ in: 'path', required: true, schema: { type: 'string', pattern: '^[a-z][a-zA-Z_:]*$' } });
     }
     expect(doc.paths['/binding/{artefact_id}/{instance_id}'].parameters!.map((p) => p.name)).to.deep.equal(['artefact_id', 'instance_id']);
   });
@@ -143,11 +151,18 @@ describe('GET /openapi.json', () => {
     const ajv = new Ajv2020({ strict: false });
     ajv.addSchema({ components: doc.components }, 'doc');
     const check = (body: unknown, path: string, method: string, status: number) => {
-      const media = (doc.paths[path][method].responses![String(status)] as { content: Record<string, { schema: { $ref: string } }> }).content['application/json'];
+      const media = (doc.paths[path][method].responses![String(status)] as { content: Record<string, { schema: { $ref: string } }> }).content[
+        'application/json'
+      ];
       const validate = ajv.getSchema(`doc${media.schema.$ref}`)!;
       expect(validate(body), `${method} ${path} ${status}: ${JSON.stringify(validate.errors)}`).to.equal(true);
     };
-    const pipeline = { id: 'main', interface: { inputs: ['in'], outputs: ['out'] }, nodes: [{ id: 'pass', type: 'passthrough' }], links: { in: ['pass'], pass: ['out'] } };
+    const pipeline = {
+      id: 'main',
+      interface: { inputs: ['in'], outputs: ['out'] },
+      nodes: [{ id: 'pass', type: 'passthrough' }],
+      links: { in: ['pass'], pass: ['out'] },
+    };
     const published = await send(api.port, 'POST', '/pipeline', { headers: JSON_HEADERS, body: JSON.stringify(pipeline) });
     expect(published.status).to.equal(201);
     check(published.body, '/pipeline', 'post', 201);

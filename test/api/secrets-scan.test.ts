@@ -79,7 +79,10 @@ mapping:
   /binding/posted/main: {}
 `,
     );
-    child = spawn(process.execPath, [EDDY, 'server', 'run', '-f', config, '--api-port', '0'], { env: { ...process.env, ...SECRETS, EDDY_LOG: 'debug' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(process.execPath, [EDDY, 'server', 'run', '-f', config, '--api-port', '0'], {
+      env: { ...process.env, ...SECRETS, EDDY_LOG: 'debug' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child.stdout!.on('data', (d) => (logs += d));
     child.stderr!.on('data', (d) => (logs += d));
     await eventually(() => /Listening at: http:\/\/127\.0\.0\.1:\d+/.test(logs), 30000, 'the API to listen');
@@ -91,7 +94,23 @@ mapping:
     const activations = ['/offramp/bus/main', '/offramp/queue/main', '/pipeline/enrich/main'];
     const answers: string[] = [];
     for (const path of activations) answers.push((await call(base, 'POST', path, { body: {} })).text);
-    for (const path of ['/onramp', '/offramp', '/pipeline', '/binding', '/offramp/hook', '/offramp/bus', '/offramp/queue', '/pipeline/enrich', '/binding/posted', '/binding/posted/main', '/offramp/hook/main', '/status', '/metrics', '/health', '/openapi.json']) {
+    for (const path of [
+      '/onramp',
+      '/offramp',
+      '/pipeline',
+      '/binding',
+      '/offramp/hook',
+      '/offramp/bus',
+      '/offramp/queue',
+      '/pipeline/enrich',
+      '/binding/posted',
+      '/binding/posted/main',
+      '/offramp/hook/main',
+      '/status',
+      '/metrics',
+      '/health',
+      '/openapi.json',
+    ]) {
       answers.push((await call(base, 'GET', path)).text);
     }
     // the tap of the rest offramp's input: what it sends

@@ -56,7 +56,9 @@ describe('secrets: shown as ***, refused in clear text over the API', () => {
       api = await startRuntime();
       const reply = await call(api.base, 'POST', '/offramp', { body: REST_OUT });
       expect(reply.status, reply.text).to.equal(400);
-      expect((reply.body as { error: string }).error).to.match(/^config\.endpoint\.password: a secret in clear text; the API takes none unless the server runs with --api-allow-secrets/);
+      expect((reply.body as { error: string }).error).to.match(
+        /^config\.endpoint\.password: a secret in clear text; the API takes none unless the server runs with --api-allow-secrets/,
+      );
       const nats = await call(api.base, 'POST', '/offramp', { body: NATS_OUT });
       expect((nats.body as { error: string }).error).to.match(/^config\.options\.token: a secret/);
       expect((await call(api.base, 'GET', '/offramp/hook')).status).to.equal(404);
@@ -66,18 +68,33 @@ describe('secrets: shown as ***, refused in clear text over the API', () => {
       api = await startRuntime(undefined, { allowSecrets: true });
       const published = await call(api.base, 'POST', '/offramp', { body: NATS_OUT });
       expect(published.status, published.text).to.equal(201);
-      const answers = [published.text, (await call(api.base, 'GET', '/offramp/bus')).text, (await call(api.base, 'POST', '/offramp', { body: REST_OUT })).text, (await call(api.base, 'GET', '/offramp/hook')).text];
+      const answers = [
+        published.text,
+        (await call(api.base, 'GET', '/offramp/bus')).text,
+        (await call(api.base, 'POST', '/offramp', { body: REST_OUT })).text,
+        (await call(api.base, 'GET', '/offramp/hook')).text,
+      ];
       answers.push((await call(api.base, 'DELETE', '/offramp/hook')).text);
       for (const text of answers) expect(text).not.to.match(/hunter2/);
       expect((published.body as { config: unknown }).config).to.deep.equal({ hosts: ['nats://bob:***@127.0.0.1:1'], subject: 's', options: { token: '***' } });
       // a codec's config too: a schema registry's password
-      const avro = { id: 'reg', type: 'metronome', codec: { name: 'avro', config: { registry: { url: 'http://127.0.0.1:1', username: 'u', password: 'hunter2-registry' } } }, config: { interval: 1000 } };
+      const avro = {
+        id: 'reg',
+        type: 'metronome',
+        codec: { name: 'avro', config: { registry: { url: 'http://127.0.0.1:1', username: 'u', password: 'hunter2-registry' } } },
+        config: { interval: 1000 },
+      };
       const withCodec = await call(api.base, 'POST', '/onramp', { body: avro });
       expect(withCodec.status, withCodec.text).to.equal(201);
-      expect((withCodec.body as { codec: unknown }).codec).to.deep.equal({ name: 'avro', config: { registry: { url: 'http://127.0.0.1:1', username: 'u', password: '***' } } });
+      expect((withCodec.body as { codec: unknown }).codec).to.deep.equal({
+        name: 'avro',
+        config: { registry: { url: 'http://127.0.0.1:1', username: 'u', password: '***' } },
+      });
       expect((await call(api.base, 'GET', '/onramp/reg')).text).not.to.match(/hunter2/);
       // the runtime keeps the value itself
-      expect((api.runtime.repository.get('offramp', 'bus') as unknown as { config: { options: { token: string } } }).config.options.token).to.equal('hunter2-nats');
+      expect((api.runtime.repository.get('offramp', 'bus') as unknown as { config: { options: { token: string } } }).config.options.token).to.equal(
+        'hunter2-nats',
+      );
     });
   });
 });

@@ -92,7 +92,9 @@ describe('REST API access', () => {
       for (const host of ['attacker.example', `attacker.example:${api.port}`, `127.0.0.1:${api.port + 1}`, `evil@127.0.0.1:${api.port}`, '127.0.0.1']) {
         const reply = await send(api.port, 'POST', '/onramp', { headers: { ...JSON_HEADERS, host }, body: onramp('rebound') });
         expect(reply.status, host).to.equal(403);
-        expect((reply.body as { error: string }).error).to.equal(`Host '${host}' is not this API's address; if it is a name of this server, allow it with --api-allow-origin http://${host}`);
+        expect((reply.body as { error: string }).error).to.equal(
+          `Host '${host}' is not this API's address; if it is a name of this server, allow it with --api-allow-origin http://${host}`,
+        );
       }
       expect(await repositoryState(api.port)).to.deep.equal(before);
     });
@@ -148,7 +150,21 @@ describe('REST API access', () => {
 
   describe('eddy server run', () => {
     it('parses the API flags into one place, leaving the other options as they were', () => {
-      expect(parseRunArgs(['--api-token', 'abc', '--api-allow-origin', 'HTTP://UI.example:80/', '--api-allow-origin', 'https://x.example', '--api-max-body', '2048', '--api-max-depth', '10', '--insecure'])).to.deep.include({
+      expect(
+        parseRunArgs([
+          '--api-token',
+          'abc',
+          '--api-allow-origin',
+          'HTTP://UI.example:80/',
+          '--api-allow-origin',
+          'https://x.example',
+          '--api-max-body',
+          '2048',
+          '--api-max-depth',
+          '10',
+          '--insecure',
+        ]),
+      ).to.deep.include({
         files: [],
         api: true,
         host: '127.0.0.1',
@@ -159,7 +175,9 @@ describe('REST API access', () => {
       expect(() => parseRunArgs(['--api-max-depth', '1000'])).to.throw('--api-max-depth: not a whole number from 1 to 256: 1000');
       expect(() => parseRunArgs(['--api-max-depth'])).to.throw('--api-max-depth needs a value');
       expect(() => parseRunArgs(['--api-token', ''])).to.throw('--api-token: must not be empty');
-      expect(() => parseRunArgs(['--api-allow-origin', 'http://x.example/path'])).to.throw("--api-allow-origin: 'http://x.example/path' is not an origin like http://host:port (http or https, no path)");
+      expect(() => parseRunArgs(['--api-allow-origin', 'http://x.example/path'])).to.throw(
+        "--api-allow-origin: 'http://x.example/path' is not an origin like http://host:port (http or https, no path)",
+      );
     });
 
     it('refuses a non-loopback host without a token unless --insecure, and takes the token from EDDY_API_TOKEN', () => {
@@ -180,7 +198,9 @@ describe('REST API access', () => {
         '--api-token: must be visible ASCII without spaces, as it is sent in Authorization: Bearer <token>; it has a space at position 4',
       );
       expect(() => apiOptionsFromFlags({}, '127.0.0.1', { EDDY_API_TOKEN: 'geheim\u00e9' })).to.throw('EDDY_API_TOKEN: must be visible ASCII without spaces');
-      expect(() => createApi(new Runtime({ logger: createLogger('silent') }), { token: 'tab\there' })).to.throw('token: must be visible ASCII without spaces, as it is sent in Authorization: Bearer <token>; it has character U+0009 at position 4');
+      expect(() => createApi(new Runtime({ logger: createLogger('silent') }), { token: 'tab\there' })).to.throw(
+        'token: must be visible ASCII without spaces, as it is sent in Authorization: Bearer <token>; it has character U+0009 at position 4',
+      );
       // every base64, base64url and hex character is fine
       expect(parseRunArgs(['--api-token', 'aZ09+/=-_.~']).apiFlags).to.deep.include({ token: 'aZ09+/=-_.~' });
     });

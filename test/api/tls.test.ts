@@ -87,7 +87,10 @@ describe('API: TLS (--api-tls-*)', () => {
   });
 
   it('with --api-tls-ca and --api-tls-require-client-cert, refuses a client without a certificate by the CA', async () => {
-    const api = await serve(['server', 'run', '--api-tls-cert', certs.server.cert, '--api-tls-key', certs.server.key, '--api-tls-ca', certs.ca, '--api-tls-require-client-cert'], certs.dir);
+    const api = await serve(
+      ['server', 'run', '--api-tls-cert', certs.server.cert, '--api-tls-key', certs.server.key, '--api-tls-ca', certs.ca, '--api-tls-require-client-cert'],
+      certs.dir,
+    );
     running = api.child;
     const url = `https://127.0.0.1:${api.port}/version`;
     const curl = `${peer('curl')} -sS -m 10 --cacert ${certs.ca}`;

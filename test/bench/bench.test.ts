@@ -70,7 +70,9 @@ describe('FastSubject', () => {
 
 describe('blaster at full speed', () => {
   const ctx = (breaker: CircuitBreaker, scheduler?: SchedulerLike): OnrampContext =>
-    onrampContext({ url: '/onramp/blaster/test', uid: 1, hostname: 'test', logger: createLogger('silent'), requestExit: () => undefined }, breaker, { scheduler });
+    onrampContext({ url: '/onramp/blaster/test', uid: 1, hostname: 'test', logger: createLogger('silent'), requestExit: () => undefined }, breaker, {
+      scheduler,
+    });
 
   it('sends exactly `iters` events, a chunk sharing one ingest time', async () => {
     const source = await blaster.create({ source: DATA, iters: 150, base64: false }, ctx(new CircuitBreaker()));

@@ -56,7 +56,10 @@ describe('bench/startup', () => {
 describe('bench/peers', () => {
   const saved = { tremor: process.env.TREMOR_BIN, benthos: process.env.BENTHOS_BIN };
   afterEach(() => {
-    for (const [name, value] of [['TREMOR_BIN', saved.tremor], ['BENTHOS_BIN', saved.benthos]] as const) {
+    for (const [name, value] of [
+      ['TREMOR_BIN', saved.tremor],
+      ['BENTHOS_BIN', saved.benthos],
+    ] as const) {
       if (value === undefined) delete process.env[name];
       else process.env[name] = value;
     }

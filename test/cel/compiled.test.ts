@@ -53,7 +53,9 @@ function compiledOnly(src: string, data: unknown, meta: unknown): Outcome | 'fal
  * path: the one known divergence, checked by its own case below.
  */
 function interpreterUintDivideBug(want: Outcome, compiled: Outcome): boolean {
-  return 'error' in want && /overflow during divide/.test(want.error) && 'value' in compiled && typeof compiled.value === 'bigint' && compiled.value >= 2n ** 63n;
+  return (
+    'error' in want && /overflow during divide/.test(want.error) && 'value' in compiled && typeof compiled.value === 'bigint' && compiled.value >= 2n ** 63n
+  );
 }
 
 /** Same value, or an error on both sides (messages may word the cause differently). */
@@ -122,7 +124,8 @@ describe('compiled CEL', () => {
         const alone = compiledOnly(src, data, meta);
         if (alone !== 'fallback' && alone !== 'bail') {
           compiledRuns++;
-          if (!sameOutcome(alone, want)) throw new Error(`${src} on ${JSON.stringify(data, big)}: compiled ${JSON.stringify(alone, big)}, interpreted ${JSON.stringify(want, big)}`);
+          if (!sameOutcome(alone, want))
+            throw new Error(`${src} on ${JSON.stringify(data, big)}: compiled ${JSON.stringify(alone, big)}, interpreted ${JSON.stringify(want, big)}`);
         }
         if (!sameOutcome(got, want)) throw new Error(`${src}: engine ${JSON.stringify(got, big)}, interpreted ${JSON.stringify(want, big)}`);
       }),
@@ -133,14 +136,22 @@ describe('compiled CEL', () => {
   });
 
   it('should give the interpreter’s result or an error in both for random arithmetic and comparisons over ints, uints and doubles', () => {
-    const numbers = fc.record({ a: leaf(), b: fc.oneof(fc.integer(), fc.double(), fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }).filter((b) => b > 2n ** 53n || b < -(2n ** 53n))) });
+    const numbers = fc.record({
+      a: leaf(),
+      b: fc.oneof(
+        fc.integer(),
+        fc.double(),
+        fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }).filter((b) => b > 2n ** 53n || b < -(2n ** 53n)),
+      ),
+    });
     fc.assert(
       fc.property(arithmetic(), numbers, (src, data) => {
         const want = interpreted(src, data, {});
         const alone = compiledOnly(src, data, {});
         if (alone === 'fallback') throw new Error(`${src} is not compiled`);
         if (alone !== 'bail' && interpreterUintDivideBug(want, alone)) return;
-        if (alone !== 'bail' && !sameOutcome(alone, want)) throw new Error(`${src} on ${JSON.stringify(data, big)}: compiled ${JSON.stringify(alone, big)}, interpreted ${JSON.stringify(want, big)}`);
+        if (alone !== 'bail' && !sameOutcome(alone, want))
+          throw new Error(`${src} on ${JSON.stringify(data, big)}: compiled ${JSON.stringify(alone, big)}, interpreted ${JSON.stringify(want, big)}`);
       }),
       { numRuns: 3000 },
     );
@@ -149,7 +160,9 @@ describe('compiled CEL', () => {
   it('should divide uints past 2^63 as CEL does, where the interpreter reports an overflow', () => {
     expect(compiledOnly('18446744073709551615u / 1u', {}, {})).to.deep.equal({ value: 18446744073709551615n });
     expect(compiledOnly('18446744073709551615u / 3u', {}, {})).to.deep.equal({ value: 6148914691236517205n });
-    expect(interpreted('18446744073709551615u / 1u', {}, {})).to.have.property('error').that.matches(/overflow during divide/);
+    expect(interpreted('18446744073709551615u / 1u', {}, {}))
+      .to.have.property('error')
+      .that.matches(/overflow during divide/);
   });
 
   it('should compile the macros, conversions and matches with CEL’s results and errors', () => {
@@ -252,7 +265,12 @@ describe('compiled CEL', () => {
   it('should treat hostile identifiers and strings as data, never as code', () => {
     const nasty = '"); process.exit(1); ("\\';
     const data = JSON.parse(`{"__proto__": ${JSON.stringify(nasty)}, "tags": [${JSON.stringify(nasty)}]}`) as unknown;
-    for (const src of [`event["__proto__"] == ${JSON.stringify(nasty)}`, `${JSON.stringify(nasty)} in event.tags`, `has(event.__proto__)`, `{${JSON.stringify(nasty)}: true}[event.tags[0]]`]) {
+    for (const src of [
+      `event["__proto__"] == ${JSON.stringify(nasty)}`,
+      `${JSON.stringify(nasty)} in event.tags`,
+      `has(event.__proto__)`,
+      `{${JSON.stringify(nasty)}: true}[event.tags[0]]`,
+    ]) {
       expect(compiledOnly(src, data, {}), src).to.deep.equal({ value: true });
       expect(interpreted(src, data, {}), src).to.deep.equal({ value: true });
     }
@@ -275,7 +293,8 @@ const ACCEPTANCE = {
   class:
     'event.application in ["app1","app2","app3","app4","app5"] ? "applog_app1" : event.index_type == "applog_app6" ? "applog_app6" : event.index_type == "syslog_app1" ? "syslog_app1" : "tag1" in event.tags ? "syslog_app2" : event.index_type in ["syslog_app3","syslog_app4","syslog_app5","syslog_app6"] ? event.index_type : "default"',
   rate: 'event.application in ["app1","app2","app3","app4","app5"] ? {"app1":1250,"app2":2500,"app3":18750,"app4":750,"app5":18750}[event.application] : event.index_type == "applog_app6" ? 4500 : event.index_type == "syslog_app1" ? 2500 : "tag1" in event.tags ? 125 : event.index_type in ["syslog_app3","syslog_app4","syslog_app5","syslog_app6"] ? {"syslog_app3":1750,"syslog_app4":7500,"syslog_app5":125,"syslog_app6":3750}[event.index_type] : 250',
-  dimensions: 'event.application in ["app1","app2","app3","app4","app5"] ? event.application : event.index_type == "applog_app6" ? event.logger_name : event.syslog_hostname',
+  dimensions:
+    'event.application in ["app1","app2","app3","app4","app5"] ? event.application : event.index_type == "applog_app6" ? event.logger_name : event.syslog_hostname',
 };
 
 const KEYS = ['a', 'b', 'c', 'tags', 'application'];
@@ -296,14 +315,34 @@ function leaf(): fc.Arbitrary<unknown> {
 
 function jsonEvent(): fc.Arbitrary<Record<string, unknown>> {
   const value = fc.letrec<{ v: unknown }>((tie) => ({
-    v: fc.oneof({ depthSize: 'small', withCrossShrink: true }, leaf(), fc.array(tie('v'), { maxLength: 3 }), fc.dictionary(fc.constantFrom(...KEYS), tie('v'), { maxKeys: 3 })),
+    v: fc.oneof(
+      { depthSize: 'small', withCrossShrink: true },
+      leaf(),
+      fc.array(tie('v'), { maxLength: 3 }),
+      fc.dictionary(fc.constantFrom(...KEYS), tie('v'), { maxKeys: 3 }),
+    ),
   })).v;
   return fc.dictionary(fc.constantFrom(...KEYS), value, { maxKeys: 5 });
 }
 
 /** Arithmetic and comparisons over numeric literals of every kind and two numeric fields. */
 function arithmetic(): fc.Arbitrary<string> {
-  const atom = fc.constantFrom('0', '1', '2', '-1', '1.0', '2.0', '0.5', '1u', '2u', '9223372036854775807', '-9223372036854775808', '18446744073709551615u', 'event.a', 'event.b');
+  const atom = fc.constantFrom(
+    '0',
+    '1',
+    '2',
+    '-1',
+    '1.0',
+    '2.0',
+    '0.5',
+    '1u',
+    '2u',
+    '9223372036854775807',
+    '-9223372036854775808',
+    '18446744073709551615u',
+    'event.a',
+    'event.b',
+  );
   return fc.letrec<{ e: string }>((tie) => ({
     e: fc.oneof(
       { depthSize: 'small', withCrossShrink: true },
@@ -359,7 +398,9 @@ function expression(): fc.Arbitrary<string> {
     e: fc.oneof(
       { depthSize: 'small', withCrossShrink: true },
       atom,
-      fc.tuple(tie('e'), fc.constantFrom('==', '!=', '<', '<=', '>', '>=', '+', '-', '*', '/', '%', '&&', '||', 'in'), tie('e')).map(([x, op, y]) => `(${x} ${op} ${y})`),
+      fc
+        .tuple(tie('e'), fc.constantFrom('==', '!=', '<', '<=', '>', '>=', '+', '-', '*', '/', '%', '&&', '||', 'in'), tie('e'))
+        .map(([x, op, y]) => `(${x} ${op} ${y})`),
       tie('e').map((x) => `!(${x})`),
       tie('e').map((x) => `-(${x})`),
       fc.tuple(tie('e'), tie('e'), tie('e')).map(([c, x, y]) => `(${c} ? ${x} : ${y})`),
@@ -370,7 +411,9 @@ function expression(): fc.Arbitrary<string> {
       fc.tuple(tie('e'), fc.constantFrom('contains', 'startsWith', 'endsWith'), tie('e')).map(([x, m, y]) => `(${x}).${m}(${y})`),
       fc.tuple(tie('e'), fc.constantFrom('lowerAscii', 'upperAscii', 'size')).map(([x, m]) => `(${x}).${m}()`),
       // macros over any expression (mostly erring on non-lists), the element as `x`, the accumulator in reach of errors
-      fc.tuple(tie('e'), fc.constantFrom('all', 'exists', 'exists_one', 'map', 'filter'), tie('e')).map(([r, m, p]) => `(${r}).${m}(x, ${p.replaceAll('event.a', 'x')})`),
+      fc
+        .tuple(tie('e'), fc.constantFrom('all', 'exists', 'exists_one', 'map', 'filter'), tie('e'))
+        .map(([r, m, p]) => `(${r}).${m}(x, ${p.replaceAll('event.a', 'x')})`),
       fc.tuple(tie('e'), tie('e'), tie('e')).map(([r, p, f]) => `(${r}).map(x, ${p.replaceAll('event.b', 'x')}, ${f.replaceAll('event.a', 'x')})`),
       fc.tuple(fc.constantFrom('int', 'uint', 'double', 'string', 'bool', 'bytes', 'dyn'), tie('e')).map(([f, x]) => `${f}(${x})`),
       fc.tuple(tie('e'), fc.constantFrom('"a"', '"^a"', '"[0-9]+"', '"("', '"\\\\d"', 'event.application')).map(([x, re]) => `(${x}).matches(${re})`),

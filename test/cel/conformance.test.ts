@@ -66,7 +66,11 @@ function canonInterpreted(x: unknown): string {
   if (x instanceof Uint8Array) return `y:${Buffer.from(x).toString('hex')}`;
   if (isCelUint(x)) return `u:${x.value}`;
   if (isCelList(x)) return `[${[...x].map(canonInterpreted).join(',')}]`;
-  if (isCelMap(x)) return `{${[...x.entries()].map(([key, val]) => `${canonInterpreted(key)}=${canonInterpreted(val)}`).sort().join(',')}}`;
+  if (isCelMap(x))
+    return `{${[...x.entries()]
+      .map(([key, val]) => `${canonInterpreted(key)}=${canonInterpreted(val)}`)
+      .sort()
+      .join(',')}}`;
   throw new NotComparable('a message or type');
 }
 
@@ -76,7 +80,11 @@ function canonCompiled(x: unknown): string {
   if (typeof x === 'number' && Number.isSafeInteger(x)) return `i:${x}`;
   if (Array.isArray(x)) return `[${x.map(canonCompiled).join(',')}]`;
   const entries = x instanceof Map ? [...x.entries()] : v.kindOf(x) === v.Kind.Map ? Object.entries(x as object) : undefined;
-  if (entries !== undefined) return `{${entries.map(([key, val]) => `${canonCompiled(key)}=${canonCompiled(val)}`).sort().join(',')}}`;
+  if (entries !== undefined)
+    return `{${entries
+      .map(([key, val]) => `${canonCompiled(key)}=${canonCompiled(val)}`)
+      .sort()
+      .join(',')}}`;
   return canonInterpreted(x);
 }
 
@@ -208,9 +216,24 @@ describe('CEL conformance (cel-spec simple tests): compiled against the interpre
 
   after(() => {
     const rows = tallies.map(([name, t]) => `| ${name} | ${t.cases} | ${t.interpreterPasses} | ${t.compiled} | ${t.compiledAgrees} |`);
-    const total = tallies.reduce((s, [, t]) => ({ cases: s.cases + t.cases, interpreterPasses: s.interpreterPasses + t.interpreterPasses, compiled: s.compiled + t.compiled, compiledAgrees: s.compiledAgrees + t.compiledAgrees }), { cases: 0, interpreterPasses: 0, compiled: 0, compiledAgrees: 0 });
+    const total = tallies.reduce(
+      (s, [, t]) => ({
+        cases: s.cases + t.cases,
+        interpreterPasses: s.interpreterPasses + t.interpreterPasses,
+        compiled: s.compiled + t.compiled,
+        compiledAgrees: s.compiledAgrees + t.compiledAgrees,
+      }),
+      { cases: 0, interpreterPasses: 0, compiled: 0, compiledAgrees: 0 },
+    );
     if (process.env.CEL_CONFORMANCE_TABLE !== undefined) {
-      console.log(['| file | cases | interpreter passes | compiled (of those) | compiled agrees |', '|---|---:|---:|---:|---:|', ...rows, `| **total** | ${total.cases} | ${total.interpreterPasses} | ${total.compiled} | ${total.compiledAgrees} |`].join('\n'));
+      console.log(
+        [
+          '| file | cases | interpreter passes | compiled (of those) | compiled agrees |',
+          '|---|---:|---:|---:|---:|',
+          ...rows,
+          `| **total** | ${total.cases} | ${total.interpreterPasses} | ${total.compiled} | ${total.compiledAgrees} |`,
+        ].join('\n'),
+      );
     }
   });
 

@@ -37,7 +37,16 @@ describe('cel: eventFields, the top-level fields an expression reads', () => {
     });
   }
 
-  const whole = ['event', 'size(event)', 'event["a"]', '"a" in event', 'has(event.b) && event == {}', 'event.tags.exists(event, event == "t1")', '[1].map(event, event)', 'dyn(event).a'];
+  const whole = [
+    'event',
+    'size(event)',
+    'event["a"]',
+    '"a" in event',
+    'has(event.b) && event == {}',
+    'event.tags.exists(event, event == "t1")',
+    '[1].map(event, event)',
+    'dyn(event).a',
+  ];
   for (const src of whole) {
     it(`${src}: may read the whole event`, () => {
       expect(fields(src)).to.equal(undefined);

@@ -98,11 +98,18 @@ describe('the command line (src/cli/): --help, usage errors, docs/command-line.m
         expect(out).to.match(new RegExp(`^  ${command.name} +${escape(command.summary)}$`, 'm'));
       }
     }
-    expect(await eddy(['--version'])).to.deep.include({ code: 0, out: `eddy ${(JSON.parse(readFileSync(join(repoRoot(__dirname), 'package.json'), 'utf8')) as { version: string }).version}\n` });
+    expect(await eddy(['--version'])).to.deep.include({
+      code: 0,
+      out: `eddy ${(JSON.parse(readFileSync(join(repoRoot(__dirname), 'package.json'), 'utf8')) as { version: string }).version}\n`,
+    });
   });
 
   it('an unknown command is exit 2 naming it, with the list of commands', async () => {
-    for (const [argv, named] of [[['serve'], 'serve'], [['server', 'walk'], 'server walk'], [['--frob'], '--frob']] as const) {
+    for (const [argv, named] of [
+      [['serve'], 'serve'],
+      [['server', 'walk'], 'server walk'],
+      [['--frob'], '--frob'],
+    ] as const) {
       const { code, err } = await eddy([...argv]);
       expect(code).to.equal(2);
       expect(err).to.match(new RegExp(`^error: unknown command '${named}'\\nusage: eddy server run `));
@@ -112,7 +119,7 @@ describe('the command line (src/cli/): --help, usage errors, docs/command-line.m
   // --api at a port nothing listens on: with the checks broken the command fails fast (exit 1) instead of reaching a server
   const NOWHERE = ['--api', 'http://127.0.0.1:1'];
 
-  it('a usage error is exit 2: the message naming the flag, then the command\'s usage and where its help is, on stderr', async () => {
+  it("a usage error is exit 2: the message naming the flag, then the command's usage and where its help is, on stderr", async () => {
     for (const [argv, message] of [
       [['status', '--no-such-flag', ...NOWHERE], "unknown argument '--no-such-flag'"],
       [['status', ...NOWHERE, '--api'], '--api needs a value'],
@@ -141,7 +148,13 @@ describe('the command line (src/cli/): --help, usage errors, docs/command-line.m
 
   describe('reading flags', () => {
     it('-f takes the arguments after its value that do not start with -, in order with later -f', () => {
-      expect(parseRunArgs(['-f', 'a.yaml', 'b.yaml', '--allow-exit', '--file', 'c.yaml', '-f', 'd.yaml', 'e.yaml']).files).to.deep.equal(['a.yaml', 'b.yaml', 'c.yaml', 'd.yaml', 'e.yaml']);
+      expect(parseRunArgs(['-f', 'a.yaml', 'b.yaml', '--allow-exit', '--file', 'c.yaml', '-f', 'd.yaml', 'e.yaml']).files).to.deep.equal([
+        'a.yaml',
+        'b.yaml',
+        'c.yaml',
+        'd.yaml',
+        'e.yaml',
+      ]);
       expect(parseRunArgs(['--file=a.yaml', '-fb.yaml']).files).to.deep.equal(['a.yaml', 'b.yaml']);
       // after a flag, or after --, an operand is not a file: server run takes none
       expect(() => parseRunArgs(['-f', 'a.yaml', '--no-api', 'b.yaml'])).to.throw("unexpected argument 'b.yaml'");
@@ -156,7 +169,10 @@ describe('the command line (src/cli/): --help, usage errors, docs/command-line.m
     it('a flag wins over its environment variable, which wins over the default', () => {
       const env = { EDDY_API: 'http://env:1', EDDY_API_TOKEN: 'from-env' };
       expect(optionsOf(tapCommand, ['pipeline/p/main/out'], env)).to.deep.equal({ url: 'http://env:1/tap/pipeline/p/main/out', token: 'from-env' });
-      expect(optionsOf(tapCommand, ['pipeline/p/main/out', '--api', 'http://flag:2', '--api-token', 'f'], env)).to.deep.equal({ url: 'http://flag:2/tap/pipeline/p/main/out', token: 'f' });
+      expect(optionsOf(tapCommand, ['pipeline/p/main/out', '--api', 'http://flag:2', '--api-token', 'f'], env)).to.deep.equal({
+        url: 'http://flag:2/tap/pipeline/p/main/out',
+        token: 'f',
+      });
       expect(optionsOf(tapCommand, ['pipeline/p/main/out'], { EDDY_API: '' }).url).to.equal(`${DEFAULT_API}/tap/pipeline/p/main/out`);
       expect(parseRunArgs([], { EDDY_API_TOKEN: 'from-env' }).apiOptions?.token).to.equal('from-env');
       expect(() => parseRunArgs([], { EDDY_API_TOKEN: 'two words' })).to.throw('EDDY_API_TOKEN: must be visible ASCII without spaces');
@@ -178,7 +194,12 @@ describe('the command line (src/cli/): --help, usage errors, docs/command-line.m
       for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
         const path = `${dir}/${entry.name}`;
         if (entry.isDirectory()) visit(path);
-        else if (path.endsWith('.ts') && !/^src\/(cli\.ts|cli-entry\.ts|cli\/)/.test(path) && /\bargv\b|\bparseArgs\b/.test(readFileSync(join(root, path), 'utf8'))) found.push(path);
+        else if (
+          path.endsWith('.ts') &&
+          !/^src\/(cli\.ts|cli-entry\.ts|cli\/)/.test(path) &&
+          /\bargv\b|\bparseArgs\b/.test(readFileSync(join(root, path), 'utf8'))
+        )
+          found.push(path);
       }
     };
     visit('src');
@@ -196,12 +217,14 @@ describe('the command line (src/cli/): --help, usage errors, docs/command-line.m
           const a = text.split('\n');
           const b = rendered.split('\n');
           const at = a.findIndex((l, i) => l !== b[i]);
-          expect.fail(`${doc} is out of date: run \`npm run docs\` and commit it. First difference at line ${at + 1}:\n  file:     ${JSON.stringify(a[at])}\n  rendered: ${JSON.stringify(b[at])}`);
+          expect.fail(
+            `${doc} is out of date: run \`npm run docs\` and commit it. First difference at line ${at + 1}:\n  file:     ${JSON.stringify(a[at])}\n  rendered: ${JSON.stringify(b[at])}`,
+          );
         }
       });
     }
 
-    it('docs/command-line.md has the list of commands and every command\'s --help', () => {
+    it("docs/command-line.md has the list of commands and every command's --help", () => {
       const regions = regionsOf(readFileSync(join(root, 'docs', 'command-line.md'), 'utf8'));
       expect(regions).to.include('eddy --help');
       for (const command of COMMANDS) expect(regions).to.include(`eddy ${command.name} --help`);

@@ -18,7 +18,10 @@ describe('eddy server run: the API loads express on its first request', () => {
   it('at the first event of a -f flow, with the API on, no module of express is loaded', async () => {
     const argv = ['server', 'run', '-f', probe.config, '--api-port', '0'];
     const files = await probe.modulesAtFirstEvent(['-e', `require(${JSON.stringify(CLI)}).main(${JSON.stringify(argv)})`]);
-    expect(files.some((f) => f.endsWith('/dist/src/api/listen.js')), 'the API is up').to.equal(true);
+    expect(
+      files.some((f) => f.endsWith('/dist/src/api/listen.js')),
+      'the API is up',
+    ).to.equal(true);
     expect(files.filter((f) => f.includes('/node_modules/express/'))).to.deep.equal([]);
   });
 });

@@ -120,7 +120,10 @@ mapping:
     const lines = () => (existsSync(output) ? readFileSync(output, 'utf8').split('\n').length - 1 : 0);
     const run = await runEddy(['server', 'run', '-f', config, '--no-api'], { signalWhen: () => lines() >= 4 });
     expect(run.code, run.stderr).to.equal(0);
-    const ticks = readFileSync(output, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const ticks = readFileSync(output, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(ticks.length).to.be.greaterThan(3);
     expect(ticks.map((t) => t.id)).to.deep.equal(ticks.map((_t, i) => i));
     expect(ticks[0]).to.have.keys(['onramp', 'ingest_ns', 'id']);
@@ -132,7 +135,9 @@ mapping:
     try {
       const [, port] = await eddy.logged(/^Listening at: http:\/\/127\.0\.0\.1:(\d+)$/m);
       expect(Number(port)).to.be.greaterThan(0);
-      expect(await fetch(`http://127.0.0.1:${port}/version`).then((r) => r.json())).to.deep.equal({ version: (JSON.parse(readFileSync(join(__dirname, '../../../package.json'), 'utf8')) as { version: string }).version });
+      expect(await fetch(`http://127.0.0.1:${port}/version`).then((r) => r.json())).to.deep.equal({
+        version: (JSON.parse(readFileSync(join(__dirname, '../../../package.json'), 'utf8')) as { version: string }).version,
+      });
     } finally {
       code = await eddy.stop();
     }

@@ -24,10 +24,14 @@ describe('eddy status', function () {
 
   it('prints artefacts, instances with their state, breaker and port counts as a table', async () => {
     // the ticks have reached the pipeline, so its count is not 0
-    await eventually(async () => {
-      const status = (await (await fetch(`${served.base}/status`)).json()) as StatusJson;
-      return status.instances.some((i) => i.artefact === 'system::passthrough' && i.instance === 'main' && i.ports.some((p) => p.events > 0));
-    }, 10_000, 'the passthrough pipeline to count events');
+    await eventually(
+      async () => {
+        const status = (await (await fetch(`${served.base}/status`)).json()) as StatusJson;
+        return status.instances.some((i) => i.artefact === 'system::passthrough' && i.instance === 'main' && i.ports.some((p) => p.events > 0));
+      },
+      10_000,
+      'the passthrough pipeline to count events',
+    );
     const { code, stdout, stderr } = await runEddy(['status', '--api', served.base]);
     expect(stderr).to.equal('');
     expect(code).to.equal(0);
@@ -67,7 +71,11 @@ describe('eddy status', function () {
     expect(optionsOf(topCommand, ['--api-token', 'u'], {})).to.deep.equal({ api: 'http://127.0.0.1:9898', token: 'u' });
     // a flag wins over the environment, by either name
     expect(optionsOf(topCommand, ['--api-token', 'u'], { EDDY_API_TOKEN: 't' })).to.deep.equal({ api: 'http://127.0.0.1:9898', token: 'u' });
-    expect(optionsOf(statusCommand, ['--token', 'v', '--api', 'https://h'], { EDDY_API: 'http://h:1' })).to.deep.equal({ api: 'https://h', token: 'v', json: false });
+    expect(optionsOf(statusCommand, ['--token', 'v', '--api', 'https://h'], { EDDY_API: 'http://h:1' })).to.deep.equal({
+      api: 'https://h',
+      token: 'v',
+      json: false,
+    });
   });
 });
 

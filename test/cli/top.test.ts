@@ -16,10 +16,11 @@ let socketDir = '';
 function tmux(...args: string[]): Promise<string> {
   const socket = join(socketDir, 'socket');
   return new Promise((resolve, reject) =>
-    execFile(TMUX, ['-S', socket, ...args], { timeout: 10_000 }, (err, stdout, stderr) => (err ? reject(new Error(`tmux ${args.join(' ')}: ${stderr || err.message}`)) : resolve(stdout))),
+    execFile(TMUX, ['-S', socket, ...args], { timeout: 10_000 }, (err, stdout, stderr) =>
+      err ? reject(new Error(`tmux ${args.join(' ')}: ${stderr || err.message}`)) : resolve(stdout),
+    ),
   );
 }
-
 
 const screen = (session: string) => tmux('capture-pane', '-p', '-t', session);
 
@@ -56,16 +57,30 @@ describe('eddy top, in a tmux terminal', function () {
 
   /** `eddy top` in a detached 120x30 session whose pane stays after it exits, showing its exit code. */
   async function startTop(session: string): Promise<void> {
-    await tmux('new-session', '-d', '-s', session, '-x', '120', '-y', '30', `${process.execPath} ${EDDY} top --api ${served.base}; echo "top exited $?"; sleep 60`);
+    await tmux(
+      'new-session',
+      '-d',
+      '-s',
+      session,
+      '-x',
+      '120',
+      '-y',
+      '30',
+      `${process.execPath} ${EDDY} top --api ${served.base}; echo "top exited $?"; sleep 60`,
+    );
   }
 
   it("shows a running flow's ports with rates that move and breaker states, and q quits and restores the screen", async () => {
     await startTop('rates');
     let cells: string[] | undefined;
-    await eventually(async () => {
-      cells = row(await screen('rates'), '/pipeline/system::passthrough/main', 'out');
-      return cells !== undefined && Number(cells[3]) > 0;
-    }, 20_000, 'a positive events/s on the passthrough output');
+    await eventually(
+      async () => {
+        cells = row(await screen('rates'), '/pipeline/system::passthrough/main', 'out');
+        return cells !== undefined && Number(cells[3]) > 0;
+      },
+      20_000,
+      'a positive events/s on the passthrough output',
+    );
     // INSTANCE PORT DIR EVENTS/S ERRORS/S TOTAL BREAKER STATE
     expect(cells!.slice(1, 3)).to.deep.equal(['out', 'out']);
     expect(cells![4]).to.equal('0.0');
@@ -95,7 +110,17 @@ describe('eddy top rates', () => {
     version: '0.1.0',
     uptime_s: 1,
     artefacts: { onramp: ['in'], offramp: [], pipeline: [], binding: [] },
-    instances: [{ kind: 'onramp', artefact: 'in', instance: 'main', url: 'x', state: 'running', breaker: 'open', ports: [{ port: 'out', direction: 'out', events, errors }] }],
+    instances: [
+      {
+        kind: 'onramp',
+        artefact: 'in',
+        instance: 'main',
+        url: 'x',
+        state: 'running',
+        breaker: 'open',
+        ports: [{ port: 'out', direction: 'out', events, errors }],
+      },
+    ],
   });
 
   it('are the difference of two polls over the seconds between them', () => {

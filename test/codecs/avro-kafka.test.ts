@@ -55,7 +55,9 @@ describe('avro with a schema registry end to end: Confluent client -> kafka -> e
       id,
       who: `customer ${i} ✓`,
       amount: i / 3,
-      price: `${i % 2 === 0 ? '' : '-'}${i * 1234}.${String(i * 7).padStart(2, '0').slice(-2)}`,
+      price: `${i % 2 === 0 ? '' : '-'}${i * 1234}.${String(i * 7)
+        .padStart(2, '0')
+        .slice(-2)}`,
       at: 1700000000000 + i,
       tags: Array.from({ length: i % 3 }, (_, k) => `t${k}`),
       note: i % 2 === 0 ? null : `note ${i}`,
@@ -65,7 +67,10 @@ describe('avro with a schema registry end to end: Confluent client -> kafka -> e
 
     rt = await startRuntime();
     const avroIn = { name: 'avro', config: { registry: { url: registry, topic: input } } };
-    const avroOut = { name: 'avro', config: { schema_file: resolve(FIXTURES, 'payment.avsc'), registry: { url: registry, topic: output, auto_register: true } } };
+    const avroOut = {
+      name: 'avro',
+      config: { schema_file: resolve(FIXTURES, 'payment.avsc'), registry: { url: registry, topic: output, auto_register: true } },
+    };
     const publish = async (kind: string, body: unknown) => expect((await call(rt!.base, 'POST', `/${kind}`, { body })).status, kind).to.equal(201);
     await publish('onramp', {
       id: 'payments',
@@ -84,7 +89,10 @@ describe('avro with a schema registry end to end: Confluent client -> kafka -> e
     expect((await call(rt.base, 'POST', '/binding/copy/one')).status).to.equal(201);
 
     const read = await peer(['consume', broker, registry, output, String(records.length)]);
-    const got = read.trim().split('\n').map((line) => json.decode(Buffer.from(line), 0n));
+    const got = read
+      .trim()
+      .split('\n')
+      .map((line) => json.decode(Buffer.from(line), 0n));
     expect(got).to.deep.equal(records);
     // and eddy wrote the id the registry holds for the schema under <topic>-value
     const [message] = await kafka.readTopic(output, 1);

@@ -27,12 +27,26 @@ describe('avro codec', () => {
   });
 
   it('writes the Avro binary encoding byte for byte (zigzag varints, length-prefixed strings, union branch index)', () => {
-    const c = make({ schema: { type: 'record', name: 'R', fields: [{ name: 'n', type: 'long' }, { name: 's', type: 'string' }, { name: 'o', type: ['null', 'long'] }] } });
+    const c = make({
+      schema: {
+        type: 'record',
+        name: 'R',
+        fields: [
+          { name: 'n', type: 'long' },
+          { name: 's', type: 'string' },
+          { name: 'o', type: ['null', 'long'] },
+        ],
+      },
+    });
     expect(c.encode({ n: -1, s: 'hi', o: null }).toString('hex')).to.equal('01046869' + '00');
     expect(c.encode({ n: 1, s: '', o: 2 ** 53 + 2 }).toString('hex')).to.equal('02' + '00' + '02' + '8480808080808020');
     // the ends of the long range, as BigInt
     expect(c.encode({ n: 2n ** 63n - 1n, s: '', o: -(2n ** 63n) }).toString('hex')).to.equal('feffffffffffffffff01' + '00' + '02' + 'ffffffffffffffffff01');
-    expect(c.decode(Buffer.from('feffffffffffffffff010002ffffffffffffffffff01', 'hex'), INGEST_NS)).to.deep.equal({ n: 2n ** 63n - 1n, s: '', o: -(2n ** 63n) });
+    expect(c.decode(Buffer.from('feffffffffffffffff010002ffffffffffffffffff01', 'hex'), INGEST_NS)).to.deep.equal({
+      n: 2n ** 63n - 1n,
+      s: '',
+      o: -(2n ** 63n),
+    });
     // ±2^53 stay numbers, one past is a BigInt
     expect(make({ schema: 'long' }).decode(make({ schema: 'long' }).encode(2 ** 53), INGEST_NS)).to.equal(2 ** 53);
     expect(make({ schema: '"long"' }).decode(make({ schema: 'long' }).encode(2n ** 53n + 1n), INGEST_NS)).to.equal(2n ** 53n + 1n);
@@ -69,7 +83,16 @@ describe('avro codec', () => {
 
   it('refuses a value that does not fit the schema, naming the field', () => {
     expect(() => order.encode({ id: 1 })).to.throw(/^avro: cannot encode: count: a missing value does not match the schema/);
-    const c = make({ schema: { type: 'record', name: 'R', fields: [{ name: 'n', type: 'int' }, { name: 'l', type: 'long' }] } });
+    const c = make({
+      schema: {
+        type: 'record',
+        name: 'R',
+        fields: [
+          { name: 'n', type: 'int' },
+          { name: 'l', type: 'long' },
+        ],
+      },
+    });
     expect(() => c.encode({ n: 2 ** 31, l: 1 })).to.throw('avro: cannot encode: n: 2147483648 does not match the schema');
     expect(() => c.encode({ n: 1, l: 2n ** 63n })).to.throw('avro: cannot encode: l: 9223372036854775808n does not match the schema');
     expect(() => c.encode({ n: 1, l: 1.5 })).to.throw('l: 1.5 does not match the schema');
@@ -99,7 +122,9 @@ describe('avro codec', () => {
     }
     expect(() => make({ schema_file: join(dir, 'missing.avsc') })).to.throw(/^avro: cannot read schema_file '.*missing.avsc': ENOENT/);
     expect(() => make({ schema: 'long', schema_file: file })).to.throw('avro: set schema or schema_file, not both');
-    expect(() => make({ schema: { type: 'record', name: 'N', fields: [{ name: 'n', type: 'lung' }] } })).to.throw('avro: the schema of the config is invalid: undefined type name: lung');
+    expect(() => make({ schema: { type: 'record', name: 'N', fields: [{ name: 'n', type: 'lung' }] } })).to.throw(
+      'avro: the schema of the config is invalid: undefined type name: lung',
+    );
     expect(() => make({})).to.throw('avro: needs config: schema, schema_file or registry');
     expect(() => avro.create()).to.throw('avro: needs config');
   });

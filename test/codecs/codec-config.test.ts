@@ -27,7 +27,14 @@ function keeper(kept: Kept[]): OfframpType<{ port: string }> {
   };
 }
 
-const SCHEMA = { type: 'record', name: 'N', fields: [{ name: 'n', type: 'long' }, { name: 's', type: 'string' }] };
+const SCHEMA = {
+  type: 'record',
+  name: 'N',
+  fields: [
+    { name: 'n', type: 'long' },
+    { name: 's', type: 'string' },
+  ],
+};
 const avroCodec = { name: 'avro', config: { schema: SCHEMA } };
 
 describe('codec config: codec: {name, config}', () => {
@@ -55,17 +62,25 @@ describe('codec config: codec: {name, config}', () => {
     expect(publishError('onramp', { id: 'plain', type: 'push', codec: 'json' })).to.equal('published');
     expect(publishError('onramp', { id: 'named', type: 'push', codec: { name: 'json' } })).to.equal('published');
     expect(publishError('onramp', { id: 'good', type: 'push', codec: avroCodec })).to.equal('published');
-    expect(publishError('onramp', { id: 'bogus', type: 'push', codec: { name: 'avro', config: { schema: 'long', bogus: 1 } } })).to.equal("codec.config: unknown field 'bogus'");
+    expect(publishError('onramp', { id: 'bogus', type: 'push', codec: { name: 'avro', config: { schema: 'long', bogus: 1 } } })).to.equal(
+      "codec.config: unknown field 'bogus'",
+    );
     expect(publishError('onramp', { id: 'none', type: 'push', codec: { name: 'avro', config: {} } })).to.equal(
       "codec.config: missing required field, one of 'schema', 'schema_file', 'registry'",
     );
-    expect(publishError('onramp', { id: 'url', type: 'push', codec: { name: 'avro', config: { registry: { url: 'ftp://x' } } } })).to.equal('codec.config.registry.url: must match ^https?://');
-    expect(publishError('offramp', { id: 'json', type: 'keep', config: { port: 'out' }, codec: { name: 'json', config: {} } })).to.equal('codec.config: the json codec takes no config');
+    expect(publishError('onramp', { id: 'url', type: 'push', codec: { name: 'avro', config: { registry: { url: 'ftp://x' } } } })).to.equal(
+      'codec.config.registry.url: must match ^https?://',
+    );
+    expect(publishError('offramp', { id: 'json', type: 'keep', config: { port: 'out' }, codec: { name: 'json', config: {} } })).to.equal(
+      'codec.config: the json codec takes no config',
+    );
     expect(publishError('offramp', { id: 'unknown', type: 'keep', config: { port: 'out' }, codec: { name: 'nope' } })).to.match(/^codec/);
   });
 
   it('refuses a schema_file outside --allow-path at publish, like any path of a ramp', async () => {
-    const guarded = new Runtime({ logger: createLogger('silent'), policy: new PathPolicy({ allowPaths: ['/nonexistent-root'] }) }).registerOnramp(pushOnramp(feeds));
+    const guarded = new Runtime({ logger: createLogger('silent'), policy: new PathPolicy({ allowPaths: ['/nonexistent-root'] }) }).registerOnramp(
+      pushOnramp(feeds),
+    );
     await guarded.start();
     try {
       expect(() => guarded.publish('onramp', { id: 'file', type: 'push', codec: { name: 'avro', config: { schema_file: AVRO_SCHEMA_FILE } } })).to.throw(
@@ -79,7 +94,11 @@ describe('codec config: codec: {name, config}', () => {
   });
 
   it('fails the activation with a 400 naming the ramp when the codec cannot be made (an invalid schema)', async () => {
-    runtime.publish('onramp', { id: 'broken', type: 'push', codec: { name: 'avro', config: { schema: { type: 'record', name: 'B', fields: [{ name: 'x', type: 'lung' }] } } } });
+    runtime.publish('onramp', {
+      id: 'broken',
+      type: 'push',
+      codec: { name: 'avro', config: { schema: { type: 'record', name: 'B', fields: [{ name: 'x', type: 'lung' }] } } },
+    });
     runtime.publish('binding', { id: 'b', links: { '/onramp/broken/{instance}/out': ['/pipeline/system::passthrough/{instance}/in'] } });
     let message = '';
     await runtime.activate('binding', 'b', 'one').catch((err: Error) => (message = err.message));
@@ -108,7 +127,10 @@ describe('codec config: codec: {name, config}', () => {
     for (const data of [first, bad, last]) feed.next({ stream: 1, data, originUri: 'test://push' });
     await eventually(() => kept.length === 3, 5000, '3 events kept');
     const out = kept.filter((k) => k.port === 'out');
-    expect(out.map((k) => k.event.data)).to.deep.equal([{ n: 2n ** 63n - 1n, s: 'a' }, { n: -1, s: '' }]);
+    expect(out.map((k) => k.event.data)).to.deep.equal([
+      { n: 2n ** 63n - 1n, s: 'a' },
+      { n: -1, s: '' },
+    ]);
     expect(out.map((k) => Buffer.concat(k.payloads).toString('hex'))).to.deep.equal([first.toString('hex'), last.toString('hex')]);
     const errs = kept.filter((k) => k.port === 'err').map((k) => k.event.data as Record<string, unknown>);
     expect(errs).to.have.length(1);

@@ -6,12 +6,18 @@ import { string as stringCodec } from '../../src/codecs/string';
 describe('json: the scan for integer literals beyond 2^53', () => {
   it('agrees with /[0-9]{16}/ on any text of digits and other characters', () => {
     const text = fc.array(fc.constantFrom('0', '7', '9', 'a', '"', '.', ','), { maxLength: 200 }).map((cs) => cs.join(''));
-    fc.assert(fc.property(text, (t) => hasLongDigitRun(t) === /[0-9]{16}/.test(t)), { numRuns: 2000 });
+    fc.assert(
+      fc.property(text, (t) => hasLongDigitRun(t) === /[0-9]{16}/.test(t)),
+      { numRuns: 2000 },
+    );
   });
 
   it('on the UTF-8 bytes, agrees with /[0-9]{16}/ on the text, multi-byte characters shifting the probes included', () => {
     const text = fc.array(fc.constantFrom('0', '7', '9', 'a', '"', '\u00e9', '\u20ac', '\u{1F600}'), { maxLength: 200 }).map((cs) => cs.join(''));
-    fc.assert(fc.property(text, (t) => hasLongDigitRunBytes(Buffer.from(t, 'utf8')) === /[0-9]{16}/.test(t)), { numRuns: 2000 });
+    fc.assert(
+      fc.property(text, (t) => hasLongDigitRunBytes(Buffer.from(t, 'utf8')) === /[0-9]{16}/.test(t)),
+      { numRuns: 2000 },
+    );
     expect(hasLongDigitRunBytes(Buffer.from('\u20ac'.repeat(5) + '1'.repeat(16)))).to.equal(true);
     expect(hasLongDigitRunBytes(Buffer.from('\u20ac'.repeat(5) + '1'.repeat(15)))).to.equal(false);
   });

@@ -20,16 +20,25 @@ const name = text({ minLength: 1, maxLength: 8 }).filter((s) => !/[\n\r]/.test(s
 const influxPoint = fc.record({
   measurement: name.filter((s) => !/^[#\t]/.test(s)),
   tags: fc.dictionary(name, name, { maxKeys: 3 }),
-  fields: fc.dictionary(name, fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }), text({ maxLength: 8 }), fc.boolean()), { minKeys: 1, maxKeys: 4 }),
+  fields: fc.dictionary(
+    name,
+    fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }), text({ maxLength: 8 }), fc.boolean()),
+    { minKeys: 1, maxKeys: 4 },
+  ),
   timestamp: fc.bigInt({ min: 0n, max: 2n ** 63n - 1n }),
 });
 const statsdLine = fc
-  .tuple(name.filter((s) => !/[:|]/.test(s)), fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true })), fc.constantFrom('c', 'g', 'ms', 'h', 's'), fc.option(fc.double({ min: 0, max: 1, noNaN: true })))
+  .tuple(
+    name.filter((s) => !/[:|]/.test(s)),
+    fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true })),
+    fc.constantFrom('c', 'g', 'ms', 'h', 's'),
+    fc.option(fc.double({ min: 0, max: 1, noNaN: true })),
+  )
   .map(([metric, value, type, rate]) => `${metric}:${value}|${type}${rate === null ? '' : `|@${rate}`}`);
 const syslogLines = fc.constantFrom(
   "<34>1 2003-10-11T22:14:15.003Z mymachine.example.com su - ID47 - 'su root' failed for lonvick on /dev/pts/8",
   '<165>1 2003-10-11T22:14:15.003Z host evntslog - ID47 [exampleSDID@32473 iut="3" eventSource="App\\]x"][examplePriority@32473 class="high"] msg',
-  '<34>Oct 11 22:14:15 mymachine su: \'su root\' failed for lonvick on /dev/pts/8',
+  "<34>Oct 11 22:14:15 mymachine su: 'su root' failed for lonvick on /dev/pts/8",
   '<13>Feb  5 17:32:18 10.0.0.99 Use the BFG!',
 );
 
@@ -108,7 +117,9 @@ describe('codec fuzzing: random and mutated bytes through decode', () => {
             const result = outcome(() => c.decode(bytes, INGEST_NS));
             if ('error' in result) {
               expect(result.error, 'thrown').to.be.an.instanceOf(Error);
-              expect((result.error as Error).message, 'message').to.be.a('string').and.not.equal('');
+              expect((result.error as Error).message, 'message')
+                .to.be.a('string')
+                .and.not.equal('');
             } else if (result.value !== undefined) {
               const encoded = outcome(() => c.encode(result.value));
               if ('error' in encoded) throw new Error(`decoded ${bytes.toString('hex')} but cannot encode it again: ${(encoded.error as Error).message}`);

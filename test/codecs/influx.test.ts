@@ -60,7 +60,20 @@ describe('influx codec', () => {
   });
 
   it('throws on malformed lines', () => {
-    for (const line of ['m', 'm v', 'm v=', 'm,t v=1', 'm,=x v=1', 'm v="open', 'm v=1 12x', 'm v=abc', 'm v=9223372036854775808i', 'm v=-1u', ',t=1 v=1', 'm v=1,']) {
+    for (const line of [
+      'm',
+      'm v',
+      'm v=',
+      'm,t v=1',
+      'm,=x v=1',
+      'm v="open',
+      'm v=1 12x',
+      'm v=abc',
+      'm v=9223372036854775808i',
+      'm v=-1u',
+      ',t=1 v=1',
+      'm v=1,',
+    ]) {
       expect(() => decode(line), line).to.throw(/influx/);
     }
   });
@@ -81,7 +94,10 @@ describe('influx codec', () => {
       { measurement: 'm', tags: {}, fields: { v: 2n ** 64n } },
       'not a point',
     ]) {
-      expect(() => influx.encode(value), JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}` : v))).to.throw(/influx/);
+      expect(
+        () => influx.encode(value),
+        JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}` : v)),
+      ).to.throw(/influx/);
     }
   });
 });
@@ -104,7 +120,9 @@ describe('binflux codec', () => {
   it('writes the documented layout', () => {
     const bytes = binflux.encode({ measurement: 'm', tags: { t: 'v' }, fields: { i: 1n, b: true }, timestamp: 2n });
     expect(bytes.toString('hex')).to.equal(
-      ['0000', '0001', '6d', '0000000000000002', '0001', '0001', '74', '0001', '76', '0002', '0001', '69', '00', '0000000000000001', '0001', '62', '03'].join(''),
+      ['0000', '0001', '6d', '0000000000000002', '0001', '0001', '74', '0001', '76', '0002', '0001', '69', '00', '0000000000000001', '0001', '62', '03'].join(
+        '',
+      ),
     );
   });
 

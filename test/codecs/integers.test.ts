@@ -102,7 +102,8 @@ describe('integer boundaries through the codecs', () => {
     });
 
     it('a double holding an integer beyond 2^53 encodes with .0 and decodes to the same double', () => {
-      for (const d of BIG_DOUBLES) expect(c.decode(c.encode({ metric: 'm', type: 'ms', value: d }), INGEST_NS), String(d)).to.deep.equal({ metric: 'm', type: 'ms', value: d });
+      for (const d of BIG_DOUBLES)
+        expect(c.decode(c.encode({ metric: 'm', type: 'ms', value: d }), INGEST_NS), String(d)).to.deep.equal({ metric: 'm', type: 'ms', value: d });
     });
   });
 

@@ -44,7 +44,10 @@ describe('json codec', () => {
   });
 
   it('the precise parser rejects exactly what JSON.parse rejects', () => {
-    const nearlyJson = fc.oneof(fc.string(), fc.json().chain((t) => fc.nat(t.length).map((cut) => t.slice(0, cut) + t.slice(cut + 1))));
+    const nearlyJson = fc.oneof(
+      fc.string(),
+      fc.json().chain((t) => fc.nat(t.length).map((cut) => t.slice(0, cut) + t.slice(cut + 1))),
+    );
     fc.assert(
       fc.property(nearlyJson, (text) => {
         let native: unknown;

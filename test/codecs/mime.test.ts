@@ -34,7 +34,20 @@ describe('codec mime map', () => {
 
   it('registers every codec of the issue under a unique name', () => {
     const names = builtinCodecs.map((c) => c.name);
-    expect([...names].sort()).to.deep.equal(['avro', 'binary', 'binflux', 'influx', 'json', 'msgpack', 'null', 'protobuf', 'statsd', 'string', 'syslog', 'yaml']);
+    expect([...names].sort()).to.deep.equal([
+      'avro',
+      'binary',
+      'binflux',
+      'influx',
+      'json',
+      'msgpack',
+      'null',
+      'protobuf',
+      'statsd',
+      'string',
+      'syslog',
+      'yaml',
+    ]);
     for (const type of builtinCodecs) expect(codec(type.name).name).to.equal(type.name);
   });
 });

@@ -48,8 +48,12 @@ describe('protobuf codec', () => {
 
   it('throws on a truncated frame, and says what is wrong with the schema or the message name', () => {
     expect(() => order.decode(Buffer.from('0aff', 'hex'), INGEST_NS)).to.throw(/^protobuf: cannot decode as shop.Order: index out of range/);
-    expect(() => make({ schema: 'syntax = "proto3"; message M { Missing m = 1; }' })).to.throw("protobuf: the schema of the config is invalid: no such Type or Enum 'Missing' in Type .M");
-    expect(() => make({ schema: 'syntax = "proto3"; import "other.proto"; message M {}' })).to.throw("it imports 'other.proto'; eddy loads only the google/protobuf well-known types");
+    expect(() => make({ schema: 'syntax = "proto3"; message M { Missing m = 1; }' })).to.throw(
+      "protobuf: the schema of the config is invalid: no such Type or Enum 'Missing' in Type .M",
+    );
+    expect(() => make({ schema: 'syntax = "proto3"; import "other.proto"; message M {}' })).to.throw(
+      "it imports 'other.proto'; eddy loads only the google/protobuf well-known types",
+    );
     expect(() => make({ schema_file: PROTO_SCHEMA_FILE, message: 'shop.Nope' })).to.throw('protobuf: the schema of the config has no message shop.Nope');
     // the well-known types load
     const c = make({ schema: 'syntax = "proto3"; import "google/protobuf/timestamp.proto"; message E { google.protobuf.Timestamp at = 1; }' });

@@ -12,7 +12,15 @@ import { INGEST_NS } from './support';
 let counter = 0;
 const unique = (prefix: string) => `${prefix}-${process.pid}-${Date.now().toString(36)}-${++counter}`;
 
-const SCHEMA = { type: 'record', name: 'N', namespace: 'reg', fields: [{ name: 'n', type: 'long' }, { name: 's', type: 'string' }] };
+const SCHEMA = {
+  type: 'record',
+  name: 'N',
+  namespace: 'reg',
+  fields: [
+    { name: 'n', type: 'long' },
+    { name: 's', type: 'string' },
+  ],
+};
 
 describe('avro and protobuf codecs through a real schema registry (Apicurio, Confluent API)', function () {
   this.timeout(30000);
@@ -48,7 +56,12 @@ describe('avro and protobuf codecs through a real schema registry (Apicurio, Con
     header.writeUInt32BE(id, 1);
     // magic 0, the id big-endian, then the bare Avro datum
     expect(frame.subarray(0, 5).toString('hex')).to.equal(header.toString('hex'));
-    expect(frame.subarray(5).toString('hex')).to.equal(avro.create({ schema: SCHEMA }).encode({ n: 2n ** 63n - 1n, s: 'x' }).toString('hex'));
+    expect(frame.subarray(5).toString('hex')).to.equal(
+      avro
+        .create({ schema: SCHEMA })
+        .encode({ n: 2n ** 63n - 1n, s: 'x' })
+        .toString('hex'),
+    );
     // a reader that knows only the registry: the writer's schema is fetched by id
     const reader = await opened(avro.create({ registry: { url } }), 'onramp');
     expect(reader.decode(frame, INGEST_NS)).to.deep.equal({ n: 2n ** 63n - 1n, s: 'x' });
@@ -104,7 +117,10 @@ describe('avro and protobuf codecs through a real schema registry (Apicurio, Con
     const unknown = Buffer.from('007ffffff000', 'hex');
     expect(() => reader.decode(unknown, INGEST_NS)).to.throw(new RegExp(`^schema id 2147483632: ${url}/schemas/ids/2147483632 answered 404`));
     expect(() => reader.decode(unknown, INGEST_NS)).to.throw('(not asked again for 10 s)');
-    const proto = await ask('POST', `/subjects/${unique('proto')}/versions`, { schemaType: 'PROTOBUF', schema: 'syntax = "proto3"; message P { int32 a = 1; }' });
+    const proto = await ask('POST', `/subjects/${unique('proto')}/versions`, {
+      schemaType: 'PROTOBUF',
+      schema: 'syntax = "proto3"; message P { int32 a = 1; }',
+    });
     const frame = Buffer.concat([Buffer.from([0, 0, 0, 0, 0]), Buffer.from([0, 8, 1])]);
     frame.writeUInt32BE(proto.body.id as number, 1);
     expect(() => reader.decode(frame, INGEST_NS)).to.throw(`avro: schema id ${proto.body.id as number} from ${url} is a PROTOBUF schema, not AVRO`);

@@ -26,10 +26,11 @@ const int32 = () => fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 });
 const double = () => fc.double({ noNaN: true }).filter((n) => !Object.is(n, -0));
 const bytes = (min = 0, max = 12) => fc.uint8Array({ minLength: min, maxLength: max }).map((b) => Buffer.from(b));
 /** a decimal of precision 12, scale 2, as the avro codec writes it: always two fraction digits */
-const decimal = () => fc.bigInt({ min: -(10n ** 12n) + 1n, max: 10n ** 12n - 1n }).map((n) => {
-  const digits = (n < 0n ? -n : n).toString().padStart(3, '0');
-  return `${n < 0n ? '-' : ''}${digits.slice(0, -2)}.${digits.slice(-2)}`;
-});
+const decimal = () =>
+  fc.bigInt({ min: -(10n ** 12n) + 1n, max: 10n ** 12n - 1n }).map((n) => {
+    const digits = (n < 0n ? -n : n).toString().padStart(3, '0');
+    return `${n < 0n ? '-' : ''}${digits.slice(0, -2)}.${digits.slice(-2)}`;
+  });
 
 /** Records of order.avsc, as the avro codec decodes them. */
 export const avroOrder = () =>
@@ -44,7 +45,11 @@ export const avroOrder = () =>
     digest: bytes(4, 4),
     status: fc.constantFrom('NEW', 'PAID', 'SHIPPED'),
     tags: fc.array(text({ maxLength: 8 }), { maxLength: 4 }),
-    counters: fc.dictionary(text({ maxLength: 6 }).filter((k) => k !== '__proto__'), int64(), { maxKeys: 4 }),
+    counters: fc.dictionary(
+      text({ maxLength: 6 }).filter((k) => k !== '__proto__'),
+      int64(),
+      { maxKeys: 4 },
+    ),
     note: fc.option(text({ maxLength: 10 }), { nil: null }),
     line: fc.record({ sku: text({ maxLength: 8 }), qty: int64() }),
     price: decimal(),
@@ -65,7 +70,11 @@ export const protoOrder = () =>
       raw: bytes(),
       status: fc.constantFrom('NEW', 'PAID', 'SHIPPED'),
       tags: fc.array(text({ maxLength: 8 }), { maxLength: 4 }),
-      counters: fc.dictionary(text({ maxLength: 6 }).filter((k) => k !== '__proto__'), int64(), { maxKeys: 4 }),
+      counters: fc.dictionary(
+        text({ maxLength: 6 }).filter((k) => k !== '__proto__'),
+        int64(),
+        { maxKeys: 4 },
+      ),
       note: fc.option(text({ maxLength: 10 }), { nil: undefined }),
       line: fc.record({ sku: text({ maxLength: 8 }), qty: int64() }),
       total: uint64(),

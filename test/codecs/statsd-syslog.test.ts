@@ -18,26 +18,37 @@ describe('statsd codec', () => {
   });
 
   it('decode(encode(m)) equals m over the metric model', () => {
-    const metric = fc.record(
-      {
-        metric: fc.string({ minLength: 1, maxLength: 10 }).filter((s) => !/[:|\r\n]/.test(s)),
-        type: fc.constantFrom('c', 'ms', 'h', 's', 'g'),
-        sample_rate: fc.double({ min: 0, max: 1, noNaN: true }),
-        value: fc.oneof(
-          fc.double({ noNaN: true, noDefaultInfinity: true, min: 0 }),
-          fc.integer({ min: 0 }),
-          fc.constantFrom<number | bigint>(...NUMBER_BOUNDARIES.filter((n) => n > 0), ...BIGINT_BOUNDARIES.filter((k) => k > 0n)),
-        ),
-        action: fc.constantFrom('add', 'sub'),
-      },
-      { requiredKeys: ['metric', 'type', 'value'] },
-    ).map((m) => {
-      const { action, sample_rate: rate, ...rest } = m;
-      return { metric: rest.metric, ...(m.type === 'g' && action ? { action } : {}), type: rest.type, ...(rate !== undefined ? { sample_rate: rate } : {}), value: rest.value };
-    }).filter((m) => !Object.is(m.value, -0) && !Object.is(m.sample_rate, -0));
-    fc.assert(fc.property(metric, (m) => {
-      expect(statsd.decode(statsd.encode(m), INGEST_NS)).to.deep.equal(m);
-    }));
+    const metric = fc
+      .record(
+        {
+          metric: fc.string({ minLength: 1, maxLength: 10 }).filter((s) => !/[:|\r\n]/.test(s)),
+          type: fc.constantFrom('c', 'ms', 'h', 's', 'g'),
+          sample_rate: fc.double({ min: 0, max: 1, noNaN: true }),
+          value: fc.oneof(
+            fc.double({ noNaN: true, noDefaultInfinity: true, min: 0 }),
+            fc.integer({ min: 0 }),
+            fc.constantFrom<number | bigint>(...NUMBER_BOUNDARIES.filter((n) => n > 0), ...BIGINT_BOUNDARIES.filter((k) => k > 0n)),
+          ),
+          action: fc.constantFrom('add', 'sub'),
+        },
+        { requiredKeys: ['metric', 'type', 'value'] },
+      )
+      .map((m) => {
+        const { action, sample_rate: rate, ...rest } = m;
+        return {
+          metric: rest.metric,
+          ...(m.type === 'g' && action ? { action } : {}),
+          type: rest.type,
+          ...(rate !== undefined ? { sample_rate: rate } : {}),
+          value: rest.value,
+        };
+      })
+      .filter((m) => !Object.is(m.value, -0) && !Object.is(m.sample_rate, -0));
+    fc.assert(
+      fc.property(metric, (m) => {
+        expect(statsd.decode(statsd.encode(m), INGEST_NS)).to.deep.equal(m);
+      }),
+    );
   });
 
   it('throws on malformed lines and unrepresentable values', () => {
@@ -57,32 +68,61 @@ describe('statsd codec', () => {
 
 describe('syslog codec', () => {
   it('decodes the RFC 5424 examples (section 6.5)', () => {
-    expect(dec(syslog, '<34>1 2003-10-11T22:14:15.003Z mymachine.example.com su - ID47 - \uFEFF\'su root\' failed for lonvick on /dev/pts/8')).to.deep.equal({
-      hostname: 'mymachine.example.com', severity: 'crit', facility: 'auth', timestamp: 1065910455003000000n, protocol: 'RFC5424',
-      protocol_version: 1, appname: 'su', msgid: 'ID47', structured_data: null, msg: "'su root' failed for lonvick on /dev/pts/8",
+    expect(dec(syslog, "<34>1 2003-10-11T22:14:15.003Z mymachine.example.com su - ID47 - \uFEFF'su root' failed for lonvick on /dev/pts/8")).to.deep.equal({
+      hostname: 'mymachine.example.com',
+      severity: 'crit',
+      facility: 'auth',
+      timestamp: 1065910455003000000n,
+      protocol: 'RFC5424',
+      protocol_version: 1,
+      appname: 'su',
+      msgid: 'ID47',
+      structured_data: null,
+      msg: "'su root' failed for lonvick on /dev/pts/8",
     });
-    expect(dec(syslog, '<165>1 2003-08-24T05:14:15.000003-07:00 192.0.2.1 myproc 8710 - - %% It\'s time to make the do-nuts.')).to.deep.equal({
-      hostname: '192.0.2.1', severity: 'notice', facility: 'local4', timestamp: 1061727255000003000n, protocol: 'RFC5424',
-      protocol_version: 1, appname: 'myproc', structured_data: null, procid: '8710', msg: "%% It's time to make the do-nuts.",
+    expect(dec(syslog, "<165>1 2003-08-24T05:14:15.000003-07:00 192.0.2.1 myproc 8710 - - %% It's time to make the do-nuts.")).to.deep.equal({
+      hostname: '192.0.2.1',
+      severity: 'notice',
+      facility: 'local4',
+      timestamp: 1061727255000003000n,
+      protocol: 'RFC5424',
+      protocol_version: 1,
+      appname: 'myproc',
+      structured_data: null,
+      procid: '8710',
+      msg: "%% It's time to make the do-nuts.",
     });
-    const sd = dec(syslog, '<165>1 2003-10-11T22:14:15.003Z host evntslog - ID47 [exampleSDID@32473 iut="3" eventSource="App\\]x\\"y"][examplePriority@32473 class="high"]') as Record<string, unknown>;
+    const sd = dec(
+      syslog,
+      '<165>1 2003-10-11T22:14:15.003Z host evntslog - ID47 [exampleSDID@32473 iut="3" eventSource="App\\]x\\"y"][examplePriority@32473 class="high"]',
+    ) as Record<string, unknown>;
     expect(sd.structured_data).to.deep.equal({ 'exampleSDID@32473': [{ iut: '3' }, { eventSource: 'App]x"y' }], 'examplePriority@32473': [{ class: 'high' }] });
     expect(sd.msg).to.equal('');
   });
 
   it('decodes RFC 3164 messages, taking the year from the ingest time', () => {
     const jan2024 = BigInt(Date.UTC(2024, 0, 2)) * 1_000_000n;
-    expect(dec(syslog, '<34>Oct 11 22:14:15 mymachine su: \'su root\' failed for lonvick on /dev/pts/8', jan2024)).to.deep.equal({
-      hostname: 'mymachine', severity: 'crit', facility: 'auth', timestamp: BigInt(Date.UTC(2023, 9, 11, 22, 14, 15)) * 1_000_000n,
-      protocol: 'RFC3164', appname: 'su', structured_data: null, msg: "'su root' failed for lonvick on /dev/pts/8",
+    expect(dec(syslog, "<34>Oct 11 22:14:15 mymachine su: 'su root' failed for lonvick on /dev/pts/8", jan2024)).to.deep.equal({
+      hostname: 'mymachine',
+      severity: 'crit',
+      facility: 'auth',
+      timestamp: BigInt(Date.UTC(2023, 9, 11, 22, 14, 15)) * 1_000_000n,
+      protocol: 'RFC3164',
+      appname: 'su',
+      structured_data: null,
+      msg: "'su root' failed for lonvick on /dev/pts/8",
     });
-    expect(dec(syslog, '<13>Feb  5 17:32:18 10.0.0.99 Use the BFG!', jan2024)).to.include({ hostname: '10.0.0.99', msg: 'Use the BFG!', timestamp: BigInt(Date.UTC(2023, 1, 5, 17, 32, 18)) * 1_000_000n }); // February 2024 would be in the future
+    expect(dec(syslog, '<13>Feb  5 17:32:18 10.0.0.99 Use the BFG!', jan2024)).to.include({
+      hostname: '10.0.0.99',
+      msg: 'Use the BFG!',
+      timestamp: BigInt(Date.UTC(2023, 1, 5, 17, 32, 18)) * 1_000_000n,
+    }); // February 2024 would be in the future
     expect(dec(syslog, '<30>Jun  1 00:00:00 host cron[42]: job done', jan2024)).to.include({ appname: 'cron', procid: '42', msg: 'job done' });
   });
 
   it('encodes what it decodes, structured_data null included, to the same text', () => {
     for (const line of [
-      '<34>1 2003-10-11T22:14:15.003Z mymachine.example.com su - ID47 - \'su root\' failed',
+      "<34>1 2003-10-11T22:14:15.003Z mymachine.example.com su - ID47 - 'su root' failed",
       '<165>1 2003-10-11T22:14:15.003Z host evntslog - ID47 [a@1 x="1" y="q\\"\\]\\\\"] msg',
       '<34>Oct 11 22:14:15 mymachine su[12]: hello',
     ]) {
@@ -93,19 +133,41 @@ describe('syslog codec', () => {
   it('decode(encode(m)) equals m for RFC 5424 messages of the model', () => {
     const field = fc.string({ minLength: 1, maxLength: 8, unit: fc.constantFrom(...'abcXYZ09._-@:/'.split('')) }).filter((s) => s !== '-');
     const message = fc.record({
-      hostname: field, severity: fc.constantFrom('emerg', 'err', 'info', 'debug'), facility: fc.constantFrom('kern', 'local7', 'user'),
+      hostname: field,
+      severity: fc.constantFrom('emerg', 'err', 'info', 'debug'),
+      facility: fc.constantFrom('kern', 'local7', 'user'),
       timestamp: fc.bigInt({ min: 0n, max: 253402300799999999n }).map((ns) => (ns / 1000n) * 1000n),
-      protocol: fc.constant('RFC5424' as const), protocol_version: fc.integer({ min: 1, max: 999 }), appname: field, msgid: field,
-      structured_data: fc.option(fc.dictionary(field.filter((s) => !/[=\]"]/.test(s)), fc.array(fc.dictionary(field.filter((s) => !/[=\]"]/.test(s)), fc.string(), { minKeys: 1, maxKeys: 1 }), { maxLength: 3 }), { minKeys: 1, maxKeys: 2 })),
-      procid: field, msg: fc.string({ minLength: 1 }).filter((s) => !/^\uFEFF|[\r\n\0]$/.test(s)),
+      protocol: fc.constant('RFC5424' as const),
+      protocol_version: fc.integer({ min: 1, max: 999 }),
+      appname: field,
+      msgid: field,
+      structured_data: fc.option(
+        fc.dictionary(
+          field.filter((s) => !/[=\]"]/.test(s)),
+          fc.array(
+            fc.dictionary(
+              field.filter((s) => !/[=\]"]/.test(s)),
+              fc.string(),
+              { minKeys: 1, maxKeys: 1 },
+            ),
+            { maxLength: 3 },
+          ),
+          { minKeys: 1, maxKeys: 2 },
+        ),
+      ),
+      procid: field,
+      msg: fc.string({ minLength: 1 }).filter((s) => !/^\uFEFF|[\r\n\0]$/.test(s)),
     });
-    fc.assert(fc.property(message, (m) => {
-      expect(syslog.decode(syslog.encode(m), INGEST_NS)).to.deep.equal(m);
-    }));
+    fc.assert(
+      fc.property(message, (m) => {
+        expect(syslog.decode(syslog.encode(m), INGEST_NS)).to.deep.equal(m);
+      }),
+    );
   });
 
   it('throws on a bad priority, header or structured data', () => {
-    for (const line of ['<192>1 - - - - - -', '<34>1 2003-13-99Tx - - - - -', '<34>1 - - - - [unterminated', '<34>1 - h']) expect(() => dec(syslog, line), line).to.throw(/syslog/);
+    for (const line of ['<192>1 - - - - - -', '<34>1 2003-13-99Tx - - - - -', '<34>1 - - - - [unterminated', '<34>1 - h'])
+      expect(() => dec(syslog, line), line).to.throw(/syslog/);
   });
 
   it('refuses RFC 5424 header fields the encoder could not write back (found by fuzzing: a NUL in the hostname)', () => {

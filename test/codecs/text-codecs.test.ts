@@ -10,15 +10,19 @@ describe('string codec', () => {
     expect(lines).to.have.length(1000);
     for (const line of lines) {
       const value = string.decode(line, INGEST_NS);
-      expect(value).to.be.a('string').and.match(/^\S+ \S+ \S+ \[/);
+      expect(value)
+        .to.be.a('string')
+        .and.match(/^\S+ \S+ \S+ \[/);
       expect(string.encode(value).equals(line)).to.equal(true);
     }
   });
 
   it('decode(encode(s)) equals s for any text, and invalid UTF-8 is an error', () => {
-    fc.assert(fc.property(text(), (s) => {
-      expect(string.decode(string.encode(s), INGEST_NS)).to.equal(s);
-    }));
+    fc.assert(
+      fc.property(text(), (s) => {
+        expect(string.decode(string.encode(s), INGEST_NS)).to.equal(s);
+      }),
+    );
     expect(() => string.decode(Buffer.from([0x61, 0xc3]), INGEST_NS)).to.throw('The encoded data was not valid for encoding utf-8');
   });
 
@@ -30,9 +34,11 @@ describe('string codec', () => {
 describe('binary codec', () => {
   const binary = codec('binary');
   it('decode(encode(bytes)) equals the bytes; strings go out as UTF-8, other values as JSON', () => {
-    fc.assert(fc.property(fc.uint8Array(), (bytes) => {
-      expect(binary.decode(binary.encode(bytes), INGEST_NS)).to.deep.equal(Buffer.from(bytes));
-    }));
+    fc.assert(
+      fc.property(fc.uint8Array(), (bytes) => {
+        expect(binary.decode(binary.encode(bytes), INGEST_NS)).to.deep.equal(Buffer.from(bytes));
+      }),
+    );
     expect(binary.encode('hé').toString('hex')).to.equal('68c3a9');
     expect(binary.encode([1, 2]).toString()).to.equal('[1,2]');
     expect(binary.name).to.equal('binary');

@@ -19,7 +19,9 @@ function expected(text: string, keys: string[]): Record<string, unknown> | undef
   const value = codec.decode(Buffer.from(text, 'utf8'), 0n);
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
   const out: Record<string, unknown> = {};
-  for (const k of keys) if (Object.hasOwn(value, k)) Object.defineProperty(out, k, { value: (value as Record<string, unknown>)[k], enumerable: true, writable: true, configurable: true });
+  for (const k of keys)
+    if (Object.hasOwn(value, k))
+      Object.defineProperty(out, k, { value: (value as Record<string, unknown>)[k], enumerable: true, writable: true, configurable: true });
   return out;
 }
 
@@ -28,7 +30,16 @@ const key = fc.constantFrom('a', 'b', 'ab', 'tags', 'é', '😀', 'a"b', 'a\\b',
 
 /** Integers around and beyond ±2^53, written as literals. */
 const bigInteger = fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }).map((b) => b.toString());
-const edgeInteger = fc.constantFrom('9007199254740992', '9007199254740993', '-9007199254740993', '18446744073709551615', '1234567890123456.5', '1e400', '-0', '0.1e-3');
+const edgeInteger = fc.constantFrom(
+  '9007199254740992',
+  '9007199254740993',
+  '-9007199254740993',
+  '18446744073709551615',
+  '1234567890123456.5',
+  '1e400',
+  '-0',
+  '0.1e-3',
+);
 
 /** A JSON value as text: JSON.stringify of fast-check's values, or a literal integer or number of ours. */
 const valueText: fc.Arbitrary<string> = fc.oneof(
@@ -74,8 +85,17 @@ describe('codecs: extractTopLevel reads top-level members as the json codec deco
 
   it('frames the canonical check just walked: read by its offsets, the same members as the codec decodes', () => {
     /** a compact object as the codec writes it: string keys (no index keys), values of every kind, big integers */
-    const member = fc.tuple(key, fc.oneof(fc.jsonValue({ maxDepth: 2 }).map((v) => JSON.stringify(v)), bigInteger, fc.string().map((x) => JSON.stringify(x))));
-    const frame = fc.uniqueArray(member, { selector: ([k]) => k, maxLength: 8 }).map((ms) => Buffer.from(`{${ms.map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(',')}}`, 'utf8'));
+    const member = fc.tuple(
+      key,
+      fc.oneof(
+        fc.jsonValue({ maxDepth: 2 }).map((v) => JSON.stringify(v)),
+        bigInteger,
+        fc.string().map((x) => JSON.stringify(x)),
+      ),
+    );
+    const frame = fc
+      .uniqueArray(member, { selector: ([k]) => k, maxLength: 8 })
+      .map((ms) => Buffer.from(`{${ms.map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(',')}}`, 'utf8'));
     let indexed = 0;
     fc.assert(
       fc.property(frame, wantedKeys, (bytes, keys) => {
@@ -106,7 +126,13 @@ describe('codecs: extractTopLevel reads top-level members as the json codec deco
   });
 
   it('integers beyond 2^53 stay exact (BigInt), at the top level and nested', () => {
-    const got = extractTopLevel('{"id":9007199254740993,"n":9007199254740992,"neg":-9007199254740993,"list":[18446744073709551615],"f":9007199254740993.0}', ['id', 'n', 'neg', 'list', 'f']);
+    const got = extractTopLevel('{"id":9007199254740993,"n":9007199254740992,"neg":-9007199254740993,"list":[18446744073709551615],"f":9007199254740993.0}', [
+      'id',
+      'n',
+      'neg',
+      'list',
+      'f',
+    ]);
     expect(got).to.deep.equal({ id: 9007199254740993n, n: 9007199254740992, neg: -9007199254740993n, list: [18446744073709551615n], f: 9007199254740992 });
   });
 

@@ -30,7 +30,12 @@ describe('eddy server run: reloading the config files (docs/config-files.md, Rel
   let dir: string;
   let child: ChildProcess | undefined;
   let stderr = '';
-  const lines = (name: string) => (existsSync(join(dir, name)) ? readFileSync(join(dir, name), 'utf8').split('\n').filter((l) => l !== '').length : 0);
+  const lines = (name: string) =>
+    existsSync(join(dir, name))
+      ? readFileSync(join(dir, name), 'utf8')
+          .split('\n')
+          .filter((l) => l !== '').length
+      : 0;
 
   beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'eddy-reload-cli-'))));
   afterEach(() => {
@@ -54,7 +59,11 @@ describe('eddy server run: reloading the config files (docs/config-files.md, Rel
     writeFileSync(join(dir, 'flows.yaml'), flows(join(dir, 'b.json')));
     await eventually(() => lines('b.json') >= 3, 20000, 'the reloaded flow to write b.json');
     // the log line follows the activation
-    await eventually(() => /reloaded .*flows\.yaml: 2 unchanged, 1 artefacts replaced or removed, 1 published, 1 mappings stopped, 1 activated/.test(stderr), 20000, 'the reload in the log');
+    await eventually(
+      () => /reloaded .*flows\.yaml: 2 unchanged, 1 artefacts replaced or removed, 1 published, 1 mappings stopped, 1 activated/.test(stderr),
+      20000,
+      'the reload in the log',
+    );
     // a broken edit changes nothing, and says why
     writeFileSync(join(dir, 'flows.yaml'), flows(join(dir, 'c.json')).replace('interval: 20', 'interval: -1'));
     await eventually(() => stderr.includes('reload refused, nothing changed:'), 20000, 'the refusal in the log');

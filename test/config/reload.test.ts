@@ -88,7 +88,12 @@ describe('config files: reload', () => {
     let runtime: Runtime;
     const file = () => join(dir, 'flows.json');
     const write = (config: ConfigFile) => writeFileSync(file(), JSON.stringify(config));
-    const lines = (name: string) => (existsSync(join(dir, name)) ? readFileSync(join(dir, name), 'utf8').split('\n').filter((l) => l !== '') : []);
+    const lines = (name: string) =>
+      existsSync(join(dir, name))
+        ? readFileSync(join(dir, name), 'utf8')
+            .split('\n')
+            .filter((l) => l !== '')
+        : [];
     const ids = (name: string) => lines(name).map((l) => (JSON.parse(l) as { id: number }).id);
 
     beforeEach(async () => {
@@ -110,7 +115,7 @@ describe('config files: reload', () => {
         const result = await reloader.reload();
         expect(result.errors).to.deep.equal([]);
         expect(result.plan.deactivate).to.deep.equal(['/binding/b/b']);
-        expect((runtime.describe("onramp", "beats").artefact as unknown as { config: { interval: number } }).config.interval).to.equal(5 + round);
+        expect((runtime.describe('onramp', 'beats').artefact as unknown as { config: { interval: number } }).config.interval).to.equal(5 + round);
         // flow a goes on: a later tick than any before the reload
         await eventually(() => lines('a.json').length > seen + 20, 10000, 'flow a to go on');
       }
@@ -127,13 +132,23 @@ describe('config files: reload', () => {
       const broken = twoFlows(dir, 9);
       (broken.offramp as { config: Record<string, unknown> }[])[0].config = { file: join(dir, 'a2.json'), append: 'yes' };
       write(broken);
-      const error = await reloader.reload().then(() => undefined, (err: Error) => err);
+      const error = await reloader.reload().then(
+        () => undefined,
+        (err: Error) => err,
+      );
       expect(error?.message).to.match(new RegExp(`^${file()}: offramp 'a_out': .*append.*boolean`));
-      expect((runtime.describe("onramp", "beats").artefact as unknown as { config: { interval: number } }).config.interval, 'b untouched too').to.equal(5);
+      expect((runtime.describe('onramp', 'beats').artefact as unknown as { config: { interval: number } }).config.interval, 'b untouched too').to.equal(5);
       expect(runtime.instancesOf('binding', 'b')).to.deep.equal(['b']);
       // an unreadable file too
       writeFileSync(file(), '{ not json');
-      expect((await reloader.reload().then(() => undefined, (err: Error) => err))?.message).to.contain(`${file()}: not valid YAML or JSON`);
+      expect(
+        (
+          await reloader.reload().then(
+            () => undefined,
+            (err: Error) => err,
+          )
+        )?.message,
+      ).to.contain(`${file()}: not valid YAML or JSON`);
       // and a fixed file is applied against what last loaded
       write(twoFlows(dir, 9));
       expect((await reloader.reload()).plan.deactivate).to.deep.equal(['/binding/b/b']);
@@ -145,8 +160,13 @@ describe('config files: reload', () => {
       runtime.publish('binding', flow('api', 'beats', 'b_out'));
       await runtime.activate('binding', 'api', 'other');
       write(twoFlows(dir, 9));
-      const error = await reloader.reload().then(() => undefined, (err: Error) => err);
-      expect(error?.message).to.equal(`${file()}: onramp 'beats' changed, but /onramp/beats/other runs it and is not one of the files' mappings: deactivate it first`);
+      const error = await reloader.reload().then(
+        () => undefined,
+        (err: Error) => err,
+      );
+      expect(error?.message).to.equal(
+        `${file()}: onramp 'beats' changed, but /onramp/beats/other runs it and is not one of the files' mappings: deactivate it first`,
+      );
       expect(runtime.instancesOf('binding', 'b')).to.deep.equal(['b']);
     });
 

@@ -18,7 +18,8 @@ function sources(env: Record<string, string>, files: Record<string, string> = {}
 }
 
 describe('config files: ${NAME} substitution', () => {
-  const sub = (text: string, env: Record<string, string> = {}, files: Record<string, string> = {}) => substituteVariables(text, '/etc/eddy/flow.yaml', sources(env, files));
+  const sub = (text: string, env: Record<string, string> = {}, files: Record<string, string> = {}) =>
+    substituteVariables(text, '/etc/eddy/flow.yaml', sources(env, files));
 
   it('replaces ${NAME}, ${NAME:-default}, ${file:PATH} and $$', () => {
     expect(sub('level: ${LEVEL}', { LEVEL: 'debug' })).to.equal('level: debug');
@@ -42,7 +43,9 @@ describe('config files: ${NAME} substitution', () => {
   });
 
   it('refuses an unset variable, naming the file, the line and the variable', () => {
-    expect(() => sub('a: 1\nb:\n  c: ${MISSING_ONE}\n', {})).to.throw('/etc/eddy/flow.yaml:3: environment variable MISSING_ONE is not set (use ${MISSING_ONE:-default} to give a default)');
+    expect(() => sub('a: 1\nb:\n  c: ${MISSING_ONE}\n', {})).to.throw(
+      '/etc/eddy/flow.yaml:3: environment variable MISSING_ONE is not set (use ${MISSING_ONE:-default} to give a default)',
+    );
   });
 
   it('refuses malformed references, values with line breaks and unreadable secret files', () => {
@@ -55,10 +58,15 @@ describe('config files: ${NAME} substitution', () => {
 
   it('leaves text without references as it is, and replaces any set variable by its value (property)', () => {
     fc.assert(
-      fc.property(fc.string().filter((s) => !s.includes('$') && !s.includes('#')), fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_]{0,8}$/), fc.string().filter((v) => v !== '' && !/[\r\n]/.test(v)), (text, name, value) => {
-        expect(sub(text)).to.equal(text);
-        expect(sub(`${text}\${${name}}${text}`, { [name]: value })).to.equal(`${text}${value}${text}`);
-      }),
+      fc.property(
+        fc.string().filter((s) => !s.includes('$') && !s.includes('#')),
+        fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_]{0,8}$/),
+        fc.string().filter((v) => v !== '' && !/[\r\n]/.test(v)),
+        (text, name, value) => {
+          expect(sub(text)).to.equal(text);
+          expect(sub(`${text}\${${name}}${text}`, { [name]: value })).to.equal(`${text}${value}${text}`);
+        },
+      ),
     );
   });
 
@@ -74,8 +82,17 @@ describe('config files: ${NAME} substitution', () => {
       const config = join(dir, 'ticks.yaml');
       const out = join(dir, 'ticks.json');
       writeFileSync(config, yaml);
-      const lines = () => (existsSync(out) ? readFileSync(out, 'utf8').split('\n').filter((l) => l !== '').length : 0);
-      const run = await runEddy(['server', 'run', '-f', config, '--no-api'], { env: { OUT_FILE: out, TICK_MS: '100' }, signalWhen: () => lines() >= 2, timeoutMs: 20000 });
+      const lines = () =>
+        existsSync(out)
+          ? readFileSync(out, 'utf8')
+              .split('\n')
+              .filter((l) => l !== '').length
+          : 0;
+      const run = await runEddy(['server', 'run', '-f', config, '--no-api'], {
+        env: { OUT_FILE: out, TICK_MS: '100' },
+        signalWhen: () => lines() >= 2,
+        timeoutMs: 20000,
+      });
       expect(run.code, run.stderr).to.equal(0);
       expect(lines()).to.be.at.least(2);
     });

@@ -78,7 +78,10 @@ describe('builtin connectors', () => {
     runtime.publish('binding', { id: 'only', links: { '/onramp/src/{instance}/out': ['/pipeline/system::passthrough/{instance}/in'] } });
     await runtime.activate('binding', 'only', 'main');
     const events: unknown[] = [];
-    runtime.pipeline('/pipeline/system::passthrough/main')!.output('out').subscribe((e) => events.push([e.data, e.originUri]));
+    runtime
+      .pipeline('/pipeline/system::passthrough/main')!
+      .output('out')
+      .subscribe((e) => events.push([e.data, e.originUri]));
     await eventually(() => events.length === 2, 3000, '2 events');
     expect(events).to.deep.equal([
       [{ x: 1 }, `svc-file://${hostname()}/${source.slice(1)}`],

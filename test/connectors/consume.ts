@@ -25,7 +25,10 @@ export type SinkFn = (event: EddyEvent) => Promise<void> | void;
  */
 export async function consumeWith(
   type: string,
-  config: Record<string, unknown>, sink: SinkFn = () => undefined, extra: Record<string, unknown> = {}): Promise<Consumed> {
+  config: Record<string, unknown>,
+  sink: SinkFn = () => undefined,
+  extra: Record<string, unknown> = {},
+): Promise<Consumed> {
   const out: EddyEvent[] = [];
   const err: EddyEvent[] = [];
   const runtime = new Runtime({ logger: createLogger('silent') });

@@ -150,7 +150,10 @@ export async function bound(port: number, kind: 'tcp' | 'udp'): Promise<void> {
   const hex = port.toString(16).toUpperCase().padStart(4, '0');
   const state = kind === 'tcp' ? '0A' : '07'; // LISTEN; a UDP socket that is bound but not connected
   await eventually(
-    () => readFileSync(`/proc/net/${kind}`, 'utf8').split('\n').some((l) => l.includes(`:${hex} 00000000:0000 ${state}`)),
+    () =>
+      readFileSync(`/proc/net/${kind}`, 'utf8')
+        .split('\n')
+        .some((l) => l.includes(`:${hex} 00000000:0000 ${state}`)),
     5000,
     `a ${kind} socket bound to port ${port}`,
   );

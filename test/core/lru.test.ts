@@ -14,7 +14,12 @@ describe('Lru: a bounded map evicting the least recently used key', () => {
 
   it('a get makes its key the most recently used, so another key is evicted', () => {
     const lru = new Lru<string, number>(3);
-    for (const [k, v] of [['a', 1], ['b', 2], ['c', 3]] as const) lru.set(k, v);
+    for (const [k, v] of [
+      ['a', 1],
+      ['b', 2],
+      ['c', 3],
+    ] as const)
+      lru.set(k, v);
     expect(lru.get('a')).to.equal(1); // oldest -> newest
     expect(lru.get('b')).to.equal(2); // oldest -> newest
     expect([...lru.keys()]).to.deep.equal(['c', 'a', 'b']);

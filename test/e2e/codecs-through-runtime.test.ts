@@ -83,6 +83,8 @@ describe('end to end: codecs and preprocessors through the runtime', () => {
       body: { id: 'reader', type: 'file', codec_map: { 'application/json': 'jsonish' }, config: { source: '/dev/null' } },
     });
     expect(reply.status).to.equal(400);
-    expect(reply.body).to.have.property('error').that.matches(/codec_map\.application\/json: must be one of/);
+    expect(reply.body)
+      .to.have.property('error')
+      .that.matches(/codec_map\.application\/json: must be one of/);
   });
 });

@@ -55,7 +55,10 @@ describe('end to end: file onramp -> pipeline -> file offramp, published over RE
       .filter((l) => l.length > 0)
       .map((l) => JSON.stringify(JSON.parse(l)));
     expect(expected).to.have.length(100);
-    const lines = () => readFileSync(target, 'utf8').split('\n').filter((l) => l.length > 0);
+    const lines = () =>
+      readFileSync(target, 'utf8')
+        .split('\n')
+        .filter((l) => l.length > 0);
     await eventually(() => lines().length >= expected.length, 5000, 'all lines in the output file');
     expect(lines()).to.deep.equal(expected);
 
@@ -90,7 +93,10 @@ describe('end to end: file onramp -> pipeline -> file offramp, published over RE
     // the err link first, so the onramp starts reading only when both are in place
     expect((await call(rt.base, 'POST', '/binding/errs/one')).status).to.equal(201);
     expect((await call(rt.base, 'POST', '/binding/copy/one')).status).to.equal(201);
-    const read = (file: string) => readFileSync(file, 'utf8').split('\n').filter((l) => l.length > 0);
+    const read = (file: string) =>
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((l) => l.length > 0);
     await eventually(() => read(target).length === 3 && read(errors).length === 2, 5000, 'good and bad lines');
     expect(read(target)).to.deep.equal(['{"a":1}', '{"a":2}', '{"a":3}']);
     const errs = read(errors).map((l) => JSON.parse(l));

@@ -43,9 +43,7 @@ describe('examples', () => {
 
   it('the custom onramp refuses a range that runs backwards when it is published, naming the field', async () => {
     const runtime = new Runtime({ logger: createLogger('silent') }).registerOnramp(range);
-    expect(() => runtime.publish('onramp', { id: 'back', type: 'example::range', config: { from: 5, to: 3 } })).to.throw(
-      'config.to: 3 is below from (5)',
-    );
+    expect(() => runtime.publish('onramp', { id: 'back', type: 'example::range', config: { from: 5, to: 3 } })).to.throw('config.to: 3 is below from (5)');
   });
 
   it('the custom offramp hands every payload to the application, and a throw fails only that event', async () => {

@@ -39,7 +39,27 @@ export function makeCerts(): TestCerts {
   const signed = (name: string, cn: string, serial: string, ext: string): Identity => {
     writeFileSync(join(dir, `${name}.ext`), ext);
     openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-subj', `/CN=${cn}`, '-keyout', `${name}.key`, '-out', `${name}.csr`], dir);
-    openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca.key', '-set_serial', serial, '-days', '2', '-extfile', `${name}.ext`, '-out', `${name}.pem`], dir);
+    openssl(
+      [
+        'x509',
+        '-req',
+        '-in',
+        `${name}.csr`,
+        '-CA',
+        'ca.pem',
+        '-CAkey',
+        'ca.key',
+        '-set_serial',
+        serial,
+        '-days',
+        '2',
+        '-extfile',
+        `${name}.ext`,
+        '-out',
+        `${name}.pem`,
+      ],
+      dir,
+    );
     return { cert: join(dir, `${name}.pem`), key: join(dir, `${name}.key`) };
   };
   const serverExt = 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n';

@@ -45,7 +45,8 @@ let dir: string | undefined;
 export function exampleCopy(name: string, ports: Record<number, number | string>): string {
   const documented = Object.keys(EXAMPLE_PORTS[name] ?? {}).sort();
   const given = Object.keys(ports).sort();
-  if (documented.join() !== given.join()) throw new Error(`examples/${name}: its fixed ports are [${documented.join(', ')}], the test maps [${given.join(', ')}]`);
+  if (documented.join() !== given.join())
+    throw new Error(`examples/${name}: its fixed ports are [${documented.join(', ')}], the test maps [${given.join(', ')}]`);
   let text = readFileSync(join(EXAMPLES, name), 'utf8');
   for (const [from, to] of Object.entries(ports)) {
     const literal = new RegExp(`\\b${from}\\b`, 'g');

@@ -44,10 +44,22 @@ describe('PrivateService: a server of a test of its own', function () {
     const kafka = { EDDY_SERVICES_DIR: '/tmp/eddy-private-kafka-x', EDDY_KAFKA_PORT: '40001', EDDY_KAFKA_CONTROLLER_PORT: '40002' };
     expect(() => checkPrivatePlacement('kafka', kafka, 40001)).not.to.throw();
     expect(() => checkPrivatePlacement('kafka', { ...kafka, EDDY_KAFKA_CONTROLLER_PORT: '' }, 40001)).to.throw('EDDY_KAFKA_CONTROLLER_PORT not set');
-    expect(() => checkPrivatePlacement('kafka', { ...kafka, EDDY_SERVICES_DIR: process.env.EDDY_SERVICES_DIR ?? '/tmp/eddy-services' }, 40001)).to.throw("the shared services' directory");
-    expect(() => checkPrivatePlacement('kafka', { ...kafka, EDDY_KAFKA_PORT: String(serviceAddress('kafka').port) }, serviceAddress('kafka').port)).to.throw('is a port of the shared instance');
-    expect(() => checkPrivatePlacement('kafka', { ...kafka, EDDY_KAFKA_CONTROLLER_PORT: '9093' }, 40001)).to.throw('EDDY_KAFKA_CONTROLLER_PORT=9093 is a port of the shared instance');
-    const rabbit = { EDDY_SERVICES_DIR: '/tmp/p', EDDY_RABBITMQ_PORT: '40001', EDDY_RABBITMQ_NODE: 'p@localhost', EDDY_RABBITMQ_EPMD_PORT: '4369', EDDY_RABBITMQ_DIST_PORT: '40003' };
+    expect(() => checkPrivatePlacement('kafka', { ...kafka, EDDY_SERVICES_DIR: process.env.EDDY_SERVICES_DIR ?? '/tmp/eddy-services' }, 40001)).to.throw(
+      "the shared services' directory",
+    );
+    expect(() => checkPrivatePlacement('kafka', { ...kafka, EDDY_KAFKA_PORT: String(serviceAddress('kafka').port) }, serviceAddress('kafka').port)).to.throw(
+      'is a port of the shared instance',
+    );
+    expect(() => checkPrivatePlacement('kafka', { ...kafka, EDDY_KAFKA_CONTROLLER_PORT: '9093' }, 40001)).to.throw(
+      'EDDY_KAFKA_CONTROLLER_PORT=9093 is a port of the shared instance',
+    );
+    const rabbit = {
+      EDDY_SERVICES_DIR: '/tmp/p',
+      EDDY_RABBITMQ_PORT: '40001',
+      EDDY_RABBITMQ_NODE: 'p@localhost',
+      EDDY_RABBITMQ_EPMD_PORT: '4369',
+      EDDY_RABBITMQ_DIST_PORT: '40003',
+    };
     expect(() => checkPrivatePlacement('rabbitmq', rabbit, 40001)).to.throw('EDDY_RABBITMQ_EPMD_PORT=4369');
   });
 
@@ -79,8 +91,16 @@ describe('PrivateService: a server of a test of its own', function () {
     const leftOut = privateServiceLeftOut('otelcol');
     if (leftOut) skipWithout(this, 'otelcol', 'no private otelcol is started', leftOut);
     const output = await new Promise<string>((resolve, reject) => {
-      const child = [require.resolve('mocha/bin/mocha.js'), '--no-config', '--require', join(__dirname, 'setup.js'), join(__dirname, '../fixtures/services/abandons-a-collector.js')];
-      execFile(process.execPath, child, { timeout: 60_000 }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stdout}${stderr}`)) : resolve(stdout)));
+      const child = [
+        require.resolve('mocha/bin/mocha.js'),
+        '--no-config',
+        '--require',
+        join(__dirname, 'setup.js'),
+        join(__dirname, '../fixtures/services/abandons-a-collector.js'),
+      ];
+      execFile(process.execPath, child, { timeout: 60_000 }, (err, stdout, stderr) =>
+        err ? reject(new Error(`${err.message}\n${stdout}${stderr}`)) : resolve(stdout),
+      );
     });
     const [, dir, port] = /private otelcol: (\S+) (\d+)/.exec(output) ?? [];
     expect(dir, output).to.be.a('string');

@@ -76,7 +76,8 @@ export function checkPrivatePlacement(name: PrivateServiceName, env: Readonly<Re
   if (env.EDDY_SERVICES_DIR === SHARED.dir) throw new Error(`private ${name}: ${SHARED.dir} is the shared services' directory`);
   const shared = String(serviceAddress(name).port);
   const clash = Object.entries(env).find(([k, v]) => k.endsWith('_PORT') && !k.endsWith('_EXPORT_PORT') && (v === shared || SHARED.ports.has(v)));
-  if (clash || String(port) === shared) throw new Error(`private ${name}: ${clash ? `${clash[0]}=${clash[1]}` : `port ${port}`} is a port of the shared instance`);
+  if (clash || String(port) === shared)
+    throw new Error(`private ${name}: ${clash ? `${clash[0]}=${clash[1]}` : `port ${port}`} is a port of the shared instance`);
 }
 
 /** Every private instance still running, stopped when the process exits before a test could (an aborted run). */

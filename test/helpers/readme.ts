@@ -20,7 +20,10 @@ export function docBlock(file: string, heading: string, lang: string, nth = 0): 
   // walk the fences line by line, so a closing fence is never taken for an opening one
   const blocks: { lang: string; text: string }[] = [];
   let open: { lang: string; lines: string[] } | undefined;
-  for (const line of text.slice(at + 1).split('\n').slice(1)) {
+  for (const line of text
+    .slice(at + 1)
+    .split('\n')
+    .slice(1)) {
     if (!open && ends.test(line)) break;
     if (!line.startsWith('```')) open?.lines.push(line);
     else if (open) {

@@ -36,11 +36,17 @@ describe('test services: EDDY_SERVICES and the summary of what was not tested', 
     expect([...selectedServices('all')]).to.deep.equal(SERVICE_NAMES);
     expect([...selectedServices('none')]).to.deep.equal([]);
     expect([...selectedServices('kafka, rabbitmq')]).to.deep.equal(['kafka', 'rabbitmq']);
-    expect(() => selectedServices('kafka,rabbit')).to.throw(/EDDY_SERVICES=kafka,rabbit: unknown service 'rabbit' \(known: postgres, rabbitmq, .*; or all, none\)/);
+    expect(() => selectedServices('kafka,rabbit')).to.throw(
+      /EDDY_SERVICES=kafka,rabbit: unknown service 'rabbit' \(known: postgres, rabbitmq, .*; or all, none\)/,
+    );
   });
 
   it('starts the services that are down, selected, and at their default address; says why it starts no other', () => {
-    const plan = startPlan(['kafka', 'rabbitmq', 'nats', 'elastic'], { EDDY_SERVICES: 'kafka,nats,elastic', EDDY_NATS_PORT: '4333', EDDY_ELASTIC_HOST: 'es.example' });
+    const plan = startPlan(['kafka', 'rabbitmq', 'nats', 'elastic'], {
+      EDDY_SERVICES: 'kafka,nats,elastic',
+      EDDY_NATS_PORT: '4333',
+      EDDY_ELASTIC_HOST: 'es.example',
+    });
     expect(plan.start).to.deep.equal(['kafka']);
     expect(Object.fromEntries(plan.notStarted)).to.deep.equal({
       rabbitmq: 'EDDY_SERVICES=kafka,nats,elastic leaves it out',
@@ -63,12 +69,14 @@ describe('test services: EDDY_SERVICES and the summary of what was not tested', 
     expect(summary).to.contain('  amqp: 1 test pending, no private rabbitmq is started: EDDY_SERVICES=none leaves it out\n');
   });
 
-  it("a server the environment points elsewhere is not started, and the summary says so", async () => {
+  it('a server the environment points elsewhere is not started, and the summary says so', async () => {
     const port = await freePort();
     const run = await runFixture({ EDDY_SERVICES: 'kafka', EDDY_KAFKA_PORT: String(port) });
     expect(run.code, run.output).to.equal(0);
     expect(run.output).to.not.contain('services: starting');
-    expect(run.output).to.contain(`  kafka: 2 tests pending, kafka is not running on 127.0.0.1:${port}: its address comes from EDDY_KAFKA_PORT, so it is not started here\n`);
+    expect(run.output).to.contain(
+      `  kafka: 2 tests pending, kafka is not running on 127.0.0.1:${port}: its address comes from EDDY_KAFKA_PORT, so it is not started here\n`,
+    );
     expect(run.output).to.contain('  amqp: 1 test pending, no private rabbitmq is started: EDDY_SERVICES=kafka leaves it out\n');
   });
 

@@ -4,7 +4,12 @@ import * as hdr from 'hdr-histogram-js';
 import { BucketCounts } from '../../src/connectors/blackhole/bucket-counts';
 
 const build = (digits: number) =>
-  hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 100_000_000_000, numberOfSignificantValueDigits: digits as 1 | 2 | 3 | 4 | 5, useWebAssembly: false });
+  hdr.build({
+    lowestDiscernibleValue: 1,
+    highestTrackableValue: 100_000_000_000,
+    numberOfSignificantValueDigits: digits as 1 | 2 | 3 | 4 | 5,
+    useWebAssembly: false,
+  });
 
 /** The blackhole counts latencies per histogram bucket and adds them at the report: the histogram must be the same as recording each. */
 describe('hot path: the blackhole’s bucket counts', () => {
@@ -12,7 +17,10 @@ describe('hot path: the blackhole’s bucket counts', () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 3 }),
-        fc.array(fc.oneof(fc.integer({ min: 1, max: 300 }), fc.integer({ min: 1, max: 5_000_000 }), fc.integer({ min: 1, max: 99_000_000_000 })), { minLength: 1, maxLength: 300 }),
+        fc.array(fc.oneof(fc.integer({ min: 1, max: 300 }), fc.integer({ min: 1, max: 5_000_000 }), fc.integer({ min: 1, max: 99_000_000_000 })), {
+          minLength: 1,
+          maxLength: 300,
+        }),
         (digits, values) => {
           const each = build(digits);
           const counted = build(digits);

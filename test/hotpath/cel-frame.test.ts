@@ -58,7 +58,10 @@ describe('hot path: runtime::cel reads top-level fields from the frame', functio
   });
 
   it('filter and route on top-level fields: the kept events leave as their frames, on their ports', async () => {
-    const flow = await startFlow([{ id: 'cel', type: 'runtime::cel', config: { filter: 'event.keep', meta: { k: 'event.k' } } }], [{ id: 'out', codec: 'json' }]);
+    const flow = await startFlow(
+      [{ id: 'cel', type: 'runtime::cel', config: { filter: 'event.keep', meta: { k: 'event.k' } } }],
+      [{ id: 'out', codec: 'json' }],
+    );
     const frames = await run(flow, ['{"keep":false,"k":1}', '{"keep":true,"k":2}', '{"k":3,"keep":true}'], 'out', 2);
     expect(flow.sent.out.map((s) => s.payload)).to.deep.equal([frames[1], frames[2]]);
     expect(flow.sent.out[0].payload).to.equal(frames[1]);
@@ -80,7 +83,13 @@ describe('runtime::cel value: the result replaces the event data', function () {
 
   it('builds a new record from top-level fields; integers beyond 2^53 stay exact on the way out', async () => {
     const flow = await startFlow(
-      [{ id: 'cel', type: 'runtime::cel', config: { value: '{"app": event.application, "id": event.id, "next": event.id + 1, "ms": event.duration / 1000000}' } }],
+      [
+        {
+          id: 'cel',
+          type: 'runtime::cel',
+          config: { value: '{"app": event.application, "id": event.id, "next": event.id + 1, "ms": event.duration / 1000000}' },
+        },
+      ],
       [{ id: 'out', codec: 'json' }],
     );
     await run(flow, ['{"application":"app1","id":9007199254740993,"duration":2500000000,"other":[1]}']);

@@ -58,7 +58,15 @@ describe('hot path: lazy decoding', function () {
 
   it('an event nobody reads is never decoded: the offramp writes the frame it came in as', async () => {
     const counting = countingJson();
-    const flow = await startFlow(passthrough, [{ id: 'a', codec: 'test::counting-json' }, { id: 'b', codec: 'test::counting-json' }], 'test::counting-json', withCounting(counting));
+    const flow = await startFlow(
+      passthrough,
+      [
+        { id: 'a', codec: 'test::counting-json' },
+        { id: 'b', codec: 'test::counting-json' },
+      ],
+      'test::counting-json',
+      withCounting(counting),
+    );
     const frames = feed(flow, ['{"a":1}', '[1,"x",null]', '"text"']);
     await eventually(() => (flow.sent.b ?? []).length === 3, 5000, 'every event at both sinks');
     expect(counting.counts).to.deep.equal({ decode: 0, roundTrips: 3 });
@@ -96,8 +104,7 @@ describe('hot path: lazy decoding', function () {
 
 describe('LazyEvent', () => {
   const codec = json.create();
-  const make = (text: string) =>
-    new LazyEvent({ uid: 1, seq: 1 }, { m: 1 }, 5n, 'test://x', false, Buffer.from(text), codec, new LazyPolicy());
+  const make = (text: string) => new LazyEvent({ uid: 1, seq: 1 }, { m: 1 }, 5n, 'test://x', false, Buffer.from(text), codec, new LazyPolicy());
 
   it('decodes on the first read and forgets its frame from then on', () => {
     const event = make('{"a":1}');
@@ -124,7 +131,15 @@ describe('LazyEvent', () => {
     const written = JSON.parse(JSON.stringify({ ...event, ingestNs: undefined, toJSON: undefined }));
     expect(written).to.not.have.property('data'); // spread alone misses the accessor: hence ownData
     const viaToJson = JSON.parse(JSON.stringify(event, (_, v) => (typeof v === 'bigint' ? String(v) : v)));
-    expect(viaToJson).to.deep.equal({ id: { uid: 1, seq: 1 }, meta: { m: 1 }, ingestNs: '5', originUri: 'test://x', transactional: false, isBatch: false, data: { a: [1, 2] } });
+    expect(viaToJson).to.deep.equal({
+      id: { uid: 1, seq: 1 },
+      meta: { m: 1 },
+      ingestNs: '5',
+      originUri: 'test://x',
+      transactional: false,
+      isBatch: false,
+      data: { a: [1, 2] },
+    });
     const copy = { ...ownData(make('{"b":2}')) };
     expect(copy.data).to.deep.equal({ b: 2 });
   });

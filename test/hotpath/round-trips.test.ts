@@ -87,8 +87,8 @@ function msgpackVariant(value: unknown, pick: (n: number) => number): Buffer {
     if (Number.isInteger(v) && v >= -(2 ** 31) && v < 2 ** 32) {
       forms.push(() => {
         const b = Buffer.alloc(5);
-        if (v < 0) (b[0] = 0xd2), b.writeInt32BE(v, 1);
-        else (b[0] = 0xce), b.writeUInt32BE(v, 1);
+        if (v < 0) ((b[0] = 0xd2), b.writeInt32BE(v, 1));
+        else ((b[0] = 0xce), b.writeUInt32BE(v, 1));
         parts.push(b);
       });
     }
@@ -109,8 +109,8 @@ function msgpackVariant(value: unknown, pick: (n: number) => number): Buffer {
     if (typeof v === 'number') return number(v);
     if (typeof v === 'bigint') {
       const b = Buffer.alloc(9);
-      if (v > 2n ** 63n - 1n || (v > 0n && pick(4) === 0 && v < 2n ** 64n)) (b[0] = 0xcf), b.writeBigUInt64BE(v, 1);
-      else (b[0] = 0xd3), b.writeBigInt64BE(v, 1);
+      if (v > 2n ** 63n - 1n || (v > 0n && pick(4) === 0 && v < 2n ** 64n)) ((b[0] = 0xcf), b.writeBigUInt64BE(v, 1));
+      else ((b[0] = 0xd3), b.writeBigInt64BE(v, 1));
       return void parts.push(b);
     }
     if (typeof v === 'string') {
@@ -125,8 +125,8 @@ function msgpackVariant(value: unknown, pick: (n: number) => number): Buffer {
     const entries = Object.entries(v as Record<string, unknown>);
     const repeat = entries.length > 0 && pick(6) === 0;
     sized(entries.length + (repeat ? 1 : 0), 0x80, 15, [0, 0xde, 0xdf]);
-    for (const [k, x] of entries) write(k), write(x);
-    if (repeat) write(entries[0][0]), write(1);
+    for (const [k, x] of entries) (write(k), write(x));
+    if (repeat) (write(entries[0][0]), write(1));
   };
   write(value);
   return Buffer.concat(parts);
@@ -158,7 +158,13 @@ describe('hot path: Codec.roundTrips accepts only what a fresh encode writes', f
 
   it('json: the codec output and the sample data are accepted (big integers and non-ASCII included)', () => {
     const json = codec('json');
-    for (const text of ['{"id":18446744073709551615,"n":-9007199254740993,"s":"é€😀\\u001f\\n","f":1.5e-7,"g":1.152921504606847e+18}', '[]', '"x"', 'null', '-12']) {
+    for (const text of [
+      '{"id":18446744073709551615,"n":-9007199254740993,"s":"é€😀\\u001f\\n","f":1.5e-7,"g":1.152921504606847e+18}',
+      '[]',
+      '"x"',
+      'null',
+      '-12',
+    ]) {
       const frame = Buffer.from(text, 'utf8');
       expect(isCanonicalJson(frame), text).to.equal(true);
       expect(json.encode(json.decode(frame, 0n)).equals(frame)).to.equal(true);
@@ -167,7 +173,22 @@ describe('hot path: Codec.roundTrips accepts only what a fresh encode writes', f
   });
 
   it('json: refuses the forms a fresh encode would change', () => {
-    for (const text of ['{"a": 1}', ' 1', '{"a":1,"a":2}', '{"b":1,"7":2}', '"\\/"', '"\\u00e9"', '"\\u001F"', '"\\u0008"', '-0', '1.0', '1e2', '1E-7', '0.10', '[1e400]']) {
+    for (const text of [
+      '{"a": 1}',
+      ' 1',
+      '{"a":1,"a":2}',
+      '{"b":1,"7":2}',
+      '"\\/"',
+      '"\\u00e9"',
+      '"\\u001F"',
+      '"\\u0008"',
+      '-0',
+      '1.0',
+      '1e2',
+      '1E-7',
+      '0.10',
+      '[1e400]',
+    ]) {
       expect(isCanonicalJson(Buffer.from(text, 'utf8')), text).to.equal(false);
     }
   });
@@ -197,7 +218,18 @@ describe('hot path: Codec.roundTrips accepts only what a fresh encode writes', f
   });
 
   it('msgpack: refuses wider headers, small int 64s, float 32, binary and trailing bytes', () => {
-    for (const hex of ['de0001a16101', 'cc05', 'd30000000000000005', 'cb3ff0000000000000', 'ca3fc00000', 'c40101', 'd9016101', '0101', 'c1', 'cb8000000000000000']) {
+    for (const hex of [
+      'de0001a16101',
+      'cc05',
+      'd30000000000000005',
+      'cb3ff0000000000000',
+      'ca3fc00000',
+      'c40101',
+      'd9016101',
+      '0101',
+      'c1',
+      'cb8000000000000000',
+    ]) {
       expect(isCanonicalMsgpack(Buffer.from(hex, 'hex')), hex).to.equal(false);
     }
   });

@@ -70,7 +70,10 @@ const ascii = (text: string) => [...text].map((ch) => ch.charCodeAt(0));
 /** Bytes that change JSON's meaning: structure, literals' letters, number signs, whitespace, controls, UTF-8 lead and continuation bytes. */
 const JSON_BYTES = [...ascii('{}[],:"\\0123456789-+.eEtrufalsn /bu'), 0x09, 0x0a, 0x0d, 0x00, 0x1f, 0x7f, 0x80, 0xbf, 0xc0, 0xc3, 0xe2, 0xed, 0xf0, 0xf4, 0xff];
 /** MessagePack headers of every kind, and bytes that make lengths large or small. */
-const MSGPACK_BYTES = [0x00, 0x01, 0x7f, 0x80, 0x81, 0x8f, 0x90, 0x91, 0x9f, 0xa0, 0xa1, 0xbf, 0xc0, 0xc1, 0xc2, 0xc3, 0xc4, 0xca, 0xcb, 0xcc, 0xcd, 0xce, 0xcf, 0xd0, 0xd3, 0xd9, 0xda, 0xdb, 0xdc, 0xdd, 0xde, 0xdf, 0xe0, 0xff];
+const MSGPACK_BYTES = [
+  0x00, 0x01, 0x7f, 0x80, 0x81, 0x8f, 0x90, 0x91, 0x9f, 0xa0, 0xa1, 0xbf, 0xc0, 0xc1, 0xc2, 0xc3, 0xc4, 0xca, 0xcb, 0xcc, 0xcd, 0xce, 0xcf, 0xd0, 0xd3, 0xd9,
+  0xda, 0xdb, 0xdc, 0xdd, 0xde, 0xdf, 0xe0, 0xff,
+];
 
 /**
  * The contract for one frame. Returns whether roundTrips said true; fails
@@ -104,7 +107,31 @@ function fuzz(c: Codec, frames: Buffer[], perFrame: number, alphabet: readonly n
 /** Characters strings are made of: escapes of each kind, a slash, non-ASCII of 2, 3 and 4 bytes, a BOM, line separators. */
 const CHARS = ['a', 'Z', ' ', '0', '"', '\\', '/', '\n', '\t', '\b', '\u0001', '\u001f', '\u007f', 'é', '€', '😀', '\u2028', '\ufeff', 'k'];
 const KEYS = ['a', 'b', 'id', 'name', 'é', 'a"b', 'x\n', '', '-1', '1.5', 'k'.repeat(40)];
-const NUMBERS = [0, 1, -1, 31, -32, 127, 128, -129, 255, 65535, 70000, -70000, 2 ** 31, 2 ** 32, 2 ** 53, 2 ** 60, 1.5, -0.25, 1.5e-7, 1e21, 123.456, 5e-324, 1.7976931348623157e308];
+const NUMBERS = [
+  0,
+  1,
+  -1,
+  31,
+  -32,
+  127,
+  128,
+  -129,
+  255,
+  65535,
+  70000,
+  -70000,
+  2 ** 31,
+  2 ** 32,
+  2 ** 53,
+  2 ** 60,
+  1.5,
+  -0.25,
+  1.5e-7,
+  1e21,
+  123.456,
+  5e-324,
+  1.7976931348623157e308,
+];
 const BIG = [2n ** 53n + 1n, -(2n ** 53n) - 1n, 2n ** 63n - 1n, -(2n ** 63n), 2n ** 64n - 1n];
 
 function generatedText(pick: Pick): string {
@@ -131,7 +158,8 @@ function generatedValue(pick: Pick, depth = 0): unknown {
       return Array.from({ length: pick(pick(4) === 0 ? 20 : 5) }, () => generatedValue(pick, depth + 1));
     default: {
       const object: Record<string, unknown> = {};
-      for (let k = pick(pick(4) === 0 ? 20 : 5); k > 0; k--) object[pick(3) === 0 ? generatedText(pick) || 'e' : oneOf(pick, KEYS)] = generatedValue(pick, depth + 1);
+      for (let k = pick(pick(4) === 0 ? 20 : 5); k > 0; k--)
+        object[pick(3) === 0 ? generatedText(pick) || 'e' : oneOf(pick, KEYS)] = generatedValue(pick, depth + 1);
       return object;
     }
   }
@@ -156,7 +184,7 @@ function generatedFrames(c: Codec, seed: number): Buffer[] {
  * and of no mutant of them unless the contract holds.
  */
 function fastPathAndFuzz(c: Codec, sampleFrames: Buffer[], alphabet: readonly number[], seed: number): void {
-  it('says true of every sample event and generated value in the codec\'s own encoding', () => {
+  it("says true of every sample event and generated value in the codec's own encoding", () => {
     const frames = [...sampleFrames, ...generatedFrames(c, seed)];
     expect(frames.length).to.be.greaterThan(250);
     for (const frame of frames) expect(c.roundTrips!(frame), frame.toString('hex')).to.equal(true);
@@ -306,7 +334,11 @@ describe('hot path: Codec.roundTrips validates any bytes (true: decode works and
       ['whitespace before', ' 1', false],
       ['whitespace after', '1\n', false],
       [`${MAX_CANONICAL_DEPTH} nested arrays`, `${'['.repeat(MAX_CANONICAL_DEPTH)}0${']'.repeat(MAX_CANONICAL_DEPTH)}`, true],
-      [`${MAX_CANONICAL_DEPTH + 1} nested arrays (deep ones overflow the stack of encode)`, `${'['.repeat(MAX_CANONICAL_DEPTH + 1)}0${']'.repeat(MAX_CANONICAL_DEPTH + 1)}`, false],
+      [
+        `${MAX_CANONICAL_DEPTH + 1} nested arrays (deep ones overflow the stack of encode)`,
+        `${'['.repeat(MAX_CANONICAL_DEPTH + 1)}0${']'.repeat(MAX_CANONICAL_DEPTH + 1)}`,
+        false,
+      ],
       ['100,000 nested arrays', `${'['.repeat(100000)}${']'.repeat(100000)}`, false],
     ];
     for (const [name, frame, expected] of cases) {

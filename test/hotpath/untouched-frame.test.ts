@@ -27,19 +27,18 @@ describe('hot path: an untouched frame is written out as it came in', function (
     await eventually(() => (flow.sent.out ?? []).length === texts.length, 5000, 'every event at the sink');
     const got = flow.sent.out.map((s) => s.payload);
     expect(got[0]).to.equal(frames[0]); // the very frame: no encode
-    expect(got.map((b) => b.toString('utf8'))).to.deep.equal([
-      texts[0],
-      '{"a":1}',
-      '{"a":2}',
-      '{"1":2,"b":1}',
-      '{"x":"é/"}',
-      '[0,1.5,100,2.5]',
-    ]);
+    expect(got.map((b) => b.toString('utf8'))).to.deep.equal([texts[0], '{"a":1}', '{"a":2}', '{"1":2,"b":1}', '{"x":"é/"}', '[0,1.5,100,2.5]']);
     for (let i = 1; i < texts.length; i++) expect(got[i]).to.not.equal(frames[i]);
   });
 
   it('an operator that changes the value in place makes the offramp encode afresh', async () => {
-    const flow = await startFlow([{ id: 'pass', type: 'passthrough' }, { id: 'change', type: 'test::change' }], [{ id: 'out', codec: 'json' }]);
+    const flow = await startFlow(
+      [
+        { id: 'pass', type: 'passthrough' },
+        { id: 'change', type: 'test::change' },
+      ],
+      [{ id: 'out', codec: 'json' }],
+    );
     feed(flow, ['{"a":1}']);
     await eventually(() => (flow.sent.out ?? []).length === 1, 5000, 'the event at the sink');
     expect(flow.sent.out[0].payload.toString()).to.equal('{"a":1,"seen":1}');

@@ -31,7 +31,9 @@ describe('hot path: window::aggregate reads top-level fields from the frame', fu
   const texts = ['{"g":"a","v":9007199254740993,"other":{"x":[1,2]}}', '{"other":"z","g":"a","v":2}', '{"g":"a","v":-5,"g2":"ignored"}'];
 
   it('counts and sums from the frames without decoding one (a big integer exact)', async () => {
-    const flow = await startFlow(window({ n: 'count()', total: 'sum(event.v)', low: 'min(event.v)', seen: 'count_if(has(event.other))' }), [{ id: 'out', codec: 'json' }]);
+    const flow = await startFlow(window({ n: 'count()', total: 'sum(event.v)', low: 'min(event.v)', seen: 'count_if(has(event.other))' }), [
+      { id: 'out', codec: 'json' },
+    ]);
     feed(flow, texts);
     await eventually(() => (flow.sent.out ?? []).length === 1, 5000, 'the window');
     expect(flow.sent.out[0].event.data).to.deep.equal({ g: 'a', n: 3, total: 9007199254740990, low: -5, seen: 2 });

@@ -80,6 +80,9 @@ describe('no test binds a fixed port', () => {
         });
     }
     expect(found, 'bind port 0 (or a free port) instead, or add an exception saying why the line binds nothing').to.deep.equal([]);
-    expect(EXCEPTIONS.filter((_e, i) => !used.has(i)).map(([f, on]) => `${f}: ${on}`), 'exceptions that match nothing any more').to.deep.equal([]);
+    expect(
+      EXCEPTIONS.filter((_e, i) => !used.has(i)).map(([f, on]) => `${f}: ${on}`),
+      'exceptions that match nothing any more',
+    ).to.deep.equal([]);
   });
 });

@@ -50,8 +50,7 @@ const LAYERS: { name: string; modules: Record<string, string[]> }[] = [
 const SCANNED = ['src', 'tools'];
 
 /** Imports that still break the rule: [importing file, imported file, why]. An entry that matches nothing any more fails too. */
-const EXCEPTIONS: [string, string, string][] = [
-];
+const EXCEPTIONS: [string, string, string][] = [];
 
 /** Edges that close a cycle between files still there: [importing file, imported file, why]. Cutting them must leave no cycle. */
 const CYCLE_EXCEPTIONS: [string, string, string][] = [];
@@ -175,7 +174,10 @@ describe('layers hold (docs/development.md, ## Layers)', () => {
   const graph = importGraph();
 
   it('every source file belongs to a module of a layer', () => {
-    expect([...graph.keys()].filter((f) => !placeOf(f)), 'add the folder to LAYERS in test/hygiene/layers.test.ts and to docs/development.md').to.deep.equal([]);
+    expect(
+      [...graph.keys()].filter((f) => !placeOf(f)),
+      'add the folder to LAYERS in test/hygiene/layers.test.ts and to docs/development.md',
+    ).to.deep.equal([]);
   });
 
   it('no module imports from a higher layer or from another module of its own layer', () => {

@@ -44,7 +44,10 @@ describe('retries and dead letters: docs/delivery.md, run as written', function 
   it('delivers the event answered 503 twice once, and writes the one answered 400 to the dead letters with its reason', async () => {
     const port = (server.address() as AddressInfo).port;
     const dead = join(dir, 'dead-letters.json');
-    const yaml = docBlock('docs/delivery.md', '## Retries and dead letters', 'yaml').replace(/http:\/\/127\.0\.0\.1:\d+/, `http://127.0.0.1:${port}`).replace('/tmp/dead-letters.json', dead).replace('/tmp/events.json', join(dir, 'events.json'));
+    const yaml = docBlock('docs/delivery.md', '## Retries and dead letters', 'yaml')
+      .replace(/http:\/\/127\.0\.0\.1:\d+/, `http://127.0.0.1:${port}`)
+      .replace('/tmp/dead-letters.json', dead)
+      .replace('/tmp/events.json', join(dir, 'events.json'));
     writeFileSync(join(dir, 'events.json'), '{"n":1}\n{"n":2}\n');
     const config = join(dir, 'flow.yaml');
     writeFileSync(config, yaml);
@@ -54,7 +57,10 @@ describe('retries and dead letters: docs/delivery.md, run as written', function 
     expect(run.code, run.stderr).to.equal(0);
     expect(requests.filter((r) => r.n === 1).map((r) => r.status)).to.deep.equal([503, 503, 200]);
     expect(requests.filter((r) => r.n === 2).map((r) => r.status)).to.deep.equal([400]);
-    const letters = readFileSync(dead, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as unknown);
+    const letters = readFileSync(dead, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as unknown);
     expect(letters).to.deep.equal([{ n: 2, error: { type: 'send', message: `POST http://127.0.0.1:${port}/events answered 400`, status: 400, attempt: 1 } }]);
     expect(run.stderr).to.contain('send failed (attempt 1 of 4), retrying in 100 ms');
   });

@@ -29,7 +29,16 @@ interface StatusBody {
   version: string;
   uptime_s: number;
   artefacts: Record<string, string[]>;
-  instances: { kind: string; artefact: string; instance: string; url: string; state: string; reason: string | null; breaker: string | null; ports: { port: string; direction: string; events: number; errors: number }[] }[];
+  instances: {
+    kind: string;
+    artefact: string;
+    instance: string;
+    url: string;
+    state: string;
+    reason: string | null;
+    breaker: string | null;
+    ports: { port: string; direction: string; events: number; errors: number }[];
+  }[];
 }
 
 describe('GET /metrics and GET /status', function () {
@@ -122,14 +131,20 @@ describe('GET /metrics and GET /status', function () {
         { port: 'err', direction: 'out', events: 0, errors: 0 },
       ],
     });
-    expect(pick('onramp', 'push')).to.deep.include({ breaker: 'closed', ports: [
-      { port: 'out', direction: 'out', events: 3, errors: 0 },
-      { port: 'err', direction: 'out', events: 0, errors: 0 },
-    ] });
+    expect(pick('onramp', 'push')).to.deep.include({
+      breaker: 'closed',
+      ports: [
+        { port: 'out', direction: 'out', events: 3, errors: 0 },
+        { port: 'err', direction: 'out', events: 0, errors: 0 },
+      ],
+    });
     expect(pick('offramp', 'keeper').ports).to.deep.equal([{ port: 'in', direction: 'in', events: 3, errors: 0 }]);
     expect(pick('binding', 'flow')).to.deep.include({ state: 'running', breaker: null, ports: [] });
 
-    const doc = (await call(flow.base, 'GET', '/openapi.json')).body as { components: unknown; paths: Record<string, Record<string, { responses: Record<string, { content: Record<string, { schema: { $ref: string } }> }> }>> };
+    const doc = (await call(flow.base, 'GET', '/openapi.json')).body as {
+      components: unknown;
+      paths: Record<string, Record<string, { responses: Record<string, { content: Record<string, { schema: { $ref: string } }> }> }>>;
+    };
     const ajv = new Ajv2020({ strict: false });
     ajv.addSchema({ components: doc.components }, 'doc');
     const validate = ajv.getSchema(`doc${doc.paths['/status'].get.responses['200'].content['application/json'].schema.$ref}`)!;

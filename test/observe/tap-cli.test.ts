@@ -22,7 +22,10 @@ describe('eddy tap', function () {
     for (let i = 1; i <= 8; i++) flow.push({ i });
     const { code, stdout, stderr } = await run;
     expect(code, stderr).to.equal(0);
-    const lines = stdout.trim().split('\n').map((l) => JSON.parse(l) as { data: unknown; seq: number; port: string });
+    const lines = stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { data: unknown; seq: number; port: string });
     expect(lines.map((l) => [l.seq, l.data, l.port])).to.deep.equal([
       [2, { i: 2 }, 'out'],
       [4, { i: 4 }, 'out'],
@@ -49,7 +52,7 @@ describe('eddy tap', function () {
     expect(line.meta).to.deep.equal(JSON.parse(codec.encode({ kafka: { key, topic: 't' } }).toString()));
   });
 
-  it('exits 1 with the API\'s message for a port that is not there', async () => {
+  it("exits 1 with the API's message for a port that is not there", async () => {
     // in process: the same command without another start-up of node
     const out = new PassThrough();
     const err = new PassThrough();
@@ -63,7 +66,9 @@ describe('eddy tap', function () {
     const env = {};
     const parseTapArgs = (args: string[], environment: NodeJS.ProcessEnv) => optionsOf(tapCommand, args, environment);
     expect(parseTapArgs(['pipeline/p/main/out'], env).url).to.equal('http://127.0.0.1:9898/tap/pipeline/p/main/out');
-    expect(parseTapArgs(['/tap/onramp/in/main/err', '--api', 'http://10.0.0.1:1234', '--rate', '5'], env).url).to.equal('http://10.0.0.1:1234/tap/onramp/in/main/err?rate=5');
+    expect(parseTapArgs(['/tap/onramp/in/main/err', '--api', 'http://10.0.0.1:1234', '--rate', '5'], env).url).to.equal(
+      'http://10.0.0.1:1234/tap/onramp/in/main/err?rate=5',
+    );
     expect(parseTapArgs(['http://h:1/tap/offramp/o/main/in?max=2', '--queue', '9'], { EDDY_API_TOKEN: 't' })).to.deep.equal({
       url: 'http://h:1/tap/offramp/o/main/in?max=2&queue=9',
       token: 't',

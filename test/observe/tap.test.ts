@@ -6,7 +6,10 @@ import { call, eventually } from '../helpers/runtime';
 import { readSse, startFlow, type Flow, type SseMessage } from './flow';
 
 const OUT = '/pipeline/relay/main';
-const events = (messages: SseMessage[]) => messages.filter((m) => m.event === 'event').map((m) => m.data as { data: unknown; seq: number; port: string; ingest_ns: string; origin: string | null; meta: unknown });
+const events = (messages: SseMessage[]) =>
+  messages
+    .filter((m) => m.event === 'event')
+    .map((m) => m.data as { data: unknown; seq: number; port: string; ingest_ns: string; origin: string | null; meta: unknown });
 const ended = (messages: SseMessage[]) => messages.some((m) => m.event === 'end');
 
 describe('live tap: GET /tap/{kind}/{id}/{instance}/{port}', function () {
@@ -91,7 +94,12 @@ describe('live tap: GET /tap/{kind}/{id}/{instance}/{port}', function () {
 
   it('rate: a token bucket of R a second, counted on the clock it is given', () => {
     let now = 0;
-    const client = new TapClient('out', tapOptions({ rate: '2' }), () => undefined, () => now);
+    const client = new TapClient(
+      'out',
+      tapOptions({ rate: '2' }),
+      () => undefined,
+      () => now,
+    );
     for (let i = 0; i < 5; i++) client.offer(event({ i }));
     now += 1000;
     for (let i = 5; i < 10; i++) client.offer(event({ i }));

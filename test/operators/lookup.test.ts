@@ -30,7 +30,9 @@ function start(config: LookupConfig) {
   const ctx: OperatorContext = { nodeId: 'owners', pipelineUrl: '/pipeline/p/one', uid: 7, scheduler: asyncScheduler, insight: (i) => raised.push(i), logger };
   const input = new Subject<EddyEvent>();
   const outs: PortEvent[] = [];
-  const sub = lookupNode(config, ctx).apply(input).subscribe((o) => outs.push(o));
+  const sub = lookupNode(config, ctx)
+    .apply(input)
+    .subscribe((o) => outs.push(o));
   return { input, outs, raised, warnings, stop: () => sub.unsubscribe() };
 }
 
@@ -42,10 +44,14 @@ describe('enrich::lookup', () => {
   describe('a CSV file', () => {
     const csv = (file: string, text: string) => writeFileSync(join(dir, file), text);
 
-    it('puts the row of the event\'s key into the field `into` names; a miss passes, drops (acked) or leaves on miss', () => {
+    it("puts the row of the event's key into the field `into` names; a miss passes, drops (acked) or leaves on miss", () => {
       csv('owners.csv', 'host,team,oncall\nweb1,web,"Ann, Bob"\ndb1,data,Cy\n');
       const table = { file: join(dir, 'owners.csv'), key: 'host' };
-      for (const [onMiss, port] of [['pass', 'out'], ['port', 'miss'], ['drop', undefined]] as const) {
+      for (const [onMiss, port] of [
+        ['pass', 'out'],
+        ['port', 'miss'],
+        ['drop', undefined],
+      ] as const) {
         const n = start({ table, key: 'event.host', into: 'owner', on_miss: onMiss });
         n.input.next(ev(1, { host: 'web1', msg: 'x' }));
         n.input.next(ev(2, { host: 'nowhere' }, true));
@@ -84,7 +90,9 @@ describe('enrich::lookup', () => {
         await eventually(async () => (await lookupA()) === '2', 5000, 'the reloaded row');
         writeFileSync(join(dir, 't.csv'), 'k,v\na,"3\n');
         await eventually(() => n.warnings.length > 0, 5000, 'the failed reload to be logged');
-        expect(n.warnings[0]).to.match(/^enrich::lookup node owners: the table was not \(re\)loaded, 1 row kept: .*t\.csv: line 2: a quoted field is not closed$/);
+        expect(n.warnings[0]).to.match(
+          /^enrich::lookup node owners: the table was not \(re\)loaded, 1 row kept: .*t\.csv: line 2: a quoted field is not closed$/,
+        );
         expect(await lookupA()).to.equal('2');
       } finally {
         n.stop();
@@ -92,11 +100,17 @@ describe('enrich::lookup', () => {
     });
 
     it('refuses a missing or broken file at activation, naming it', () => {
-      expect(() => start({ table: { file: join(dir, 'none.csv'), key: 'k' }, key: 'event.k', into: 'r' })).to.throw(/enrich::lookup node owners: table\.file: ENOENT.*none\.csv/);
+      expect(() => start({ table: { file: join(dir, 'none.csv'), key: 'k' }, key: 'event.k', into: 'r' })).to.throw(
+        /enrich::lookup node owners: table\.file: ENOENT.*none\.csv/,
+      );
       csv('bad.csv', 'k,v\nx\n');
-      expect(() => start({ table: { file: join(dir, 'bad.csv'), key: 'k' }, key: 'event.k', into: 'r' })).to.throw('bad.csv: line 2: 1 fields, the header has 2');
+      expect(() => start({ table: { file: join(dir, 'bad.csv'), key: 'k' }, key: 'event.k', into: 'r' })).to.throw(
+        'bad.csv: line 2: 1 fields, the header has 2',
+      );
       csv('nokey.csv', 'k,v\n,1\n');
-      expect(() => start({ table: { file: join(dir, 'nokey.csv'), key: 'id' }, key: 'event.k', into: 'r' })).to.throw("nokey.csv: line 2: no value in key column 'id'");
+      expect(() => start({ table: { file: join(dir, 'nokey.csv'), key: 'id' }, key: 'event.k', into: 'r' })).to.throw(
+        "nokey.csv: line 2: no value in key column 'id'",
+      );
     });
   });
 
@@ -110,8 +124,12 @@ describe('enrich::lookup', () => {
 
   it('refuses a bad config naming the field', () => {
     expect(() => lookup.validate!({ table: { file: 'x.csv', key: 'k' }, key: 'event.', into: 'r' }, 'n')).to.throw('enrich::lookup node n: key:');
-    expect(() => lookup.validate!({ table: { file: 'x.csv', key: 'k' }, key: 'event.k', into: 'a..b' }, 'n')).to.throw('enrich::lookup node n: into: empty segment');
-    expect(() => lookup.validate!({ table: { file: 'x.csv', key: 'k', check_every: 'often' }, key: 'event.k', into: 'r' }, 'n')).to.throw('table.check_every: "often" is not a duration');
+    expect(() => lookup.validate!({ table: { file: 'x.csv', key: 'k' }, key: 'event.k', into: 'a..b' }, 'n')).to.throw(
+      'enrich::lookup node n: into: empty segment',
+    );
+    expect(() => lookup.validate!({ table: { file: 'x.csv', key: 'k', check_every: 'often' }, key: 'event.k', into: 'r' }, 'n')).to.throw(
+      'table.check_every: "often" is not a duration',
+    );
   });
 
   describe('CSV', () => {
@@ -147,7 +165,14 @@ describe('enrich::lookup', () => {
     });
 
     it('holds the sources back until the query answered, enriches what waited, and follows the table on refresh', async () => {
-      const postgres = { host: address.host, port: address.port, user: 'postgres', dbname: 'postgres', query: `SELECT host, team, size FROM ${tableName}`, refresh: 50 };
+      const postgres = {
+        host: address.host,
+        port: address.port,
+        user: 'postgres',
+        dbname: 'postgres',
+        query: `SELECT host, team, size FROM ${tableName}`,
+        refresh: 50,
+      };
       const n = start({ table: { postgres, key: 'host' }, key: 'event.host', into: 'owner' });
       try {
         expect(n.raised, 'held back at once').to.deep.equal([{ kind: 'trigger', from: '/pipeline/p/one/owners' }]);
@@ -157,17 +182,28 @@ describe('enrich::lookup', () => {
         expect(n.outs[0].event.data).to.deep.equal({ host: 'web1', owner: { host: 'web1', team: 'web', size: 3 } });
 
         await client.query(`UPDATE ${tableName} SET team = 'frontend' WHERE host = 'web1'`);
-        await eventually(() => {
-          n.input.next(ev(2, { host: 'web1' }));
-          return (n.outs[n.outs.length - 1].event.data as { owner: { team: string } }).owner.team === 'frontend';
-        }, 10000, 'the refreshed row');
+        await eventually(
+          () => {
+            n.input.next(ev(2, { host: 'web1' }));
+            return (n.outs[n.outs.length - 1].event.data as { owner: { team: string } }).owner.team === 'frontend';
+          },
+          10000,
+          'the refreshed row',
+        );
       } finally {
         n.stop();
       }
     });
 
     it('logs a query that fails and keeps holding the sources back', async () => {
-      const postgres = { host: address.host, port: address.port, user: 'postgres', dbname: 'postgres', query: `SELECT host FROM ${tableName}_missing`, refresh: 50 };
+      const postgres = {
+        host: address.host,
+        port: address.port,
+        user: 'postgres',
+        dbname: 'postgres',
+        query: `SELECT host FROM ${tableName}_missing`,
+        refresh: 50,
+      };
       const n = start({ table: { postgres, key: 'host' }, key: 'event.host', into: 'owner' });
       try {
         await eventually(() => n.warnings.length > 0, 10000, 'the failure to be logged');

@@ -12,7 +12,12 @@ const sample = () =>
     .split('\n')
     .filter((l) => l.length > 0)
     .map((l) => JSON.parse(l) as Record<string, unknown>);
-const lines = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter((l) => l.length > 0) : []);
+const lines = (file: string) =>
+  existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((l) => l.length > 0)
+    : [];
 
 describe('operators inside a real pipeline instance', () => {
   let rt: Started;
@@ -45,7 +50,11 @@ describe('operators inside a real pipeline instance', () => {
         id: 'ops',
         interface: { inputs: ['in'], outputs: ['out', 'alerts'] },
         nodes: [
-          { id: 'classify', type: 'runtime::cel', config: { route: 'event.short_message == "ERROR" ? "alerts" : "out"', set: { 'seen': 'event.aint + 1' }, remove: ['about'] } },
+          {
+            id: 'classify',
+            type: 'runtime::cel',
+            config: { route: 'event.short_message == "ERROR" ? "alerts" : "out"', set: { seen: 'event.aint + 1' }, remove: ['about'] },
+          },
           { id: 'group', type: 'generic::batch', config: { count: 1000, timeout: 50 } },
         ],
         links: { in: ['classify'], classify: ['group'], 'classify/alerts': ['alerts'], group: ['out'] },
@@ -65,7 +74,12 @@ describe('operators inside a real pipeline instance', () => {
 
   it('refuses to publish a pipeline whose CEL does not compile', async () => {
     const res = await call(rt.base, 'POST', '/pipeline', {
-      body: { id: 'bad', interface: { inputs: ['in'], outputs: ['out'] }, nodes: [{ id: 'c', type: 'runtime::cel', config: { filter: 'event.x ==' } }], links: { in: ['c'], c: ['out'] } },
+      body: {
+        id: 'bad',
+        interface: { inputs: ['in'], outputs: ['out'] },
+        nodes: [{ id: 'c', type: 'runtime::cel', config: { filter: 'event.x ==' } }],
+        links: { in: ['c'], c: ['out'] },
+      },
     });
     expect(res.status).to.equal(400);
     expect(res.text).to.match(/runtime::cel node c: filter: 1:\d+/);

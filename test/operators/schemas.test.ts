@@ -14,7 +14,17 @@ describe('builtin operator config schemas', () => {
   it('should register each builtin once, with a schema that compiles', () => {
     const names = builtinOperators.map((t) => t.name);
     expect(new Set(names).size).to.equal(names.length);
-    expect(names).to.include.members(['generic::batch', 'generic::counter', 'debug::history', 'grouper::bucket', 'qos::backpressure', 'qos::percentile', 'qos::roundrobin', 'qos::wal', 'runtime::cel']);
+    expect(names).to.include.members([
+      'generic::batch',
+      'generic::counter',
+      'debug::history',
+      'grouper::bucket',
+      'qos::backpressure',
+      'qos::percentile',
+      'qos::roundrobin',
+      'qos::wal',
+      'runtime::cel',
+    ]);
     for (const t of builtinOperators) expect(() => ajv.compile(t.configSchema ?? {}), t.name).not.to.throw();
   });
 

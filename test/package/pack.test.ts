@@ -40,10 +40,25 @@ describe('the package, installed into an empty project', function () {
   after(() => rmSync(work, { recursive: true, force: true }));
 
   it('holds what a user needs and nothing else: dist/src (js and d.ts), the bin, the web console, the README', () => {
-    for (const needed of ['package.json', 'README.md', 'bin/eddy', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/testing/index.js', 'dist/src/testing/index.d.ts', 'dist/src/cli.js', 'dist/src/cli.bundle.js', 'dist/src/cli.bundle.js.cache', 'ui/index.html', 'ui/js/main.js']) {
+    for (const needed of [
+      'package.json',
+      'README.md',
+      'bin/eddy',
+      'dist/src/index.js',
+      'dist/src/index.d.ts',
+      'dist/src/testing/index.js',
+      'dist/src/testing/index.d.ts',
+      'dist/src/cli.js',
+      'dist/src/cli.bundle.js',
+      'dist/src/cli.bundle.js.cache',
+      'ui/index.html',
+      'ui/js/main.js',
+    ]) {
       expect(files, needed).to.include(needed);
     }
-    const stray = files.filter((f) => !/^(package\.json|README\.md|bin\/eddy|dist\/src\/.*\.(js|d\.ts)|dist\/src\/cli\.bundle\.js\.cache|ui\/[\w/.-]+\.(html|css|js))$/.test(f));
+    const stray = files.filter(
+      (f) => !/^(package\.json|README\.md|bin\/eddy|dist\/src\/.*\.(js|d\.ts)|dist\/src\/cli\.bundle\.js\.cache|ui\/[\w/.-]+\.(html|css|js))$/.test(f),
+    );
     expect(stray).to.deep.equal([]);
   });
 

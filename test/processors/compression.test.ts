@@ -55,7 +55,7 @@ const le64 = (n: bigint) => {
 describe('zstd frames whose headers declare more than they hold', () => {
   const hello = Buffer.from('hello zstd');
 
-  it('decodes a hand-made frame whose declared content size is its blocks\' (the check passes honest frames)', () => {
+  it("decodes a hand-made frame whose declared content size is its blocks' (the check passes honest frames)", () => {
     // single segment (0x20) with an 8-byte content size (0xc0)
     expect(one('decompress', zstdFrame(0xe0, le64(BigInt(hello.length * 2)), [hello, hello]))).to.deep.equal([Buffer.concat([hello, hello])]);
   });
@@ -64,7 +64,7 @@ describe('zstd frames whose headers declare more than they hold', () => {
     const bomb = zstdFrame(0xe0, le64(2n ** 30n), [hello]);
     expect(bomb.length).to.equal(26);
     expect(() => one('decompress', bomb)).to.throw(
-      'decompress (zstd): zstd: a frame needs a 1073741824-byte window, more than the 134217728 bytes eddy decodes with (libzstd\'s default limit)',
+      "decompress (zstd): zstd: a frame needs a 1073741824-byte window, more than the 134217728 bytes eddy decodes with (libzstd's default limit)",
     );
     const within = zstdFrame(0xe0, le64(2n ** 20n), [hello]);
     expect(() => one('decompress', within)).to.throw('decompress (zstd): zstd: a frame declares 1048576 bytes of content, more than its blocks can hold (10)');
@@ -79,7 +79,7 @@ describe('zstd frames whose headers declare more than they hold', () => {
 
 // no snappy CLI with the framing format installs here (Debian's python3-snappy fails to run), so the
 // fixtures come from the snappy package's own framed stream (an independent, Rust implementation)
-describe('snappy framing format, against the snappy package\'s framed streams', () => {
+describe("snappy framing format, against the snappy package's framed streams", () => {
   it('reads a stream written by the snappy package and writes one it reads', async () => {
     const compressor = new Compressor();
     const framed = Buffer.concat([compressor.update(sample), await compressor.finish()]);

@@ -77,7 +77,9 @@ describe('processor configs are validated by their schemas at publish', () => {
   it('publishes good configs as they were written (defaults are not stored)', async () => {
     const body = onramp(['remove-empty', { name: 'lines', config: { separator: ';', max_length: 10 } }, { name: 'gelf-chunking' }]);
     expect((await call(rt.base, 'POST', '/onramp', { body })).status).to.equal(201);
-    expect((await call(rt.base, 'GET', '/onramp/src')).body).to.have.nested.property('artefact.preprocessors').that.deep.equals(body.preprocessors);
+    expect((await call(rt.base, 'GET', '/onramp/src')).body)
+      .to.have.nested.property('artefact.preprocessors')
+      .that.deep.equals(body.preprocessors);
     expect((await call(rt.base, 'DELETE', '/onramp/src')).status).to.equal(200);
   });
 });

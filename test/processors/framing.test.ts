@@ -93,8 +93,7 @@ describe('ingest-ns and base64', () => {
 });
 
 describe('gelf-chunking', () => {
-  const chunk = (id: number, seq: number, count: number, data: string) =>
-    Buffer.concat([Buffer.of(0x1e, 0x0f, 0, 0, 0, 0, 0, 0, 0, id, seq, count), b(data)]);
+  const chunk = (id: number, seq: number, count: number, data: string) => Buffer.concat([Buffer.of(0x1e, 0x0f, 0, 0, 0, 0, 0, 0, 0, id, seq, count), b(data)]);
 
   it('passes unchunked messages through and ignores a repeated chunk', () => {
     const gelf = pre('gelf-chunking');
@@ -115,7 +114,7 @@ describe('gelf-chunking', () => {
     expect(strings(gelf.process(chunk(3, 1, 2, 'z'), ctx()))).to.deep.equal(['cz']);
   });
 
-  it('drops incomplete messages older than timeout_ms, by ingest time, and still delivers the chunk\'s message', () => {
+  it("drops incomplete messages older than timeout_ms, by ingest time, and still delivers the chunk's message", () => {
     const gelf = pre('gelf-chunking', { timeout_ms: 1000 });
     gelf.process(chunk(1, 0, 2, 'old'), ctx(0n));
     const error = caught(() => gelf.process(b('{"fresh":1}'), ctx(2_000_000_000n)));
@@ -133,7 +132,11 @@ describe('gelf-chunking', () => {
   it('the postprocessor writes at most 128 chunks with distinct ids per message', () => {
     const gelf = post('gelf-chunking', { chunk_size: 10 });
     const first = gelf.process(b('x'.repeat(25)), ctx());
-    expect(first.map((c) => [c[10], c[11], c.length])).to.deep.equal([[0, 3, 22], [1, 3, 22], [2, 3, 17]]);
+    expect(first.map((c) => [c[10], c[11], c.length])).to.deep.equal([
+      [0, 3, 22],
+      [1, 3, 22],
+      [2, 3, 17],
+    ]);
     const second = gelf.process(b('y'), ctx());
     expect(second[0].subarray(2, 10).equals(first[0].subarray(2, 10))).to.equal(false);
     expect(() => gelf.process(Buffer.alloc(1291), ctx())).to.throw(/more than 128/);

@@ -63,7 +63,9 @@ function checkCall(name: string, result: Outcome, what: string): Buffer[] {
   if ('error' in result) {
     const error = result.error as Error & { frames?: unknown };
     expect(error, `${what} threw`).to.be.an.instanceOf(Error);
-    expect(error.message, `${what} message`).to.be.a('string').and.satisfy((m: string) => m.startsWith(name), `starts with ${name}`);
+    expect(error.message, `${what} message`)
+      .to.be.a('string')
+      .and.satisfy((m: string) => m.startsWith(name), `starts with ${name}`);
     if (error.frames !== undefined) {
       expect(error.frames, `${what} frames`).to.be.an('array');
       for (const frame of error.frames as unknown[]) expect(Buffer.isBuffer(frame), `${what} frame is a Buffer`).to.equal(true);
@@ -85,8 +87,18 @@ describe('processor fuzzing: random and mutated bytes', () => {
           fc.property(fc.array(chunk, { minLength: 1, maxLength: 5 }), fc.bigInt({ min: 0n, max: 2n ** 63n }), (chunks, ingestNs) => {
             const processor: Preprocessor = pre(type.name, config);
             const context = ctx(ingestNs);
-            for (const [i, bytes] of chunks.entries()) checkCall(type.name, outcome(() => processor.process(bytes, context)), `process #${i}`);
-            if (processor.finish) checkCall(type.name, outcome(() => processor.finish!(context)), 'finish');
+            for (const [i, bytes] of chunks.entries())
+              checkCall(
+                type.name,
+                outcome(() => processor.process(bytes, context)),
+                `process #${i}`,
+              );
+            if (processor.finish)
+              checkCall(
+                type.name,
+                outcome(() => processor.finish!(context)),
+                'finish',
+              );
           }),
           { seed: FUZZ_SEED, numRuns: fuzzRuns(RUNS) },
         );

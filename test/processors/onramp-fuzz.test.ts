@@ -61,7 +61,12 @@ async function startRig(): Promise<Rig> {
   const delivered: Delivered[] = [];
   const runtime = new Runtime({ logger: createLogger('silent') }).registerOfframp(keeper(delivered));
   await runtime.start();
-  runtime.publish('pipeline', { id: 'p', interface: { inputs: ['in'], outputs: ['out'] }, nodes: [{ id: 'pass', type: 'passthrough' }], links: { in: ['pass'], pass: ['out'] } });
+  runtime.publish('pipeline', {
+    id: 'p',
+    interface: { inputs: ['in'], outputs: ['out'] },
+    nodes: [{ id: 'pass', type: 'passthrough' }],
+    links: { in: ['pass'], pass: ['out'] },
+  });
   runtime.publish('offramp', { id: 'outs', type: 'keep', config: { port: 'out' } });
   runtime.publish('offramp', { id: 'errs', type: 'keep', config: { port: 'err' } });
   let cases = 0;
@@ -88,8 +93,12 @@ async function startRig(): Promise<Rig> {
       await eventually(() => mine().length >= expected, 5000, `${expected} events from ${id}`).catch(() => undefined);
       await runtime.deactivate('binding', id, id);
       return {
-        out: mine().filter((d) => d.port === 'out').map((d) => d.event.data),
-        err: mine().filter((d) => d.port === 'err').map((d) => d.event.data as Record<string, unknown>),
+        out: mine()
+          .filter((d) => d.port === 'out')
+          .map((d) => d.event.data),
+        err: mine()
+          .filter((d) => d.port === 'err')
+          .map((d) => d.event.data as Record<string, unknown>),
       };
     },
     async stop() {
@@ -160,9 +169,10 @@ describe('fuzzing through a real onramp: file onramp -> passthrough -> out / err
   for (const type of builtinPreprocessors) {
     it(`preprocessor ${type.name}: its good frames reach out, its errors err, and the chain is flushed at the end of the file`, async () => {
       // valid input of the processor's format, mutated, or random: a few chunks' worth in one file
-      const valid = type.name === 'length-prefixed' || type.name === 'textual-length-prefix' || type.name === 'base64' || type.name === 'gzip'
-        ? fc.constantFrom(...['a', 'hello\nworld', ''].map((s) => post(type.name).process(Buffer.from(s), { ingestNs: 0n })[0]))
-        : fc.constantFrom(Buffer.from('a\nb|c\0d\re\n\n'));
+      const valid =
+        type.name === 'length-prefixed' || type.name === 'textual-length-prefix' || type.name === 'base64' || type.name === 'gzip'
+          ? fc.constantFrom(...['a', 'hello\nworld', ''].map((s) => post(type.name).process(Buffer.from(s), { ingestNs: 0n })[0]))
+          : fc.constantFrom(Buffer.from('a\nb|c\0d\re\n\n'));
       const content = Buffer.concat(fc.sample(fc.oneof(randomBytes(), valid, mutated(valid)), { seed: FUZZ_SEED, numRuns: 12 }));
       // the chain the runtime builds: the file's own framing first, unless this processor splits by itself
       const specs = type.splits ? [type.name] : ['lines', type.name];
@@ -178,7 +188,10 @@ describe('fuzzing through a real onramp: file onramp -> passthrough -> out / err
       const got = await rig.feed({ codec: 'binary', preprocessors: [type.name] }, content, expectedFrames.length + expectedErrors);
       expect(got.out.map((b) => (b as Buffer).toString('hex'))).to.deep.equal(expectedFrames.map((b) => b.toString('hex')));
       expect(got.err).to.have.length(expectedErrors);
-      for (const e of got.err) expect(e.error).to.be.a('string').and.satisfy((m: string) => specs.some((name) => m.startsWith(name)));
+      for (const e of got.err)
+        expect(e.error)
+          .to.be.a('string')
+          .and.satisfy((m: string) => specs.some((name) => m.startsWith(name)));
     });
   }
 });

@@ -4,7 +4,10 @@ import { builtinPostprocessors, builtinPreprocessors } from '../../src/processor
 import { ctx, post, pre, runPre, splitAt } from './support';
 
 const frames = (constraints: fc.UniqueArrayConstraints<Uint8Array, unknown> | object = {}) =>
-  fc.array(fc.uint8Array({ maxLength: 300 }).map((a) => Buffer.from(a)), { maxLength: 8, ...constraints });
+  fc.array(
+    fc.uint8Array({ maxLength: 300 }).map((a) => Buffer.from(a)),
+    { maxLength: 8, ...constraints },
+  );
 const cuts = fc.array(fc.nat(), { maxLength: 10 });
 const toBuffers = (frames: Buffer[]) => frames.map((f) => Buffer.from(f));
 
@@ -75,7 +78,10 @@ describe('postprocess then preprocess gives the original frames', () => {
     fc.assert(
       fc.property(fc.uint8Array({ minLength: 1, maxLength: 40_000 }), fc.integer({ min: 100, max: 9000 }), fc.nat(), (bytes, size, seed) => {
         const chunks = post('gelf-chunking', { chunk_size: size }).process(Buffer.from(bytes), ctx());
-        const shuffled = chunks.map((c, i) => ({ c, k: (i * 7919 + seed) % 10007 })).sort((a, b) => a.k - b.k).map((x) => x.c);
+        const shuffled = chunks
+          .map((c, i) => ({ c, k: (i * 7919 + seed) % 10007 }))
+          .sort((a, b) => a.k - b.k)
+          .map((x) => x.c);
         expect(runPre(pre('gelf-chunking'), shuffled)).to.deep.equal([Buffer.from(bytes)]);
       }),
       { numRuns: 50 },
@@ -84,11 +90,37 @@ describe('postprocess then preprocess gives the original frames', () => {
 
   it('every processor of the issue is registered once', () => {
     expect(builtinPreprocessors.map((p) => p.name).sort()).to.deep.equal([
-      'base64', 'decompress', 'gelf-chunking', 'gelf-chunking-tcp', 'gzip', 'ingest-ns', 'length-prefixed', 'lines', 'lines-cr-no-buffer',
-      'lines-no-buffer', 'lines-null', 'lines-pipe', 'lz4', 'remove-empty', 'snappy', 'textual-length-prefix', 'xz2', 'zlib',
+      'base64',
+      'decompress',
+      'gelf-chunking',
+      'gelf-chunking-tcp',
+      'gzip',
+      'ingest-ns',
+      'length-prefixed',
+      'lines',
+      'lines-cr-no-buffer',
+      'lines-no-buffer',
+      'lines-null',
+      'lines-pipe',
+      'lz4',
+      'remove-empty',
+      'snappy',
+      'textual-length-prefix',
+      'xz2',
+      'zlib',
     ]);
     expect(builtinPostprocessors.map((p) => p.name).sort()).to.deep.equal([
-      'base64', 'gelf-chunking', 'gzip', 'ingest-ns', 'length-prefixed', 'lines', 'lz4', 'snappy', 'textual-length-prefix', 'xz2', 'zlib',
+      'base64',
+      'gelf-chunking',
+      'gzip',
+      'ingest-ns',
+      'length-prefixed',
+      'lines',
+      'lz4',
+      'snappy',
+      'textual-length-prefix',
+      'xz2',
+      'zlib',
     ]);
   });
 });

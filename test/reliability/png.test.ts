@@ -18,7 +18,7 @@ interface Chunk {
 function chunks(png: Buffer): Chunk[] {
   expect(png.subarray(0, 8).equals(PNG_SIGNATURE)).to.equal(true);
   const out: Chunk[] = [];
-  for (let at = 8; at < png.length; ) {
+  for (let at = 8; at < png.length;) {
     const length = png.readUInt32BE(at);
     out.push({ type: png.toString('ascii', at + 4, at + 8), data: png.subarray(at + 8, at + 8 + length), crc: png.readUInt32BE(at + 8 + length) });
     at += 12 + length;
@@ -73,7 +73,18 @@ describe('reliability report: the PNG encoder and plot', () => {
     expect(canvas.get(18, 8)).to.deep.equal([0, 0, 0]);
     expect(canvas.get(18, 1)).to.deep.equal([255, 255, 255]);
 
-    const png = linePlotPng({ title: 'rss', xLabel: 'minutes', yLabel: 'MB', points: [[0, 10], [1, 20], [2, 15]], width: 200, height: 150 });
+    const png = linePlotPng({
+      title: 'rss',
+      xLabel: 'minutes',
+      yLabel: 'MB',
+      points: [
+        [0, 10],
+        [1, 20],
+        [2, 15],
+      ],
+      width: 200,
+      height: 150,
+    });
     const { width, height, rgb } = pixels(png);
     expect([width, height]).to.deep.equal([200, 150]);
     let lineColour = 0;

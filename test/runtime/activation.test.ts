@@ -50,13 +50,20 @@ describe('activation over REST: changes are serialised', () => {
       ['onramp', { id: 'reader', type: 'file', config: { source } }],
       ['pipeline', RELAY],
       ['offramp', { id: 'writer', type: 'file', config: { file: target } }],
-      ['binding', { id: 'copy', links: { '/onramp/reader/{instance}/out': ['/pipeline/relay/{instance}/in'], '/pipeline/relay/{instance}/out': ['/offramp/writer/{instance}/in'] } }],
+      [
+        'binding',
+        {
+          id: 'copy',
+          links: { '/onramp/reader/{instance}/out': ['/pipeline/relay/{instance}/in'], '/pipeline/relay/{instance}/out': ['/offramp/writer/{instance}/in'] },
+        },
+      ],
     ]);
 
     const replies = await Promise.all(Array.from({ length: 20 }, () => call(rt.base, 'POST', '/binding/copy/one', { accept: 'application/json' })));
     const statuses = replies.map((r) => r.status).sort();
     expect(statuses).to.deep.equal([201, ...Array<number>(19).fill(409)]);
-    for (const r of replies.filter((r) => r.status === 409)) expect((r.body as { error: string }).error).to.equal('instance /binding/copy/one is already running');
+    for (const r of replies.filter((r) => r.status === 409))
+      expect((r.body as { error: string }).error).to.equal('instance /binding/copy/one is already running');
 
     // every event passes the same wiring in order: once the last one is in the file, a second wiring's copies are too
     await eventually(() => linesOf(target).includes(`{"id":${COUNT}}`), 5000, 'the last event in the file');
@@ -105,7 +112,9 @@ describe('activation over REST: an artefact in use by an activation under way ca
     expect((await call(rt.base, 'DELETE', '/pipeline/relay')).status).to.equal(409);
     opened();
     expect((await activation).status).to.equal(201);
-    expect((await call(rt.base, 'GET', '/offramp/slow', { accept: 'application/json' })).body).to.have.property('instances').that.deep.equals(['one']);
+    expect((await call(rt.base, 'GET', '/offramp/slow', { accept: 'application/json' })).body)
+      .to.have.property('instances')
+      .that.deep.equals(['one']);
     // once nothing activates it, the usual rule: still running, so still 409, for that reason
     const later = await call(rt.base, 'DELETE', '/offramp/slow', { accept: 'application/json' });
     expect((later.body as { error: string }).error).to.equal("offramp 'slow' still has running instances: one");
@@ -168,9 +177,13 @@ describe('activation over REST: a failed activation leaves nothing behind', () =
     expect(existsSync(fresh)).to.equal(false);
     expect(await userInstances(rt.base)).to.deep.equal([]);
     for (const id of ['kept', 'fresh', 'broken']) {
-      expect((await call(rt.base, 'GET', `/offramp/${id}`, { accept: 'application/json' })).body).to.have.property('instances').that.deep.equals([]);
+      expect((await call(rt.base, 'GET', `/offramp/${id}`, { accept: 'application/json' })).body)
+        .to.have.property('instances')
+        .that.deep.equals([]);
     }
-    expect((await call(rt.base, 'GET', '/binding/fan', { accept: 'application/json' })).body).to.have.property('instances').that.deep.equals([]);
+    expect((await call(rt.base, 'GET', '/binding/fan', { accept: 'application/json' })).body)
+      .to.have.property('instances')
+      .that.deep.equals([]);
 
     // the same binding works once the directory is there, and then truncates and creates
     rmSync(join(dir, 'missing'), { recursive: true, force: true });

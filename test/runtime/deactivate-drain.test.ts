@@ -43,11 +43,17 @@ describe('deactivating a binding drains its flow', () => {
     runtime.publish('binding', flow('f', 'lines'));
     await runtime.activate('binding', 'f', 'main');
     // the three lines are read (the onramp counts them out), and wait in the batch of 100
-    const out = () => (runtime.observe().find((o) => o.url === '/onramp/lines/main') as { ports?: { port: string; events: number }[] } | undefined)?.ports?.find((p) => p.port === 'out')?.events;
+    const out = () =>
+      (runtime.observe().find((o) => o.url === '/onramp/lines/main') as { ports?: { port: string; events: number }[] } | undefined)?.ports?.find(
+        (p) => p.port === 'out',
+      )?.events;
     await eventually(() => out() === 3, 5000, 'the onramp to read 3 lines');
     expect(existsSync(output) ? readFileSync(output, 'utf8') : '').to.equal('');
     await runtime.deactivate('binding', 'f', 'main');
-    const written = readFileSync(output, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as unknown);
+    const written = readFileSync(output, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as unknown);
     expect(written.flat()).to.deep.equal([{ n: 1 }, { n: 2 }, { n: 3 }]);
     expect(runtime.instancesOf('pipeline', 'batched')).to.deep.equal([]);
   });

@@ -25,14 +25,20 @@ describe('err_required', () => {
       runtime.publish('binding', { id: 'errs', links: { '/onramp/src/{instance}/err': ['/pipeline/bad/{instance}/in'] } });
       await runtime.activate('binding', 'outs', 'main');
       const good: EddyEvent[] = [];
-      runtime.pipeline('/pipeline/good/main')!.output('out').subscribe((e) => good.push(e));
+      runtime
+        .pipeline('/pipeline/good/main')!
+        .output('out')
+        .subscribe((e) => good.push(e));
       // the binding is wired once activate resolves: without the gate the file would be subscribed by now
       expect(reading, 'the file is read before err is connected').to.equal(false);
       expect(runtime.onramp('/onramp/src/main')!.runtime.counters.out).to.equal(0);
 
       await runtime.activate('binding', 'errs', 'main');
       const bad: EddyEvent[] = [];
-      runtime.pipeline('/pipeline/bad/main')!.output('out').subscribe((e) => bad.push(e));
+      runtime
+        .pipeline('/pipeline/bad/main')!
+        .output('out')
+        .subscribe((e) => bad.push(e));
       await eventually(() => good.length === 2 && bad.length === 1, 3000, 'both ports to receive');
       expect(reading).to.equal(true);
       expect(good.map((e) => e.data)).to.deep.equal([{ ok: 1 }, { ok: 2 }]);

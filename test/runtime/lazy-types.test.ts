@@ -53,7 +53,7 @@ describe('builtin types load on first use', () => {
     expect(JSON.parse(out)).to.deep.equal({ before: false, published: true, msgpackr: true, pg: false });
   });
 
-  it("importing eddy loads no connector library; the exported records load a type when it is read", async () => {
+  it('importing eddy loads no connector library; the exported records load a type when it is read', async () => {
     const out = await fresh(`
       const eddy = require(${JSON.stringify(join(DIST, 'src/index'))});
       const before = ${loaded('pg')};

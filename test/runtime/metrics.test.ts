@@ -10,7 +10,12 @@ describe('system::metrics', () => {
 
   it('reports ramp_events of ramps and events of pipelines every metrics_interval_s, also while idle', async () => {
     runtime.publish('onramp', { id: 'idle', type: 'metronome', metrics_interval_s: 1, config: { interval: 60000 } });
-    runtime.publish('offramp', { id: 'nowhere', type: 'blackhole', metrics_interval_s: 1, config: { warmup_secs: 0, stop_after_secs: 0, significant_figures: 2 } });
+    runtime.publish('offramp', {
+      id: 'nowhere',
+      type: 'blackhole',
+      metrics_interval_s: 1,
+      config: { warmup_secs: 0, stop_after_secs: 0, significant_figures: 2 },
+    });
     runtime.publish('pipeline', {
       id: 'counted',
       metrics_interval_s: 1,
@@ -33,7 +38,12 @@ describe('system::metrics', () => {
         toArray(),
       ),
     );
-    const pipeline = firstValueFrom(metrics.pipe(filter((e) => (e.data as { measurement: string }).measurement === 'events'), take(1)));
+    const pipeline = firstValueFrom(
+      metrics.pipe(
+        filter((e) => (e.data as { measurement: string }).measurement === 'events'),
+        take(1),
+      ),
+    );
     await runtime.activate('binding', 'quiet', 'one');
     const rampEvents = (await ramp).map((e) => e.data as { tags: { ramp: string; port: string }; fields: { count: number }; timestamp: bigint });
     expect(rampEvents.map((m) => `${m.tags.ramp} ${m.tags.port} ${m.fields.count}`)).to.have.members([

@@ -57,17 +57,24 @@ describe('persistence: --data-dir with config files', function () {
     writeFileSync(changed, config(60, '{}'));
     const refused = await runEddy(['server', 'run', '--no-api', '--data-dir', data, '-f', changed]);
     expect(refused.code).to.equal(1);
-    expect(refused.stderr).to.contain(`error: ${changed}: onramp 'tick': differs from the onramp 'tick' that exists already (kept in the data dir or declared earlier); delete it first (DELETE /onramp/tick)`);
+    expect(refused.stderr).to.contain(
+      `error: ${changed}: onramp 'tick': differs from the onramp 'tick' that exists already (kept in the data dir or declared earlier); delete it first (DELETE /onramp/tick)`,
+    );
 
     const remapped = join(dir, 'remapped.yaml');
     writeFileSync(remapped, config(50, '{ other: "x" }'));
     const refusedMapping = await runEddy(['server', 'run', '--no-api', '--data-dir', data, '-f', remapped]);
     expect(refusedMapping.code).to.equal(1);
-    expect(refusedMapping.stderr).to.contain(`error: ${remapped}: mapping '/binding/flow/main': already running with other parameters {} (kept in the data dir)`);
+    expect(refusedMapping.stderr).to.contain(
+      `error: ${remapped}: mapping '/binding/flow/main': already running with other parameters {} (kept in the data dir)`,
+    );
 
     // without the file: what it published and activated was kept, and neither refusal replaced anything
     const last = await startServer(['--data-dir', data]);
-    expect((await call(last.base, 'GET', '/onramp/tick')).body).to.deep.equal({ artefact: { id: 'tick', type: 'metronome', config: { interval: 50 } }, instances: ['main'] });
+    expect((await call(last.base, 'GET', '/onramp/tick')).body).to.deep.equal({
+      artefact: { id: 'tick', type: 'metronome', config: { interval: 50 } },
+      instances: ['main'],
+    });
   });
 
   it('takes back what the files of a failed start published and activated: the store is as it was, and the corrected file loads', async () => {

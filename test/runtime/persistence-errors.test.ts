@@ -35,7 +35,10 @@ describe('persistence: a store eddy cannot use stops server run', function () {
     expect(broken.stderr).to.contain(`error: --data-dir ${dir}: the store is corrupt: record 'artefact!onramp!tick': not valid JSON`);
 
     const db2 = new Level<string, string>(join(dir, 'state'), { valueEncoding: 'utf8' });
-    await db2.put('artefact!onramp!tick', JSON.stringify({ version: 9, kind: 'onramp', artefact: { id: 'tick', type: 'metronome', config: { interval: 50 } } }));
+    await db2.put(
+      'artefact!onramp!tick',
+      JSON.stringify({ version: 9, kind: 'onramp', artefact: { id: 'tick', type: 'metronome', config: { interval: 50 } } }),
+    );
     await db2.close();
     const newer = await runEddy(['server', 'run', '--no-api', '--data-dir', dir]);
     expect(newer.code).to.equal(1);
@@ -61,6 +64,8 @@ describe('persistence: a store eddy cannot use stops server run', function () {
     await new Promise<void>((r) => blocker!.listen(port, '127.0.0.1', r));
     const taken = await runEddy(['server', 'run', '--no-api', '--data-dir', dir]);
     expect(taken.code).to.equal(1);
-    expect(taken.stderr).to.match(new RegExp(`error: --data-dir .*: the stored instance /binding/ingest/main cannot be activated again: .*EADDRINUSE.*${port}`));
+    expect(taken.stderr).to.match(
+      new RegExp(`error: --data-dir .*: the stored instance /binding/ingest/main cannot be activated again: .*EADDRINUSE.*${port}`),
+    );
   });
 });

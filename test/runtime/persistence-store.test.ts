@@ -61,7 +61,10 @@ describe('persistence: the store of a runtime (--data-dir, in-process)', () => {
     expect(again.store!.storedInstance('/binding/b/main')).to.deep.equal({ kind: 'binding', artefact: 'b', instance: 'main', params: { which: 'shared' } });
     // the stored parts run again, linked: ticks reach the pipeline
     let seen = 0;
-    again.pipeline('/pipeline/p/shared')!.output('out').subscribe(() => seen++);
+    again
+      .pipeline('/pipeline/p/shared')!
+      .output('out')
+      .subscribe(() => seen++);
     await eventually(() => seen > 0, 5000, 'a tick through the restored binding');
   });
 
@@ -215,7 +218,11 @@ describe('persistence: the store of a runtime (--data-dir, in-process)', () => {
     runtime.exitRequests.subscribe(({ code }) => exits.push(code));
     await runtime.start();
     runtime.publish('pipeline', PIPE('p'));
-    const failureOf = (p: Promise<unknown>) => p.then(() => undefined, (e: Error) => e);
+    const failureOf = (p: Promise<unknown>) =>
+      p.then(
+        () => undefined,
+        (e: Error) => e,
+      );
     expect((await failureOf(runtime.persisted()))?.message).to.equal('--data-dir /full: cannot write the store: No space left on device');
     expect(exits).to.deep.equal([1]);
     expect((await failureOf(runtime.activate('pipeline', 'p', 'main')))?.message).to.equal('--data-dir /full: cannot write the store: No space left on device');

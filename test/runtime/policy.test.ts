@@ -25,7 +25,14 @@ let tlsFiles: { cert: string; key: string; ca: string };
 const runtimeWith = (options: PolicyOptions) => new Runtime({ logger: createLogger('silent'), policy: new PathPolicy(options) });
 
 /** The type's own example with `path` written into one path field. */
-function rampWithPath(runtime: Runtime, kind: 'onramp' | 'offramp', type: string, keys: readonly string[], path: string, partner: string): Record<string, unknown> {
+function rampWithPath(
+  runtime: Runtime,
+  kind: 'onramp' | 'offramp',
+  type: string,
+  keys: readonly string[],
+  path: string,
+  partner: string,
+): Record<string, unknown> {
   const t = kind === 'onramp' ? runtime.registries.onramps.get(type) : runtime.registries.offramps.get(type);
   const config = structuredClone(t.example) as Record<string, unknown>;
   let at = config;
@@ -50,7 +57,9 @@ const walPipeline = (dir: string) => ({
 
 /** Every path-bearing field as [kind, type, keys, field name in the 400]. */
 const PATH_FIELDS: Array<['onramp' | 'offramp', string, readonly string[], string]> = (['onramp', 'offramp'] as const).flatMap((kind) =>
-  Object.entries(RAMP_PATH_FIELDS[kind]).flatMap(([type, fields]) => fields.map((keys) => [kind, type, keys, `config.${keys.join('.')}`] as ['onramp' | 'offramp', string, readonly string[], string])),
+  Object.entries(RAMP_PATH_FIELDS[kind]).flatMap(([type, fields]) =>
+    fields.map((keys) => [kind, type, keys, `config.${keys.join('.')}`] as ['onramp' | 'offramp', string, readonly string[], string]),
+  ),
 );
 
 describe('policy: what published artefacts may reach (--allow-path, --allow-exit)', () => {
@@ -119,13 +128,17 @@ describe('policy: what published artefacts may reach (--allow-path, --allow-exit
       links: { in: ['owners'], owners: ['out'] },
     });
     expect(() => runtime.publish('pipeline', lookup(join(allowed, 'owners.csv'), 'inside'))).to.not.throw();
-    expect(() => runtime.publish('pipeline', lookup(join(outside, 'owners.csv'), 'outside'))).to.throw(`nodes[0].config.table.file: '${join(outside, 'owners.csv')}' is outside the allowed paths (${allowed})`);
+    expect(() => runtime.publish('pipeline', lookup(join(outside, 'owners.csv'), 'outside'))).to.throw(
+      `nodes[0].config.table.file: '${join(outside, 'owners.csv')}' is outside the allowed paths (${allowed})`,
+    );
   });
 
   it('confines the qos::wal dir, naming the node; a wal without a dir (a temporary one) is allowed', () => {
     const runtime = runtimeWith({ allowPaths: [allowed] });
     expect(() => runtime.publish('pipeline', walPipeline(join(allowed, 'wal')))).to.not.throw();
-    expect(() => runtime.publish('pipeline', { ...walPipeline(outside), id: 'other' })).to.throw(`nodes[0].config.dir: '${outside}' is outside the allowed paths (${allowed})`);
+    expect(() => runtime.publish('pipeline', { ...walPipeline(outside), id: 'other' })).to.throw(
+      `nodes[0].config.dir: '${outside}' is outside the allowed paths (${allowed})`,
+    );
     const noDir = walPipeline('x');
     delete (noDir.nodes[0].config as { dir?: string }).dir;
     expect(() => runtime.publish('pipeline', { ...noDir, id: 'temp' })).to.not.throw();
@@ -136,17 +149,23 @@ describe('policy: what published artefacts may reach (--allow-path, --allow-exit
     const roots = `${allowed}, ${join(dir, 'other-root')}`;
     const offramp = (file: string, id = 'probe') => ({ id, type: 'file', config: { file } });
     const dotdot = join(allowed, '..', 'outside', 'x');
-    expect(() => runtime.publish('offramp', offramp(`${allowed}/../outside/x`, 'a'))).to.throw(`config.file: '${allowed}/../outside/x' (resolves to ${join(outside, 'x')}) is outside the allowed paths (${roots})`);
+    expect(() => runtime.publish('offramp', offramp(`${allowed}/../outside/x`, 'a'))).to.throw(
+      `config.file: '${allowed}/../outside/x' (resolves to ${join(outside, 'x')}) is outside the allowed paths (${roots})`,
+    );
     expect(dotdot).to.equal(join(outside, 'x'));
     symlinkSync(outside, join(allowed, 'escape'));
-    expect(() => runtime.publish('offramp', offramp(join(allowed, 'escape', 'x'), 'b'))).to.throw(`(resolves to ${join(outside, 'x')}) is outside the allowed paths`);
+    expect(() => runtime.publish('offramp', offramp(join(allowed, 'escape', 'x'), 'b'))).to.throw(
+      `(resolves to ${join(outside, 'x')}) is outside the allowed paths`,
+    );
     // a link followed by ..: the parent of the link's target, not of the link
     mkdirSync(join(outside, 'deep'));
     symlinkSync(join(outside, 'deep'), join(allowed, 'deep'));
     expect(() => runtime.publish('offramp', offramp(`${allowed}/deep/../x`, 'c'))).to.throw(`(resolves to ${join(outside, 'x')}) is outside the allowed paths`);
     // a dangling link: the file offramp would create its target
     symlinkSync(join(outside, 'new.json'), join(allowed, 'dangling.json'));
-    expect(() => runtime.publish('offramp', offramp(join(allowed, 'dangling.json'), 'd'))).to.throw(`(resolves to ${join(outside, 'new.json')}) is outside the allowed paths`);
+    expect(() => runtime.publish('offramp', offramp(join(allowed, 'dangling.json'), 'd'))).to.throw(
+      `(resolves to ${join(outside, 'new.json')}) is outside the allowed paths`,
+    );
     // links and .. that stay inside are fine, and so is a path that does not exist yet
     writeFileSync(join(allowed, 'real.json'), '');
     symlinkSync(join(allowed, 'real.json'), join(allowed, 'alias.json'));
@@ -156,7 +175,9 @@ describe('policy: what published artefacts may reach (--allow-path, --allow-exit
     try {
       process.chdir(allowed);
       expect(() => runtime.publish('offramp', offramp('relative.json', 'g'))).to.not.throw();
-      expect(() => runtime.publish('offramp', offramp('../outside/relative.json', 'h'))).to.throw(`(resolves to ${join(outside, 'relative.json')}) is outside the allowed paths`);
+      expect(() => runtime.publish('offramp', offramp('../outside/relative.json', 'h'))).to.throw(
+        `(resolves to ${join(outside, 'relative.json')}) is outside the allowed paths`,
+      );
     } finally {
       process.chdir(cwd);
     }
@@ -167,7 +188,9 @@ describe('policy: what published artefacts may reach (--allow-path, --allow-exit
     const runtime = runtimeWith({ allowPaths: [join(dir, 'root-link'), `${outside}/../outside`] });
     expect(() => runtime.publish('offramp', { id: 'a', type: 'file', config: { file: join(allowed, 'x') } })).to.not.throw();
     expect(() => runtime.publish('offramp', { id: 'b', type: 'file', config: { file: join(outside, 'x') } })).to.not.throw();
-    expect(() => runtime.publish('offramp', { id: 'c', type: 'file', config: { file: join(dir, 'x') } })).to.throw(`config.file: '${join(dir, 'x')}' is outside the allowed paths`);
+    expect(() => runtime.publish('offramp', { id: 'c', type: 'file', config: { file: join(dir, 'x') } })).to.throw(
+      `config.file: '${join(dir, 'x')}' is outside the allowed paths`,
+    );
   });
 
   it('without --allow-path: any path on loopback (or with no API), none beyond loopback', () => {
@@ -178,7 +201,9 @@ describe('policy: what published artefacts may reach (--allow-path, --allow-exit
     expect(() => exposed.publish('offramp', { id: 'w', type: 'file', config: { file: join(allowed, 'x') } })).to.throw(
       `config.file: '${join(allowed, 'x')}' is refused: the API listens beyond loopback (0.0.0.0) and no --allow-path is given`,
     );
-    expect(() => exposed.publish('pipeline', walPipeline(allowed))).to.throw(`nodes[0].config.dir: '${allowed}' is refused: the API listens beyond loopback (0.0.0.0)`);
+    expect(() => exposed.publish('pipeline', walPipeline(allowed))).to.throw(
+      `nodes[0].config.dir: '${allowed}' is refused: the API listens beyond loopback (0.0.0.0)`,
+    );
     const confined = runtimeWith({ apiHost: '0.0.0.0', allowPaths: [allowed] });
     expect(() => confined.publish('offramp', { id: 'w', type: 'file', config: { file: join(allowed, 'x') } })).to.not.throw();
   });
@@ -193,12 +218,16 @@ describe('policy: what published artefacts may reach (--allow-path, --allow-exit
     for (const [kind, artefact, message] of parts) {
       expect(() => runtimeWith({ apiHost: '127.0.0.1' }).publish(kind, artefact)).to.not.throw();
       expect(() => runtimeWith({ allowPaths: [allowed], apiHost: '0.0.0.0' }).publish(kind, artefact)).to.throw(message);
-      expect(() => runtimeWith({ allowPaths: [allowed], apiHost: '0.0.0.0' }).publish(kind, artefact)).to.throw('and the API listens beyond loopback (0.0.0.0); start with --allow-exit to allow it');
+      expect(() => runtimeWith({ allowPaths: [allowed], apiHost: '0.0.0.0' }).publish(kind, artefact)).to.throw(
+        'and the API listens beyond loopback (0.0.0.0); start with --allow-exit to allow it',
+      );
       expect(() => runtimeWith({ allowPaths: [allowed], apiHost: '0.0.0.0', allowExit: true }).publish(kind, artefact)).to.not.throw();
     }
     // the same types, unable to stop the process, are fine
     const exposed = runtimeWith({ allowPaths: [allowed], apiHost: '10.1.2.3' });
-    expect(() => exposed.publish('offramp', { id: 'y', type: 'blackhole', config: { warmup_secs: 0, stop_after_secs: 0, significant_figures: 2 } })).to.not.throw();
+    expect(() =>
+      exposed.publish('offramp', { id: 'y', type: 'blackhole', config: { warmup_secs: 0, stop_after_secs: 0, significant_figures: 2 } }),
+    ).to.not.throw();
     expect(() => exposed.publish('onramp', { id: 'y', type: 'file', config: { source: join(allowed, 'in.json') } })).to.not.throw();
   });
 

@@ -33,8 +33,10 @@ describe('instances shared by two bindings', () => {
     if (!feed) throw new Error(`${onramp} is not running`);
     feed.next({ stream: 0, value: { id }, originUri: 'svc-push://test' });
   };
-  const instancesOf = async (kind: string, id: string) => ((await call(rt.base, 'GET', `/${kind}/${id}`, { accept: 'application/json' })).body as { instances: string[] }).instances;
-  const deactivate = async (binding: string, instance: string) => expect((await call(rt.base, 'DELETE', `/binding/${binding}/${instance}`)).status).to.equal(200);
+  const instancesOf = async (kind: string, id: string) =>
+    ((await call(rt.base, 'GET', `/${kind}/${id}`, { accept: 'application/json' })).body as { instances: string[] }).instances;
+  const deactivate = async (binding: string, instance: string) =>
+    expect((await call(rt.base, 'DELETE', `/binding/${binding}/${instance}`)).status).to.equal(200);
 
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'eddy-shared-'));
@@ -131,7 +133,9 @@ describe('instances shared by two bindings', () => {
   });
 
   it('refuses a link between two ramps, saying a pipeline goes between them', async () => {
-    expect((await call(rt.base, 'POST', '/binding', { body: { id: 'direct', links: { '/onramp/push/a/out': ['/offramp/out/one/in'] } } })).status).to.equal(201);
+    expect((await call(rt.base, 'POST', '/binding', { body: { id: 'direct', links: { '/onramp/push/a/out': ['/offramp/out/one/in'] } } })).status).to.equal(
+      201,
+    );
     const reply = await call(rt.base, 'POST', '/binding/direct/one');
     expect(reply.status).to.equal(400);
     expect(reply.text).to.include('an onramp cannot be linked to an offramp: a pipeline goes between them');

@@ -42,7 +42,12 @@ describe('typed schema builders (src/schema/typed.ts)', () => {
         port: { type: 'integer', minimum: 0, maximum: 65535, description: 'port to listen on; 0 picks a free one' },
         mode: { enum: ['a', 'b'], default: 'a', description: 'the mode' },
         tags: { type: 'array', items: { type: 'string', minLength: 1 } },
-        within: { anyOf: [{ type: 'number', exclusiveMinimum: 0 }, { type: 'string', pattern: '^x$' }] },
+        within: {
+          anyOf: [
+            { type: 'number', exclusiveMinimum: 0 },
+            { type: 'string', pattern: '^x$' },
+          ],
+        },
         limits: { type: 'object', additionalProperties: { type: 'integer', minimum: 0 } },
       },
     });

@@ -34,7 +34,9 @@ describe('eddy test (the command)', () => {
     expect(lines).to.include('✗ expects batches of two');
     expect(lines).to.include('expected: ---x----|');
     expect(lines).to.include('actual:   -----1--|');
-    expect(run.stdout).to.match(/1 = \{"batch":\[\{"level":"error","host":"h","msg":"one"\},\{"level":"error","host":"h","msg":"two"\},\{"level":"error","host":"h","msg":"three"\}\]\}/);
+    expect(run.stdout).to.match(
+      /1 = \{"batch":\[\{"level":"error","host":"h","msg":"one"\},\{"level":"error","host":"h","msg":"two"\},\{"level":"error","host":"h","msg":"three"\}\]\}/,
+    );
     expect(run.stdout).to.include("first difference, notification 1: expected 'x' at frame 3");
     expect(run.stdout).to.include('value .batch[2]: not expected, got {"level":"error","host":"h","msg":"three"}');
     expect(run.stdout).to.include('0 passing, 1 failing');
@@ -58,13 +60,15 @@ describe('eddy test (the command)', () => {
   });
 
   it('a marble letter without a value fails the case naming the port and the letter', async () => {
-    const path = caseFile(`pipeline: ${JSON.stringify(PIPELINE)}\ncases:\n  - name: typo\n    values: { a: 1 }\n    in: { in: "a-q|" }\n    out: { out: "---|" }\n`);
+    const path = caseFile(
+      `pipeline: ${JSON.stringify(PIPELINE)}\ncases:\n  - name: typo\n    values: { a: 1 }\n    in: { in: "a-q|" }\n    out: { out: "---|" }\n`,
+    );
     const run = await runEddy(['test', path]);
     expect(run.code).to.equal(1);
     expect(run.stdout).to.include("error: in.in: no value for 'q' (letters: a)");
   });
 
-  it('--require MODULE registers an application\'s own operator types (its register(registries)) for the cases', async () => {
+  it("--require MODULE registers an application's own operator types (its register(registries)) for the cases", async () => {
     const run = await runEddy(['test', '--require', CUSTOM_OPERATOR, UPPERCASE_CASES]);
     expect(run.stderr).to.equal('');
     expect(run.stdout).to.include('✓ upper-cases the msg field');

@@ -39,20 +39,35 @@ describe('a pipeline as an RxJS operator', () => {
   });
 
   it('drains on completion: a partial batch leaves, then the result completes', async () => {
-    const batch = { id: 'b', interface: { inputs: ['in'], outputs: ['out'] }, nodes: [{ id: 'b', type: 'generic::batch', config: { count: 10 } }], links: { in: ['b'], b: ['out'] } };
+    const batch = {
+      id: 'b',
+      interface: { inputs: ['in'], outputs: ['out'] },
+      nodes: [{ id: 'b', type: 'generic::batch', config: { count: 10 } }],
+      links: { in: ['b'], b: ['out'] },
+    };
     const out = await lastValueFrom(from([1, 2]).pipe(pipelineOperator(batch), toArray()));
     expect(out).to.have.length(1);
     expect(out[0].isBatch).to.equal(true);
   });
 
-  it('runs window::aggregate in an application\'s RxJS chain: grouped counts, the open window flushed when the source completes', async () => {
+  it("runs window::aggregate in an application's RxJS chain: grouped counts, the open window flushed when the source completes", async () => {
     const perApp = {
       id: 'per_app',
       interface: { inputs: ['in'], outputs: ['out'] },
-      nodes: [{ id: 'w', type: 'window::aggregate', config: { window: { count: 2 }, group_by: { app: 'event.app' }, aggregate: { n: 'count()', ms: 'sum(event.ms)' } } }],
+      nodes: [
+        {
+          id: 'w',
+          type: 'window::aggregate',
+          config: { window: { count: 2 }, group_by: { app: 'event.app' }, aggregate: { n: 'count()', ms: 'sum(event.ms)' } },
+        },
+      ],
       links: { in: ['w'], w: ['out'] },
     };
-    const input = [{ app: 'a', ms: 1 }, { app: 'b', ms: 2 }, { app: 'a', ms: 3 }];
+    const input = [
+      { app: 'a', ms: 1 },
+      { app: 'b', ms: 2 },
+      { app: 'a', ms: 3 },
+    ];
     const out = await lastValueFrom(from(input).pipe(pipelineOperator(perApp), toArray()));
     expect(out.map((e) => [e.data, e.meta.partial ?? false])).to.deep.equal([
       [{ app: 'a', n: 2, ms: 4 }, false],
@@ -64,7 +79,12 @@ describe('a pipeline as an RxJS operator', () => {
     const scheduler = new TestScheduler((a, e) => {
       expect(a).to.deep.equal(e);
     });
-    const batch = { id: 'b', interface: { inputs: ['in'], outputs: ['out'] }, nodes: [{ id: 'b', type: 'generic::batch', config: { count: 10, timeout: 5000 } }], links: { in: ['b'], b: ['out'] } };
+    const batch = {
+      id: 'b',
+      interface: { inputs: ['in'], outputs: ['out'] },
+      nodes: [{ id: 'b', type: 'generic::batch', config: { count: 10, timeout: 5000 } }],
+      links: { in: ['b'], b: ['out'] },
+    };
     scheduler.run(({ cold, expectObservable }) => {
       const batches = cold('a 9s b|', { a: 1, b: 2 }).pipe(
         pipelineOperator(batch, { scheduler }),
@@ -77,7 +97,12 @@ describe('a pipeline as an RxJS operator', () => {
 
   it('reports insights raised by its operators (a WAL acks what it stored)', async () => {
     const insights: Insight[] = [];
-    const wal = { id: 'w', interface: { inputs: ['in'], outputs: ['out'] }, nodes: [{ id: 'w', type: 'qos::wal', config: { read_count: 10, max_elements: 10 } }], links: { in: ['w'], w: ['out'] } };
+    const wal = {
+      id: 'w',
+      interface: { inputs: ['in'], outputs: ['out'] },
+      nodes: [{ id: 'w', type: 'qos::wal', config: { read_count: 10, max_elements: 10 } }],
+      links: { in: ['w'], w: ['out'] },
+    };
     const input = new Subject<unknown>();
     const first = firstValueFrom(input.pipe(pipelineOperator(wal, { onInsight: (i) => insights.push(i) })));
     input.next(event('hi', {}, { transactional: true }));
@@ -87,7 +112,9 @@ describe('a pipeline as an RxJS operator', () => {
   });
 
   it('an invalid artefact or an unknown port throws at once, naming it', () => {
-    expect(() => pipelineOperator({ id: 'x', interface: {}, nodes: [{ id: 'n', type: 'nope' }], links: {} })).to.throw("pipeline 'x': nodes[0].type: unknown operator 'nope'");
+    expect(() => pipelineOperator({ id: 'x', interface: {}, nodes: [{ id: 'n', type: 'nope' }], links: {} })).to.throw(
+      "pipeline 'x': nodes[0].type: unknown operator 'nope'",
+    );
     expect(() => pipelineOperator(ROUTER, { output: 'overflow' })).to.throw("pipeline 'router' has no output port 'overflow' (outputs: out, err)");
   });
 });
@@ -109,7 +136,10 @@ describe('a Runtime on a virtual clock', () => {
       runtime.publish('binding', { id: 'clock', links: { '/onramp/tick/{instance}/out': ['/pipeline/hourly/{instance}/in'] } });
       await runtime.activate('binding', 'clock', 'one', { instance: 'one' });
       const batches: unknown[][] = [];
-      runtime.pipeline('/pipeline/hourly/one')!.output('out').subscribe((e) => batches.push(e.data as unknown[]));
+      runtime
+        .pipeline('/pipeline/hourly/one')!
+        .output('out')
+        .subscribe((e) => batches.push(e.data as unknown[]));
       // two hours of virtual time: a tick a minute from 60 s on; the first batch closes 3,590 s after its first tick
       scheduler.maxFrames = 2 * 3_600_000;
       scheduler.flush();

@@ -20,14 +20,28 @@ describe('combining the workers’ reports: kernel drops belong to the shared so
     };
     const [combined] = combineMetrics([worker(3, 40), worker(4, 42)]);
     const field = (measurement: string, port?: string) =>
-      (combined.events.find((e) => e.measurement === measurement && (port === undefined || (e.tags as { port?: string }).port === port))!.fields as { count: number }).count;
+      (
+        combined.events.find((e) => e.measurement === measurement && (port === undefined || (e.tags as { port?: string }).port === port))!.fields as {
+          count: number;
+        }
+      ).count;
     expect(field('ramp_events', 'out')).to.equal(7);
     expect(field('ramp_kernel_drops')).to.equal(42);
   });
 
   it('observed instances (/metrics): kernelDrops is the largest report, the port counts the sum', () => {
     const observed = (events: number, kernelDrops: number): ObservedInstance[] => [
-      { kind: 'onramp', artefact: 'udp', instance: 'main', url, state: 'running', reason: null, breaker: 'closed', ports: [{ port: 'out', direction: 'out', events, errors: 0 }], kernelDrops },
+      {
+        kind: 'onramp',
+        artefact: 'udp',
+        instance: 'main',
+        url,
+        state: 'running',
+        reason: null,
+        breaker: 'closed',
+        ports: [{ port: 'out', direction: 'out', events, errors: 0 }],
+        kernelDrops,
+      },
     ];
     const [combined] = combineObserved([observed(3, 40), observed(4, 42)]);
     expect(combined.ports[0].events).to.equal(7);

@@ -87,12 +87,16 @@ describe('eddy server run --workers 2: where flows run', function () {
     await eventually(() => sink!.lines().length >= 5, 20000, 'the file lines at the collector');
     expect(sink.lines().map((l) => JSON.parse(l).n)).to.deep.equal([1, 2, 3, 4, 5]);
     expect(sink.connections.filter((c) => c.length > 0)).to.have.length(1);
-    expect(server.out.stderr).to.include('/binding/fileflow/main runs on worker 0 only: onramp \'lines\' (file) runs on one worker');
+    expect(server.out.stderr).to.include("/binding/fileflow/main runs on worker 0 only: onramp 'lines' (file) runs on one worker");
   });
 
   it('hands publish, activate and deactivate over the API to the workers', async () => {
     const server = await startWorkers();
-    await created(server.base, '/onramp', { id: 'blast', type: 'blaster', config: { source: join(__dirname, '../../../test/fixtures/workers-data.json'), iters: 1 } });
+    await created(server.base, '/onramp', {
+      id: 'blast',
+      type: 'blaster',
+      config: { source: join(__dirname, '../../../test/fixtures/workers-data.json'), iters: 1 },
+    });
     await created(server.base, '/offramp', { id: 'hole', type: 'blackhole', config: { warmup_secs: 0, stop_after_secs: 0, significant_figures: 2 } });
     await created(server.base, '/binding', flow('bench', 'blast', 'hole'));
     await created(server.base, '/binding/bench/main');

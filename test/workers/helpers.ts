@@ -33,7 +33,10 @@ export async function health(base: string): Promise<{ status: number; entries: H
 
 /** The workers running `url`, from GET /health. */
 export async function workersRunning(base: string, url: string): Promise<number[]> {
-  return (await health(base)).entries.filter((e) => e.url === url).map((e) => e.worker!).sort();
+  return (await health(base)).entries
+    .filter((e) => e.url === url)
+    .map((e) => e.worker!)
+    .sort();
 }
 
 export async function workerPids(base: string): Promise<number[]> {

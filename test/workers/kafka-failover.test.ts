@@ -64,12 +64,21 @@ mapping:
 `,
     );
     const server = await startServer(['-f', config, '--workers', '2'], START_MS);
-    const ids = () => (existsSync(out) ? readFileSync(out, 'utf8').split('\n').filter((l) => l.startsWith('{')).map((l) => (JSON.parse(l) as { id: number }).id) : []);
+    const ids = () =>
+      existsSync(out)
+        ? readFileSync(out, 'utf8')
+            .split('\n')
+            .filter((l) => l.startsWith('{'))
+            .map((l) => (JSON.parse(l) as { id: number }).id)
+        : [];
     // the producer writes on while the worker is killed and restarted
     let produced = 0;
     const producing = (async () => {
       for (; produced < TOTAL; produced += BATCH) {
-        await peer.produce(topic, Array.from({ length: BATCH }, (_, i) => ({ value: JSON.stringify({ id: produced + i }) })));
+        await peer.produce(
+          topic,
+          Array.from({ length: BATCH }, (_, i) => ({ value: JSON.stringify({ id: produced + i }) })),
+        );
         await new Promise((r) => setTimeout(r, 20));
       }
     })();

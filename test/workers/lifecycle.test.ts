@@ -22,7 +22,7 @@ describe('eddy server run --workers 2: failures, signals, exit', function () {
     dir = undefined;
   });
 
-  it('answers a failed activation with the workers\' error and leaves nothing running anywhere', async () => {
+  it("answers a failed activation with the workers' error and leaves nothing running anywhere", async () => {
     // the port is taken by this test: every worker fails to listen
     const taken = createServer();
     const port = await freePort();
@@ -35,7 +35,9 @@ describe('eddy server run --workers 2: failures, signals, exit', function () {
     await new Promise<void>((r) => taken.close(() => r()));
     expect(failed.status, failed.text).to.equal(400);
     expect((failed.body as { error: string }).error).to.match(/^onramp 'in' \(tcp\) cannot start: .*EADDRINUSE/);
-    expect((await call(server.base, 'GET', '/binding/f')).body).to.have.property('instances').that.deep.equals([]);
+    expect((await call(server.base, 'GET', '/binding/f')).body)
+      .to.have.property('instances')
+      .that.deep.equals([]);
     expect(await workersRunning(server.base, '/offramp/hole/main')).to.deep.equal([]);
     // nothing of it stayed in a worker: with the port free it activates everywhere
     await created(server.base, '/binding/f/main');
@@ -52,7 +54,11 @@ describe('eddy server run --workers 2: failures, signals, exit', function () {
     const [, second] = await workerPids(server.base);
     process.kill(second, 'SIGKILL');
     // a new process in place 1, running what the old one ran
-    await eventually(async () => (await runningPid(server.base, 1)) !== undefined && (await runningPid(server.base, 1)) !== second, 60000, 'worker 1 to run again');
+    await eventually(
+      async () => (await runningPid(server.base, 1)) !== undefined && (await runningPid(server.base, 1)) !== second,
+      60000,
+      'worker 1 to run again',
+    );
     await eventually(async () => (await workersRunning(server.base, '/onramp/in/main')).join() === '0,1', 30000, 'the onramp to run on both workers again');
     expect(await workersRunning(server.base, '/offramp/hole/main')).to.deep.equal([0, 1]);
     expect(server.out.stderr).to.include(`worker 1 (pid ${second}) exited with signal SIGKILL; restarting it in 250 ms (restart 1 in a row)`);
@@ -67,11 +73,15 @@ describe('eddy server run --workers 2: failures, signals, exit', function () {
     for (let death = 1; death < 5; death++) {
       process.kill(pid, 'SIGKILL');
       const old = pid;
-      await eventually(async () => ((pid = (await runningPid(server.base, 1)) ?? old) !== old), 60000, `worker 1 to run again after death ${death}`);
+      await eventually(async () => (pid = (await runningPid(server.base, 1)) ?? old) !== old, 60000, `worker 1 to run again after death ${death}`);
     }
     process.kill(pid, 'SIGKILL');
     const reason = `worker 1 (pid ${pid}) exited with signal SIGKILL; given up after 5 deaths in a row, each within 60 s of its start`;
-    await eventually(async () => (await health(server.base)).entries.some((e) => e.url === '/worker/1' && e.state === 'failed'), 20000, 'worker 1 to be given up');
+    await eventually(
+      async () => (await health(server.base)).entries.some((e) => e.url === '/worker/1' && e.state === 'failed'),
+      20000,
+      'worker 1 to be given up',
+    );
     const entry = (await health(server.base)).entries.find((e) => e.url === '/worker/1')!;
     expect(entry).to.include({ state: 'failed', worker: 1, pid, reason });
     expect((await health(server.base)).status).to.equal(503);
@@ -88,7 +98,9 @@ describe('eddy server run --workers 2: failures, signals, exit', function () {
     expect(refused.status, refused.text).to.equal(409);
     expect((refused.body as { error: string }).error).to.equal(`${reason}: try again once GET /health shows it running`);
     expect(await workersRunning(server.base, '/onramp/in/main')).to.deep.equal([]);
-    expect((await call(server.base, 'GET', '/binding/f')).body).to.have.property('instances').that.deep.equals([]);
+    expect((await call(server.base, 'GET', '/binding/f')).body)
+      .to.have.property('instances')
+      .that.deep.equals([]);
   });
 
   it('drains every worker on SIGTERM and leaves no worker process', async () => {
@@ -146,7 +158,10 @@ describe('eddy server run --workers 2: failures, signals, exit', function () {
     );
     const run = await runEddy(['server', 'run', '-f', config, '--no-api', '--workers', '2'], { timeoutMs: START_MS + 30000 });
     expect(run.code, run.stderr).to.equal(0);
-    const reports = run.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, number> & { per_worker?: { events: number }[] });
+    const reports = run.stdout
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, number> & { per_worker?: { events: number }[] });
     const perWorker = reports.filter((r) => r.workers === undefined);
     const combined = reports.filter((r) => r.workers !== undefined);
     expect(perWorker).to.have.length(2);
@@ -172,6 +187,7 @@ describe('eddy server run --workers: the flag', function () {
   it('reads auto as one worker per core', () => {
     expect(parseWorkers('auto')).to.equal(availableParallelism());
     expect(parseWorkers('3')).to.equal(3);
-    for (const bad of ['0', '1.5', '-2', '']) expect(() => parseWorkers(bad)).to.throw(`--workers: '${bad}' is not a number of workers (a whole number >= 1, or auto)`);
+    for (const bad of ['0', '1.5', '-2', ''])
+      expect(() => parseWorkers(bad)).to.throw(`--workers: '${bad}' is not a number of workers (a whole number >= 1, or auto)`);
   });
 });

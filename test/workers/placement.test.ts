@@ -27,7 +27,7 @@ describe('placement under --workers', function () {
   this.timeout(20000);
   const registries = Registries.withBuiltins();
 
-  it('the docs/workers.md table states each connector type\'s placement as its type declares it', () => {
+  it("the docs/workers.md table states each connector type's placement as its type declares it", () => {
     const table = placementTable();
     const types = new Set([...registries.onramps.names(), ...registries.offramps.names()]);
     expect([...table.keys()].sort()).to.deep.equal([...types].sort());
@@ -52,8 +52,18 @@ describe('placement under --workers', function () {
       repository.publish('offramp', { id: 'send', type: 'tcp', config: { host: '127.0.0.1', port: 14243 } });
       repository.publish('offramp', { id: 'write', type: 'file', config: { file: 'out.json' } });
       const wal = (dir?: string) => ({ type: 'qos::wal', config: { read_count: 1, max_elements: 10, ...(dir ? { dir } : {}) } });
-      repository.publish('pipeline', { id: 'durable', interface: { inputs: ['in'], outputs: ['out'] }, nodes: [{ id: 'w', ...wal('/tmp/wal') }], links: { in: ['w'], w: ['out'] } });
-      repository.publish('pipeline', { id: 'scratch', interface: { inputs: ['in'], outputs: ['out'] }, nodes: [{ id: 'w', ...wal() }], links: { in: ['w'], w: ['out'] } });
+      repository.publish('pipeline', {
+        id: 'durable',
+        interface: { inputs: ['in'], outputs: ['out'] },
+        nodes: [{ id: 'w', ...wal('/tmp/wal') }],
+        links: { in: ['w'], w: ['out'] },
+      });
+      repository.publish('pipeline', {
+        id: 'scratch',
+        interface: { inputs: ['in'], outputs: ['out'] },
+        nodes: [{ id: 'w', ...wal() }],
+        links: { in: ['w'], w: ['out'] },
+      });
     });
     const binding = (onramp: string, pipeline: string, offramp: string) => ({
       id: 'b',
@@ -70,7 +80,10 @@ describe('placement under --workers', function () {
       expect(of('lines', 'system::passthrough', 'send')).to.deep.equal({ placement: 'one-worker', reason: "onramp 'lines' (file) runs on one worker" });
       expect(of('plain', 'system::passthrough', 'send')).to.deep.equal({ placement: 'one-worker', reason: "onramp 'plain' (nats) runs on one worker" });
       expect(of('net', 'system::passthrough', 'write')).to.deep.equal({ placement: 'one-worker', reason: "offramp 'write' (file) runs on one worker" });
-      expect(of('net', 'durable', 'send')).to.deep.equal({ placement: 'one-worker', reason: "pipeline 'durable' keeps a write-ahead log in one directory (node 'w')" });
+      expect(of('net', 'durable', 'send')).to.deep.equal({
+        placement: 'one-worker',
+        reason: "pipeline 'durable' keeps a write-ahead log in one directory (node 'w')",
+      });
     });
 
     it('places a directly activated ramp by its own type', () => {

@@ -34,7 +34,11 @@ describe('workers: the restart policy', () => {
             expect(decision).to.deep.equal({ restart: false, deaths: inARow });
             return;
           }
-          expect(decision).to.deep.equal({ restart: true, attempt: inARow, delayMs: Math.min(options.maxMs, options.initialMs * options.factor ** (inARow - 1)) });
+          expect(decision).to.deep.equal({
+            restart: true,
+            attempt: inARow,
+            delayMs: Math.min(options.maxMs, options.initialMs * options.factor ** (inARow - 1)),
+          });
         }
       }),
     );

@@ -145,14 +145,22 @@ class PreciseParser {
     const c = this.text.charCodeAt(this.pos + 1);
     this.pos += 2;
     switch (c) {
-      case QUOTE: return '"';
-      case BACKSLASH: return '\\';
-      case 0x2f: return '/';
-      case 0x62: return '\b';
-      case 0x66: return '\f';
-      case 0x6e: return '\n';
-      case 0x72: return '\r';
-      case 0x74: return '\t';
+      case QUOTE:
+        return '"';
+      case BACKSLASH:
+        return '\\';
+      case 0x2f:
+        return '/';
+      case 0x62:
+        return '\b';
+      case 0x66:
+        return '\f';
+      case 0x6e:
+        return '\n';
+      case 0x72:
+        return '\r';
+      case 0x74:
+        return '\t';
       case 0x75: {
         const hex = this.text.slice(this.pos, this.pos + 4);
         if (!/^[0-9a-fA-F]{4}$/.test(hex)) this.fail('bad \\u escape');

@@ -34,7 +34,12 @@ function parse5424(text: string, pri: { facility: string; severity: string }, ve
   const appname = reader.token();
   const procid = reader.token();
   const msgid = reader.token();
-  for (const [what, field] of [['hostname', hostname], ['appname', appname], ['procid', procid], ['msgid', msgid]]) {
+  for (const [what, field] of [
+    ['hostname', hostname],
+    ['appname', appname],
+    ['procid', procid],
+    ['msgid', msgid],
+  ]) {
     if (!PRINTABLE.test(field)) throw new Error(`syslog: RFC 5424 ${what} must be printable ASCII`);
   }
   const message: SyslogMessage = { protocol: 'RFC5424', msg: '', structured_data: null };
@@ -102,8 +107,17 @@ function parse3164(text: string, pri: { facility: string; severity: string } | u
 
 /** The original's key order, which eddy keeps so that encoded output matches it. */
 const KEY_ORDER: (keyof SyslogMessage)[] = [
-  'hostname', 'severity', 'facility', 'timestamp', 'protocol', 'protocol_version',
-  'appname', 'msgid', 'structured_data', 'procid', 'msg',
+  'hostname',
+  'severity',
+  'facility',
+  'timestamp',
+  'protocol',
+  'protocol_version',
+  'appname',
+  'msgid',
+  'structured_data',
+  'procid',
+  'msg',
 ];
 
 function orderKeys(message: SyslogMessage): SyslogMessage {

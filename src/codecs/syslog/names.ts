@@ -1,7 +1,29 @@
 /** Facility names by code (RFC 5424 table 1), as the original runtime reports them. */
 export const FACILITIES = [
-  'kern', 'user', 'mail', 'daemon', 'auth', 'syslog', 'lpr', 'news', 'uucp', 'cron', 'authpriv', 'ftp',
-  'ntp', 'audit', 'alert', 'clockd', 'local0', 'local1', 'local2', 'local3', 'local4', 'local5', 'local6', 'local7',
+  'kern',
+  'user',
+  'mail',
+  'daemon',
+  'auth',
+  'syslog',
+  'lpr',
+  'news',
+  'uucp',
+  'cron',
+  'authpriv',
+  'ftp',
+  'ntp',
+  'audit',
+  'alert',
+  'clockd',
+  'local0',
+  'local1',
+  'local2',
+  'local3',
+  'local4',
+  'local5',
+  'local6',
+  'local7',
 ] as const;
 
 /** Severity names by code (RFC 5424 table 2). */

@@ -20,12 +20,7 @@ export interface PullStep<T> {
  * With a `scheduler` (marble tests), every step and wait goes through it
  * instead of setImmediate/setTimeout, so it runs in virtual time.
  */
-export function pullLoop<T>(
-  breaker: CircuitBreaker,
-  step: PullStep<T>,
-  onDone?: (s: Subscriber<T>) => void,
-  scheduler?: SchedulerLike,
-): Observable<T> {
+export function pullLoop<T>(breaker: CircuitBreaker, step: PullStep<T>, onDone?: (s: Subscriber<T>) => void, scheduler?: SchedulerLike): Observable<T> {
   return new Observable<T>((subscriber) => {
     let stopped = false;
     let immediate: NodeJS.Immediate | undefined;

@@ -45,7 +45,7 @@ export function readServerTls(tls: ServerTlsConfig, name: FieldName = configFiel
   // one part at a time, so that the error names the file at fault
   if (ca !== undefined) usable(name('ca'), tls.ca, 'holds no PEM certificate', { ca }, !ca.includes('-----BEGIN CERTIFICATE-----'));
   usable(name('cert'), tls.cert, 'is not a PEM certificate', { cert });
-  usable(name('key'), tls.key, "is not the PEM private key of the certificate", { cert, key });
+  usable(name('key'), tls.key, 'is not the PEM private key of the certificate', { cert, key });
   return { cert, key, ca };
 }
 

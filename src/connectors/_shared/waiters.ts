@@ -36,10 +36,13 @@ export class Alarm {
   }
 
   private arm(): Subscription {
-    return this.scheduler.schedule(() => {
-      if (this.scheduler.now() < this.at) this.timer = this.arm();
-      else this.work();
-    }, Math.max(0, this.at - this.scheduler.now()));
+    return this.scheduler.schedule(
+      () => {
+        if (this.scheduler.now() < this.at) this.timer = this.arm();
+        else this.work();
+      },
+      Math.max(0, this.at - this.scheduler.now()),
+    );
   }
 }
 

@@ -38,7 +38,8 @@ export function validateAddr(addr: string): void {
   } catch {
     throw new Error(`amqp_addr: not a URI: '${redact(addr)}'`);
   }
-  if (url.protocol !== 'amqp:' && url.protocol !== 'amqps:') throw new Error(`amqp_addr: the scheme must be amqp or amqps, not '${url.protocol.replace(/:$/, '')}'`);
+  if (url.protocol !== 'amqp:' && url.protocol !== 'amqps:')
+    throw new Error(`amqp_addr: the scheme must be amqp or amqps, not '${url.protocol.replace(/:$/, '')}'`);
   if (url.hostname === '') throw new Error(`amqp_addr: no host in '${redact(addr)}'`);
 }
 
@@ -73,7 +74,10 @@ export async function openConnection(addr: string, name: string): Promise<Channe
   try {
     return await Promise.race([attempt, deadline]);
   } catch (err) {
-    attempt.then((late) => closeConnection(late), () => undefined);
+    attempt.then(
+      (late) => closeConnection(late),
+      () => undefined,
+    );
     throw new Error(`cannot connect to ${redact(addr)}: ${describe(err)}`);
   } finally {
     clearTimeout(timer);

@@ -185,7 +185,6 @@ class Publisher implements Sink {
     this.reconnector.lost(why);
   }
 
-
   /** The breaker is triggered while disconnected, blocked by the broker, or waiting for the write buffer to drain. */
   private update(): void {
     const down = this.channel === undefined || this.blocked || this.full;

@@ -86,7 +86,9 @@ export const amqpOnramp: OnrampType<AmqpOnrampConfig> = {
   validate(config) {
     validateAddr(config.amqp_addr);
     if (config.queue_options.nowait) {
-      throw new Error('queue_options.nowait: true is not supported: eddy waits for the declaration to be confirmed, so that a queue that cannot be declared fails the activation');
+      throw new Error(
+        'queue_options.nowait: true is not supported: eddy waits for the declaration to be confirmed, so that a queue that cannot be declared fails the activation',
+      );
     }
   },
   async create(config, ctx) {

@@ -99,8 +99,7 @@ export const blackhole: OfframpType<Static<typeof configSchema>> = {
       ctx.publishMeasurement?.(summary, histogram);
       ctx.requestExit(0, `blackhole ${ctx.url} finished its measurement`);
     };
-    const stopTimer =
-      config.stop_after_secs > 0 ? setTimeout(report, (config.warmup_secs + config.stop_after_secs) * 1000) : undefined;
+    const stopTimer = config.stop_after_secs > 0 ? setTimeout(report, (config.warmup_secs + config.stop_after_secs) * 1000) : undefined;
     return {
       send(payloads, event) {
         if (!measuring || done) return;
@@ -128,5 +127,7 @@ function eventCount(data: unknown, field: string): number {
   const n = data !== null && typeof data === 'object' && !Array.isArray(data) ? (data as Record<string, unknown>)[field] : undefined;
   if (typeof n === 'number' && Number.isInteger(n) && n >= 0) return n;
   if (typeof n === 'bigint' && n >= 0n) return Number(n);
-  throw new Error(`blackhole count_field: data field ${JSON.stringify(field)} must be a non-negative integer, got ${n === undefined ? 'no such field' : JSON.stringify(typeof n === 'bigint' ? String(n) : n)}`);
+  throw new Error(
+    `blackhole count_field: data field ${JSON.stringify(field)} must be a non-negative integer, got ${n === undefined ? 'no such field' : JSON.stringify(typeof n === 'bigint' ? String(n) : n)}`,
+  );
 }

@@ -67,7 +67,10 @@ type ChatOnrampConfig = Static<typeof configSchema>;
 
 /** A structure as plain JSON: the library's `toJSON()`, then a JSON round trip so nothing but JSON values (no BigInt, no undefined) is left. */
 function plain(value: unknown): unknown {
-  const json = value !== null && typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON === 'function' ? (value as { toJSON(): unknown }).toJSON() : value;
+  const json =
+    value !== null && typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON === 'function'
+      ? (value as { toJSON(): unknown }).toJSON()
+      : value;
   if (json === undefined) return null;
   return JSON.parse(JSON.stringify(json, (_, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))) as unknown;
 }
@@ -229,7 +232,9 @@ class ChatSource implements ChatOnrampSource {
   private listen(): void {
     const { client, ctx, originUri } = this;
     for (const [event, [name, toData]] of Object.entries(FORWARDED) as [keyof ClientEvents, [string, (...args: unknown[]) => unknown]][]) {
-      client.on(event, (...args: unknown[]) => this.push({ stream: 'gateway', value: { [name]: toData(...args) }, originUri, meta: { chat: { event: name } } }));
+      client.on(event, (...args: unknown[]) =>
+        this.push({ stream: 'gateway', value: { [name]: toData(...args) }, originUri, meta: { chat: { event: name } } }),
+      );
     }
     client.on('error', (err) => ctx.logger.error(`Onramp ${ctx.url}: ${err.message}`));
     client.on('warn', (msg) => ctx.logger.warn(`Onramp ${ctx.url}: ${msg}`));
@@ -301,7 +306,6 @@ class ChatSource implements ChatOnrampSource {
     });
   }
 }
-
 
 function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

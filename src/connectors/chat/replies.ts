@@ -172,7 +172,8 @@ function message(v: unknown): MessageCommand {
       // reference_channel defaults to channel_id and means nothing without reference_message (the spec)
       body.message_reference = { message_id: snowflake(s.reference_message, 'message.send.reference_message'), channel_id: refChannel ?? channel };
     }
-    if (body.content === undefined && body.embeds === undefined) throw new BadReply('message.send: needs `content` or `embed` (the platform refuses an empty message)');
+    if (body.content === undefined && body.embeds === undefined)
+      throw new BadReply('message.send: needs `content` or `embed` (the platform refuses an empty message)');
     cmd.send = { body, reactions: optional(s.reactions, 'message.send.reactions', (x, p) => list(x, p, emoji)) ?? [] };
   }
   return cmd;
@@ -210,7 +211,8 @@ export async function execute(rest: REST, cmd: Command): Promise<void> {
   }
   if (cmd.message) {
     const { channel, update, send } = cmd.message;
-    if (update) for (const e of update.reactions) await call(rest, 'put', `/channels/${channel}/messages/${update.message}/reactions/${encodeURIComponent(e)}/@me`);
+    if (update)
+      for (const e of update.reactions) await call(rest, 'put', `/channels/${channel}/messages/${update.message}/reactions/${encodeURIComponent(e)}/@me`);
     if (send) {
       const sent = await call<{ id: string }>(rest, 'post', `/channels/${channel}/messages`, send.body);
       for (const e of send.reactions) await call(rest, 'put', `/channels/${channel}/messages/${sent.id}/reactions/${encodeURIComponent(e)}/@me`);

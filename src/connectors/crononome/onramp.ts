@@ -56,9 +56,12 @@ export const crononome: OnrampType<Static<typeof configSchema>> = {
     const schedules = parsed.filter((schedule) => {
       if (nextAfter(schedule, scheduler.now()) !== undefined) return true;
       const now = new Date(scheduler.now()).toISOString();
-      ctx.logger.warn(`Onramp ${ctx.url}: crononome entry '${schedule.entry.name}' is ignored: '${schedule.entry.expr}' has no time after ${now}, it lies in the past`, {
-        entry: schedule.entry.name,
-      });
+      ctx.logger.warn(
+        `Onramp ${ctx.url}: crononome entry '${schedule.entry.name}' is ignored: '${schedule.entry.expr}' has no time after ${now}, it lies in the past`,
+        {
+          entry: schedule.entry.name,
+        },
+      );
       return false;
     });
     let subscriber: Subscriber<Frame> | undefined;

@@ -193,7 +193,8 @@ class ElasticSink implements Sink {
     const docs = documents(event, payloads);
     const targets = this.targets(event, docs);
     const { down } = this.watch;
-    if (down !== undefined) throw this.failAll(event, docs, targets, { type: 'cluster_unreachable', reason: `not sent: the cluster cannot be reached (${down})` });
+    if (down !== undefined)
+      throw this.failAll(event, docs, targets, { type: 'cluster_unreachable', reason: `not sent: the cluster cannot be reached (${down})` });
     const body = bulkBody(docs, targets);
     const turn = this.slots.acquire();
     if (turn !== true && !(await turn)) throw this.failAll(event, docs, targets, { type: 'offramp_closed', reason: 'not sent: the offramp closed' });
@@ -209,7 +210,10 @@ class ElasticSink implements Sink {
       const first = items.find((item) => item.error !== undefined || item.status === undefined || item.status >= 300);
       const error = first?.error as { type?: string; reason?: string } | null | undefined;
       const why = error ? `${error.type ?? 'error'}: ${error.reason ?? JSON.stringify(error)}` : `status ${first?.status}`;
-      throw Object.assign(new Error(`${failed} of ${items.length} documents were rejected by the cluster (first: ${why})`), first?.status === undefined ? {} : { status: first.status });
+      throw Object.assign(
+        new Error(`${failed} of ${items.length} documents were rejected by the cluster (first: ${why})`),
+        first?.status === undefined ? {} : { status: first.status },
+      );
     }
     if (event.transactional) this.ctx.insight('ack', event, { time: performance.now() - started });
   }
@@ -241,7 +245,10 @@ class ElasticSink implements Sink {
   private async bulk(event: EddyEvent, docs: Doc[], targets: Target[], body: Buffer): Promise<BulkItem[]> {
     try {
       // the body is already NDJSON (the machinery encoded each document): the transport sends it as is
-      const response = await this.client.transport.request<{ items?: Record<string, BulkItem>[] }>({ method: 'POST', path: '/_bulk', bulkBody: body }, { meta: true });
+      const response = await this.client.transport.request<{ items?: Record<string, BulkItem>[] }>(
+        { method: 'POST', path: '/_bulk', bulkBody: body },
+        { meta: true },
+      );
       return (response.body.items ?? []).map((item) => Object.values(item)[0] ?? {});
     } catch (err) {
       if (UNREACHABLE.some((kind) => err instanceof kind)) this.watch.lost(describe(err));
@@ -263,7 +270,13 @@ class ElasticSink implements Sink {
       const id = item._id ?? t.docId ?? null;
       const index = item._index ?? t.index;
       if (ok) {
-        this.reply('out', event, docs[i], { success: true, source: source(event), payload: docs[i].value }, { id, type, index, version: item._version ?? null });
+        this.reply(
+          'out',
+          event,
+          docs[i],
+          { success: true, source: source(event), payload: docs[i].value },
+          { id, type, index, version: item._version ?? null },
+        );
       } else {
         const error = item.error ?? { type: 'bulk_item_failed', reason: `status ${item.status}` };
         this.reply('err', event, docs[i], { success: false, source: source(event), error, payload: docs[i].value }, { id, type, index });

@@ -138,17 +138,15 @@ const saslMechanism: OptionRule = {
   },
 };
 
-const tlsFile =
-  (key: keyof KafkaSettings['tlsFiles']): OptionRule => ({
-    side: 'both',
-    apply: (value, s) => void (s.tlsFiles[key] = value),
-  });
+const tlsFile = (key: keyof KafkaSettings['tlsFiles']): OptionRule => ({
+  side: 'both',
+  apply: (value, s) => void (s.tlsFiles[key] = value),
+});
 
-const tlsInline =
-  (key: 'ca' | 'cert' | 'key' | 'passphrase' | 'ciphers' | 'ecdhCurve' | 'sigalgs'): OptionRule => ({
-    side: 'both',
-    apply: (value, s) => void (s.tlsInline[key] = value),
-  });
+const tlsInline = (key: 'ca' | 'cert' | 'key' | 'passphrase' | 'ciphers' | 'ecdhCurve' | 'sigalgs'): OptionRule => ({
+  side: 'both',
+  apply: (value, s) => void (s.tlsInline[key] = value),
+});
 
 const RULES: Readonly<Record<string, OptionRule>> = {
   // ---- both sides ----
@@ -253,7 +251,8 @@ export function kafkaSettings(side: Side, options: RdkafkaOptions = {}): KafkaSe
     const rule = RULES[name];
     if (!rule) {
       let why = 'not an option eddy maps onto its kafka client (kafkajs)';
-      if (name.startsWith('sasl.')) why = 'not available: eddy supports sasl.mechanisms PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 with sasl.username and sasl.password';
+      if (name.startsWith('sasl.'))
+        why = 'not available: eddy supports sasl.mechanisms PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 with sasl.username and sasl.password';
       else if (name.startsWith('ssl.')) why = "not available with Node's TLS";
       fail(name, `${why}; the ${side} takes ${supportedOptions(side).join(', ')}`);
     }
@@ -357,7 +356,10 @@ const OPTION_VALUE: Schema<string | number | boolean> = { type: ['string', 'numb
 
 /** The rdkafka_options that hold secrets, marked so that eddy shows them as *** (schema/secrets.ts). */
 export const SECRET_RDKAFKA_OPTIONS: Record<string, Schema<string | number | boolean>> = Object.fromEntries(
-  ['sasl.password', 'ssl.key.password', 'ssl.keystore.password', 'ssl.key.pem'].map((name) => [name, { ...OPTION_VALUE, writeOnly: true, description: 'a secret: eddy shows it as "***" (docs/security.md)' }]),
+  ['sasl.password', 'ssl.key.password', 'ssl.keystore.password', 'ssl.key.pem'].map((name) => [
+    name,
+    { ...OPTION_VALUE, writeOnly: true, description: 'a secret: eddy shows it as "***" (docs/security.md)' },
+  ]),
 );
 
 /**

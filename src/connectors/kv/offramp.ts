@@ -182,7 +182,8 @@ function members(event: EddyEvent): EddyEvent[] {
 function parse(data: unknown, ctx: OfframpContext): Command {
   if (!isRecord(data)) throw new InvalidCommand(`a command is a map with one of ${OPS.join(', ')} as its only key, got ${describe(data)}`);
   const names = Object.keys(data);
-  if (names.length !== 1) throw new InvalidCommand(`a command has exactly one key (one of ${OPS.join(', ')}), got ${names.length === 0 ? 'none' : names.join(', ')}`);
+  if (names.length !== 1)
+    throw new InvalidCommand(`a command has exactly one key (one of ${OPS.join(', ')}), got ${names.length === 0 ? 'none' : names.join(', ')}`);
   const op = names[0] as Op;
   if (!OPS.includes(op)) throw new InvalidCommand(`unknown command '${op}' (commands: ${OPS.join(', ')})`);
   const body = data[op];

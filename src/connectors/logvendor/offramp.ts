@@ -20,7 +20,7 @@ const configSchema = s.object(
   {
     license_key: s.string({
       minLength: 1,
-      description: 'the account\'s ingest license key (sent as X-License-Key), or an insert-only key, one that starts with NRII- (sent as Api-Key)',
+      description: "the account's ingest license key (sent as X-License-Key), or an insert-only key, one that starts with NRII- (sent as Api-Key)",
     }),
     compress_logs: s.boolean({ default: false, description: 'gzip the request bodies (Content-Encoding: gzip): more CPU, less egress' }),
     region: s.literals(['usa', 'europe'], {
@@ -29,11 +29,11 @@ const configSchema = s.object(
     }),
     endpoint: s.string({
       minLength: 1,
-      description: 'an http:// or https:// URL to post to instead of the region\'s endpoint: a forwarding proxy, or a test server; region is then unused',
+      description: "an http:// or https:// URL to post to instead of the region's endpoint: a forwarding proxy, or a test server; region is then unused",
     }),
     ca_file: s.string({
       minLength: 1,
-      description: 'a PEM file of CA certificates to trust besides the system\'s (a proxy\'s or a test server\'s own CA); TLS is always verified',
+      description: "a PEM file of CA certificates to trust besides the system's (a proxy's or a test server's own CA); TLS is always verified",
     }),
     concurrency: s.integer({ minimum: 1, default: 4, description: 'requests in flight at most; more trigger the circuit breaker' }),
   },
@@ -296,7 +296,9 @@ class LogvendorSink implements Sink {
     const json = requestBody(payloads, event);
     const body = compress ? gzipSync(json) : json;
     if (body.length > MAX_BODY_BYTES) {
-      throw new Error(`not sent: the body is ${body.length} bytes, the Log API takes at most ${MAX_BODY_BYTES} in one request (send smaller batches${compress ? '' : ', or set compress_logs'})`);
+      throw new Error(
+        `not sent: the body is ${body.length} bytes, the Log API takes at most ${MAX_BODY_BYTES} in one request (send smaller batches${compress ? '' : ', or set compress_logs'})`,
+      );
     }
     return body;
   }

@@ -18,7 +18,11 @@ import { userName } from '../../schema/fields';
  */
 export const optionsSchema = s.object(
   {
-    token: s.string({ minLength: 1, writeOnly: true, description: 'authentication token (the server\'s `authorization { token }`); not with username or credentials_path' }),
+    token: s.string({
+      minLength: 1,
+      writeOnly: true,
+      description: "authentication token (the server's `authorization { token }`); not with username or credentials_path",
+    }),
     username: userName('user name for user/password authentication; requires password'),
     // not the shared password(): that one defaults to '', and here an absent password is what tells "no user/password" (validateOptions)
     password: s.string({ writeOnly: true, description: 'password for user/password authentication; requires username' }),
@@ -75,7 +79,11 @@ export function validateOptions(options: NatsOptions | undefined): void {
   if ((options.cert_path === undefined) !== (options.key_path === undefined)) {
     throw new Error('options.cert_path and options.key_path go together: set both or neither');
   }
-  const methods = [options.token !== undefined && 'token', options.username !== undefined && 'username/password', options.credentials_path !== undefined && 'credentials_path'].filter(Boolean);
+  const methods = [
+    options.token !== undefined && 'token',
+    options.username !== undefined && 'username/password',
+    options.credentials_path !== undefined && 'credentials_path',
+  ].filter(Boolean);
   if (methods.length > 1) throw new Error(`options: choose one authentication method, not ${methods.join(' and ')}`);
 }
 

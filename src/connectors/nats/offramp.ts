@@ -79,7 +79,8 @@ export const natsOfframp: OfframpType<NatsOfframpConfig> = {
         'options.reconnect_buffer_size: only 0 is possible here: nats.js keeps no publishes for a reconnect, so the offramp fails a send while disconnected (its event fails back to the source) instead of buffering it',
       );
     }
-    if (config.jetstream && config.reply !== undefined) throw new Error('reply and jetstream do not go together: a JetStream publish uses the reply subject for its PubAck');
+    if (config.jetstream && config.reply !== undefined)
+      throw new Error('reply and jetstream do not go together: a JetStream publish uses the reply subject for its PubAck');
     publishHeaders(config.headers ?? {}, undefined); // header names and values the client refuses fail the publish, not the first event
   },
   async create(config, ctx): Promise<Sink> {
@@ -145,7 +146,8 @@ function natsMeta(meta: Meta): Meta | undefined {
 function stringMeta(meta: Meta | undefined, key: 'subject' | 'reply'): string | undefined {
   const value = meta?.[key];
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'string' || value === '' || /[\s*>]/.test(value)) throw new Error(`meta nats.${key} must be a subject without spaces or wildcards, not ${JSON.stringify(value)?.slice(0, 80)}`);
+  if (typeof value !== 'string' || value === '' || /[\s*>]/.test(value))
+    throw new Error(`meta nats.${key} must be a subject without spaces or wildcards, not ${JSON.stringify(value)?.slice(0, 80)}`);
   return value;
 }
 
@@ -184,7 +186,9 @@ class Flusher {
     try {
       await Promise.race([
         this.nc.flush(),
-        new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`NATS did not confirm within ${FLUSH_TIMEOUT_MS} ms`)), FLUSH_TIMEOUT_MS))),
+        new Promise<never>(
+          (_, reject) => (timer = setTimeout(() => reject(new Error(`NATS did not confirm within ${FLUSH_TIMEOUT_MS} ms`)), FLUSH_TIMEOUT_MS)),
+        ),
       ]);
     } catch (err) {
       throw new Error(`publish not confirmed by NATS: ${describe(err)}`);

@@ -26,13 +26,19 @@ const jetstreamSchema = s.object(
     durable: s.string({
       minLength: 1,
       pattern: '^[^\\s.*>]+$',
-      description: 'durable consumer name; created on the stream (filtered on `subject`, explicit acks) when absent; processes with the same name share its messages',
+      description:
+        'durable consumer name; created on the stream (filtered on `subject`, explicit acks) when absent; processes with the same name share its messages',
     }),
-    batch: s.integer({ minimum: 1, maximum: 10000, default: 100, description: 'messages per pull; at most this many arrive after the circuit breaker is triggered' }),
+    batch: s.integer({
+      minimum: 1,
+      maximum: 10000,
+      default: 100,
+      description: 'messages per pull; at most this many arrive after the circuit breaker is triggered',
+    }),
     ack_wait_ms: s.integer({
       minimum: 1000,
       default: 30000,
-      description: 'when eddy creates the consumer: ms after which the server redelivers a message that was neither acked nor nak\'ed',
+      description: "when eddy creates the consumer: ms after which the server redelivers a message that was neither acked nor nak'ed",
     }),
   },
   {

@@ -126,7 +126,11 @@ export class OtlpHttpReceiver {
         throw new Refusal(405, UNIMPLEMENTED, `${req.method} ${path}: only POST is served`);
       }
       if (type !== 'application/x-protobuf' && type !== 'application/json') {
-        throw new Refusal(415, INVALID_ARGUMENT, `Content-Type ${JSON.stringify(req.headers['content-type'] ?? '')} is not served: use application/x-protobuf or application/json`);
+        throw new Refusal(
+          415,
+          INVALID_ARGUMENT,
+          `Content-Type ${JSON.stringify(req.headers['content-type'] ?? '')} is not served: use application/x-protobuf or application/json`,
+        );
       }
       const peer = `${req.socket.remoteAddress ?? '?'}:${req.socket.remotePort ?? 0}`.replace(/^::ffff:/, '');
       const originUri = `svc-otel://${peer}/${this.port}/${signal}`;
@@ -139,7 +143,12 @@ export class OtlpHttpReceiver {
           resources = undefined; // dropped all the same; nothing to count
         }
         const rejected = this.intake.dropped(signal, originUri, resources);
-        return this.answer(res, 200, json, encodeResponse(signal, json, { rejected, message: `this onramp has ${signal}: false; the ${signal} data was dropped` }));
+        return this.answer(
+          res,
+          200,
+          json,
+          encodeResponse(signal, json, { rejected, message: `this onramp has ${signal}: false; the ${signal} data was dropped` }),
+        );
       }
       if (!this.intake.reading()) {
         // refused before the body is read: the exporter keeps the data and sends it again after the delay
@@ -173,7 +182,11 @@ export class OtlpHttpReceiver {
   /** 503 with Retry-After: OTLP/HTTP's retryable refusal. */
   private unavailable(res: ServerResponse): Refusal {
     res.setHeader('Retry-After', String(Math.ceil(this.intake.retryDelayMs / 1000)));
-    return new Refusal(503, UNAVAILABLE, `this onramp is not reading (its circuit breaker is triggered, or no pipeline reads it yet); retry in ${this.intake.retryDelayMs} ms`);
+    return new Refusal(
+      503,
+      UNAVAILABLE,
+      `this onramp is not reading (its circuit breaker is triggered, or no pipeline reads it yet); retry in ${this.intake.retryDelayMs} ms`,
+    );
   }
 
   private answer(res: ServerResponse, status: number, json: boolean, body: Buffer): void {
@@ -198,7 +211,8 @@ export class OtlpHttpReceiver {
     try {
       for await (const chunk of stream as AsyncIterable<Buffer>) {
         size += chunk.length;
-        if (size > MAX_BODY_BYTES) throw new Refusal(413, RESOURCE_EXHAUSTED, `the body is larger than ${MAX_BODY_BYTES} bytes${stream === req ? '' : ' once decompressed'}`);
+        if (size > MAX_BODY_BYTES)
+          throw new Refusal(413, RESOURCE_EXHAUSTED, `the body is larger than ${MAX_BODY_BYTES} bytes${stream === req ? '' : ' once decompressed'}`);
         chunks.push(chunk);
       }
     } catch (err) {

@@ -101,8 +101,7 @@ export const otelOfframp: OfframpType<OtelOfframpConfig> = {
       endpoint: {
         type: 'string',
         minLength: 1,
-        description:
-          'the receiver: http://HOST:PORT (https:// for TLS); for OTLP/HTTP a base URL, to which /v1/traces, /v1/logs or /v1/metrics is appended',
+        description: 'the receiver: http://HOST:PORT (https:// for TLS); for OTLP/HTTP a base URL, to which /v1/traces, /v1/logs or /v1/metrics is appended',
       },
       protocol: {
         enum: ['grpc', 'http/protobuf', 'http/json'],
@@ -125,7 +124,11 @@ export const otelOfframp: OfframpType<OtelOfframpConfig> = {
           key: { type: 'string', minLength: 1, description: 'path of the PEM private key of cert' },
         },
       },
-      compression: { enum: ['gzip', 'none'], default: 'gzip', description: 'compression of request bodies (gzip, as the OpenTelemetry exporters and the Collector do by default)' },
+      compression: {
+        enum: ['gzip', 'none'],
+        default: 'gzip',
+        description: 'compression of request bodies (gzip, as the OpenTelemetry exporters and the Collector do by default)',
+      },
       timeout: { ...durationSchema('how long one attempt of a request may take before it counts as failed (and is retried)'), default: '10s' },
       concurrency: { type: 'integer', minimum: 1, default: 4, description: 'Export requests in flight at most; full batches beyond that wait their turn' },
       batch: {
@@ -264,8 +267,14 @@ class OtelSink implements Sink {
         const outcome: ExportOutcome = await this.transport.export(batch.signal, body);
         if (outcome.ok) {
           if (outcome.partial !== undefined) {
-            const kind = SIGNAL_SPECS[batch.signal].rejected.replace(/^rejected/, '').replace(/([A-Z])/g, ' $1').trim().toLowerCase();
-            this.ctx.logger.warn(`Offramp ${this.ctx.url}: the receiver took ${what} but rejected ${outcome.partial.rejected} ${kind}: ${outcome.partial.message || '(no message)'}`);
+            const kind = SIGNAL_SPECS[batch.signal].rejected
+              .replace(/^rejected/, '')
+              .replace(/([A-Z])/g, ' $1')
+              .trim()
+              .toLowerCase();
+            this.ctx.logger.warn(
+              `Offramp ${this.ctx.url}: the receiver took ${what} but rejected ${outcome.partial.rejected} ${kind}: ${outcome.partial.message || '(no message)'}`,
+            );
           }
           if (attempt > 1) this.ctx.logger.info(`Offramp ${this.ctx.url}: ${what} delivered on attempt ${attempt}`);
           return;
@@ -278,7 +287,9 @@ class OtelSink implements Sink {
           waiting = true;
           if (this.retrying++ === 0) this.ctx.trigger();
         }
-        this.ctx.logger.warn(`Offramp ${this.ctx.url}: attempt ${attempt} of ${this.s.attempts} to send ${what} failed (${outcome.error}); retrying in ${wait} ms`);
+        this.ctx.logger.warn(
+          `Offramp ${this.ctx.url}: attempt ${attempt} of ${this.s.attempts} to send ${what} failed (${outcome.error}); retrying in ${wait} ms`,
+        );
         if (!(await this.sleep(wait))) throw new Error(`${what} not delivered: the offramp closed while waiting to retry (${outcome.error})`);
       }
     } finally {
@@ -325,7 +336,7 @@ function eventParts(event: EddyEvent): [Signal, object[]][] {
   const values = batchValues(event.data);
   const members = Array.isArray(event.data) ? event.data : [];
   values.forEach((value, i) => {
-    const meta = ((members[i] as { data?: { meta?: Meta } } | undefined)?.data?.meta ?? {});
+    const meta = (members[i] as { data?: { meta?: Meta } } | undefined)?.data?.meta ?? {};
     const [signal, resources] = valueParts(value, meta, `batch member ${i}: `);
     const list = bySignal.get(signal) ?? [];
     bySignal.set(signal, list.concat(resources));

@@ -15,7 +15,8 @@ const configSchema = s.object({
   host: listenHost('address to listen on; the default takes exporters on this machine only (0.0.0.0 or :: for every interface)'),
   port: listenPort({ default: 4317, description: "port to listen on (OTLP/gRPC's standard port by default); 0 picks a free one" }),
   http_port: listenPort({
-    description: 'port to serve OTLP/HTTP on as well (/v1/traces, /v1/logs, /v1/metrics; 4318 is its standard port); absent: OTLP/HTTP is not served; 0 picks a free one',
+    description:
+      'port to serve OTLP/HTTP on as well (/v1/traces, /v1/logs, /v1/metrics; 4318 is its standard port); absent: OTLP/HTTP is not served; 0 picks a free one',
   }),
   logs: s.boolean({ default: true, description: 'accept logs (LogsService); when false, log exports are answered with success and dropped' }),
   metrics: s.boolean({ default: true, description: 'accept metrics (MetricsService); when false, metric exports are answered with success and dropped' }),
@@ -106,7 +107,10 @@ export const otelOnramp: OnrampType<Static<typeof configSchema>> = {
     const tls = config.tls;
     const identity = tls === undefined ? undefined : readServerTls(tls);
     const grpcIdentity = identity === undefined ? undefined : new GrpcIdentity(identity);
-    const credentials = grpcIdentity === undefined || tls === undefined ? ServerCredentials.createInsecure() : grpcServerCredentials(grpcIdentity, tls.ca !== undefined, tls.require_client_cert);
+    const credentials =
+      grpcIdentity === undefined || tls === undefined
+        ? ServerCredentials.createInsecure()
+        : grpcServerCredentials(grpcIdentity, tls.ca !== undefined, tls.require_client_cert);
     const server = new Server();
     let subscriber: Subscriber<Frame> | undefined;
     let paused = false;
@@ -207,7 +211,8 @@ export const otelOnramp: OnrampType<Static<typeof configSchema>> = {
       pause: () => void (paused = true),
       resume() {
         paused = false;
-        if (refused > 0) ctx.logger.info(`otel onramp ${ctx.url}: refused ${refused} export requests (UNAVAILABLE) while not reading; exporters that retry send them again`);
+        if (refused > 0)
+          ctx.logger.info(`otel onramp ${ctx.url}: refused ${refused} export requests (UNAVAILABLE) while not reading; exporters that retry send them again`);
         refused = 0;
       },
       close: () =>

@@ -157,10 +157,13 @@ export function signalOf(value: unknown, declared: unknown): Signal {
   const found = SIGNALS.filter((s) => SIGNAL_SPECS[s].scopes in value || SIGNAL_SPECS[s].resources in value);
   if (found.length > 1) throw new Error(`the event data holds more than one signal (${found.join(', ')})`);
   const [inData] = found;
-  if (inData !== undefined && declared !== undefined && inData !== declared) throw new Error(`meta otel.signal says ${declared as string} but the data holds ${inData}`);
+  if (inData !== undefined && declared !== undefined && inData !== declared)
+    throw new Error(`meta otel.signal says ${declared as string} but the data holds ${inData}`);
   const signal = inData ?? (declared as Signal | undefined);
   if (signal === undefined) {
-    throw new Error('cannot tell the signal: the data has no scopeSpans, scopeLogs or scopeMetrics (nor resourceSpans, resourceLogs, resourceMetrics) and meta otel.signal is not set');
+    throw new Error(
+      'cannot tell the signal: the data has no scopeSpans, scopeLogs or scopeMetrics (nor resourceSpans, resourceLogs, resourceMetrics) and meta otel.signal is not set',
+    );
   }
   return signal;
 }
@@ -244,7 +247,17 @@ function dataPoints(metric: Record<string, unknown>): number {
 }
 
 /** The OTLP/JSON fields that hold 64-bit integers (decimal strings in JSON): a string there must be one, which protobufjs would read as 0 otherwise. */
-const INT64_FIELDS = new Set(['timeUnixNano', 'startTimeUnixNano', 'endTimeUnixNano', 'observedTimeUnixNano', 'intValue', 'asInt', 'count', 'zeroCount', 'bucketCounts']);
+const INT64_FIELDS = new Set([
+  'timeUnixNano',
+  'startTimeUnixNano',
+  'endTimeUnixNano',
+  'observedTimeUnixNano',
+  'intValue',
+  'asInt',
+  'count',
+  'zeroCount',
+  'bucketCounts',
+]);
 const INTEGER = /^-?\d+$/;
 const HEX = /^(?:[0-9a-fA-F]{2})*$/;
 

@@ -48,7 +48,15 @@ export interface Transport {
  * gRPC codes the OTLP spec lists as retryable ("Failures" in the OTLP/gRPC
  * section): the request may be sent again. Every other code fails the batch.
  */
-const RETRYABLE_GRPC = new Set([status.CANCELLED, status.DEADLINE_EXCEEDED, status.RESOURCE_EXHAUSTED, status.ABORTED, status.OUT_OF_RANGE, status.UNAVAILABLE, status.DATA_LOSS]);
+const RETRYABLE_GRPC = new Set([
+  status.CANCELLED,
+  status.DEADLINE_EXCEEDED,
+  status.RESOURCE_EXHAUSTED,
+  status.ABORTED,
+  status.OUT_OF_RANGE,
+  status.UNAVAILABLE,
+  status.DATA_LOSS,
+]);
 /** Client-side TLS failures (Node's error codes): the receiver's certificate is not trusted, which no retry changes. */
 const TLS_REFUSALS = /^(ERR_TLS_|CERT_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|UNABLE_TO_(GET|VERIFY)_)/;
 /** HTTP answers the OTLP/HTTP spec lists as retryable. */
@@ -91,7 +99,10 @@ class GrpcTransport implements Transport {
       creds = credentials.createInsecure();
     }
     // grpc-js compresses each message with gzip when asked (algorithm 2), as the Collector's exporter does by default
-    const channelOptions: Record<string, number> = { 'grpc.max_reconnect_backoff_ms': options.reconnectMaxMs, 'grpc.initial_reconnect_backoff_ms': Math.min(1000, options.reconnectMaxMs) };
+    const channelOptions: Record<string, number> = {
+      'grpc.max_reconnect_backoff_ms': options.reconnectMaxMs,
+      'grpc.initial_reconnect_backoff_ms': Math.min(1000, options.reconnectMaxMs),
+    };
     if (options.compression === 'gzip') channelOptions['grpc.default_compression_algorithm'] = 2;
     // a URL without a port means its scheme's (80, 443), as for OTLP/HTTP: grpc-js alone would take 443 for both
     const port = endpoint.port || (endpoint.protocol === 'https:' ? '443' : '80');

@@ -219,8 +219,10 @@ function toRow(data: unknown, member: number | undefined): Row {
       throw new Error(`postgres offramp: ${where}, field ${JSON.stringify(key)}: a field record {fieldType, name, value} is needed`);
     }
     const { fieldType, name, value } = record as { fieldType?: unknown; name?: unknown; value: unknown };
-    if (fieldType !== undefined && typeof fieldType !== 'string') throw new Error(`postgres offramp: ${where}, field ${JSON.stringify(key)}: fieldType must be a string`);
-    if (name !== undefined && (typeof name !== 'string' || name === '')) throw new Error(`postgres offramp: ${where}, field ${JSON.stringify(key)}: name must be a non-empty string`);
+    if (fieldType !== undefined && typeof fieldType !== 'string')
+      throw new Error(`postgres offramp: ${where}, field ${JSON.stringify(key)}: fieldType must be a string`);
+    if (name !== undefined && (typeof name !== 'string' || name === ''))
+      throw new Error(`postgres offramp: ${where}, field ${JSON.stringify(key)}: name must be a non-empty string`);
     const column = quoteIdent(name ?? key);
     if (row.has(column)) throw new Error(`postgres offramp: ${where}: column ${column} is given twice`);
     try {

@@ -31,7 +31,9 @@ export function parseSubscription(value: string): SubscriptionName {
   const full = FULL_NAME.exec(value);
   const id = full ? full[2] : value;
   if (!SUBSCRIPTION_ID.test(id)) {
-    throw new Error(`subscription: '${value}' is not a subscription id (3 to 255 letters, digits or - _ . ~ + %, a letter first) nor projects/<project>/subscriptions/<id>`);
+    throw new Error(
+      `subscription: '${value}' is not a subscription id (3 to 255 letters, digits or - _ . ~ + %, a letter first) nor projects/<project>/subscriptions/<id>`,
+    );
   }
   if (full && !PROJECT_ID.test(full[1])) throw new Error(`subscription: '${full[1]}' is not a project id`);
   return full ? { id, project: full[1] } : { id };
@@ -41,16 +43,18 @@ export function parseSubscription(value: string): SubscriptionName {
 export const subscriptionProperties = {
   subscription: s.string({
     minLength: 1,
-    description: 'the subscription to pull from: its id (the project is then project_id, or the credentials file\'s) or its full name projects/<project>/subscriptions/<id>',
+    description:
+      "the subscription to pull from: its id (the project is then project_id, or the credentials file's) or its full name projects/<project>/subscriptions/<id>",
   }),
   pem: s.string({
     minLength: 1,
     description:
-      'path of the credentials file (the service account\'s JSON key file); absent: Application Default Credentials (the file GOOGLE_APPLICATION_CREDENTIALS names, or the metadata server on Google Cloud)',
+      "path of the credentials file (the service account's JSON key file); absent: Application Default Credentials (the file GOOGLE_APPLICATION_CREDENTIALS names, or the metadata server on Google Cloud)",
   }),
   project_id: s.string({
     minLength: 1,
-    description: 'the project of the subscription; absent: the one of a full subscription name, else of the credentials file, else the one Application Default Credentials find',
+    description:
+      'the project of the subscription; absent: the one of a full subscription name, else of the credentials file, else the one Application Default Credentials find',
   }),
 };
 

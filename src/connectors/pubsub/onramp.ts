@@ -20,7 +20,8 @@ const configSchema = s.object(
     max_bytes: s.integer({
       minimum: 1024,
       default: 67108864,
-      description: 'bytes of message data delivered to eddy and not yet acked or nacked, at most (flow control; one message is let through even when it is larger)',
+      description:
+        'bytes of message data delivered to eddy and not yet acked or nacked, at most (flow control; one message is let through even when it is larger)',
     }),
     on_decode_error: {
       // `type` beside the enum, as it always was: a value that is not a string is told "must be string"
@@ -251,7 +252,9 @@ class PubsubSource implements OnrampSource {
     // first, so that closing cancels started calls: a deactivation in the same turn as the
     // activation included. (Removing the last message listener closes the subscriber too, so the
     // listener stays until then; it nacks what still arrives, since this.subscription moved on.)
-    this.closing = this.setupSettled.then(() => subscription.close()).catch((err: unknown) => this.ctx.logger.debug(`pubsub onramp ${this.ctx.url}: closing the subscriber: ${describe(err)}`));
+    this.closing = this.setupSettled
+      .then(() => subscription.close())
+      .catch((err: unknown) => this.ctx.logger.debug(`pubsub onramp ${this.ctx.url}: closing the subscriber: ${describe(err)}`));
     return this.closing;
   }
 

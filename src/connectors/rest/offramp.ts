@@ -50,7 +50,18 @@ const CONNECTION_LOST = new Set([
  * client sets itself: taken from `$request.headers` (a rest onramp's request,
  * relayed) they would be wrong for this request, so they are left out.
  */
-const HOP_BY_HOP = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect', 'proxy-connection']);
+const HOP_BY_HOP = new Set([
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'te',
+  'trailer',
+  'expect',
+  'proxy-connection',
+]);
 
 const FIRST_RETRY_MS = 100;
 const MAX_RETRY_MS = 5000;
@@ -244,7 +255,8 @@ class RestSink implements Sink {
     if (p.error) throw this.failure(event, p.error.message);
     if (ctx.linked && event.isBatch) throw this.failure(event, 'a linked rest offramp cannot send a batch: its response could not be matched to one event');
     const body = p.method === 'GET' || p.method === 'HEAD' ? null : payloads.length === 1 ? payloads[0] : Buffer.concat(payloads);
-    if (p.deadline !== undefined && ctx.scheduler.now() >= p.deadline) throw this.failure(event, expired(p.deadline, ctx.scheduler.now(), 'reached the offramp'));
+    if (p.deadline !== undefined && ctx.scheduler.now() >= p.deadline)
+      throw this.failure(event, expired(p.deadline, ctx.scheduler.now(), 'reached the offramp'));
     const turn = this.slots.acquire();
     if (turn !== true && !(await turn)) throw new Error('the offramp closed before the request was sent');
     // checked again when the turn comes, right before sending: the wait for a slot may have outlasted it
@@ -279,7 +291,9 @@ class RestSink implements Sink {
     } catch (err) {
       const code = (err as { code?: string }).code;
       if (code !== undefined && CONNECTION_LOST.has(code)) this.reconnect.lost(p.target);
-      throw Object.assign(this.failure(event, `${p.method} ${p.target.origin}${p.target.path}: ${(err as Error).message}${code ? ` (${code})` : ''}`), { code });
+      throw Object.assign(this.failure(event, `${p.method} ${p.target.origin}${p.target.path}: ${(err as Error).message}${code ? ` (${code})` : ''}`), {
+        code,
+      });
     } finally {
       this.slots.release();
     }
@@ -309,7 +323,8 @@ class RestSink implements Sink {
       if (request !== undefined && request !== null) {
         if (typeof request !== 'object') throw new Error('$request must be a record with method and headers');
         if (request.method !== undefined) {
-          if (typeof request.method !== 'string' || !/^[A-Za-z]+$/.test(request.method)) throw new Error(`$request.method: not a method: ${JSON.stringify(request.method)}`);
+          if (typeof request.method !== 'string' || !/^[A-Za-z]+$/.test(request.method))
+            throw new Error(`$request.method: not a method: ${JSON.stringify(request.method)}`);
           m = request.method.toUpperCase();
         }
         if (request.headers !== undefined) headers = withOverrides(baseHeaders, endToEnd(headerValues(request.headers, '$request.headers')));

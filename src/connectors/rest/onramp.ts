@@ -17,7 +17,8 @@ const configSchema = s.object({
   timeout: s.integer({
     minimum: 1,
     default: 10000,
-    description: 'linked only: ms from the arrival of a request to its answer: the reply, else 504 (503 with Retry-After when backpressure kept it out of the flow)',
+    description:
+      'linked only: ms from the arrival of a request to its answer: the reply, else 504 (503 with Retry-After when backpressure kept it out of the flow)',
   }),
   max_body_bytes: s.integer({ minimum: 0, default: 10485760, description: 'largest request body read; a larger one is answered 413 and makes no event' }),
   tls: serverTls('serve HTTPS with this certificate (the files are reloaded when they change); absent: plain HTTP'),
@@ -192,7 +193,9 @@ class RestSource implements OnrampSource {
   reply(reply: OnrampReply): void {
     const keys = reply.ids.map(idKey);
     if (keys.length === 0) {
-      this.ctx.logger.warn(`Onramp ${this.ctx.url}: a reply that answers none of this onramp's events (id ${reply.event.id.uid}:${reply.event.id.seq}); dropped`);
+      this.ctx.logger.warn(
+        `Onramp ${this.ctx.url}: a reply that answers none of this onramp's events (id ${reply.event.id.uid}:${reply.event.id.seq}); dropped`,
+      );
       return;
     }
     const waiters = this.waiters;
@@ -430,7 +433,6 @@ interface ReplyResponse {
   headers: Record<string, string | string[]>;
   body: Buffer;
 }
-
 
 function answer(res: ServerResponse, status: number): void {
   res.writeHead(status, { 'content-length': '0' });

@@ -9,7 +9,11 @@ import { listenHost, listenPort, serverTls } from '../../schema/fields';
 import { readServerTls, reloadOnChange, serverOptions } from '../_shared/tls';
 
 const configSchema = s.object(
-  { host: listenHost(), port: listenPort(), tls: serverTls('accept TLS connections with this certificate (the files are reloaded when they change); absent: plaintext') },
+  {
+    host: listenHost(),
+    port: listenPort(),
+    tls: serverTls('accept TLS connections with this certificate (the files are reloaded when they change); absent: plaintext'),
+  },
   { required: ['port'] },
 );
 

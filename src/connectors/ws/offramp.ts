@@ -157,7 +157,9 @@ class Connection {
     if (!socket || socket.readyState !== WebSocket.OPEN) throw new Error(`not connected to ${this.url}`);
     if (this.ctx.linked) this.remember(event);
     try {
-      await Promise.all(payloads.map((payload) => new Promise<void>((resolve, reject) => socket.send(payload, { binary }, (err) => (err ? reject(err) : resolve())))));
+      await Promise.all(
+        payloads.map((payload) => new Promise<void>((resolve, reject) => socket.send(payload, { binary }, (err) => (err ? reject(err) : resolve())))),
+      );
     } catch (err) {
       this.forget(event);
       throw new Error(`sending to ${this.url} failed: ${(err as Error).message}`);

@@ -113,7 +113,9 @@ export const wsOnramp: OnrampType<WsOnrampConfig> = {
   example: { host: '127.0.0.1', port: 0 },
   validate(config) {
     if (config.reply_close_bytes <= config.reply_pause_bytes) {
-      throw new Error(`reply_close_bytes: must be greater than reply_pause_bytes (${config.reply_close_bytes} <= ${config.reply_pause_bytes}): a client is paused before it is closed`);
+      throw new Error(
+        `reply_close_bytes: must be greater than reply_pause_bytes (${config.reply_close_bytes} <= ${config.reply_pause_bytes}): a client is paused before it is closed`,
+      );
     }
     if (config.tls !== undefined) readServerTls(config.tls);
   },
@@ -268,7 +270,9 @@ class WsSource implements WsOnrampSource {
         [idKey(id)],
         conn,
         (answer) => this.deliver(conn, answer),
-        (end) => end === 'timeout' && this.ctx.logger.debug(`Onramp ${this.ctx.url}: no reply to ${idKey(id)} from ${conn.originUri} within ${this.config.timeout} ms`),
+        (end) =>
+          end === 'timeout' &&
+          this.ctx.logger.debug(`Onramp ${this.ctx.url}: no reply to ${idKey(id)} from ${conn.originUri} within ${this.config.timeout} ms`),
       );
     }
   }
@@ -292,7 +296,9 @@ class WsSource implements WsOnrampSource {
       throw new Error(error);
     }
     if (!this.waiters.answer(keys, { payloads, binary: event.meta.binary === true })) {
-      this.ctx.logger.debug(`Onramp ${this.ctx.url}: reply to ${keys.join(',') || 'no event of this onramp'} dropped: nothing waits for it (answered, timed out, or its connection closed)`);
+      this.ctx.logger.debug(
+        `Onramp ${this.ctx.url}: reply to ${keys.join(',') || 'no event of this onramp'} dropped: nothing waits for it (answered, timed out, or its connection closed)`,
+      );
     }
   }
 
@@ -322,7 +328,9 @@ class WsSource implements WsOnrampSource {
     if (unsent >= reply_pause_bytes && !conn.overfull) {
       conn.overfull = true;
       conn.read(this.reading);
-      this.ctx.logger.debug(`Onramp ${this.ctx.url}: ${unsent} bytes of replies to ${conn.originUri} unsent; not reading it until they fall to ${reply_pause_bytes / 2}`);
+      this.ctx.logger.debug(
+        `Onramp ${this.ctx.url}: ${unsent} bytes of replies to ${conn.originUri} unsent; not reading it until they fall to ${reply_pause_bytes / 2}`,
+      );
     }
   }
 

@@ -52,7 +52,8 @@ export const collect: AggregateFunction = {
   description: `the values in arrival order as a list, at most limit of them (default ${COLLECT_DEFAULT_LIMIT}, 1 to ${COLLECT_MAX_LIMIT}); the ones past it are counted in meta dropped; [] when empty`,
   prepare(constants) {
     checkConstantCount('collect', 1, CONSTANTS, 1, constants);
-    const limit = constants.length === 0 ? COLLECT_DEFAULT_LIMIT : integerConstant('collect', constantLabel(1, CONSTANTS, 0), constants[0], 1, COLLECT_MAX_LIMIT);
+    const limit =
+      constants.length === 0 ? COLLECT_DEFAULT_LIMIT : integerConstant('collect', constantLabel(1, CONSTANTS, 0), constants[0], 1, COLLECT_MAX_LIMIT);
     return () => new Collect(limit);
   },
 };

@@ -171,4 +171,7 @@ export const variance = moments(
   'variance',
   "the population variance (divides by n, not n - 1), a double (Welford's algorithm, stable when the mean is large beside the spread); null when empty, 0 for one event",
 );
-export const stddev = moments('stddev', 'the population standard deviation (square root of the population variance), a double (Welford); null when empty, 0 for one event');
+export const stddev = moments(
+  'stddev',
+  'the population standard deviation (square root of the population variance), a double (Welford); null when empty, 0 for one event',
+);

@@ -61,7 +61,9 @@ export function checkConstantCount(fn: string, eventArgs: number, names: readonl
   if (constants.length >= least && constants.length <= names.length) return;
   const wanted = least === names.length ? `${least}` : `${least} to ${names.length}`;
   const list = names.length === 0 ? 'none' : names.join(', ');
-  throw new Error(`${fn}: takes ${wanted} constant argument${names.length === 1 ? '' : 's'} after its ${eventArgs} per-event one${eventArgs === 1 ? '' : 's'} (${list}), got ${constants.length}`);
+  throw new Error(
+    `${fn}: takes ${wanted} constant argument${names.length === 1 ? '' : 's'} after its ${eventArgs} per-event one${eventArgs === 1 ? '' : 's'} (${list}), got ${constants.length}`,
+  );
 }
 
 /** "argument 2 (q)": how a constant is named in messages. */

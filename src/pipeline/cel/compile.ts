@@ -194,7 +194,12 @@ function call(fn: string, target: Expr | undefined, argExprs: Expr[], sc: Scope)
     const fast = append(argExprs, sc, sc.ownedAccu);
     if (fast !== undefined) return fast;
   }
-  if (target !== undefined) return method(fn, node(target, sc), argExprs.map((x) => node(x, sc)));
+  if (target !== undefined)
+    return method(
+      fn,
+      node(target, sc),
+      argExprs.map((x) => node(x, sc)),
+    );
   const args = argExprs.map((x) => node(x, sc));
   const [x, y, z] = args;
   switch (fn) {

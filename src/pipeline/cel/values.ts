@@ -167,7 +167,13 @@ export function add(a: unknown, b: unknown): unknown {
     out.set(b, (a as Uint8Array).length);
     return out;
   }
-  return arith('_+_', a, b, (x, y) => x + y, (x, y) => x + y);
+  return arith(
+    '_+_',
+    a,
+    b,
+    (x, y) => x + y,
+    (x, y) => x + y,
+  );
 }
 
 export function sub(a: unknown, b: unknown): unknown {
@@ -175,7 +181,13 @@ export function sub(a: unknown, b: unknown): unknown {
     const r = a - b;
     if (Number.isSafeInteger(r)) return r + 0;
   }
-  return arith('_-_', a, b, (x, y) => x - y, (x, y) => x - y);
+  return arith(
+    '_-_',
+    a,
+    b,
+    (x, y) => x - y,
+    (x, y) => x - y,
+  );
 }
 
 export function mul(a: unknown, b: unknown): unknown {
@@ -184,7 +196,13 @@ export function mul(a: unknown, b: unknown): unknown {
     const r = a * b;
     if (Number.isSafeInteger(r)) return r + 0;
   }
-  return arith('_*_', a, b, (x, y) => x * y, (x, y) => x * y);
+  return arith(
+    '_*_',
+    a,
+    b,
+    (x, y) => x * y,
+    (x, y) => x * y,
+  );
 }
 
 export function div(a: unknown, b: unknown): unknown {
@@ -196,7 +214,13 @@ export function div(a: unknown, b: unknown): unknown {
     if (y === 0n) throw new CelEvalError(`${KIND_NAMES[ka]} divide by zero`);
     if (ka === Kind.Int && y === -1n && big(a) === INT_MIN) throw new CelEvalError('int overflow during divide by -1');
   }
-  return arith('_/_', a, b, (x, y) => x / y, (x, y) => x / y);
+  return arith(
+    '_/_',
+    a,
+    b,
+    (x, y) => x / y,
+    (x, y) => x / y,
+  );
 }
 
 export function mod(a: unknown, b: unknown): unknown {
@@ -530,7 +554,18 @@ export function toStr(x: unknown): string {
   }
 }
 
-const BOOL_STRINGS: Record<string, boolean> = { true: true, True: true, TRUE: true, t: true, '1': true, false: false, False: false, FALSE: false, f: false, '0': false };
+const BOOL_STRINGS: Record<string, boolean> = {
+  true: true,
+  True: true,
+  TRUE: true,
+  t: true,
+  '1': true,
+  false: false,
+  False: false,
+  FALSE: false,
+  f: false,
+  '0': false,
+};
 
 export function toBool(x: unknown): boolean {
   if (typeof x === 'boolean') return x;

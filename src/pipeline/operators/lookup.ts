@@ -63,7 +63,10 @@ function compile(config: LookupConfig, nodeId: string): Plan {
   const meta = parts[0] === 'meta' && parts.length > 1;
   let every: number;
   try {
-    every = 'postgres' in config.table ? durationMs(config.table.postgres.refresh ?? '30s', 'table.postgres.refresh') : durationMs(config.table.check_every ?? '1s', 'table.check_every');
+    every =
+      'postgres' in config.table
+        ? durationMs(config.table.postgres.refresh ?? '30s', 'table.postgres.refresh')
+        : durationMs(config.table.check_every ?? '1s', 'table.check_every');
   } catch (err) {
     throw invalid(`${where}: ${(err as Error).message}`);
   }
@@ -92,7 +95,9 @@ export function lookupNode(config: LookupConfig, ctx: OperatorContext): Operator
       return;
     }
     if (row !== undefined) {
-      const enriched = plan.into.meta ? { ...event, meta: setPath(event.meta, plan.into.path, row) as Record<string, unknown> } : { ...event, data: setPath(event.data, plan.into.path, row) };
+      const enriched = plan.into.meta
+        ? { ...event, meta: setPath(event.meta, plan.into.path, row) as Record<string, unknown> }
+        : { ...event, data: setPath(event.data, plan.into.path, row) };
       out.next({ port: 'out', event: enriched });
     } else if (plan.onMiss === 'pass') out.next({ port: 'out', event });
     else if (plan.onMiss === 'port') out.next({ port: 'miss', event });
@@ -110,7 +115,8 @@ export function lookupNode(config: LookupConfig, ctx: OperatorContext): Operator
         const refresh = async () => {
           const failed = await table.refresh();
           if (stopped) return;
-          if (failed) ctx.logger?.warn(`${where}: the table was not (re)loaded, ${table.rows.size} row${table.rows.size === 1 ? '' : 's'} kept: ${failed.message}`);
+          if (failed)
+            ctx.logger?.warn(`${where}: the table was not (re)loaded, ${table.rows.size} row${table.rows.size === 1 ? '' : 's'} kept: ${failed.message}`);
           if (waiting && table instanceof PostgresTable && table.loaded) {
             const held = waiting;
             waiting = undefined;

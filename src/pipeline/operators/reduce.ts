@@ -22,13 +22,10 @@ const configSchema = s.object(
     timeout: durationSchema('a reduction is emitted after this long without an event of its group (default 30s)'),
     max_events: s.integer({ minimum: 1, description: 'a reduction is emitted at this many events (default 1000)' }),
     max_groups: s.integer({ minimum: 1, description: 'open reductions at once; an event of a new group past it goes to overflow (default 10000)' }),
-    merge: s.record(
-      s.anyOf([strategyEnum, s.object({ strategy: strategyEnum, separator: s.string() }, { required: ['strategy'] })]),
-      {
-        description:
-          "field -> strategy (first, last, concat, concat_newline, array, sum, min, max) or {strategy: concat, separator}; other fields keep the first event's value",
-      },
-    ),
+    merge: s.record(s.anyOf([strategyEnum, s.object({ strategy: strategyEnum, separator: s.string() }, { required: ['strategy'] })]), {
+      description:
+        "field -> strategy (first, last, concat, concat_newline, array, sum, min, max) or {strategy: concat, separator}; other fields keep the first event's value",
+    }),
   },
   { description: 'Merges consecutive events of a group into one until ends_when, before starts_when, at max_events or after a quiet timeout.' },
 );
@@ -182,7 +179,8 @@ function bool(value: unknown): boolean {
  */
 function reduced(members: readonly EddyEvent[], merges: readonly FieldMerge[], id: EventId): EddyEvent {
   const first = members[0];
-  const base = first.data !== null && typeof first.data === 'object' && !Array.isArray(first.data) ? (first.data as Record<string, unknown>) : { value: first.data };
+  const base =
+    first.data !== null && typeof first.data === 'object' && !Array.isArray(first.data) ? (first.data as Record<string, unknown>) : { value: first.data };
   const data: Record<string, unknown> = { ...base };
   for (const m of merges) {
     const values = members.map((e) => (e.data as Record<string, unknown> | null)?.[m.field]).filter((v) => v !== undefined);

@@ -60,7 +60,8 @@ function compile(config: SampleConfig, nodeId: string): { key?: EventExpression;
   } catch (err) {
     throw invalid(`${where}: key: ${(err as Error).message}`);
   }
-  if (config.max_keys !== undefined && (config.per_second === undefined || key === undefined)) throw invalid(`${where}: max_keys: only with per_second and key`);
+  if (config.max_keys !== undefined && (config.per_second === undefined || key === undefined))
+    throw invalid(`${where}: max_keys: only with per_second and key`);
   const decide = () => (config.one_in !== undefined ? oneIn(config.one_in, key !== undefined) : perSecond(config.per_second!, config.max_keys ?? 10_000));
   return { key, decide };
 }

@@ -282,7 +282,11 @@ class WriteAheadLog implements WalNode {
     }
     if (gone.length === 0) return;
     try {
-      whenReady(this.storage.remove(gone), () => undefined, (err) => this.fail(err));
+      whenReady(
+        this.storage.remove(gone),
+        () => undefined,
+        (err) => this.fail(err),
+      );
     } catch (err) {
       this.fail(err);
     }

@@ -113,7 +113,13 @@ export function windowAggregateNode(config: WindowAggregateConfig, ctx: Operator
     ports: ['late', 'overflow', 'err'],
     apply: (input) =>
       new Observable<PortEvent>((subscriber) => {
-        const aggregator = new Aggregator(plan, ctx.scheduler, (out) => subscriber.next(out), (i) => ctx.insight(i), nodeUrl(ctx));
+        const aggregator = new Aggregator(
+          plan,
+          ctx.scheduler,
+          (out) => subscriber.next(out),
+          (i) => ctx.insight(i),
+          nodeUrl(ctx),
+        );
         current = aggregator;
         const sub = input.subscribe({
           next: (event) => aggregator.push(event),

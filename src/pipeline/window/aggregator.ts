@@ -188,7 +188,9 @@ export class Aggregator {
       this.emit({ port: windows, event });
       return;
     }
-    const member: Member | undefined = event.transactional ? { event: withoutData(event), open: windows instanceof Window ? 1 : windows.length, settled: false } : undefined;
+    const member: Member | undefined = event.transactional
+      ? { event: withoutData(event), open: windows instanceof Window ? 1 : windows.length, settled: false }
+      : undefined;
     try {
       // a tumbling window (the common case): the one window, without arrays
       if (windows instanceof Window) this.add(windows, windows.groups.get(key), key, groupValues, values, event, member);
@@ -208,7 +210,15 @@ export class Aggregator {
   }
 
   /** The event into one of its windows' `group` (made when undefined). */
-  private add(w: Window, group: Group | undefined, key: string, groupValues: readonly unknown[], values: (readonly unknown[])[], event: EddyEvent, member: Member | undefined): void {
+  private add(
+    w: Window,
+    group: Group | undefined,
+    key: string,
+    groupValues: readonly unknown[],
+    values: (readonly unknown[])[],
+    event: EddyEvent,
+    member: Member | undefined,
+  ): void {
     if (!group) w.groups.set(key, (group = new Group(groupFields(this.plan.groupBy, groupValues), this.plan.calls)));
     group.first ??= { ingestNs: event.ingestNs, originUri: event.originUri };
     for (let i = 0; i < values.length; i++) group.accumulators[i].add(values[i]);

@@ -33,7 +33,9 @@ export function compileCall(field: string, source: string): AggregateCall {
   const most = fn.eventArgs + fn.constants.length;
   if (args.length < required || args.length > most) {
     const names = [...Array.from({ length: fn.eventArgs }, (_, i) => (fn.eventArgs === 1 ? 'value' : `value${i + 1}`)), ...fn.constants];
-    throw new Error(`${name}(${names.join(', ')}) takes ${required === most ? most : `${required} to ${most}`} argument${most === 1 ? '' : 's'}, got ${args.length}`);
+    throw new Error(
+      `${name}(${names.join(', ')}) takes ${required === most ? most : `${required} to ${most}`} argument${most === 1 ? '' : 's'}, got ${args.length}`,
+    );
   }
   const compiled = args.slice(0, fn.eventArgs).map((arg, i) => {
     if (arg === 'event') return WHOLE_EVENT;

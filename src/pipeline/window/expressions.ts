@@ -89,7 +89,15 @@ const FIELD_PATH = /^\s*event((?:\s*\.\s*[A-Za-z_][A-Za-z0-9_]*)+)\s*$/;
 export function compileEventExpression(source: string): EventExpression {
   const program = compileCel(source);
   const path = FIELD_PATH.exec(source);
-  if (path) return new FieldRead(source, program, path[1].split('.').slice(1).map((name) => name.trim()));
+  if (path)
+    return new FieldRead(
+      source,
+      program,
+      path[1]
+        .split('.')
+        .slice(1)
+        .map((name) => name.trim()),
+    );
   return new CelExpression(source, program);
 }
 

@@ -31,7 +31,9 @@ export type WindowConfig = Input<typeof windowSchema>;
 export function windowSpec(config: WindowConfig): WindowSpec {
   const given = (['size', 'gap', 'count'] as const).filter((k) => config[k] !== undefined);
   if (given.length !== 1) {
-    throw new Error(`window: give exactly one of size (tumbling, or sliding with hop), gap (session) or count, got ${given.length === 0 ? 'none' : given.join(' and ')}`);
+    throw new Error(
+      `window: give exactly one of size (tumbling, or sliding with hop), gap (session) or count, got ${given.length === 0 ? 'none' : given.join(' and ')}`,
+    );
   }
   if (config.hop !== undefined && config.size === undefined) throw new Error('window.hop: only with window.size (a sliding window)');
   if (config.count !== undefined) return { kind: 'count', count: config.count };

@@ -2,4 +2,6 @@ import { lz4 as format, attempt } from '../shared/compression';
 import { mapPostprocessor } from '../shared/frame-map';
 
 /** lz4: compresses each frame as lz4, frame format. */
-export const lz4Compress = mapPostprocessor('lz4', 'Compresses each frame as lz4, frame format.', (frame) => attempt('lz4', (data) => format.compress!(data), frame));
+export const lz4Compress = mapPostprocessor('lz4', 'Compresses each frame as lz4, frame format.', (frame) =>
+  attempt('lz4', (data) => format.compress!(data), frame),
+);

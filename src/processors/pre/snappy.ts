@@ -2,4 +2,6 @@ import { snappy as format, attempt } from '../shared/compression';
 import { mapPreprocessor } from '../shared/frame-map';
 
 /** snappy: decompresses each chunk as snappy, framing format. */
-export const snappyDecompress = mapPreprocessor('snappy', 'Decompresses each chunk as snappy, framing format.', (chunk) => attempt('snappy', format.decompress, chunk));
+export const snappyDecompress = mapPreprocessor('snappy', 'Decompresses each chunk as snappy, framing format.', (chunk) =>
+  attempt('snappy', format.decompress, chunk),
+);

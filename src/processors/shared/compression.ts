@@ -31,7 +31,12 @@ export const gzip: CompressionFormat = {
 export const zlibFormat: CompressionFormat = {
   name: 'zlib',
   // the CMF/FLG pairs zlib writes at its four compression levels
-  magic: [[0x78, 0x01], [0x78, 0x5e], [0x78, 0x9c], [0x78, 0xda]],
+  magic: [
+    [0x78, 0x01],
+    [0x78, 0x5e],
+    [0x78, 0x9c],
+    [0x78, 0xda],
+  ],
   decompress: (data) => zlib.inflateSync(data),
   compress: (data) => zlib.deflateSync(data),
 };

@@ -41,4 +41,3 @@ export class LivenessCheck {
     return { status: 'ok' };
   }
 }
-

@@ -75,13 +75,32 @@ class RuntimeMetrics {
 
   constructor(private readonly prom: typeof PromClient) {
     this.registry = new prom.Registry();
-    this.events = this.counter('eddy_port_events_total', 'Events through a port: direction in = entering the instance, out = leaving it', [...INSTANCE, 'port', 'direction']);
-    this.errors = this.counter('eddy_ramp_errors_total', 'Onramp: input that could not be decoded; offramp: events that could not be encoded or sent', INSTANCE);
-    this.bytes = this.counter('eddy_ramp_bytes_total', 'Onramp: bytes read (direction in); offramp: bytes encoded for sending (direction out)', [...INSTANCE, 'direction']);
-    this.breakerOpen = this.gauge('eddy_circuit_breaker_open', '1 while the circuit breaker is open: an onramp paused, an offramp holding its sources back; 0 when closed', INSTANCE);
+    this.events = this.counter('eddy_port_events_total', 'Events through a port: direction in = entering the instance, out = leaving it', [
+      ...INSTANCE,
+      'port',
+      'direction',
+    ]);
+    this.errors = this.counter(
+      'eddy_ramp_errors_total',
+      'Onramp: input that could not be decoded; offramp: events that could not be encoded or sent',
+      INSTANCE,
+    );
+    this.bytes = this.counter('eddy_ramp_bytes_total', 'Onramp: bytes read (direction in); offramp: bytes encoded for sending (direction out)', [
+      ...INSTANCE,
+      'direction',
+    ]);
+    this.breakerOpen = this.gauge(
+      'eddy_circuit_breaker_open',
+      '1 while the circuit breaker is open: an onramp paused, an offramp holding its sources back; 0 when closed',
+      INSTANCE,
+    );
     this.breakerTriggers = this.counter('eddy_circuit_breaker_triggers_total', 'How often the circuit breaker opened', INSTANCE);
     this.breakerRestores = this.counter('eddy_circuit_breaker_restores_total', 'How often the circuit breaker closed again', INSTANCE);
-    this.connectionsClosed = this.counter('eddy_onramp_connections_closed_total', 'Connections an onramp closed itself, by reason (unread_replies: a linked ws client that did not read its replies)', [...INSTANCE, 'reason']);
+    this.connectionsClosed = this.counter(
+      'eddy_onramp_connections_closed_total',
+      'Connections an onramp closed itself, by reason (unread_replies: a linked ws client that did not read its replies)',
+      [...INSTANCE, 'reason'],
+    );
     this.inFlight = this.gauge('eddy_offramp_in_flight_sends', 'Sends handed to the sink that have not settled yet', INSTANCE);
     this.kernelDrops = this.counter(
       'eddy_onramp_kernel_drops_total',

@@ -78,12 +78,17 @@ export const STATUS_SCHEMA: JsonSchema = {
           kind: KIND_ENUM,
           artefact: { type: 'string' },
           instance: { type: 'string' },
-          url: { type: 'string', pattern: '^/(onramp|offramp|pipeline|binding)/[^/]+/[^/]+$', description: 'the instance as GET /health names it, its path in this API: `/kind/artefact/instance`' },
+          url: {
+            type: 'string',
+            pattern: '^/(onramp|offramp|pipeline|binding)/[^/]+/[^/]+$',
+            description: 'the instance as GET /health names it, its path in this API: `/kind/artefact/instance`',
+          },
           state: { enum: ['running', 'paused', 'down', 'failed'], description: 'as in GET /health' },
           reason: { type: ['string', 'null'], description: 'why it is not running; null when it runs' },
           breaker: {
             enum: ['open', 'closed', null],
-            description: 'onramps: open = paused by a circuit breaker; offramps: open = holding its sources back (sink down or too many sends in flight); null for pipelines and bindings',
+            description:
+              'onramps: open = paused by a circuit breaker; offramps: open = holding its sources back (sink down or too many sends in flight); null for pipelines and bindings',
           },
           ports: {
             type: 'array',
@@ -110,9 +115,13 @@ export const STATUS_SCHEMA: JsonSchema = {
           connections_closed: {
             type: 'object',
             additionalProperties: count,
-            description: 'onramps that close connections themselves: how many they closed, by reason (unread_replies: a linked ws client that did not read its replies)',
+            description:
+              'onramps that close connections themselves: how many they closed, by reason (unread_replies: a linked ws client that did not read its replies)',
           },
-          kernel_drops: { ...count, description: 'udp onramps on Linux: datagrams the kernel dropped from the full socket receive buffer before eddy read them' },
+          kernel_drops: {
+            ...count,
+            description: 'udp onramps on Linux: datagrams the kernel dropped from the full socket receive buffer before eddy read them',
+          },
         },
       },
     },

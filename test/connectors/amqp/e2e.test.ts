@@ -109,7 +109,9 @@ describe('amqp end to end over REST (real RabbitMQ)', function () {
       { amqp_addr: amqpAddr(server), queue_name: queue, queue_options: { passive: true } },
       { amqp_addr: `amqp://guest:guest@127.0.0.1:${proxy.port}/%2f` },
     );
-    expect(error).to.match(new RegExp(`offramp 'rabbit_out' \\(amqp\\) cannot start: cannot connect to amqp://guest:\\*\\*\\*@127\\.0\\.0\\.1:${proxy.port}/%2f`));
+    expect(error).to.match(
+      new RegExp(`offramp 'rabbit_out' \\(amqp\\) cannot start: cannot connect to amqp://guest:\\*\\*\\*@127\\.0\\.0\\.1:${proxy.port}/%2f`),
+    );
     // the onramp that had opened is released with the failed activation: no consumer is left on its queue
     expect(await client.consumers(queue, 0)).to.equal(true);
   });

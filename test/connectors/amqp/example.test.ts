@@ -27,7 +27,11 @@ describe('examples/amqp.yaml (real RabbitMQ)', function () {
     eddy = runExample(EXAMPLE);
     type Printed = { onramp?: string; routing_key?: string; hello?: string };
     const printed = () => eddy!.events() as Printed[];
-    await eventually(() => printed().some((e) => e.onramp === 'metronome' && e.routing_key === 'eddy.example.tick'), 20_000, `a tick through RabbitMQ\n${eddy.stderr()}`);
+    await eventually(
+      () => printed().some((e) => e.onramp === 'metronome' && e.routing_key === 'eddy.example.tick'),
+      20_000,
+      `a tick through RabbitMQ\n${eddy.stderr()}`,
+    );
     client = await TestClient.open(server);
     await client.publish('amq.topic', 'eddy.example.hello', ['{"hello":"amqp"}']);
     await eventually(() => printed().some((e) => e.hello === 'amqp' && e.routing_key === 'eddy.example.hello'), 20_000, 'the other client’s message');

@@ -86,11 +86,13 @@ describe('amqp at least once: an eddy process killed mid-stream (real RabbitMQ)'
 
     const first = eddy(file);
     children.push(first.child);
-    await eventually(async () => (await client.depth(output)).messageCount === CAPACITY, 30_000, `the first process to fill the output queue (${CAPACITY})`).catch(
-      (err: Error) => {
-        throw new Error(`${err.message}\n${first.stderr()}`);
-      },
-    );
+    await eventually(
+      async () => (await client.depth(output)).messageCount === CAPACITY,
+      30_000,
+      `the first process to fill the output queue (${CAPACITY})`,
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}\n${first.stderr()}`);
+    });
     first.child.kill('SIGKILL');
     await first.exited;
 

@@ -205,8 +205,12 @@ describe('amqp onramp (real RabbitMQ)', function () {
     it('refuses at publish time what it cannot honour: queue_options.nowait: true, and an address that is not amqp(s)', () => {
       const runtime = new Runtime({ logger: createLogger('silent') });
       const publish = (config: Record<string, unknown>) => () => runtime.publish('onramp', { id: 'src', type: 'amqp', config });
-      expect(publish({ amqp_addr: amqpAddr(server), queue_name: 'q', queue_options: { nowait: true } })).to.throw(/config\.queue_options\.nowait: true is not supported/);
-      expect(publish({ amqp_addr: 'http://127.0.0.1:5672/', queue_name: 'q', queue_options: {} })).to.throw(/config\.amqp_addr: the scheme must be amqp or amqps/);
+      expect(publish({ amqp_addr: amqpAddr(server), queue_name: 'q', queue_options: { nowait: true } })).to.throw(
+        /config\.queue_options\.nowait: true is not supported/,
+      );
+      expect(publish({ amqp_addr: 'http://127.0.0.1:5672/', queue_name: 'q', queue_options: {} })).to.throw(
+        /config\.amqp_addr: the scheme must be amqp or amqps/,
+      );
       expect(publish({ amqp_addr: amqpAddr(server), queue_name: 'q' })).to.throw(/queue_options/);
     });
 

@@ -40,7 +40,10 @@ describe('chat end to end (against a local Discord stand-in)', () => {
         ],
         links: { in: ['answer'], answer: ['out'] },
       });
-      await publish('binding', { id: 'loop', links: { '/onramp/bot/{instance}/out': ['/pipeline/echo/{instance}/in'], '/pipeline/echo/{instance}/out': ['/onramp/bot/{instance}/in'] } });
+      await publish('binding', {
+        id: 'loop',
+        links: { '/onramp/bot/{instance}/out': ['/pipeline/echo/{instance}/in'], '/pipeline/echo/{instance}/out': ['/onramp/bot/{instance}/in'] },
+      });
       expect((await call(rt.base, 'POST', '/binding/loop/one')).status).to.equal(201);
       await eventually(() => standIn.sockets.size === 1, 5000, 'the bot on the gateway');
       standIn.guildCreate();
@@ -88,7 +91,10 @@ describe('chat end to end (against a local Discord stand-in)', () => {
       }
       const result = await run;
       expect(result.code, result.stderr).to.equal(0);
-      const printed = result.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, { content?: string }>);
+      const printed = result.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, { content?: string }>);
       expect(printed.map((e) => Object.keys(e)[0])).to.deep.equal(['guild_create', 'message_create', 'message_create']);
       expect(printed.slice(1).map((e) => e.message_create.content)).to.deep.equal(['hello', 'ping']);
     });

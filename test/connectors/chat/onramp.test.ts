@@ -42,7 +42,13 @@ describe('chat onramp (against a local Discord stand-in)', () => {
   it('forwards a member update as {guild_member_update: ...}', async () => {
     chat = await directChat(standIn, { intents: ['guilds', 'guild_members'] });
     standIn.guildCreate();
-    standIn.dispatch('GUILD_MEMBER_UPDATE', { guild_id: GUILD, user: { id: '4000', username: 'someone', discriminator: '0', avatar: null }, roles: ['7001'], nick: 'nick', joined_at: '2024-01-01T00:00:00.000Z' });
+    standIn.dispatch('GUILD_MEMBER_UPDATE', {
+      guild_id: GUILD,
+      user: { id: '4000', username: 'someone', discriminator: '0', avatar: null },
+      roles: ['7001'],
+      nick: 'nick',
+      joined_at: '2024-01-01T00:00:00.000Z',
+    });
     await eventually(() => chat!.events.some((e) => 'guild_member_update' in (e.data as object)), 5000, 'the member event');
     const data = chat.events.find((e) => 'guild_member_update' in (e.data as object))!.data as { guild_member_update: Record<string, unknown> };
     expect(data.guild_member_update).to.include({ guildId: GUILD, userId: '4000', nickname: 'nick' });
@@ -68,7 +74,9 @@ describe('chat onramp (against a local Discord stand-in)', () => {
     expect(standIn.calls[0].body).to.deep.equal({
       content: 'pong',
       tts: true,
-      embeds: [{ color: 0x00ff00, description: 'desc', author: { name: 'eddy' }, fields: [{ name: 'a', value: 'b', inline: false }], footer: { text: 'foot' } }],
+      embeds: [
+        { color: 0x00ff00, description: 'desc', author: { name: 'eddy' }, fields: [{ name: 'a', value: 'b', inline: false }], footer: { text: 'foot' } },
+      ],
       message_reference: { message_id: '5001', channel_id: CHANNEL },
     });
     // the reactions go on the message the platform created (the stand-in numbers them from 9001)

@@ -131,7 +131,14 @@ export class StandIn {
         if (msg.d.token !== TOKEN) return ws.close(4004, 'Authentication failed.');
         this.identified.push({ token: msg.d.token, intents: msg.d.intents });
         this.sockets.add(ws);
-        const d = { v: 10, user: BOT, guilds: [], session_id: 'stand-in-session', resume_gateway_url: `ws://127.0.0.1:${this.port}/gateway`, application: { id: BOT.id, flags: 0 } };
+        const d = {
+          v: 10,
+          user: BOT,
+          guilds: [],
+          session_id: 'stand-in-session',
+          resume_gateway_url: `ws://127.0.0.1:${this.port}/gateway`,
+          application: { id: BOT.id, flags: 0 },
+        };
         ws.send(JSON.stringify({ op: 0, t: 'READY', s: ++this.seq, d }));
       }
     });
@@ -165,11 +172,33 @@ export class StandIn {
       const channelMessages = /^\/channels\/(\d+)\/messages$/.exec(path);
       if (req.method === 'POST' && channelMessages) {
         const b = body as Record<string, unknown>;
-        return answer(200, { id: String(++this.nextId), channel_id: channelMessages[1], content: b.content ?? '', author: BOT, type: 0, embeds: b.embeds ?? [], attachments: [], mentions: [], mention_roles: [], pinned: false, tts: b.tts ?? false, timestamp: '2024-01-01T00:00:00.000Z', edited_timestamp: null, mention_everyone: false });
+        return answer(200, {
+          id: String(++this.nextId),
+          channel_id: channelMessages[1],
+          content: b.content ?? '',
+          author: BOT,
+          type: 0,
+          embeds: b.embeds ?? [],
+          attachments: [],
+          mentions: [],
+          mention_roles: [],
+          pinned: false,
+          tts: b.tts ?? false,
+          timestamp: '2024-01-01T00:00:00.000Z',
+          edited_timestamp: null,
+          mention_everyone: false,
+        });
       }
       if (req.method === 'PUT' && /^\/channels\/\d+\/messages\/\d+\/reactions\/[^/]+\/@me$/.test(path)) return answer(204);
       if ((req.method === 'PUT' || req.method === 'DELETE') && /^\/guilds\/\d+\/members\/\d+\/roles\/\d+$/.test(path)) return answer(204);
-      if (req.method === 'PATCH' && /^\/guilds\/\d+\/members\/\d+$/.test(path)) return answer(200, { user: { id: path.split('/')[4] }, roles: [], joined_at: '2024-01-01T00:00:00.000Z', deaf: body?.deaf ?? false, mute: body?.mute ?? false });
+      if (req.method === 'PATCH' && /^\/guilds\/\d+\/members\/\d+$/.test(path))
+        return answer(200, {
+          user: { id: path.split('/')[4] },
+          roles: [],
+          joined_at: '2024-01-01T00:00:00.000Z',
+          deaf: body?.deaf ?? false,
+          mute: body?.mute ?? false,
+        });
       answer(404, { message: '404: Not Found', code: 0 });
     });
   }

@@ -53,7 +53,8 @@ function schemaProblems(schema: JsonSchema, path = 'config'): string[] {
     problems.push(...schemaProblems(schema.additionalProperties as JsonSchema, `${path}.*`));
   }
   for (const keyword of ['oneOf', 'anyOf', 'allOf'] as const) {
-    for (const [i, branch] of ((schema[keyword] as JsonSchema[] | undefined) ?? []).entries()) problems.push(...schemaProblems(branch, `${path}(${keyword}[${i}])`));
+    for (const [i, branch] of ((schema[keyword] as JsonSchema[] | undefined) ?? []).entries())
+      problems.push(...schemaProblems(branch, `${path}(${keyword}[${i}])`));
   }
   return problems;
 }

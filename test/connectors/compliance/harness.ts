@@ -182,7 +182,9 @@ async function wsPeer(): Promise<{ port: number; received(): string[]; close(thi
   const messages: string[] = [];
   const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
   server.on('connection', (ws) => {
-    ws.on('message', (data) => messages.push(Buffer.isBuffer(data) ? data.toString('utf8') : (Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data)).toString('utf8')));
+    ws.on('message', (data) =>
+      messages.push(Buffer.isBuffer(data) ? data.toString('utf8') : (Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data)).toString('utf8')),
+    );
     ws.on('error', () => undefined);
   });
   await new Promise<void>((resolve) => server.once('listening', resolve));
@@ -236,7 +238,9 @@ function httpPost(agent: Agent, port: number, body: string): Promise<number> {
 }
 
 /** A topic of its own on the kafka service, a producer into it and a reader of everything in it. */
-async function kafkaPeer(partitions = 1): Promise<{ broker: string; topic: string; produce(values: string[]): Promise<void>; received(): string[]; close(this: void): Promise<void> }> {
+async function kafkaPeer(
+  partitions = 1,
+): Promise<{ broker: string; topic: string; produce(values: string[]): Promise<void>; received(): string[]; close(this: void): Promise<void> }> {
   const { host, port } = serviceAddress('kafka');
   const broker = `${host}:${port}`;
   const topic = `compliance-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
@@ -280,7 +284,9 @@ const kafkaUnreachable = (config: (broker: string) => Record<string, unknown>): 
  * a client for the harness's statements, and the connection keys of the
  * postgres types' configs.
  */
-async function postgresTable(columns: string): Promise<{ table: string; client: Client; connection: Record<string, unknown>; close(this: void): Promise<void> }> {
+async function postgresTable(
+  columns: string,
+): Promise<{ table: string; client: Client; connection: Record<string, unknown>; close(this: void): Promise<void> }> {
   const { host, port } = serviceAddress('postgres');
   const client = new Client({ host, port, user: 'postgres', database: 'postgres', connectionTimeoutMillis: 5000 });
   try {
@@ -304,7 +310,10 @@ async function postgresTable(columns: string): Promise<{ table: string; client: 
 /** A loopback port where no PostgreSQL listens: an activation must fail with a 400. */
 const noPostgres = (config: Record<string, unknown>): Unopenable => ({
   what: 'its database server (nothing listens on the port)',
-  prepare: async () => ({ ramp: { config: { host: '127.0.0.1', port: await freeTcpPort(), user: 'postgres', dbname: 'postgres', ...config } }, close: nothingToClose }),
+  prepare: async () => ({
+    ramp: { config: { host: '127.0.0.1', port: await freeTcpPort(), user: 'postgres', dbname: 'postgres', ...config } },
+    close: nothingToClose,
+  }),
 });
 
 /** A client of the rabbitmq that scripts/services runs, or an error that says how to start it. */
@@ -558,7 +567,7 @@ export const harnesses: Readonly<Record<string, Harness>> = {
   chat: {
     // against the local Discord stand-in (test/connectors/chat/stand-in.ts): no traffic leaves the machine
     onramp: {
-      noBadInput: 'gateway events are the client library\'s structures, never decoded',
+      noBadInput: "gateway events are the client library's structures, never decoded",
       noBytes: 'gateway events are structured values; no bytes are read',
       unopenable: {
         what: 'a token the platform refuses',
@@ -857,7 +866,10 @@ export const harnesses: Readonly<Record<string, Harness>> = {
     onramp: {
       unopenable: {
         what: 'its subscription (none of that name exists)',
-        prepare: async () => ({ ramp: { config: { subscription: 'eddy-compliance-no-such-subscription', project_id: PUBSUB_PROJECT } }, close: nothingToClose }),
+        prepare: async () => ({
+          ramp: { config: { subscription: 'eddy-compliance-no-such-subscription', project_id: PUBSUB_PROJECT } },
+          close: nothingToClose,
+        }),
       },
       async prepare() {
         const client = new PubsubClient();
@@ -925,7 +937,8 @@ export const harnesses: Readonly<Record<string, Harness>> = {
           ramp: { config: { host: '127.0.0.1', port } },
           drive: async () => {
             const bad = await raw.export(otel.EXPORT_PATHS.trace, otel.NOT_PROTOBUF);
-            if (bad.error?.code !== grpcStatus.INVALID_ARGUMENT) throw new Error(`the bad request was answered ${bad.error?.code ?? 'OK'}, not INVALID_ARGUMENT`);
+            if (bad.error?.code !== grpcStatus.INVALID_ARGUMENT)
+              throw new Error(`the bad request was answered ${bad.error?.code ?? 'OK'}, not INVALID_ARGUMENT`);
             const good = await otel.exportSpans(exporter, otel.recordedSpans({ 'service.name': 'compliance' }, ['good']));
             if ((good.code as number) !== otel.SUCCESS) throw new Error(`the good export failed: ${String(good.error)}`);
           },

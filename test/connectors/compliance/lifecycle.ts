@@ -65,9 +65,13 @@ export function describeLifecycle(side: Side): void {
           return { startError: `${service} is not running`, exitedByItself: false, exitCode: null, stdout: '', stderr: '' };
         }
         const error = side === 'offramp' || !(harness as OnrampHarness).noBadInput;
-        return runInChild(side, type, harness, { error }).catch(
-          (err: Error): RunReport => ({ startError: `the run itself failed: ${err.stack ?? err.message}`, exitedByItself: false, exitCode: null, stdout: '', stderr: '' }),
-        );
+        return runInChild(side, type, harness, { error }).catch((err: Error): RunReport => ({
+          startError: `the run itself failed: ${err.stack ?? err.message}`,
+          exitedByItself: false,
+          exitCode: null,
+          stdout: '',
+          stderr: '',
+        }));
       });
       pool(jobs, PARALLEL).forEach((run, i) => runs.set(driven[i], run));
     });

@@ -60,14 +60,21 @@ describe('crononome onramp over REST', () => {
     for (const [kind, body] of artefacts) expect((await call(rt.base, 'POST', `/${kind}`, { body })).status, kind).to.equal(201);
     expect((await call(rt.base, 'POST', '/binding/cronflow/one')).status).to.equal(201);
     const origins: string[] = [];
-    const sub = rt.runtime.pipeline('/pipeline/system::passthrough/one')!.output('out').subscribe((e: EddyEvent) => origins.push(e.originUri));
+    const sub = rt.runtime
+      .pipeline('/pipeline/system::passthrough/one')!
+      .output('out')
+      .subscribe((e: EddyEvent) => origins.push(e.originUri));
 
     const read = (): Tick[] =>
       readFileSync(out, 'utf8')
         .split('\n')
         .filter((l) => l.length > 0)
         .map((l) => JSON.parse(l));
-    await eventually(() => read().some((t) => t.trigger.name === 'even') && read().filter((t) => t.trigger.name === 'each').length >= 2, 6000, 'ticks of both entries');
+    await eventually(
+      () => read().some((t) => t.trigger.name === 'even') && read().filter((t) => t.trigger.name === 'each').length >= 2,
+      6000,
+      'ticks of both entries',
+    );
     sub.unsubscribe();
     const ticks = read();
     expect(ticks.map((t) => t.id)).to.deep.equal(ticks.map((_t, i) => i));
@@ -88,7 +95,12 @@ describe('crononome onramp over REST', () => {
     expect((await publish('extra', { entries: [{ name: 'a', expr: '* * * * * *', when: 'now' }] })).status).to.equal(400);
     expect((await publish('noexpr', { entries: [{ name: 'a' }] })).status).to.equal(400);
 
-    const bad = await publish('bad', { entries: [{ name: 'fine', expr: '*/5 * * * * *' }, { name: 'broken', expr: '0 0 25 * * *' }] });
+    const bad = await publish('bad', {
+      entries: [
+        { name: 'fine', expr: '*/5 * * * * *' },
+        { name: 'broken', expr: '0 0 25 * * *' },
+      ],
+    });
     expect(bad.status).to.equal(400);
     expect(JSON.stringify(bad.body)).to.match(/config\.entries\[1\] \(broken\): illegal expression '0 0 25 \* \* \*'/);
 
@@ -99,7 +111,19 @@ describe('crononome onramp over REST', () => {
   });
 
   it('accepts a seventh field, the year (a year, range, step, list or *); a bad one is a 400 naming the entry and the year field', async () => {
-    const publish = (id: string, expr: string) => call(rt.base, 'POST', '/onramp', { body: { id, type: 'crononome', config: { entries: [{ name: 'ok', expr: '* * * * * *' }, { name: 'dated', expr }] } } });
+    const publish = (id: string, expr: string) =>
+      call(rt.base, 'POST', '/onramp', {
+        body: {
+          id,
+          type: 'crononome',
+          config: {
+            entries: [
+              { name: 'ok', expr: '* * * * * *' },
+              { name: 'dated', expr },
+            ],
+          },
+        },
+      });
     for (const [id, expr] of [
       ['one', '0 0 0 1 1 * 2031'],
       ['past', '0 0 0 1 1 * 2001'],
@@ -126,7 +150,9 @@ describe('crononome onramp over REST', () => {
     }
     const eight = await publish('eight', '0 0 0 1 1 * 2030 2031');
     expect(eight.status).to.equal(400);
-    expect((eight.body as { error: string }).error).to.match(/illegal expression '0 0 0 1 1 \* 2030 2031': expected six fields .* and an optional seventh \(year\), got 8/);
+    expect((eight.body as { error: string }).error).to.match(
+      /illegal expression '0 0 0 1 1 \* 2030 2031': expected six fields .* and an optional seventh \(year\), got 8/,
+    );
   });
 });
 
@@ -137,7 +163,12 @@ describe('crononome year field (virtual time)', () => {
     scheduler.frame = start;
     const warnings: string[] = [];
     const infos: string[] = [];
-    const logger = { debug: () => undefined, info: (m: string) => infos.push(m), warn: (m: string) => warnings.push(m), error: (m: string) => warnings.push(m) };
+    const logger = {
+      debug: () => undefined,
+      info: (m: string) => infos.push(m),
+      warn: (m: string) => warnings.push(m),
+      error: (m: string) => warnings.push(m),
+    };
     const ctx = { scheduler, url: '/onramp/cron/main', hostname: 'test', logger, requestExit: () => undefined } as unknown as OnrampContext;
     const source = crononome.create({ entries }, ctx) as { frames: Observable<Frame> };
     const fired: Record<string, string[]> = {};
@@ -178,9 +209,10 @@ describe('crononome year field (virtual time)', () => {
     });
     expect(warnings).to.deep.equal(
       ['past', 'pastlist', 'earlierthisyear'].map(
-        (name) => `Onramp /onramp/cron/main: crononome entry '${name}' is ignored: '${
-          { past: '0 0 0 * * * 2029', pastlist: '0 0 0 * * * 1999,2020-2029', earlierthisyear: '0 0 0 1 1 * 2030' }[name]
-        }' has no time after 2030-06-15T12:00:00.000Z, it lies in the past`,
+        (name) =>
+          `Onramp /onramp/cron/main: crononome entry '${name}' is ignored: '${
+            { past: '0 0 0 * * * 2029', pastlist: '0 0 0 * * * 1999,2020-2029', earlierthisyear: '0 0 0 1 1 * 2030' }[name]
+          }' has no time after 2030-06-15T12:00:00.000Z, it lies in the past`,
       ),
     );
     // the current year's entry ran out at the year's end

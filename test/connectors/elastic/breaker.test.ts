@@ -49,7 +49,10 @@ describe('elastic offramp: concurrency, connection loss and activation', functio
 
     // an event already past the onramp (in transit in the pipeline) while the cluster is down fails at once, without a request
     const sample = flow.err[0];
-    flow.runtime.pipeline('/pipeline/p/main')!.input('in').next({ ...sample, id: { uid: 999_999, seq: 1 }, data: { n: 0 }, meta: { index: idx, doc_id: '0', correlation: 'in transit' } });
+    flow.runtime
+      .pipeline('/pipeline/p/main')!
+      .input('in')
+      .next({ ...sample, id: { uid: 999_999, seq: 1 }, data: { n: 0 }, meta: { index: idx, doc_id: '0', correlation: 'in transit' } });
     await eventually(() => flow!.err.length === 4, 20_000, 'the in-transit event on err');
     expect(flow.err[3].meta.correlation).to.equal('in transit');
     expect((flow.err[3].data as { error: { reason: string } }).error.reason).to.match(/^not sent: the cluster cannot be reached/);
@@ -82,7 +85,16 @@ describe('elastic offramp: concurrency, connection loss and activation', functio
       const artefacts: [string, unknown][] = [
         ['onramp', { id: 'ticks', type: 'metronome', config: { interval: 1000 } }],
         ['offramp', { id: 'search', type: 'elastic', config: { nodes: [node] } }],
-        ['binding', { id: 'index', links: { '/onramp/ticks/{instance}/out': ['/pipeline/system::passthrough/{instance}/in'], '/pipeline/system::passthrough/{instance}/out': ['/offramp/search/{instance}/in'] } }],
+        [
+          'binding',
+          {
+            id: 'index',
+            links: {
+              '/onramp/ticks/{instance}/out': ['/pipeline/system::passthrough/{instance}/in'],
+              '/pipeline/system::passthrough/{instance}/out': ['/offramp/search/{instance}/in'],
+            },
+          },
+        ],
       ];
       for (const [kind, body] of artefacts) expect((await call(rt.base, 'POST', `/${kind}`, { body })).status, kind).to.equal(201);
       return call(rt.base, 'POST', '/binding/index/main');
@@ -96,7 +108,10 @@ describe('elastic offramp: concurrency, connection loss and activation', functio
         error: `offramp 'search' (elastic) cannot start: no node answers GET /_cluster/health (http://127.0.0.1:${port}: connect ECONNREFUSED 127.0.0.1:${port})`,
       });
       // nothing of the failed activation is left running
-      for (const path of ['/binding/index', '/offramp/search', '/onramp/ticks']) expect((await call(rt!.base, 'GET', path)).body, path).to.have.property('instances').that.deep.equals([]);
+      for (const path of ['/binding/index', '/offramp/search', '/onramp/ticks'])
+        expect((await call(rt!.base, 'GET', path)).body, path)
+          .to.have.property('instances')
+          .that.deep.equals([]);
     });
 
     it('the node accepts connections but never answers: refused after the probe timeout, not a hang', async () => {

@@ -50,10 +50,18 @@ describe('elastic offramp end to end', function () {
         ['t-2', 'toaster'],
         ['m-3', 'mixer'],
       ]) {
-        const posted = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sku, name }) });
+        const posted = await fetch(`http://127.0.0.1:${port}/`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ sku, name }),
+        });
         expect(posted.status).to.equal(202);
       }
-      await eventually(async () => (await elastic.client.indices.exists({ index: idx })) && (await documentsIn(elastic.client, idx)).length === 3, 20_000, 'three documents');
+      await eventually(
+        async () => (await elastic.client.indices.exists({ index: idx })) && (await documentsIn(elastic.client, idx)).length === 3,
+        20_000,
+        'three documents',
+      );
       expect(await documentsIn(elastic.client, idx)).to.deep.equal([
         { _id: 'k-1', _source: { sku: 'k-1', name: 'kettle' } },
         { _id: 'm-3', _source: { sku: 'm-3', name: 'mixer' } },

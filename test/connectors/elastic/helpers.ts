@@ -59,7 +59,12 @@ export async function startElasticFlow(spec: ElasticFlowSpec): Promise<ElasticFl
   const nodes = spec.nodes ?? [{ id: 'pass', type: 'passthrough' }];
   const links: Record<string, string[]> = { in: [nodes[0].id] };
   nodes.forEach((n, i) => (links[n.id] = [i + 1 < nodes.length ? nodes[i + 1].id : 'out']));
-  const passthrough = (id: string) => ({ id, interface: { inputs: ['in'], outputs: ['out'] }, nodes: [{ id: 'pass', type: 'passthrough' }], links: { in: ['pass'], pass: ['out'] } });
+  const passthrough = (id: string) => ({
+    id,
+    interface: { inputs: ['in'], outputs: ['out'] },
+    nodes: [{ id: 'pass', type: 'passthrough' }],
+    links: { in: ['pass'], pass: ['out'] },
+  });
   runtime.publish('onramp', { id: 'src', type: 'feed', config: {} });
   runtime.publish('pipeline', { id: 'p', interface: { inputs: ['in'], outputs: ['out'] }, nodes, links });
   runtime.publish('pipeline', passthrough('replies'));
@@ -79,8 +84,14 @@ export async function startElasticFlow(spec: ElasticFlowSpec): Promise<ElasticFl
   const out: EddyEvent[] = [];
   const err: EddyEvent[] = [];
   if (linked) {
-    runtime.pipeline('/pipeline/replies/main')!.output('out').subscribe((e) => out.push(e));
-    runtime.pipeline('/pipeline/errors/main')!.output('out').subscribe((e) => err.push(e));
+    runtime
+      .pipeline('/pipeline/replies/main')!
+      .output('out')
+      .subscribe((e) => out.push(e));
+    runtime
+      .pipeline('/pipeline/errors/main')!
+      .output('out')
+      .subscribe((e) => err.push(e));
   }
   return {
     runtime,
@@ -192,10 +203,13 @@ export async function proxyTo(target: ServiceAddress, options: { port?: number; 
     const forward = () => {
       // a connection of its own per request (agent: false): Node's global agent keeps sockets alive, and one the
       // cluster had closed as idle, reused by the next request, failed that request ("other side closed") now and then
-      const upstream = httpRequest({ host: target.host, port: target.port, method: req.method, path: req.url, headers: req.headers, agent: false }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      });
+      const upstream = httpRequest(
+        { host: target.host, port: target.port, method: req.method, path: req.url, headers: req.headers, agent: false },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
       upstream.on('error', () => res.destroy());
       req.pipe(upstream);
     };

@@ -15,7 +15,10 @@ describe('elastic offramp (linked) against a real Elasticsearch', function () {
     const idx = elastic.index('mixed');
     // a strict mapping: a document with a field it does not know is rejected by the cluster
     await elastic.client.indices.create({ index: idx, mappings: { dynamic: 'strict', properties: { n: { type: 'integer' }, name: { type: 'keyword' } } } });
-    flow = await startElasticFlow({ offramp: { linked: true, config: { nodes: elastic.nodes() } }, nodes: [{ id: 'batch', type: 'generic::batch', config: { count: 3 } }] });
+    flow = await startElasticFlow({
+      offramp: { linked: true, config: { nodes: elastic.nodes() } },
+      nodes: [{ id: 'batch', type: 'generic::batch', config: { count: 3 } }],
+    });
     flow.feed.push({ n: 1, name: 'one' }, { index: idx, doc_id: 'a', correlation: 'c1' });
     flow.feed.push({ n: 2, surprise: 'x' }, { index: idx, doc_id: 'b', correlation: 'c2' });
     flow.feed.push({ n: 3 }, { index: idx, correlation: 'c3' });
@@ -39,7 +42,12 @@ describe('elastic offramp (linked) against a real Elasticsearch', function () {
     const error = (second.data as { error: { type: string; reason: string } }).error;
     expect(error.type).to.equal('strict_dynamic_mapping_exception');
     expect(error.reason).to.contain('surprise');
-    expect(second.data).to.deep.equal({ success: false, source: { event_id: source.event_id, origin: 'svc-feed://test' }, error, payload: { n: 2, surprise: 'x' } });
+    expect(second.data).to.deep.equal({
+      success: false,
+      source: { event_id: source.event_id, origin: 'svc-feed://test' },
+      error,
+      payload: { n: 2, surprise: 'x' },
+    });
     expect(Object.keys(second.data as object)).to.deep.equal(['success', 'source', 'error', 'payload']);
     expect(second.meta).to.deep.equal({ elastic: { id: 'b', type: null, index: idx }, correlation: 'c2' });
 
@@ -69,7 +77,10 @@ describe('elastic offramp (linked) against a real Elasticsearch', function () {
 
   it('a malformed event goes to err, one reply per document, with the reason; nothing of it is sent', async () => {
     const idx = elastic.index('malformed');
-    flow = await startElasticFlow({ offramp: { linked: true, config: { nodes: elastic.nodes() } }, nodes: [{ id: 'batch', type: 'generic::batch', config: { count: 2 } }] });
+    flow = await startElasticFlow({
+      offramp: { linked: true, config: { nodes: elastic.nodes() } },
+      nodes: [{ id: 'batch', type: 'generic::batch', config: { count: 2 } }],
+    });
     flow.feed.push({ fine: true }, { index: idx, correlation: 1 });
     flow.feed.push({ homeless: true }, { doc_id: 'h', correlation: 2 });
     await eventually(() => flow!.err.length === 2 && flow!.feed.fails.length === 2, 20_000, 'two err replies and the fail');

@@ -55,13 +55,16 @@ describe('elastic offramp against a real Elasticsearch', function () {
     expect((await documentsIn(elastic.client, idx)).map((d) => d._id)).to.deep.equal(['y']);
   });
 
-  it('a document the mapping refuses (a text where the index maps an integer) leaves on err as a dead letter with the cluster\'s reason', async () => {
+  it("a document the mapping refuses (a text where the index maps an integer) leaves on err as a dead letter with the cluster's reason", async () => {
     const idx = elastic.index('mapped');
     await elastic.client.indices.create({ index: idx, mappings: { properties: { n: { type: 'integer' } } } });
     flow = await startElasticFlow({ offramp: { config: { nodes: elastic.nodes() } } });
     const letters: EddyEvent[] = [];
     // the offramp's err port taken as a binding would take it (dead letters go out only when something takes them)
-    flow.runtime.offramp('/offramp/dst/main')!.output('err').subscribe((e) => letters.push(e));
+    flow.runtime
+      .offramp('/offramp/dst/main')!
+      .output('err')
+      .subscribe((e) => letters.push(e));
     flow.feed.push({ n: 'not a number' }, { index: idx, doc_id: 'bad' });
     flow.feed.push({ n: 7 }, { index: idx, doc_id: 'good' });
     await eventually(() => flow!.feed.acks.length + flow!.feed.fails.length === 2, 20_000, 'both outcomes');
@@ -141,7 +144,9 @@ describe('elastic offramp against a real Elasticsearch', function () {
 
   it('refuses a node that is not an http(s) URL at publish time', async () => {
     flow = await startElasticFlow({ offramp: { config: { nodes: elastic.nodes() } } });
-    expect(() => flow!.runtime.publish('offramp', { id: 'bad', type: 'elastic', config: { nodes: ['ftp://127.0.0.1:9200'] } })).to.throw(/nodes\[0\]: the scheme must be http or https/);
+    expect(() => flow!.runtime.publish('offramp', { id: 'bad', type: 'elastic', config: { nodes: ['ftp://127.0.0.1:9200'] } })).to.throw(
+      /nodes\[0\]: the scheme must be http or https/,
+    );
     expect(() => flow!.runtime.publish('offramp', { id: 'bad', type: 'elastic', config: { nodes: [] } })).to.throw(/nodes/);
     expect(() => flow!.runtime.publish('offramp', { id: 'bad', type: 'elastic', config: { nodes: elastic.nodes(), index: 'x' } })).to.throw(/index/);
   });

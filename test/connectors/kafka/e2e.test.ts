@@ -79,7 +79,11 @@ describe('kafka end to end, published over the REST API', function () {
 
   it('refuses at publish an rdkafka option it does not map, or a value it cannot use, with a 400 naming the option', async () => {
     rt = await startRuntime();
-    const onramp = (rdkafka_options: Record<string, string>) => ({ id: 'in', type: 'kafka', config: { group_id: 'g', topics: ['t'], brokers: [broker], rdkafka_options } });
+    const onramp = (rdkafka_options: Record<string, string>) => ({
+      id: 'in',
+      type: 'kafka',
+      config: { group_id: 'g', topics: ['t'], brokers: [broker], rdkafka_options },
+    });
     const offramp = (rdkafka_options: Record<string, string>) => ({ id: 'out', type: 'kafka', config: { topic: 't', brokers: [broker], rdkafka_options } });
     const cases: [string, unknown, RegExp][] = [
       ['onramp', onramp({ 'statistics.interval.ms': '1000' }), /config\.rdkafka_options\.statistics\.interval\.ms: not an option eddy maps/],

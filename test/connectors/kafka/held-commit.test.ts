@@ -59,7 +59,10 @@ describe('kafka onramp (against the real broker): messages received but not deco
     const group = unique('g');
     const config = { group_id: group, topics: [topic], brokers: [broker], rdkafka_options: { 'enable.auto.commit': 'false', 'auto.offset.reset': 'earliest' } };
     await peer.createTopic(topic);
-    await peer.produce(topic, Array.from({ length: 10 }, (_, i) => ({ value: JSON.stringify({ n: i + 1 }) })));
+    await peer.produce(
+      topic,
+      Array.from({ length: 10 }, (_, i) => ({ value: JSON.stringify({ n: i + 1 }) })),
+    );
 
     // a sink that triggers the breaker when it gets n=3, and acks 1..3 only when the test says so
     const received: number[] = [];

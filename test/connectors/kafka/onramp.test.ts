@@ -82,7 +82,10 @@ describe('kafka onramp (against the real broker)', function () {
     const topic = unique('retry');
     const group = unique('g');
     await peer.createTopic(topic);
-    await peer.produce(topic, Array.from({ length: 20 }, (_, i) => ({ value: JSON.stringify({ n: i }) })));
+    await peer.produce(
+      topic,
+      Array.from({ length: 20 }, (_, i) => ({ value: JSON.stringify({ n: i }) })),
+    );
     let refused = 0;
     // the first time n=7 comes, it fails
     flow = await consumeFlow(config(topic, group, { 'enable.auto.commit': 'false' }), (e) => n(e) === 7 && refused++ === 0);
@@ -100,7 +103,10 @@ describe('kafka onramp (against the real broker)', function () {
     const topic = unique('noretry');
     const group = unique('g');
     await peer.createTopic(topic);
-    await peer.produce(topic, Array.from({ length: 10 }, (_, i) => ({ value: JSON.stringify({ n: i }) })));
+    await peer.produce(
+      topic,
+      Array.from({ length: 10 }, (_, i) => ({ value: JSON.stringify({ n: i }) })),
+    );
     flow = await consumeFlow(config(topic, group, { 'enable.auto.commit': 'false' }, { retry_failed_events: false }), (e) => n(e) === 4);
     const { events, failed } = flow.recorded;
     await eventually(async () => (await peer.committed(group, topic))[0] === 10, 30000, 'offset 10 committed');
@@ -112,7 +118,10 @@ describe('kafka onramp (against the real broker)', function () {
     const topic = unique('auto');
     const group = unique('g');
     await peer.createTopic(topic);
-    await peer.produce(topic, Array.from({ length: 5 }, (_, i) => ({ value: JSON.stringify({ n: i }) })));
+    await peer.produce(
+      topic,
+      Array.from({ length: 5 }, (_, i) => ({ value: JSON.stringify({ n: i }) })),
+    );
     flow = await consumeFlow(config(topic, group), () => true);
     await eventually(async () => (await peer.committed(group, topic))[0] === 5, 30000, 'offset 5 committed');
     expect(flow.recorded.failed.map(n)).to.deep.equal([0, 1, 2, 3, 4]);
@@ -122,7 +131,10 @@ describe('kafka onramp (against the real broker)', function () {
     const topic = unique('window');
     const group = unique('g');
     await peer.createTopic(topic);
-    await peer.produce(topic, Array.from({ length: UNSETTLED_LIMIT + 500 }, (_, i) => ({ value: JSON.stringify({ n: i }) })));
+    await peer.produce(
+      topic,
+      Array.from({ length: UNSETTLED_LIMIT + 500 }, (_, i) => ({ value: JSON.stringify({ n: i }) })),
+    );
     // a sink that takes every event and never acks it (as a pipeline that drops events would)
     flow = await consumeFlow(config(topic, group, { 'enable.auto.commit': 'false' }), undefined, {}, { autoAck: false });
     const { events } = flow.recorded;
@@ -154,4 +166,3 @@ describe('kafka onramp (against the real broker)', function () {
     expect(events.map(n)).to.deep.equal([0, 1, 2]);
   });
 });
-

@@ -49,7 +49,10 @@ describe('kafka: eddy processes killed while they relay (at least once, commit o
     await peer.createTopic(input, 2);
     await peer.createTopic(output);
     const sent = numbered(0, 10000);
-    await peer.produce(input, sent.map((value) => ({ value })));
+    await peer.produce(
+      input,
+      sent.map((value) => ({ value })),
+    );
     const out = await tail(peer, output);
     closers.push(out.close);
     const config = relayConfig(dir, broker, group, input, output);
@@ -93,12 +96,18 @@ describe('kafka: eddy processes killed while they relay (at least once, commit o
     expect([...a.assigned(), ...b.assigned()].sort()).to.deep.equal(all);
 
     const before = numbered(0, 2000);
-    await peer.produce(input, before.map((value, i) => ({ value, partition: i % 4 })));
+    await peer.produce(
+      input,
+      before.map((value, i) => ({ value, partition: i % 4 })),
+    );
     await eventually(() => new Set(out.values).size >= before.length / 2, 30000, 'both relaying');
 
     await a.kill('SIGKILL');
     const after = numbered(before.length, 2000);
-    await peer.produce(input, after.map((value, i) => ({ value, partition: i % 4 })));
+    await peer.produce(
+      input,
+      after.map((value, i) => ({ value, partition: i % 4 })),
+    );
     // the group notices the dead member after its session timeout; the survivor then owns all four partitions
     await eventually(() => b.assigned().length === 4, 30000, 'the survivor assigned all four partitions');
     expect(b.assigned()).to.deep.equal(all);

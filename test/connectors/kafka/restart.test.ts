@@ -42,7 +42,10 @@ describe('kafka: the broker restarts while eddy relays (a private Kafka)', funct
     await peer!.createTopic(input, 2);
     await peer!.createTopic(output);
     const sent = Array.from({ length: 20000 }, (_, n) => JSON.stringify({ n }));
-    await peer!.produce(input, sent.map((value) => ({ value })));
+    await peer!.produce(
+      input,
+      sent.map((value) => ({ value })),
+    );
     const out = await tail(peer!, output);
     closeTail = out.close;
 

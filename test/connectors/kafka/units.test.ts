@@ -21,7 +21,15 @@ describe('kafka rdkafka_options', () => {
       'isolation.level': 'read_uncommitted',
     });
     expect(s.clientId).to.equal('me');
-    expect(s.consumer).to.include({ groupId: 'other', autoCommit: false, fromBeginning: true, sessionTimeout: 6000, heartbeatInterval: 2000, maxWaitTimeInMs: 50, readUncommitted: true });
+    expect(s.consumer).to.include({
+      groupId: 'other',
+      autoCommit: false,
+      fromBeginning: true,
+      sessionTimeout: 6000,
+      heartbeatInterval: 2000,
+      maxWaitTimeInMs: 50,
+      readUncommitted: true,
+    });
     expect(kafkaSettings('onramp', { 'auto.offset.reset': 'latest' }).consumer.fromBeginning).to.equal(false);
     expect(kafkaSettings('onramp', {}).consumer.autoCommit, 'auto commit is the default').to.equal(true);
   });
@@ -83,8 +91,12 @@ describe('kafka rdkafka_options', () => {
   it('refuses at validation a poll interval that would let a paused consumer drop out of its group', () => {
     const config = { group_id: 'g', topics: ['t'], brokers: ['b'], retry_failed_events: true };
     expect(() => kafkaOnramp.validate!({ ...config, poll_interval: 100, rdkafka_options: {} })).to.not.throw();
-    expect(() => kafkaOnramp.validate!({ ...config, poll_interval: 10000, rdkafka_options: {} })).to.throw(/^poll_interval: 10000 ms must be below session\.timeout\.ms/);
-    expect(() => kafkaOnramp.validate!({ ...config, poll_interval: 100, rdkafka_options: { 'fetch.wait.max.ms': '20000' } })).to.throw(/^rdkafka_options\.fetch\.wait\.max\.ms/);
+    expect(() => kafkaOnramp.validate!({ ...config, poll_interval: 10000, rdkafka_options: {} })).to.throw(
+      /^poll_interval: 10000 ms must be below session\.timeout\.ms/,
+    );
+    expect(() => kafkaOnramp.validate!({ ...config, poll_interval: 100, rdkafka_options: { 'fetch.wait.max.ms': '20000' } })).to.throw(
+      /^rdkafka_options\.fetch\.wait\.max\.ms/,
+    );
   });
 
   it('lists the names each side takes', () => {

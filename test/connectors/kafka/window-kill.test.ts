@@ -169,7 +169,11 @@ describe('kafka -> window::aggregate -> kafka: one of two eddy processes killed 
      * read a whole window of the dead member's partitions behind its watermark).
      */
     const emitted = (w: number, keys = allKeys) => {
-      const got = new Set(outputs().filter((o) => o.start === BASE + w * WINDOW_MS && !o.partial).map((o) => o.key));
+      const got = new Set(
+        outputs()
+          .filter((o) => o.start === BASE + w * WINDOW_MS && !o.partial)
+          .map((o) => o.key),
+      );
       const lateIds = new Set(late.values.map((v) => (JSON.parse(v) as Input).id));
       return keys.every((k) => got.has(k) || sent.filter((e) => e.key === k && Math.floor((e.ts - BASE) / WINDOW_MS) === w).every((e) => lateIds.has(e.id)));
     };
@@ -252,7 +256,10 @@ describe('kafka -> window::aggregate -> kafka: one of two eddy processes killed 
     for (const id of [...windows.flatMap((o) => o.ids), ...lateIds]) seen.set(id, (seen.get(id) ?? 0) + 1);
     const lost = sent.filter((e) => !seen.has(e.id)).map((e) => e.id);
     expect(lost, `${lost.length} of ${sent.length} input events in no window and not late`).to.deep.equal([]);
-    expect([...seen.keys()].every((id) => id < sent.length), 'only input ids').to.equal(true);
+    expect(
+      [...seen.keys()].every((id) => id < sent.length),
+      'only input ids',
+    ).to.equal(true);
 
     // what the kill cost: windows (window, key) emitted more than once, ids counted more than once, late events
     const perWindow = new Map<string, number>();

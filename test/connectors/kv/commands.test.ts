@@ -121,7 +121,9 @@ describe('kv offramp: commands', () => {
       expect(reply.port, JSON.stringify(command)).to.equal('err');
       const data = reply.data as { key: unknown; error: string };
       expect(data.key).to.equal(null);
-      expect(data.error).to.match(/^Invalid KV command: /).and.match(reason);
+      expect(data.error)
+        .to.match(/^Invalid KV command: /)
+        .and.match(reason);
       expect(reply.meta).to.deep.equal({ kv: { op: null }, error: data.error, correlation: 'c' });
       expect(kv.insights[kv.insights.length - 1]).to.equal('fail');
     }

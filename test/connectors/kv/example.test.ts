@@ -23,10 +23,19 @@ describe('examples/kv.yaml', () => {
       { ok: null, correlation: '5', op: 'cas' },
     ]);
     expect(replies.slice(6)).to.deep.equal([
-      { ok: [{ key: b64('snot'), value: 'ferret' }, { key: b64('stoat'), value: [1, 2, 3] }], correlation: '7', op: 'scan' },
+      {
+        ok: [
+          { key: b64('snot'), value: 'ferret' },
+          { key: b64('stoat'), value: [1, 2, 3] },
+        ],
+        correlation: '7',
+        op: 'scan',
+      },
       { ok: 'ferret', correlation: '9', op: 'delete' },
       { ok: [1, 2, 3], correlation: '10', op: 'delete' },
     ]);
-    expect(run.stderr).to.include(`{"key":null,"error":"Invalid KV command: unknown command 'frobnicate' (commands: get, put, delete, scan, cas)","correlation":"8"}`);
+    expect(run.stderr).to.include(
+      `{"key":null,"error":"Invalid KV command: unknown command 'frobnicate' (commands: get, put, delete, scan, cas)","correlation":"8"}`,
+    );
   });
 });

@@ -94,11 +94,20 @@ describe('kv offramp over REST: file commands -> pipeline -> kv (linked) -> pipe
       { ok: null, correlation: 'c5', op: 'cas' },
       { correlation: 'c6', op: 'put' },
       // keys are binary, which the json codec writes as base64
-      { ok: [{ key: b64('other'), value: true }, { key: b64('snot'), value: 2 }], correlation: 'c8', op: 'scan' },
+      {
+        ok: [
+          { key: b64('other'), value: true },
+          { key: b64('snot'), value: 2 },
+        ],
+        correlation: 'c8',
+        op: 'scan',
+      },
       { ok: 2, correlation: 'c9', op: 'delete' },
       { correlation: 'c10', op: 'get' },
     ]);
-    expect(read(errors)).to.deep.equal([{ key: null, error: "Invalid KV command: unknown command 'frobnicate' (commands: get, put, delete, scan, cas)", correlation: 'c7' }]);
+    expect(read(errors)).to.deep.equal([
+      { key: null, error: "Invalid KV command: unknown command 'frobnicate' (commands: get, put, delete, scan, cas)", correlation: 'c7' },
+    ]);
 
     // a second instance on a dir that cannot be opened: the activation answers 400, naming the offramp
     await call(rt.base, 'POST', '/offramp', { body: { id: 'broken', type: 'kv', linked: true, config: { dir: join(commands, 'not-a-dir') } } });

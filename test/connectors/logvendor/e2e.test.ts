@@ -54,7 +54,11 @@ describe('logvendor end to end over REST (local HTTPS stand-in)', function () {
     expect((await call(rt.base, 'POST', '/binding/ship/main')).status).to.equal(201);
 
     for (let n = 1; n <= 5; n++) {
-      const res = await fetch(`http://127.0.0.1:${port}/orders/${n}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message: `order ${n}`, n }) });
+      const res = await fetch(`http://127.0.0.1:${port}/orders/${n}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ message: `order ${n}`, n }),
+      });
       expect(res.status).to.equal(202);
     }
     await eventually(() => server.entries().length === 5, 20_000, 'five log entries');

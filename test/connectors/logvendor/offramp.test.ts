@@ -37,7 +37,12 @@ describe('logvendor offramp (local HTTPS stand-in for the Log API)', function ()
     runtime = sink = server = undefined;
   });
 
-  const config = (extra: Partial<LogvendorConfig> = {}): Record<string, unknown> => ({ license_key: KEY, endpoint: server!.url, ca_file: cert.certFile, ...extra });
+  const config = (extra: Partial<LogvendorConfig> = {}): Record<string, unknown> => ({
+    license_key: KEY,
+    endpoint: server!.url,
+    ca_file: cert.certFile,
+    ...extra,
+  });
 
   /** A transactional probe source of `count` events {id} through a passthrough into a logvendor offramp. */
   async function flow(offramp: Record<string, unknown>, count: number, logger = createLogger('silent')): Promise<ProbeLog> {
@@ -101,7 +106,10 @@ describe('logvendor offramp (local HTTPS stand-in for the Log API)', function ()
   it('sends a batch as one request with every member a log entry; a value that is not a record becomes the message', async () => {
     server = await logServer(cert);
     const { ctx, log } = fakeOfframpContext();
-    sink = await logvendorOfframp.create({ license_key: KEY, compress_logs: false, region: 'usa', endpoint: server.url, ca_file: cert.certFile, concurrency: 4 }, ctx);
+    sink = await logvendorOfframp.create(
+      { license_key: KEY, compress_logs: false, region: 'usa', endpoint: server.url, ca_file: cert.certFile, concurrency: 4 },
+      ctx,
+    );
     const values = [{ message: 'one', level: 'info' }, 'plain text', 42];
     const batch: EddyEvent = { ...testEvent(1), isBatch: true, data: values.map((value) => ({ data: { value, meta: {} } })) };
     await sink.send(
@@ -122,10 +130,13 @@ describe('logvendor offramp (local HTTPS stand-in for the Log API)', function ()
     expect(counters().error).to.equal(2);
     expect(counters().out).to.equal(0);
     expect(log.acks).to.deep.equal([]);
-    expect(logger.lines.some((l) => /^warn .*send failed: the Log API answered 403: \{"error":"license key is not valid"\}/.test(l)), logger.lines.join('\n')).to.equal(true);
+    expect(
+      logger.lines.some((l) => /^warn .*send failed: the Log API answered 403: \{"error":"license key is not valid"\}/.test(l)),
+      logger.lines.join('\n'),
+    ).to.equal(true);
   });
 
-  it('verifies TLS: without ca_file the test server\'s certificate is not trusted and nothing is posted', async () => {
+  it("verifies TLS: without ca_file the test server's certificate is not trusted and nothing is posted", async () => {
     server = await logServer(cert);
     const logger = recordingLogger();
     const log = await flow({ config: { license_key: KEY, endpoint: server.url } }, 1, logger);
@@ -138,7 +149,10 @@ describe('logvendor offramp (local HTTPS stand-in for the Log API)', function ()
     server = await logServer(cert);
     const port = server.port;
     const { ctx, log } = fakeOfframpContext();
-    sink = await logvendorOfframp.create({ license_key: KEY, compress_logs: false, region: 'usa', endpoint: server.url, ca_file: cert.certFile, concurrency: 4 }, ctx);
+    sink = await logvendorOfframp.create(
+      { license_key: KEY, compress_logs: false, region: 'usa', endpoint: server.url, ca_file: cert.certFile, concurrency: 4 },
+      ctx,
+    );
     await sink.send([Buffer.from('{"n":1}')], testEvent(1, { n: 1 }));
     await server.close();
     const lost = await Promise.resolve(sink.send([Buffer.from('{"n":2}')], testEvent(2, { n: 2 }))).then(
@@ -162,7 +176,10 @@ describe('logvendor offramp (local HTTPS stand-in for the Log API)', function ()
     server = await logServer(cert);
     server.answer = () => ({ status: 429, headers: { 'retry-after': '1' } });
     const { ctx, log } = fakeOfframpContext();
-    sink = await logvendorOfframp.create({ license_key: KEY, compress_logs: false, region: 'usa', endpoint: server.url, ca_file: cert.certFile, concurrency: 4 }, ctx);
+    sink = await logvendorOfframp.create(
+      { license_key: KEY, compress_logs: false, region: 'usa', endpoint: server.url, ca_file: cert.certFile, concurrency: 4 },
+      ctx,
+    );
     const refused = await Promise.resolve(sink.send([Buffer.from('{"n":1}')], testEvent(1, { n: 1 }))).then(
       () => 'sent',
       (err: Error) => err.message,
@@ -173,10 +190,13 @@ describe('logvendor offramp (local HTTPS stand-in for the Log API)', function ()
     expect(log.triggers).to.equal(1);
   });
 
-  it('refuses a body over the Log API\'s 1 MB limit without posting it', async () => {
+  it("refuses a body over the Log API's 1 MB limit without posting it", async () => {
     server = await logServer(cert);
     const { ctx } = fakeOfframpContext();
-    sink = await logvendorOfframp.create({ license_key: KEY, compress_logs: false, region: 'usa', endpoint: server.url, ca_file: cert.certFile, concurrency: 4 }, ctx);
+    sink = await logvendorOfframp.create(
+      { license_key: KEY, compress_logs: false, region: 'usa', endpoint: server.url, ca_file: cert.certFile, concurrency: 4 },
+      ctx,
+    );
     const big = { message: 'x'.repeat(MAX_BODY_BYTES) };
     const error = await Promise.resolve(sink.send([Buffer.from(JSON.stringify(big))], testEvent(1, big))).then(
       () => 'sent',
@@ -187,7 +207,7 @@ describe('logvendor offramp (local HTTPS stand-in for the Log API)', function ()
   });
 
   describe('config', () => {
-    it('posts to the region\'s endpoint unless endpoint is set', () => {
+    it("posts to the region's endpoint unless endpoint is set", () => {
       expect(endpointOf({ region: 'usa' }).href).to.equal('https://log-api.newrelic.com/log/v1');
       expect(endpointOf({ region: 'europe' }).href).to.equal('https://log-api.eu.newrelic.com/log/v1');
       expect(REGION_ENDPOINTS.europe).to.equal('https://log-api.eu.newrelic.com/log/v1');

@@ -61,7 +61,12 @@ describe('connector machinery: one line splitter', () => {
       const target = join(dir, 'out.json');
       writeFileSync(source, '{"n":1}\n{"n":2}\r\n{"n":3}');
       const reader = { id: 'reader', type: 'file', config: { source }, ...(preprocessors ? { preprocessors } : {}) };
-      for (const [kind, body] of [['onramp', reader], ['pipeline', PASS], ['offramp', { id: 'writer', type: 'file', config: { file: target } }], ['binding', COPY]] as const) {
+      for (const [kind, body] of [
+        ['onramp', reader],
+        ['pipeline', PASS],
+        ['offramp', { id: 'writer', type: 'file', config: { file: target } }],
+        ['binding', COPY],
+      ] as const) {
         expect((await call(rt.base, 'POST', `/${kind}`, { body })).status, kind).to.equal(201);
       }
       expect((await call(rt.base, 'POST', '/binding/copy/one')).status).to.equal(201);
@@ -146,7 +151,12 @@ describe('connector machinery: request waiters', () => {
   it('answers a waiter once, under any of its keys, and forgets it', () => {
     const waiters = new Waiters<string>(1000, new VirtualTimeScheduler());
     const got: string[] = [];
-    waiters.wait(['1:1', '1:2'], 'conn', (r) => got.push(r), (end) => got.push(end));
+    waiters.wait(
+      ['1:1', '1:2'],
+      'conn',
+      (r) => got.push(r),
+      (end) => got.push(end),
+    );
     expect(waiters.size).to.equal(1);
     expect(waiters.answer(['1:2'], 'first')).to.equal(true);
     expect(waiters.answer(['1:1'], 'second')).to.equal(false);
@@ -157,7 +167,13 @@ describe('connector machinery: request waiters', () => {
   it('a reply answers the request it belongs to, not the one that has waited longest: several wait, replies come in another order', () => {
     const waiters = new Waiters<string>(1000, new VirtualTimeScheduler());
     const got: Record<string, string> = {};
-    for (const n of [1, 2, 3]) waiters.wait([`1:${n}`], 'conn', (reply) => (got[n] = reply), (end) => (got[n] = end));
+    for (const n of [1, 2, 3])
+      waiters.wait(
+        [`1:${n}`],
+        'conn',
+        (reply) => (got[n] = reply),
+        (end) => (got[n] = end),
+      );
     expect(waiters.answer(['1:3'], 'for 3')).to.equal(true);
     expect(waiters.answer(['1:1'], 'for 1')).to.equal(true);
     expect(waiters.answer(['1:2'], 'for 2')).to.equal(true);
@@ -168,8 +184,19 @@ describe('connector machinery: request waiters', () => {
     const scheduler = new VirtualTimeScheduler();
     const waiters = new Waiters<string>(1000, scheduler);
     const ended: [string, number][] = [];
-    waiters.wait(['1:1'], 'a', () => undefined, (end) => ended.push([`a ${end}`, scheduler.now()]), 250);
-    waiters.wait(['1:2'], 'b', () => undefined, (end) => ended.push([`b ${end}`, scheduler.now()]));
+    waiters.wait(
+      ['1:1'],
+      'a',
+      () => undefined,
+      (end) => ended.push([`a ${end}`, scheduler.now()]),
+      250,
+    );
+    waiters.wait(
+      ['1:2'],
+      'b',
+      () => undefined,
+      (end) => ended.push([`b ${end}`, scheduler.now()]),
+    );
     scheduler.flush();
     expect(ended).to.deep.equal([
       ['a timeout', 250],
@@ -180,7 +207,10 @@ describe('connector machinery: request waiters', () => {
   it('an Alarm never runs before the clock reaches its time, even on a scheduler whose timers fire early', () => {
     const clock = new VirtualTimeScheduler();
     // a timer set for d ms fires after only 90% of it, as a Node timer counting from a stale loop time can
-    const early: SchedulerLike = { now: () => clock.now(), schedule: <T>(work: (this: SchedulerAction<T>, state?: T) => void, delay = 0, state?: T) => clock.schedule(work, Math.ceil(delay * 0.9), state) };
+    const early: SchedulerLike = {
+      now: () => clock.now(),
+      schedule: <T>(work: (this: SchedulerAction<T>, state?: T) => void, delay = 0, state?: T) => clock.schedule(work, Math.ceil(delay * 0.9), state),
+    };
     const ran: number[] = [];
     new Alarm(early, 100, () => ran.push(clock.now()));
     clock.flush();
@@ -191,8 +221,18 @@ describe('connector machinery: request waiters', () => {
     const scheduler = new VirtualTimeScheduler();
     const waiters = new Waiters<string>(1000, scheduler);
     const got: string[] = [];
-    waiters.wait(['1:1'], 'a', (r) => got.push(r), (end) => got.push(`a ${end}`));
-    waiters.wait(['1:2'], 'b', (r) => got.push(r), (end) => got.push(`b ${end}`));
+    waiters.wait(
+      ['1:1'],
+      'a',
+      (r) => got.push(r),
+      (end) => got.push(`a ${end}`),
+    );
+    waiters.wait(
+      ['1:2'],
+      'b',
+      (r) => got.push(r),
+      (end) => got.push(`b ${end}`),
+    );
     waiters.dropGroup('b');
     scheduler.flush();
     expect(got).to.deep.equal(['b dropped', 'a timeout']);

@@ -54,14 +54,16 @@ async function setUp(failures: Error[], options: { retry?: RetryConfig; deadLett
 
 describe('offramp machinery: retries and dead letters (virtual time)', () => {
   it('classifies failures by status, then by code', () => {
-    expect([status(503), status(429), status(404), Object.assign(new Error(), { code: 'ECONNREFUSED' }), Object.assign(new Error(), { code: 'ETIMEDOUT' }), new Error('x')].map(classify)).to.deep.equal([
-      '5xx',
-      '429',
-      '4xx',
-      'connection',
-      'timeout',
-      'other',
-    ]);
+    expect(
+      [
+        status(503),
+        status(429),
+        status(404),
+        Object.assign(new Error(), { code: 'ECONNREFUSED' }),
+        Object.assign(new Error(), { code: 'ETIMEDOUT' }),
+        new Error('x'),
+      ].map(classify),
+    ).to.deep.equal(['5xx', '429', '4xx', 'connection', 'timeout', 'other']);
   });
 
   it('retries a 503 with doubling delays, the breaker held meanwhile, and acks once the send succeeds', async () => {
@@ -97,7 +99,9 @@ describe('offramp machinery: retries and dead letters (virtual time)', () => {
   });
 
   it('waits for a Retry-After longer than its backoff, up to max', async () => {
-    const t = await setUp([status(429, { retryAfterMs: 2000 }), status(429, { retryAfterMs: 60_000 })], { retry: { attempts: 3, backoff: { initial: 100, max: '5s' } } });
+    const t = await setUp([status(429, { retryAfterMs: 2000 }), status(429, { retryAfterMs: 60_000 })], {
+      retry: { attempts: 3, backoff: { initial: 100, max: '5s' } },
+    });
     t.input.next(event(1));
     t.scheduler.flush();
     expect(t.sink.sentAt).to.deep.equal([0, 2000, 7000]);
@@ -115,7 +119,7 @@ describe('offramp machinery: retries and dead letters (virtual time)', () => {
     expect(b.seen()).to.deep.equal(['trigger', 'ack 1', 'restore']);
   });
 
-  it('with ack_source, the dead letter carries the event\'s ids and settles its source: acked when the dead-letter path acks it, failed when it fails', async () => {
+  it("with ack_source, the dead letter carries the event's ids and settles its source: acked when the dead-letter path acks it, failed when it fails", async () => {
     const t = await setUp([status(400), status(400)], { deadLetter: { ack_source: true } });
     t.input.next(event(1));
     t.input.next(event(2));

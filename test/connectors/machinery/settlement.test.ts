@@ -167,7 +167,10 @@ describe('connector machinery: message settlement', () => {
           if (x.kind === 'fail') expected.set(x.message, { outcome: 'failed', at: i });
           else if (--left[x.message] === 0) expected.set(x.message, { outcome: 'acked', at: i });
         });
-        expect(log.map((e) => e.message).sort((a, b) => a - b), 'each message settled exactly once').to.deep.equal(messages.map((_, i) => i));
+        expect(
+          log.map((e) => e.message).sort((a, b) => a - b),
+          'each message settled exactly once',
+        ).to.deep.equal(messages.map((_, i) => i));
         for (const e of log) expect({ outcome: e.outcome, at: e.at }, `message ${e.message}`).to.deep.equal(expected.get(e.message));
         expect(s.size).to.equal(0);
       }),

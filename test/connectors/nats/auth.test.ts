@@ -101,7 +101,9 @@ describe('nats connection options (private nats-servers that demand them)', func
     // tls: true alone verifies against the system CAs, which do not know this CA
     expect(await refusal({ hosts: [host], subject: 'x', options: { tls: true } })).to.match(/cannot connect to NATS.*(certificate|self.signed|issuer)/i);
     // a missing file is named
-    expect(await refusal({ hosts: [host], subject: 'x', options: { ...mutual, key_path: join(dir, 'missing.key') } })).to.match(/options\.key_path: cannot read .*missing\.key/);
+    expect(await refusal({ hosts: [host], subject: 'x', options: { ...mutual, key_path: join(dir, 'missing.key') } })).to.match(
+      /options\.key_path: cannot read .*missing\.key/,
+    );
   });
 
   it('tls: true against a server without TLS is refused, not silently downgraded', async () => {
@@ -142,7 +144,9 @@ describe('nats connection options (private nats-servers that demand them)', func
     const { credsAuthenticator } = await import('nats');
     const { readFileSync } = await import('node:fs');
     await roundTrip(server, { credentials_path: good }, { authenticator: credsAuthenticator(readFileSync(good)) });
-    expect(await refusal({ hosts: [server.host], subject: 'x', options: { credentials_path: stranger } })).to.match(/cannot connect to NATS.*Authorization Violation/i);
+    expect(await refusal({ hosts: [server.host], subject: 'x', options: { credentials_path: stranger } })).to.match(
+      /cannot connect to NATS.*Authorization Violation/i,
+    );
   });
 });
 
@@ -157,7 +161,14 @@ const b64url = (data: Uint8Array | string) => Buffer.from(data).toString('base64
 /** A NATS v2 JWT (the ed25519-nkey algorithm) for `subject`, signed by `issuer`. */
 function jwt(issuer: NatsKeyPair, subject: string, name: string, nats: Record<string, unknown>): string {
   const header = b64url(JSON.stringify({ typ: 'JWT', alg: 'ed25519-nkey' }));
-  const claims = { jti: b64url(Buffer.from(`${subject}${Date.now()}`)).slice(0, 52), iat: Math.floor(Date.now() / 1000), iss: issuer.getPublicKey(), name, sub: subject, nats };
+  const claims = {
+    jti: b64url(Buffer.from(`${subject}${Date.now()}`)).slice(0, 52),
+    iat: Math.floor(Date.now() / 1000),
+    iss: issuer.getPublicKey(),
+    name,
+    sub: subject,
+    nats,
+  };
   const body = `${header}.${b64url(JSON.stringify(claims))}`;
   return `${body}.${b64url(issuer.sign(new TextEncoder().encode(body)))}`;
 }
@@ -171,7 +182,23 @@ function makeCertificates(dir: string) {
   writeFileSync(f('client.ext'), 'extendedKeyUsage=clientAuth\n');
   for (const who of ['server', 'client']) {
     ssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', `/CN=eddy ${who}`, '-keyout', f(`${who}.key`), '-out', f(`${who}.csr`));
-    ssl('x509', '-req', '-in', f(`${who}.csr`), '-CA', f('ca.pem'), '-CAkey', f('ca.key'), '-CAcreateserial', '-days', '2', '-extfile', f(`${who}.ext`), '-out', f(`${who}.pem`));
+    ssl(
+      'x509',
+      '-req',
+      '-in',
+      f(`${who}.csr`),
+      '-CA',
+      f('ca.pem'),
+      '-CAkey',
+      f('ca.key'),
+      '-CAcreateserial',
+      '-days',
+      '2',
+      '-extfile',
+      f(`${who}.ext`),
+      '-out',
+      f(`${who}.pem`),
+    );
   }
   return { ca: f('ca.pem'), serverCert: f('server.pem'), serverKey: f('server.key'), clientCert: f('client.pem'), clientKey: f('client.key') };
 }

@@ -129,7 +129,15 @@ describe('nats end to end over REST', function () {
 
       await server.up();
       await eventually(() => breaker.isOpen, 20000, 'the breaker restored');
-      await eventually(async () => (await admin.flush().then(() => true, () => false)), 10000, 'the admin connection back');
+      await eventually(
+        async () =>
+          await admin.flush().then(
+            () => true,
+            () => false,
+          ),
+        10000,
+        'the admin connection back',
+      );
       await send(300, 100);
       const all = 400;
       // every input arrives; duplicates (an ack lost with the connection) are allowed, losses are not.

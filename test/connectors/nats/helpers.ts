@@ -202,7 +202,16 @@ export class PrivateServer {
   async up(): Promise<void> {
     const child = spawn(
       natsServerBinary(),
-      ['-a', '127.0.0.1', '-p', String(this.port), '-m', String(this.monitorPort), ...(this.jetstream ? ['-js', '-sd', join(this.dir, 'js')] : []), ...this.args],
+      [
+        '-a',
+        '127.0.0.1',
+        '-p',
+        String(this.port),
+        '-m',
+        String(this.monitorPort),
+        ...(this.jetstream ? ['-js', '-sd', join(this.dir, 'js')] : []),
+        ...this.args,
+      ],
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
     let stderr = '';

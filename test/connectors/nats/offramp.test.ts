@@ -154,7 +154,13 @@ describe('nats offramp', function () {
         await eventually(
           async () => {
             await peer.flush().catch(() => undefined);
-            return !peer.isClosed() && (await peer.flush().then(() => true, () => false));
+            return (
+              !peer.isClosed() &&
+              (await peer.flush().then(
+                () => true,
+                () => false,
+              ))
+            );
           },
           15000,
           'the peer to be back',

@@ -104,7 +104,9 @@ describe('nats onramp (against the nats service)', function () {
 
     it('refuses queue together with jetstream, and half of a credential pair', () => {
       const base = { hosts: ['127.0.0.1:4222'], subject: 's', options: { echo: true, max_reconnects: -1, tls: false } };
-      expect(() => natsOnramp.validate!({ ...base, queue: 'q', jetstream: { stream: 's', durable: 'd', batch: 1, ack_wait_ms: 1000 } })).to.throw(/queue and jetstream/);
+      expect(() => natsOnramp.validate!({ ...base, queue: 'q', jetstream: { stream: 's', durable: 'd', batch: 1, ack_wait_ms: 1000 } })).to.throw(
+        /queue and jetstream/,
+      );
       expect(() => natsOnramp.validate!({ ...base, options: { ...base.options, username: 'u' } })).to.throw(/username and options.password/);
       expect(() => natsOnramp.validate!({ ...base, options: { ...base.options, cert_path: '/c' } })).to.throw(/cert_path and options.key_path/);
       expect(() => natsOnramp.validate!({ ...base, options: { ...base.options, token: 't', credentials_path: '/c' } })).to.throw(/one authentication method/);
@@ -258,10 +260,11 @@ describe('nats onramp (against the nats service)', function () {
     });
 
     it('refuses a missing stream, a push consumer and a consumer filtered on another subject, naming them', async () => {
-      const fails = (config: Record<string, unknown>) => directOnramp(config).then(
-        () => expect.fail('created'),
-        (e: Error) => e.message,
-      );
+      const fails = (config: Record<string, unknown>) =>
+        directOnramp(config).then(
+          () => expect.fail('created'),
+          (e: Error) => e.message,
+        );
       expect(await fails({ hosts: [serviceHost()], subject, jetstream: { stream: unique('NOPE'), durable: 'd' } })).to.match(/stream 'NOPE_.*' not found/);
       await jsm.consumers.add(stream, { durable_name: 'pushy', deliver_subject: unique('push'), ack_policy: 'explicit' as never });
       expect(await fails({ hosts: [serviceHost()], subject, jetstream: { stream, durable: 'pushy' } })).to.match(/pushy is a push consumer/);

@@ -79,7 +79,10 @@ describe('nats through a runtime (against the nats service)', function () {
           ['onramp', { id: 'in', type: 'nats', config: { hosts: [serviceHost()], subject, jetstream: { stream, durable, ack_wait_ms: 600_000 } } }],
           ['pipeline', passthrough('p')],
           ['offramp', { id: 'out', type: 'refuse-once' }],
-          ['binding', { id: 'b', links: { '/onramp/in/{instance}/out': ['/pipeline/p/{instance}/in'], '/pipeline/p/{instance}/out': ['/offramp/out/{instance}/in'] } }],
+          [
+            'binding',
+            { id: 'b', links: { '/onramp/in/{instance}/out': ['/pipeline/p/{instance}/in'], '/pipeline/p/{instance}/out': ['/offramp/out/{instance}/in'] } },
+          ],
         ],
         'b',
       );
@@ -101,7 +104,12 @@ describe('nats through a runtime (against the nats service)', function () {
   describe('an event written out as the frame it came in as, unless something touched it', () => {
     it('relays untouched frames byte for byte, encodes afresh what another codec writes or an operator changed', async () => {
       const [inA, inB, inC] = [unique('eddy.lazy.in'), unique('eddy.lazy.in'), unique('eddy.lazy.in')];
-      const [asJson, asString, changed, stamped] = [unique('eddy.lazy.json'), unique('eddy.lazy.string'), unique('eddy.lazy.changed'), unique('eddy.lazy.stamped')];
+      const [asJson, asString, changed, stamped] = [
+        unique('eddy.lazy.json'),
+        unique('eddy.lazy.string'),
+        unique('eddy.lazy.changed'),
+        unique('eddy.lazy.stamped'),
+      ];
       const collectors = Object.fromEntries([asJson, asString, changed, stamped].map((s) => [s, new Collector(nc, s)]));
       await nc.flush();
       const nats = (subject: string) => ({ hosts: [serviceHost()], subject });

@@ -53,7 +53,12 @@ describe('otel end to end over the REST API', function () {
     m.meter.createGauge('temperature').record(21.5);
     await m.flush();
 
-    const lines = () => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter((l) => l !== '') : []);
+    const lines = () =>
+      existsSync(file)
+        ? readFileSync(file, 'utf8')
+            .split('\n')
+            .filter((l) => l !== '')
+        : [];
     await eventually(() => lines().length >= 2, 10000, 'two lines in the file');
     const [spans, metrics] = lines().map((l) => JSON.parse(l) as Json);
     expect(spans.scopeSpans[0].spans.map((s: Json) => s.name)).to.deep.equal(['first', 'second']);
@@ -78,7 +83,9 @@ describe('otel end to end over the REST API', function () {
     await call(rt.base, 'POST', '/binding', { body: { id: 'b', links: { '/onramp/otlp/{instance}/out': ['/pipeline/system::passthrough/{instance}/in'] } } });
     const answer = await call(rt.base, 'POST', '/binding/b/one');
     expect(answer.status).to.equal(400);
-    expect(answer.text).to.match(new RegExp(`onramp 'otlp' \\(otel\\) cannot start: cannot listen on 127\\.0\\.0\\.1:${port}: .*(EADDRINUSE|address already in use)`));
+    expect(answer.text).to.match(
+      new RegExp(`onramp 'otlp' \\(otel\\) cannot start: cannot listen on 127\\.0\\.0\\.1:${port}: .*(EADDRINUSE|address already in use)`),
+    );
   });
 
   it('refuses unknown config keys and values of the wrong type at publish time', async () => {

@@ -30,10 +30,23 @@ function sdk(transport: Transport, ports: { grpc: number; http: number }, servic
   const grpc = { url: `http://127.0.0.1:${ports.grpc}`, credentials: credentials.createInsecure() };
   const http = (path: string) => ({ url: `http://127.0.0.1:${ports.http}${path}` });
   const traceExporter =
-    transport === 'grpc' ? new GrpcTraceExporter(grpc) : transport === 'http/protobuf' ? new ProtoTraceExporter(http('/v1/traces')) : new JsonTraceExporter(http('/v1/traces'));
-  const logExporter = transport === 'grpc' ? new GrpcLogExporter(grpc) : transport === 'http/protobuf' ? new ProtoLogExporter(http('/v1/logs')) : new JsonLogExporter(http('/v1/logs'));
+    transport === 'grpc'
+      ? new GrpcTraceExporter(grpc)
+      : transport === 'http/protobuf'
+        ? new ProtoTraceExporter(http('/v1/traces'))
+        : new JsonTraceExporter(http('/v1/traces'));
+  const logExporter =
+    transport === 'grpc'
+      ? new GrpcLogExporter(grpc)
+      : transport === 'http/protobuf'
+        ? new ProtoLogExporter(http('/v1/logs'))
+        : new JsonLogExporter(http('/v1/logs'));
   const metricExporter =
-    transport === 'grpc' ? new GrpcMetricExporter(grpc) : transport === 'http/protobuf' ? new ProtoMetricExporter(http('/v1/metrics')) : new JsonMetricExporter(http('/v1/metrics'));
+    transport === 'grpc'
+      ? new GrpcMetricExporter(grpc)
+      : transport === 'http/protobuf'
+        ? new ProtoMetricExporter(http('/v1/metrics'))
+        : new JsonMetricExporter(http('/v1/metrics'));
   const resource = resourceFromAttributes({ 'service.name': service, 'deployment.environment': 'test', 'host.cores': 2 });
   const tracing = new TracerProvider({ resource, spanProcessors: [new SimpleSpanProcessor({ exporter: traceExporter })] });
   const logging = new LoggerProvider({ resource, processors: [new SimpleLogRecordProcessor({ exporter: logExporter })] });
@@ -77,12 +90,20 @@ describe('otel forwarding: OpenTelemetry SDK exporters -> eddy otel onramp -> ot
       await runtime.start();
       const target = protocol === 'grpc' ? collector.grpcPort : collector.httpPort;
       runtime.publish('onramp', { id: 'otlp', type: 'otel', config: { port: ports.grpc, http_port: ports.http } });
-      runtime.publish('pipeline', { id: 'p', interface: { inputs: ['in'], outputs: ['out'] }, nodes: [{ id: 'pass', type: 'passthrough' }], links: { in: ['pass'], pass: ['out'] } });
+      runtime.publish('pipeline', {
+        id: 'p',
+        interface: { inputs: ['in'], outputs: ['out'] },
+        nodes: [{ id: 'pass', type: 'passthrough' }],
+        links: { in: ['pass'], pass: ['out'] },
+      });
       runtime.publish('offramp', { id: 'fwd', type: 'otel', config: { endpoint: `http://127.0.0.1:${target}`, protocol, batch: { timeout: '20ms' } } });
       runtime.publish('offramp', { id: 'seen', type: 'collect', config: { name: 'out' } });
       runtime.publish('binding', {
         id: 'flow',
-        links: { '/onramp/otlp/{instance}/out': ['/pipeline/p/{instance}/in'], '/pipeline/p/{instance}/out': ['/offramp/fwd/{instance}/in', '/offramp/seen/{instance}/in'] },
+        links: {
+          '/onramp/otlp/{instance}/out': ['/pipeline/p/{instance}/in'],
+          '/pipeline/p/{instance}/out': ['/offramp/fwd/{instance}/in', '/offramp/seen/{instance}/in'],
+        },
       });
       await runtime.activate('binding', 'flow', 'main');
 
@@ -90,7 +111,9 @@ describe('otel forwarding: OpenTelemetry SDK exporters -> eddy otel onramp -> ot
       for (const transport of TRANSPORTS) {
         const client = sdk(transport, ports, `fwd-${transport}`);
         closers.push(client.shutdown);
-        const parent = client.tracer.startSpan('parent', { attributes: { 'http.method': 'GET', 'http.status_code': 200, ratio: 0.5, ok: true, tags: ['a', 'b'] } });
+        const parent = client.tracer.startSpan('parent', {
+          attributes: { 'http.method': 'GET', 'http.status_code': 200, ratio: 0.5, ok: true, tags: ['a', 'b'] },
+        });
         parent.addEvent('checkpoint', { step: 3 });
         parent.setStatus({ code: 2, message: 'failed on purpose' });
         const child = client.tracer.startSpan('child', { kind: 3 }, trace.setSpan(context.active(), parent));
@@ -119,7 +142,8 @@ describe('otel forwarding: OpenTelemetry SDK exporters -> eddy otel onramp -> ot
 
       // and it is what the SDK made
       for (const transport of TRANSPORTS) {
-        const mine = (resources: Json[]) => resources.filter((r) => (attributes(r.resource.attributes)['service.name'] as Json | undefined)?.stringValue === `fwd-${transport}`);
+        const mine = (resources: Json[]) =>
+          resources.filter((r) => (attributes(r.resource.attributes)['service.name'] as Json | undefined)?.stringValue === `fwd-${transport}`);
         const spans = mine(collector.resources('resourceSpans')).flatMap((r) => r.scopeSpans.flatMap((s: Json) => s.spans));
         expect(mine(collector.resources('resourceSpans'))[0].resource.attributes).to.deep.include.members([
           { key: 'deployment.environment', value: { stringValue: 'test' } },

@@ -29,8 +29,23 @@ const jsonRequest = {
         {
           scope: { name: 's', version: '1' },
           spans: [
-            { traceId: TRACE_ID, spanId: SPAN_ID, name: 'one', kind: 2, startTimeUnixNano: '1700000000000000001', endTimeUnixNano: '1700000000000000002', attributes: [{ key: 'n', value: { intValue: '9007199254740993' } }] },
-            { traceId: TRACE_ID, spanId: 'eee19b7ec3c1b175', parentSpanId: SPAN_ID, name: 'two', startTimeUnixNano: '1700000000000000003', endTimeUnixNano: '1700000000000000004' },
+            {
+              traceId: TRACE_ID,
+              spanId: SPAN_ID,
+              name: 'one',
+              kind: 2,
+              startTimeUnixNano: '1700000000000000001',
+              endTimeUnixNano: '1700000000000000002',
+              attributes: [{ key: 'n', value: { intValue: '9007199254740993' } }],
+            },
+            {
+              traceId: TRACE_ID,
+              spanId: 'eee19b7ec3c1b175',
+              parentSpanId: SPAN_ID,
+              name: 'two',
+              startTimeUnixNano: '1700000000000000003',
+              endTimeUnixNano: '1700000000000000004',
+            },
           ],
         },
       ],
@@ -113,7 +128,9 @@ describe('otel onramp over OTLP/HTTP', function () {
     const badJson = await post('/v1/logs', '{"resourceLogs": [', { 'content-type': 'application/json' });
     expect(badJson.status).to.equal(400);
     expect(((await badJson.json()) as Json).message).to.match(/^not an OTLP logs export request \(application\/json\): not JSON/);
-    const badId = await post('/v1/traces', JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: 'xyz' }] }] }] }), { 'content-type': 'application/json' });
+    const badId = await post('/v1/traces', JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: 'xyz' }] }] }] }), {
+      'content-type': 'application/json',
+    });
     expect(badId.status).to.equal(400);
     expect(((await badId.json()) as Json).message).to.contain('resourceSpans[0].scopeSpans[0].spans[0].traceId: not a hex string');
     await eventually(() => flow.collected.err.length === 3, 5000, 'three errors');
@@ -164,7 +181,10 @@ describe('otel onramp over OTLP/HTTP', function () {
     const response = TraceResponse.toObject(TraceResponse.decode(await bytes(answer)), { longs: Number }) as Json;
     expect(response.partialSuccess).to.deep.equal({ rejectedSpans: 2, errorMessage: 'this onramp has trace: false; the trace data was dropped' });
     const json = await post('/v1/traces', JSON.stringify(jsonRequest), { 'content-type': 'application/json' });
-    expect(((await json.json()) as Json).partialSuccess).to.deep.equal({ rejectedSpans: 2, errorMessage: 'this onramp has trace: false; the trace data was dropped' });
+    expect(((await json.json()) as Json).partialSuccess).to.deep.equal({
+      rejectedSpans: 2,
+      errorMessage: 'this onramp has trace: false; the trace data was dropped',
+    });
     await eventually(() => flow.collected.err.length === 2, 5000, 'two errors');
     expect((flow.collected.err[0].data as Json).error).to.equal('a trace export was dropped: this onramp has trace: false');
     expect(flow.collected.out).to.deep.equal([]);

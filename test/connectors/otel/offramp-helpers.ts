@@ -211,7 +211,11 @@ export interface FeedFlow {
 }
 
 /** A transactional feed onramp -> a pipeline of one `node` (a passthrough) -> the otel offramp `dst` with `config`. */
-export async function feedToOfframp(config: Record<string, unknown>, logger: Logger = createLogger('silent'), node = { id: 'pass', type: 'passthrough' } as Record<string, unknown>): Promise<FeedFlow> {
+export async function feedToOfframp(
+  config: Record<string, unknown>,
+  logger: Logger = createLogger('silent'),
+  node = { id: 'pass', type: 'passthrough' } as Record<string, unknown>,
+): Promise<FeedFlow> {
   const frames = new Subject<Frame>();
   const feed = {
     frames,
@@ -224,9 +228,17 @@ export async function feedToOfframp(config: Record<string, unknown>, logger: Log
   const runtime = new Runtime({ registries, logger });
   await runtime.start();
   runtime.publish('onramp', { id: 'src', type: 'feed', config: {} });
-  runtime.publish('pipeline', { id: 'p', interface: { inputs: ['in'], outputs: ['out'] }, nodes: [node], links: { in: [node.id as string], [node.id as string]: ['out'] } });
+  runtime.publish('pipeline', {
+    id: 'p',
+    interface: { inputs: ['in'], outputs: ['out'] },
+    nodes: [node],
+    links: { in: [node.id as string], [node.id as string]: ['out'] },
+  });
   runtime.publish('offramp', { id: 'dst', type: 'otel', config });
-  runtime.publish('binding', { id: 'flow', links: { '/onramp/src/{instance}/out': ['/pipeline/p/{instance}/in'], '/pipeline/p/{instance}/out': ['/offramp/dst/{instance}/in'] } });
+  runtime.publish('binding', {
+    id: 'flow',
+    links: { '/onramp/src/{instance}/out': ['/pipeline/p/{instance}/in'], '/pipeline/p/{instance}/out': ['/offramp/dst/{instance}/in'] },
+  });
   await runtime.activate('binding', 'flow', 'main', {});
   return { runtime, feed, gateOpen: () => runtime.onramp('/onramp/src/main')!.runtime.breaker.isOpen, stop: () => runtime.shutdown() };
 }

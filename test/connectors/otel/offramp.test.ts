@@ -103,7 +103,11 @@ describe('otel offramp', function () {
               {
                 name: 'requests',
                 unit: '1',
-                sum: { aggregationTemporality: 2, isMonotonic: true, dataPoints: [{ asInt: '42', timeUnixNano: '1700000000000000009', attributes: [{ key: 'code', value: { intValue: '200' } }] }] },
+                sum: {
+                  aggregationTemporality: 2,
+                  isMonotonic: true,
+                  dataPoints: [{ asInt: '42', timeUnixNano: '1700000000000000009', attributes: [{ key: 'code', value: { intValue: '200' } }] }],
+                },
               },
               {
                 name: 'latency',
@@ -122,9 +126,21 @@ describe('otel offramp', function () {
       await eventually(() => flow!.feed.acks.length === 6, 20_000, 'six acks');
       expect(flow.feed.fails).to.deep.equal([]);
 
-      await eventually(() => collector!.resources('resourceSpans').length === 4 && collector!.resources('resourceLogs').length === 1 && collector!.resources('resourceMetrics').length === 1, 10_000, 'everything in the file');
+      await eventually(
+        () =>
+          collector!.resources('resourceSpans').length === 4 &&
+          collector!.resources('resourceLogs').length === 1 &&
+          collector!.resources('resourceMetrics').length === 1,
+        10_000,
+        'everything in the file',
+      );
       // batch size 3: the four span resources came in two requests (3 + 1)
-      expect(collector.requests().filter((r) => r.resourceSpans).map((r) => r.resourceSpans.length)).to.deep.equal([3, 1]);
+      expect(
+        collector
+          .requests()
+          .filter((r) => r.resourceSpans)
+          .map((r) => r.resourceSpans.length),
+      ).to.deep.equal([3, 1]);
       const spans = collector.resources('resourceSpans');
       expect(spans.map(withoutEmpty)).to.deep.equal(sent.map(withoutEmpty));
       expect(spans[0].scopeSpans[0].spans[0].attributes.find((a: Json) => a.key === 'retries').value).to.deep.equal({ intValue: '9007199254740993' });
@@ -157,7 +173,12 @@ describe('otel offramp', function () {
     collector = await FileCollector.create(this, { start: false });
     const logger = recordingLogger();
     flow = await feedToOfframp(
-      { endpoint: `http://127.0.0.1:${collector.grpcPort}`, protocol: 'grpc', batch: { size: 2, timeout: '20ms' }, retry: { attempts: 1000, backoff: { initial: '20ms', max: '100ms' } } },
+      {
+        endpoint: `http://127.0.0.1:${collector.grpcPort}`,
+        protocol: 'grpc',
+        batch: { size: 2, timeout: '20ms' },
+        retry: { attempts: 1000, backoff: { initial: '20ms', max: '100ms' } },
+      },
       logger,
     );
     flow.feed.push(spanResource('down-then-up', ['a']));
@@ -180,7 +201,10 @@ describe('otel offramp', function () {
     endpoint = new ScriptedEndpoint([{ status: 503, headers: { 'retry-after': '1' }, body: '{"code":14,"message":"busy"}' }, { status: 200 }]);
     await endpoint.start();
     const logger = recordingLogger();
-    flow = await feedToOfframp({ endpoint: `http://127.0.0.1:${endpoint.port}`, protocol: 'http/json', batch: { size: 1 }, retry: { backoff: { initial: '10ms' } } }, logger);
+    flow = await feedToOfframp(
+      { endpoint: `http://127.0.0.1:${endpoint.port}`, protocol: 'http/json', batch: { size: 1 }, retry: { backoff: { initial: '10ms' } } },
+      logger,
+    );
     flow.feed.push(spanResource('busy', ['x']));
     await eventually(() => flow!.feed.acks.length === 1, 10_000, 'the ack');
     expect(flow.feed.fails).to.deep.equal([]);
@@ -208,7 +232,12 @@ describe('otel offramp', function () {
   it('a non-retryable answer (HTTP 400) fails the events of the request at once, naming the answer; nothing is sent again', async () => {
     endpoint = new ScriptedEndpoint([{ status: 400, body: '{"code":3,"message":"bad span"}' }, { status: 200 }]);
     await endpoint.start();
-    flow = await feedToOfframp({ endpoint: `http://127.0.0.1:${endpoint.port}`, protocol: 'http/protobuf', batch: { size: 2 }, headers: { Authorization: 'Bearer t0k3n' } });
+    flow = await feedToOfframp({
+      endpoint: `http://127.0.0.1:${endpoint.port}`,
+      protocol: 'http/protobuf',
+      batch: { size: 2 },
+      headers: { Authorization: 'Bearer t0k3n' },
+    });
     flow.feed.push(spanResource('refused', ['x']));
     flow.feed.push(spanResource('refused', ['y']));
     await eventually(() => flow!.feed.fails.length === 2, 10_000, 'two fails');
@@ -227,7 +256,17 @@ describe('otel offramp', function () {
     const server = new GrpcServer();
     const raw = (b: Buffer) => b;
     server.addService(
-      { Export: { path: EXPORT_PATHS.trace, requestStream: false, responseStream: false, requestSerialize: raw, requestDeserialize: raw, responseSerialize: raw, responseDeserialize: raw } },
+      {
+        Export: {
+          path: EXPORT_PATHS.trace,
+          requestStream: false,
+          responseStream: false,
+          requestSerialize: raw,
+          requestDeserialize: raw,
+          responseSerialize: raw,
+          responseDeserialize: raw,
+        },
+      },
       {
         Export: (call: ServerUnaryCall<Buffer, Buffer>, callback: sendUnaryData<Buffer>) => {
           calls.push(call.request);
@@ -236,7 +275,9 @@ describe('otel offramp', function () {
         },
       },
     );
-    const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
+    const port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+    );
     try {
       flow = await feedToOfframp({ endpoint: `http://127.0.0.1:${port}`, protocol: 'grpc', batch: { size: 1 }, headers: { 'x-tenant': 'none' } });
       flow.feed.push(spanResource('denied', ['x']));
@@ -254,7 +295,12 @@ describe('otel offramp', function () {
     await endpoint.start();
     const logger = recordingLogger();
     flow = await feedToOfframp(
-      { endpoint: `http://127.0.0.1:${endpoint.port}`, protocol: 'http/json', batch: { size: 1 }, retry: { attempts: 6, backoff: { initial: '5ms', max: '30ms', factor: 3 } } },
+      {
+        endpoint: `http://127.0.0.1:${endpoint.port}`,
+        protocol: 'http/json',
+        batch: { size: 1 },
+        retry: { attempts: 6, backoff: { initial: '5ms', max: '30ms', factor: 3 } },
+      },
       logger,
     );
     flow.feed.push(spanResource('gateway', ['x']));

@@ -92,7 +92,7 @@ describe('otel onramp with the OpenTelemetry JS SDK and its OTLP/gRPC exporters'
     });
     expect(got.traceId).to.match(/^[0-9a-f]{32}$/);
     expect(got.spanId).to.match(/^[0-9a-f]{16}$/);
-    expect(BigInt(got.startTimeUnixNano) > BigInt(Number.MAX_SAFE_INTEGER), "beyond the exact range of a double, yet exact").to.equal(true);
+    expect(BigInt(got.startTimeUnixNano) > BigInt(Number.MAX_SAFE_INTEGER), 'beyond the exact range of a double, yet exact').to.equal(true);
     expect(got.status).to.deep.equal({ code: 2, message: 'boom' });
     expect(attributes(got.attributes)).to.deep.equal({
       'db.rows': { intValue: '-42' },
@@ -114,7 +114,10 @@ describe('otel onramp with the OpenTelemetry JS SDK and its OTLP/gRPC exporters'
     const result = await exportSpans(exporter, spans);
     expect(result.code, String(result.error)).to.equal(SUCCESS);
     await eventually(() => collected.out.length === 2, 10000, 'two events');
-    expect(collected.out.map((e) => attributes((e.data as Json).resource.attributes)['service.name'])).to.deep.equal([{ stringValue: 'a' }, { stringValue: 'b' }]);
+    expect(collected.out.map((e) => attributes((e.data as Json).resource.attributes)['service.name'])).to.deep.equal([
+      { stringValue: 'a' },
+      { stringValue: 'b' },
+    ]);
     expect(collected.out.map((e) => spansOf(e).map((s) => s.name))).to.deep.equal([['a1', 'a2'], ['b1']]);
     // one request: one client connection and port in both origins
     expect(new Set(collected.out.map((e) => e.originUri)).size).to.equal(1);
@@ -276,7 +279,8 @@ describe('otel onramp with the OpenTelemetry JS SDK and its OTLP/gRPC exporters'
     // the other services refuse too (an empty request is a valid one)
     const raw = new RawClient(port);
     closers.push(() => raw.close());
-    for (const path of [EXPORT_PATHS.logs, EXPORT_PATHS.metrics]) expect((await raw.export(path, Buffer.alloc(0))).error?.code, path).to.equal(status.UNAVAILABLE);
+    for (const path of [EXPORT_PATHS.logs, EXPORT_PATHS.metrics])
+      expect((await raw.export(path, Buffer.alloc(0))).error?.code, path).to.equal(status.UNAVAILABLE);
     // refused before it was read: no event was made of it
     expect(collected.out).to.have.length(1);
 
@@ -309,7 +313,11 @@ describe('otel onramp with the OpenTelemetry JS SDK and its OTLP/gRPC exporters'
     const breaker = runtime.onramp(url)!.runtime.breaker;
     const exporter = traceExporter(port);
     closers.push(() => exporter.shutdown());
-    const three = [...recordedSpans({ 'service.name': 'r1' }, ['r1']), ...recordedSpans({ 'service.name': 'r2' }, ['r2']), ...recordedSpans({ 'service.name': 'r3' }, ['r3'])];
+    const three = [
+      ...recordedSpans({ 'service.name': 'r1' }, ['r1']),
+      ...recordedSpans({ 'service.name': 'r2' }, ['r2']),
+      ...recordedSpans({ 'service.name': 'r3' }, ['r3']),
+    ];
     // accepted whole: every resource was handed over, though the first send already filled the sink
     expect((await exportSpans(exporter, three)).code).to.equal(SUCCESS);
     await eventually(() => released.length === 1 && !breaker.isOpen, 5000, 'the first event in flight and the breaker triggered');

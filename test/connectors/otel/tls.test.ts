@@ -92,4 +92,3 @@ describe('otel onramp: TLS', () => {
     await exporter.shutdown();
   });
 });
-

@@ -43,14 +43,30 @@ describe('postgres over REST (real server)', function () {
     await db.query(`CREATE TABLE ${to} (LIKE ${from})`);
     const lag = `interval '250 milliseconds'`;
     await publish([
-      ['onramp', { id: 'rows', type: 'postgres', config: { ...connection(pg), query: `SELECT * FROM ${from} WHERE ts >= $1::timestamptz - ${lag} AND ts < $2::timestamptz - ${lag}`, interval_ms: 20, cache: { path: join(dir, 'rows.cache') } } }],
+      [
+        'onramp',
+        {
+          id: 'rows',
+          type: 'postgres',
+          config: {
+            ...connection(pg),
+            query: `SELECT * FROM ${from} WHERE ts >= $1::timestamptz - ${lag} AND ts < $2::timestamptz - ${lag}`,
+            interval_ms: 20,
+            cache: { path: join(dir, 'rows.cache') },
+          },
+        },
+      ],
       ['pipeline', passthrough('p')],
       ['offramp', { id: 'copy', type: 'postgres', config: { ...connection(pg), table: to } }],
-      ['binding', { id: 'flow', links: { '/onramp/rows/{instance}/out': ['/pipeline/p/{instance}/in'], '/pipeline/p/{instance}/out': ['/offramp/copy/{instance}/in'] } }],
+      [
+        'binding',
+        { id: 'flow', links: { '/onramp/rows/{instance}/out': ['/pipeline/p/{instance}/in'], '/pipeline/p/{instance}/out': ['/offramp/copy/{instance}/in'] } },
+      ],
     ]);
     expect((await call(rt.base, 'POST', '/binding/flow/main')).status).to.equal(201);
     await db.query(`INSERT INTO ${from} (id, body) SELECT n, jsonb_build_object('n', n, 'big', 9007199254740993 + n) FROM generate_series(1, 20) AS n`);
-    const rows = async (table: string) => (await db.query<{ row: string }>(`SELECT row_to_json(t)::text AS row FROM ${table} t ORDER BY id`)).rows.map((r) => r.row);
+    const rows = async (table: string) =>
+      (await db.query<{ row: string }>(`SELECT row_to_json(t)::text AS row FROM ${table} t ORDER BY id`)).rows.map((r) => r.row);
     await eventually(async () => (await rows(to)).length >= 20, 20_000, '20 rows copied');
     expect(await rows(to)).to.deep.equal(await rows(from));
   });
@@ -77,7 +93,9 @@ describe('postgres over REST (real server)', function () {
       const port = await freePort();
       const answer = await activate('onramp', { ...connection(pg), port, ...poll });
       expect(answer.status).to.equal(400);
-      expect(answer.error).to.match(new RegExp(`onramp 'src' \\(postgres\\) cannot start: cannot connect to postgres postgres@127\\.0\\.0\\.1:${port}/postgres: .*ECONNREFUSED`));
+      expect(answer.error).to.match(
+        new RegExp(`onramp 'src' \\(postgres\\) cannot start: cannot connect to postgres postgres@127\\.0\\.0\\.1:${port}/postgres: .*ECONNREFUSED`),
+      );
     });
 
     it('onramp: an unknown user', async () => {
@@ -109,11 +127,24 @@ describe('postgres over REST (real server)', function () {
       const port = await freePort();
       const refused = await activate('offramp', { ...connection(pg), port, table: 'anything' });
       expect(refused.status).to.equal(400);
-      expect(refused.error).to.match(new RegExp(`offramp 'src' \\(postgres\\) cannot start: cannot connect to postgres postgres@127\\.0\\.0\\.1:${port}/postgres: .*ECONNREFUSED`));
+      expect(refused.error).to.match(
+        new RegExp(`offramp 'src' \\(postgres\\) cannot start: cannot connect to postgres postgres@127\\.0\\.0\\.1:${port}/postgres: .*ECONNREFUSED`),
+      );
       await call(rt.base, 'DELETE', '/binding/flow');
       await call(rt.base, 'DELETE', '/offramp/src');
-      expect((await call(rt.base, 'POST', '/offramp', { body: { id: 'src', type: 'postgres', config: { ...connection(pg), user: 'eddy_nobody', table: 'anything' } } })).status).to.equal(201);
-      await call(rt.base, 'POST', '/binding', { body: { id: 'flow', links: { '/onramp/ticks/{instance}/out': ['/pipeline/p/{instance}/in'], '/pipeline/p/{instance}/out': ['/offramp/src/{instance}/in'] } } });
+      expect(
+        (
+          await call(rt.base, 'POST', '/offramp', {
+            body: { id: 'src', type: 'postgres', config: { ...connection(pg), user: 'eddy_nobody', table: 'anything' } },
+          })
+        ).status,
+      ).to.equal(201);
+      await call(rt.base, 'POST', '/binding', {
+        body: {
+          id: 'flow',
+          links: { '/onramp/ticks/{instance}/out': ['/pipeline/p/{instance}/in'], '/pipeline/p/{instance}/out': ['/offramp/src/{instance}/in'] },
+        },
+      });
       const reply = await call(rt.base, 'POST', '/binding/flow/main');
       expect(reply.status).to.equal(400);
       expect(String((reply.body as { error?: unknown }).error)).to.match(/offramp 'src' \(postgres\) cannot start: .*role "eddy_nobody" does not exist/);

@@ -73,7 +73,13 @@ export function event(seq: number, data: unknown): EddyEvent {
 
 /** A batch event as the batch operator builds it: `[{data: {value, meta, ingest_ns}}]`. */
 export function batch(seq: number, values: unknown[]): EddyEvent {
-  return { ...event(seq, values.map((value) => ({ data: { value, meta: {}, ingest_ns: 0n } }))), isBatch: true };
+  return {
+    ...event(
+      seq,
+      values.map((value) => ({ data: { value, meta: {}, ingest_ns: 0n } })),
+    ),
+    isBatch: true,
+  };
 }
 
 /** A field record. */
@@ -141,7 +147,10 @@ export async function poller(config: Record<string, unknown>): Promise<Poller> {
   runtime.publish('onramp', { id: 'src', type: 'postgres', config });
   runtime.publish('pipeline', passthrough('p'));
   runtime.publish('offramp', { id: 'outs', type: 'collect', config: { name: 'out' } });
-  runtime.publish('binding', { id: 'flow', links: { '/onramp/src/{instance}/out': ['/pipeline/p/{instance}/in'], '/pipeline/p/{instance}/out': ['/offramp/outs/{instance}/in'] } });
+  runtime.publish('binding', {
+    id: 'flow',
+    links: { '/onramp/src/{instance}/out': ['/pipeline/p/{instance}/in'], '/pipeline/p/{instance}/out': ['/offramp/outs/{instance}/in'] },
+  });
   await runtime.activate('binding', 'flow', 'main');
   return {
     runtime,

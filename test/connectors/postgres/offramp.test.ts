@@ -62,7 +62,9 @@ describe('postgres offramp (real server)', function () {
   it('a batch event is ONE multi-row INSERT statement; members with different columns get DEFAULTs', async () => {
     sink = await directSink({ ...connection(pg), table });
     const members = Array.from({ length: 50 }, (_, i) =>
-      i % 2 === 0 ? { id: field('INT4', 'id', i), label: field('TEXT', 'Label', `row ${i}`) } : { id: field('INT4', 'id', i), amount: field('NUMERIC', 'amount', i / 2) },
+      i % 2 === 0
+        ? { id: field('INT4', 'id', i), label: field('TEXT', 'Label', `row ${i}`) }
+        : { id: field('INT4', 'id', i), amount: field('NUMERIC', 'amount', i / 2) },
     );
     await sink.send(batch(1, members));
     const stored = await rows();
@@ -88,7 +90,12 @@ describe('postgres offramp (real server)', function () {
   it('a batch beyond 65535 parameters is split into INSERTs inside one transaction: still all or nothing', async () => {
     sink = await directSink({ ...connection(pg), table });
     // 4 columns x 16400 rows = 65600 parameters: 16383 rows fit in one statement
-    const member = (id: number) => ({ id: field('INT4', 'id', id), l: field('TEXT', 'Label', `r${id}`), a: field('NUMERIC', 'amount', id), s: field('TIMESTAMPTZ', 'seen', id * 1000) });
+    const member = (id: number) => ({
+      id: field('INT4', 'id', id),
+      l: field('TEXT', 'Label', `r${id}`),
+      a: field('NUMERIC', 'amount', id),
+      s: field('TIMESTAMPTZ', 'seen', id * 1000),
+    });
     const members = Array.from({ length: 16400 }, (_, i) => member(i));
     members[16399] = member(0); // a duplicate key in the second statement
     const error = await failure(sink.send(batch(1, members)));
@@ -140,7 +147,10 @@ describe('postgres offramp (real server)', function () {
     runtime.publish('onramp', { id: 'src', type: 'probe', config: { count: 3, data: { id: field('INT4', 'id', 42) } } });
     runtime.publish('pipeline', passthrough('p'));
     runtime.publish('offramp', { id: 'db', type: 'postgres', config: { ...connection(pg), table, concurrency: 1 } });
-    runtime.publish('binding', { id: 'flow', links: { '/onramp/src/{instance}/out': ['/pipeline/p/{instance}/in'], '/pipeline/p/{instance}/out': ['/offramp/db/{instance}/in'] } });
+    runtime.publish('binding', {
+      id: 'flow',
+      links: { '/onramp/src/{instance}/out': ['/pipeline/p/{instance}/in'], '/pipeline/p/{instance}/out': ['/offramp/db/{instance}/in'] },
+    });
     await runtime.activate('binding', 'flow', 'main');
     await eventually(() => log.acks.length + log.fails.length === 3, 20_000, 'an ack or fail for each event');
     expect(log.acks).to.deep.equal([1]);
@@ -178,7 +188,10 @@ describe('postgres offramp (real server)', function () {
     await eventually(() => log.acks.length === 3, 20_000, 'an ack for each event: one inserted, two delivered as dead letters');
     expect(log.fails).to.deep.equal([]);
     expect((await rows()).map((r) => r.id)).to.deep.equal([42]);
-    const letters = readFileSync(dead, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { id: { value: number }; error: { type: string; message: string; attempt: number } });
+    const letters = readFileSync(dead, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id: { value: number }; error: { type: string; message: string; attempt: number } });
     // the two refused events, as they were sent, with the reason
     expect(letters.map((l) => l.id.value)).to.deep.equal([42, 42]);
     for (const l of letters) {

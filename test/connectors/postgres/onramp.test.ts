@@ -94,7 +94,11 @@ describe('postgres onramp (real server)', function () {
 
   it('a failing query is logged once and retried: the onramp keeps polling and then reads the rows of the failed intervals', async () => {
     const later = uniqueName('eddy_later');
-    const p = await start({ ...connection(pg), query: `SELECT id FROM ${later} WHERE ts >= $1::timestamptz - ${LAG} AND ts < $2::timestamptz - ${LAG}`, interval_ms: 20 });
+    const p = await start({
+      ...connection(pg),
+      query: `SELECT id FROM ${later} WHERE ts >= $1::timestamptz - ${LAG} AND ts < $2::timestamptz - ${LAG}`,
+      interval_ms: 20,
+    });
     try {
       const failures = (level: string) => p.log.filter((l) => l.startsWith(level) && l.includes(`relation "${later}" does not exist`));
       await eventually(() => failures('debug').length >= 3, 20_000, 'the query failing again and again');

@@ -25,7 +25,14 @@ const COLUMNS: [string, string, string, unknown, string, unknown][] = [
   ['v_float8', 'float8', 'FLOAT8', Math.PI, 'FLOAT8', Math.PI],
   ['v_float8_inf', 'float8', 'double precision', -Infinity, 'FLOAT8', -Infinity],
   ['v_bool', 'bool', 'BOOL', true, 'BOOL', true],
-  ['v_json', 'json', 'JSON', { a: [1, 'two', null, { b: false }], big: 123456789012345678901n }, 'JSON', { a: [1, 'two', null, { b: false }], big: 123456789012345678901n }],
+  [
+    'v_json',
+    'json',
+    'JSON',
+    { a: [1, 'two', null, { b: false }], big: 123456789012345678901n },
+    'JSON',
+    { a: [1, 'two', null, { b: false }], big: 123456789012345678901n },
+  ],
   ['v_json_string', 'json', 'JSON', 'just a string', 'JSON', 'just a string'],
   ['v_jsonb', 'jsonb', 'JSONB', { z: 1, a: { nested: [true] } }, 'JSONB', { z: 1, a: { nested: [true] } }],
   ['v_bytea', 'bytea', 'BYTEA', Buffer.from([0, 1, 2, 255]), 'BYTEA', Buffer.from([0, 1, 2, 255])],
@@ -87,12 +94,19 @@ describe('postgres field types: a round trip of every type through the offramp a
     await writer.send(event(1, { id: field('INT4', 'id', 1), ...written }));
     await writer.send(event(2, { id: field('INT4', 'id', 2) })); // every other column NULL
 
-    reader = await poller({ ...connection(pg), query: `SELECT * FROM ${source} WHERE ts >= $1 AND ts < $2 ORDER BY id`, interval_ms: 20, cache: { path: cache } });
+    reader = await poller({
+      ...connection(pg),
+      query: `SELECT * FROM ${source} WHERE ts >= $1 AND ts < $2 ORDER BY id`,
+      interval_ms: 20,
+      cache: { path: cache },
+    });
     await eventually(() => reader!.events.length >= 2, 20_000, 'both rows');
     expect(reader.events).to.have.length(2);
     const [full, empty] = reader.events.map((e: EddyEvent) => e.data as Record<string, { fieldType: string; name: string; value: unknown }>);
 
-    const expected = Object.fromEntries(COLUMNS.map(([name, , , , fieldType, value]) => [name, { fieldType: fieldType === 'MOOD' ? mood.toUpperCase() : fieldType, name, value }]));
+    const expected = Object.fromEntries(
+      COLUMNS.map(([name, , , , fieldType, value]) => [name, { fieldType: fieldType === 'MOOD' ? mood.toUpperCase() : fieldType, name, value }]),
+    );
     const { id, ts, ...values } = full;
     expect(id).to.deep.equal({ fieldType: 'INT4', name: 'id', value: 1 });
     expect(ts.fieldType).to.equal('TIMESTAMPTZ');
@@ -105,7 +119,8 @@ describe('postgres field types: a round trip of every type through the offramp a
     const copier = await directSink({ ...connection(pg), table: copy });
     sinks.push(copier);
     for (const [i, e] of reader.events.entries()) await copier.send(event(10 + i, e.data));
-    const texts = async (table: string) => (await db.query<{ row: string }>(`SELECT row_to_json(t)::text AS row FROM ${table} t ORDER BY id`)).rows.map((r) => r.row);
+    const texts = async (table: string) =>
+      (await db.query<{ row: string }>(`SELECT row_to_json(t)::text AS row FROM ${table} t ORDER BY id`)).rows.map((r) => r.row);
     expect(await texts(copy)).to.deep.equal(await texts(source));
   });
 });

@@ -76,10 +76,14 @@ describe('pubsub onramp activation (Pub/Sub fake pstest)', function () {
   });
 
   it('fails naming pem when the credentials file is missing, or is not a JSON key file', async () => {
-    expect(await refusal(config('eddy-anything', { pem: join(dir, 'missing.json') }))).to.match(/cannot start: pem: cannot read the credentials file .*missing\.json/);
+    expect(await refusal(config('eddy-anything', { pem: join(dir, 'missing.json') }))).to.match(
+      /cannot start: pem: cannot read the credentials file .*missing\.json/,
+    );
     const pemFile = join(dir, 'key.pem');
     writeFileSync(pemFile, '-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n');
-    expect(await refusal(config('eddy-anything', { pem: pemFile }))).to.match(/cannot start: pem: .*key\.pem is a PEM file; a credentials file is the service account's JSON key file/);
+    expect(await refusal(config('eddy-anything', { pem: pemFile }))).to.match(
+      /cannot start: pem: .*key\.pem is a PEM file; a credentials file is the service account's JSON key file/,
+    );
     const noKey = join(dir, 'no-key.json');
     writeFileSync(noKey, JSON.stringify({ type: 'service_account', client_email: 'x@example.iam.gserviceaccount.com' }));
     expect(await refusal(config('eddy-anything', { pem: noKey }))).to.match(/cannot start: pem: the service-account file .*no-key\.json has no private_key/);

@@ -85,7 +85,9 @@ describe('pubsub end to end over REST (Pub/Sub fake pstest), nothing leaves loop
     await client.publish(topic, messages);
     const lines = () => {
       try {
-        return readFileSync(out, 'utf8').split('\n').filter((l) => l !== '');
+        return readFileSync(out, 'utf8')
+          .split('\n')
+          .filter((l) => l !== '');
       } catch {
         return [];
       }

@@ -61,7 +61,9 @@ export class TestClient {
     const name = `projects/${PROJECT}/subscriptions/${id}`;
     const call = <T>(method: string, reqOpts: object) =>
       new Promise<T>((resolve, reject) =>
-        this.pubsub.request<T>({ client: 'SubscriberClient', method, reqOpts, gaxOpts: { timeout: 10_000 } }, (err, res) => (err ? reject(err) : resolve(res as T))),
+        this.pubsub.request<T>({ client: 'SubscriberClient', method, reqOpts, gaxOpts: { timeout: 10_000 } }, (err, res) =>
+          err ? reject(err) : resolve(res as T),
+        ),
       );
     type Pulled = { receivedMessages?: { ackId: string; message: { data: Uint8Array } }[] };
     const { receivedMessages = [] } = await call<Pulled>('pull', { subscription: name, maxMessages: 1000, returnImmediately: true });
@@ -77,7 +79,11 @@ export class TestClient {
   }
 
   async close(): Promise<void> {
-    for (const id of this.subscriptions) await this.pubsub.subscription(id).delete().catch(() => undefined);
+    for (const id of this.subscriptions)
+      await this.pubsub
+        .subscription(id)
+        .delete()
+        .catch(() => undefined);
     for (const topic of this.topics) await topic.delete().catch(() => undefined);
     await this.pubsub.close();
   }

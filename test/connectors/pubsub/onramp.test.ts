@@ -87,11 +87,13 @@ describe('pubsub onramp (Pub/Sub fake pstest)', function () {
     const { topic, subscription } = await client.topicWithSubscription();
     const held: (() => void)[] = [];
     let mostHeld = 0;
-    flow = await consume(config(subscription, { max_messages: 5 }), () =>
-      new Promise<void>((resolve) => {
-        held.push(resolve);
-        mostHeld = Math.max(mostHeld, held.length);
-      }),
+    flow = await consume(
+      config(subscription, { max_messages: 5 }),
+      () =>
+        new Promise<void>((resolve) => {
+          held.push(resolve);
+          mostHeld = Math.max(mostHeld, held.length);
+        }),
     );
     await client.publish(
       topic,
@@ -182,6 +184,4 @@ describe('pubsub onramp (Pub/Sub fake pstest)', function () {
     await eventually(() => flow!.out.length === 1, 30_000, 'the event');
     expect(flow.out[0].originUri).to.equal(`svc-pubsub://${PROJECT}/${subscription}`);
   });
-
 });
-

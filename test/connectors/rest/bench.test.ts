@@ -26,7 +26,9 @@ describe('rest echo benchmark', () => {
     await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     const out = await new Promise<string>((resolve, reject) =>
-      execFile(peer('wrk'), ['-t1', '-c2', '-d1s', '--latency', `http://127.0.0.1:${port}/`], (err, stdout) => (err ? reject(new Error(err.message)) : resolve(stdout))),
+      execFile(peer('wrk'), ['-t1', '-c2', '-d1s', '--latency', `http://127.0.0.1:${port}/`], (err, stdout) =>
+        err ? reject(new Error(err.message)) : resolve(stdout),
+      ),
     );
     const result = parseWrk(out);
     expect(result.requests).to.be.greaterThan(0);

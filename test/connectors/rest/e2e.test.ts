@@ -91,7 +91,9 @@ describe('rest end to end', () => {
       expect(request.startsWith('curl ')).to.equal(true);
       const line = request.replace(/^curl /, `${peer('curl')} -s -m 10 `).replace('127.0.0.1:8180/', `127.0.0.1:${port}/`);
       expect(line, "the block's request names the example's port").to.include(`127.0.0.1:${port}/greet`);
-      const answer = await new Promise<string>((resolve, reject) => execFile('sh', ['-c', line], (err, stdout) => (err ? reject(new Error(err.message)) : resolve(stdout))));
+      const answer = await new Promise<string>((resolve, reject) =>
+        execFile('sh', ['-c', line], (err, stdout) => (err ? reject(new Error(err.message)) : resolve(stdout))),
+      );
       const [head, body] = answer.split('\r\n\r\n');
       expect(head).to.match(/^HTTP\/1\.1 201 /);
       expect(head.toLowerCase()).to.include('x-echo-path: /greet');

@@ -88,8 +88,14 @@ export async function startRestFlow(spec: RestFlowSpec = {}): Promise<RestFlow> 
   await runtime.activate('binding', 'web', 'main', {});
   const events: EddyEvent[] = [];
   const errors: EddyEvent[] = [];
-  runtime.pipeline('/pipeline/p/main')!.output('out').subscribe((e) => events.push(e));
-  runtime.pipeline('/pipeline/system::passthrough/main')!.output('out').subscribe((e) => errors.push(e));
+  runtime
+    .pipeline('/pipeline/p/main')!
+    .output('out')
+    .subscribe((e) => events.push(e));
+  runtime
+    .pipeline('/pipeline/system::passthrough/main')!
+    .output('out')
+    .subscribe((e) => errors.push(e));
   return { runtime, port, base: `http://127.0.0.1:${port}`, events, errors, stop: () => runtime.shutdown() };
 }
 

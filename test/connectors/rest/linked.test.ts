@@ -76,7 +76,8 @@ describe('rest onramp (linked)', () => {
     onramp.breaker.trigger('test');
     const answers = await Promise.all([1, 2, 3].map((n) => curl(flow!.base, [...json, `{"n":${n}}`])));
     expect(answers.map((a) => [a.status, a.headers['retry-after']])).to.deep.equal(Array(3).fill([503, '1']));
-    for (const a of answers) expect(JSON.parse(a.body).error).to.equal('not taken within 300 ms: the onramp is held back by backpressure; nothing was processed');
+    for (const a of answers)
+      expect(JSON.parse(a.body).error).to.equal('not taken within 300 ms: the onramp is held back by backpressure; nothing was processed');
     expect(onramp.inputs(), 'nothing left open or held').to.deep.equal({ open: 0, reading: 0, held: 0 });
     // restored: the next request is taken and answered as usual, and it is the only event
     onramp.breaker.restore('test');
@@ -145,7 +146,10 @@ describe('rest onramp (linked)', () => {
   });
 
   it('an invalid $response.status answers 500 naming it', async () => {
-    flow = await startRestFlow({ onramp: { linked: true }, nodes: [{ id: 'respond', type: 'runtime::cel', config: { meta: { response: '{"status": 42}' } } }] });
+    flow = await startRestFlow({
+      onramp: { linked: true },
+      nodes: [{ id: 'respond', type: 'runtime::cel', config: { meta: { response: '{"status": 42}' } } }],
+    });
     const answer = await curl(flow.base, [...json, '{}']);
     expect(answer.status).to.equal(500);
     expect(JSON.parse(answer.body).error).to.match(/\$response\.status/);
@@ -157,11 +161,14 @@ describe('rest onramp (linked)', () => {
     const agent = new Agent({ keepAlive: true, maxSockets: Infinity });
     const post = (i: number) =>
       new Promise<{ status: number; body: unknown }>((resolve, reject) => {
-        const req = request({ host: '127.0.0.1', port: flow!.port, method: 'POST', path: `/n/${i}`, agent, headers: { 'content-type': 'application/json' } }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
-        });
+        const req = request(
+          { host: '127.0.0.1', port: flow!.port, method: 'POST', path: `/n/${i}`, agent, headers: { 'content-type': 'application/json' } },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
+          },
+        );
         req.on('error', reject);
         req.end(JSON.stringify({ i, pad: 'x'.repeat(i % 50) }));
       });

@@ -33,7 +33,12 @@ async function startOfframpFlow(spec: OfframpFlowSpec): Promise<OfframpFlow> {
   const nodes = spec.nodes ?? [{ id: 'pass', type: 'passthrough' }];
   const links: Record<string, string[]> = { in: [nodes[0].id] };
   nodes.forEach((n, i) => (links[n.id] = [i + 1 < nodes.length ? nodes[i + 1].id : 'out']));
-  const passthrough = (id: string) => ({ id, interface: { inputs: ['in'], outputs: ['out'] }, nodes: [{ id: 'pass', type: 'passthrough' }], links: { in: ['pass'], pass: ['out'] } });
+  const passthrough = (id: string) => ({
+    id,
+    interface: { inputs: ['in'], outputs: ['out'] },
+    nodes: [{ id: 'pass', type: 'passthrough' }],
+    links: { in: ['pass'], pass: ['out'] },
+  });
   runtime.publish('onramp', { id: 'src', type: 'probe', config: { count: spec.count } });
   runtime.publish('pipeline', { id: 'p', interface: { inputs: ['in'], outputs: ['out'] }, nodes, links });
   runtime.publish('pipeline', passthrough('replies'));
@@ -52,8 +57,14 @@ async function startOfframpFlow(spec: OfframpFlowSpec): Promise<OfframpFlow> {
   const err: EddyEvent[] = [];
   await runtime.activate('binding', 'flow', 'main', {});
   if (spec.offramp.linked === true) {
-    runtime.pipeline('/pipeline/replies/main')!.output('out').subscribe((e) => out.push(e));
-    runtime.pipeline('/pipeline/errors/main')!.output('out').subscribe((e) => err.push(e));
+    runtime
+      .pipeline('/pipeline/replies/main')!
+      .output('out')
+      .subscribe((e) => out.push(e));
+    runtime
+      .pipeline('/pipeline/errors/main')!
+      .output('out')
+      .subscribe((e) => err.push(e));
   }
   return {
     runtime,
@@ -93,7 +104,10 @@ describe('rest offramp', () => {
 
   it('POSTs each event to the endpoint with the configured headers and acks it on a 2xx answer', async () => {
     server = await targetServer();
-    flow = await startOfframpFlow({ count: 20, offramp: { config: { endpoint: `http://127.0.0.1:${server.port}/in?src=eddy`, headers: { 'x-team': 'ops' } } } });
+    flow = await startOfframpFlow({
+      count: 20,
+      offramp: { config: { endpoint: `http://127.0.0.1:${server.port}/in?src=eddy`, headers: { 'x-team': 'ops' } } },
+    });
     await eventually(() => flow!.log.acks.length === 20, 5000, '20 acks');
     expect(flow.log.acks.sort((a, b) => a - b)).to.deep.equal(range(1, 20));
     expect(flow.log.fails).to.deep.equal([]);
@@ -147,7 +161,10 @@ describe('rest offramp', () => {
     await eventually(() => flow!.gateOpen(), 8000, 'the breaker restored');
     watch.unsubscribe();
     // a failed probe restored nothing: the breaker stayed triggered while the server was down
-    expect(beforeServer.map(([open]) => open), 'changes while the server was down').to.deep.equal([false]);
+    expect(
+      beforeServer.map(([open]) => open),
+      'changes while the server was down',
+    ).to.deep.equal([false]);
     // the source reads only while the breaker is open: nothing between the trigger and the restore
     const restored = changes.findIndex(([open], i) => i > triggered && open);
     expect(changes[restored][1], 'the onramp stopped reading').to.equal(changes[triggered][1]);
@@ -160,7 +177,10 @@ describe('rest offramp', () => {
 
   it('encodes the body with the codec the Content-Type picks (codec_map over the builtin map)', async () => {
     server = await targetServer();
-    flow = await startOfframpFlow({ count: 2, offramp: { config: { endpoint: `http://127.0.0.1:${server.port}/`, headers: { 'Content-Type': 'application/yaml' } } } });
+    flow = await startOfframpFlow({
+      count: 2,
+      offramp: { config: { endpoint: `http://127.0.0.1:${server.port}/`, headers: { 'Content-Type': 'application/yaml' } } },
+    });
     await eventually(() => server!.received.length === 2, 5000, '2 requests');
     expect(server.received.map((r) => parseYaml(r.body)).sort((a, b) => a.id - b.id)).to.deep.equal([{ id: 1 }, { id: 2 }]);
     expect(server.received[0].headers['content-type']).to.equal('application/yaml');
@@ -168,7 +188,10 @@ describe('rest offramp', () => {
     server.received.length = 0;
     flow = await startOfframpFlow({
       count: 1,
-      offramp: { codec_map: { 'application/x-lines': 'string' }, config: { endpoint: `http://127.0.0.1:${server.port}/`, headers: { 'content-type': 'application/x-lines' } } },
+      offramp: {
+        codec_map: { 'application/x-lines': 'string' },
+        config: { endpoint: `http://127.0.0.1:${server.port}/`, headers: { 'content-type': 'application/x-lines' } },
+      },
       nodes: [{ id: 'text', type: 'runtime::cel', config: { set: { id: '"one"' } } }],
     });
     await eventually(() => server!.received.length === 1, 5000, '1 request');
@@ -272,8 +295,14 @@ describe('rest offramp', () => {
     expect(server.received.map((r) => JSON.parse(r.body).id).sort()).to.deep.equal([1, 3]);
     const errors = flow.err.map((e) => (e.data as { error: string }).error);
     expect(errors).to.have.length(2);
-    expect(errors.find((e) => /\$deadline had passed/.test(e)), 'the expired one').to.match(/not sent: .*when it reached the offramp; its caller was already answered/);
-    expect(errors.find((e) => /\$deadline must be/.test(e)), 'the bad one').to.match(/"soon"/);
+    expect(
+      errors.find((e) => /\$deadline had passed/.test(e)),
+      'the expired one',
+    ).to.match(/not sent: .*when it reached the offramp; its caller was already answered/);
+    expect(
+      errors.find((e) => /\$deadline must be/.test(e)),
+      'the bad one',
+    ).to.match(/"soon"/);
     expect(flow.runtime.offramp('/offramp/dst/main')!.counters.error).to.equal(2);
   });
 
@@ -304,7 +333,9 @@ describe('rest offramp', () => {
     const runtime = new Runtime({ logger: recordingLogger() });
     await runtime.start();
     try {
-      expect(() => runtime.publish('offramp', { id: 'x', type: 'rest', config: { endpoint: 'http://127.0.0.1:1/', retries: 3 } })).to.throw(/retries|additional/);
+      expect(() => runtime.publish('offramp', { id: 'x', type: 'rest', config: { endpoint: 'http://127.0.0.1:1/', retries: 3 } })).to.throw(
+        /retries|additional/,
+      );
       expect(() => runtime.publish('offramp', { id: 'y', type: 'rest', config: {} })).to.throw(/endpoint/);
       runtime.publish('offramp', { id: 'z', type: 'rest', config: { endpoint: 'http://127.0.0.1:1/', headers: { 'Content-Length': '5' } } });
       runtime.publish('binding', { id: 'b', links: { '/pipeline/system::passthrough/{instance}/out': ['/offramp/z/{instance}/in'] } });

@@ -13,7 +13,8 @@ describe('rest onramp (unlinked)', () => {
 
   it('decodes each body with the codec its Content-Type picks: json, yaml, text/plain, codec_map, else the ramp codec', async () => {
     flow = await startRestFlow({ onramp: { codec_map: { 'application/x-custom': 'yaml', 'text/html': 'json' } } });
-    const post = (type: string | undefined, body: string) => curl(flow!.base, ['-X', 'POST', '-H', `Content-Type:${type === undefined ? '' : ` ${type}`}`, '--data-binary', body]);
+    const post = (type: string | undefined, body: string) =>
+      curl(flow!.base, ['-X', 'POST', '-H', `Content-Type:${type === undefined ? '' : ` ${type}`}`, '--data-binary', body]);
     const answers = [
       await post('application/json', '{"a":1}'),
       await post('application/yaml; charset=utf-8', 'b: 2'),
@@ -40,7 +41,20 @@ describe('rest onramp (unlinked)', () => {
 
   it('sets $request to the url (scheme, host, port, path, query), method and headers (lowercase names, lists of values)', async () => {
     flow = await startRestFlow();
-    await curl(`${flow.base}/a/b%20c?x=1&y=two`, ['-X', 'PUT', '-H', 'Content-Type: application/json', '-H', 'X-Multi: one', '-H', 'X-Multi: two', '-H', 'User-Agent: eddy-test', '--data-binary', '{}']);
+    await curl(`${flow.base}/a/b%20c?x=1&y=two`, [
+      '-X',
+      'PUT',
+      '-H',
+      'Content-Type: application/json',
+      '-H',
+      'X-Multi: one',
+      '-H',
+      'X-Multi: two',
+      '-H',
+      'User-Agent: eddy-test',
+      '--data-binary',
+      '{}',
+    ]);
     await eventually(() => flow!.events.length === 1, 3000, 'the event');
     expect(flow.events[0].meta.request).to.deep.equal({
       url: { scheme: 'http', host: '127.0.0.1', port: flow.port, path: '/a/b%20c', query: 'x=1&y=two' },

@@ -37,7 +37,12 @@ async function startRelay(spec: RelaySpec): Promise<Relay> {
   const runtime = new Runtime({ logger });
   await runtime.start();
   const port = await freePort();
-  const pass = (id: string) => ({ id, interface: { inputs: ['in'], outputs: ['out'] }, nodes: [{ id: 'pass', type: 'passthrough' }], links: { in: ['pass'], pass: ['out'] } });
+  const pass = (id: string) => ({
+    id,
+    interface: { inputs: ['in'], outputs: ['out'] },
+    nodes: [{ id: 'pass', type: 'passthrough' }],
+    links: { in: ['pass'], pass: ['out'] },
+  });
   runtime.publish('onramp', {
     id: 'web',
     type: 'rest',
@@ -45,7 +50,12 @@ async function startRelay(spec: RelaySpec): Promise<Relay> {
     preprocessors: spec.preprocessors ?? [],
     config: { host: '127.0.0.1', port, timeout: spec.timeout },
   });
-  runtime.publish('offramp', { id: 'hook', type: 'rest', linked: true, config: { endpoint: `http://127.0.0.1:${spec.backend.port}/`, concurrency: spec.concurrency } });
+  runtime.publish('offramp', {
+    id: 'hook',
+    type: 'rest',
+    linked: true,
+    config: { endpoint: `http://127.0.0.1:${spec.backend.port}/`, concurrency: spec.concurrency },
+  });
   for (const id of ['to', 'back', 'errors']) runtime.publish('pipeline', pass(id));
   runtime.publish('binding', {
     id: 'relay',
@@ -59,7 +69,10 @@ async function startRelay(spec: RelaySpec): Promise<Relay> {
   });
   await runtime.activate('binding', 'relay', 'main', {});
   const errors: EddyEvent[] = [];
-  runtime.pipeline('/pipeline/errors/main')!.output('out').subscribe((e) => errors.push(e));
+  runtime
+    .pipeline('/pipeline/errors/main')!
+    .output('out')
+    .subscribe((e) => errors.push(e));
   return { runtime, base: `http://127.0.0.1:${port}`, port, errors, logger, stop: () => runtime.shutdown() };
 }
 
@@ -202,7 +215,10 @@ describe('rest relay: linked rest onramp -> linked rest offramp -> a real backen
     // every caller was answered while the backend still held what it got: the answers did not wait for it
     expect(holding.held.length, 'requests the backend holds').to.be.within(1, 2);
     const statuses = answers.map((a) => a.status);
-    expect(statuses.filter((s) => s !== 503 && s !== 504), `statuses ${statuses.join(', ')}`).to.deep.equal([]);
+    expect(
+      statuses.filter((s) => s !== 503 && s !== 504),
+      `statuses ${statuses.join(', ')}`,
+    ).to.deep.equal([]);
     for (const a of answers.filter((a) => a.status === 503)) {
       expect(a.headers['retry-after']).to.equal('1');
       expect(JSON.parse(a.body).error).to.match(/not taken within 500 ms: the onramp is held back by backpressure/);

@@ -67,7 +67,18 @@ describe('rest onramp: TLS', () => {
     expect(TLS_REFUSED).to.include((await curlFails(['--cacert', certs.ca, '-d', '{"anonymous":true}', url])).code);
     const stranger = ['--cert', certs.stranger.cert, '--key', certs.stranger.key];
     expect(TLS_REFUSED).to.include((await curlFails(['--cacert', certs.ca, ...stranger, '-d', '{"stranger":true}', url])).code);
-    const answer = await curl(url, ['--cacert', certs.ca, '--cert', certs.client.cert, '--key', certs.client.key, '-H', 'content-type: application/json', '-d', '{"mutual":true}']);
+    const answer = await curl(url, [
+      '--cacert',
+      certs.ca,
+      '--cert',
+      certs.client.cert,
+      '--key',
+      certs.client.key,
+      '-H',
+      'content-type: application/json',
+      '-d',
+      '{"mutual":true}',
+    ]);
     expect(answer.status).to.equal(202);
     await eventually(() => flow!.collected.out.length === 1, 5000, 'the event of the client with a certificate');
     expect(flow!.collected.out.map((e) => e.data)).to.deep.equal([{ mutual: true }]);
@@ -107,13 +118,17 @@ describe('rest onramp: TLS', () => {
       expect((reply.body as { error: string }).error).to.match(new RegExp(`^config\\.tls\\.cert: ${notPem} is not a PEM certificate`));
       reply = await publish({ cert: certs.server.cert, key: certs.stranger.key });
       expect(reply.status).to.equal(400);
-      expect((reply.body as { error: string }).error).to.match(new RegExp(`^config\\.tls\\.key: ${certs.stranger.key} is not the PEM private key of the certificate`));
+      expect((reply.body as { error: string }).error).to.match(
+        new RegExp(`^config\\.tls\\.key: ${certs.stranger.key} is not the PEM private key of the certificate`),
+      );
       reply = await publish({ cert: certs.server.cert, key: certs.server.key, ca: notPem });
       expect(reply.status).to.equal(400);
       expect(reply.body).to.deep.equal({ error: `config.tls.ca: ${notPem} holds no PEM certificate` });
       reply = await publish({ cert: certs.server.cert, key: certs.server.key, require_client_cert: true });
       expect(reply.status).to.equal(400);
-      expect(reply.body).to.deep.equal({ error: 'config.tls.require_client_cert: needs tls.ca, the CA certificates that client certificates are checked against' });
+      expect(reply.body).to.deep.equal({
+        error: 'config.tls.require_client_cert: needs tls.ca, the CA certificates that client certificates are checked against',
+      });
       expect((await call(started.base, 'GET', '/onramp')).body).to.not.include('tls');
     } finally {
       await started.stop();

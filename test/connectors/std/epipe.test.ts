@@ -33,7 +33,10 @@ describe('stdout offramp: a reader that goes away (EPIPE)', function () {
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('logs it once, keeps running and exits cleanly on SIGTERM', async () => {
-    const child = spawn(process.execPath, [EDDY, 'server', 'run', '-f', join(dir, 'flow.yaml'), '--no-api'], { stdio: 'pipe', env: { ...process.env, EDDY_LOG: 'warn' } });
+    const child = spawn(process.execPath, [EDDY, 'server', 'run', '-f', join(dir, 'flow.yaml'), '--no-api'], {
+      stdio: 'pipe',
+      env: { ...process.env, EDDY_LOG: 'warn' },
+    });
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
@@ -46,7 +49,7 @@ describe('stdout offramp: a reader that goes away (EPIPE)', function () {
       await new Promise<void>((resolve, reject) => {
         const check = () => (/stdout: cannot write any more \(.*EPIPE/.test(stderr) ? resolve() : undefined);
         child.stderr.on('data', check);
-        child.once("close", (code, sig) => reject(new Error(`eddy exited (${code} ${sig}) before warning; stderr:\n${stderr}`)));
+        child.once('close', (code, sig) => reject(new Error(`eddy exited (${code} ${sig}) before warning; stderr:\n${stderr}`)));
         check();
       });
       expect(child.exitCode).to.equal(null); // still running

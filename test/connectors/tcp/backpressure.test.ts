@@ -119,7 +119,10 @@ describe('tcp onramp behind a slow offramp', () => {
     runtime = undefined;
     expect(completed).to.equal(total);
     expect(seen.size).to.equal(total);
-    expect([...seen.values()].every((n) => n === 1), 'each event once').to.equal(true);
+    expect(
+      [...seen.values()].every((n) => n === 1),
+      'each event once',
+    ).to.equal(true);
     expect(onramp.counters.error).to.equal(0);
     expect(peakBacklog, 'events inside eddy at any time').to.be.at.most(Math.ceil((CONNECTIONS * 256 * 1024) / lineBytes));
   });

@@ -22,7 +22,11 @@ describe('examples/tcp.yaml', () => {
     const client = connect(port, '127.0.0.1');
     client.end('{"hello":"tcp"}\n{"second":');
     client.on('error', () => undefined);
-    await eventually(() => eddy!.events().some((e) => (e as { hello?: string }).hello === 'tcp') && ticks().length >= 2, 10000, 'the client line and a second tick');
+    await eventually(
+      () => eddy!.events().some((e) => (e as { hello?: string }).hello === 'tcp') && ticks().length >= 2,
+      10000,
+      'the client line and a second tick',
+    );
     expect(await eddy.stop()).to.equal(0);
     // the client's cut last line went to the err port (not linked in the example: counted and logged)
     expect(eddy.stderr()).to.match(/Onramp \/onramp\/listener\/main: .*JSON/);

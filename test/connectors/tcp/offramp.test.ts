@@ -138,7 +138,9 @@ describe('tcp offramp over REST', () => {
     const blocking = await publish('blocking', { is_non_blocking: 'yes' });
     expect(blocking.status).to.equal(400);
     expect((blocking.body as { error: string }).error).to.match(/config\.is_non_blocking: must be boolean/);
-    expect((await call(rt.base, 'GET', '/offramp')).body).to.include.members(['spec', 'nonblocking', 'ttldefault']).and.not.include.members(['ttlsmall', 'ttlzero', 'blocking']);
+    expect((await call(rt.base, 'GET', '/offramp')).body)
+      .to.include.members(['spec', 'nonblocking', 'ttldefault'])
+      .and.not.include.members(['ttlsmall', 'ttlzero', 'blocking']);
   });
 });
 
@@ -200,7 +202,10 @@ describe('tcp offramp sink (the type on its own)', () => {
     const { ctx, log } = fakeOfframpContext();
     sink = await tcpOfframp.create({ host: '127.0.0.1', port, is_no_delay: false, ttl: 64, is_non_blocking: false }, ctx);
     await eventually(() => !log.down, 5000, 'connected');
-    await sink.send(['a\n', 'b\n', 'c\n'].map((s) => Buffer.from(s)), testEvent(1));
+    await sink.send(
+      ['a\n', 'b\n', 'c\n'].map((s) => Buffer.from(s)),
+      testEvent(1),
+    );
     const last = sink.send([Buffer.from('d\n')], testEvent(2));
     await sink.close!();
     sink = undefined;

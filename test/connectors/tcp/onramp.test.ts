@@ -66,7 +66,10 @@ describe('tcp onramp', () => {
     expect(collected.err).to.deep.equal([]);
     for (let c = 0; c < CONNECTIONS; c++) {
       const mine = collected.out.filter((e) => (e.data as { conn: number }).conn === c);
-      expect(mine.map((e) => (e.data as { n: number }).n), `connection ${c}`).to.deep.equal(Array.from({ length: LINES }, (_, n) => n));
+      expect(
+        mine.map((e) => (e.data as { n: number }).n),
+        `connection ${c}`,
+      ).to.deep.equal(Array.from({ length: LINES }, (_, n) => n));
       // one origin per connection: the client's address and port, and the server's port
       expect(new Set(mine.map((e) => e.originUri))).to.deep.equal(new Set([`svc-tcp://127.0.0.1:${sockets[c].localPort}/${port}`]));
     }

@@ -23,7 +23,11 @@ describe('examples/udp.yaml', () => {
     const gelf = { version: '1.1', host: 'test', short_message: 'hello gelf', level: 5 };
     await new Promise<void>((r) => sender.send(gzipSync(Buffer.from(JSON.stringify(gelf))), port, '127.0.0.1', () => r()));
     sender.close();
-    await eventually(() => eddy!.events().some((e) => (e as { short_message?: string }).short_message === 'hello gelf') && ticks().length >= 2, 10000, 'the GELF message and a second tick');
+    await eventually(
+      () => eddy!.events().some((e) => (e as { short_message?: string }).short_message === 'hello gelf') && ticks().length >= 2,
+      10000,
+      'the GELF message and a second tick',
+    );
     expect(eddy.events()).to.deep.include(gelf);
     expect(await eddy.stop()).to.equal(0);
     eddy = undefined;

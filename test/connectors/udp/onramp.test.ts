@@ -24,7 +24,9 @@ async function sender(): Promise<Socket & { sendTo(port: number, data: Buffer | 
   const socket = createSocket('udp4') as Socket & { sendTo(port: number, data: Buffer | string): Promise<void> };
   await new Promise<void>((r) => socket.bind(0, '127.0.0.1', r));
   socket.sendTo = (port, data) =>
-    new Promise<void>((resolve, reject) => socket.send(typeof data === 'string' ? Buffer.from(data) : data, port, '127.0.0.1', (err) => (err ? reject(err) : resolve())));
+    new Promise<void>((resolve, reject) =>
+      socket.send(typeof data === 'string' ? Buffer.from(data) : data, port, '127.0.0.1', (err) => (err ? reject(err) : resolve())),
+    );
   return socket;
 }
 
@@ -260,9 +262,10 @@ describe('udp onramp: receive_buffer_size and the kernel drops metric', function
     flow = await receiver({ type: 'udp', config: { host: '127.0.0.1', port, receive_buffer_size: 4096 } }, { logger });
     const { runtime, collected } = flow;
     const counters = runtime.onramp('/onramp/src/main')!.runtime.counters;
-    expect(logger.lines.filter((l) => l.includes('receive buffer'))).to.satisfy((lines: string[]) =>
-      // Linux doubles the request (half for its bookkeeping)
-      lines.length === 1 && lines[0] === 'info udp onramp /onramp/src/main: receive buffer: asked for 4096 bytes, the kernel granted 8192',
+    expect(logger.lines.filter((l) => l.includes('receive buffer'))).to.satisfy(
+      (lines: string[]) =>
+        // Linux doubles the request (half for its bookkeeping)
+        lines.length === 1 && lines[0] === 'info udp onramp /onramp/src/main: receive buffer: asked for 4096 bytes, the kernel granted 8192',
     );
     expect(counters.kernelDrops!(), 'before the flood').to.equal(0);
 
@@ -274,7 +277,11 @@ describe('udp onramp: receive_buffer_size and the kernel drops metric', function
     expect(collected.out.length).to.be.greaterThan(0);
     expect(collected.out.length + drops()).to.equal(sent);
 
-    const families = parsePrometheusTextFormat(await new PrometheusExporter().scrape(runtime.observe())) as { name: string; type: string; metrics: { value: string; labels: Record<string, string> }[] }[];
+    const families = parsePrometheusTextFormat(await new PrometheusExporter().scrape(runtime.observe())) as {
+      name: string;
+      type: string;
+      metrics: { value: string; labels: Record<string, string> }[];
+    }[];
     const family = families.find((f) => f.name === 'eddy_onramp_kernel_drops_total')!;
     expect(family.type).to.equal('COUNTER');
     expect(family.metrics).to.deep.equal([{ value: String(drops()), labels: { kind: 'onramp', artefact: 'src', instance: 'main' } }]);
@@ -286,8 +293,8 @@ describe('udp onramp: receive_buffer_size and the kernel drops metric', function
   it('a receive_buffer_size beyond the system maximum is capped by the kernel, and that is logged as a warning', async () => {
     const logger = recordingLogger();
     flow = await receiver({ type: 'udp', config: { host: '127.0.0.1', port: await freePort('udp'), receive_buffer_size: 2147483647 } }, { logger });
-    expect(logger.lines.filter((l) => l.includes('receive buffer'))).to.satisfy((lines: string[]) =>
-      lines.length === 1 && /^warn .*asked for 2147483647 bytes, the kernel granted \d+: capped by the system's maximum/.test(lines[0]),
+    expect(logger.lines.filter((l) => l.includes('receive buffer'))).to.satisfy(
+      (lines: string[]) => lines.length === 1 && /^warn .*asked for 2147483647 bytes, the kernel granted \d+: capped by the system's maximum/.test(lines[0]),
     );
   });
 });

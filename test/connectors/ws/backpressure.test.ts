@@ -97,7 +97,12 @@ describe('ws onramp, linked: a client that does not read its replies', function 
   /** A linked ws onramp; with `echo`, a passthrough pipeline answers every request with itself. */
   async function serve(config: Record<string, unknown>, echo: boolean): Promise<{ onramp: OnrampRuntime; source: WsOnrampSource }> {
     runtime.publish('onramp', { id: 'ws', type: 'ws', linked: true, config: { host: '127.0.0.1', port, ...config } });
-    runtime.publish('pipeline', { id: 'p', interface: { inputs: ['in'], outputs: ['out'] }, nodes: [{ id: 'pass', type: 'passthrough' }], links: { in: ['pass'], pass: ['out'] } });
+    runtime.publish('pipeline', {
+      id: 'p',
+      interface: { inputs: ['in'], outputs: ['out'] },
+      nodes: [{ id: 'pass', type: 'passthrough' }],
+      links: { in: ['pass'], pass: ['out'] },
+    });
     const links: Record<string, string[]> = { '/onramp/ws/{instance}/out': ['/pipeline/p/{instance}/in'] };
     if (echo) links['/pipeline/p/{instance}/out'] = ['/onramp/ws/{instance}/in'];
     runtime.publish('binding', { id: 'b', links });
@@ -136,7 +141,9 @@ describe('ws onramp, linked: a client that does not read its replies', function 
     expect(source.overfull, `connections paused for unsent replies, after ${wrote.sent} requests`).to.equal(1);
     expect(onramp.inputs(), 'sockets reading').to.deep.equal({ open: 1, reading: 0 });
     expect(onramp.breaker.isOpen, 'the circuit breaker is closed: this is not its pause').to.equal(true);
-    expect(source.unsent, 'reply bytes eddy holds unsent').to.be.at.least(PAUSE).and.below(PAUSE + MiB);
+    expect(source.unsent, 'reply bytes eddy holds unsent')
+      .to.be.at.least(PAUSE)
+      .and.below(PAUSE + MiB);
 
     // it keeps sending: the kernel's buffers between the two fill up, then its own unsent bytes grow to 8 MiB
     unread.command({ cmd: 'fill', bytes: REQUEST, until: 8 * MiB, cap: wrote.sent! + 25_000 });
@@ -174,7 +181,10 @@ describe('ws onramp, linked: a client that does not read its replies', function 
     const REPLY = 512 * KiB;
     const { onramp, source } = await serve({ reply_pause_bytes: 64 * KiB, reply_close_bytes: CLOSE }, false);
     const requests: EddyEvent[] = [];
-    runtime.pipeline('/pipeline/p/main')!.outputs.get('out')!.subscribe((e) => requests.push(e));
+    runtime
+      .pipeline('/pipeline/p/main')!
+      .outputs.get('out')!
+      .subscribe((e) => requests.push(e));
     const client = await Client.open(`ws://127.0.0.1:${port}/`);
     clients.push(client);
     client.socket.pause(); // reads nothing
@@ -186,7 +196,9 @@ describe('ws onramp, linked: a client that does not read its replies', function 
     for (const request of requests) onramp.reply({ ...request, data: { ...(request.data as object), pad } });
 
     expect(source.closedConnections!(), 'connections closed, by reason').to.deep.equal({ [UNREAD_REPLIES]: 1 });
-    expect(source.unsent, 'reply bytes eddy holds unsent').to.be.at.least(CLOSE).and.below(CLOSE + REPLY + KiB);
+    expect(source.unsent, 'reply bytes eddy holds unsent')
+      .to.be.at.least(CLOSE)
+      .and.below(CLOSE + REPLY + KiB);
     expect(source.waiting, 'requests still waiting').to.equal(0);
     expect(await closedMetric(), 'eddy_onramp_connections_closed_total{reason="unread_replies"}').to.equal(1);
     const status = (await (await fetch(`${started.base}/status`)).json()) as { instances: { url: string; connections_closed?: Record<string, number> }[] };
@@ -203,8 +215,8 @@ describe('ws onramp, linked: a client that does not read its replies', function 
   });
 
   it('refuses reply_close_bytes not greater than reply_pause_bytes, naming the field', () => {
-    expect(() => runtime.publish('onramp', { id: 'bad', type: 'ws', linked: true, config: { port: 0, reply_pause_bytes: 4096, reply_close_bytes: 4096 } })).to.throw(
-      /config\.reply_close_bytes: must be greater than reply_pause_bytes \(4096 <= 4096\)/,
-    );
+    expect(() =>
+      runtime.publish('onramp', { id: 'bad', type: 'ws', linked: true, config: { port: 0, reply_pause_bytes: 4096, reply_close_bytes: 4096 } }),
+    ).to.throw(/config\.reply_close_bytes: must be greater than reply_pause_bytes \(4096 <= 4096\)/);
   });
 });

@@ -172,7 +172,10 @@ describe('ws offramp', () => {
       const batch: EddyEvent = {
         ...event(null),
         isBatch: true,
-        data: [{ data: { value: { m: 1 }, meta: { correlation: 'x' }, ingest_ns: 1n } }, { data: { value: { m: 2 }, meta: { correlation: 'y' }, ingest_ns: 1n } }],
+        data: [
+          { data: { value: { m: 1 }, meta: { correlation: 'x' }, ingest_ns: 1n } },
+          { data: { value: { m: 2 }, meta: { correlation: 'y' }, ingest_ns: 1n } },
+        ],
       };
       ramp.send(batch);
       await eventually(() => ramp!.err.length === 2, 3000, 'the batch refused');

@@ -236,13 +236,18 @@ describe('ws onramp defaults', () => {
   it('listens on 127.0.0.1 when its config gives no host', async () => {
     const port = await freePort();
     runtime.publish('onramp', { id: 'ws', type: 'ws', config: { port } });
-    runtime.publish('pipeline', { id: 'p', interface: { inputs: ['in'], outputs: ['out'] }, nodes: [{ id: 'pass', type: 'passthrough' }], links: { in: ['pass'], pass: ['out'] } });
+    runtime.publish('pipeline', {
+      id: 'p',
+      interface: { inputs: ['in'], outputs: ['out'] },
+      nodes: [{ id: 'pass', type: 'passthrough' }],
+      links: { in: ['pass'], pass: ['out'] },
+    });
     runtime.publish('binding', { id: 'b', links: { '/onramp/ws/{instance}/out': ['/pipeline/p/{instance}/in'] } });
     await runtime.activate('binding', 'b', 'main');
     expect(boundAddresses(port, 'tcp'), 'addresses listening on the port').to.deep.equal(['127.0.0.1']);
     const c = await Client.open(`ws://127.0.0.1:${port}/`);
     await c.send('{"local":true}');
-    await eventually(() => runtime.onramp('/onramp/ws/main')!.runtime.counters.out === 1, 3000, 'the local client\'s message');
+    await eventually(() => runtime.onramp('/onramp/ws/main')!.runtime.counters.out === 1, 3000, "the local client's message");
     await c.close();
   });
 });

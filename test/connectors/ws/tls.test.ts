@@ -37,7 +37,10 @@ describe('ws onramp: TLS', () => {
   const start = async (tls: object) => {
     const logger = recordingLogger();
     flow = await receiver({ type: 'ws', config: { port: 0, tls } }, { logger });
-    expect(logger.lines.some((l) => /listening on wss:\/\//.test(l)), 'logged as wss://').to.equal(true);
+    expect(
+      logger.lines.some((l) => /listening on wss:\/\//.test(l)),
+      'logged as wss://',
+    ).to.equal(true);
     return loggedPort(logger.lines);
   };
 
@@ -49,14 +52,20 @@ describe('ws onramp: TLS', () => {
     expect(flow!.collected.out[0].data).to.deep.equal({ over: 'wss' });
     socket.close();
     let refusal: Error | undefined;
-    await open(`wss://localhost:${port}/`, undefined).then((s) => s.terminate(), (err: Error) => (refusal = err));
+    await open(`wss://localhost:${port}/`, undefined).then(
+      (s) => s.terminate(),
+      (err: Error) => (refusal = err),
+    );
     expect(refusal?.message).to.match(/self-signed certificate in certificate chain|unable to verify/);
   });
 
   it('with require_client_cert, refuses a client without a certificate and takes one with a certificate by the CA', async () => {
     const port = await start({ cert: certs.server.cert, key: certs.server.key, ca: certs.ca, require_client_cert: true });
     let refusal: Error | undefined;
-    await open(`wss://localhost:${port}/`, certs.ca).then((s) => s.terminate(), (err: Error) => (refusal = err));
+    await open(`wss://localhost:${port}/`, certs.ca).then(
+      (s) => s.terminate(),
+      (err: Error) => (refusal = err),
+    );
     expect(refusal, 'the client without a certificate').to.not.equal(undefined);
     const socket = await open(`wss://localhost:${port}/`, certs.ca, certs.client);
     socket.send('{"mutual":true}');

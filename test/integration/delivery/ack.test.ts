@@ -77,11 +77,19 @@ describe('delivery: auto-acking sinks ack transactional events back to the sourc
   it('file: the acked events are the ones written', async () => {
     const log: ProbeLog = { read: 0, acks: [], fails: [] };
     const file = join(dir, 'out.json');
-    flow = await startFlow({ registries: registriesWith([probeOnramp(log)], []), onramp: { type: 'probe', config: { count: 25 } }, offramp: { type: 'file', config: { file } } });
+    flow = await startFlow({
+      registries: registriesWith([probeOnramp(log)], []),
+      onramp: { type: 'probe', config: { count: 25 } },
+      offramp: { type: 'file', config: { file } },
+    });
     await eventually(() => log.acks.length >= 25, 5000, 'acks');
     await flow.stop();
     flow = undefined;
-    expect(readFileSync(file, 'utf8')).to.equal(range(1, 25).map((id) => `{"id":${id}}\n`).join(''));
+    expect(readFileSync(file, 'utf8')).to.equal(
+      range(1, 25)
+        .map((id) => `{"id":${id}}\n`)
+        .join(''),
+    );
     // one ack per event: the original's file sink acked twice
     expect(log.acks).to.deep.equal(range(1, 25));
   });

@@ -17,9 +17,12 @@ describe('delivery: failing sinks send fail back; qos::wal retries until the sin
   });
 
   const variants: [string, () => Promise<void> | void][] = [
-    ['throws', () => {
-      throw new Error('sink down');
-    }],
+    [
+      'throws',
+      () => {
+        throw new Error('sink down');
+      },
+    ],
     ['rejects later', () => sleep(2).then(() => Promise.reject(new Error('sink down')))],
   ];
   for (const [how, send] of variants) {

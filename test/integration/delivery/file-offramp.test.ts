@@ -38,7 +38,11 @@ describe('delivery: the file offramp acks an event once its bytes are where it p
       const size = existsSync(file) ? readFileSync(file).length : 0;
       if (size < endOf(seq)) early.push(seq);
     });
-    flow = await startFlow({ registries: registriesWith([probeOnramp(log)], []), onramp: { type: 'probe', config: { count: COUNT } }, offramp: { type: 'file', config: { file } } });
+    flow = await startFlow({
+      registries: registriesWith([probeOnramp(log)], []),
+      onramp: { type: 'probe', config: { count: COUNT } },
+      offramp: { type: 'file', config: { file } },
+    });
     await eventually(() => log.acks.length >= COUNT, 10000, 'every ack');
     expect(early, 'acked before written').to.deep.equal([]);
     expect(log.acks).to.deep.equal(range(1, COUNT));
@@ -50,7 +54,11 @@ describe('delivery: the file offramp acks an event once its bytes are where it p
       const file = join(dir, 'out.json');
       writeFileSync(file, '{"earlier":1}\n');
       const log: ProbeLog = { read: 0, acks: [], fails: [] };
-      flow = await startFlow({ registries: registriesWith([probeOnramp(log)], []), onramp: { type: 'probe', config: { count: 3 } }, offramp: { type: 'file', config: { file, append } } });
+      flow = await startFlow({
+        registries: registriesWith([probeOnramp(log)], []),
+        onramp: { type: 'probe', config: { count: 3 } },
+        offramp: { type: 'file', config: { file, append } },
+      });
       await eventually(() => log.acks.length >= 3, 10000, 'every ack');
       const lines = ['{"id":1}', '{"id":2}', '{"id":3}'];
       expect(readFileSync(file, 'utf8')).to.equal([...(append ? ['{"earlier":1}'] : []), ...lines, ''].join('\n'));
@@ -95,7 +103,11 @@ describe('delivery: the file offramp acks an event once its bytes are where it p
   it('a write that fails (/dev/full: no space) fails its events, acks none, and the offramp reports itself down', async function () {
     if (!existsSync('/dev/full')) this.skip();
     const log: ProbeLog = { read: 0, acks: [], fails: [] };
-    flow = await startFlow({ registries: registriesWith([probeOnramp(log)], []), onramp: { type: 'probe', config: { count: 40 } }, offramp: { type: 'file', config: { file: '/dev/full' } } });
+    flow = await startFlow({
+      registries: registriesWith([probeOnramp(log)], []),
+      onramp: { type: 'probe', config: { count: 40 } },
+      offramp: { type: 'file', config: { file: '/dev/full' } },
+    });
     const down = () => flow!.runtime.health().instances.find((i) => i.url === '/offramp/dst/main')?.state === 'down';
     // once down, the breaker holds the source, so what it read stops growing and every event of it fails
     await eventually(() => down() && log.read > 0 && log.fails.length === log.read, 5000, 'the offramp down and every event read failed');
@@ -103,6 +115,10 @@ describe('delivery: the file offramp acks an event once its bytes are where it p
     expect([...log.fails].sort((a, b) => a - b)).to.deep.equal(range(1, log.read));
     const health = flow.runtime.health();
     expect(health.status).to.equal('unhealthy');
-    expect(health.instances.find((i) => i.url === '/offramp/dst/main')).to.deep.equal({ url: '/offramp/dst/main', state: 'down', reason: 'the sink is disconnected or full' });
+    expect(health.instances.find((i) => i.url === '/offramp/dst/main')).to.deep.equal({
+      url: '/offramp/dst/main',
+      state: 'down',
+      reason: 'the sink is disconnected or full',
+    });
   });
 });

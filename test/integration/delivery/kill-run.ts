@@ -106,7 +106,10 @@ mapping:
   writeFileSync(second, config(`  - id: source\n    type: file\n    config: { source: "${sentinelInput}" }`, out2));
 
   // 1. blast and kill -9 once the file holds enough lines; the API on an ephemeral port keeps the process alive
-  const child = spawn(process.execPath, [EDDY, 'server', 'run', '-f', first, '--api-port', '0'], { env: { ...process.env, EDDY_LOG: 'warn' }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [EDDY, 'server', 'run', '-f', first, '--api-port', '0'], {
+    env: { ...process.env, EDDY_LOG: 'warn' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));

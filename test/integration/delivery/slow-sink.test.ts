@@ -27,7 +27,12 @@ describe('delivery: a slow sink behind a fast source', () => {
     it(`keeps at most maxInFlight = ${concurrency} sends in flight and delivers every event exactly once`, async () => {
       const COUNT = 1000;
       const source = join(dir, 'events.json');
-      writeFileSync(source, range(1, COUNT).map((id) => `{"id":${id}}\n`).join(''));
+      writeFileSync(
+        source,
+        range(1, COUNT)
+          .map((id) => `{"id":${id}}\n`)
+          .join(''),
+      );
       let inFlight = 0;
       let peak = 0;
       let completed = 0;
@@ -60,7 +65,10 @@ describe('delivery: a slow sink behind a fast source', () => {
       expect(peak).to.equal(concurrency);
       expect(counters.out).to.equal(COUNT);
       expect(arrived.size).to.equal(COUNT);
-      expect([...arrived.values()].every((n) => n === 1), 'each event once').to.equal(true);
+      expect(
+        [...arrived.values()].every((n) => n === 1),
+        'each event once',
+      ).to.equal(true);
       expect([...arrived.keys()].sort((a, b) => a - b)).to.deep.equal(range(1, COUNT));
     });
   }

@@ -34,7 +34,11 @@ describe('delivery: a sink that triggers the circuit breaker, then restores it',
   it('stops the source from reading while triggered, resumes on restore, and loses nothing', async () => {
     const log: ProbeLog = { read: 0, acks: [], fails: [] };
     const gate = gateSink(30);
-    flow = await startFlow({ registries: registriesWith([probeOnramp(log)], [gate.type]), onramp: { type: 'probe', config: { count: 100 } }, offramp: { type: 'gate' } });
+    flow = await startFlow({
+      registries: registriesWith([probeOnramp(log)], [gate.type]),
+      onramp: { type: 'probe', config: { count: 100 } },
+      offramp: { type: 'gate' },
+    });
     const breaker = flow.runtime.onramp(flow.onramp)!.runtime.breaker;
     // every change of the breaker, with how much the source had read when it happened
     const changes: [boolean, number][] = [];
@@ -51,7 +55,11 @@ describe('delivery: a sink that triggers the circuit breaker, then restores it',
     await eventually(() => gate.received.length >= 100, 5000, 'the rest after restore');
     watch.unsubscribe();
     // open at start, shut at event 30 with nothing read since, open again on restore
-    expect(changes).to.deep.equal([[true, 0], [false, 30], [true, 30]]);
+    expect(changes).to.deep.equal([
+      [true, 0],
+      [false, 30],
+      [true, 30],
+    ]);
     expect(breaker.isOpen).to.equal(true);
     await eventually(() => log.acks.length >= 100, 5000, 'every ack');
     // shutdown finishes the sends in flight and ends the flow: an extra delivery would be counted by now

@@ -34,7 +34,12 @@ describe('delivery: qos::wal replays after the runtime process is killed with SI
     const walDir = join(dir, 'wal');
     const input = join(dir, 'in.json');
     const output = join(dir, 'out.json');
-    writeFileSync(input, range(1, COUNT).map((id) => `{"id":${id}}\n`).join(''));
+    writeFileSync(
+      input,
+      range(1, COUNT)
+        .map((id) => `{"id":${id}}\n`)
+        .join(''),
+    );
 
     // 1. file -> wal -> cb offramp (no `cb` field: never acked); the offramp's metrics tell when all were sent, so stored
     const first = join(dir, 'first.yaml');
@@ -59,7 +64,10 @@ mapping:
 `,
     );
     // the API on an ephemeral loopback port keeps the process alive once the file is read
-    const child = spawn(process.execPath, [EDDY, 'server', 'run', '-f', first, '--api-port', '0'], { env: { ...process.env, EDDY_LOG: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [EDDY, 'server', 'run', '-f', first, '--api-port', '0'], {
+      env: { ...process.env, EDDY_LOG: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -95,7 +103,12 @@ mapping:
   /binding/flow/main: { instance: main }
 `,
     );
-    const lines = () => (existsSync(output) ? readFileSync(output, 'utf8').split('\n').filter((l) => l.length > 0) : []);
+    const lines = () =>
+      existsSync(output)
+        ? readFileSync(output, 'utf8')
+            .split('\n')
+            .filter((l) => l.length > 0)
+        : [];
     // the deadlines only bound a hang: a slow machine waits longer, the outcome is the same
     const run = await runEddy(['server', 'run', '-f', second, '--api-port', '0'], { timeoutMs: 60000, signalWhen: () => lines().length >= COUNT });
     expect(run.code, run.stderr).to.equal(0);
@@ -111,7 +124,10 @@ mapping:
       withMetrics,
       readFileSync(second, 'utf8')
         .replace('    type: file\n', '    type: file\n    metrics_interval_s: 1\n')
-        .replace('      "/pipeline/durable/{instance}/out"', '      "/pipeline/system::metrics/system/out": ["/offramp/system::stdout/system/in"]\n      "/pipeline/durable/{instance}/out"'),
+        .replace(
+          '      "/pipeline/durable/{instance}/out"',
+          '      "/pipeline/system::metrics/system/out": ["/offramp/system::stdout/system/in"]\n      "/pipeline/durable/{instance}/out"',
+        ),
     );
     const sinkReported = ({ stdout }: { stdout: string }) => stdout.includes('"/offramp/sink/main"');
     const third = await runEddy(['server', 'run', '-f', withMetrics, '--api-port', '0'], { timeoutMs: 60000, signalWhen: sinkReported });

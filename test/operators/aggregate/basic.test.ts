@@ -74,7 +74,12 @@ describe('aggregate functions: count, count_if, first, last', () => {
     fc.assert(
       fc.property(fc.array(fc.oneof(fc.boolean(), fc.integer(), fc.string())), fc.nat(), (values, at) => {
         const bools = values.map((v) => v === true);
-        expect(aggregate('count', values.map(() => undefined))).to.equal(values.length);
+        expect(
+          aggregate(
+            'count',
+            values.map(() => undefined),
+          ),
+        ).to.equal(values.length);
         expect(aggregate('count_if', bools)).to.equal(bools.filter((b) => b).length);
         expect(merged('count_if', bools, at).result()).to.equal(bools.filter((b) => b).length);
         expect(merged('count', values, at).result()).to.equal(values.length);

@@ -16,7 +16,16 @@ const thrown = (f: () => void): string | undefined => {
 
 describe('aggregate functions: check', () => {
   it('refuses exactly what add refuses, with the same message, and changes nothing', () => {
-    const value = fc.oneof(fc.integer(), fc.double(), fc.bigInt(), fc.string(), fc.boolean(), fc.constant(null), fc.array(fc.integer(), { maxLength: 2 }), fc.object({ maxDepth: 1 }));
+    const value = fc.oneof(
+      fc.integer(),
+      fc.double(),
+      fc.bigInt(),
+      fc.string(),
+      fc.boolean(),
+      fc.constant(null),
+      fc.array(fc.integer(), { maxLength: 2 }),
+      fc.object({ maxDepth: 1 }),
+    );
     fc.assert(
       fc.property(fc.constantFrom(...AGGREGATE_FUNCTIONS.keys()), value, (name, v) => {
         const fn = AGGREGATE_FUNCTIONS.get(name)!;

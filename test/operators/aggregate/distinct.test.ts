@@ -57,7 +57,14 @@ describe('aggregate functions: distinct', () => {
   });
 
   it('is exact on random values below the threshold, whole or merged from two parts', () => {
-    const value = fc.oneof(fc.integer({ min: -30, max: 30 }), fc.bigInt({ min: -30n, max: 30n }), fc.constantFrom(0.5, -0.5, 1e21, 2 ** 60, 10n ** 21n, 2n ** 60n, -(2n ** 60n)), fc.string({ maxLength: 2 }), fc.boolean(), fc.constant(null));
+    const value = fc.oneof(
+      fc.integer({ min: -30, max: 30 }),
+      fc.bigInt({ min: -30n, max: 30n }),
+      fc.constantFrom(0.5, -0.5, 1e21, 2 ** 60, 10n ** 21n, 2n ** 60n, -(2n ** 60n)),
+      fc.string({ maxLength: 2 }),
+      fc.boolean(),
+      fc.constant(null),
+    );
     fc.assert(
       fc.property(fc.array(value, { maxLength: 150 }), fc.nat(), (values, at) => {
         const want = naiveDistinct(values);

@@ -13,7 +13,10 @@ describe('docs/aggregate-functions.md', () => {
     const rows = doc.split('\n').filter((line) => line.startsWith('| `'));
     const calls = rows.map((row) => /^\| `([a-z_]+)\(([^)]*)\)`/.exec(row)?.slice(1, 3));
     const documented = calls.map((c) => `${c?.[0]}(${c?.[1]})`);
-    const declared = [...AGGREGATE_FUNCTIONS.values()].map((f) => `${f.name}(${[...Array.from({ length: f.eventArgs }, (_, i) => (f.name === 'count_if' ? 'cond' : i === 0 ? 'x' : `x${i}`)), ...f.constants].join(', ')})`);
+    const declared = [...AGGREGATE_FUNCTIONS.values()].map(
+      (f) =>
+        `${f.name}(${[...Array.from({ length: f.eventArgs }, (_, i) => (f.name === 'count_if' ? 'cond' : i === 0 ? 'x' : `x${i}`)), ...f.constants].join(', ')})`,
+    );
     expect(documented).to.deep.equal(declared);
   });
 

@@ -88,7 +88,10 @@ describe('aggregate functions: sum', () => {
       fc.property(fc.array(value, { minLength: 1, maxLength: 60 }), fc.nat(), (pairs, at) => {
         const values = pairs.map((p) => p.v);
         if (!values.some((v) => typeof v === 'number' && !Number.isInteger(v))) return;
-        const want = ratio(pairs.reduce((a, p) => a + p.k, 0n), BigInt(SCALE));
+        const want = ratio(
+          pairs.reduce((a, p) => a + p.k, 0n),
+          BigInt(SCALE),
+        );
         const magnitude = pairs.reduce((a, p) => a + Math.abs(Number(p.k)), 0) / SCALE;
         for (const got of [aggregate('sum', values), merged('sum', values, at).result()]) {
           expect(got).to.be.a('number');

@@ -77,7 +77,10 @@ describe('aggregate functions: percentile', () => {
   it('is within 2^-11 (relative) of the sorted-array nearest-rank percentile, whole or merged from two parts', () => {
     fc.assert(
       fc.property(fc.array(normal, { minLength: 1, maxLength: 200 }), fc.integer({ min: 0, max: 1000 }), fc.nat(), (values, perMille, at) => {
-        const want = atNearestRank([...values].sort((a, b) => a - b), perMille);
+        const want = atNearestRank(
+          [...values].sort((a, b) => a - b),
+          perMille,
+        );
         within(aggregate('percentile', values, [perMille / 1000]), want);
         within(merged('percentile', values, at, [perMille / 1000]).result(), want);
       }),
@@ -99,11 +102,19 @@ describe('aggregate functions: percentile', () => {
 
   it('is exact on integers below 2048, whole or merged', () => {
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: -2047, max: 2047 }), { minLength: 1, maxLength: 200 }), fc.integer({ min: 0, max: 1000 }), fc.nat(), (values, perMille, at) => {
-        const want = atNearestRank([...values].sort((a, b) => a - b), perMille);
-        expect(aggregate('percentile', values, [perMille / 1000])).to.equal(want);
-        expect(merged('percentile', values, at, [perMille / 1000]).result()).to.equal(want);
-      }),
+      fc.property(
+        fc.array(fc.integer({ min: -2047, max: 2047 }), { minLength: 1, maxLength: 200 }),
+        fc.integer({ min: 0, max: 1000 }),
+        fc.nat(),
+        (values, perMille, at) => {
+          const want = atNearestRank(
+            [...values].sort((a, b) => a - b),
+            perMille,
+          );
+          expect(aggregate('percentile', values, [perMille / 1000])).to.equal(want);
+          expect(merged('percentile', values, at, [perMille / 1000]).result()).to.equal(want);
+        },
+      ),
       { numRuns: 500 },
     );
   });

@@ -4,7 +4,15 @@ import type { EddyEvent } from '../../../src/core/event';
 import { compileCel } from '../../../src/pipeline/operators/cel-engine';
 import { EventScope, compileEventExpression } from '../../../src/pipeline/window/expressions';
 
-const event = (data: unknown): EddyEvent => ({ id: { uid: 1, seq: 1 }, data, meta: {}, ingestNs: 0n, originUri: 'test://', isBatch: false, transactional: false });
+const event = (data: unknown): EddyEvent => ({
+  id: { uid: 1, seq: 1 },
+  data,
+  meta: {},
+  ingestNs: 0n,
+  originUri: 'test://',
+  isBatch: false,
+  transactional: false,
+});
 
 /** The value, or the error's message. */
 function outcome(f: () => unknown): { value: unknown } | { error: string } {
@@ -25,12 +33,7 @@ describe('window expressions: the direct read of event.a.b', () => {
       fc.constant(Object.assign(Object.create(null) as object, { b: 2 })),
       fc.constant(new Uint8Array([1])),
     );
-    const data = fc.oneof(
-      leaf,
-      fc.record({ a: leaf }),
-      fc.record({ a: fc.record({ b: leaf }) }),
-      fc.record({ a: fc.array(leaf, { maxLength: 2 }) }),
-    );
+    const data = fc.oneof(leaf, fc.record({ a: leaf }), fc.record({ a: fc.record({ b: leaf }) }), fc.record({ a: fc.array(leaf, { maxLength: 2 }) }));
     const sources = ['event.a', 'event.a.b', ' event . a . b '];
     fc.assert(
       fc.property(data, fc.constantFrom(...sources), (d, source) => {
