@@ -3,18 +3,20 @@ import type { CodecType } from './codec';
 import { BoundedArrayType, BoundedMapType, checkedInt, DecimalType, exactLong } from './avro-types';
 import { registrySchema } from './registry/client';
 import { SchemaCodec, type SchemaCodecConfig } from './registry/schema-codec';
+import { s } from '../schema/typed';
 
-const configSchema = {
-  type: 'object',
-  additionalProperties: false,
-  description: 'Avro binary: one datum per frame, with a schema given inline, in a file, or from a schema registry.',
-  anyOf: [{ required: ['schema'] }, { required: ['schema_file'] }, { required: ['registry'] }],
-  properties: {
+const configSchema = s.object(
+  {
+    // text or an object: no builder takes a list of types, so the one field is written out
     schema: { type: ['string', 'object'], description: 'the Avro schema (.avsc JSON), as text or as an object' },
-    schema_file: { type: 'string', minLength: 1, description: 'a .avsc file holding the schema' },
+    schema_file: s.string({ minLength: 1, description: 'a .avsc file holding the schema' }),
     registry: registrySchema,
   },
-};
+  {
+    description: 'Avro binary: one datum per frame, with a schema given inline, in a file, or from a schema registry.',
+    anyOf: [{ required: ['schema'] }, { required: ['schema_file'] }, { required: ['registry'] }],
+  },
+);
 
 /** A compiled writer schema, and how to read it into the config's own schema when that differs. */
 interface AvroSchema {

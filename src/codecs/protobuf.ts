@@ -2,24 +2,24 @@ import * as protobuf from 'protobufjs';
 import type { CodecType } from './codec';
 import { fromValue, toValue } from './protobuf-values';
 import { registrySchema } from './registry/client';
-import { SchemaCodec, type SchemaCodecConfig } from './registry/schema-codec';
+import { SchemaCodec } from './registry/schema-codec';
+import { s } from '../schema/typed';
+import type { Input } from '../schema/typed';
 
-const configSchema = {
-  type: 'object',
-  additionalProperties: false,
-  description: 'Protocol Buffers: one message per frame, with a .proto schema given inline, in a file, or from a schema registry.',
-  anyOf: [{ required: ['schema'] }, { required: ['schema_file'] }, { required: ['registry'] }],
-  properties: {
-    schema: { type: 'string', description: 'the .proto text (proto2 or proto3)' },
-    schema_file: { type: 'string', minLength: 1, description: 'a .proto file holding the schema' },
-    message: { type: 'string', minLength: 1, description: 'the message type a frame holds, e.g. shop.Order; default: the first message of the schema' },
+const configSchema = s.object(
+  {
+    schema: s.string({ description: 'the .proto text (proto2 or proto3)' }),
+    schema_file: s.string({ minLength: 1, description: 'a .proto file holding the schema' }),
+    message: s.string({ minLength: 1, description: 'the message type a frame holds, e.g. shop.Order; default: the first message of the schema' }),
     registry: registrySchema,
   },
-};
+  {
+    description: 'Protocol Buffers: one message per frame, with a .proto schema given inline, in a file, or from a schema registry.',
+    anyOf: [{ required: ['schema'] }, { required: ['schema_file'] }, { required: ['registry'] }],
+  },
+);
 
-interface ProtobufConfig extends SchemaCodecConfig {
-  message?: string;
-}
+type ProtobufConfig = Input<typeof configSchema>;
 
 /** A compiled .proto: its top-level messages in file order (what the wire format's message indexes count), and the one frames hold. */
 interface ProtoSchema {

@@ -13,6 +13,13 @@ export const durationSchema = (description: string) =>
     description: `${description} (milliseconds, or a string such as 500ms, 10s, 1m, 1h30m)`,
   });
 
+/** A duration field with a default, filled in by the validator: present in the validated config's type. */
+export const durationWithDefault = (description: string, value: number | string) =>
+  s.anyOf([s.number({ exclusiveMinimum: 0 }), s.string({ pattern: '^(\\d+(\\.\\d+)?(ms|s|m|h|d))+$' })], {
+    description: `${description} (milliseconds, or a string such as 500ms, 10s, 1m, 1h30m)`,
+    default: value,
+  });
+
 /** Milliseconds of a duration; throws naming `field` when it is not one or not positive. */
 export function durationMs(value: unknown, field: string): number {
   if (typeof value === 'number') {

@@ -1,17 +1,6 @@
 import { SyncGet, type GetReply } from './sync-get';
-
-/** `registry:` in an avro or protobuf codec's config. */
-export interface RegistryConfig {
-  url: string;
-  subject?: string;
-  topic?: string;
-  username?: string;
-  password?: string;
-  /** default false (filled in by the config schema; defaulted here too for codecs made in code) */
-  auto_register?: boolean;
-  /** default 5000 */
-  timeout_ms?: number;
-}
+import { s } from '../../schema/typed';
+import type { Input } from '../../schema/typed';
 
 export type SchemaType = 'AVRO' | 'PROTOBUF';
 
@@ -28,21 +17,24 @@ export interface RegisteredSchema {
 const DEFAULT_TIMEOUT_MS = 5000;
 
 /** The config's schema (shared by the avro and protobuf codecs). */
-export const registrySchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['url'],
-  description: 'a schema registry speaking the Confluent REST API: frames carry the Confluent wire format (magic byte 0, 4-byte schema id)',
-  properties: {
-    url: { type: 'string', pattern: '^https?://', description: 'base URL, e.g. http://localhost:8081 (Apicurio: http://HOST:PORT/apis/ccompat/v7)' },
-    topic: { type: 'string', minLength: 1, description: 'the subject is `<topic>-value` (topic name strategy)' },
-    subject: { type: 'string', minLength: 1, description: 'the subject itself, instead of `topic`' },
-    username: { type: 'string', description: 'HTTP basic auth user' },
-    password: { type: 'string', writeOnly: true, description: 'HTTP basic auth password' },
-    auto_register: { type: 'boolean', default: false, description: 'encoding with a local schema: register it under the subject when it is not there yet' },
-    timeout_ms: { type: 'integer', minimum: 1, default: DEFAULT_TIMEOUT_MS, description: 'each registry request fails after this long' },
+export const registrySchema = s.object(
+  {
+    url: s.string({ pattern: '^https?://', description: 'base URL, e.g. http://localhost:8081 (Apicurio: http://HOST:PORT/apis/ccompat/v7)' }),
+    topic: s.string({ minLength: 1, description: 'the subject is `<topic>-value` (topic name strategy)' }),
+    subject: s.string({ minLength: 1, description: 'the subject itself, instead of `topic`' }),
+    username: s.string({ description: 'HTTP basic auth user' }),
+    password: s.string({ writeOnly: true, description: 'HTTP basic auth password' }),
+    auto_register: s.boolean({ default: false, description: 'encoding with a local schema: register it under the subject when it is not there yet' }),
+    timeout_ms: s.integer({ minimum: 1, default: DEFAULT_TIMEOUT_MS, description: 'each registry request fails after this long' }),
   },
-};
+  {
+    required: ['url'],
+    description: 'a schema registry speaking the Confluent REST API: frames carry the Confluent wire format (magic byte 0, 4-byte schema id)',
+  },
+);
+
+/** `registry:` in an avro or protobuf codec's config (auto_register and timeout_ms are defaulted in code too, for codecs made without the schema). */
+export type RegistryConfig = Input<typeof registrySchema>;
 
 /** How long a failed fetch of a schema id is remembered: frames with that id fail fast meanwhile. */
 export const RETRY_AFTER_MS = 10_000;

@@ -1,24 +1,64 @@
 import type { Subscription } from '../../core/rx';
 import { batchValues, type EddyEvent, type Meta } from '../../core/event';
-import { durationMs, durationSchema } from '../../schema/duration';
+import { durationMs, durationWithDefault } from '../../schema/duration';
+import { s } from '../../schema/typed';
+import type { Static } from '../../schema/typed';
 import type { OfframpContext, OfframpType, Sink } from '../connector';
 import { Slots } from '../_shared/slots';
 import { encodeRequest, resourceMessages, signalOf, SIGNAL_SPECS, type Signal } from './otlp';
-import { createTransport, readTlsFiles, type ExportOutcome, type Protocol, type TlsFiles, type Transport } from './transport';
+import { createTransport, readTlsFiles, type ExportOutcome, type Transport } from './transport';
 
-type Duration = number | string;
+const configSchema = s.object(
+  {
+    endpoint: s.string({
+      minLength: 1,
+      description: 'the receiver: http://HOST:PORT (https:// for TLS); for OTLP/HTTP a base URL, to which /v1/traces, /v1/logs or /v1/metrics is appended',
+    }),
+    protocol: s.literals(['grpc', 'http/protobuf', 'http/json'], {
+      default: 'grpc',
+      description: 'OTLP/gRPC, or OTLP/HTTP with protobuf or JSON bodies (the values of OTEL_EXPORTER_OTLP_PROTOCOL)',
+    }),
+    headers: s.record(s.string(), { default: {}, description: 'sent with every request: HTTP headers, or gRPC metadata (an API key, a tenant)' }),
+    tls: s.object(
+      {
+        ca: s.string({ minLength: 1, description: 'path of a PEM CA certificate to verify the receiver with, instead of the system CAs' }),
+        cert: s.string({ minLength: 1, description: 'path of a PEM client certificate (mutual TLS); needs key' }),
+        key: s.string({ minLength: 1, description: 'path of the PEM private key of cert' }),
+      },
+      { description: 'TLS files for an https:// endpoint (without them the system CAs verify the receiver)' },
+    ),
+    compression: s.literals(['gzip', 'none'], {
+      default: 'gzip',
+      description: 'compression of request bodies (gzip, as the OpenTelemetry exporters and the Collector do by default)',
+    }),
+    timeout: durationWithDefault('how long one attempt of a request may take before it counts as failed (and is retried)', '10s'),
+    concurrency: s.integer({ minimum: 1, default: 4, description: 'Export requests in flight at most; full batches beyond that wait their turn' }),
+    batch: s.object(
+      {
+        size: s.integer({ minimum: 1, default: 100, description: 'resources (events) in one request at most: a full batch is sent at once' }),
+        timeout: durationWithDefault('how long a batch waits for more events after its first', '200ms'),
+      },
+      { default: {}, description: 'how events are gathered into Export requests, per signal' },
+    ),
+    retry: s.object(
+      {
+        attempts: s.integer({ minimum: 1, default: 10, description: 'tries of one request in all (1: no retry); then its events are failed' }),
+        backoff: s.object(
+          {
+            initial: durationWithDefault('the wait before the first retry', '100ms'),
+            max: durationWithDefault('the longest wait', '10s'),
+            factor: s.number({ minimum: 1, default: 2, description: 'each wait is the one before times this' }),
+          },
+          { default: {}, description: 'the wait before each retry, when the receiver did not ask for one' },
+        ),
+      },
+      { default: {}, description: 'what happens to a request that failed in a way the OTLP spec calls retryable' },
+    ),
+  },
+  { required: ['endpoint'] },
+);
 
-interface OtelOfframpConfig {
-  endpoint: string;
-  protocol: Protocol;
-  headers: Record<string, string>;
-  tls?: TlsFiles;
-  compression: 'gzip' | 'none';
-  timeout: Duration;
-  concurrency: number;
-  batch: { size: number; timeout: Duration };
-  retry: { attempts: number; backoff: { initial: Duration; max: Duration; factor: number } };
-}
+type OtelOfframpConfig = Static<typeof configSchema>;
 
 /** The longest wait a receiver's Retry-After or RetryInfo is honoured for: a longer one is cut to this. */
 export const MAX_SERVER_DELAY_MS = 60_000;
@@ -93,76 +133,7 @@ export const otelOfframp: OfframpType<OtelOfframpConfig> = {
   autoAck: true,
   ignoresPostprocessors: true,
   example: { endpoint: 'http://127.0.0.1:4317', protocol: 'grpc' },
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['endpoint'],
-    properties: {
-      endpoint: {
-        type: 'string',
-        minLength: 1,
-        description: 'the receiver: http://HOST:PORT (https:// for TLS); for OTLP/HTTP a base URL, to which /v1/traces, /v1/logs or /v1/metrics is appended',
-      },
-      protocol: {
-        enum: ['grpc', 'http/protobuf', 'http/json'],
-        default: 'grpc',
-        description: 'OTLP/gRPC, or OTLP/HTTP with protobuf or JSON bodies (the values of OTEL_EXPORTER_OTLP_PROTOCOL)',
-      },
-      headers: {
-        type: 'object',
-        additionalProperties: { type: 'string' },
-        default: {},
-        description: 'sent with every request: HTTP headers, or gRPC metadata (an API key, a tenant)',
-      },
-      tls: {
-        type: 'object',
-        additionalProperties: false,
-        description: 'TLS files for an https:// endpoint (without them the system CAs verify the receiver)',
-        properties: {
-          ca: { type: 'string', minLength: 1, description: 'path of a PEM CA certificate to verify the receiver with, instead of the system CAs' },
-          cert: { type: 'string', minLength: 1, description: 'path of a PEM client certificate (mutual TLS); needs key' },
-          key: { type: 'string', minLength: 1, description: 'path of the PEM private key of cert' },
-        },
-      },
-      compression: {
-        enum: ['gzip', 'none'],
-        default: 'gzip',
-        description: 'compression of request bodies (gzip, as the OpenTelemetry exporters and the Collector do by default)',
-      },
-      timeout: { ...durationSchema('how long one attempt of a request may take before it counts as failed (and is retried)'), default: '10s' },
-      concurrency: { type: 'integer', minimum: 1, default: 4, description: 'Export requests in flight at most; full batches beyond that wait their turn' },
-      batch: {
-        type: 'object',
-        additionalProperties: false,
-        default: {},
-        description: 'how events are gathered into Export requests, per signal',
-        properties: {
-          size: { type: 'integer', minimum: 1, default: 100, description: 'resources (events) in one request at most: a full batch is sent at once' },
-          timeout: { ...durationSchema('how long a batch waits for more events after its first'), default: '200ms' },
-        },
-      },
-      retry: {
-        type: 'object',
-        additionalProperties: false,
-        default: {},
-        description: 'what happens to a request that failed in a way the OTLP spec calls retryable',
-        properties: {
-          attempts: { type: 'integer', minimum: 1, default: 10, description: 'tries of one request in all (1: no retry); then its events are failed' },
-          backoff: {
-            type: 'object',
-            additionalProperties: false,
-            default: {},
-            description: 'the wait before each retry, when the receiver did not ask for one',
-            properties: {
-              initial: { ...durationSchema('the wait before the first retry'), default: '100ms' },
-              max: { ...durationSchema('the longest wait'), default: '10s' },
-              factor: { type: 'number', minimum: 1, default: 2, description: 'each wait is the one before times this' },
-            },
-          },
-        },
-      },
-    },
-  },
+  configSchema,
   validate(config) {
     settings(config);
     readTlsFiles(config.tls);
