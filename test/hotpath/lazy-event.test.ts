@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { withError } from '../../src/pipeline/operators/support';
 import { map } from 'rxjs';
 import type { Codec, CodecType, EddyEvent, OperatorType, Registries } from '../../src/index';
 import { LazyEvent, LazyPolicy, ownData } from '../../src/core/lazy-event';
@@ -118,6 +119,15 @@ describe('LazyEvent', () => {
     event.data = 'new';
     expect(event.untouchedFrame(codec)).to.equal(undefined);
     expect(event.data).to.equal('new');
+  });
+
+  it('withError marks an undecoded event without decoding it or losing its data (grouper::bucket forwards events as they come)', () => {
+    const event = make('{"a":1}');
+    const marked = withError(event, 'bucket: meta class is missing');
+    expect(marked.meta).to.deep.equal({ m: 1, error: 'bucket: meta class is missing' });
+    expect(event.meta, 'the original keeps its meta').to.deep.equal({ m: 1 });
+    expect((marked as LazyEvent).untouchedFrame(codec)!.toString(), 'still the frame').to.equal('{"a":1}');
+    expect(marked.data).to.deep.equal({ a: 1 });
   });
 
   it('offers its frame only to a codec of the same name', () => {

@@ -5,6 +5,7 @@
 import type { EddyEvent, EventId, Insight } from '../../core/event';
 import { trackedIds } from '../../core/event';
 import type { OperatorContext } from '../operator';
+import { withMeta } from '../../core/lazy-event';
 
 /**
  * What an event made of members (a batch, a reduced event) carries so that
@@ -33,7 +34,8 @@ export function idMinter(uid: number, start = 0): () => EventId {
 
 /** The event with meta `error` set, for the `err` port. Never mutates the input. */
 export function withError(event: EddyEvent, error: string): EddyEvent {
-  return { ...event, meta: { ...event.meta, error } };
+  // withMeta: an event still undecoded stays so (a spread of it would lose its data, which is the frame's)
+  return withMeta(event, { ...event.meta, error });
 }
 
 /** The event marked as handled by this operator (and transactional when asked). */
