@@ -1,3 +1,7 @@
+// Our published .d.ts use Node's types (Buffer, NodeJS.*, node:http...). This makes any program that
+// imports eddy load @types/node even when its tsconfig does not list it (TypeScript 6+ includes no @types
+// by default); preserve="true" keeps the directive in the emitted index.d.ts. See docs/embedding.md, "Types".
+/// <reference types="node" preserve="true" />
 /**
  * eddy/testing: marble tests for pipelines, in virtual time.
  *

@@ -6,7 +6,11 @@ import { join } from 'node:path';
 import { FirstEventProbe } from '../helpers/first-event';
 import { ROOT, docBlock } from '../helpers/readme';
 
-const TYPESCRIPT = (JSON.parse(readFileSync(join(ROOT, 'node_modules/typescript/package.json'), 'utf8')) as { version: string }).version;
+/** The two compilers the public types are checked with: devDependencies, npm aliases of `typescript`. */
+const COMPILERS = ['typescript-latest', 'typescript-5'].map((alias) => {
+  const dir = join(ROOT, 'node_modules', alias);
+  return { alias, dir, version: (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version: string }).version };
+});
 
 function run(command: string, args: string[], cwd: string, timeout = 240_000): Promise<{ stdout: string; stderr: string }> {
   return new Promise((resolve, reject) =>
@@ -16,7 +20,32 @@ function run(command: string, args: string[], cwd: string, timeout = 240_000): P
   );
 }
 
-const STRICT = { strict: true, skipLibCheck: false, target: 'ES2022', lib: ['ES2022'], types: ['node'], esModuleInterop: true, outDir: 'out', rootDir: 'src' };
+/**
+ * How each compiler compiles the app: the tsconfig docs/embedding.md shows, which lists no `types` (TypeScript 6+
+ * then includes no @types package: eddy's entry points must load Node's types themselves), and variants an app may
+ * have. TypeScript 7 has no `node10`; on 5.x `types: []` stands for 6+'s default.
+ */
+const VARIANTS: { alias: string; name: string; options: Record<string, unknown> }[] = [
+  { alias: 'typescript-latest', name: 'the tsconfig of docs/embedding.md (no types listed)', options: {} },
+  {
+    alias: 'typescript-latest',
+    name: 'commonjs, moduleResolution bundler, types [node]',
+    options: { module: 'commonjs', moduleResolution: 'bundler', types: ['node'] },
+  },
+  { alias: 'typescript-5', name: 'module node16, types [] (no @types included)', options: { module: 'node16', types: [] } },
+  {
+    alias: 'typescript-5',
+    name: 'commonjs, moduleResolution node10, types [node]',
+    options: { module: 'commonjs', moduleResolution: 'node10', types: ['node'], esModuleInterop: true },
+  },
+];
+
+/** Names from both entry points, types included: each must resolve (the compile checks every .d.ts it reaches). */
+const PUBLIC_API = `import { Runtime, pipelineOperator, pipelinePorts, event, type EddyEvent, type Artefact, type OperatorType, type OnrampType, type OfframpType, type CodecType, type RuntimeOptions } from 'eddy';
+import { expectPipeline, testPipeline, runCaseFile, type PipelineCase, type CaseResult, type RunOptions } from 'eddy/testing';
+export type Used = [EddyEvent, Artefact, OperatorType, OnrampType, OfframpType, CodecType, RuntimeOptions, PipelineCase, CaseResult, RunOptions];
+export const used = [Runtime, pipelineOperator, pipelinePorts, event, expectPipeline, testPipeline, runCaseFile];
+`;
 
 describe('the package, installed into an empty project', function () {
   this.timeout(300_000);
@@ -34,7 +63,8 @@ describe('the package, installed into an empty project', function () {
     app = join(work, 'app');
     mkdirSync(join(app, 'src'), { recursive: true });
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true }));
-    await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', join(work, packed[0].filename), 'rxjs', `typescript@${TYPESCRIPT}`], app);
+    // the compilers are the project's own (COMPILERS), not installed into the app: tsc reads the app's node_modules
+    await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', join(work, packed[0].filename), 'rxjs'], app);
   });
 
   after(() => rmSync(work, { recursive: true, force: true }));
@@ -62,15 +92,28 @@ describe('the package, installed into an empty project', function () {
     expect(stray).to.deep.equal([]);
   });
 
-  for (const resolution of ['node16', 'node10'] as const) {
-    it(`docs/embedding.md's program compiles with strict types and skipLibCheck false (moduleResolution ${resolution}) and runs`, async () => {
-      const module = resolution === 'node16' ? 'node16' : 'commonjs';
-      writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({ compilerOptions: { ...STRICT, module, moduleResolution: resolution }, include: ['src'] }));
+  it("brings Node's types for the lowest Node of engines", () => {
+    const eddy = JSON.parse(readFileSync(join(app, 'node_modules/eddy/package.json'), 'utf8')) as { engines: { node: string } };
+    const lowest = /^>=\s*(\d+)/.exec(eddy.engines.node)?.[1];
+    const types = JSON.parse(readFileSync(join(app, 'node_modules/@types/node/package.json'), 'utf8')) as { version: string };
+    expect(types.version.split('.')[0], `@types/node ${types.version} for engines ${eddy.engines.node}`).to.equal(lowest);
+  });
+
+  for (const variant of VARIANTS) {
+    const compiler = COMPILERS.find((c) => c.alias === variant.alias)!;
+    it(`docs/embedding.md's program compiles with TypeScript ${compiler.version}, strict, skipLibCheck false, ${variant.name}, and runs`, async () => {
+      const documented = JSON.parse(docBlock('docs/embedding.md', '## Types', 'json')) as { compilerOptions: Record<string, unknown>; include: string[] };
+      expect(documented.compilerOptions).to.include({ strict: true, skipLibCheck: false });
+      expect(documented.compilerOptions).not.to.have.property('types');
+      const compilerOptions = { ...documented.compilerOptions, ...variant.options };
+      writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({ ...documented, compilerOptions }));
       writeFileSync(join(app, 'src/main.ts'), docBlock('docs/embedding.md', '# Embed eddy in your app', 'ts'));
       // the testing entry point's snippet in docs/testing-pipelines.md, with a minimal `it`
       const testing = docBlock('docs/testing-pipelines.md', '# Test your pipeline', 'ts');
       writeFileSync(join(app, 'src/case.ts'), `${testing}\nfunction it(name: string, body: () => void): void {\n  body();\n  console.log('ok', name);\n}\n`);
-      await run(join(app, 'node_modules/.bin/tsc'), ['-p', '.'], app);
+      writeFileSync(join(app, 'src/api.ts'), PUBLIC_API);
+      rmSync(join(app, 'out'), { recursive: true, force: true });
+      await run(process.execPath, [join(compiler.dir, 'bin/tsc'), '-p', '.'], app);
       const main = await run(process.execPath, [join(app, 'out/main.js')], app);
       expect(main.stdout.trim().split('\n')).to.deep.equal(['[{"level":"error","msg":"disk full"}]', '{"level":"error","msg":"out of memory"}']);
       // the case names a pipeline file of eddy's examples, relative to the working directory
@@ -78,6 +121,18 @@ describe('the package, installed into an empty project', function () {
       expect(cased.stdout.trim()).to.equal('ok drops what is not an error');
     });
   }
+
+  it("an app with its own @types/node of a newer major compiles with that copy alone (TypeScript looks in the app's @types first)", async () => {
+    const latest = COMPILERS.find((c) => c.alias === 'typescript-latest')!;
+    await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--save-dev', '@types/node@22'], app);
+    // two copies on disk: the app's 22 at the top, eddy's ^20 under eddy
+    const major = (dir: string) => (JSON.parse(readFileSync(join(dir, '@types/node/package.json'), 'utf8')) as { version: string }).version.split('.')[0];
+    expect([major(join(app, 'node_modules')), major(join(app, 'node_modules/eddy/node_modules'))]).to.deep.equal(['22', '20']);
+    writeFileSync(join(app, 'tsconfig.json'), docBlock('docs/embedding.md', '## Types', 'json'));
+    const { stdout } = await run(process.execPath, [join(latest.dir, 'bin/tsc'), '-p', '.', '--listFiles', '--noEmit'], app);
+    const loaded = stdout.split('\n').filter((f) => f.endsWith('@types/node/index.d.ts'));
+    expect(loaded).to.deep.equal([join(app, 'node_modules/@types/node/index.d.ts')]);
+  });
 
   it('installs the eddy command', async () => {
     const { stdout } = await run(join(app, 'node_modules/.bin/eddy'), ['--version'], app);

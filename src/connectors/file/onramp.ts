@@ -47,7 +47,7 @@ export const fileOnramp: OnrampType<Static<typeof configSchema>> = {
       stream = s;
       if (paused) s.pause();
       s.on('data', (chunk: Buffer | string) => subscriber.next({ stream: 0, data: typeof chunk === 'string' ? Buffer.from(chunk) : chunk, originUri }));
-      s.on('error', (err) => subscriber.error(new Error(`file ${config.source}: ${err.message}`)));
+      s.on('error', (err: Error) => subscriber.error(new Error(`file ${config.source}: ${err.message}`)));
       s.on('end', () => {
         subscriber.next({ stream: 0, end: true, originUri });
         // on the runtime's scheduler: a runtime in virtual time waits in virtual time
