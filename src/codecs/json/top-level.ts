@@ -3,6 +3,7 @@ import { hasLongDigitRun } from '../json';
 import { parsePrecise } from './precise-parse';
 import { topLevelIndex, type TopLevelIndex } from './canonical';
 
+// the same codes as canonical.ts, kept local: compiled to CommonJS, an imported constant is a property load in these loops
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const COMMA = 0x2c;
