@@ -49,9 +49,10 @@ export interface OperatorType<C = Record<string, unknown>> {
    */
   create(config: C, ctx: OperatorContext): OperatorNode | OperatorFunction<EddyEvent, EddyEvent>;
   /**
-   * The operator only forwards event objects: it never reads, changes or
-   * copies their data (it may read their meta, and mark one with withError,
-   * which keeps an undecoded event undecoded). Such a node gets events as they are; any other node gets
+   * The operator never copies an event with spread or Object.assign (it
+   * forwards event objects, or makes new ones through withMeta/withError and
+   * the data setter, which keep an undecoded event undecoded); it may read
+   * meta and data through the accessors. Such a node gets events as they are; any other node gets
    * events whose `data` is an own property (decoded if an onramp had left
    * it undecoded, see core/lazy-event.ts), so that copying an
    * event with spread keeps its data.

@@ -206,6 +206,9 @@ export function celNode(config: CelConfig, nodeId: string): OperatorNode {
 /** runtime::cel: filter, classify, reshape, patch and route events with CEL expressions. */
 export const cel: OperatorType<CelConfig> = {
   name: 'runtime::cel',
+  // it never spreads an event: new meta or data go through withMeta and the data setter, which an undecoded event
+  // takes as it is; so it needs no own data property (reading fields from the frame leaves the event undecoded)
+  forwardsUnchanged: true,
   configSchema,
   validate: (config, nodeId) => void compileConfig(config, nodeId),
   create: (config, ctx) => celNode(config, ctx.nodeId),
