@@ -32,6 +32,21 @@ describe('grouper::bucket bounds its state', () => {
     sub.unsubscribe();
   });
 
+  it('keeps a string dimension apart from every other value, "1" from 1 and "null" from none', () => {
+    const input = new Subject<EddyEvent>();
+    const ports: string[] = [];
+    const sub = bucketNode(asyncScheduler)
+      .apply(input)
+      .subscribe((pe: PortEvent) => ports.push(pe.port));
+    const withDimensions = (dimensions: unknown): EddyEvent => ({ ...event('c'), meta: { class: 'c', rate: 1, dimensions } });
+    // rate 1: each dimension's first event passes, a second one overflows
+    for (const d of ['1', 1, 'null', null, ['1'], '["1"]']) input.next(withDimensions(d));
+    expect(ports).to.deep.equal(['out', 'out', 'out', 'out', 'out', 'out']);
+    input.next(withDimensions('1'));
+    expect(ports[6]).to.equal('overflow');
+    sub.unsubscribe();
+  });
+
   it('a fractional cardinality below one keeps one dimension, like windows, instead of failing the stream', () => {
     const input = new Subject<EddyEvent>();
     const ports: string[] = [];

@@ -89,7 +89,7 @@ export function bucketNode(scheduler: SchedulerLike): OperatorNode {
             dims = new Lru<string, SlidingWindow>(Math.max(1, Math.floor(cardinality as number)));
             classes.set(cls, dims);
           }
-          const key = JSON.stringify(meta.dimensions ?? null, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+          const key = dimensionKey(meta.dimensions);
           let window = dims.get(key);
           if (window === undefined) {
             const rate = positive(meta, 'rate', undefined);
@@ -119,3 +119,13 @@ export const bucket: OperatorType<Record<string, never>> = {
   configSchema: s.object({}, { description: 'Rate-limits events per class and dimensions taken from event meta; events over the limit go to `overflow`.' }),
   create: (_config, ctx) => bucketNode(ctx.scheduler),
 };
+
+/**
+ * The key of a `$dimensions` value: a string as it is behind \u0001 (no JSON
+ * text starts with it, so it is apart from every other key; the usual case,
+ * without a JSON.stringify with a replacer per event), anything else as JSON.
+ */
+function dimensionKey(dimensions: unknown): string {
+  if (typeof dimensions === 'string') return `\u0001${dimensions}`;
+  return JSON.stringify(dimensions ?? null, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+}
