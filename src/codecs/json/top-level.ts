@@ -2,6 +2,8 @@ import { setOwn } from '../integers';
 import { hasLongDigitRun } from '../json';
 import { parsePrecise } from './precise-parse';
 import { topLevelIndex, type TopLevelIndex } from './canonical';
+import { LazyEvent } from '../../core/lazy-event';
+import type { EddyEvent } from '../../core/event';
 
 // the same codes as canonical.ts, kept local: compiled to CommonJS, an imported constant is a property load in these loops
 const QUOTE = 0x22;
@@ -226,4 +228,16 @@ function parse(raw: string, precise: boolean): unknown {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The fields `keys` of an event still undecoded from a json frame (runtime::cel and window::aggregate
+ * read only these); undefined when the event is decoded, or the frame is not something the extractor vouches for.
+ */
+export function unreadFields(event: EddyEvent, keys: readonly string[]): Record<string, unknown> | undefined {
+  if (!(event instanceof LazyEvent)) return undefined;
+  const frame = event.unreadFrame('json');
+  if (frame === undefined) return undefined;
+  // the codec checked the frame (valid UTF-8 among the rest) when it left it undecoded
+  return keys.length === 0 ? {} : extractFromFrame(frame, keys);
 }

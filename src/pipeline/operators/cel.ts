@@ -1,8 +1,8 @@
 import { Observable } from '../../core/rx';
 import type { EddyEvent, Meta, PortEvent } from '../../core/event';
 import { invalid } from '../../core/errors';
-import { LazyEvent, withMeta } from '../../core/lazy-event';
-import { extractFromFrame } from '../../codecs/json/top-level';
+import { withMeta } from '../../core/lazy-event';
+import { unreadFields } from '../../codecs/json/top-level';
 import type { OperatorNode, OperatorType } from '../operator';
 import { LazyCelScope, compileCel, type CelProgram } from './cel-engine';
 import { withError } from './support';
@@ -93,16 +93,8 @@ function frameKeys(c: Compiled): string[] | undefined {
  * as the frame it came in as); otherwise the event's data, decoded.
  */
 function eventData(c: Compiled, event: EddyEvent): unknown {
-  if (c.frameKeys !== undefined && event instanceof LazyEvent) {
-    const frame = event.unreadFrame('json');
-    if (frame !== undefined) {
-      // the codec checked the frame (valid UTF-8 among the rest) when it left it undecoded
-      const fields = c.frameKeys.length === 0 ? {} : extractFromFrame(frame, c.frameKeys);
-      // undefined: not an object, or something the extractor does not vouch for: decode it all
-      if (fields !== undefined) return fields;
-    }
-  }
-  return event.data;
+  // undefined: decoded already, or something the extractor does not vouch for: decode it all
+  return (c.frameKeys !== undefined ? unreadFields(event, c.frameKeys) : undefined) ?? event.data;
 }
 
 /** The event with new data and meta, copied only when something changed; an unread lazy event stays unread when only meta changed. */

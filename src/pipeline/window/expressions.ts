@@ -10,8 +10,7 @@
  * (`field not found: x`).
  */
 import type { EddyEvent } from '../../core/event';
-import { LazyEvent } from '../../core/lazy-event';
-import { extractFromFrame } from '../../codecs/json/top-level';
+import { unreadFields } from '../../codecs/json/top-level';
 import { compileCel, fromCel, toCel, type CelProgram, type CelScope, type CelVars } from '../operators/cel-engine';
 
 const UNREAD = Symbol('unread');
@@ -36,7 +35,7 @@ export class EventScope implements CelScope {
 
   get data(): unknown {
     if (this.frameKeys === undefined) return this.event.data;
-    if (this.fromFrame === UNREAD) this.fromFrame = frameFields(this.event, this.frameKeys);
+    if (this.fromFrame === UNREAD) this.fromFrame = unreadFields(this.event, this.frameKeys);
     return this.fromFrame === undefined ? this.event.data : this.fromFrame;
   }
 
@@ -48,14 +47,6 @@ export class EventScope implements CelScope {
     this.vars ??= { event: toCel(this.data), meta: toCel(this.event.meta) };
     return this.vars;
   }
-}
-
-/** The fields `keys` of an event still undecoded from a json frame; undefined when it is decoded, or the frame not a plain object. */
-function frameFields(event: EddyEvent, keys: readonly string[]): Record<string, unknown> | undefined {
-  if (!(event instanceof LazyEvent)) return undefined;
-  const frame = event.unreadFrame('json');
-  if (frame === undefined) return undefined;
-  return keys.length === 0 ? {} : extractFromFrame(frame, keys);
 }
 
 /**
