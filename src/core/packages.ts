@@ -1,4 +1,4 @@
-import { invalid } from './errors';
+import { EddyError } from './errors';
 
 /**
  * The npm packages only some types need: each connector client (and the
@@ -38,11 +38,21 @@ export function installCommand(names: readonly OptionalPackage[]): string {
   return `npm install ${names.map((name) => `${name}@${OPTIONAL_PACKAGES[name]}`).join(' ')}`;
 }
 
-/** The validation error for `name` missing: what needs it, and the command that installs it. */
-export function missingPackage(name: OptionalPackage, neededBy: string): Error {
-  return invalid(
-    `${neededBy} needs the npm package '${name}', which is not installed: run \`${installCommand([name])}\` where eddy is installed (docs/install.md)`,
-  );
+/**
+ * The validation error for `name` missing: what needs it, and the command
+ * that installs it. The registries catch it to say which field and type
+ * asked (`type: onramp 'kafka' needs …`).
+ */
+export class MissingPackageError extends EddyError {
+  constructor(
+    readonly packageName: OptionalPackage,
+    neededBy: string,
+  ) {
+    super(
+      'invalid',
+      `${neededBy} needs the npm package '${packageName}', which is not installed: run \`${installCommand([packageName])}\` where eddy is installed (docs/install.md)`,
+    );
+  }
 }
 
 /** Whether `name` resolves from eddy's own modules (where `requirePackage` loads it from). */
@@ -56,15 +66,30 @@ export function isInstalled(name: OptionalPackage): boolean {
 }
 
 /**
+ * Throws a `MissingPackageError` when `name` is not installed: for a type
+ * that loads its package later (at activation, or per use), checked when the
+ * artefact is published.
+ */
+export function checkInstalled(name: OptionalPackage, neededBy: string): void {
+  if (!isInstalled(name)) throw new MissingPackageError(name, neededBy);
+}
+
+/** `requirePackage` on the first call, the same module after: for code that needs a package per use (compression). */
+export function lazyPackage<T>(name: OptionalPackage, neededBy: string): () => T {
+  let loaded: T | undefined;
+  return () => (loaded ??= requirePackage<T>(name, neededBy));
+}
+
+/**
  * Loads the optional package `name` for `neededBy` ("the kafka onramp"),
  * resolved as any dependency of eddy is: from eddy's own node_modules up, so
  * a package installed beside eddy (in the app, or in the same global or npx
- * prefix) is found. Missing, it throws `missingPackage`; a package that is
+ * prefix) is found. Missing, it throws a `MissingPackageError`; a package that is
  * there but fails to load (a dependency of its own missing, a native addon
  * for another platform) throws its own error.
  */
 export function requirePackage<T>(name: OptionalPackage, neededBy: string): T {
-  if (!isInstalled(name)) throw missingPackage(name, neededBy);
+  checkInstalled(name, neededBy);
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- the point of this module: the package is required when a type that needs it loads, not with eddy
   return require(name) as T;
 }

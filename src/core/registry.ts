@@ -1,4 +1,5 @@
 import { invalid } from './errors';
+import { MissingPackageError } from './packages';
 
 /**
  * A type known by name whose module is loaded when the type is first looked
@@ -38,7 +39,7 @@ export class TypeRegistry<T> {
 
   /** Looks a type up; an unknown name is a validation error naming the field. */
   get(name: string, field = 'type'): T {
-    const type = this.types.get(name) ?? this.loadLazy(name);
+    const type = this.types.get(name) ?? this.loadLazy(name, field);
     if (type === undefined) {
       throw invalid(`${field}: unknown ${this.what} '${name}' (known: ${this.names().join(', ')})`);
     }
@@ -49,10 +50,17 @@ export class TypeRegistry<T> {
     return [...this.types.keys(), ...this.loaders.keys()].sort();
   }
 
-  private loadLazy(name: string): T | undefined {
+  private loadLazy(name: string, field: string): T | undefined {
     const load = this.loaders.get(name);
     if (load === undefined) return undefined;
-    const type = load();
+    let type: T;
+    try {
+      type = load();
+    } catch (err) {
+      // the loader stays: once the package is installed, the next lookup loads the type
+      if (err instanceof MissingPackageError) throw new MissingPackageError(err.packageName, `${field}: ${this.what} '${name}'`);
+      throw err;
+    }
     this.loaders.delete(name);
     this.types.set(name, type);
     return type;

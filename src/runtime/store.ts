@@ -12,6 +12,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Level } from 'level';
+import { MissingPackageError, isInstalled, requirePackage } from '../core/packages';
 import type { Artefact } from './artefacts';
 import { KINDS, type Kind, instanceUrl, isKind } from './urls';
 
@@ -90,8 +91,9 @@ export class LevelStore implements RuntimeStore {
     } catch (err) {
       throw new StoreError(`--data-dir ${dir}: cannot create ${location}: ${(err as Error).message}`);
     }
-    // required here: a runtime without --data-dir never loads LevelDB
-    const { Level: LevelDb } = require('level') as typeof import('level'); // eslint-disable-line @typescript-eslint/no-require-imports -- see above: loaded only with --data-dir
+    // required here: a runtime without --data-dir never loads LevelDB (an optional package: docs/install.md)
+    if (!isInstalled('level')) throw new StoreError(new MissingPackageError('level', `--data-dir ${dir}`).message);
+    const { Level: LevelDb } = requirePackage<typeof import('level')>('level', '--data-dir');
     const db: Level<string, string> = new LevelDb<string, string>(location, { valueEncoding: 'utf8' });
     try {
       await db.open();

@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { TestScheduler } from 'rxjs/testing';
 import { invalid } from '../core/errors';
 import { batchValues, event as makeEvent, trackedIds, type EddyEvent, type EventId, type Insight } from '../core/event';
-import { walNode, type WalConfig } from '../pipeline/operators/wal';
+import { checkWalConfig, walNode, type WalConfig } from '../pipeline/operators/wal';
 import type { OperatorType } from '../pipeline/operator';
 import { MemoryWalStorage } from '../pipeline/operators/wal-storage';
 import { wal } from '../pipeline/operators/wal';
@@ -237,18 +237,21 @@ function toInsight(spec: InsightSpec, lastMatching: Map<string, EddyEvent>): Ins
  */
 function virtualTimeRegistries(base: Registries = Registries.withBuiltins()): Registries {
   const r = new Registries();
-  const copy = <T>(from: { names(): string[]; get(n: string): T }, to: { register(n: string, t: T): void }) => {
-    for (const name of from.names()) to.register(name, from.get(name));
+  // lazily: a type's module (and the optional package it may need, core/packages.ts) loads only when a case names it
+  const copy = <T>(from: { names(): string[]; get(n: string): T }, to: { registerLazy(n: string, load: () => T): void }) => {
+    for (const name of from.names()) to.registerLazy(name, () => from.get(name));
   };
   copy(base.codecs, r.codecs);
   copy(base.preprocessors, r.preprocessors);
   copy(base.postprocessors, r.postprocessors);
   copy(base.onramps, r.onramps);
   copy(base.offramps, r.offramps);
-  const memoryWal: OperatorType<WalConfig> = { ...wal, create: (config, ctx) => walNode(config, ctx, new MemoryWalStorage()) };
+  const memoryWal: OperatorType<WalConfig> = { ...wal, validate: checkWalConfig, create: (config, ctx) => walNode(config, ctx, new MemoryWalStorage()) };
   for (const name of base.operators.names()) {
-    const type = base.operators.get(name);
-    r.operators.register(name, type === wal ? memoryWal : type);
+    r.operators.registerLazy(name, () => {
+      const type = base.operators.get(name);
+      return type === wal ? memoryWal : type;
+    });
   }
   return r;
 }

@@ -1,8 +1,9 @@
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { OPTIONAL_PACKAGES } from '../../src/core/packages';
 import { FirstEventProbe } from '../helpers/first-event';
 import { ROOT, docBlock } from '../helpers/readme';
 
@@ -47,11 +48,69 @@ export type Used = [EddyEvent, Artefact, OperatorType, OnrampType, OfframpType, 
 export const used = [Runtime, pipelineOperator, pipelinePorts, event, expectPipeline, testPipeline, runCaseFile];
 `;
 
+/** One artefact of each type that needs an optional package, and the package (config {}: the package is looked for first). */
+const NEEDING: [kind: string, body: object, pkg: string][] = [
+  ['onramp', { id: 'k', type: 'kafka', config: {} }, 'kafkajs'],
+  ['offramp', { id: 'k', type: 'kafka', config: {} }, 'kafkajs'],
+  ['onramp', { id: 'p', type: 'postgres', config: {} }, 'pg'],
+  ['offramp', { id: 'p', type: 'postgres', config: {} }, 'pg'],
+  ['onramp', { id: 'a', type: 'amqp', config: {} }, 'amqplib'],
+  ['offramp', { id: 'a', type: 'amqp', config: {} }, 'amqplib'],
+  ['onramp', { id: 'n', type: 'nats', config: {} }, '@nats-io/transport-node'],
+  ['offramp', { id: 'n', type: 'nats', config: {} }, '@nats-io/transport-node'],
+  ['onramp', { id: 'o', type: 'otel', config: {} }, '@grpc/grpc-js'],
+  ['offramp', { id: 'o', type: 'otel', config: {} }, '@grpc/grpc-js'],
+  ['onramp', { id: 'g', type: 'pubsub', config: {} }, '@google-cloud/pubsub'],
+  ['onramp', { id: 'c', type: 'chat', config: {} }, 'discord.js'],
+  ['onramp', { id: 'c', type: 'crononome', config: {} }, 'cron-parser'],
+  ['offramp', { id: 'e', type: 'elastic', config: {} }, '@elastic/elasticsearch'],
+  ['offramp', { id: 'v', type: 'kv', config: {} }, 'level'],
+  ['onramp', { id: 'x', type: 'stdin', preprocessors: ['xz2'] }, '@napi-rs/lzma'],
+  ['onramp', { id: 's', type: 'stdin', preprocessors: ['snappy'] }, 'snappy'],
+  ['offramp', { id: 'l', type: 'stdout', postprocessors: ['lz4'] }, 'lz4-napi'],
+  [
+    'pipeline',
+    {
+      id: 'w',
+      interface: { inputs: ['in'], outputs: ['out'] },
+      nodes: [{ id: 'log', type: 'qos::wal', config: { max_elements: 10 } }],
+      links: { in: ['log'], log: ['out'] },
+    },
+    'level',
+  ],
+];
+
+const INSTALL = '# Install eddy: the core, and the clients you need';
+
+/** Runs PUBLISH_SCRIPT from `dir` (where `require('eddy')` finds the eddy under test) on NEEDING: the answers. */
+async function publishNeeding(dir: string): Promise<[number, { error: string }][]> {
+  writeFileSync(join(dir, 'publish.js'), PUBLISH_SCRIPT);
+  const { stdout } = await run(process.execPath, ['publish.js', JSON.stringify(NEEDING.map(([kind, body]) => [kind, body]))], dir);
+  return JSON.parse(stdout) as [number, { error: string }][];
+}
+
+/** Publishes each [kind, body] of argv[2] through the REST API of an embedded runtime; prints [status, body] of each. */
+const PUBLISH_SCRIPT = `const { Runtime, serveApi } = require('eddy');
+(async () => {
+  const runtime = await new Runtime().start();
+  const server = await serveApi(runtime, { port: 0 });
+  const answers = [];
+  for (const [kind, body] of JSON.parse(process.argv[2])) {
+    const res = await fetch('http://127.0.0.1:' + server.address().port + '/' + kind, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    answers.push([res.status, await res.json()]);
+  }
+  console.log(JSON.stringify(answers));
+  server.close();
+  await runtime.shutdown();
+})();
+`;
+
 describe('the package, installed into an empty project', function () {
   this.timeout(300_000);
   let work: string;
   let app: string;
   let files: string[];
+  let tarball: string;
 
   before(async () => {
     work = mkdtempSync(join(tmpdir(), 'eddy-pack-'));
@@ -60,6 +119,7 @@ describe('the package, installed into an empty project', function () {
       { filename: string; files: { path: string }[] },
     ];
     files = packed[0].files.map((f) => f.path);
+    tarball = join(work, packed[0].filename);
     app = join(work, 'app');
     mkdirSync(join(app, 'src'), { recursive: true });
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true }));
@@ -122,6 +182,28 @@ describe('the package, installed into an empty project', function () {
     });
   }
 
+  it('installs none of the optional packages, and its node_modules stay within 40 MB (issue 26)', async () => {
+    expect(Object.keys(OPTIONAL_PACKAGES).filter((name) => existsSync(join(app, 'node_modules', name)))).to.deep.equal([]);
+    // the sum of the files' sizes, as npm and packagephobia count an install (disk usage adds each file's last block)
+    const { stdout } = await run('du', ['-s', '--apparent-size', '--block-size=1', 'node_modules'], app);
+    const bytes = Number(stdout.split('\t')[0]);
+    expect(bytes, `${(bytes / 1e6).toFixed(1)} MB`).to.be.at.most(40e6);
+  });
+
+  it('without its package, each type that needs one is a 400 at publish naming the package and the command', async () => {
+    const answers = await publishNeeding(app);
+    answers.forEach(([status, body], i) => {
+      const [kind, artefact, pkg] = NEEDING[i];
+      const what = `${kind} ${JSON.stringify(artefact).slice(0, 80)}`;
+      expect(status, what).to.equal(400);
+      expect(body.error, what).to.include(
+        `needs the npm package '${pkg}', which is not installed: run \`npm install ${pkg}@${(OPTIONAL_PACKAGES as Record<string, string>)[pkg]}`,
+      );
+    });
+    // the field and type of a connector, what the operator asked for, as docs/install.md shows it
+    expect(answers[0][1]).to.deep.equal(JSON.parse(docBlock('docs/install.md', INSTALL, 'json')));
+  });
+
   it("an app with its own @types/node of a newer major compiles with that copy alone (TypeScript looks in the app's @types first)", async () => {
     const latest = COMPILERS.find((c) => c.alias === 'typescript-latest')!;
     await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--save-dev', '@types/node@22'], app);
@@ -152,5 +234,36 @@ describe('the package, installed into an empty project', function () {
     } finally {
       probe.remove();
     }
+  });
+
+  it("docs/install.md lists every optional package, in its table and in the global install's command", () => {
+    const all = Object.entries(OPTIONAL_PACKAGES).map(([name, range]) => `${name}@${range}`);
+    const table = [...readFileSync(join(ROOT, 'docs/install.md'), 'utf8').matchAll(/^\| `([^`]+)` \|/gm)].map((m) => m[1]);
+    expect(table.slice().sort()).to.deep.equal(all.slice().sort());
+    expect(docBlock('docs/install.md', '## The server with every connector', 'sh').trim()).to.equal(`npm install -g eddy ${all.join(' ')}`);
+  });
+
+  it("docs/install.md's global install, run as written (into a prefix of its own), has every connector: each type publishes", async function () {
+    this.timeout(600_000);
+    const prefix = join(work, 'global');
+    const command = docBlock('docs/install.md', '## The server with every connector', 'sh').trim().split(/\s+/);
+    // the tarball for `eddy`, a prefix of the test's own for the machine's global one
+    const args = command.slice(1).map((arg) => (arg === 'eddy' ? tarball : arg));
+    await run('npm', [...args, '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund'], work, 600_000);
+    const lib = join(prefix, 'lib');
+    const answers = await publishNeeding(lib);
+    // found beside eddy: nothing is missing (each config {} is then refused by its schema, or accepted)
+    expect(answers.filter(([, body]) => body.error?.includes('needs the npm package'))).to.deep.equal([]);
+    const { stdout } = await run(join(prefix, 'bin/eddy'), ['--version'], work);
+    expect(stdout).to.match(/^eddy \d+\.\d+\.\d+/);
+  });
+
+  it("docs/install.md's local install of two clients, run as written in the app, makes their types publishable", async () => {
+    const command = docBlock('docs/install.md', INSTALL, 'sh').trim().split(/\s+/);
+    await run('npm', [...command.slice(1).map((arg) => (arg === 'eddy' ? tarball : arg)), '--prefer-offline', '--no-audit', '--no-fund'], app);
+    const answers = await publishNeeding(app);
+    const stillMissing = answers.flatMap(([, body], i) => (body.error?.includes('needs the npm package') ? [NEEDING[i][2]] : []));
+    expect(stillMissing.filter((pkg) => pkg === 'kafkajs' || pkg === 'pg')).to.deep.equal([]);
+    expect(stillMissing).to.include('amqplib');
   });
 });

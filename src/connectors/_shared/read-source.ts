@@ -1,11 +1,14 @@
 import { readFile } from 'node:fs/promises';
-import { xz } from '@napi-rs/lzma';
+import type * as Lzma from '@napi-rs/lzma';
+import { lazyPackage } from '../../core/packages';
 import { lines } from '../../processors/pre/lines';
+
+const lzma = lazyPackage<typeof Lzma>('@napi-rs/lzma', 'reading an .xz file');
 
 /** Reads a whole file, decompressing it when its name ends in `.xz`. */
 export async function readMaybeXz(path: string): Promise<Buffer> {
   const raw = await readFile(path);
-  return path.endsWith('.xz') ? xz.decompress(raw) : raw;
+  return path.endsWith('.xz') ? lzma().xz.decompress(raw) : raw;
 }
 
 /**

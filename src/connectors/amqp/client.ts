@@ -1,5 +1,9 @@
-import { connect, type Channel, type ChannelModel } from 'amqplib';
+import type * as Amqp from 'amqplib';
+import type { Channel, ChannelModel } from 'amqplib';
+import { requirePackage } from '../../core/packages';
 import { s } from '../../schema/typed';
+
+const { connect } = requirePackage<typeof Amqp>('amqplib', 'the amqp connector');
 
 /**
  * What the amqp onramp and offramp share: opening a connection within a

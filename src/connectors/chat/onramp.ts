@@ -1,11 +1,15 @@
 import { Observable, type Subscriber } from '../../core/rx';
 // types only: discord.js is loaded when an instance is created, so eddy's start does not pay for it
 import type { Client, ClientEvents } from 'discord.js';
+import { checkInstalled, requirePackage } from '../../core/packages';
 import type { Frame, OnrampContext, OnrampReply, OnrampSource, OnrampType } from '../connector';
 import { batchValues } from '../../core/event';
 import { BadReply, execute, parseReply, type Command } from './replies';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
+
+// discord.js is loaded at activation (see create); publishing checks that it is there
+checkInstalled('discord.js', 'the chat onramp');
 
 /**
  * The gateway intents by their config names (the platform's intent names in
@@ -132,7 +136,7 @@ export const chatOnramp: OnrampType<ChatOnrampConfig> = {
   example: { token: 'your-bot-token', intents: ['guilds', 'guild_messages', 'message_content'] },
   configSchema,
   async create(config, ctx): Promise<ChatOnrampSource> {
-    const { Client, Partials } = await import('discord.js');
+    const { Client, Partials } = requirePackage<typeof import('discord.js')>('discord.js', 'the chat onramp');
     const client = new Client({
       intents: config.intents.map((name) => INTENTS.get(name)!),
       // uncached messages, channels, members and reactions still make events

@@ -1,9 +1,13 @@
 import { Observable, type Subscriber, type Subscription } from '../../core/rx';
-import { CronExpressionParser, type CronExpression } from 'cron-parser';
+import type * as CronParser from 'cron-parser';
+import type { CronExpression } from 'cron-parser';
+import { requirePackage } from '../../core/packages';
 import type { Frame, OnrampType } from '../connector';
 import { Years, nextInYears } from './years';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
+
+const { CronExpressionParser } = requirePackage<typeof CronParser>('cron-parser', 'the crononome onramp');
 
 const entrySchema = s.object(
   {

@@ -2,13 +2,16 @@ import { request as httpRequest, type ClientRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { performance } from 'node:perf_hooks';
 import type { Subscription } from '../../core/rx';
-import { Client, errors } from '@elastic/elasticsearch';
+import type * as Elastic from '@elastic/elasticsearch';
+import { requirePackage } from '../../core/packages';
 import type { EddyEvent, Meta } from '../../core/event';
 import type { OfframpContext, OfframpType, Sink } from '../connector';
 import { Slots } from '../_shared/slots';
 import { Backoff } from '../_shared/backoff';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
+
+const { Client, errors } = requirePackage<typeof Elastic>('@elastic/elasticsearch', 'the elastic offramp');
 
 const configSchema = s.object(
   {
@@ -177,7 +180,7 @@ class ElasticSink implements Sink {
   constructor(
     config: ElasticConfig,
     private readonly ctx: OfframpContext,
-    private readonly client: Client,
+    private readonly client: Elastic.Client,
     nodes: string[],
   ) {
     this.slots = new Slots(config.concurrency);

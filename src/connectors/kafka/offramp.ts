@@ -1,11 +1,15 @@
 import { hostname } from 'node:os';
-import { Kafka, Partitioners, type Message, type Producer } from 'kafkajs';
+import type * as KafkaJs from 'kafkajs';
+import type { Message, Producer } from 'kafkajs';
+import { requirePackage } from '../../core/packages';
 import type { EddyEvent } from '../../core/event';
 import type { OfframpContext, OfframpType, Sink } from '../connector';
 import { Backoff } from '../_shared/backoff';
 import { brokerAddress, clientConfig, isConnectionError, kafkaSettings, rdkafkaOptions, rootMessage, type KafkaSettings } from './options';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
+
+const { Kafka, Partitioners } = requirePackage<typeof KafkaJs>('kafkajs', 'the kafka offramp');
 
 const configSchema = s.object(
   {
@@ -87,7 +91,7 @@ class KafkaSink implements Sink {
   constructor(
     private readonly config: KafkaOfframpConfig,
     private readonly settings: KafkaSettings,
-    private readonly kafka: Kafka,
+    private readonly kafka: KafkaJs.Kafka,
     private readonly ctx: OfframpContext,
     private readonly who: string,
   ) {

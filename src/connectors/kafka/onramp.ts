@@ -1,12 +1,16 @@
 import { hostname } from 'node:os';
 import { Observable, type Subscriber } from '../../core/rx';
-import { Kafka, type Consumer, type EachBatchPayload, type KafkaMessage } from 'kafkajs';
+import type * as KafkaJs from 'kafkajs';
+import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
+import { requirePackage } from '../../core/packages';
 import type { Frame, OnrampContext, OnrampSource, OnrampType, SourceInputs } from '../connector';
 import { Backoff } from '../_shared/backoff';
 import { CommitTracker, type Entry } from './commits';
 import { brokerAddress, clientConfig, kafkaSettings, rdkafkaOptions, rootMessage, type KafkaSettings } from './options';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
+
+const { Kafka } = requirePackage<typeof KafkaJs>('kafkajs', 'the kafka onramp');
 
 /** The spec's `$kafka`. */
 export interface KafkaMeta {
@@ -146,7 +150,7 @@ class KafkaSource implements OnrampSource {
   constructor(
     private readonly config: KafkaOnrampConfig,
     private readonly settings: KafkaSettings,
-    kafka: Kafka,
+    kafka: KafkaJs.Kafka,
     private readonly ctx: OnrampContext,
     private readonly who: string,
   ) {

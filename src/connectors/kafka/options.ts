@@ -1,9 +1,13 @@
 import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
-import { CompressionTypes, logLevel, type KafkaConfig, type LogEntry, type RetryOptions, type SASLOptions } from 'kafkajs';
+import type * as KafkaJs from 'kafkajs';
+import type { KafkaConfig, LogEntry, RetryOptions, SASLOptions } from 'kafkajs';
+import { requirePackage } from '../../core/packages';
 import type { Logger } from '../../core/logger';
 import { s } from '../../schema/typed';
 import type { Marked, Schema } from '../../schema/typed';
+
+const { CompressionTypes, logLevel } = requirePackage<typeof KafkaJs>('kafkajs', 'the kafka connector');
 
 /**
  * `rdkafka_options`: the librdkafka option names users of the original set,
@@ -47,7 +51,7 @@ export interface KafkaSettings {
   };
   producer: {
     acks: -1 | 0 | 1;
-    compression: CompressionTypes;
+    compression: KafkaJs.CompressionTypes;
     /** ms to gather sends into one produce request; 0: what arrives within one turn of the event loop */
     lingerMs: number;
     /** most messages in one produce request */

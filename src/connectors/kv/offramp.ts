@@ -1,9 +1,12 @@
 import { mkdir, rm } from 'node:fs/promises';
-import { Level } from 'level';
+import type * as LevelPackage from 'level';
+import { requirePackage } from '../../core/packages';
 import type { EddyEvent, Meta } from '../../core/event';
 import type { OfframpContext, OfframpType } from '../connector';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
+
+const { Level } = requirePackage<typeof LevelPackage>('level', 'the kv offramp');
 
 const configSchema = s.object(
   { dir: s.string({ minLength: 1, description: 'directory holding the store; created if absent, and held (locked) by one instance at a time' }) },
@@ -50,7 +53,7 @@ export const kv: OfframpType<Static<typeof configSchema>> = {
   configSchema,
   async create(config, ctx) {
     // opened here so that a bad or locked directory fails the activation
-    let db: Level<Buffer, Buffer>;
+    let db: LevelPackage.Level<Buffer, Buffer>;
     // the first directory this made (undefined when the directory existed): removed again if the activation fails
     let created: string | undefined;
     try {
@@ -81,7 +84,7 @@ class Store {
   private tail: Promise<unknown> = Promise.resolve();
 
   constructor(
-    private readonly db: Level<Buffer, Buffer>,
+    private readonly db: LevelPackage.Level<Buffer, Buffer>,
     private readonly ctx: OfframpContext,
   ) {}
 

@@ -1,4 +1,6 @@
-import { Pool, type QueryConfig } from 'pg';
+import type * as Pg from 'pg';
+import type { QueryConfig } from 'pg';
+import { requirePackage } from '../../core/packages';
 import type { Subscription } from '../../core/rx';
 import type { EddyEvent } from '../../core/event';
 import type { OfframpContext, OfframpType, Sink } from '../connector';
@@ -8,6 +10,8 @@ import { clientConfig, connectionProperties, describe, isConnectionError } from 
 import { canonicalType, toParam, type Param } from './types';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
+
+const { Pool } = requirePackage<typeof Pg>('pg', 'the postgres offramp');
 
 const configSchema = s.object(
   {
@@ -59,7 +63,7 @@ export const postgresOfframp: OfframpType<PostgresOfframpConfig> = {
 type Row = Map<string, Param>;
 
 class PostgresSink implements Sink {
-  private readonly pool: Pool;
+  private readonly pool: Pg.Pool;
   private readonly table: string;
   private readonly target: string;
   /** why the connection is down; undefined while it is up */

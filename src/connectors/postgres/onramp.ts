@@ -1,6 +1,8 @@
 import { mkdir, open, readFile, rename, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { Client, type FieldDef } from 'pg';
+import type * as Pg from 'pg';
+import type { FieldDef } from 'pg';
+import { requirePackage } from '../../core/packages';
 import { Observable, type Subscriber, type Subscription } from '../../core/rx';
 import { nowNs } from '../../core/clock';
 import type { Frame, OnrampContext, OnrampType, SourceInputs } from '../connector';
@@ -9,6 +11,8 @@ import { clientConfig, connectionProperties, describe, isConnectionError } from 
 import { BUILTIN_OIDS, fromText, type FieldRecord } from './types';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
+
+const { Client } = requirePackage<typeof Pg>('pg', 'the postgres onramp');
 
 const configSchema = s.object(
   {
@@ -93,7 +97,7 @@ interface Interval {
 
 class Poller {
   /** the connected client; undefined while disconnected */
-  private client: Client | undefined;
+  private client: Pg.Client | undefined;
   /** the start of the next interval: the end of the last one whose rows were all handed on */
   private start = '';
   private readonly originUri: string;
@@ -271,7 +275,7 @@ class Poller {
   }
 
   /** Names the types of columns that are not builtin (enums, domains, arrays) from pg_type, once per type. */
-  private async resolveTypes(client: Client, fields: FieldDef[]): Promise<void> {
+  private async resolveTypes(client: Pg.Client, fields: FieldDef[]): Promise<void> {
     const unknown = [...new Set(fields.map((f) => f.dataTypeID).filter((oid) => !this.fieldTypes.has(oid)))];
     if (unknown.length === 0) return;
     // OIDs are unsigned 32-bit: as text, never through a signed int
@@ -283,7 +287,7 @@ class Poller {
     for (const { oid, name } of rows) this.fieldTypes.set(Number(oid), name);
   }
 
-  private async connect(): Promise<Client> {
+  private async connect(): Promise<Pg.Client> {
     const client = new Client(clientConfig(this.config, this.ctx.url));
     // a connection that dies between polls: dropped here, reconnected at the next poll
     client.on('error', (err) => {
@@ -325,7 +329,7 @@ class Poller {
 }
 
 /** The database server's clock, as the ISO 8601 text the intervals use. */
-async function serverNow(client: Client): Promise<string> {
+async function serverNow(client: Pg.Client): Promise<string> {
   const { rows } = await client.query<unknown[]>({ text: 'SELECT clock_timestamp()', rowMode: 'array', types: TEXT_ONLY });
   return fromText('TIMESTAMPTZ', rows[0][0] as string) as string;
 }

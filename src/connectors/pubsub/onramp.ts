@@ -1,4 +1,5 @@
 import type { Message, PubSub, Subscription } from '@google-cloud/pubsub';
+import { checkInstalled, requirePackage } from '../../core/packages';
 import { Observable, type Subscriber, type Subscription as RxSubscription } from '../../core/rx';
 import type { EventId, Meta } from '../../core/event';
 import type { Frame, OnrampContext, OnrampSource, OnrampType, SourceInputs } from '../connector';
@@ -7,6 +8,9 @@ import { Settlements, type Outcome } from '../_shared/settlement';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 import { checkNames, clientPlan, describe, subscriptionProperties, type ClientPlan } from './client';
+
+// Google's client is loaded at activation (see create); publishing checks that it is there
+checkInstalled('@google-cloud/pubsub', 'the pubsub onramp');
 
 const configSchema = s.object(
   {
@@ -84,7 +88,7 @@ export const pubsubOnramp: OnrampType<PubsubOnrampConfig> = {
     const plan = clientPlan(config);
     // loaded on first use: Google's client (gRPC, protobufs, auth) takes seconds and tens of MB to load,
     // which an eddy that runs no pubsub onramp should not pay at every start
-    const lib = await import('@google-cloud/pubsub');
+    const lib = requirePackage<typeof import('@google-cloud/pubsub')>('@google-cloud/pubsub', 'the pubsub onramp');
     const source = new PubsubSource(config, ctx, plan, lib);
     try {
       await source.open();

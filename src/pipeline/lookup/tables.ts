@@ -7,7 +7,8 @@
 import { readFileSync, statSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { extname } from 'node:path';
-import { Client } from 'pg';
+import type * as Pg from 'pg';
+import { requirePackage } from '../../core/packages';
 import { parseCsv } from './csv';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
@@ -131,6 +132,7 @@ export class PostgresTable {
 
   /** Runs the query; resolves to its error (the old rows stay), or undefined. */
   async refresh(): Promise<Error | undefined> {
+    const { Client } = requirePackage<typeof Pg>('pg', 'a lookup table from postgres');
     const client = new Client({
       host: this.config.host,
       port: this.config.port ?? 5432,

@@ -1,6 +1,7 @@
 import { Observable, type Subscriber, type Subscription } from '../../core/rx';
 import type { EddyEvent, PortEvent } from '../../core/event';
 import { invalid } from '../../core/errors';
+import { checkInstalled } from '../../core/packages';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
 import { FileTable, PostgresTable, keyOf, postgresTableSchema } from '../lookup/tables';
 import { durationMs, durationSchema } from '../../schema/duration';
@@ -61,6 +62,7 @@ function compile(config: LookupConfig, nodeId: string): Plan {
   const parts = config.into.split('.');
   if (parts.some((p) => p === '')) throw invalid(`${where}: into: empty segment in path ${JSON.stringify(config.into)}`);
   const meta = parts[0] === 'meta' && parts.length > 1;
+  if ('postgres' in config.table) checkInstalled('pg', `${where}: table.postgres`);
   let every: number;
   try {
     every =

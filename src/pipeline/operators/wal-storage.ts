@@ -4,7 +4,8 @@
  * in virtual time, while real pipelines persist with LevelDB.
  */
 import { mkdirSync } from 'node:fs';
-import { Level } from 'level';
+import type { Level } from 'level';
+import { requirePackage } from '../../core/packages';
 import type { EddyEvent } from '../../core/event';
 
 /** A value that is ready now (memory) or later (disk). */
@@ -64,7 +65,8 @@ export class LevelWalStorage implements WalStorage {
     private readonly sync = false,
   ) {
     mkdirSync(dir, { recursive: true });
-    this.db = new Level<string, string>(dir, { valueEncoding: 'utf8' });
+    const { Level: LevelDb } = requirePackage<typeof import('level')>('level', 'qos::wal');
+    this.db = new LevelDb<string, string>(dir, { valueEncoding: 'utf8' });
   }
 
   async load(): Promise<WalSnapshot> {

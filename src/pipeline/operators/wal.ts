@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Observable, Subscriber, Subscription } from '../../core/rx';
 import type { EddyEvent, Insight, PortEvent } from '../../core/event';
 import { invalid } from '../../core/errors';
+import { checkInstalled } from '../../core/packages';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
 import { nodeUrl, ownSeqs, withError } from './support';
 import { LevelWalStorage, deserialiseEvent, serialiseEvent, whenReady, type WalSnapshot, type WalStorage } from './wal-storage';
@@ -323,14 +324,21 @@ class WriteAheadLog implements WalNode {
 
 const sanitise = (s: string) => s.replace(/[^A-Za-z0-9_.-]+/g, '_').replace(/^_+|_+$/g, '');
 
+/** What the schema cannot say: a bound is required. (`eddy test` keeps the log in memory: this check alone, no LevelDB.) */
+export function checkWalConfig(config: WalConfig, nodeId: string): void {
+  if (config.max_elements === undefined && config.max_bytes === undefined) {
+    throw invalid(`qos::wal node ${nodeId}: config: one of max_elements and max_bytes is required`);
+  }
+}
+
 /** qos::wal */
 export const wal: OperatorType<WalConfig> = {
   name: 'qos::wal',
   configSchema,
   validate(config, nodeId) {
-    if (config.max_elements === undefined && config.max_bytes === undefined) {
-      throw invalid(`qos::wal node ${nodeId}: config: one of max_elements and max_bytes is required`);
-    }
+    checkWalConfig(config, nodeId);
+    // the log is a LevelDB store, opened at activation
+    checkInstalled('level', `qos::wal node ${nodeId}`);
   },
   create(config, ctx) {
     // one log per pipeline instance and node, so two instances never share a LevelDB lock

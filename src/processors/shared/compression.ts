@@ -1,5 +1,6 @@
-import { xz } from '@napi-rs/lzma';
-import { compressFrameSync, decompressFrameSync } from 'lz4-napi';
+import type * as Lzma from '@napi-rs/lzma';
+import type * as Lz4 from 'lz4-napi';
+import { checkInstalled, lazyPackage, type OptionalPackage } from '../../core/packages';
 import { decompress as decompressZstdFrames } from 'fzstd';
 import * as zlib from 'node:zlib';
 import { checkZstdFrames } from './zstd-frames';
@@ -16,7 +17,17 @@ export interface CompressionFormat {
   /** plain functions (`this: void`): the processors hand them to `attempt` */
   decompress(this: void, data: Buffer): Buffer;
   compress?(this: void, data: Buffer): Buffer;
+  /** the optional npm package the format's functions load on first use (docs/install.md) */
+  readonly package?: OptionalPackage;
 }
+
+/** For a processor of one format: fails the lookup of the processor (a publish) when the format's package is missing. */
+export function checkFormatInstalled(format: CompressionFormat, processor: string): void {
+  if (format.package !== undefined) checkInstalled(format.package, processor);
+}
+
+const lzma = lazyPackage<typeof Lzma>('@napi-rs/lzma', 'xz compression');
+const lz4Frames = lazyPackage<typeof Lz4>('lz4-napi', 'lz4 compression');
 
 const view = (data: Uint8Array) => Buffer.from(data.buffer, data.byteOffset, data.byteLength);
 
@@ -44,8 +55,9 @@ export const zlibFormat: CompressionFormat = {
 export const xzFormat: CompressionFormat = {
   name: 'xz',
   magic: [[0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00]],
-  decompress: (data) => xz.decompressSync(data),
-  compress: (data) => xz.compressSync(data),
+  decompress: (data) => lzma().xz.decompressSync(data),
+  compress: (data) => lzma().xz.compressSync(data),
+  package: '@napi-rs/lzma',
 };
 
 export const snappy: CompressionFormat = {
@@ -53,13 +65,15 @@ export const snappy: CompressionFormat = {
   magic: [[...SNAPPY_STREAM_IDENTIFIER]],
   decompress: decompressSnappyFramed,
   compress: compressSnappyFramed,
+  package: 'snappy',
 };
 
 export const lz4: CompressionFormat = {
   name: 'lz4',
   magic: [[0x04, 0x22, 0x4d, 0x18]],
-  decompress: (data) => decompressFrameSync(data),
-  compress: (data) => compressFrameSync(data),
+  decompress: (data) => lz4Frames().decompressFrameSync(data),
+  compress: (data) => lz4Frames().compressFrameSync(data),
+  package: 'lz4-napi',
 };
 
 /**

@@ -1,4 +1,5 @@
-import { compressSync, uncompressSync } from 'snappy';
+import type * as Snappy from 'snappy';
+import { lazyPackage } from '../../core/packages';
 import { maskedCrc32c } from './crc32c';
 
 /**
@@ -9,6 +10,8 @@ import { maskedCrc32c } from './crc32c';
  * it can run synchronously inside a processor.
  */
 export const SNAPPY_STREAM_IDENTIFIER = Buffer.from([0xff, 0x06, 0x00, 0x00, 0x73, 0x4e, 0x61, 0x50, 0x70, 0x59]);
+
+const snappyBlocks = lazyPackage<typeof Snappy>('snappy', 'snappy compression');
 
 const MAX_BLOCK = 65536;
 const enum ChunkType {
@@ -22,7 +25,7 @@ export function compressSnappyFramed(data: Buffer): Buffer {
   const parts: Buffer[] = [SNAPPY_STREAM_IDENTIFIER];
   for (let offset = 0; offset < data.length; offset += MAX_BLOCK) {
     const block = data.subarray(offset, offset + MAX_BLOCK);
-    const compressed = compressSync(block);
+    const compressed = snappyBlocks().compressSync(block);
     // store the block as is when compressing it would not save at least 1/8th, as the reference encoder does
     const useCompressed = compressed.length < block.length - (block.length >> 3);
     const body = useCompressed ? compressed : block;
@@ -56,7 +59,7 @@ export function decompressSnappyFramed(data: Buffer): Buffer {
     if (!seenIdentifier) throw new Error('snappy: data does not start with the stream identifier');
     if (type === ChunkType.Compressed || type === ChunkType.Uncompressed) {
       if (length < 4) throw new Error('snappy: chunk too short for its checksum');
-      const block = type === ChunkType.Compressed ? (uncompressSync(body.subarray(4)) as Buffer) : body.subarray(4);
+      const block = type === ChunkType.Compressed ? (snappyBlocks().uncompressSync(body.subarray(4)) as Buffer) : body.subarray(4);
       if (block.length > MAX_BLOCK) throw new Error('snappy: chunk holds more than 64 KiB');
       if (maskedCrc32c(block) !== body.readUInt32LE(0)) throw new Error('snappy: checksum mismatch');
       out.push(block);
