@@ -12,7 +12,7 @@ import { Root, type IEnum, type INamespace, type IType } from 'protobufjs';
  * package publishes current ones. The OpenTelemetry JS packages stopped
  * shipping them in 2023 (otlp-grpc-exporter-base 0.38, opentelemetry-proto
  * of early 2023), and their generated module in otlp-transformer, which eddy
- * loaded until then, ended with 0.214.0 and dragged ~40 MB of SDK packages
+ * loaded until then, ended with 0.214.0 and dragged about 20 MB of SDK packages
  * into every install. What other npm packages carry is older (the v1.4.0
  * copies in @elastic/mockotlpserver, without Resource.entityRefs or
  * LogRecord.eventName) or a copy inside an APM agent (dd-trace). The
