@@ -1,5 +1,8 @@
-import { experimental, type ServerCredentials } from '@grpc/grpc-js';
+import type { experimental, ServerCredentials } from '@grpc/grpc-js';
+import { requirePackage } from '../../core/packages';
 import type { TlsIdentity } from '../_shared/tls';
+
+const grpc = requirePackage<typeof import('@grpc/grpc-js')>('@grpc/grpc-js', 'the otel connector');
 
 type CertificateProvider = experimental.CertificateProvider;
 type CaListener = experimental.CaCertificateUpdateListener;
@@ -60,5 +63,5 @@ export class GrpcIdentity implements CertificateProvider {
 export function grpcServerCredentials(provider: GrpcIdentity, withCa: boolean, requireClientCert: boolean): ServerCredentials {
   // grpc-js 1.14 declares (caProvider, identityProvider) but passes them on in the constructor's
   // order, (identity, ca): the identity goes first, the CA provider (or null: no client certificates) second
-  return experimental.createCertificateProviderServerCredentials(provider, withCa ? provider : null, requireClientCert);
+  return grpc.experimental.createCertificateProviderServerCredentials(provider, withCa ? provider : null, requireClientCert);
 }

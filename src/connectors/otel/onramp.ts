@@ -1,4 +1,4 @@
-import { Metadata, Server, ServerCredentials, status, type sendUnaryData, type ServerUnaryCall, type ServiceDefinition } from '@grpc/grpc-js';
+import type { sendUnaryData, Server, ServerCredentials, ServerUnaryCall, ServiceDefinition } from '@grpc/grpc-js';
 import { Observable, type Subscriber } from '../../core/rx';
 import { nowNs } from '../../core/clock';
 import type { Frame, OnrampType } from '../connector';
@@ -10,6 +10,9 @@ import type { Static } from '../../schema/typed';
 import { listenHost, listenPort, serverTls } from '../../schema/fields';
 import { CertificateWatch, readServerTls, serverOptions, type TlsIdentity } from '../_shared/tls';
 import { GrpcIdentity, grpcServerCredentials } from './grpc-tls';
+import { requirePackage } from '../../core/packages';
+
+const grpc = requirePackage<typeof import('@grpc/grpc-js')>('@grpc/grpc-js', 'the otel connector');
 
 const configSchema = s.object({
   host: listenHost('address to listen on; the default takes exporters on this machine only (0.0.0.0 or :: for every interface)'),
@@ -109,9 +112,9 @@ export const otelOnramp: OnrampType<Static<typeof configSchema>> = {
     const grpcIdentity = identity === undefined ? undefined : new GrpcIdentity(identity);
     const credentials =
       grpcIdentity === undefined || tls === undefined
-        ? ServerCredentials.createInsecure()
+        ? grpc.ServerCredentials.createInsecure()
         : grpcServerCredentials(grpcIdentity, tls.ca !== undefined, tls.require_client_cert);
-    const server = new Server();
+    const server = new grpc.Server();
     let subscriber: Subscriber<Frame> | undefined;
     let paused = false;
     /** requests answered UNAVAILABLE since the last report */
@@ -119,7 +122,7 @@ export const otelOnramp: OnrampType<Static<typeof configSchema>> = {
     let serverPort = config.port;
 
     const unavailable = `eddy onramp ${ctx.url} is not reading (its circuit breaker is triggered, or no pipeline reads it yet); retry in ${RETRY_DELAY_MS} ms`;
-    const retryDetails = statusWithRetryInfo(status.UNAVAILABLE, unavailable, RETRY_DELAY_MS);
+    const retryDetails = statusWithRetryInfo(grpc.status.UNAVAILABLE, unavailable, RETRY_DELAY_MS);
 
     const intake: Intake = {
       reading: () => subscriber !== undefined && !paused,
@@ -154,9 +157,9 @@ export const otelOnramp: OnrampType<Static<typeof configSchema>> = {
       if (!intake.reading()) {
         // refused before it is read: the exporter keeps the data and retries after the delay
         intake.refused(signal, peerAddress(call));
-        const metadata = new Metadata();
+        const metadata = new grpc.Metadata();
         metadata.set('grpc-status-details-bin', retryDetails);
-        callback({ code: status.UNAVAILABLE, details: unavailable, metadata });
+        callback({ code: grpc.status.UNAVAILABLE, details: unavailable, metadata });
         return;
       }
       let resources: Record<string, unknown>[];
@@ -164,7 +167,7 @@ export const otelOnramp: OnrampType<Static<typeof configSchema>> = {
         resources = decodeResources(signal, call.request);
       } catch (err) {
         const message = `not an OTLP ${signal} export request: ${(err as Error).message}`;
-        callback({ code: status.INVALID_ARGUMENT, details: message });
+        callback({ code: grpc.status.INVALID_ARGUMENT, details: message });
         intake.bad(message, call.request, originUri);
         return;
       }

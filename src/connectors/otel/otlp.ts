@@ -2,21 +2,15 @@ import type { IConversionOptions } from 'protobufjs';
 import { Root } from 'protobufjs';
 import { hasLongDigitRun } from '../../codecs/json';
 import { parsePrecise } from '../../codecs/json/precise-parse';
+import { otlpRoot } from './otlp-messages';
 
 /**
  * OTLP decoding and encoding for the otel onramp (gRPC and HTTP) and the
- * otel offramp.
- *
- * The message definitions are not ours: they are the protobufjs module the
- * OpenTelemetry project generated from opentelemetry-proto and published in
- * `@opentelemetry/otlp-transformer`. Its version is pinned to 0.214.0, the
- * last release that ships that module with the decoders of all three
- * signals (later releases replaced it with hand-written encoders that can
- * only write requests). The package has no `exports` map, so the module is
- * loaded by its path.
+ * otel offramp, with the message definitions of `otlp-messages.ts` (why
+ * they are written there rather than taken from a package is said there).
  */
 
-/** The static methods of a generated message type that we use. */
+/** The methods of a message type that we use (protobufjs's reflected `Type`). */
 interface MessageType {
   decode(bytes: Uint8Array): object;
   encode(message: object): { finish(): Uint8Array };
@@ -24,25 +18,7 @@ interface MessageType {
   toObject(message: object, options: IConversionOptions): Record<string, unknown>;
 }
 
-interface CollectorPackage<K extends string> {
-  v1: Record<K, MessageType>;
-}
-
-interface GeneratedRoot {
-  opentelemetry: {
-    proto: {
-      collector: {
-        trace: CollectorPackage<'ExportTraceServiceRequest' | 'ExportTraceServiceResponse'>;
-        logs: CollectorPackage<'ExportLogsServiceRequest' | 'ExportLogsServiceResponse'>;
-        metrics: CollectorPackage<'ExportMetricsServiceRequest' | 'ExportMetricsServiceResponse'>;
-      };
-    };
-  };
-}
-
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- a deep path to the generated protobuf root, which no export names
-const generated = require('@opentelemetry/otlp-transformer/build/src/generated/root') as GeneratedRoot;
-const collector = generated.opentelemetry.proto.collector;
+const messageType = (name: string): MessageType => otlpRoot.lookupType(`opentelemetry.proto.collector.${name}`);
 
 /** The three OTLP signals, named as the onramp's config switches them. */
 export type Signal = 'logs' | 'metrics' | 'trace';
@@ -66,8 +42,8 @@ export interface SignalSpec {
 export const SIGNAL_SPECS: Readonly<Record<Signal, SignalSpec>> = {
   logs: {
     path: '/opentelemetry.proto.collector.logs.v1.LogsService/Export',
-    request: collector.logs.v1.ExportLogsServiceRequest,
-    response: collector.logs.v1.ExportLogsServiceResponse,
+    request: messageType('logs.v1.ExportLogsServiceRequest'),
+    response: messageType('logs.v1.ExportLogsServiceResponse'),
     resources: 'resourceLogs',
     scopes: 'scopeLogs',
     rejected: 'rejectedLogRecords',
@@ -75,8 +51,8 @@ export const SIGNAL_SPECS: Readonly<Record<Signal, SignalSpec>> = {
   },
   metrics: {
     path: '/opentelemetry.proto.collector.metrics.v1.MetricsService/Export',
-    request: collector.metrics.v1.ExportMetricsServiceRequest,
-    response: collector.metrics.v1.ExportMetricsServiceResponse,
+    request: messageType('metrics.v1.ExportMetricsServiceRequest'),
+    response: messageType('metrics.v1.ExportMetricsServiceResponse'),
     resources: 'resourceMetrics',
     scopes: 'scopeMetrics',
     rejected: 'rejectedDataPoints',
@@ -84,8 +60,8 @@ export const SIGNAL_SPECS: Readonly<Record<Signal, SignalSpec>> = {
   },
   trace: {
     path: '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
-    request: collector.trace.v1.ExportTraceServiceRequest,
-    response: collector.trace.v1.ExportTraceServiceResponse,
+    request: messageType('trace.v1.ExportTraceServiceRequest'),
+    response: messageType('trace.v1.ExportTraceServiceResponse'),
     resources: 'resourceSpans',
     scopes: 'scopeSpans',
     rejected: 'rejectedSpans',

@@ -1,8 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
-import { Client, credentials, Metadata, status, type ChannelCredentials, type ServiceError } from '@grpc/grpc-js';
+import type { ChannelCredentials, Client, ServiceError } from '@grpc/grpc-js';
 import { Agent, request } from 'undici';
+import { requirePackage } from '../../core/packages';
 import { partialSuccessOf, retryDelayOf, SIGNAL_SPECS, statusMessageOf, type PartialSuccess, type Signal } from './otlp';
+
+const grpc = requirePackage<typeof import('@grpc/grpc-js')>('@grpc/grpc-js', 'the otel connector');
 
 /** The OTLP transports of the otel offramp (the protocol names of the OpenTelemetry exporters' OTEL_EXPORTER_OTLP_PROTOCOL). */
 export type Protocol = 'grpc' | 'http/protobuf' | 'http/json';
@@ -49,13 +52,13 @@ export interface Transport {
  * section): the request may be sent again. Every other code fails the batch.
  */
 const RETRYABLE_GRPC = new Set([
-  status.CANCELLED,
-  status.DEADLINE_EXCEEDED,
-  status.RESOURCE_EXHAUSTED,
-  status.ABORTED,
-  status.OUT_OF_RANGE,
-  status.UNAVAILABLE,
-  status.DATA_LOSS,
+  grpc.status.CANCELLED,
+  grpc.status.DEADLINE_EXCEEDED,
+  grpc.status.RESOURCE_EXHAUSTED,
+  grpc.status.ABORTED,
+  grpc.status.OUT_OF_RANGE,
+  grpc.status.UNAVAILABLE,
+  grpc.status.DATA_LOSS,
 ]);
 /** Client-side TLS failures (Node's error codes): the receiver's certificate is not trusted, which no retry changes. */
 const TLS_REFUSALS = /^(ERR_TLS_|CERT_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|UNABLE_TO_(GET|VERIFY)_)/;
@@ -87,16 +90,16 @@ const raw = (bytes: Buffer) => bytes;
 /** OTLP/gRPC: one unary Export call per request on a long-lived HTTP/2 channel, through grpc-js. */
 class GrpcTransport implements Transport {
   private readonly client: Client;
-  private readonly metadata = new Metadata();
+  private readonly metadata = new grpc.Metadata();
 
   constructor(private readonly options: TransportOptions) {
     const { endpoint } = options;
     let creds: ChannelCredentials;
     if (endpoint.protocol === 'https:') {
       const tls = readTlsFiles(options.tls);
-      creds = credentials.createSsl(tls.ca ?? null, tls.key ?? null, tls.cert ?? null);
+      creds = grpc.credentials.createSsl(tls.ca ?? null, tls.key ?? null, tls.cert ?? null);
     } else {
-      creds = credentials.createInsecure();
+      creds = grpc.credentials.createInsecure();
     }
     // grpc-js compresses each message with gzip when asked (algorithm 2), as the Collector's exporter does by default
     const channelOptions: Record<string, number> = {
@@ -106,7 +109,7 @@ class GrpcTransport implements Transport {
     if (options.compression === 'gzip') channelOptions['grpc.default_compression_algorithm'] = 2;
     // a URL without a port means its scheme's (80, 443), as for OTLP/HTTP: grpc-js alone would take 443 for both
     const port = endpoint.port || (endpoint.protocol === 'https:' ? '443' : '80');
-    this.client = new Client(`${endpoint.hostname}:${port}`, creds, channelOptions);
+    this.client = new grpc.Client(`${endpoint.hostname}:${port}`, creds, channelOptions);
     for (const [key, value] of Object.entries(options.headers)) this.metadata.set(key.toLowerCase(), value);
   }
 
@@ -127,7 +130,7 @@ class GrpcTransport implements Transport {
             ok: false,
             retryable: RETRYABLE_GRPC.has(err.code),
             retryAfterMs,
-            error: `gRPC ${status[err.code] ?? err.code}: ${err.details || err.message}`,
+            error: `gRPC ${grpc.status[err.code] ?? err.code}: ${err.details || err.message}`,
           });
         },
       );

@@ -2,17 +2,16 @@ import { expect } from 'chai';
 import { gzipSync } from 'node:zlib';
 import { Root } from 'protobufjs';
 import { createServer, type AddressInfo } from 'node:net';
+import { otlpRoot } from '../../../src/connectors/otel/otlp-messages';
 import { call, eventually, startRuntime } from '../../helpers/runtime';
 import { freePort } from '../net-helpers';
 import { EXPORT_PATHS, otelFlow, RawClient, signalOf, type OtelFlow } from './helpers';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- OTLP JSON read field by field in assertions
 
-/** The OpenTelemetry project's generated messages: the test encodes its protobuf requests and reads responses with them. */
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- a deep path to the generated protobuf root, which no export names
-const otlp = require('@opentelemetry/otlp-transformer/build/src/generated/root').opentelemetry.proto as Json;
-const TraceRequest = otlp.collector.trace.v1.ExportTraceServiceRequest;
-const TraceResponse = otlp.collector.trace.v1.ExportTraceServiceResponse;
+/** The OTLP messages (their definitions are checked against the OpenTelemetry exporters and the Collector in otlp-messages.test.ts): the test encodes its protobuf requests and reads responses with them. */
+const TraceRequest = otlpRoot.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest');
+const TraceResponse = otlpRoot.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse');
 
 /** The test's own google.rpc.Status, for reading protobuf error bodies. */
 const Status = Root.fromJSON({ nested: { Status: { fields: { code: { type: 'int32', id: 1 }, message: { type: 'string', id: 2 } } } } }).lookupType('Status');
@@ -178,7 +177,7 @@ describe('otel onramp over OTLP/HTTP', function () {
     const flow = await start({ trace: false });
     const answer = await post('/v1/traces', protobufRequest(), { 'content-type': 'application/x-protobuf' });
     expect(answer.status).to.equal(200);
-    const response = TraceResponse.toObject(TraceResponse.decode(await bytes(answer)), { longs: Number }) as Json;
+    const response = TraceResponse.toObject(TraceResponse.decode(await bytes(answer)), { longs: Number });
     expect(response.partialSuccess).to.deep.equal({ rejectedSpans: 2, errorMessage: 'this onramp has trace: false; the trace data was dropped' });
     const json = await post('/v1/traces', JSON.stringify(jsonRequest), { 'content-type': 'application/json' });
     expect(((await json.json()) as Json).partialSuccess).to.deep.equal({
@@ -198,7 +197,7 @@ describe('otel onramp over OTLP/HTTP', function () {
     try {
       const { error, response } = await raw.export(EXPORT_PATHS.trace, protobufRequest());
       expect(error).to.equal(null);
-      expect((TraceResponse.toObject(TraceResponse.decode(response!), { longs: Number }) as Json).partialSuccess).to.deep.equal({
+      expect(TraceResponse.toObject(TraceResponse.decode(response!), { longs: Number }).partialSuccess).to.deep.equal({
         rejectedSpans: 2,
         errorMessage: 'this onramp has trace: false; the trace data was dropped',
       });
