@@ -1,10 +1,24 @@
 import { readFile } from 'node:fs/promises';
-import { connect, credsAuthenticator, Events, headers as natsHeaders, type ConnectionOptions, type MsgHdrs, type NatsConnection, type TlsOptions } from 'nats';
+import type { ConnectionOptions, MsgHdrs, NatsConnection, TlsOptions } from '@nats-io/nats-core';
 import type { Meta } from '../../core/event';
 import type { Logger } from '../../core/logger';
+import { requirePackage } from '../../core/packages';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 import { userName } from '../../schema/fields';
+
+/**
+ * The nats.js v3 client: the TCP transport dials, the core library has the
+ * protocol pieces (headers, authenticators). The transport's `connect` is
+ * typed here with nats-core's own declarations: the transport's d.ts take
+ * them from '@nats-io/nats-core/internal', a package export that this
+ * project's Node10 module resolution cannot follow (they would be `any`).
+ */
+interface NodeTransport {
+  connect(this: void, options: ConnectionOptions): Promise<NatsConnection>;
+}
+const { connect } = requirePackage<NodeTransport>('@nats-io/transport-node', 'the nats connector');
+const { credsAuthenticator, headers: natsHeaders } = requirePackage<typeof import('@nats-io/nats-core')>('@nats-io/nats-core', 'the nats connector');
 
 /**
  * The spec's `options` struct, the same on both sides. `echo: false` is
@@ -182,11 +196,12 @@ export async function natsConnect(hosts: string[], options: NatsOptions, default
   }
 }
 
-/** nats.js errors carry a code ('CONNECTION_REFUSED', 'AUTHORIZATION_VIOLATION', 'TIMEOUT') and sometimes a wrapped cause. */
+/** nats.js errors are typed (ConnectionError, AuthorizationError, TimeoutError …) and often wrap their cause (a socket error, the server's answer). */
 export function describe(err: unknown): string {
-  const e = err as { message?: string; code?: string; chainedError?: { message?: string } };
+  const e = err as { message?: string; cause?: { message?: string } };
   const parts = [e.message ?? String(err)];
-  if (e.chainedError?.message && !parts[0].includes(e.chainedError.message)) parts.push(e.chainedError.message);
+  const cause = e.cause?.message;
+  if (cause && !parts[0].includes(cause)) parts.push(cause);
   return parts.join(': ');
 }
 
@@ -203,17 +218,15 @@ export function watchStatus(
 ): void {
   void (async () => {
     for await (const status of nc.status()) {
-      // a disconnect and a reconnect carry the server's address
-      const server = typeof status.data === 'string' ? status.data : JSON.stringify(status.data);
-      if (status.type === Events.Disconnect) {
+      if (status.type === 'disconnect') {
         backoff.reset();
-        logger.warn(`${url}: lost the connection to NATS ${server}; reconnecting`);
+        logger.warn(`${url}: lost the connection to NATS ${status.server}; reconnecting`);
         handlers.down();
-      } else if (status.type === Events.Reconnect) {
-        logger.info(`${url}: reconnected to NATS ${server}`);
+      } else if (status.type === 'reconnect') {
+        logger.info(`${url}: reconnected to NATS ${status.server}`);
         handlers.up();
-      } else if (status.type === Events.Error) {
-        logger.warn(`${url}: NATS: ${describe(status.data)}`);
+      } else if (status.type === 'error') {
+        logger.warn(`${url}: NATS: ${describe(status.error)}`);
       }
     }
   })().catch((err: Error) => logger.warn(`${url}: NATS status: ${err.message}`));

@@ -1,4 +1,5 @@
-import type { JetStreamClient, MsgHdrs, NatsConnection } from 'nats';
+import type { MsgHdrs, NatsConnection } from '@nats-io/nats-core';
+import type { JetStreamClient } from '@nats-io/jetstream';
 import type { EddyEvent, Meta } from '../../core/event';
 import type { OfframpType, Sink } from '../connector';
 import {
@@ -12,8 +13,11 @@ import {
   validateOptions,
   watchStatus,
 } from './connection';
+import { requirePackage } from '../../core/packages';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
+
+const { jetstream } = requirePackage<typeof import('@nats-io/jetstream')>('@nats-io/jetstream', 'the nats connector');
 
 const configSchema = s.object(
   {
@@ -87,7 +91,7 @@ export const natsOfframp: OfframpType<NatsOfframpConfig> = {
     natsOfframp.validate!(config);
     const client = await natsConnect(config.hosts, config.options ?? DEFAULT_OPTIONS, `eddy ${ctx.url}`);
     const { nc } = client;
-    const js: JetStreamClient | undefined = config.jetstream ? nc.jetstream({ timeout: PUBACK_TIMEOUT_MS }) : undefined;
+    const js: JetStreamClient | undefined = config.jetstream ? jetstream(nc, { timeout: PUBACK_TIMEOUT_MS }) : undefined;
     const baseHeaders = config.headers ?? {};
     let connected = true;
     let gone: string | undefined;

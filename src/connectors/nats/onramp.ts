@@ -1,5 +1,6 @@
 import { Observable, type Subscriber, type Subscription as RxSubscription } from '../../core/rx';
-import { AckPolicy, DeliverPolicy, nanos, type Consumer, type ConsumerMessages, type JsMsg, type Msg, type NatsError, type Subscription } from 'nats';
+import type { Msg, MsgHdrs, Subscription } from '@nats-io/nats-core';
+import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import type { EventId, Meta } from '../../core/event';
 import type { Frame, OnrampContext, OnrampSource, OnrampType, SourceInputs } from '../connector';
 import { Backoff } from '../_shared/backoff';
@@ -17,8 +18,15 @@ import {
   watchStatus,
   type NatsClient,
 } from './connection';
+import { requirePackage } from '../../core/packages';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
+
+const { nanos } = requirePackage<typeof import('@nats-io/nats-core')>('@nats-io/nats-core', 'the nats connector');
+const { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError } = requirePackage<typeof import('@nats-io/jetstream')>(
+  '@nats-io/jetstream',
+  'the nats connector',
+);
 
 const jetstreamSchema = s.object(
   {
@@ -150,7 +158,7 @@ function coreSource(client: NatsClient, config: NatsOnrampConfig, ctx: OnrampCon
     subscriber = sub;
     const subscription: Subscription = nc.subscribe(config.subject, {
       queue: config.queue,
-      callback: (err: NatsError | null, msg: Msg) => {
+      callback: (err: Error | null, msg: Msg) => {
         // an error here ends the subscription (a permissions violation): the onramp cannot go on
         if (err) return sub.error(new Error(`subscription to ${config.subject} ended: ${describe(err)}`));
         sub.next({ stream: STREAM, data: payload(msg.data), end: true, originUri, meta: coreMeta(msg) });
@@ -274,7 +282,8 @@ class JetStreamSource implements OnrampSource {
 
   private deliver(msg: JsMsg, to: Subscriber<Frame>): void {
     const nats: Meta = { jetstream: { stream: msg.info.stream, sequence: msg.seq, delivered: msg.info.deliveryCount } };
-    const headers = headersMeta(msg.headers);
+    // jetstream's declarations take MsgHdrs from '@nats-io/nats-core/internal', which Node10 resolution cannot follow (any there)
+    const headers = headersMeta(msg.headers as MsgHdrs | undefined);
     if (headers) nats.headers = headers;
     to.next({ stream: STREAM, data: payload(msg.data), end: true, originUri: this.originUri, meta: { nats }, done: this.settlements.done(msg) });
   }
@@ -303,7 +312,7 @@ async function bindConsumer({ nc }: NatsClient, subject: string, js: JetStreamCo
   const where = `JetStream consumer ${js.stream}/${js.durable}`;
   let jsm;
   try {
-    jsm = await nc.jetstreamManager({ timeout: 5000 });
+    jsm = await jetstreamManager(nc, { timeout: 5000 });
   } catch (err) {
     throw new Error(`JetStream is not available on the server: ${describe(err)}`);
   }
@@ -311,9 +320,9 @@ async function bindConsumer({ nc }: NatsClient, subject: string, js: JetStreamCo
   try {
     info = await jsm.consumers.info(js.stream, js.durable);
   } catch (err) {
-    const code = (err as NatsError).api_error?.err_code;
-    if (code === 10059) throw new Error(`stream '${js.stream}' not found (eddy does not create streams)`);
-    if (code !== 10014) throw new Error(`${where}: ${describe(err)}`);
+    const code = err instanceof JetStreamApiError ? err.code : undefined;
+    if (code === JetStreamApiCodes.StreamNotFound) throw new Error(`stream '${js.stream}' not found (eddy does not create streams)`);
+    if (code !== JetStreamApiCodes.ConsumerNotFound) throw new Error(`${where}: ${describe(err)}`);
   }
   if (info) {
     const c = info.config;
@@ -335,7 +344,7 @@ async function bindConsumer({ nc }: NatsClient, subject: string, js: JetStreamCo
     }
   }
   try {
-    return await nc.jetstream().consumers.get(js.stream, js.durable);
+    return await jetstream(nc).consumers.get(js.stream, js.durable);
   } catch (err) {
     throw new Error(`${where}: ${describe(err)}`);
   }

@@ -24,7 +24,9 @@ import type { ChildStatus, RampParts } from './protocol';
 import { freePort } from '../net-helpers';
 import { amqpAddr, TestClient, unique } from '../amqp/helpers';
 import { StandIn, TOKEN as CHAT_TOKEN } from '../chat/stand-in';
-import { connect as natsConnect, StorageType, type NatsConnection } from 'nats';
+import { connect as natsConnect } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { jetstream, jetstreamManager, StorageType } from '@nats-io/jetstream';
 import { TestClient as PubsubClient, PROJECT as PUBSUB_PROJECT } from '../pubsub/helpers';
 import { logServer, makeCert } from '../logvendor/helpers';
 import * as otel from '../otel/helpers';
@@ -824,9 +826,9 @@ export const harnesses: Readonly<Record<string, Harness>> = {
         const nc = await natsPeer();
         const name = `EDDY_COMPLIANCE_${process.pid}_${Date.now()}`;
         const subject = `eddy.compliance.${name}`;
-        const jsm = await nc.jetstreamManager();
+        const jsm = await jetstreamManager(nc);
         await jsm.streams.add({ name, subjects: [subject], storage: StorageType.Memory });
-        const js = nc.jetstream();
+        const js = jetstream(nc);
         await js.publish(subject, BAD_JSON);
         await js.publish(subject, GOOD_JSON);
         return {
@@ -848,7 +850,7 @@ export const harnesses: Readonly<Record<string, Harness>> = {
         const nc = await natsPeer();
         const subject = `eddy.compliance.out_${process.pid}_${Date.now()}`;
         const received: string[] = [];
-        nc.subscribe(subject, { callback: (err, msg) => err || received.push(new TextDecoder().decode(msg.data)) });
+        nc.subscribe(subject, { callback: (err, msg) => void (err || received.push(new TextDecoder().decode(msg.data))) });
         await nc.flush();
         return {
           ramp: { codec: 'statsd', config: { hosts: [natsHost()], subject } },

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { nkeys } from 'nats';
+import { credsAuthenticator, nkeys } from '@nats-io/nats-core';
 import { eventually } from '../../helpers/runtime';
 import { requireService } from '../../helpers/services';
 import { Collector, PrivateServer, client, directOfframp, directOnramp, event, kinds, waitForSubscribers } from './helpers';
@@ -141,7 +141,6 @@ describe('nats connection options (private nats-servers that demand them)', func
       jetstream: false, // JetStream in operator mode wants a system account; not what this test is about
       config: `operator: ${opJwt}\nresolver: MEMORY\nresolver_preload: {\n  ${account.getPublicKey()}: ${accountJwt}\n}\n`,
     });
-    const { credsAuthenticator } = await import('nats');
     const { readFileSync } = await import('node:fs');
     await roundTrip(server, { credentials_path: good }, { authenticator: credsAuthenticator(readFileSync(good)) });
     expect(await refusal({ hosts: [server.host], subject: 'x', options: { credentials_path: stranger } })).to.match(

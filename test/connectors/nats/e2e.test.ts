@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { NatsConnection } from 'nats';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { call, eventually, startRuntime, type Started } from '../../helpers/runtime';
 import { requireService } from '../../helpers/services';
 import { Collector, PrivateServer, client, freePort, hdrs, monitorBase, serviceHost, unique, waitForSubscribers } from './helpers';
@@ -100,10 +101,10 @@ describe('nats end to end over REST', function () {
     const server = await PrivateServer.start();
     const admin = await client(server.host, { maxReconnectAttempts: -1, reconnectTimeWait: 100 });
     try {
-      const jsm = await admin.jetstreamManager();
+      const jsm = await jetstreamManager(admin);
       await jsm.streams.add({ name: 'IN', subjects: ['work.in'] });
       await jsm.streams.add({ name: 'OUT', subjects: ['work.out'] });
-      const js = admin.jetstream();
+      const js = jetstream(admin);
       const send = (from: number, n: number) => Promise.all(Array.from({ length: n }, (_, k) => js.publish('work.in', text(JSON.stringify({ i: from + k })))));
       await send(0, 300);
 
@@ -148,6 +149,7 @@ describe('nats end to end over REST', function () {
       const readNew = async () => {
         for (const upTo = await stored(); total < upTo; total++) {
           const m = await jsm.streams.getMessage('OUT', { seq: total + 1 });
+          if (!m) throw new Error(`stream OUT has no message ${total + 1}`);
           seen.add((JSON.parse(new TextDecoder().decode(m.data)) as { i: number }).i);
         }
         return seen.size === all;

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { asyncScheduler } from 'rxjs';
-import { connect, headers as natsHeaders, type ConnectionOptions, type Msg, type NatsConnection, type Subscription } from 'nats';
+import { headers as natsHeaders, type ConnectionOptions, type Msg, type NatsConnection, type Subscription } from '@nats-io/nats-core';
+import { connect } from '@nats-io/transport-node';
 import type { EddyEvent, Insight } from '../../../src/core/event';
 import { createLogger } from '../../../src/core/logger';
 import { CircuitBreaker } from '../../../src/contraflow/circuit-breaker';
@@ -45,7 +46,7 @@ export class Collector {
   readonly msgs: Msg[] = [];
   readonly sub: Subscription;
   constructor(nc: NatsConnection, subject: string) {
-    this.sub = nc.subscribe(subject, { callback: (err, msg) => err || this.msgs.push(msg) });
+    this.sub = nc.subscribe(subject, { callback: (err, msg) => void (err || this.msgs.push(msg)) });
   }
   get texts(): string[] {
     return this.msgs.map((m) => new TextDecoder().decode(m.data));

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { StorageType, type NatsConnection } from 'nats';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { jetstreamManager, StorageType } from '@nats-io/jetstream';
 import type { EddyEvent } from '../../../src/core/event';
 import { natsOfframp } from '../../../src/connectors/nats/offramp';
 import { eventually } from '../../helpers/runtime';
@@ -81,7 +82,7 @@ describe('nats offramp', function () {
 
   describe('jetstream: true', () => {
     it('acks an event once the stream stored it, and fails one no stream captures', async () => {
-      const jsm = await nc.jetstreamManager();
+      const jsm = await jetstreamManager(nc);
       const stream = unique('EDDY_OUT');
       const subject = unique('eddy.test.jsout');
       await jsm.streams.add({ name: stream, subjects: [subject], storage: StorageType.Memory });
@@ -101,7 +102,7 @@ describe('nats offramp', function () {
         const info = await jsm.streams.info(stream);
         expect(info.state.messages).to.equal(1);
         const stored = await jsm.streams.getMessage(stream, { seq: 1 });
-        expect(new TextDecoder().decode(stored.data)).to.equal('{"n":1}');
+        expect(new TextDecoder().decode(stored!.data)).to.equal('{"n":1}');
       } finally {
         await jsm.streams.delete(stream).catch(() => undefined);
       }

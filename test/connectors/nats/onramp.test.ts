@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { StorageType, type JetStreamManager, type NatsConnection } from 'nats';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { AckPolicy, jetstream, jetstreamManager, StorageType, type JetStreamManager } from '@nats-io/jetstream';
 import { createLogger } from '../../../src/core/logger';
 import { closeConnection, natsConnect } from '../../../src/connectors/nats/connection';
 import { natsOnramp } from '../../../src/connectors/nats/onramp';
@@ -122,7 +123,7 @@ describe('nats onramp (against the nats service)', function () {
         const own = await natsConnect([serviceHost()], { echo, max_reconnects: -1, tls: false }, 'eddy-test-echo');
         try {
           const got: string[] = [];
-          own.nc.subscribe(subject, { callback: (err, msg) => err || got.push(new TextDecoder().decode(msg.data)) });
+          own.nc.subscribe(subject, { callback: (err, msg) => void (err || got.push(new TextDecoder().decode(msg.data))) });
           own.nc.publish(subject, text('self'));
           // the server answered the flush after processing the publish: an echo of it has arrived before the PONG
           await own.nc.flush();
@@ -151,7 +152,7 @@ describe('nats onramp (against the nats service)', function () {
     let stream: string;
     let subject: string;
     before(async () => {
-      jsm = await nc.jetstreamManager();
+      jsm = await jetstreamManager(nc);
     });
     beforeEach(async () => {
       stream = unique('EDDY_TEST');
@@ -163,7 +164,7 @@ describe('nats onramp (against the nats service)', function () {
       await jsm.streams.delete(stream).catch(() => undefined);
     });
     const publish = async (n: number, from = 0) => {
-      const js = nc.jetstream();
+      const js = jetstream(nc);
       for (let i = from; i < from + n; i++) await js.publish(subject, text(JSON.stringify({ i })));
     };
     const pending = async (durable: string) => {
@@ -200,8 +201,8 @@ describe('nats onramp (against the nats service)', function () {
 
     it('a message split into several events is acked only when all of them are', async () => {
       const durable = unique('d');
-      await nc.jetstream().publish(subject, text('{"a":1}\n{"a":2}\n'));
-      await nc.jetstream().publish(subject, text('{"b":1}\n')); // the sentinel: one message, one event
+      await jetstream(nc).publish(subject, text('{"a":1}\n{"a":2}\n'));
+      await jetstream(nc).publish(subject, text('{"b":1}\n')); // the sentinel: one message, one event
       ramp = await open({ hosts: [serviceHost()], subject, jetstream: { stream, durable } }, { preprocessors: ['lines'] });
       await eventually(() => ramp!.events.length === 3, 10000, 'three events');
       ramp.insight('ack', ramp.events[0]);
@@ -215,7 +216,7 @@ describe('nats onramp (against the nats service)', function () {
 
     it('an undecodable message goes to err and is terminated (not redelivered); the next arrives', async () => {
       const durable = unique('d');
-      const js = nc.jetstream();
+      const js = jetstream(nc);
       await js.publish(subject, text('not json'));
       await js.publish(subject, text('{"ok":1}'));
       ramp = await open({ hosts: [serviceHost()], subject, jetstream: { stream, durable, ack_wait_ms: 1000 } });
@@ -266,10 +267,10 @@ describe('nats onramp (against the nats service)', function () {
           (e: Error) => e.message,
         );
       expect(await fails({ hosts: [serviceHost()], subject, jetstream: { stream: unique('NOPE'), durable: 'd' } })).to.match(/stream 'NOPE_.*' not found/);
-      await jsm.consumers.add(stream, { durable_name: 'pushy', deliver_subject: unique('push'), ack_policy: 'explicit' as never });
+      await jsm.consumers.add(stream, { durable_name: 'pushy', deliver_subject: unique('push'), ack_policy: AckPolicy.Explicit });
       expect(await fails({ hosts: [serviceHost()], subject, jetstream: { stream, durable: 'pushy' } })).to.match(/pushy is a push consumer/);
       await jsm.streams.update(stream, { subjects: [subject, `${subject}.other`] });
-      await jsm.consumers.add(stream, { durable_name: 'other', filter_subject: `${subject}.other`, ack_policy: 'explicit' as never });
+      await jsm.consumers.add(stream, { durable_name: 'other', filter_subject: `${subject}.other`, ack_policy: AckPolicy.Explicit });
       expect(await fails({ hosts: [serviceHost()], subject, jetstream: { stream, durable: 'other' } })).to.match(/filters on '.*\.other', not on subject/);
     });
   });

@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { StorageType, type JetStreamManager, type NatsConnection } from 'nats';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { jetstream, jetstreamManager, StorageType, type JetStreamManager } from '@nats-io/jetstream';
 import { stringify } from 'yaml';
 import { eventually } from '../../helpers/runtime';
 import { requireService } from '../../helpers/services';
@@ -81,7 +82,7 @@ describe('nats with several eddy processes (bin/eddy server run, one config)', f
     let jsm: JetStreamManager;
     let stream: string;
     before(async () => {
-      jsm = await nc.jetstreamManager();
+      jsm = await jetstreamManager(nc);
     });
     afterEach(async () => jsm.streams.delete(stream).catch(() => undefined));
 
@@ -91,7 +92,7 @@ describe('nats with several eddy processes (bin/eddy server run, one config)', f
       const out = unique('eddy.kill.out');
       await jsm.streams.add({ name: stream, subjects: [subject], storage: StorageType.Memory });
       const n = 3000;
-      const js = nc.jetstream();
+      const js = jetstream(nc);
       for (let from = 0; from < n; from += 500) {
         await Promise.all(range(500).map((k) => js.publish(subject, text(JSON.stringify({ i: from + k })))));
       }

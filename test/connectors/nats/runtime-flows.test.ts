@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { StorageType, type JetStreamManager, type NatsConnection } from 'nats';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { jetstream, jetstreamManager, StorageType, type JetStreamManager } from '@nats-io/jetstream';
 import type { EddyEvent } from '../../../src/core/event';
 import { createLogger } from '../../../src/core/logger';
 import type { OfframpType } from '../../../src/connectors/connector';
@@ -39,7 +40,7 @@ describe('nats through a runtime (against the nats service)', function () {
     let jsm: JetStreamManager;
     let stream: string;
     let subject: string;
-    before(async () => (jsm = await nc.jetstreamManager()));
+    before(async () => (jsm = await jetstreamManager(nc)));
     beforeEach(async () => {
       stream = unique('EDDY_TEST');
       subject = unique('eddy.test.nak');
@@ -53,7 +54,7 @@ describe('nats through a runtime (against the nats service)', function () {
 
     it("naks the event's message: the server delivers it again at once (not after ack_wait), and once delivered it is acked", async () => {
       const durable = unique('d');
-      const js = nc.jetstream();
+      const js = jetstream(nc);
       for (let i = 0; i < 3; i++) await js.publish(subject, text(JSON.stringify({ i })));
       // every send the sink saw: i and how often the server had delivered its message
       const seen: { i: number; delivered: number }[] = [];
