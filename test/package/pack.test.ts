@@ -73,7 +73,7 @@ const NEEDING: [kind: string, body: object, pkg: string][] = [
     {
       id: 'w',
       interface: { inputs: ['in'], outputs: ['out'] },
-      nodes: [{ id: 'log', type: 'qos::wal', config: { max_elements: 10 } }],
+      nodes: [{ id: 'log', type: 'qos::wal', config: { read_count: 20, max_elements: 10 } }],
       links: { in: ['log'], log: ['out'] },
     },
     'level',
