@@ -74,9 +74,64 @@ describe('GET /metrics and GET /status', function () {
     expect(value(after, 'eddy_ramp_bytes_total', { ...keeper, direction: 'out' })).to.equal(7 * '{"i":0}'.length);
     expect(value(after, 'eddy_offramp_in_flight_sends', keeper)).to.equal(0);
     expect(value(after, 'eddy_instance_running', { kind: 'binding', artefact: 'flow', instance: 'main' })).to.equal(1);
-    // the process: prom-client's default metrics
+    // the process: eddy's own, by prom-client's default names
     expect(value(after, 'process_resident_memory_bytes', {})).to.be.greaterThan(0);
     expect(after.map((f) => f.name)).to.include.members(['nodejs_eventloop_lag_seconds', 'nodejs_heap_size_used_bytes']);
+  });
+
+  it("has the process's own metrics (prom-client's default names and types), the GC histogram once a collection happened", async () => {
+    await scrape(flow); // the first scrape starts the event-loop monitor and the GC observer
+    // garbage until the GC observer has seen a collection (a positive signal, not a wait)
+    let families: Family[] = [];
+    const garbage = () => Array.from({ length: 100_000 }, (_, i) => ({ i }));
+    await eventually(
+      async () => {
+        garbage();
+        families = await scrape(flow);
+        return (families.find((f) => f.name === 'nodejs_gc_duration_seconds')?.metrics.length ?? 0) > 0;
+      },
+      10_000,
+      'a GC in nodejs_gc_duration_seconds',
+    );
+    const types = Object.fromEntries(families.map((f) => [f.name, f.type]));
+    const counters = ['process_cpu_user_seconds_total', 'process_cpu_system_seconds_total', 'process_cpu_seconds_total'];
+    const gauges = [
+      'process_start_time_seconds',
+      'process_resident_memory_bytes',
+      'nodejs_eventloop_lag_seconds',
+      ...['p50', 'p90', 'p99', 'min', 'max', 'mean', 'stddev'].map((s) => `nodejs_eventloop_lag_${s}_seconds`),
+      'nodejs_heap_size_total_bytes',
+      'nodejs_heap_size_used_bytes',
+      'nodejs_external_memory_bytes',
+      'nodejs_heap_space_size_total_bytes',
+      'nodejs_heap_space_size_used_bytes',
+      'nodejs_heap_space_size_available_bytes',
+      'nodejs_version_info',
+      'nodejs_active_resources',
+      'nodejs_active_resources_total',
+      'nodejs_active_handles_total',
+      'nodejs_active_requests_total',
+      ...(process.platform === 'linux' ? ['process_open_fds', 'process_max_fds', 'process_virtual_memory_bytes', 'process_heap_bytes'] : []),
+    ];
+    for (const name of counters) expect(types[name], name).to.equal('COUNTER');
+    for (const name of gauges) expect(types[name], name).to.equal('GAUGE');
+    expect(types.nodejs_gc_duration_seconds).to.equal('HISTOGRAM');
+
+    const cpu = ['user', 'system'].map((k) => value(families, `process_cpu_${k}_seconds_total`, {})!);
+    expect(value(families, 'process_cpu_seconds_total', {})).to.be.closeTo(cpu[0] + cpu[1], 1e-6);
+    expect(value(families, 'process_start_time_seconds', {})).to.be.closeTo(Date.now() / 1000 - process.uptime(), 5);
+    expect(value(families, 'nodejs_heap_size_used_bytes', {})).to.be.greaterThan(0);
+    expect(value(families, 'nodejs_heap_space_size_total_bytes', { space: 'old' })).to.be.greaterThan(0);
+    const [major, minor, patch] = process.versions.node.split('.');
+    expect(value(families, 'nodejs_version_info', { version: process.version, major, minor, patch })).to.equal(1);
+    // the scrape's own socket is an active handle
+    expect(value(families, 'nodejs_active_handles_total', {})).to.be.greaterThan(0);
+    if (process.platform === 'linux') {
+      expect(value(families, 'process_open_fds', {})).to.be.greaterThan(0);
+      expect(value(families, 'process_max_fds', {})).to.be.at.least(value(families, 'process_open_fds', {})!);
+    }
+    const gc = families.find((f) => f.name === 'nodejs_gc_duration_seconds')!.metrics[0];
+    expect(Number(gc.buckets!['+Inf'])).to.be.greaterThan(0);
   });
 
   it('shows circuit breakers open and closed, with trigger and restore counts', async () => {
