@@ -30,6 +30,12 @@ export interface Frame {
   data?: Buffer;
   /** a structured value; used instead of `data` */
   value?: unknown;
+  /**
+   * With `value`: the bytes of input it was made from, counted in
+   * `ramp_bytes` as `data` is (a type that decodes its own protocol, the otel
+   * onramp: the request's size, on the first of the values it made).
+   */
+  bytes?: number;
   /** the stream has ended: flush its preprocessors and forget its state */
   end?: boolean;
   originUri: string;

@@ -260,6 +260,7 @@ export class OnrampRuntime {
     }
     if (frame.value !== undefined) {
       this.counters.in++;
+      this.counters.bytes += frame.bytes ?? 0;
       emit(this.makeEvent(frame.value, frame, ingestNs));
       return;
     }

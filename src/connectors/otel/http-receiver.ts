@@ -22,8 +22,8 @@ export interface Intake {
   dropped(signal: Signal, originUri: string, resources: Record<string, unknown>[] | undefined): number;
   /** a request that is not OTLP: reported on `err` with its bytes */
   bad(message: string, bytes: Buffer, originUri: string): void;
-  /** the decoded resources, one event each; false (nothing taken) when no pipeline reads the onramp any more */
-  accepted(signal: Signal, resources: Record<string, unknown>[], originUri: string): boolean;
+  /** the decoded resources, one event each, and the request's size (ramp_bytes); false (nothing taken) when no pipeline reads the onramp any more */
+  accepted(signal: Signal, resources: Record<string, unknown>[], originUri: string, bytes: number): boolean;
 }
 
 /** The largest request body taken, compressed and after decompression (as gRPC's default message limit). */
@@ -165,7 +165,7 @@ export class OtlpHttpReceiver {
         throw new Refusal(400, INVALID_ARGUMENT, message);
       }
       // the pipeline may have gone while the body was read: then the exporter is asked to send it again
-      if (!this.intake.accepted(signal, resources, originUri)) throw this.unavailable(res);
+      if (!this.intake.accepted(signal, resources, originUri, bytes.length)) throw this.unavailable(res);
       this.answer(res, 200, json, encodeResponse(signal, json));
     } catch (err) {
       if (err instanceof Refusal) {

@@ -137,11 +137,14 @@ export const otelOnramp: OnrampType<Static<typeof configSchema>> = {
         return resources === undefined ? 0 : countItems(signal, resources);
       },
       bad: (message, data, originUri) => subscriber?.next({ stream: 0, error: message, data, originUri }),
-      accepted(signal, resources, originUri) {
+      accepted(signal, resources, originUri, bytes) {
         const to = subscriber;
         if (to === undefined) return false;
         const ingestNs = nowNs();
-        for (const resource of resources) to.next({ stream: 0, value: resource, meta: { otel: { signal } }, originUri, ingestNs });
+        // the request's size counts once, with its first resource
+        resources.forEach((resource, i) =>
+          to.next({ stream: 0, value: resource, bytes: i === 0 ? bytes : 0, meta: { otel: { signal } }, originUri, ingestNs }),
+        );
         return true;
       },
     };
@@ -171,7 +174,7 @@ export const otelOnramp: OnrampType<Static<typeof configSchema>> = {
         intake.bad(message, call.request, originUri);
         return;
       }
-      intake.accepted(signal, resources, originUri);
+      intake.accepted(signal, resources, originUri, call.request.length);
       // answered once every event is with the machinery (held there if the breaker triggered meanwhile)
       callback(null, FULL_SUCCESS);
     };

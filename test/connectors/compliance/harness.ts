@@ -929,7 +929,6 @@ export const harnesses: Readonly<Record<string, Harness>> = {
   // OTLP/gRPC: a grpc-js client sends bytes that are not OTLP, then the OpenTelemetry JS trace exporter sends a span
   otel: {
     onramp: {
-      noBytes: 'the type decodes OTLP itself into one structured value per resource; no bytes pass the codec',
       unopenable: tcpPortInUse((port) => ({ host: '127.0.0.1', port })),
       async prepare() {
         const port = await freeTcpPort();
