@@ -15,17 +15,15 @@
  * - relay (consume -> produce, the stage eddy's flows pay): a consumer in a
  *   new group reads that topic from the start and produces every value as it
  *   came to a second topic (same partition, acks all). What one fetch
- *   brought for a partition goes out as one produce request, not awaited
- *   (several in flight, at most 10,000 messages unacknowledged, then the
- *   consumer pauses); an offset is committed only once the produce of every
- *   message before it on its partition was acknowledged, one commit request
- *   at a time (eddy's commit on ack, src/connectors/kafka/commits.ts). A
- *   rejoin drops what was not committed: it is read again. events/s and
- *   CPU-s per million over the output's 10 %..90 % (`drain` of
- *   bench/kafka.ts: group joins and start-up are outside the window), the
- *   CPU from /proc/<pid>/stat (the counters process.cpuUsage reads), so
- *   eddy, a process of its own, is measured the same way. The stage ends
- *   when the group's committed offsets reach the end of the input.
+ *   brought for a partition is handed to the producer at once (requests of
+ *   at most 1,000 messages), not awaited: several requests in flight, at
+ *   most 10,000 messages unacknowledged, then the consumer pauses. An offset
+ *   is committed only once the produce of every message before it on its
+ *   partition was acknowledged, one commit request at a time (eddy's commit
+ *   on ack, src/connectors/kafka/commits.ts); a rejoin drops what was not
+ *   committed, to be read again. The child measures itself, from the first
+ *   message handed over to the acknowledged commit that covers the last:
+ *   events/s and CPU-s per million (process.cpuUsage, all its threads).
  * - rebalance: two relay processes in one group on a fresh 4-partition topic
  *   filled with BENCH_KAFKA_REBALANCE_EVENTS (60,000) once both joined; when
  *   a third of the output is written one of them leaves: `leave` (SIGTERM:
@@ -35,8 +33,10 @@
  *   input, the output is read back and each `seq` counted: missing (lost)
  *   or more than once (duplicates). BENCH_KAFKA_REBALANCE=0 skips it.
  * - eddy: `eddy server run` with bench/kafka.ts's config (kafka onramp with
- *   commit on ack -> system::passthrough -> kafka offramp) over the kafkajs
- *   row's input, measured as the relays are.
+ *   commit on ack -> system::passthrough -> kafka offramp) over the input of
+ *   a kafkajs produce stage. eddy is another process: measured from outside,
+ *   from the first message in its output to the group's commits covering
+ *   the input (polled every 50 ms), its CPU from /proc/<pid>/stat.
  * - install size: each client's dependency closure as installed (the
  *   packages it loads from, optional dependencies present included): its
  *   package count and apparent bytes (`du -s --apparent-size`'s measure).
@@ -56,7 +56,8 @@ import { dirname, join } from 'node:path';
 import type * as KafkaJs from 'kafkajs';
 import type * as Platformatic from '@platformatic/kafka';
 import { envNumber, REPO } from './data';
-import { drain, endOffsets, startEddy, type Running } from './kafka';
+import { cpuSeconds } from './child';
+import { endOffsets, startEddy, type Running } from './kafka';
 
 type ClientName = 'kafkajs' | 'platformatic' | 'confluent';
 const CLIENTS: readonly ClientName[] = ['kafkajs', 'platformatic', 'confluent'];
@@ -253,8 +254,17 @@ abstract class Relay {
   readonly stats: RelayStats = { event: 'stats', received: 0, produced: 0, produce_failures: 0, commits: 0, commit_failures: 0, joins: 0, stale: 0 };
   private committing: Promise<void> | undefined;
   private again = false;
+  /** per input partition, the offset the broker acknowledged as committed */
+  private readonly committedTo = new Map<string, number>();
+  /** the first message handed over: when the stage's clock and CPU count start */
+  private started: { t: number; cpu: NodeJS.CpuUsage } | undefined;
+  private ended = false;
 
-  constructor(protected readonly output: string) {}
+  /** `total`: the stage ends when the commits cover this many messages (a fresh topic: offsets from 0); 0 for never */
+  constructor(
+    protected readonly output: string,
+    private readonly total: number,
+  ) {}
 
   abstract start(): Promise<void>;
   protected abstract produce(partition: number, values: Buffer[]): Promise<unknown>;
@@ -264,17 +274,24 @@ abstract class Relay {
 
   /** Hands one partition's chunk to the producer; commits when it and all before it are acknowledged. */
   protected relay(topic: string, partition: number, values: Buffer[], lastOffset: number, leaderEpoch?: number): void {
+    this.started ??= { t: performance.now(), cpu: process.cpuUsage() };
     this.stats.received += values.length;
     const chunk = this.window.add(topic, partition, lastOffset + 1, values.length, leaderEpoch);
-    this.produce(partition, values).then(
+    // a fetch can bring more than the broker takes in one produce request (message.max.bytes, 1 MB): requests of PRODUCE_BATCH at most
+    const sends = [];
+    for (let i = 0; i < values.length; i += PRODUCE_BATCH) sends.push(this.produce(partition, values.slice(i, i + PRODUCE_BATCH)));
+    Promise.all(sends).then(
       () => {
         this.stats.produced += values.length;
         this.window.answered(chunk, true);
         this.flush();
       },
-      () => {
+      (err: Error) => {
         this.stats.produce_failures += values.length;
         this.window.answered(chunk, false);
+        // its partition's commits would wait for ever: the stage fails now, saying why
+        process.stderr.write(`relay: a produce failed: ${err.message}\n`);
+        process.exit(1);
       },
     );
   }
@@ -294,7 +311,11 @@ abstract class Relay {
     if (offsets.length === 0) return;
     this.committing = this.commit(offsets)
       .then(
-        () => void this.stats.commits++,
+        () => {
+          this.stats.commits++;
+          for (const o of offsets) this.committedTo.set(`${o.topic}\0${o.partition}`, o.offset);
+          this.checkEnd();
+        },
         () => void this.stats.commit_failures++,
       )
       .finally(() => {
@@ -304,6 +325,18 @@ abstract class Relay {
           this.flush();
         }
       });
+  }
+
+  /** Every message relayed and committed: the stage's seconds and CPU (process.cpuUsage) since the first message. */
+  private checkEnd(): void {
+    if (this.ended || this.total === 0 || !this.started) return;
+    let sum = 0;
+    for (const offset of this.committedTo.values()) sum += offset;
+    if (sum < this.total) return;
+    this.ended = true;
+    const cpu = process.cpuUsage(this.started.cpu);
+    const seconds = (performance.now() - this.started.t) / 1000;
+    process.stdout.write(JSON.stringify({ event: 'relayed', seconds, cpu_seconds: (cpu.user + cpu.system) / 1e6 }) + '\n');
   }
 
   /** SIGTERM: stop handing over, wait (bounded) for the produces, commit what they acknowledged, leave the group. */
@@ -352,8 +385,9 @@ class KafkaJsApiRelay extends Relay {
     output: string,
     /** kafkajs takes autoCommit in run() and acks per send; the KafkaJS layer of librdkafka takes both in the client config */
     private readonly kafkajs: boolean,
+    total: number,
   ) {
-    super(output);
+    super(output, total);
   }
 
   /** The group gave this member `partitions` of the input. */
@@ -403,12 +437,12 @@ class KafkaJsApiRelay extends Relay {
   }
 }
 
-function kafkaJsRelay(broker: string, group: string, input: string, output: string): Relay {
+function kafkaJsRelay(broker: string, group: string, input: string, output: string, total: number): Relay {
   const { Kafka, Partitioners, logLevel } = load<typeof KafkaJs>('kafkajs');
   const kafka = new Kafka({ brokers: [broker], clientId: 'kcmp-kafkajs', logLevel: logLevel.NOTHING });
   const consumer = kafka.consumer({ groupId: group, sessionTimeout: SESSION_TIMEOUT, heartbeatInterval: 2000, maxWaitTimeInMs: 100 });
   const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
-  const relay = new KafkaJsApiRelay(consumer, producer, input, output, true);
+  const relay = new KafkaJsApiRelay(consumer, producer, input, output, true, total);
   consumer.on(consumer.events.GROUP_JOIN, (e) => relay.assigned(e.payload.memberAssignment[input] ?? []));
   return relay;
 }
@@ -431,7 +465,7 @@ function confluentClient(broker: string): InstanceType<ConfluentModule['KafkaJS'
 }
 
 /** Its KafkaJS layer (the API a move from kafkajs keeps), producing with acks all. */
-function confluentRelay(broker: string, group: string, input: string, output: string): Relay {
+function confluentRelay(broker: string, group: string, input: string, output: string, total: number): Relay {
   const { CODES } = load<ConfluentModule>('confluent');
   const kafka = confluentClient(broker);
   // the rebalance callback is part of the consumer's config, made before the relay
@@ -445,7 +479,7 @@ function confluentRelay(broker: string, group: string, input: string, output: st
     },
   });
   const producer = kafka.producer({ kafkaJS: { acks: -1, allowAutoTopicCreation: false } });
-  late.relay = new KafkaJsApiRelay(consumer, producer, input, output, false);
+  late.relay = new KafkaJsApiRelay(consumer, producer, input, output, false, total);
   return late.relay;
 }
 
@@ -485,8 +519,9 @@ class PlatformaticRelay extends Relay {
     group: string,
     private readonly input: string,
     output: string,
+    total: number,
   ) {
-    super(output);
+    super(output, total);
     const { Consumer, Producer } = load<typeof Platformatic>('platformatic');
     this.consumer = new Consumer({
       clientId: 'kcmp-platformatic',
@@ -584,10 +619,10 @@ async function produceAll(total: number, partitions: number, send: (batch: { val
   await Promise.all(Array.from({ length: PRODUCE_IN_FLIGHT }, worker));
 }
 
-function relayFor(client: ClientName, broker: string, group: string, input: string, output: string): Relay {
-  if (client === 'kafkajs') return kafkaJsRelay(broker, group, input, output);
-  if (client === 'platformatic') return new PlatformaticRelay(broker, group, input, output);
-  return confluentRelay(broker, group, input, output);
+function relayFor(client: ClientName, broker: string, group: string, input: string, output: string, total: number): Relay {
+  if (client === 'kafkajs') return kafkaJsRelay(broker, group, input, output, total);
+  if (client === 'platformatic') return new PlatformaticRelay(broker, group, input, output, total);
+  return confluentRelay(broker, group, input, output, total);
 }
 
 async function childProduce(client: ClientName, broker: string, topic: string, total: number, partitions: number): Promise<void> {
@@ -600,8 +635,8 @@ async function childProduce(client: ClientName, broker: string, topic: string, t
   process.stdout.write(JSON.stringify({ event: 'produced', seconds, cpu_seconds: (cpu.user + cpu.system) / 1e6 }) + '\n');
 }
 
-async function childRelay(client: ClientName, broker: string, group: string, input: string, output: string): Promise<void> {
-  const relay = relayFor(client, broker, group, input, output);
+async function childRelay(client: ClientName, broker: string, group: string, input: string, output: string, total: number): Promise<void> {
+  const relay = relayFor(client, broker, group, input, output, total);
   const stop = new Promise<void>((resolve) => process.once('SIGTERM', () => resolve()));
   await relay.start();
   await stop;
@@ -731,30 +766,58 @@ class Bench {
     return { topic, result: { events_per_second: total / line.seconds, cpu_s_per_million: (line.cpu_seconds / total) * 1e6 } };
   }
 
-  /** relay stage: `start` relays `input` to a fresh output in `group`; measured over 10..90 % of the output, then until the commits reach the end. */
-  async relay(what: string, input: string, start: (group: string, output: string) => Running): Promise<StageResult> {
-    const output = await this.topic(`${what}-out`);
-    const group = this.group(what);
-    const side = start(group, output);
-    // a side that dies ends the stage at once rather than at drain's timeout
-    let onExit: (() => void) | undefined;
-    const died = new Promise<never>((_, reject) => {
-      onExit = () => reject(new Error(`${what}: a process of the side exited before the end`));
-      for (const c of side.children) c.once('exit', onExit);
-    });
-    died.catch(() => undefined);
+  /** relay stage of a client: its child measures itself from the first message to the commit covering the last (process.cpuUsage). */
+  async relayClient(client: ClientName, input: string): Promise<StageResult> {
+    const output = await this.topic(`${client}-out`);
+    const side = this.relayChild(client, this.group(client), input, output, this.total);
     try {
-      const r = await Promise.race([drain(this.admin, output, this.total, side, 300000), died]);
-      await until(`${what}: commits reaching the end of ${input}`, 60000, async () => (await committed(this.admin, group, input)) >= this.total);
-      return { events_per_second: r.events_per_second, cpu_s_per_million: r.cpu_seconds === undefined ? undefined : (r.cpu_seconds / r.events) * 1e6 };
+      const relayed = () => side.c.lines().find((l) => l.event === 'relayed') as { seconds: number; cpu_seconds: number } | undefined;
+      let exited = false;
+      void side.c.exited.then(() => (exited = true));
+      await until(`${client} relay: every message relayed and committed`, 300000, () => {
+        if (exited && !relayed()) throw new Error(`${client} relay: the child exited before the end`);
+        return relayed() !== undefined;
+      });
+      const line = relayed()!;
+      const written = await endOffsets(this.admin, output);
+      if (written !== this.total) throw new Error(`${client} relay: ${written} messages in ${output}, not ${this.total}`);
+      return { events_per_second: this.total / line.seconds, cpu_s_per_million: (line.cpu_seconds / this.total) * 1e6 };
     } finally {
-      for (const c of side.children) c.off('exit', onExit!);
       await side.stop();
     }
   }
 
-  relayChild(client: ClientName, group: string, input: string, output: string): Running & { c: Child } {
-    const c = spawnChild(['relay', client, this.broker, group, input, output]);
+  /**
+   * relay stage of eddy (a process this bench cannot look into): from the
+   * first message in the output to the group's commits covering the input,
+   * polled every 50 ms; the CPU from /proc over the same span.
+   */
+  async relayEddy(dir: string, input: string): Promise<StageResult> {
+    const output = await this.topic('eddy-out');
+    const group = this.group('eddy');
+    const side = startEddy(dir, 1, this.broker, group, [input], output, 'ack');
+    const pid = side.children[0].pid;
+    try {
+      let start: { t: number; cpu: number } | undefined;
+      const deadline = Date.now() + 300000;
+      for (;;) {
+        if (side.children[0].exitCode !== null) throw new Error('eddy relay: eddy exited before the end');
+        if (Date.now() > deadline) throw new Error('eddy relay: not done after 300 s');
+        if (!start && (await endOffsets(this.admin, output)) > 0) start = { t: performance.now(), cpu: cpuSeconds(pid) ?? NaN };
+        if (start && (await committed(this.admin, group, input)) >= this.total) {
+          const seconds = (performance.now() - start.t) / 1000;
+          const cpu = (cpuSeconds(pid) ?? NaN) - start.cpu;
+          return { events_per_second: this.total / seconds, cpu_s_per_million: Number.isFinite(cpu) ? (cpu / this.total) * 1e6 : undefined };
+        }
+        await sleep(50);
+      }
+    } finally {
+      await side.stop();
+    }
+  }
+
+  relayChild(client: ClientName, group: string, input: string, output: string, total = 0): Running & { c: Child } {
+    const c = spawnChild(['relay', client, this.broker, group, input, output, String(total)]);
     return {
       c,
       children: [c.child],
@@ -973,7 +1036,7 @@ export async function main(): Promise<ClientRow[]> {
         if (name === 'eddy') {
           eddyInput ??= (await bench.produce('kafkajs')).topic;
           note(`round ${round + 1} eddy:`);
-          const r = await bench.relay('eddy', eddyInput, (group, output) => startEddy(dir, 1, broker, group, [eddyInput!], output, 'ack'));
+          const r = await bench.relayEddy(dir, eddyInput);
           row.relay.push(r);
           process.stderr.write(`round ${round + 1} eddy: relay ${Math.round(r.events_per_second)} ev/s\n`);
           continue;
@@ -983,7 +1046,7 @@ export async function main(): Promise<ClientRow[]> {
         const p = await bench.produce(client);
         row.produce.push(p.result);
         eddyInput ??= client === 'kafkajs' ? p.topic : undefined;
-        const r = await bench.relay(client, p.topic, (group, output) => bench.relayChild(client, group, p.topic, output));
+        const r = await bench.relayClient(client, p.topic);
         row.relay.push(r);
         process.stderr.write(
           `round ${round + 1} ${client}: produce ${Math.round(p.result.events_per_second)} ev/s, relay ${Math.round(r.events_per_second)} ev/s\n`,
@@ -1067,6 +1130,6 @@ if (require.main === module) {
     process.exit(1);
   };
   if (role === 'produce') childProduce(args[0] as ClientName, args[1], args[2], Number(args[3]), Number(args[4])).then(() => process.exit(0), fail);
-  else if (role === 'relay') childRelay(args[0] as ClientName, args[1], args[2], args[3], args[4]).then(() => process.exit(0), fail);
+  else if (role === 'relay') childRelay(args[0] as ClientName, args[1], args[2], args[3], args[4], Number(args[5] ?? 0)).then(() => process.exit(0), fail);
   else main().then(() => process.exit(0), fail);
 }

@@ -183,7 +183,7 @@ export async function endOffsets(admin: Admin, topic: string): Promise<number> {
 }
 
 /** Polls the output until `total` events are there; events/s between 10 % and 90 % of them, and the CPU the side used meanwhile. */
-export async function drain(admin: Admin, output: string, total: number, side: Running, timeoutMs: number): Promise<SideResult> {
+async function drain(admin: Admin, output: string, total: number, side: Running, timeoutMs: number): Promise<SideResult> {
   const deadline = Date.now() + timeoutMs;
   const cpu = () => side.children.reduce((sum, c) => sum + (cpuSeconds(c.pid) ?? NaN), 0);
   let start: { t: number; n: number; cpu: number } | undefined;
