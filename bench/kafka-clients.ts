@@ -513,6 +513,8 @@ class PlatformaticRelay extends Relay {
   private pending = new Map<number, { values: Buffer[]; last: number; leaderEpoch: number }>();
   private flushScheduled = false;
   private paused = false;
+  /** the input partitions the group gave this member at the last join */
+  private assignment = new Set<number>();
 
   constructor(
     broker: string,
@@ -531,7 +533,11 @@ class PlatformaticRelay extends Relay {
       heartbeatInterval: 2000,
     });
     this.producer = new Producer({ clientId: 'kcmp-platformatic', bootstrapBrokers: [broker], autocreateTopics: false });
-    this.consumer.on('consumer:group:join', (p) => this.joined(p.assignments?.find((a) => a.topic === this.input)?.partitions ?? []));
+    this.consumer.on('consumer:group:join', (p) => {
+      const partitions = p.assignments?.find((a) => a.topic === this.input)?.partitions ?? [];
+      this.assignment = new Set(partitions);
+      this.joined(partitions);
+    });
   }
 
   async start(): Promise<void> {
@@ -543,9 +549,10 @@ class PlatformaticRelay extends Relay {
 
   private received(m: PlatformaticMessage): void {
     if (this.stopping) return;
-    // buffered before a rejoin: its partition is read again from the committed offset by whoever owns it now
+    // buffered before a rejoin, or fetched for a partition this member no longer has (a fetch sent before
+    // the rebalance can answer after it, stamped with the new generation): whoever owns it reads it again
     const generation = (m.metadata as { consumer?: { generationId?: number } }).consumer?.generationId;
-    if (generation !== undefined && generation !== this.consumer.generationId) {
+    if ((generation !== undefined && generation !== this.consumer.generationId) || !this.assignment.has(m.partition)) {
       this.stats.stale++;
       return;
     }
@@ -703,6 +710,12 @@ interface RebalanceResult {
   /** partitions the surviving member held at the end */
   survivor_partitions: number;
   survivor_joins: number;
+  /** input partitions of the duplicated messages (message i went to partition i % partitions), and their seq range */
+  duplicated_partitions: number[];
+  duplicated_seqs?: [number, number];
+  /** the relays' own counts (RelayStats): the one that left (none after a crash) and the survivor */
+  leaver?: Record<string, unknown>;
+  survivor?: Record<string, unknown>;
   seconds: number;
   error?: string;
 }
@@ -842,7 +855,17 @@ class Bench {
     const group = this.group(`${client}-rb-${mode}`);
     const a = this.relayChild(client, group, input, output);
     const b = this.relayChild(client, group, input, output);
-    const result: RebalanceResult = { mode, total, output: 0, lost: 0, duplicates: 0, survivor_partitions: 0, survivor_joins: 0, seconds: 0 };
+    const result: RebalanceResult = {
+      mode,
+      total,
+      output: 0,
+      lost: 0,
+      duplicates: 0,
+      survivor_partitions: 0,
+      survivor_joins: 0,
+      duplicated_partitions: [],
+      seconds: 0,
+    };
     let filling: Promise<void> | undefined;
     try {
       // both in the group, sharing the partitions, before there is anything to read
@@ -866,11 +889,17 @@ class Bench {
       result.survivor_partitions = assigned(b.c);
       result.survivor_joins = b.c.lines().filter((l) => l.event === 'joined').length;
       const counts = await this.readBack(output, total);
-      for (const n of counts) {
+      const dupPartitions = new Set<number>();
+      counts.forEach((n, seq) => {
         if (n === 0) result.lost++;
         else result.duplicates += n - 1;
         result.output += n;
-      }
+        if (n > 1) {
+          dupPartitions.add(seq % this.partitions);
+          result.duplicated_seqs = [result.duplicated_seqs?.[0] ?? seq, seq];
+        }
+      });
+      result.duplicated_partitions = [...dupPartitions].sort();
     } catch (err) {
       result.error = (err as Error).message;
     } finally {
@@ -878,6 +907,8 @@ class Bench {
       await a.stop();
       await b.stop();
     }
+    result.leaver = a.c.lines().find((l) => l.event === 'stats');
+    result.survivor = b.c.lines().find((l) => l.event === 'stats');
     result.seconds = (performance.now() - t0) / 1000;
     return result;
   }
