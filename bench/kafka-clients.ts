@@ -1035,7 +1035,7 @@ export async function main(): Promise<ClientRow[]> {
 
   const rows = new Map<string, ClientRow>();
   const available: ClientName[] = [];
-  for (const name of CLIENTS.filter((c) => wanted.includes(c))) {
+  for (const name of wanted.filter((w): w is ClientName => CLIENTS.includes(w as ClientName))) {
     const spec = SPECS[name];
     const row: ClientRow = { client: `${spec.package} ${spec.version}`, produce: [], relay: [], rebalance: [] };
     rows.set(name, row);
@@ -1058,7 +1058,8 @@ export async function main(): Promise<ClientRow[]> {
   const dir = mkdtempSync(join(tmpdir(), 'eddy-kafka-clients-'));
   await bench.connect();
   try {
-    const order: string[] = [...available, ...(wanted.includes('eddy') ? ['eddy'] : [])];
+    // the order given on the command line (rotated by round), so runs can alternate
+    const order = wanted.filter((w) => w === 'eddy' || available.includes(w as ClientName));
     for (let round = 0; round < rounds; round++) {
       const turn = order.map((_, i) => order[(i + round) % order.length]);
       let eddyInput: string | undefined;
