@@ -1145,7 +1145,7 @@ export function table(rows: ClientRow[]): string {
         ),
         rb('leave'),
         rb('crash'),
-        r.size ? `${r.size.packages} packages, ${(r.size.bytes / 1048576).toFixed(1)} MB` : '-',
+        r.size ? `${r.size.packages} package${r.size.packages === 1 ? '' : 's'}, ${(r.size.bytes / 1048576).toFixed(1)} MB` : '-',
         '',
       ]
         .join(' | ')
