@@ -1108,6 +1108,17 @@ export async function main(): Promise<ClientRow[]> {
 export function table(rows: ClientRow[]): string {
   const int = (n: number) => Math.round(n).toLocaleString('en-US');
   const list = (xs: (number | undefined)[], f: (n: number) => string) => (xs.length === 0 ? '-' : xs.map((x) => (x === undefined ? '-' : f(x))).join(' / '));
+  /** events/s and CPU-s per million of a stage, each run's figure side by side */
+  const stage = (runs: StageResult[]) => [
+    list(
+      runs.map((x) => x.events_per_second),
+      int,
+    ),
+    list(
+      runs.map((x) => x.cpu_s_per_million),
+      (n) => n.toFixed(1),
+    ),
+  ];
   const lines = [
     '| client | relay ev/s | relay CPU-s per M | produce ev/s | produce CPU-s per M | rebalance: leave | rebalance: crash | installed |',
     '|---|---|---|---|---|---|---|---|',
@@ -1127,22 +1138,8 @@ export function table(rows: ClientRow[]): string {
       [
         '',
         r.client,
-        list(
-          r.relay.map((x) => x.events_per_second),
-          int,
-        ),
-        list(
-          r.relay.map((x) => x.cpu_s_per_million),
-          (n) => n.toFixed(1),
-        ),
-        list(
-          r.produce.map((x) => x.events_per_second),
-          int,
-        ),
-        list(
-          r.produce.map((x) => x.cpu_s_per_million),
-          (n) => n.toFixed(1),
-        ),
+        ...stage(r.relay),
+        ...stage(r.produce),
         rb('leave'),
         rb('crash'),
         r.size ? `${r.size.packages} package${r.size.packages === 1 ? '' : 's'}, ${(r.size.bytes / 1048576).toFixed(1)} MB` : '-',
