@@ -25,13 +25,14 @@
  *   message handed over to the acknowledged commit that covers the last:
  *   events/s and CPU-s per million (process.cpuUsage, all its threads).
  * - rebalance: two relay processes in one group on a fresh 4-partition topic
- *   filled with BENCH_KAFKA_REBALANCE_EVENTS (60,000) once both joined; when
- *   a third of the output is written one of them leaves: `leave` (SIGTERM:
+ *   fed BENCH_KAFKA_REBALANCE_EVENTS (60,000) messages evenly over
+ *   BENCH_KAFKA_REBALANCE_SECS (10) once both joined; when a third of the
+ *   output is written one of them leaves: `leave` (SIGTERM:
  *   it stops handing over, waits for its produces, commits, leaves the
  *   group) and then `crash` (SIGKILL, on a topic of its own). The other must
  *   take its partitions; once the group's commits reach the end of the
  *   input, the output is read back and each `seq` counted: missing (lost)
- *   or more than once (duplicates). BENCH_KAFKA_REBALANCE=0 skips it.
+ *   or more than once (duplicates). BENCH_KAFKA_REBALANCE_EVENTS=0 skips it.
  * - eddy: `eddy server run` with bench/kafka.ts's config (kafka onramp with
  *   commit on ack -> system::passthrough -> kafka offramp) over the input of
  *   a kafkajs produce stage. eddy is another process: measured from outside,
@@ -136,7 +137,7 @@ function message(seq: number): Buffer {
 
 // ---------------------------------------------------------------- commit on ack (in the child)
 
-/** What one fetch brought for a partition, produced as one request. */
+/** What one fetch brought for a partition, handed to the producer at once. */
 interface Chunk {
   /** one past its last offset: what to commit once it and everything before it are acknowledged */
   readonly next: number;
@@ -197,7 +198,7 @@ class AckWindow {
           t.dirty = true;
         }
       }
-      // a failed produce holds its partition's commits: it is read again after the next rejoin or restart
+      // a failed produce holds its partition's commits (the relay ends the stage on one)
     }
     for (const w of this.waiters.splice(0)) w();
   }
@@ -207,10 +208,6 @@ class AckWindow {
     this.tracks.clear();
     this.unsettled = 0;
     for (const w of this.waiters.splice(0)) w();
-  }
-
-  isCurrent(chunk: Chunk): boolean {
-    return chunk.epoch === this.epoch;
   }
 
   takeCommits(): { topic: string; partition: number; offset: number; leaderEpoch: number }[] {
@@ -243,7 +240,7 @@ interface RelayStats {
   commits: number;
   commit_failures: number;
   joins: number;
-  /** messages of an older generation still buffered, not relayed (read again by their new owner) */
+  /** messages of an older generation, or of a partition no longer assigned, not relayed (their owner reads them) */
   stale: number;
 }
 
