@@ -97,7 +97,7 @@ async function rawLoop(broker: string, group: string, topics: string[], output: 
 
 // ---------------------------------------------------------------- the parent
 
-interface Running {
+export interface Running {
   children: ChildProcess[];
   stop(): Promise<{ peakRss?: number }>;
 }
@@ -162,7 +162,7 @@ mapping:
 `;
 }
 
-function startEddy(dir: string, processes: number, broker: string, group: string, topics: string[], output: string, commit: 'ack' | 'auto'): Running {
+export function startEddy(dir: string, processes: number, broker: string, group: string, topics: string[], output: string, commit: 'ack' | 'auto'): Running {
   const file = join(dir, `${group}.yaml`);
   writeFileSync(file, eddyConfig(broker, group, topics, output, commit));
   const ps = Array.from({ length: processes }, () => spawnNode([join(REPO, 'bin', 'eddy'), 'server', 'run', '-f', file, '--no-api']));
@@ -177,7 +177,7 @@ function startEddy(dir: string, processes: number, broker: string, group: string
   };
 }
 
-async function endOffsets(admin: Admin, topic: string): Promise<number> {
+export async function endOffsets(admin: Admin, topic: string): Promise<number> {
   const offsets = await admin.fetchTopicOffsets(topic);
   return offsets.reduce((sum, p) => sum + Number(p.high), 0);
 }
