@@ -213,16 +213,14 @@ describe('OTLP message definitions (otel otlp-messages.ts)', () => {
 
       const logExporter = kind === 'grpc' ? new GrpcLogExporter(grpc) : new ProtoLogExporter({ url: `${url}/v1/logs` });
       const loggerProvider = new LoggerProvider({ resource, processors: [new SimpleLogRecordProcessor({ exporter: logExporter })] });
-      loggerProvider
-        .getLogger('otlp-messages-logs', '2.0.0')
-        .emit({
-          body: { nested: { k: [1, 'two'] } },
-          severityNumber: 17,
-          severityText: 'ERROR',
-          attributes: { a: 'b' },
-          eventName: 'app.event',
-          context: inParent,
-        });
+      loggerProvider.getLogger('otlp-messages-logs', '2.0.0').emit({
+        body: { nested: { k: [1, 'two'] } },
+        severityNumber: 17,
+        severityText: 'ERROR',
+        attributes: { a: 'b' },
+        eventName: 'app.event',
+        context: inParent,
+      });
 
       const metricExporter = kind === 'grpc' ? new GrpcMetricExporter(grpc) : new ProtoMetricExporter({ url: `${url}/v1/metrics` });
       const reader = new PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis: 600_000 });
