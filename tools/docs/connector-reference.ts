@@ -7,7 +7,7 @@
  * and removes those of types that are gone.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import type { OfframpType, OnrampType } from '../../src/connectors/connector';
 import type { JsonSchema } from '../../src/schema/json-schema';
@@ -71,7 +71,7 @@ export function renderConnectorPages(registries: Registries, options: RenderOpti
     const out: string[] = [GENERATED_NOTE, '', `# ${name}`, '', `[All connectors](README.md)`];
     if (onramps.has(name)) out.push('', ...renderSide('onramp', name, registries.onramps.get(name)));
     if (offramps.has(name)) out.push('', ...renderSide('offramp', name, registries.offramps.get(name)));
-    const prose = readProse(docsDir, name);
+    const prose = readProse(docsDir, name, 3, join(repoRoot(), CONNECTOR_REFERENCE_DIR));
     if (prose !== undefined) out.push('', '## Behaviour', '', prose);
     pages.set(`${name}.md`, out.join('\n') + '\n');
   }
@@ -200,9 +200,11 @@ function cell(text: string): string {
  * The prose of `<docsDir>/<type>.md`, fitted under the page's heading: a
  * leading level-1 title is dropped (the page has its own) and the other
  * headings are shifted so the shallowest is level `top` (3: below
- * "## Behaviour"). Lines inside fenced code blocks are left alone.
+ * "## Behaviour"). Relative links are rewritten to point from `outDir`,
+ * where the page is written, at what they point at from `docsDir`. Lines
+ * inside fenced code blocks are left alone.
  */
-export function readProse(docsDir: string, name: string, top = 3): string | undefined {
+export function readProse(docsDir: string, name: string, top = 3, outDir = docsDir): string | undefined {
   const path = join(docsDir, `${name}.md`);
   if (!existsSync(path)) return undefined;
   let lines = readFileSync(path, 'utf8').replace(/\r\n?/g, '\n').split('\n');
@@ -215,7 +217,16 @@ export function readProse(docsDir: string, name: string, top = 3): string | unde
     const level = Math.min(6, lines[i].indexOf(' ') + shift);
     lines[i] = '#'.repeat(level) + lines[i].slice(lines[i].indexOf(' '));
   }
+  for (const i of outsideFences(lines)) lines[i] = rebaseLinks(lines[i], docsDir, outDir);
   return lines.join('\n').trim();
+}
+
+/** `[text](path)` with a relative path, as seen from `to` instead of `from`; URLs, anchors and absolute paths stay. */
+function rebaseLinks(line: string, from: string, to: string): string {
+  if (from === to) return line;
+  return line.replace(/\]\(([^)#\s]+)(#[^)\s]*)?\)/g, (link: string, path: string, anchor = '') =>
+    /^([a-z][a-z0-9+.-]*:|\/)/i.test(path) ? link : `](${relative(to, resolve(from, path)).split('\\').join('/')}${anchor})`,
+  );
 }
 
 /** Indexes of the lines outside fenced code blocks. */
