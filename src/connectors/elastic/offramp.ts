@@ -1,13 +1,13 @@
 import { request as httpRequest, type ClientRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { performance } from 'node:perf_hooks';
-import type { Subscription } from '../../core/rx';
 import type * as Elastic from '@elastic/elasticsearch';
 import { requirePackage } from '../../core/packages';
 import type { EddyEvent, Meta } from '../../core/event';
 import type { OfframpContext, OfframpType, Sink } from '../connector';
 import { Slots } from '../_shared/slots';
 import { Backoff } from '../_shared/backoff';
+import { PeerWatch, type Probe } from '../_shared/peer-watch';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 
@@ -109,61 +109,16 @@ export const elasticOfframp: OfframpType<ElasticConfig> = {
 
 /**
  * Connection loss: the breaker is triggered until the cluster answers a
- * probe (GET /_cluster/health on every node) again, with back-off.
+ * probe (GET /_cluster/health on every node) again, with back-off. The watch
+ * holds why the cluster could not be reached.
  */
-class ClusterWatch {
-  /** why the cluster could not be reached; undefined while it can */
-  private reason: string | undefined;
-  private readonly backoff = new Backoff(100, 5000);
-  private retry: Subscription | undefined;
-  private probe: Probe | undefined;
-  private closed = false;
-
-  constructor(
-    private readonly ctx: OfframpContext,
-    private readonly nodes: string[],
-  ) {}
-
-  /** why the cluster cannot be reached; undefined while it can */
-  get down(): string | undefined {
-    return this.reason;
-  }
-
-  /** A request found no node: pause the sources and start probing. */
-  lost(why: string): void {
-    if (this.closed || this.down !== undefined) return;
-    this.reason = why;
-    this.backoff.reset();
-    this.ctx.logger.warn(`Offramp ${this.ctx.url}: the cluster cannot be reached (${why}); paused, probing`);
-    this.ctx.trigger();
-    this.scheduleProbe();
-  }
-
-  close(): void {
-    this.closed = true;
-    this.retry?.unsubscribe();
-    this.probe?.cancel();
-  }
-
-  private scheduleProbe(): void {
-    this.retry = this.ctx.scheduler.schedule(() => {
-      if (this.closed) return;
-      this.probe = probeNodes(this.nodes);
-      this.probe.done.then(
-        () => this.back(),
-        () => {
-          if (!this.closed && this.down !== undefined) this.scheduleProbe();
-        },
-      );
-    }, this.backoff.next());
-  }
-
-  private back(): void {
-    if (this.closed || this.down === undefined) return;
-    this.reason = undefined;
-    this.ctx.logger.info(`Offramp ${this.ctx.url}: the cluster answers again; resumed`);
-    this.ctx.restore();
-  }
+function clusterWatch(ctx: OfframpContext, nodes: string[]): PeerWatch<string> {
+  return new PeerWatch<string>(ctx, {
+    backoff: new Backoff(100, 5000),
+    probe: () => probeNodes(nodes),
+    paused: (why) => `the cluster cannot be reached (${why}); paused, probing`,
+    resumed: () => 'the cluster answers again; resumed',
+  });
 }
 
 /**
@@ -175,7 +130,8 @@ class ClusterWatch {
 class ElasticSink implements Sink {
   /** at most `concurrency` bulk requests in flight, the rest wait in order */
   private readonly slots: Slots;
-  private readonly watch: ClusterWatch;
+  /** down: why the cluster cannot be reached */
+  private readonly watch: PeerWatch<string>;
 
   constructor(
     config: ElasticConfig,
@@ -184,7 +140,7 @@ class ElasticSink implements Sink {
     nodes: string[],
   ) {
     this.slots = new Slots(config.concurrency);
-    this.watch = new ClusterWatch(ctx, nodes);
+    this.watch = clusterWatch(ctx, nodes);
   }
 
   /** The wire format is always JSON, whatever the artefact's codec. */
@@ -378,17 +334,12 @@ function describe(err: unknown): string {
   return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
 }
 
-interface Probe {
-  /** resolves when a node answered 2xx; rejects naming what each node did */
-  readonly done: Promise<void>;
-  cancel(): void;
-}
-
 /**
  * GET /_cluster/health on every node at once, each on a connection of its
  * own that is closed afterwards: the cluster is usable when one of them
  * answers 2xx within the probe timeout. (The client's own retries would not
- * move on from a node that accepts connections but never answers.)
+ * move on from a node that accepts connections but never answers.) It
+ * rejects naming what each node did.
  */
 function probeNodes(nodes: string[]): Probe {
   const pending = new Set<ClientRequest>();

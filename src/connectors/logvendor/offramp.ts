@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { connect as netConnect, type Socket } from 'node:net';
+import { connect as netConnect } from 'node:net';
 import { connect as tlsConnect, rootCertificates } from 'node:tls';
 import { gzipSync } from 'node:zlib';
-import type { Subscription } from '../../core/rx';
 import { Pool } from 'undici';
 import { batchValues, type EddyEvent } from '../../core/event';
 import type { OfframpContext, OfframpType, Sink } from '../connector';
 import { Backoff } from '../_shared/backoff';
+import { PeerWatch, connectProbe } from '../_shared/peer-watch';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 
@@ -141,98 +141,21 @@ export function keyHeader(key: string): 'api-key' | 'x-license-key' {
 /**
  * The breaker of one logvendor offramp: triggered on connection loss until a
  * probe (a TCP or TLS connect, with back-off) reaches the endpoint, or on a
- * 429 until its Retry-After has passed.
+ * 429 until its Retry-After has passed. The watch holds why nothing is sent.
  */
-class EndpointWatch {
-  /** why nothing is sent now; undefined while sends go out */
-  private reason: string | undefined;
-  private readonly secure: boolean;
-  /** the endpoint's host, an IPv6 literal without its brackets, for the probe's connect */
-  private readonly host: string;
-  private readonly port: number;
-  private readonly backoff = new Backoff(100, 5000);
-  private timer: Subscription | undefined;
-  private probe: Socket | undefined;
-  private closed = false;
-
-  constructor(
-    private readonly ctx: OfframpContext,
-    private readonly url: URL,
-    private readonly ca: string[] | undefined,
-  ) {
-    this.secure = url.protocol === 'https:';
-    this.host = url.hostname.replace(/^\[|\]$/g, '');
-    this.port = Number(url.port || (this.secure ? 443 : 80));
-  }
-
-  /** why nothing is sent now; undefined while sends go out */
-  get down(): string | undefined {
-    return this.reason;
-  }
-
-  /** A request found the endpoint unreachable: paused until a probe connects. */
-  lost(why: string): void {
-    if (!this.trigger(`${this.url.origin} cannot be reached (${why})`)) return;
-    this.backoff.reset();
-    this.scheduleProbe();
-  }
-
-  /** The Log API answered 429: paused for its Retry-After. */
-  throttled(retryAfter: string | string[] | undefined): void {
-    const seconds = retryAfterSeconds(retryAfter);
-    if (!this.trigger(`the Log API answered 429 (too many requests); waiting ${seconds} s as it asked`)) return;
-    this.timer = this.ctx.scheduler.schedule(() => {
-      this.timer = undefined;
-      this.restore();
-    }, seconds * 1000);
-  }
-
-  close(): void {
-    this.closed = true;
-    this.timer?.unsubscribe();
-    this.probe?.destroy();
-  }
-
-  /** false when already triggered (or closed): the first cause holds until it is over. */
-  private trigger(why: string): boolean {
-    if (this.closed || this.reason !== undefined) return false;
-    this.reason = why;
-    this.ctx.logger.warn(`Offramp ${this.ctx.url}: ${why}; paused`);
-    this.ctx.trigger();
-    return true;
-  }
-
-  private restore(): void {
-    if (this.closed || this.reason === undefined) return;
-    this.ctx.logger.info(`Offramp ${this.ctx.url}: ${this.url.origin} can be sent to again; resumed`);
-    this.reason = undefined;
-    this.ctx.restore();
-  }
-
-  private scheduleProbe(): void {
-    this.timer = this.ctx.scheduler.schedule(() => {
-      this.timer = undefined;
-      if (!this.closed) this.dial();
-    }, this.backoff.next());
-  }
-
-  /** One probe: connected (TLS: handshake done) means reachable again; an error tries later. */
-  private dial(): void {
-    const { host, port, secure } = this;
-    const socket = secure ? tlsConnect({ host, port, servername: serverName(host), ca: this.ca }) : netConnect({ host, port });
-    this.probe = socket;
-    socket.setTimeout(CONNECT_TIMEOUT_MS, () => socket.destroy(new Error('connect timeout')));
-    socket.once(secure ? 'secureConnect' : 'connect', () => {
-      socket.destroy();
-      this.restore();
-    });
-    socket.once('error', () => {
-      if (!this.closed && this.reason !== undefined) this.scheduleProbe();
-    });
-    socket.once('close', () => {
-      if (this.probe === socket) this.probe = undefined;
-    });
-  }
+function endpointWatch(ctx: OfframpContext, url: URL, ca: string[] | undefined): PeerWatch<string> {
+  const secure = url.protocol === 'https:';
+  // an IPv6 literal without its brackets, for the probe's connect
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const port = Number(url.port || (secure ? 443 : 80));
+  const open = () => (secure ? tlsConnect({ host, port, servername: serverName(host), ca }) : netConnect({ host, port }));
+  return new PeerWatch<string>(ctx, {
+    backoff: new Backoff(100, 5000),
+    // connected (TLS: the handshake done) means reachable again
+    probe: () => connectProbe(open, secure ? 'secureConnect' : 'connect', CONNECT_TIMEOUT_MS),
+    paused: (why) => `${why}; paused`,
+    resumed: () => `${url.origin} can be sent to again; resumed`,
+  });
 }
 
 /** The sink of one logvendor offramp: one POST per event, refused at once while the endpoint watch holds the sends back. */
@@ -240,7 +163,8 @@ class LogvendorSink implements Sink {
   private readonly pool: Pool;
   private readonly path: string;
   private readonly headers: Record<string, string>;
-  private readonly watch: EndpointWatch;
+  /** down: why nothing is sent now */
+  private readonly watch: PeerWatch<string>;
 
   constructor(
     private readonly config: LogvendorConfig,
@@ -261,7 +185,7 @@ class LogvendorSink implements Sink {
       [keyHeader(config.license_key)]: config.license_key,
       'user-agent': 'eddy-logvendor',
     };
-    this.watch = new EndpointWatch(ctx, url, ca);
+    this.watch = endpointWatch(ctx, url, ca);
   }
 
   /** The wire format is always JSON, whatever the artefact's codec. */
@@ -273,7 +197,10 @@ class LogvendorSink implements Sink {
     const { down } = this.watch;
     if (down !== undefined) throw new Error(`not sent: ${down}`);
     const { status, answer, retryAfter } = await this.post(this.body(payloads, event));
-    if (status === 429) this.watch.throttled(retryAfter);
+    if (status === 429) {
+      const seconds = retryAfterSeconds(retryAfter);
+      this.watch.holdFor(`the Log API answered 429 (too many requests); waiting ${seconds} s as it asked`, seconds * 1000);
+    }
     if (status < 200 || status >= 300) {
       const text = answer.length > ERROR_TEXT_CHARS ? `${answer.slice(0, ERROR_TEXT_CHARS)}…` : answer;
       throw new Error(`the Log API answered ${status}${text.trim() === '' ? '' : `: ${text.trim()}`}`);
@@ -311,7 +238,7 @@ class LogvendorSink implements Sink {
       return { status: res.statusCode, retryAfter, answer: await res.body.text() };
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code ?? (err as { cause?: NodeJS.ErrnoException }).cause?.code;
-      if (code !== undefined && UNREACHABLE.has(code)) this.watch.lost(describe(err));
+      if (code !== undefined && UNREACHABLE.has(code)) this.watch.lost(`${this.url.origin} cannot be reached (${describe(err)})`);
       throw new Error(`cannot post to ${this.url.origin}: ${describe(err)}`);
     }
   }

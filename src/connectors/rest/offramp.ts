@@ -1,7 +1,8 @@
 import { Slots } from '../_shared/slots';
-import { connect, type Socket } from 'node:net';
+import { Backoff } from '../_shared/backoff';
+import { PeerWatch, connectProbe } from '../_shared/peer-watch';
+import { connect } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import type { Subscription } from '../../core/rx';
 import { Agent } from 'undici';
 import type { EddyEvent, Meta } from '../../core/event';
 import type { OfframpContext, OfframpType, Sink } from '../connector';
@@ -135,70 +136,14 @@ export const restOfframp: OfframpType<RestOfframpConfig> = {
  * of the lost peer, with back-off) reaches it again, or a request to it
  * succeeds.
  */
-class Reconnect {
-  /** the peer that could not be reached; undefined while every peer is reachable */
-  private down: Target | undefined;
-  private retryMs = FIRST_RETRY_MS;
-  private retry: Subscription | undefined;
-  private probe: Socket | undefined;
-  private closed = false;
-
-  constructor(private readonly ctx: OfframpContext) {}
-
-  /** A request to `t` failed with a connection error: pause the sources and start probing. */
-  lost(t: Target): void {
-    if (this.closed || this.down) return;
-    this.down = t;
-    this.retryMs = FIRST_RETRY_MS;
-    this.ctx.logger.warn(`Offramp ${this.ctx.url}: ${t.origin} cannot be reached; paused, retrying`);
-    this.ctx.trigger();
-    this.scheduleProbe();
-  }
-
-  /** A request to `origin` was answered: when it was the lost peer, the sources go on. */
-  answered(origin: string): void {
-    if (this.down !== undefined && this.down.origin === origin) this.back();
-  }
-
-  close(): void {
-    this.closed = true;
-    this.retry?.unsubscribe();
-    this.probe?.destroy();
-  }
-
-  private scheduleProbe(): void {
-    const wait = this.retryMs;
-    this.retryMs = Math.min(this.retryMs * 2, MAX_RETRY_MS);
-    this.retry = this.ctx.scheduler.schedule(() => this.dial(), wait);
-  }
-
-  /** One probe: connected means reachable again; an error or no answer within the longest back-off tries later. */
-  private dial(): void {
-    if (this.closed || !this.down) return;
-    const socket = (this.probe = connect({ host: this.down.host, port: this.down.port }));
-    socket.setTimeout(MAX_RETRY_MS);
-    socket.once('connect', () => {
-      socket.destroy();
-      this.back();
-    });
-    const failed = () => {
-      socket.destroy();
-      if (this.probe === socket) this.probe = undefined;
-      if (!this.closed && this.down) this.scheduleProbe();
-    };
-    socket.once('error', failed);
-    socket.once('timeout', failed);
-  }
-
-  private back(): void {
-    if (!this.down) return;
-    this.ctx.logger.info(`Offramp ${this.ctx.url}: ${this.down.origin} reachable again; resumed`);
-    this.down = undefined;
-    this.retry?.unsubscribe();
-    this.probe?.destroy();
-    this.probe = undefined;
-    this.ctx.restore();
-  }
+function reconnectWatch(ctx: OfframpContext): PeerWatch<Target> {
+  return new PeerWatch<Target>(ctx, {
+    backoff: new Backoff(FIRST_RETRY_MS, MAX_RETRY_MS),
+    // no answer within the longest back-off counts as none
+    probe: (t) => connectProbe(() => connect({ host: t.host, port: t.port }), 'connect', MAX_RETRY_MS),
+    paused: (t) => `${t.origin} cannot be reached; paused, retrying`,
+    resumed: (t) => `${t.origin} reachable again; resumed`,
+  });
 }
 
 /** What a request got back: the status and headers (`$response`), and the body when linked (unlinked it is read and dropped). */
@@ -223,7 +168,7 @@ class RestSink implements Sink {
   private readonly plans = new WeakMap<EddyEvent, Plan>();
   /** at most `concurrency` requests in flight, the rest wait in order */
   private readonly slots: Slots;
-  private readonly reconnect: Reconnect;
+  private readonly reconnect: PeerWatch<Target>;
 
   constructor(
     config: RestOfframpConfig,
@@ -239,7 +184,7 @@ class RestSink implements Sink {
     // one pool per origin, never more connections than requests may be in flight
     this.agent = new Agent({ connections: config.concurrency, pipelining: 1 });
     this.slots = new Slots(config.concurrency);
-    this.reconnect = new Reconnect(ctx);
+    this.reconnect = reconnectWatch(ctx);
   }
 
   codecFor(event: EddyEvent): string {
@@ -266,7 +211,8 @@ class RestSink implements Sink {
     }
     const started = performance.now();
     const answer = await this.request(p, body, event);
-    this.reconnect.answered(p.target.origin);
+    // an answer from the lost peer means it is back, before any probe finds out
+    if (this.reconnect.down?.origin === p.target.origin) this.reconnect.reached();
     const { response } = answer;
     if (response.status >= 400) throw this.failure(event, `${p.method} ${p.target.origin}${p.target.path} answered ${response.status}`, response);
     if (event.transactional) ctx.insight('ack', event, { time: performance.now() - started });
