@@ -20,6 +20,13 @@ interface PartitionTrack {
   /** the offset to commit next (one past the last of the settled prefix); undefined before the first */
   committable: number | undefined;
   dirty: boolean;
+  /**
+   * the highest offset handed over that still counts (-1: none): a message
+   * at or below it is in flight or acked already, so when the consumer reads
+   * it again (after a rejoin that kept the partition, or a restart) it is
+   * not handed over a second time. A seek lowers it below the sought offset.
+   */
+  delivered: number;
 }
 
 export interface Seek {
@@ -49,9 +56,20 @@ export interface CommitOffset {
  * and will be read again. Without `retry` a failed event counts as settled:
  * it is given up, and the committed position moves past it once everything
  * before it is settled too.
+ *
+ * A (re)join of the group keeps the partitions still assigned to this
+ * member, with their messages in flight: kafkajs reads them again from the
+ * committed offset, and what was handed over already (in flight, or acked
+ * and not committed yet) is skipped, so no event is delivered twice because
+ * of a rebalance. The partitions assigned elsewhere are dropped: another
+ * member reads them from the committed offset, and the late acks of their
+ * messages here must not commit (kafkajs would send such a commit, and the
+ * broker take it, over the new owner's).
  */
 export class CommitTracker {
   private readonly tracks = new Map<string, PartitionTrack>();
+  /** the partitions of the last (re)join; undefined before the first */
+  private assigned: Set<string> | undefined;
   /** the entries decoded and not settled yet, with the events made from them */
   private readonly settlements = new Settlements<Entry>((entry, outcome) => this.settle(entry, outcome));
   private unsettledCount = 0;
@@ -63,14 +81,19 @@ export class CommitTracker {
     return this.unsettledCount;
   }
 
-  /** A message is handed to the machinery. */
-  received(topic: string, partition: number, offset: number): Entry {
-    const key = `${topic}\0${partition}`;
+  /**
+   * A message was read. Returns its entry when it is to be handed to the
+   * machinery; undefined when it must not be: it was handed over already and
+   * still counts (read again after a rejoin or a restart), or its partition
+   * is not assigned to this member (a batch fetched before the rebalance).
+   */
+  received(topic: string, partition: number, offset: number): Entry | undefined {
+    const key = trackKey(topic, partition);
+    if (this.assigned && !this.assigned.has(key)) return undefined;
     let track = this.tracks.get(key);
-    if (!track) this.tracks.set(key, (track = { topic, partition, entries: [], head: 0, committable: undefined, dirty: false }));
-    const last = track.entries[track.entries.length - 1];
-    // read again (a seek or a restart of the client): what was tracked from there on no longer counts
-    if (last !== undefined && offset <= last.offset) this.dropFrom(track, offset);
+    if (!track) this.tracks.set(key, (track = { topic, partition, entries: [], head: 0, committable: undefined, dirty: false, delivered: -1 }));
+    if (offset <= track.delivered) return undefined;
+    track.delivered = offset;
     const entry: Entry = { offset, settled: false, stale: false, track };
     track.entries.push(entry);
     this.unsettledCount++;
@@ -95,10 +118,23 @@ export class CommitTracker {
     return entry && { topic: entry.track.topic, partition: entry.track.partition, offset: entry.offset };
   }
 
-  /** The group was rebalanced (or the client restarted): every partition is read again from its committed offset. */
-  reset(): void {
-    for (const track of this.tracks.values()) this.dropFrom(track, -1);
-    this.tracks.clear();
+  /**
+   * The group was (re)joined (a rebalance, or the client restarted) with
+   * this assignment, topic to partitions. Kept partitions keep their
+   * messages in flight, and their committable offset is committed again (a
+   * commit sent during the rebalance may have been refused); the others are
+   * forgotten.
+   */
+  rejoined(assignment: Readonly<Record<string, readonly number[]>>): void {
+    this.assigned = new Set(Object.entries(assignment).flatMap(([topic, partitions]) => partitions.map((p) => trackKey(topic, p))));
+    for (const [key, track] of this.tracks) {
+      if (this.assigned.has(key)) {
+        if (track.committable !== undefined) track.dirty = true;
+        continue;
+      }
+      this.dropFrom(track, -1);
+      this.tracks.delete(key);
+    }
   }
 
   /** The offsets that moved since the last call, to commit. */
@@ -129,9 +165,10 @@ export class CommitTracker {
     this.advance(entry.track);
   }
 
-  /** Drops the entries at `offset` and after: their events no longer count. */
+  /** Drops the entries at `offset` and after: their events no longer count, and they are handed over when read again. */
   private dropFrom(track: PartitionTrack, offset: number): void {
     const { entries } = track;
+    track.delivered = Math.min(track.delivered, offset - 1);
     let cut = entries.length;
     while (cut > track.head && entries[cut - 1].offset >= offset) cut--;
     for (let i = cut; i < entries.length; i++) {
@@ -161,4 +198,8 @@ export class CommitTracker {
       track.head = 0;
     }
   }
+}
+
+function trackKey(topic: string, partition: number): string {
+  return `${topic}\0${partition}`;
 }

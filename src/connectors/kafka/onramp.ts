@@ -71,7 +71,9 @@ export type KafkaOnrampConfig = Static<typeof configSchema>;
  * With false the events are transactional and an offset is committed only
  * once every message up to it has all its events acked (`CommitTracker`);
  * a fail seeks the partition back to the failed message
- * (`retry_failed_events`) or gives it up.
+ * (`retry_failed_events`) or gives it up. A rebalance that leaves a
+ * partition with this member does not hand its messages in flight over
+ * again when kafkajs reads them again from the committed offset.
  *
  * The brokers are reached in `create`: none answering fails the activation
  * after kafkajs's bounded retries. The group is joined when the frames are
@@ -315,17 +317,17 @@ class KafkaSource implements OnrampSource {
           if (payload.isStale()) break;
         }
         const message = messages[i];
+        last = message;
+        const entry = this.tracker?.received(topic, partition, Number(message.offset));
+        // read again after a rejoin: handed over before, and in flight or acked still (or no longer this member's partition)
+        if (this.tracker && !entry) continue;
         const frame: Frame = {
           stream,
           data: message.value ?? Buffer.alloc(0),
           originUri: prefix + message.offset,
           meta: { kafka: kafkaMeta(topic, partition, message) },
         };
-        if (this.tracker) {
-          const entry = this.tracker.received(topic, partition, Number(message.offset));
-          frame.done = (result) => this.decoded(entry, result.ids);
-        }
-        last = message;
+        if (entry) frame.done = (result) => this.decoded(entry, result.ids);
         subscriber.next(frame);
         // the window of unsettled messages is full: pause here, in the middle of the batch
         if (this.tracker && !this.full && this.tracker.unsettled >= UNSETTLED_LIMIT) this.settled();
@@ -404,11 +406,22 @@ class KafkaSource implements OnrampSource {
     }
   }
 
-  /** A (re)join: the partitions are read again from their committed offsets, so what was tracked no longer counts. */
+  /**
+   * A (re)join (a rebalance, or the client restarted): kafkajs reads the
+   * assigned partitions again from their committed offsets. The tracker keeps
+   * the messages in flight on the partitions this member still holds (a
+   * re-read skips them) and forgets the others.
+   */
   private joined(assignment: Record<string, number[]>): void {
     this.backoff.reset();
-    this.tracker?.reset();
-    if (this.tracker) this.settled();
+    if (this.tracker) {
+      this.tracker.rejoined(assignment);
+      this.ctx.logger.debug(`${this.who}: ${this.tracker.unsettled} messages in flight on the partitions kept; read again, they are skipped`);
+      // kafkajs drops a commit silently until its runner runs, which a restart's first join precedes: commit on the next turn
+      setImmediate(() => {
+        if (!this.closed) this.settled();
+      });
+    }
     const parts = Object.entries(assignment).map(([topic, partitions]) => `${topic} [${partitions.join(', ')}]`);
     this.ctx.logger.info(`${this.who}: joined the group; assigned ${parts.join(', ') || 'nothing'}`);
     if (this.consumerPaused) {

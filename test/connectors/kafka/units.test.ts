@@ -121,7 +121,7 @@ describe('kafka rdkafka_options', () => {
 describe('kafka commit on ack (CommitTracker)', () => {
   it('commits only the prefix of a partition whose events are all acked', () => {
     const t = new CommitTracker(true);
-    const [a, b, c] = [0, 1, 2].map((o) => t.received('t', 0, o));
+    const [a, b, c] = [0, 1, 2].map((o) => t.received('t', 0, o)!);
     t.decoded(a, ids(1));
     t.decoded(b, ids(2, 3)); // a message that made two events
     t.decoded(c, ids(4));
@@ -138,8 +138,8 @@ describe('kafka commit on ack (CommitTracker)', () => {
 
   it('keeps partitions apart, and settles at once a message that made no event (it went to err)', () => {
     const t = new CommitTracker(true);
-    const p0 = t.received('t', 0, 10);
-    const p1 = t.received('t', 1, 5);
+    const p0 = t.received('t', 0, 10)!;
+    const p1 = t.received('t', 1, 5)!;
     t.decoded(p0, ids());
     t.decoded(p1, ids(1));
     expect(t.takeCommits()).to.deep.equal([{ topic: 't', partition: 0, offset: '11' }]);
@@ -148,8 +148,8 @@ describe('kafka commit on ack (CommitTracker)', () => {
 
   it('does not commit past a message that is not decoded yet (held while paused)', () => {
     const t = new CommitTracker(true);
-    const a = t.received('t', 0, 0);
-    const b = t.received('t', 0, 1);
+    const a = t.received('t', 0, 0)!;
+    const b = t.received('t', 0, 1)!;
     t.decoded(b, ids(1));
     t.ack(1);
     expect(t.takeCommits()).to.deep.equal([]);
@@ -160,7 +160,7 @@ describe('kafka commit on ack (CommitTracker)', () => {
 
   it('on a fail with retry, says where to seek and forgets that message and those after it', () => {
     const t = new CommitTracker(true);
-    const entries = [0, 1, 2, 3].map((o) => t.received('t', 0, o));
+    const entries = [0, 1, 2, 3].map((o) => t.received('t', 0, o)!);
     entries.forEach((e, i) => t.decoded(e, ids(i + 1)));
     t.ack(1);
     expect(t.fail(2)).to.deep.equal({ topic: 't', partition: 0, offset: 1 });
@@ -170,7 +170,7 @@ describe('kafka commit on ack (CommitTracker)', () => {
     expect(t.fail(2), 'a second insight for the same event').to.equal(undefined);
     expect(t.takeCommits()).to.deep.equal([{ topic: 't', partition: 0, offset: '1' }]);
     // read again from offset 1
-    const again = [1, 2, 3].map((o) => t.received('t', 0, o));
+    const again = [1, 2, 3].map((o) => t.received('t', 0, o)!);
     again.forEach((e, i) => t.decoded(e, ids(10 + i)));
     [10, 11, 12].forEach((seq) => t.ack(seq));
     expect(t.takeCommits()).to.deep.equal([{ topic: 't', partition: 0, offset: '4' }]);
@@ -179,7 +179,7 @@ describe('kafka commit on ack (CommitTracker)', () => {
 
   it('on a fail without retry, gives the event up and commits past it', () => {
     const t = new CommitTracker(false);
-    const [a, b] = [0, 1].map((o) => t.received('t', 0, o));
+    const [a, b] = [0, 1].map((o) => t.received('t', 0, o)!);
     t.decoded(a, ids(1));
     t.decoded(b, ids(2));
     expect(t.fail(1)).to.equal(undefined);
@@ -187,26 +187,79 @@ describe('kafka commit on ack (CommitTracker)', () => {
     expect(t.takeCommits()).to.deep.equal([{ topic: 't', partition: 0, offset: '2' }]);
   });
 
-  it('forgets everything on a rebalance: late acks of the old assignment do not count', () => {
+  it('on a rejoin, forgets the partitions assigned elsewhere: their late acks do not commit, a stale batch of them is not handed over', () => {
     const t = new CommitTracker(true);
-    const a = t.received('t', 0, 0);
+    t.rejoined({ t: [0, 1] });
+    const a = t.received('t', 0, 0)!;
     t.decoded(a, ids(1));
-    t.reset();
+    const b = t.received('t', 1, 0)!;
+    t.rejoined({ t: [1] });
     t.ack(1);
-    expect(t.takeCommits()).to.deep.equal([]);
-    expect(t.unsettled).to.equal(0);
-    // an entry decoded after the reset (it was held) does not count either
-    const b = t.received('t', 0, 0);
-    t.reset();
+    // an entry decoded after the rejoin (it was held) does not count either
     t.decoded(b, ids(2));
     t.ack(2);
-    expect(t.takeCommits()).to.deep.equal([]);
+    expect(t.takeCommits(), 'only the kept partition commits').to.deep.equal([{ topic: 't', partition: 1, offset: '1' }]);
+    expect(t.received('t', 0, 1), 'a message of a partition now another member’s').to.equal(undefined);
+    expect(t.unsettled).to.equal(0);
+    // assigned again later: read from the committed offset, a new start
+    t.rejoined({ t: [0, 1] });
+    const again = t.received('t', 0, 0)!;
+    t.decoded(again, ids(3));
+    t.ack(3);
+    expect(t.takeCommits()).to.deep.equal([
+      { topic: 't', partition: 1, offset: '1' },
+      { topic: 't', partition: 0, offset: '1' },
+    ]);
+  });
+
+  it('on a rejoin that keeps a partition, skips what was handed over when it is read again, and commits its acks', () => {
+    const t = new CommitTracker(true);
+    t.rejoined({ t: [0] });
+    const first = [0, 1, 2, 3].map((o) => t.received('t', 0, o)!);
+    first.forEach((e, i) => t.decoded(e, ids(i + 1)));
+    t.ack(1);
+    t.ack(2);
+    expect(t.takeCommits()).to.deep.equal([{ topic: 't', partition: 0, offset: '2' }]);
+    // the commit of 2 was refused in the rebalance: the re-read starts at 0
+    t.rejoined({ t: [0] });
+    expect(
+      [0, 1, 2, 3].map((o) => t.received('t', 0, o)),
+      'acked, or in flight: not handed over again',
+    ).to.deep.equal([undefined, undefined, undefined, undefined]);
+    expect(t.takeCommits(), 'the committable offset is committed again after the rejoin').to.deep.equal([{ topic: 't', partition: 0, offset: '2' }]);
+    // normal delivery after the highest offset handed over; the kept in-flight ones commit when acked
+    const next = t.received('t', 0, 4)!;
+    t.decoded(next, ids(5));
+    [3, 4, 5].forEach((seq) => t.ack(seq));
+    expect(t.takeCommits()).to.deep.equal([{ topic: 't', partition: 0, offset: '5' }]);
+    expect(t.unsettled).to.equal(0);
+  });
+
+  it('a fail after a rejoin seeks back, and what the seek reads again is handed over (the skip stops below it)', () => {
+    const t = new CommitTracker(true);
+    t.rejoined({ t: [0] });
+    const first = [0, 1, 2, 3].map((o) => t.received('t', 0, o)!);
+    first.forEach((e, i) => t.decoded(e, ids(i + 1)));
+    t.ack(1);
+    t.rejoined({ t: [0] });
+    // the re-read from the committed offset (none: 0) has reached offset 1 when the event of offset 2 fails
+    expect(t.received('t', 0, 0)).to.equal(undefined);
+    expect(t.received('t', 0, 1)).to.equal(undefined);
+    expect(t.fail(3)).to.deep.equal({ topic: 't', partition: 0, offset: 2 });
+    // read from 2 again: 2 and 3 are handed over, once
+    const again = [2, 3].map((o) => t.received('t', 0, o));
+    expect(again.every((e) => e !== undefined)).to.equal(true);
+    again.forEach((e, i) => t.decoded(e!, ids(10 + i)));
+    [2, 10, 11].forEach((seq) => t.ack(seq));
+    t.ack(4); // the late ack of the dropped delivery of 3: no longer counts, and does no harm
+    expect(t.takeCommits()).to.deep.equal([{ topic: 't', partition: 0, offset: '4' }]);
+    expect(t.unsettled).to.equal(0);
   });
 
   it('keeps memory bounded: a long settled run leaves nothing behind', () => {
     const t = new CommitTracker(true);
     for (let o = 0; o < 50_000; o++) {
-      const e = t.received('t', 0, o);
+      const e = t.received('t', 0, o)!;
       t.decoded(e, ids(o + 1));
       t.ack(o + 1);
     }
