@@ -11,7 +11,7 @@
  * split does (an n of 0 is `[]`, a negative one all pieces), `replace(old,
  * new)` replaces at most as many occurrences as the string has code units
  * and a negative n none, and trim strips the 25 Unicode white-space code
- * units of its own list. test/cel/strings.test.ts compares both on random
+ * units of its own list. test/cel/compiled.test.ts compares both on random
  * strings.
  *
  * A call compiles when its argument count is one of the function's
@@ -83,7 +83,10 @@ function split(s: string, sep: string, n?: number): string[] {
  * left to right, not overlapping, searched in s (a replacement is never
  * searched again); without n at most s's length in code units. An empty
  * `old` matches at the start again after each insertion, so the result is
- * n copies of `new` before s.
+ * n copies of `new` before s. The interpreter inserts them one at a time,
+ * searching the whole string each time, so a huge n keeps it busy until
+ * the string outgrows what JavaScript allows ("Invalid string length") or,
+ * with an empty `new`, for n rounds; here both answers come at once.
  */
 function replace(s: string, old: string, repl: string, n?: number): string {
   const count = n === undefined ? s.length : n;
@@ -93,8 +96,8 @@ function replace(s: string, old: string, repl: string, n?: number): string {
     try {
       return repl.repeat(count) + s;
     } catch (err) {
-      // longer than a string can be: the interpreter decides (it builds the string one copy at a time)
-      if (err instanceof RangeError) v.bail('a replace result longer than a string can be');
+      // longer than a string can be: the interpreter's concatenation fails with the same RangeError, which it reports
+      if (err instanceof RangeError) throw new v.CelEvalError(err.message);
       throw err;
     }
   }
