@@ -475,7 +475,10 @@ function expression(): fc.Arbitrary<string> {
       fc.tuple(tie('e'), tie('e')).map(([x, y]) => `${x}[${y}]`),
       tie('e').map((x) => `size(${x})`),
       fc.tuple(tie('e'), fc.constantFrom('contains', 'startsWith', 'endsWith'), tie('e')).map(([x, m, y]) => `(${x}).${m}(${y})`),
-      fc.tuple(tie('e'), fc.constantFrom('lowerAscii', 'upperAscii', 'size')).map(([x, m]) => `(${x}).${m}()`),
+      fc.tuple(tie('e'), fc.constantFrom('lowerAscii', 'upperAscii', 'size', 'trim', 'join')).map(([x, m]) => `(${x}).${m}()`),
+      // the strings extension inside larger expressions (its own property, below, covers its arguments)
+      fc.tuple(tie('e'), fc.constantFrom('split', 'indexOf', 'lastIndexOf', 'charAt', 'substring', 'join'), tie('e')).map(([x, m, y]) => `(${x}).${m}(${y})`),
+      fc.tuple(tie('e'), tie('e'), tie('e')).map(([x, y, z]) => `(${x}).replace(${y}, ${z})`),
       // macros over any expression (mostly erring on non-lists), the element as `x`, the accumulator in reach of errors
       fc
         .tuple(tie('e'), fc.constantFrom('all', 'exists', 'exists_one', 'map', 'filter'), tie('e'))

@@ -19,9 +19,8 @@
  * (an int receiver, a double index, an int beyond 64 bits) is handed to the
  * interpreter (`bail`), which then gives its own answer or error.
  */
+import type { Compiled } from './compile';
 import * as v from './values';
-
-type Compiled = (a: { readonly event: unknown; readonly meta: unknown }) => unknown;
 
 /** What a parameter takes: a string, or an int (given to the function as a JS number, as the interpreter's Number(bigint)). */
 type Param = 'string' | 'int';
