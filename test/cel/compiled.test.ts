@@ -236,6 +236,71 @@ describe('compiled CEL', () => {
     }
   });
 
+  it('should compile the strings extension’s split, replace, substring, trim, join, indexOf, lastIndexOf and charAt', () => {
+    const ERR = { error: true };
+    // [expression, its value on `data`, or ERR]: indexes count UTF-16 code units, as the interpreter's do
+    const cases: Array<[string, unknown]> = [
+      ['event.msg.split(" ").size() > 3', true],
+      ['event.msg.split(" ", 2)', ['GET', '/api/v1']],
+      ['event.msg.split(" ", 1)', ['GET /api/v1 200 😀']],
+      ['event.msg.split(" ", 0)', []],
+      ['event.host.replace(".", "_")', 'web_example_org'],
+      ['event.host.replace(".", "_", 1)', 'web_example.org'],
+      ['event.path.substring(0, 5) == "/api/"', true],
+      ['event.path.substring(5)', 'v1'],
+      ['event.path.substring(3, 2)', ERR],
+      ['event.path.substring(0, 8)', ERR],
+      ['" \\t x y \\n\\u0085".trim()', 'x y'],
+      ['"\\uFEFF x".trim()', '\uFEFF x'],
+      ['event.tags.join()', 'ab'],
+      ['event.tags.join(", ")', 'a, b'],
+      ['[1, "a"].join()', ERR],
+      ['event.msg.indexOf("/")', 4],
+      ['event.msg.indexOf("/", 5)', 8],
+      ['event.msg.lastIndexOf("/")', 8],
+      ['event.msg.lastIndexOf("/", 7)', 4],
+      ['event.msg.indexOf("x", 99)', ERR],
+      ['event.msg.charAt(0)', 'G'],
+      ['event.msg.charAt(-1)', ERR],
+      ['"😀a".charAt(2)', 'a'],
+    ];
+    const data = { msg: 'GET /api/v1 200 😀', host: 'web.example.org', path: '/api/v1', tags: ['a', 'b'] };
+    for (const [src, want] of cases) {
+      expect(compileCel(src).compiled, `${src} is compiled`).to.equal(true);
+      const got = compiledOnly(src, data, {});
+      expect(got, `${src} runs compiled`).to.not.be.oneOf(['fallback', 'bail']);
+      if (want === ERR) expect(got, src).to.have.property('error');
+      else expect(got, src).to.deep.equal({ value: want });
+      expect(got, `${src}: the interpreter agrees`).to.deep.equal(interpreted(src, data, {}));
+    }
+    // an empty `old` with a huge n: what the interpreter reaches after n rounds (its string outgrows JavaScript's limit, or stays as it was)
+    expect(compiledOnly('"ab".replace("", "x", 9223372036854775807)', {}, {})).to.deep.equal({ error: 'Invalid string length' });
+    expect(compiledOnly('"ab".replace("", "", 9223372036854775807)', {}, {})).to.deep.equal({ value: 'ab' });
+    expect(interpreted('"ab".replace("", "x", 3)', {}, {})).to.deep.equal({ value: 'xxxab' });
+    // format and strings.quote are not compiled
+    expect(compileCel('"%d".format([1])').compiled).to.equal(false);
+    expect(compileCel('strings.quote("a")').compiled).to.equal(false);
+  });
+
+  it('should give the interpreter’s result and error message for the strings extension on random strings, separators and indexes', () => {
+    let compiledRuns = 0;
+    fc.assert(
+      fc.property(stringsCall(), stringsEvent(), (src, data) => {
+        const want = interpreted(src, data, {});
+        const alone = compiledOnly(src, data, {});
+        if (alone === 'fallback') throw new Error(`${src} is not compiled`);
+        if (alone !== 'bail') {
+          compiledRuns++;
+          expect(alone, `${src} on ${JSON.stringify(data, big)}`).to.deep.equal(want);
+        }
+        expect(engine(src, data, {}), `${src} on ${JSON.stringify(data, big)} (engine)`).to.deep.equal(want);
+      }),
+      { numRuns: 4000 },
+    );
+    // mostly strings and ints where the overloads want them: the comparison is not vacuous
+    expect(compiledRuns).to.be.greaterThan(2500);
+  });
+
   it('should give each evaluation of map and filter its own result list', () => {
     // the compiled step appends to the loop's accumulator in place: no evaluation may see another's list
     for (const src of ['event.n.filter(x, x > 0)', 'event.n.map(x, x * 10)', 'event.n.map(x, x > 1, x)', '[1, 2].map(y, event.n.filter(x, x > y))']) {
@@ -410,7 +475,10 @@ function expression(): fc.Arbitrary<string> {
       fc.tuple(tie('e'), tie('e')).map(([x, y]) => `${x}[${y}]`),
       tie('e').map((x) => `size(${x})`),
       fc.tuple(tie('e'), fc.constantFrom('contains', 'startsWith', 'endsWith'), tie('e')).map(([x, m, y]) => `(${x}).${m}(${y})`),
-      fc.tuple(tie('e'), fc.constantFrom('lowerAscii', 'upperAscii', 'size')).map(([x, m]) => `(${x}).${m}()`),
+      fc.tuple(tie('e'), fc.constantFrom('lowerAscii', 'upperAscii', 'size', 'trim', 'join')).map(([x, m]) => `(${x}).${m}()`),
+      // the strings extension inside larger expressions (its own property, below, covers its arguments)
+      fc.tuple(tie('e'), fc.constantFrom('split', 'indexOf', 'lastIndexOf', 'charAt', 'substring', 'join'), tie('e')).map(([x, m, y]) => `(${x}).${m}(${y})`),
+      fc.tuple(tie('e'), tie('e'), tie('e')).map(([x, y, z]) => `(${x}).replace(${y}, ${z})`),
       // macros over any expression (mostly erring on non-lists), the element as `x`, the accumulator in reach of errors
       fc
         .tuple(tie('e'), fc.constantFrom('all', 'exists', 'exists_one', 'map', 'filter'), tie('e'))
@@ -421,4 +489,68 @@ function expression(): fc.Arbitrary<string> {
     ),
   })).e;
   return fc.oneof(e, fc.constantFrom(...Object.values(ACCEPTANCE)));
+}
+
+/**
+ * Text for the strings extension: emoji (two UTF-16 code units each, so
+ * code-unit and code-point indexes differ), a lone surrogate, the separators,
+ * white space that JavaScript's trim and the interpreter's disagree on
+ * (U+0085, U+FEFF), runs of separators and separators at the ends.
+ */
+const PIECES = ['a', 'b', 'é', ' ', '  ', '.', '..', ',', '😀', '👍🏽', '\uD83D', '\t', '\n', '\u0085', '\uFEFF', '\u3000', '\u00A0', '$&'];
+
+function text(maxLength: number): fc.Arbitrary<string> {
+  return fc.array(fc.constantFrom(...PIECES), { maxLength }).map((p) => p.join(''));
+}
+
+/** An int argument: small ones around the strings' lengths, negative, past the end, beyond 2^32 and at the 64-bit edges. */
+function intArgument(): fc.Arbitrary<unknown> {
+  return fc.oneof(
+    { weight: 6, arbitrary: fc.integer({ min: -3, max: 14 }) },
+    fc.constantFrom(2 ** 32, 2 ** 32 + 1, 2 ** 32 - 1, -(2 ** 32), 9007199254740991, -9007199254740991),
+    fc.constantFrom(9223372036854775807n, -9223372036854775808n, 2n ** 53n + 1n),
+    // kinds no overload takes: the interpreter's error
+    fc.constantFrom(1.5, '1', null),
+  );
+}
+
+/** The receiver and arguments as event fields: mostly of the kinds the overloads take, sometimes not. */
+function stringsEvent(): fc.Arbitrary<Record<string, unknown>> {
+  const str = fc.oneof({ weight: 12, arbitrary: text(8) }, fc.constantFrom(7, null, ['a'], 2.5));
+  const sep = fc.oneof({ weight: 12, arbitrary: text(2) }, fc.constantFrom(1, null));
+  const list = fc.oneof({ weight: 8, arbitrary: fc.array(text(3), { maxLength: 4 }) }, fc.constantFrom(['a', 1], [null], 'ab', { a: 'b' }));
+  const small = fc.oneof({ weight: 6, arbitrary: fc.integer({ min: -3, max: 14 }) }, fc.constantFrom(1.5, '1', null));
+  return fc.record({ s: str, sep, rep: sep, i: intArgument(), j: intArgument(), n: intArgument(), k: small, l: list });
+}
+
+/** Every overload of the compiled strings-extension functions, over the fields of stringsEvent and some literals. */
+function stringsCall(): fc.Arbitrary<string> {
+  return fc.constantFrom(
+    'event.s.split(event.sep)',
+    'event.s.split(event.sep, event.n)',
+    'event.s.split(" ")',
+    'event.s.split(".", event.n)',
+    'event.s.split("")',
+    'event.s.split(" ").size() > 3',
+    'event.s.replace(event.sep, event.rep)',
+    // an empty `old` keeps the interpreter busy for n rounds: n is small here (k), a huge one is a fixed case
+    'event.s.replace(event.sep, event.rep, event.k)',
+    'event.s.replace(".", event.rep, event.n)',
+    'event.s.replace(".", "_")',
+    'event.s.replace("", event.rep)',
+    'event.s.replace("", event.rep, event.k)',
+    'event.s.substring(event.i)',
+    'event.s.substring(event.i, event.j)',
+    'event.s.substring(0, 5) == "/api/"',
+    'event.s.trim()',
+    'event.l.join()',
+    'event.l.join(event.sep)',
+    'event.s.indexOf(event.sep)',
+    'event.s.indexOf(event.sep, event.i)',
+    'event.s.lastIndexOf(event.sep)',
+    'event.s.lastIndexOf(event.sep, event.i)',
+    'event.s.charAt(event.i)',
+    'event.s.split(event.sep).join(event.rep)',
+    'event.s.trim().substring(event.i).indexOf(event.sep)',
+  );
 }

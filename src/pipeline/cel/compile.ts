@@ -13,16 +13,19 @@
  * indexing of lists and maps, `has()`, == != < <= > >=, `in` (list and map),
  * && || ! with CEL's error absorption, the ternary, + - * / % and unary -,
  * list and map literals, size, contains, startsWith, endsWith, lowerAscii,
- * upperAscii, matches (RE2), the conversions int, uint, double, string,
- * bool, bytes, dyn, and comprehensions, hence the macros all, exists,
- * exists_one, map (2 and 3 arguments) and filter.
+ * upperAscii, matches (RE2), the strings extension's split, replace,
+ * substring, trim, join, indexOf, lastIndexOf and charAt (strings.ts), the
+ * conversions int, uint, double, string, bool, bytes, dyn, and
+ * comprehensions, hence the macros all, exists, exists_one, map (2 and 3
+ * arguments) and filter.
  * `compileAst` returns undefined for anything else (timestamps and
- * durations, type(), other functions of the strings extension, two-variable
- * comprehensions, unknown variables…): that expression runs on the
- * interpreter, so behaviour never changes.
+ * durations, type(), format and strings.quote, two-variable comprehensions,
+ * unknown variables…): that expression runs on the interpreter, so
+ * behaviour never changes.
  */
 import type { parse } from '@bufbuild/cel';
 import { RE2JS } from '@bufbuild/re2';
+import { stringsExtension } from './strings';
 import * as v from './values';
 
 type Expr = ReturnType<typeof parse>['expr'];
@@ -249,6 +252,8 @@ const STRING_ARITY: Record<string, number> = { contains: 1, startsWith: 1, endsW
 function method(fn: string, target: Compiled, args: Compiled[]): Compiled {
   if (fn === 'size' && args.length === 0) return (a) => v.size(target(a));
   if (fn === 'matches' && args.length === 1) return matches(target, args[0]);
+  const extension = stringsExtension(fn, target, args, unsupported);
+  if (extension !== undefined) return extension;
   const impl = STRING_METHODS[fn];
   if (impl === undefined || STRING_ARITY[fn] !== args.length) return unsupported(`method ${fn}/${args.length}`);
   if (args.length === 0) return (a) => impl(v.asString(fn, target(a)), []);
