@@ -25,22 +25,13 @@
  */
 import type { parse } from '@bufbuild/cel';
 import { RE2JS } from '@bufbuild/re2';
+import type { Activation, Compiled } from './compiled';
 import { stringsExtension } from './strings';
 import * as v from './values';
 
 type Expr = ReturnType<typeof parse>['expr'];
 
-/** The variables an expression reads: the event's data and meta as they are. */
-export interface Activation {
-  readonly event: unknown;
-  readonly meta: unknown;
-  /** other declared variables (`compileAst`'s `variables`), by name */
-  readonly vars?: Readonly<Record<string, unknown>>;
-  /** the variables of the enclosing comprehensions, by the slot their scope gave them */
-  readonly slots?: unknown[];
-}
-
-export type Compiled = (a: Activation) => unknown;
+export type { Activation, Compiled } from './compiled';
 
 class Unsupported extends Error {}
 

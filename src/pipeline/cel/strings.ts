@@ -19,7 +19,7 @@
  * (an int receiver, a double index, an int beyond 64 bits) is handed to the
  * interpreter (`bail`), which then gives its own answer or error.
  */
-import type { Compiled } from './compile';
+import type { Compiled } from './compiled';
 import * as v from './values';
 
 /** What a parameter takes: a string, or an int (given to the function as a JS number, as the interpreter's Number(bigint)). */
