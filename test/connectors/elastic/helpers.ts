@@ -2,11 +2,12 @@ import { createServer as createHttpServer, request as httpRequest, type Server }
 import type { AddressInfo, Socket } from 'node:net';
 import { Subject } from 'rxjs';
 import { Client } from '@elastic/elasticsearch';
-import type { Frame, OnrampType } from '../../../src/connectors/connector';
+import type { Frame } from '../../../src/connectors/connector';
 import type { EddyEvent, Meta } from '../../../src/core/event';
 import { createLogger } from '../../../src/core/logger';
 import { Registries } from '../../../src/runtime/registries';
 import { Runtime } from '../../../src/runtime/runtime';
+import { feedOnramp } from '../../helpers/feed-onramp';
 import { requireService, type ServiceAddress } from '../../helpers/services';
 
 /** A test source: the test pushes each event's data and meta; the acks and fails that come back are kept (by event seq). */
@@ -14,20 +15,6 @@ export interface Feed {
   push(value: unknown, meta?: Meta): void;
   acks: number[];
   fails: number[];
-}
-
-function feedOnramp(feed: { frames: Subject<Frame>; acks: number[]; fails: number[] }): OnrampType {
-  return {
-    name: 'feed',
-    defaultCodec: 'json',
-    configSchema: { type: 'object', additionalProperties: false, properties: {} },
-    create: () => ({
-      frames: feed.frames,
-      transactional: true,
-      onAck: (id) => void feed.acks.push(id.seq),
-      onFail: (id) => void feed.fails.push(id.seq),
-    }),
-  };
 }
 
 export interface ElasticFlow {
@@ -53,7 +40,7 @@ export async function startElasticFlow(spec: ElasticFlowSpec): Promise<ElasticFl
   const frames = new Subject<Frame>();
   const feed = { frames, acks: [] as number[], fails: [] as number[] };
   const registries = Registries.withBuiltins();
-  registries.onramps.register('feed', feedOnramp(feed));
+  registries.onramps.register('feed', feedOnramp(frames, { ack: (id) => feed.acks.push(id.seq), fail: (id) => feed.fails.push(id.seq) }));
   const runtime = new Runtime({ registries, logger: createLogger('silent') });
   await runtime.start();
   const nodes = spec.nodes ?? [{ id: 'pass', type: 'passthrough' }];

@@ -112,6 +112,17 @@ function producer(peer: Peer, topic: string) {
     );
 }
 
+/** A new two-partition topic with {n: 0..3} in each partition, and a holding flow of a new group reading it. */
+async function fourInEachOfTwo(peer: Peer, broker: string, name: string) {
+  const topic = unique(name);
+  const group = unique('g');
+  await peer.createTopic(topic, 2);
+  const produce = producer(peer, topic);
+  await produce(0, 0, 4);
+  await produce(1, 0, 4);
+  return { topic, group, produce, flow: await holdingFlow(broker, topic, group) };
+}
+
 describe('kafka onramp (against the real broker): a rebalance with events in flight', function () {
   this.timeout(90000);
   let broker: string;
@@ -131,14 +142,7 @@ describe('kafka onramp (against the real broker): a rebalance with events in fli
   });
 
   it('does not hand over again what it kept, commits nothing of what it gave up, and ends with the end offsets committed', async () => {
-    const topic = unique('rejoin');
-    const group = unique('g');
-    await peer.createTopic(topic, 2);
-    const produce = producer(peer, topic);
-    await produce(0, 0, 4);
-    await produce(1, 0, 4);
-
-    const flow = await holdingFlow(broker, topic, group);
+    const { topic, group, produce, flow } = await fourInEachOfTwo(peer, broker, 'rejoin');
     runtime = flow.runtime;
     const { received, ack, of, lines } = flow;
     await eventually(() => received.length === 8, 30000, 'eight events, none acked');
@@ -209,13 +213,7 @@ describe('kafka onramp: the client restarts (its broker restarted, a private Kaf
   });
 
   it('keeps its partitions: what it handed over is not handed over again, and what was acked meanwhile is committed after the rejoin', async () => {
-    const topic = unique('restart-rejoin');
-    const group = unique('g');
-    await peer!.createTopic(topic, 2);
-    const produce = producer(peer!, topic);
-    await produce(0, 0, 4);
-    await produce(1, 0, 4);
-    const flow = await holdingFlow(broker, topic, group);
+    const { topic, group, produce, flow } = await fourInEachOfTwo(peer!, broker, 'restart-rejoin');
     runtime = flow.runtime;
     const { received, ack, of, lines } = flow;
     await eventually(() => received.length === 8, 30000, 'eight events, none acked');

@@ -9,11 +9,12 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Subject } from 'rxjs';
-import type { Frame, OnrampType } from '../../../src/connectors/connector';
+import type { Frame } from '../../../src/connectors/connector';
 import type { Meta } from '../../../src/core/event';
 import { createLogger, type Logger } from '../../../src/core/logger';
 import { Registries } from '../../../src/runtime/registries';
 import { Runtime } from '../../../src/runtime/runtime';
+import { feedOnramp } from '../../helpers/feed-onramp';
 import { eventually } from '../../helpers/runtime';
 import { privateServiceLeftOut, SERVICES_SCRIPT, skipWithout } from '../../helpers/services';
 import { freePort } from '../net-helpers';
@@ -188,20 +189,6 @@ export interface Feed {
   fails: { seq: number; error: string }[];
 }
 
-function feedOnramp(feed: Feed & { frames: Subject<Frame> }): OnrampType {
-  return {
-    name: 'feed',
-    defaultCodec: 'json',
-    configSchema: { type: 'object', additionalProperties: false, properties: {} },
-    create: () => ({
-      frames: feed.frames,
-      transactional: true,
-      onAck: (id) => void feed.acks.push(id.seq),
-      onFail: (id, insight) => void feed.fails.push({ seq: id.seq, error: errorText((insight.meta as { error?: unknown } | undefined)?.error) }),
-    }),
-  };
-}
-
 export interface FeedFlow {
   runtime: Runtime;
   feed: Feed;
@@ -224,7 +211,13 @@ export async function feedToOfframp(
     push: (value: unknown, meta?: Meta) => frames.next({ stream: 0, value, meta, originUri: 'svc-feed://test' }),
   };
   const registries = Registries.withBuiltins();
-  registries.onramps.register('feed', feedOnramp(feed));
+  registries.onramps.register(
+    'feed',
+    feedOnramp(feed.frames, {
+      ack: (id) => feed.acks.push(id.seq),
+      fail: (id, insight) => feed.fails.push({ seq: id.seq, error: errorText((insight.meta as { error?: unknown } | undefined)?.error) }),
+    }),
+  );
   const runtime = new Runtime({ registries, logger });
   await runtime.start();
   runtime.publish('onramp', { id: 'src', type: 'feed', config: {} });
