@@ -1,6 +1,6 @@
 import { readYamlFile } from './yaml-file';
 import { EddyError, conflict, invalid } from '../core/errors';
-import type { Runtime } from '../runtime/runtime';
+import type { BindingRequest, Runtime } from '../runtime/runtime';
 import type { Kind } from '../runtime/urls';
 import { SECTIONS, addDeclarations, canonical, emptyDeclared, mappingTarget, mappingValues, type ConfigFile, type Declared } from './declared';
 
@@ -30,6 +30,19 @@ export async function readConfigFile(path: string): Promise<ConfigFile> {
  * and the field.
  */
 export async function loadConfigFile(runtime: Runtime, path: string, journal: Undo[] = [], declared: Declared = emptyDeclared()): Promise<Declared> {
+  const mappings = await publishConfigFile(runtime, path, journal, declared);
+  await activateMappings(runtime, mappings, journal);
+  return declared;
+}
+
+/** A mapping of a config file, to activate once every file is published. */
+interface Mapping {
+  readonly where: string;
+  readonly request: BindingRequest;
+}
+
+/** Publishes the artefacts of one file and returns its mappings, not yet activated. */
+async function publishConfigFile(runtime: Runtime, path: string, journal: Undo[], declared: Declared): Promise<Mapping[]> {
   const config = await readConfigFile(path);
   for (const kind of SECTIONS) {
     for (const [i, artefact] of (config[kind] ?? []).entries()) {
@@ -41,8 +54,9 @@ export async function loadConfigFile(runtime: Runtime, path: string, journal: Un
       });
     }
   }
+  const mappings: Mapping[] = [];
   for (const [key, params] of Object.entries(config.mapping ?? {})) {
-    await withContext(`${path}: mapping '${key}'`, async () => {
+    await withContext(`${path}: mapping '${key}'`, () => {
       const { binding, instance } = mappingTarget(key);
       const values = mappingValues(params);
       // kept from a previous run (--data-dir): the same mapping is already running; another one is an error
@@ -51,13 +65,26 @@ export async function loadConfigFile(runtime: Runtime, path: string, journal: Un
         if (canonical(stored.params) === canonical(values)) return;
         throw conflict(`already running with other parameters ${JSON.stringify(stored.params)} (kept in the data dir); deactivate it first (DELETE ${key})`);
       }
-      await runtime.activate('binding', binding, instance, values);
-      journal.push(() => runtime.deactivate('binding', binding, instance));
+      mappings.push({ where: `${path}: mapping '${key}'`, request: { binding, instance, params: values } });
     });
   }
   // what it declared, from the same parse, for a later reload to compare with (reload.ts)
   addDeclarations(declared, path, config);
-  return declared;
+  return mappings;
+}
+
+/**
+ * Activates the mappings as one activation: each is checked first (its
+ * file and key named in the message), then all open together, so no file
+ * offramp of one mapping truncates its file before every part of every
+ * other has opened.
+ */
+async function activateMappings(runtime: Runtime, mappings: readonly Mapping[], journal: Undo[]): Promise<void> {
+  for (const m of mappings) await withContext(m.where, () => runtime.checkActivation(m.request));
+  if (mappings.length === 0) return;
+  const where = mappings.length === 1 ? mappings[0].where : `${[...new Set(mappings.map((m) => m.where.split(': mapping ')[0]))].join(', ')}: mappings`;
+  await withContext(where, async () => void (await runtime.activateBindings(mappings.map((m) => m.request))));
+  for (const { request } of mappings) journal.push(() => runtime.deactivate('binding', request.binding, request.instance));
 }
 
 /** Takes back one change a config file made. */
@@ -73,7 +100,10 @@ export async function loadConfigFiles(runtime: Runtime, paths: string[]): Promis
   const journal: Undo[] = [];
   const declared = emptyDeclared();
   try {
-    for (const path of paths) await loadConfigFile(runtime, path, journal, declared);
+    // every file published before any mapping opens: a mistake in the last file touches nothing of the first
+    const mappings: Mapping[] = [];
+    for (const path of paths) mappings.push(...(await publishConfigFile(runtime, path, journal, declared)));
+    await activateMappings(runtime, mappings, journal);
     return declared;
   } catch (err) {
     for (const undo of journal.reverse())

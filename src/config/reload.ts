@@ -17,10 +17,10 @@
  *   activated over the REST API) is refused the same way: the reload would
  *   have to stop what it does not own.
  */
-import { EddyError, conflict } from '../core/errors';
+import { EddyError, conflict, notFound } from '../core/errors';
 import type { Logger } from '../core/logger';
 import type { Runtime } from '../runtime/runtime';
-import type { BindingArtefact } from '../runtime/artefacts';
+import type { Artefact, BindingArtefact } from '../runtime/artefacts';
 import { instanceUrl, parseLinkUrl, type Kind } from '../runtime/urls';
 import { withContext, readConfigFile } from './load';
 import { addDeclarations, canonical, emptyDeclared, type Declared, type DeclaredArtefact, type DeclaredMapping } from './declared';
@@ -121,9 +121,10 @@ export function catchUp(runtime: Runtime, plan: ReloadPlan, after: Declared): Re
  * the reload does not stop itself.
  */
 export function checkReload(runtime: Runtime, plan: ReloadPlan): void {
+  const publishing = new Map<string, Artefact>();
   for (const d of plan.publish) {
     try {
-      runtime.repository.validate(d.kind, d.artefact);
+      publishing.set(`${d.kind}/${d.id}`, runtime.repository.validate(d.kind, d.artefact));
     } catch (err) {
       if (err instanceof EddyError) throw new EddyError(err.code, `${d.file}: ${d.kind} '${d.id}': ${err.message}`);
       throw err;
@@ -140,6 +141,22 @@ export function checkReload(runtime: Runtime, plan: ReloadPlan): void {
         const end = parseLinkUrl(url, 'source', 'reload');
         stopping.add(instanceUrl(end.kind, end.artefact, end.instance));
       }
+    }
+  }
+  // every mapping to activate links ports that exist, with the artefacts as they will be: a refused link stops nothing
+  const unpublishing = new Set(plan.unpublish.map((d) => `${d.kind}/${d.id}`));
+  const artefactAfter = (kind: Kind, id: string): Artefact => {
+    const next = publishing.get(`${kind}/${id}`);
+    if (next) return next;
+    if (unpublishing.has(`${kind}/${id}`)) throw notFound(`${kind} '${id}' not found`);
+    return runtime.repository.get(kind, id);
+  };
+  for (const m of plan.activate) {
+    try {
+      runtime.checkActivation({ binding: m.binding, instance: m.instance, params: m.params }, artefactAfter);
+    } catch (err) {
+      if (err instanceof EddyError) throw new EddyError(err.code, `${m.file}: mapping '${m.key}': ${err.message}`);
+      throw err;
     }
   }
   for (const d of plan.unpublish) {

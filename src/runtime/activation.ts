@@ -6,11 +6,26 @@ import type { TapHub } from './observe/tap';
 import type { Artefact, BindingArtefact, OfframpArtefact, OnrampArtefact, PipelineArtefact } from './artefacts';
 import type { BindingInstance, InstanceRecord, Live, LiveInstances } from './live';
 import { stopInstances } from './shutdown';
-import { type LinkWiring, type ResolvedLink, resolveLinks } from './wiring';
+import { type LinkWiring, type ResolvedLink, checkLinks, resolveLinks } from './wiring';
 import { type InstancePort, type Kind, instanceUrl } from './urls';
 
 /** The system pipeline that takes the metrics events; it reports none of its own. */
 export const METRICS_PIPELINE = '/pipeline/system::metrics/system';
+
+/** One binding instance to activate: `POST /binding/{binding}/{instance}` with `params`. */
+export interface BindingRequest {
+  readonly binding: string;
+  readonly instance: string;
+  readonly params: Record<string, string>;
+}
+
+/** A binding request that passed every check: its links resolved, its live record not yet filled. */
+interface PlannedBinding {
+  readonly request: BindingRequest;
+  readonly url: string;
+  readonly links: ResolvedLink[];
+  readonly binding: BindingInstance;
+}
 
 /** What activation works with: the runtime's parts it reads and fills. */
 export interface ActivationParts {
@@ -56,6 +71,7 @@ export class Activation {
 
   /** Activates one instance (see `Runtime.activate`); `activating` names what it uses until it ends, either way. */
   async activate(kind: Kind, artefactId: string, instanceId: string, params: Record<string, string>): Promise<Artefact> {
+    if (kind === 'binding') return (await this.activateBindings([{ binding: artefactId, instance: instanceId, params }]))[0];
     try {
       if (this.parts.shuttingDown()) throw conflict('the runtime is shutting down');
       const artefact = this.parts.repository.get(kind, artefactId);
@@ -63,12 +79,61 @@ export class Activation {
       const url = instanceUrl(kind, artefactId, instanceId);
       if (this.parts.instances.has(url)) throw conflict(`instance ${url} is already running`);
       this.activating.add(`${kind}/${artefactId}`);
-      if (kind === 'binding') return await this.activateBinding(url, artefactId, instanceId, artefact as BindingArtefact, params);
       await this.activateDirect({ kind, artefact: artefactId, instance: instanceId, port: 'in' }, url);
       return artefact;
     } finally {
       this.activating.clear();
     }
+  }
+
+  /**
+   * Activates several binding instances all or nothing (a config file's
+   * mappings; one for `POST /binding/{id}/{instance}`). Every check runs
+   * before anything opens (`plan`: the ids, the links, the ports of each
+   * end); then every part of every binding opens, pipelines first, then
+   * offramps, then onramps; then the offramps commit (a file offramp
+   * truncates its file only now, once nothing can fail for want of a part);
+   * then the links connect, sinks first and onramps last, so nothing flows
+   * before its sinks are in place. A failure anywhere closes what opened
+   * and leaves nothing running.
+   */
+  async activateBindings(requests: readonly BindingRequest[]): Promise<Artefact[]> {
+    try {
+      const planned = requests.map((r) => this.plan(r, requests));
+      for (const p of planned) for (const { src, dsts } of p.links) for (const end of [src, ...dsts]) this.activating.add(`${end.at.kind}/${end.at.artefact}`);
+      try {
+        await this.openAll(planned);
+      } catch (err) {
+        // awaited, so the answer comes once everything it opened is closed again (a kv lock, a file handle)
+        for (const p of [...planned].reverse()) await this.teardownBinding(p.url, p.binding);
+        throw err;
+      }
+      for (const p of planned) {
+        this.parts.instances.add({
+          url: p.url,
+          kind: 'binding',
+          artefactId: p.request.binding,
+          instanceId: p.request.instance,
+          live: { kind: 'binding', binding: p.binding },
+          users: new Set(['direct']),
+          data: p.binding.resolved,
+        });
+      }
+      return planned.map((p) => p.binding.resolved);
+    } finally {
+      this.activating.clear();
+    }
+  }
+
+  /**
+   * What `activateBindings` would refuse before opening anything, without
+   * opening anything: for a config reload, with the artefacts it is about
+   * to publish in `artefact`.
+   */
+  check(request: BindingRequest, artefact: (kind: Kind, id: string) => Artefact = (k, id) => this.parts.repository.get(k, id)): void {
+    checkInstanceId(request.instance);
+    const binding = artefact('binding', request.binding) as BindingArtefact;
+    checkLinks(resolveLinks(binding, { ...request.params, instance: request.instance }), artefact);
   }
 
   /** Deactivates an instance and every instance only it kept alive. */
@@ -103,56 +168,39 @@ export class Activation {
     this.parts.instances.pipeline(url)?.start();
   }
 
-  /**
-   * Resolves the binding's links with the parameters, deploys the pipelines,
-   * then the offramps and onramps, then commits the offramps (two-phase: a
-   * file is truncated only once every part has opened), then connects them,
-   * onramps last so nothing flows before its sinks are in place. A failure
-   * undoes what it did and leaves nothing running.
-   */
-  private async activateBinding(
-    url: string,
-    artefactId: string,
-    instanceId: string,
-    artefact: BindingArtefact,
-    params: Record<string, string>,
-  ): Promise<Artefact> {
-    const links = resolveLinks(artefact, { ...params, instance: instanceId });
-    for (const { src, dsts } of links) for (const end of [src, ...dsts]) this.activating.add(`${end.at.kind}/${end.at.artefact}`);
+  /** Every check of one binding activation that needs nothing opened; throws the first refusal. */
+  private plan(request: BindingRequest, all: readonly BindingRequest[]): PlannedBinding {
+    if (this.parts.shuttingDown()) throw conflict('the runtime is shutting down');
+    const artefact = this.parts.repository.get('binding', request.binding) as BindingArtefact;
+    checkInstanceId(request.instance);
+    const url = instanceUrl('binding', request.binding, request.instance);
+    if (this.parts.instances.has(url)) throw conflict(`instance ${url} is already running`);
+    if (all.filter((r) => r.binding === request.binding && r.instance === request.instance).length > 1) throw conflict(`instance ${url} is asked for twice`);
+    const links = resolveLinks(artefact, { ...request.params, instance: request.instance });
+    checkLinks(links, (kind, id) => this.parts.repository.get(kind, id));
     const binding: BindingInstance = { resolved: { ...artefact, links: {} }, sourceDisconnects: [], disconnects: [], uses: new Set() };
     for (const { src, dsts } of links) binding.resolved.links[src.raw] = dsts.map((d) => d.raw);
-    try {
-      await this.deployAndConnect(url, links, binding);
-    } catch (err) {
-      // awaited, so the answer comes once everything it opened is closed again (a kv lock, a file handle)
-      await this.teardownBinding(url, binding);
-      throw err;
-    }
-    this.parts.instances.add({
-      url,
-      kind: 'binding',
-      artefactId,
-      instanceId,
-      live: { kind: 'binding', binding },
-      users: new Set(['direct']),
-      data: binding.resolved,
-    });
-    return binding.resolved;
+    return { request, url, links, binding };
   }
 
-  private async deployAndConnect(url: string, links: ResolvedLink[], binding: BindingInstance): Promise<void> {
-    const ends = links.flatMap(({ src, dsts }) => [src.at, ...dsts.map((d) => d.at)]);
+  /** Opens every part of the planned bindings, commits the offramps, then connects, as `activateBindings` says. */
+  private async openAll(planned: readonly PlannedBinding[]): Promise<void> {
     for (const kind of ['pipeline', 'offramp', 'onramp'] as const) {
-      for (const end of ends.filter((e) => e.kind === kind)) binding.uses.add(await this.ensure(end, url));
+      for (const { url, links, binding } of planned) {
+        const ends = links.flatMap(({ src, dsts }) => [src.at, ...dsts.map((d) => d.at)]);
+        for (const end of ends.filter((e) => e.kind === kind)) binding.uses.add(await this.ensure(end, url));
+      }
     }
     // every part opened: only now do the sinks take effect (a file offramp truncates its file here)
-    for (const used of binding.uses) await this.commit(used);
+    for (const { binding } of planned) for (const used of binding.uses) await this.commit(used);
     // sinks first; then the pipelines start (a WAL may replay at once); then the sources
     const fromOnramp = (l: ResolvedLink) => l.src.at.kind === 'onramp';
     const { wiring, instances } = this.parts;
-    for (const { src, dsts } of links.filter((l) => !fromOnramp(l))) for (const dst of dsts) binding.disconnects.push(wiring.connect(src.at, dst.at));
-    for (const used of binding.uses) instances.pipeline(used)?.start();
-    for (const { src, dsts } of links.filter(fromOnramp)) for (const dst of dsts) binding.sourceDisconnects.push(wiring.connect(src.at, dst.at));
+    for (const { links, binding } of planned)
+      for (const { src, dsts } of links.filter((l) => !fromOnramp(l))) for (const dst of dsts) binding.disconnects.push(wiring.connect(src.at, dst.at));
+    for (const { binding } of planned) for (const used of binding.uses) instances.pipeline(used)?.start();
+    for (const { links, binding } of planned)
+      for (const { src, dsts } of links.filter(fromOnramp)) for (const dst of dsts) binding.sourceDisconnects.push(wiring.connect(src.at, dst.at));
   }
 
   /** Creates the instance unless it runs already, and records `user` as keeping it alive. */

@@ -18,7 +18,7 @@ import type { RuntimeStore } from './store';
 import type { PublishPolicy } from './policy';
 import { LiveInstances } from './live';
 import { LinkWiring } from './wiring';
-import { Activation, METRICS_PIPELINE } from './activation';
+import { Activation, METRICS_PIPELINE, type BindingRequest } from './activation';
 import { Persistence } from './persistence';
 import { stopInstances } from './shutdown';
 import { MetricsReporter } from './observe/metrics';
@@ -27,6 +27,7 @@ import { observeInstance, type ObservedInstance } from './observe/observe';
 import { type Health, health, instanceHealth } from './observe/health';
 
 export type { Health, InstanceHealth } from './observe/health';
+export type { BindingRequest } from './activation';
 
 export interface ExitRequest {
   code: number;
@@ -216,6 +217,31 @@ export class Runtime {
       await this.persistence.now((store) => store.putInstance(stored));
       return artefact;
     });
+  }
+
+  /**
+   * Activates several binding instances all or nothing, as one activation
+   * (a config file's mappings): every check of every one runs before any
+   * part opens, and no offramp commits (truncates a file) before every part
+   * of every one has opened. A failure leaves none of them running.
+   */
+  activateBindings(requests: readonly BindingRequest[]): Promise<Artefact[]> {
+    return this.persistence.exclusive(async () => {
+      const artefacts = await this.activation.activateBindings(requests);
+      for (const r of requests)
+        await this.persistence.now((store) => store.putInstance({ kind: 'binding', artefact: r.binding, instance: r.instance, params: r.params }));
+      return artefacts;
+    });
+  }
+
+  /**
+   * Throws what activating the binding instance would be refused for before
+   * anything opened (ids, links, ports), without opening anything;
+   * `artefact` looks artefacts up (the repository's by default: a reload
+   * passes the ones it is about to publish).
+   */
+  checkActivation(request: BindingRequest, artefact?: (kind: Kind, id: string) => Artefact): void {
+    this.activation.check(request, artefact);
   }
 
   /** Deactivates an instance and every instance only it kept alive. */

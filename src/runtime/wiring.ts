@@ -1,6 +1,7 @@
 import { invalid } from '../core/errors';
+import { buildGraph } from '../pipeline/graph';
 import type { PipelineRuntime } from '../pipeline/pipeline';
-import type { BindingArtefact } from './artefacts';
+import type { Artefact, BindingArtefact, PipelineArtefact } from './artefacts';
 import type { LiveInstances } from './live';
 import { SharedLinks } from './shared-links';
 import { type InstancePort, instanceUrl, parseLinkUrl, substitute } from './urls';
@@ -19,6 +20,70 @@ export function resolveLinks(binding: BindingArtefact, params: Record<string, st
     return { raw: url, at: parseLinkUrl(url, side, where) };
   };
   return Object.entries(binding.links).map(([src, dsts]) => ({ src: end(src, 'source'), dsts: dsts.map((d) => end(d, 'destination')) }));
+}
+
+/** The interface ports of a pipeline: what a link may name at its inputs and outputs. */
+export interface PipelinePorts {
+  readonly inputs: readonly string[];
+  readonly outputs: readonly string[];
+}
+
+/**
+ * Checks every link of a binding before anything opens: each end names a
+ * published artefact, the kinds may be linked, and each port exists on its
+ * end (a pipeline's from its interface, read from the artefact). The same
+ * check runs again when a link is wired, on the live instances; here it
+ * makes activation all-or-nothing before any side effect: a binding naming
+ * a port that does not exist is refused before a file is truncated or a
+ * port is bound (docs/concepts.md#activation).
+ */
+export function checkLinks(links: readonly ResolvedLink[], artefact: (kind: InstancePort['kind'], id: string) => Artefact): void {
+  const ports = new Map<string, PipelinePorts>();
+  const pipelinePorts = (at: InstancePort): PipelinePorts => {
+    let known = ports.get(at.artefact);
+    if (!known) ports.set(at.artefact, (known = buildGraph(artefact('pipeline', at.artefact) as PipelineArtefact)));
+    return known;
+  };
+  for (const { src, dsts } of links) {
+    artefact(src.at.kind, src.at.artefact);
+    for (const dst of dsts) {
+      artefact(dst.at.kind, dst.at.artefact);
+      checkLink(src.at, dst.at, pipelinePorts);
+    }
+  }
+}
+
+/** Throws the 400 that says why `src -> dst` cannot be wired: kinds that do not link, or a port its end does not have. */
+function checkLink(src: InstancePort, dst: InstancePort, pipelinePorts: (at: InstancePort) => PipelinePorts): void {
+  const where = `link ${linkKey(src, dst)}`;
+  const input = (at: InstancePort) => {
+    const { inputs } = pipelinePorts(at);
+    if (!inputs.includes(at.port)) throw invalid(`${where}: pipeline has no input '${at.port}' (inputs: ${inputs.join(', ')})`);
+  };
+  const output = (at: InstancePort) => {
+    const { outputs } = pipelinePorts(at);
+    if (!outputs.includes(at.port)) throw invalid(`${where}: pipeline has no output '${at.port}' (outputs: ${outputs.join(', ')})`);
+  };
+  const pair = `${src.kind}>${dst.kind}`;
+  if (pair === 'onramp>pipeline') {
+    if (src.port !== 'out' && src.port !== 'err') throw invalid(`${where}: an onramp has ports out and err`);
+    input(dst);
+  } else if (pair === 'pipeline>offramp') {
+    if (dst.port !== 'in') throw invalid(`${where}: an offramp receives on port in`);
+    output(src);
+  } else if (pair === 'pipeline>pipeline') {
+    output(src);
+    input(dst);
+  } else if (pair === 'pipeline>onramp') {
+    output(src);
+  } else if (pair === 'offramp>pipeline') {
+    // an offramp's output ports (err, a linked offramp's replies) are made when first linked
+    input(dst);
+  } else {
+    throw invalid(
+      `${where}: ${article(src.kind)} cannot be linked to ${article(dst.kind)}: a pipeline goes between them (system::passthrough passes events on unchanged)`,
+    );
+  }
 }
 
 /**
@@ -49,12 +114,14 @@ export class LinkWiring {
 
   /** Wires one link and returns how to undo it. */
   private wire(src: InstancePort, dst: InstancePort): () => void {
-    const where = `link ${linkKey(src, dst)}`;
     const from = this.instances.get(instanceUrl(src.kind, src.artefact, src.instance))!.live;
     const to = this.instances.get(instanceUrl(dst.kind, dst.artefact, dst.instance))!.live;
+    checkLink(src, dst, (at) => {
+      const live = (at === src ? from : to) as { kind: 'pipeline'; pipeline: PipelineRuntime };
+      return { inputs: [...live.pipeline.inputs.keys()], outputs: [...live.pipeline.outputs.keys()] };
+    });
     if (from.kind === 'onramp' && to.kind === 'pipeline') {
-      if (src.port !== 'out' && src.port !== 'err') throw invalid(`${where}: an onramp has ports out and err`);
-      const input = pipelineInput(to.pipeline, dst.port, where);
+      const input = to.pipeline.input(dst.port);
       const stream = src.port === 'out' ? from.onramp.out$ : from.onramp.err$;
       to.pipeline.addSource(from.onramp.runtime);
       if (src.port === 'err') from.onramp.noteErrConnected();
@@ -65,8 +132,7 @@ export class LinkWiring {
       };
     }
     if (from.kind === 'pipeline' && to.kind === 'offramp') {
-      if (dst.port !== 'in') throw invalid(`${where}: an offramp receives on port in`);
-      const output = pipelineOutput(from.pipeline, src.port, where);
+      const output = from.pipeline.output(src.port);
       const sub = output.subscribe(to.offramp.connect(from.pipeline));
       return () => {
         sub.unsubscribe();
@@ -74,8 +140,8 @@ export class LinkWiring {
       };
     }
     if (from.kind === 'pipeline' && to.kind === 'pipeline') {
-      const output = pipelineOutput(from.pipeline, src.port, where);
-      const sub = output.subscribe(pipelineInput(to.pipeline, dst.port, where));
+      const output = from.pipeline.output(src.port);
+      const sub = output.subscribe(to.pipeline.input(dst.port));
       to.pipeline.addSource(from.pipeline);
       return () => {
         sub.unsubscribe();
@@ -83,12 +149,12 @@ export class LinkWiring {
       };
     }
     if (from.kind === 'pipeline' && to.kind === 'onramp') {
-      const output = pipelineOutput(from.pipeline, src.port, where);
+      const output = from.pipeline.output(src.port);
       const sub = output.subscribe((event) => to.onramp.runtime.reply(event));
       return () => sub.unsubscribe();
     }
     if (from.kind === 'offramp' && to.kind === 'pipeline') {
-      const sub = from.offramp.output(src.port).subscribe(pipelineInput(to.pipeline, dst.port, where));
+      const sub = from.offramp.output(src.port).subscribe(to.pipeline.input(dst.port));
       // the pipeline's acks and fails come back to the offramp: a dead letter's settle its source (dead-letters.ts)
       to.pipeline.addSource(from.offramp);
       return () => {
@@ -96,9 +162,7 @@ export class LinkWiring {
         to.pipeline.removeSource(from.offramp);
       };
     }
-    throw invalid(
-      `${where}: ${article(src.kind)} cannot be linked to ${article(dst.kind)}: a pipeline goes between them (system::passthrough passes events on unchanged)`,
-    );
+    throw new Error(`${linkKey(src, dst)}: checkLink let an unknown pair through`);
   }
 }
 
@@ -110,14 +174,4 @@ function linkKey(src: InstancePort, dst: InstancePort): string {
 /** `an onramp`, `a pipeline`: for messages. */
 function article(kind: string): string {
   return `${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind}`;
-}
-
-function pipelineInput(p: PipelineRuntime, port: string, where: string) {
-  if (!p.inputs.has(port)) throw invalid(`${where}: pipeline has no input '${port}' (inputs: ${[...p.inputs.keys()].join(', ')})`);
-  return p.input(port);
-}
-
-function pipelineOutput(p: PipelineRuntime, port: string, where: string) {
-  if (!p.outputs.has(port)) throw invalid(`${where}: pipeline has no output '${port}' (outputs: ${[...p.outputs.keys()].join(', ')})`);
-  return p.output(port);
 }

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '../../src/core/logger';
@@ -220,6 +221,61 @@ describe('activation over REST: a failed activation leaves nothing behind', () =
     const onDir = await call(rt.base, 'POST', '/offramp/dir/one', { accept: 'application/json' });
     expect(onDir.status).to.equal(400);
     expect((onDir.body as { error: string }).error).to.match(/^offramp 'dir' \(file\) cannot start: file offramp: cannot open .*: EISDIR/);
+  });
+
+  it('a link naming a pipeline output that does not exist answers 400 before any offramp opens: the files keep their data', async () => {
+    const { kept, fresh } = await publishFanOut();
+    const links = { ...fanOut(['kept', 'fresh']).links, '/pipeline/relay/{instance}/dupz': ['/offramp/kept/{instance}/in'] };
+    await publishAll(rt.base, [['binding', { id: 'fan', links }]]);
+    const reply = await call(rt.base, 'POST', '/binding/fan/one', { accept: 'application/json' });
+    expect(reply.status, reply.text).to.equal(400);
+    expect((reply.body as { error: string }).error).to.equal(
+      "link /pipeline/relay/one/dupz -> /offramp/kept/one/in: pipeline has no output 'dupz' (outputs: out, err)",
+    );
+    expect(readFileSync(kept, 'utf8')).to.equal('precious\n');
+    expect(existsSync(fresh)).to.equal(false);
+    expect(await userInstances(rt.base)).to.deep.equal([]);
+  });
+
+  for (const [what, link, error] of [
+    ['a pipeline input', ['/onramp/reader/{instance}/out', '/pipeline/relay/{instance}/inz'], "pipeline has no input 'inz' (inputs: in)"],
+    ['an onramp port', ['/onramp/reader/{instance}/errz', '/pipeline/relay/{instance}/in'], 'an onramp has ports out and err'],
+    ['an offramp port', ['/pipeline/relay/{instance}/out', '/offramp/kept/{instance}/inn'], 'an offramp receives on port in'],
+    ['a kind pair', ['/onramp/reader/{instance}/out', '/offramp/kept/{instance}/in'], 'an onramp cannot be linked to an offramp'],
+    ['an artefact', ['/pipeline/relay/{instance}/out', '/offramp/nosuch/{instance}/in'], "offramp 'nosuch' not found"],
+  ] as const) {
+    it(`a link naming ${what} that cannot be wired answers before anything opens: the files keep their data`, async () => {
+      const { kept, fresh } = await publishFanOut();
+      const links = { ...fanOut(['kept', 'fresh']).links, [link[0]]: [link[1]] };
+      await publishAll(rt.base, [['binding', { id: 'fan', links }]]);
+      const reply = await call(rt.base, 'POST', '/binding/fan/one', { accept: 'application/json' });
+      expect(reply.status, reply.text).to.be.oneOf([400, 404]);
+      expect((reply.body as { error: string }).error).to.include(error);
+      expect(readFileSync(kept, 'utf8')).to.equal('precious\n');
+      expect(existsSync(fresh)).to.equal(false);
+      expect(await userInstances(rt.base)).to.deep.equal([]);
+    });
+  }
+
+  it('a port already in use fails the activation after the offramps opened: the files keep their data', async () => {
+    const { kept, fresh } = await publishFanOut();
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (taken.address() as AddressInfo).port;
+      await publishAll(rt.base, [
+        ['onramp', { id: 'web', type: 'rest', config: { host: '127.0.0.1', port } }],
+        ['binding', { id: 'fan', links: { ...fanOut(['kept', 'fresh']).links, '/onramp/web/{instance}/out': ['/pipeline/relay/{instance}/in'] } }],
+      ]);
+      const reply = await call(rt.base, 'POST', '/binding/fan/one', { accept: 'application/json' });
+      expect(reply.status, reply.text).to.equal(400);
+      expect((reply.body as { error: string }).error).to.match(/^onramp 'web' \(rest\) cannot start: .*EADDRINUSE/);
+    } finally {
+      taken.close();
+    }
+    expect(readFileSync(kept, 'utf8')).to.equal('precious\n');
+    expect(existsSync(fresh)).to.equal(false);
+    expect(await userInstances(rt.base)).to.deep.equal([]);
   });
 
   it('a kv offramp of a failed activation removes the store directory it made', async () => {
