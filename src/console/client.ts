@@ -23,6 +23,10 @@ export interface InstanceStatus {
   reason?: string | null;
   breaker: 'open' | 'closed' | null;
   ports: PortStatus[];
+  /** pipelines: per node, events in, out per linked port, dropped per reason */
+  nodes?: { node: string; type: string; in: number; out: Record<string, number>; dropped: Record<string, number> }[];
+  /** pipelines: events dropped at an interface output no binding links */
+  dropped?: Record<string, number>;
 }
 
 export interface PortStatus {

@@ -39,7 +39,28 @@ export function renderStatus(status: Status, api: string): string {
           [...status.instances].sort((a, b) => instancePath(a).localeCompare(instancePath(b))).map(instanceRow),
         ),
     );
+  const nodes = pipelineNodeRows(status.instances);
+  if (nodes.length > 0) parts.push('\nPIPELINE NODES\n' + table(['PIPELINE', 'NODE', 'IN', 'OUT (port events)', 'DROPPED (reason events)'], nodes));
   return parts.join('');
+}
+
+/**
+ * One row per pipeline node: what reached it, what left on each linked
+ * port, and what it dropped and acked (a filter, a port no link takes), so
+ * every event is accounted for; an interface output no binding links is
+ * the row of node `-`.
+ */
+function pipelineNodeRows(instances: InstanceStatus[]): string[][] {
+  const counts = (c: Record<string, number>) =>
+    Object.entries(c)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ') || '-';
+  const rows: string[][] = [];
+  for (const instance of [...instances].sort((a, b) => instancePath(a).localeCompare(instancePath(b)))) {
+    for (const n of instance.nodes ?? []) rows.push([instancePath(instance), n.node, String(n.in), counts(n.out), counts(n.dropped)]);
+    if (instance.dropped && Object.keys(instance.dropped).length > 0) rows.push([instancePath(instance), '-', '-', '-', counts(instance.dropped)]);
+  }
+  return rows;
 }
 
 function instanceRow(instance: InstanceStatus): string[] {

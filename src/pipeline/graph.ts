@@ -91,3 +91,23 @@ function topologicalOrder(nodes: string[], edges: Edge[]): string[] {
   }
   return order;
 }
+
+/**
+ * Refuses a link from a port its node does not have (`once/dupes` for
+ * generic::dedupe's `duplicate`): events there would go nowhere. `ports`
+ * gives a node's ports besides `out`, or undefined when it may emit on
+ * any port (or, for a type that does not say, before the node exists).
+ */
+export function checkNodePorts(p: PipelineArtefact, ports: (nodeId: string) => readonly string[] | undefined): void {
+  for (const key of Object.keys(p.links)) {
+    const [id, port] = key.split('/');
+    const node = p.nodes.find((n) => n.id === id);
+    if (node === undefined || port === undefined || port === 'out') continue;
+    const known = ports(id);
+    if (known !== undefined && !known.includes(port)) {
+      throw invalid(
+        `links.${key}: node '${id}' (${node.type}) has no output port '${port}' (ports: ${['out', ...known.filter((k) => k !== 'out')].join(', ')})`,
+      );
+    }
+  }
+}

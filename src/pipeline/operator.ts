@@ -15,6 +15,13 @@ export interface OperatorContext {
   readonly scheduler: SchedulerLike;
   /** raise an insight towards the sources, such as trigger or restore */
   insight(insight: Insight): void;
+  /**
+   * The event is dropped by a rule of the node's config (`filter`: a
+   * runtime::cel filter said false): the pipeline counts it per node and
+   * rule and acks it to its source, so a source that waits for acks (kafka
+   * commits on ack) goes on. Absent where no pipeline runs the node (a test).
+   */
+  drop?(event: EddyEvent, rule: string): void;
   /** for what has no event to go with it (a lookup table that failed to reload); silent when absent */
   readonly logger?: Logger;
 }
@@ -58,6 +65,14 @@ export interface OperatorType<C = Record<string, unknown>> {
    * event with spread keeps its data.
    */
   readonly forwardsUnchanged?: boolean;
+  /**
+   * The ports a node of this type emits on besides `out`, from its config
+   * alone (`duplicate`, `err`; a roundrobin's outputs): a link from any
+   * other port is refused when the pipeline is published. Undefined from the
+   * function: any port (a route computed from each event). A type without
+   * it is checked when its node is created, against the node's `ports`.
+   */
+  outputPorts?(config: C): readonly string[] | undefined;
   /** extra checks at publish time (such as compiling an expression); throw `invalid(...)` */
   validate?(config: C, nodeId: string): void;
 }

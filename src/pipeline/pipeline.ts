@@ -4,7 +4,8 @@ import type { Logger } from '../core/logger';
 import type { TypeRegistry } from '../core/registry';
 import type { ContraflowTarget } from '../contraflow/contraflow';
 import type { OperatorNode, OperatorType } from './operator';
-import { Endpoint, PipelineArtefact, buildGraph } from './graph';
+import { Endpoint, PipelineArtefact, buildGraph, checkNodePorts } from './graph';
+import { DropLog, type NodeStats } from './accounting';
 // the hot path's Subject (no allocation per event); it lives with the ramp machinery it is shared with
 import { FastSubject } from '../core/fast-subject';
 import { ownData } from '../core/lazy-event';
@@ -19,6 +20,8 @@ export interface PipelineContext {
 
 interface CompiledNode {
   readonly id: string;
+  /** the operator type's name */
+  readonly type: string;
   readonly node: OperatorNode | null;
   /** all emissions, port-tagged (ported operators) */
   readonly tagged$: Observable<PortEvent> | null;
@@ -46,6 +49,7 @@ export class PipelineRuntime implements ContraflowTarget {
   private readonly subscription = new Subscription();
   private readonly graph: ReturnType<typeof buildGraph>;
   private readonly feeding: (to: (e: Endpoint) => boolean) => Observable<EddyEvent>;
+  private readonly drops: DropLog;
   private started = false;
 
   constructor(
@@ -54,7 +58,9 @@ export class PipelineRuntime implements ContraflowTarget {
   ) {
     const graph = buildGraph(artefact);
     for (const name of graph.inputs) this.inputs.set(name, new FastSubject<EddyEvent>());
-    for (const name of graph.outputs) this.outputs.set(name, new FastSubject<EddyEvent>());
+    this.drops = new DropLog(ctx.url, ctx.logger, ctx.scheduler);
+    // an output no binding links drops what reaches it: counted, logged and acked like an unlinked node port
+    for (const name of graph.outputs) this.outputs.set(name, new OutputSubject((e) => this.dropAt('', `unlinked:${name}`, e, this.nodes.length - 1)));
 
     const compiled = new Map<string, CompiledNode>();
     // Counting happens in the subject that already multicasts each input and
@@ -92,6 +98,8 @@ export class PipelineRuntime implements ContraflowTarget {
       return streams.length === 1 ? streams[0] : merge(...streams);
     };
 
+    /** each node's ports besides `out`, from its type (or the node a type made, when the type does not say) */
+    const ports = new Map<string, readonly string[] | undefined>();
     for (const id of graph.order) {
       const spec = artefact.nodes.find((n) => n.id === id)!;
       const type = ctx.operators.get(spec.type, `nodes.${id}.type`);
@@ -104,17 +112,21 @@ export class PipelineRuntime implements ContraflowTarget {
         logger: ctx.logger,
         // an operator's own insight starts at the nodes before it, as if it came from downstream of them
         insight: (insight) => this.runContraflow(insight, position - 1),
+        drop: (event, rule) => this.dropAt(id, rule, event, position - 1),
       });
+      ports.set(id, type.outputPorts?.(spec.config ?? {}) ?? (typeof made === 'function' ? [] : made.ports));
       const fed$ = feeding((to) => to.kind === 'node' && to.id === id);
       // an operator that may read data gets events whose data is an own property, safe to spread
       const input$ = type.forwardsUnchanged ? fed$ : fed$.pipe(map(ownData));
       const node: CompiledNode =
         typeof made === 'function'
-          ? { id, node: null, tagged$: null, out$: made(input$).pipe(edgesFromNode(id, 'out') > 0 ? countedShare(id, 'out') : fastShare()) }
-          : { id, node: made, tagged$: made.apply(input$).pipe(fastShare<PortEvent>()), out$: null };
+          ? { id, type: spec.type, node: null, tagged$: null, out$: made(input$).pipe(edgesFromNode(id, 'out') > 0 ? countedShare(id, 'out') : fastShare()) }
+          : { id, type: spec.type, node: made, tagged$: made.apply(input$).pipe(fastShare<PortEvent>()), out$: null };
       compiled.set(id, node);
       this.nodes.push(node);
     }
+    // a type that did not say its ports at publish is held to what its node says now, before anything runs
+    checkNodePorts(artefact, (id) => ports.get(id));
     this.graph = graph;
     this.feeding = feeding;
   }
@@ -134,14 +146,16 @@ export class PipelineRuntime implements ContraflowTarget {
     }
     // Keep every node running even when none of its ports is linked, so
     // stateful operators (batch timers, the WAL) behave the same either way.
-    for (const node of this.nodes) {
-      const all$: Observable<unknown> = node.out$ ?? node.tagged$!;
-      // what a node emits on a port no link takes (a window's `late`, a cel `err`) is counted, not lost unseen:
-      // the pipeline metrics report it under direction `unlinked`
-      const next = node.tagged$ ? this.unlinkedCounter(node.id) : undefined;
-      this.subscription.add(
-        all$.subscribe({ next, error: (err) => ctx.logger.error(`Pipeline ${ctx.url} node ${node.id} failed: ${(err as Error).message}`) }),
-      );
+    for (const [position, node] of this.nodes.entries()) {
+      // what a node emits on a port no link takes (a window's `late`, a cel `err`) is not lost unseen:
+      // counted (direction `unlinked`), logged, and acked to its source (docs/delivery.md#events-no-link-takes)
+      const unlinked = this.unlinked(node.id, position);
+      const error = (err: unknown) => ctx.logger.error(`Pipeline ${ctx.url} node ${node.id} failed: ${(err as Error).message}`);
+      if (node.tagged$) this.subscription.add(node.tagged$.subscribe({ next: (pe) => unlinked(pe.port, pe.event), error }));
+      else {
+        const linked = this.graph.edges.some((e) => e.from.kind === 'node' && e.from.id === node.id);
+        this.subscription.add(node.out$!.subscribe({ next: linked ? undefined : (e) => unlinked('out', e), error }));
+      }
     }
   }
 
@@ -162,18 +176,11 @@ export class PipelineRuntime implements ContraflowTarget {
    */
   portCounts(): { port: string; direction: 'in' | 'out'; events: number }[] {
     const { edges } = this.graph;
-    const keyOf = (from: Endpoint) => (from.kind === 'input' ? `in|output|${from.name}` : from.kind === 'node' ? `${from.id}|output|${from.port}` : '');
-    const same = (a: Endpoint, b: Endpoint) => keyOf(a) === keyOf(b);
-    /** events that left `from`: its count is one per edge leaving it */
-    const eventsFrom = (from: Endpoint) => {
-      const weight = edges.filter((e) => same(e.from, from)).length;
-      return weight === 0 ? 0 : (this.counts.get(keyOf(from))?.count ?? 0) / weight;
-    };
     const ports: { port: string; direction: 'in' | 'out'; events: number }[] = [];
-    for (const name of this.graph.inputs) ports.push({ port: name, direction: 'in', events: eventsFrom({ kind: 'input', name }) });
+    for (const name of this.graph.inputs) ports.push({ port: name, direction: 'in', events: this.eventsFrom({ kind: 'input', name }) });
     for (const name of this.graph.outputs) {
       const feeding = edges.filter((e) => e.to.kind === 'output' && e.to.name === name);
-      ports.push({ port: name, direction: 'out', events: feeding.reduce((sum, e) => sum + eventsFrom(e.from), 0) });
+      ports.push({ port: name, direction: 'out', events: feeding.reduce((sum, e) => sum + this.eventsFrom(e.from), 0) });
     }
     return ports;
   }
@@ -242,17 +249,60 @@ export class PipelineRuntime implements ContraflowTarget {
     for (const source of this.sources) source.contraflow(insight);
   }
 
-  /** Counts a ported node's emissions on the ports no link takes. */
-  private unlinkedCounter(id: string): ((value: unknown) => void) | undefined {
+  /** What to do with a node's emission on a port: nothing when a link takes it; else drop it as `unlinked:<port>`. */
+  private unlinked(id: string, position: number): (port: string, event: EddyEvent) => void {
     const linked = new Set(this.graph.edges.flatMap((e) => (e.from.kind === 'node' && e.from.id === id ? [e.from.port] : [])));
-    const counters = new Map<string, { count: number }>();
-    return (value) => {
-      const { port } = value as PortEvent;
-      if (linked.has(port)) return;
-      let counter = counters.get(port);
-      if (!counter) counters.set(port, (counter = this.counter(id, 'unlinked', port)));
-      counter.count++;
+    return (port, event) => {
+      if (!linked.has(port)) this.dropAt(id, `unlinked:${port}`, event, position);
     };
+  }
+
+  /**
+   * An event dropped at a node (`''`: an interface output no binding
+   * links) for `reason`: counted, logged (DropLog), and acked to its
+   * source, back through the nodes up to `position`: it was handled, as
+   * the config says (a filter), or as it failed to say (a port left
+   * unlinked), and a source that waits for acks (kafka commits) goes on.
+   */
+  private dropAt(node: string, reason: string, event: EddyEvent, position: number): void {
+    const [direction, port] = reason.startsWith('unlinked:') ? ['unlinked', reason.slice(9)] : ['dropped', reason];
+    this.counter(node === '' ? 'out' : node, direction, port).count++;
+    this.drops.note(node, reason, event);
+    if (event.transactional) this.runContraflow({ kind: 'ack', event, from: node === '' ? this.ctx.url : `${this.ctx.url}/${node}` }, position);
+  }
+
+  /** Events that left an input or a node port, from the edge-weighted counts (one per edge leaving it). */
+  private eventsFrom(from: Endpoint): number {
+    const key = portKey(from);
+    const weight = this.graph.edges.filter((e) => portKey(e.from) === key).length;
+    return weight === 0 ? 0 : (this.counts.get(key)?.count ?? 0) / weight;
+  }
+
+  /** Per node: events in, out on each linked port, and dropped by reason (see `NodeStats`). */
+  nodeStats(): NodeStats[] {
+    return this.nodes.map(({ id, type }) => {
+      const feeding = this.graph.edges.filter((e) => e.to.kind === 'node' && e.to.id === id);
+      const out: Record<string, number> = {};
+      for (const e of this.graph.edges) if (e.from.kind === 'node' && e.from.id === id) out[e.from.port] = this.eventsFrom(e.from);
+      const dropped: Record<string, number> = {};
+      for (const [key, { count }] of this.counts) {
+        const [node, direction, port] = key.split('|');
+        if (node !== id) continue;
+        if (direction === 'unlinked') dropped[`unlinked:${port}`] = count;
+        if (direction === 'dropped') dropped[port] = count;
+      }
+      return { node: id, type, in: feeding.reduce((sum, e) => sum + this.eventsFrom(e.from), 0), out, dropped };
+    });
+  }
+
+  /** Events dropped at an interface output no binding links, by `unlinked:<output>`. */
+  unwiredDrops(): Record<string, number> {
+    const dropped: Record<string, number> = {};
+    for (const name of this.outputs.keys()) {
+      const count = this.counts.get(`out|unlinked|${name}`)?.count;
+      if (count) dropped[`unlinked:${name}`] = count;
+    }
+    return dropped;
   }
 
   private counter(node: string, direction: string, port: string): { count: number } {
@@ -260,6 +310,27 @@ export class PipelineRuntime implements ContraflowTarget {
     let counter = this.counts.get(key);
     if (!counter) this.counts.set(key, (counter = { count: 0 }));
     return counter;
+  }
+}
+
+/** The `counts` key of the events leaving an input or a node port (`in|output|<input>`, `<node>|output|<port>`). */
+function portKey(from: Endpoint): string {
+  return from.kind === 'input' ? `in|output|${from.name}` : from.kind === 'node' ? `${from.id}|output|${from.port}` : '';
+}
+
+/**
+ * An interface output: what reaches it while no binding links it (nothing
+ * observes it) is handed to `unwired` (dropped, counted, logged, acked)
+ * instead of vanishing.
+ */
+class OutputSubject extends FastSubject<EddyEvent> {
+  constructor(private readonly unwired: (event: EddyEvent) => void) {
+    super();
+  }
+
+  override next(value: EddyEvent): void {
+    if (!this.observed && !this.isStopped) this.unwired(value);
+    else super.next(value);
   }
 }
 

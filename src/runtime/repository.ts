@@ -1,6 +1,6 @@
 import { conflict, invalid, notFound } from '../core/errors';
 import { artefactSchemas, SchemaValidator } from '../schema/artefacts';
-import { buildGraph } from '../pipeline/graph';
+import { buildGraph, checkNodePorts } from '../pipeline/graph';
 import { hasSecrets, redactSecrets, secretPaths } from '../schema/secrets';
 import type { JsonSchema } from '../schema/json-schema';
 import { processorConfig, processorName, type ProcessorSpec } from '../processors/processor';
@@ -175,11 +175,15 @@ export class Repository {
 
   private validatePipeline(p: PipelineArtefact): void {
     buildGraph(p);
+    const ports = new Map<string, readonly string[] | undefined>();
     for (const [i, node] of p.nodes.entries()) {
       const where = `nodes[${i}]`;
       const config = this.operatorConfig(node.type, node.config, where);
-      this.registries.operators.get(node.type).validate?.(config, node.id);
+      const type = this.registries.operators.get(node.type);
+      type.validate?.(config, node.id);
+      ports.set(node.id, type.outputPorts?.(config));
     }
+    checkNodePorts(p, (id) => ports.get(id));
   }
 
   private validateRamp(r: RampArtefact, kind: 'onramp' | 'offramp'): void {

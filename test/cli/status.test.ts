@@ -44,6 +44,11 @@ describe('eddy status', function () {
     expect(lines.find((l) => l.startsWith('/onramp/ticker/main'))).to.match(/^\/onramp\/ticker\/main\s+running\s+closed\s+out\(out\) \d+\/0, err\(out\) 0\/0$/);
     expect(lines.find((l) => l.startsWith('/pipeline/system::passthrough/main'))).to.match(/\sin\(in\) [1-9]\d*\/0, out\(out\) [1-9]\d*\/0/);
     expect(lines.find((l) => l.startsWith('/binding/ticks/main'))).to.match(/^\/binding\/ticks\/main\s+running\s+-\s+-$/);
+    // every event accounted for: what reached each node, what left it, and what was dropped where (the binding links no pipeline output)
+    const nodes = lines.slice(lines.indexOf('PIPELINE NODES'));
+    expect(nodes[1]).to.match(/^PIPELINE\s+NODE\s+IN\s+OUT \(port events\)\s+DROPPED \(reason events\)$/);
+    expect(nodes.find((l) => /^\/pipeline\/system::passthrough\/main\s+passthrough\s/.test(l))).to.match(/\s[1-9]\d*\s+out [1-9]\d*\s+-$/);
+    expect(nodes.find((l) => /^\/pipeline\/system::passthrough\/main\s+-\s/.test(l))).to.match(/\s-\s+-\s+unlinked:out [1-9]\d*$/);
   });
 
   it('--json prints the API status document', async () => {

@@ -6,6 +6,7 @@ import { loadConfigFiles } from '../../src/config/load';
 import { ConfigReloader } from '../../src/config/reload';
 import { createLogger } from '../../src/core/logger';
 import { Runtime } from '../../src/runtime/runtime';
+import { eventually } from '../helpers/runtime';
 
 /**
  * Starting from config files is one activation: a mistake in any mapping
@@ -79,6 +80,18 @@ describe('config files: activation is all or nothing', () => {
     expect(readFileSync(bad.output, 'utf8')).to.equal('precious\n');
     expect(runtime.instancesOf('binding', 'good')).to.deep.equal([]);
     expect(runtime.instancesOf('offramp', 'good_out')).to.deep.equal([]);
+  });
+
+  it('a reload of an edited flow appends to the file its offramp wrote, which it emptied only when it first opened it', async () => {
+    const flow = flowFile('flow');
+    const declared = await loadConfigFiles(runtime, [flow.path]);
+    await eventually(() => readFileSync(flow.output, 'utf8') === '{"n":1}\n', 5000, 'the first line, in place of what the file held');
+    const reloader = new ConfigReloader(runtime, [flow.path], declared, createLogger('silent'));
+    // the onramp changes: the mapping stops, drains and starts again; the onramp reads its file from the start
+    writeFileSync(flow.path, readFileSync(flow.path, 'utf8').replace('type: file, config: {source', 'type: file, description: edited, config: {source'));
+    const result = await reloader.reload();
+    expect(result.plan.activate.map((m) => m.key)).to.deep.equal(['/binding/flow/main']);
+    await eventually(() => readFileSync(flow.output, 'utf8') === '{"n":1}\n{"n":1}\n', 5000, 'the line of the edited flow after the first');
   });
 
   it('a reload whose edited binding links a port that does not exist is refused and stops nothing', async () => {

@@ -69,6 +69,8 @@ describe('GET /metrics and GET /status', function () {
     expect(value(after, 'eddy_port_events_total', { ...relay, port: 'out', direction: 'out' })).to.equal(7);
     expect(value(after, 'eddy_port_events_total', { ...relay, port: 'err', direction: 'out' })).to.equal(0);
     expect(value(after, 'eddy_port_events_total', { ...keeper, port: 'in', direction: 'in' })).to.equal(7);
+    expect(value(after, 'eddy_pipeline_node_events_total', { ...relay, node: 'pass', direction: 'in', port: 'in' })).to.equal(7);
+    expect(value(after, 'eddy_pipeline_node_events_total', { ...relay, node: 'pass', direction: 'out', port: 'out' })).to.equal(7);
     expect(value(after, 'eddy_ramp_errors_total', push)).to.equal(1);
     expect(value(after, 'eddy_ramp_bytes_total', { ...push, direction: 'in' })).to.equal('{broken'.length);
     expect(value(after, 'eddy_ramp_bytes_total', { ...keeper, direction: 'out' })).to.equal(7 * '{"i":0}'.length);
@@ -185,6 +187,8 @@ describe('GET /metrics and GET /status', function () {
         { port: 'out', direction: 'out', events: 3, errors: 0 },
         { port: 'err', direction: 'out', events: 0, errors: 0 },
       ],
+      nodes: [{ node: 'pass', type: 'passthrough', in: 3, out: { out: 3 }, dropped: {} }],
+      dropped: {},
     });
     expect(pick('onramp', 'push')).to.deep.include({
       breaker: 'closed',

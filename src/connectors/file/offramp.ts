@@ -10,7 +10,8 @@ const configSchema = s.object(
   {
     file: s.string({
       minLength: 1,
-      description: 'path to write; created, or truncated if it exists (unless append), when the activation has opened every part',
+      description:
+        'path to write; created, or truncated if it exists (unless append, or this process wrote it before: a reloaded or reactivated flow appends), when the activation has opened every part',
     }),
     append: s.boolean({
       default: false,
@@ -52,10 +53,22 @@ export const fileOfframp: OfframpType<FileOfframpConfig> = {
   // the stream's own buffer (its 'drain') is the backpressure: events waiting for their write are not capped by count
   maxInFlight: () => 1 << 20,
   async create(config, ctx) {
-    const existing = await openExisting(config.file, config.append);
-    return new FileSink(config, ctx, existing);
+    // a file this process wrote before (its flow reloaded, or deactivated and activated again) is added to, never emptied
+    const effective = { ...config, append: config.append || openedThisRun.has(resolve(config.file)) };
+    const existing = await openExisting(effective.file, effective.append);
+    return new FileSink(effective, ctx, existing);
   },
 };
+
+/**
+ * The files (absolute paths) a file offramp of this process has committed.
+ * One opened again in the same run, because its flow was edited and
+ * reloaded or deactivated and activated again, is appended to: an edit of
+ * a flow never empties what the flow wrote before. Only a file opened for
+ * the first time in this run starts empty (unless `append`); a restart is
+ * a new run (docs/connectors/file.md).
+ */
+const openedThisRun = new Set<string>();
 
 /** The sink of one file offramp instance. */
 class FileSink implements Sink {
@@ -92,6 +105,7 @@ class FileSink implements Sink {
       }
     }
     this.committed = true;
+    openedThisRun.add(resolve(file));
     const stream = createWriteStream(file, { fd: handle });
     // a failed write (disk full, a device gone) fails its events; the sink stays down, its sources held
     stream.on('error', (err) => {

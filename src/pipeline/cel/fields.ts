@@ -52,3 +52,23 @@ function walk(e: Expr | undefined, fields: string[]): boolean {
       return false; // a kind not known here: assume the worst
   }
 }
+
+/**
+ * The strings an expression can give when every result it can give is a
+ * string literal (`"errors"`, `event.level == "error" ? "errors" : "out"`,
+ * nested conditionals of such): a `route` of runtime::cel then names its
+ * ports in its config, and a link from a port it cannot name is refused at
+ * publish. Undefined when some result is computed (`event.target`): any port.
+ */
+export function literalStrings(expr: Expr | undefined): string[] | undefined {
+  if (expr === undefined) return undefined;
+  const k = expr.exprKind;
+  if (k.case === 'constExpr') return k.value.constantKind.case === 'stringValue' ? [k.value.constantKind.value] : undefined;
+  if (k.case === 'callExpr' && k.value.function === '_?_:_' && k.value.args.length === 3) {
+    const [, then, otherwise] = k.value.args as Expr[];
+    const a = literalStrings(then);
+    const b = literalStrings(otherwise);
+    return a && b ? [...new Set([...a, ...b])] : undefined;
+  }
+  return undefined;
+}

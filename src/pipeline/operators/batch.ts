@@ -79,6 +79,7 @@ export function batchEvents(config: BatchConfig, uid: number, scheduler: Schedul
 /** generic::batch */
 export const batch: OperatorType<BatchConfig> = {
   name: 'generic::batch',
+  outputPorts: () => [],
   configSchema,
   create: (config, ctx) => batchEvents(config, ctx.uid, ctx.scheduler),
 };

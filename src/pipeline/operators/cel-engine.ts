@@ -10,7 +10,7 @@ import { celEnv, isCelError, isCelList, isCelMap, isCelUint, parse, plan, type C
 import { strings } from '@bufbuild/cel/ext';
 import { setOwn } from '../../codecs/integers';
 import { compileAst, type Compiled } from '../cel/compile';
-import { eventFields } from '../cel/fields';
+import { eventFields, literalStrings } from '../cel/fields';
 import { Bail, CelEvalError, toJson } from '../cel/values';
 
 export interface CelProgram {
@@ -24,6 +24,8 @@ export interface CelProgram {
    * what it gives on the whole event.
    */
   readonly eventFields: readonly string[] | undefined;
+  /** every string the expression can give, when each result is a string literal (see `literalStrings`); undefined otherwise */
+  readonly literalResults: readonly string[] | undefined;
   /**
    * Evaluates against the event as it is and returns a JSON-friendly value
    * (what `fromCel` gives); `scope.cel()` is asked only when the interpreter
@@ -73,9 +75,11 @@ export function compileCel(source: string, options: { interpreterOnly?: boolean 
   let run: ReturnType<typeof plan>;
   let fast: Compiled | undefined;
   let fields: string[] | undefined;
+  let literals: string[] | undefined;
   try {
     const ast = parse(source);
     fields = eventFields(ast.expr);
+    literals = literalStrings(ast.expr);
     run = plan(env, ast);
     fast = options.interpreterOnly === true ? undefined : compileAst(ast.expr);
   } catch (err) {
@@ -90,6 +94,7 @@ export function compileCel(source: string, options: { interpreterOnly?: boolean 
     source,
     compiled: fast !== undefined,
     eventFields: fields,
+    literalResults: literals,
     evaluateJson:
       fast === undefined
         ? interpret

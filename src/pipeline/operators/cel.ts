@@ -177,7 +177,8 @@ export function applyCel(c: Compiled, event: EddyEvent, nodeId: string): PortEve
   }
 }
 
-export function celNode(config: CelConfig, nodeId: string): OperatorNode {
+/** A runtime::cel node; an event its filter drops is handed to `drop` (the pipeline counts and acks it). */
+export function celNode(config: CelConfig, nodeId: string, drop?: (event: EddyEvent, rule: string) => void): OperatorNode {
   const compiled = compileConfig(config, nodeId);
   return {
     ports: ['err'],
@@ -187,12 +188,29 @@ export function celNode(config: CelConfig, nodeId: string): OperatorNode {
           next: (event) => {
             const out = applyCel(compiled, event, nodeId);
             if (out !== null) subscriber.next(out);
+            else drop?.(event, 'filter');
           },
           error: (err: unknown) => subscriber.error(err),
           complete: () => subscriber.complete(),
         }),
       ),
   };
+}
+
+/**
+ * `err`, and the ports a `route` can name when each of its results is a
+ * string literal; undefined (any port) when a route computes its port, or
+ * does not compile (`validate` says why).
+ */
+function celPorts(config: CelConfig): readonly string[] | undefined {
+  if (config.route === undefined) return ['err'];
+  let literals: readonly string[] | undefined;
+  try {
+    literals = compileCel(config.route).literalResults;
+  } catch {
+    return undefined;
+  }
+  return literals && ['err', ...literals.filter((l) => l !== 'out' && l !== 'err')];
 }
 
 /** runtime::cel: filter, classify, reshape, patch and route events with CEL expressions. */
@@ -203,5 +221,6 @@ export const cel: OperatorType<CelConfig> = {
   forwardsUnchanged: true,
   configSchema,
   validate: (config, nodeId) => void compileConfig(config, nodeId),
-  create: (config, ctx) => celNode(config, ctx.nodeId),
+  outputPorts: (config) => celPorts(config),
+  create: (config, ctx) => celNode(config, ctx.nodeId, ctx.drop?.bind(ctx)),
 };

@@ -92,6 +92,7 @@ function keyString(value: unknown): string {
 /** generic::dedupe */
 export const dedupe: OperatorType<DedupeConfig> = {
   name: 'generic::dedupe',
+  outputPorts: () => ['duplicate', 'err'],
   configSchema,
   validate: (config, nodeId) => void compile(config, nodeId),
   create: (config, ctx) => dedupeNode(config, ctx),

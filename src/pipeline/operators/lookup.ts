@@ -103,6 +103,8 @@ export function lookupNode(config: LookupConfig, ctx: OperatorContext): Operator
       out.next({ port: 'out', event: enriched });
     } else if (plan.onMiss === 'pass') out.next({ port: 'out', event });
     else if (plan.onMiss === 'port') out.next({ port: 'miss', event });
+    // on_miss: drop is a rule of the config: the pipeline counts the event as dropped `miss` and acks it
+    else if (ctx.drop) ctx.drop(event, 'miss');
     else if (event.transactional) ctx.insight({ kind: 'ack', event, from });
   };
 
@@ -162,6 +164,7 @@ function loadFile(file: string, key: string, where: string): FileTable {
 /** enrich::lookup */
 export const lookup: OperatorType<LookupConfig> = {
   name: 'enrich::lookup',
+  outputPorts: (config) => (config.on_miss === 'port' ? ['miss', 'err'] : ['err']),
   configSchema,
   validate: (config, nodeId) => void compile(config, nodeId),
   create: (config, ctx) => lookupNode(config, ctx),

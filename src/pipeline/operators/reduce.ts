@@ -229,6 +229,7 @@ function mergeValues(m: FieldMerge, values: readonly unknown[]): unknown {
 /** generic::reduce */
 export const reduce: OperatorType<ReduceConfig> = {
   name: 'generic::reduce',
+  outputPorts: () => ['overflow', 'err'],
   configSchema,
   validate: (config, nodeId) => void compile(config, nodeId),
   create: (config, ctx) => reduceNode(config, ctx),

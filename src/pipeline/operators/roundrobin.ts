@@ -25,6 +25,11 @@ export type RoundRobinConfig = Input<typeof configSchema>;
  * restore. With every output closed, events go to `overflow` and the upstream
  * breaker is triggered; it is restored as soon as one output reopens.
  */
+/** Its outputs (besides `out`) and `overflow`. */
+function roundRobinPorts(config: RoundRobinConfig): string[] {
+  return [...(config.outputs ?? ['out']).filter((o) => o !== 'out'), 'overflow'];
+}
+
 export function roundRobinNode(config: RoundRobinConfig, ctx: OperatorContext): OperatorNode {
   const outputs = config.outputs ?? ['out'];
   const open = outputs.map(() => true);
@@ -41,7 +46,7 @@ export function roundRobinNode(config: RoundRobinConfig, ctx: OperatorContext): 
   };
 
   return {
-    ports: [...outputs.filter((o) => o !== 'out'), 'overflow'],
+    ports: roundRobinPorts(config),
     apply: (input) =>
       new Observable<PortEvent>((subscriber) =>
         input.subscribe({
@@ -75,6 +80,7 @@ export function roundRobinNode(config: RoundRobinConfig, ctx: OperatorContext): 
 /** qos::roundrobin */
 export const roundrobin: OperatorType<RoundRobinConfig> = {
   name: 'qos::roundrobin',
+  outputPorts: (config) => roundRobinPorts(config),
   configSchema,
   create: (config, ctx) => roundRobinNode(config, ctx),
 };

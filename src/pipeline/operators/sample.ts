@@ -111,6 +111,7 @@ export function fnv1a(text: string): number {
 /** generic::sample */
 export const sample: OperatorType<SampleConfig> = {
   name: 'generic::sample',
+  outputPorts: () => ['dropped', 'err'],
   configSchema,
   validate: (config, nodeId) => void compile(config, nodeId),
   create: (config, ctx) => sampleNode(config, ctx),

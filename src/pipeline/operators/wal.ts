@@ -334,6 +334,7 @@ export function checkWalConfig(config: WalConfig, nodeId: string): void {
 /** qos::wal */
 export const wal: OperatorType<WalConfig> = {
   name: 'qos::wal',
+  outputPorts: () => ['err'],
   configSchema,
   validate(config, nodeId) {
     checkWalConfig(config, nodeId);

@@ -141,6 +141,7 @@ export function windowAggregateNode(config: WindowAggregateConfig, ctx: Operator
 /** window::aggregate */
 export const windowAggregate: OperatorType<WindowAggregateConfig> = {
   name: 'window::aggregate',
+  outputPorts: () => ['late', 'overflow', 'err'],
   configSchema,
   validate: (config, nodeId) => void compilePlan(config, nodeId),
   create: (config, ctx) => windowAggregateNode(config, ctx),

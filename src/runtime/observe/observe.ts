@@ -2,6 +2,9 @@ import type { OnrampInstance } from '../instances';
 import type { OfframpRuntime } from '../../connectors/_shared/offramp';
 import type { PipelineRuntime } from '../../pipeline/pipeline';
 import type { Kind } from '../urls';
+import type { NodeStats } from '../../pipeline/accounting';
+
+export type { NodeStats };
 
 /** Events through one port of an instance, cumulative. */
 export interface PortStats {
@@ -41,6 +44,10 @@ export interface ObservedInstance {
   closedConnections?: Record<string, number>;
   /** onramps whose kernel says so (udp on Linux): input it dropped before the onramp read it (a full socket receive buffer) */
   kernelDrops?: number;
+  /** pipelines: what each node did with the events that reached it: in, out per linked port, dropped per reason */
+  nodes?: NodeStats[];
+  /** pipelines: events dropped at an interface output no binding links, by `unlinked:<output>` */
+  dropped?: Record<string, number>;
 }
 
 /** A live instance, as the runtime keeps it. */
@@ -89,7 +96,13 @@ export function observeInstance(
       };
     }
     case 'pipeline':
-      return { ...base, breaker: null, ports: live.pipeline.portCounts().map((p) => ({ ...p, errors: 0 })) };
+      return {
+        ...base,
+        breaker: null,
+        ports: live.pipeline.portCounts().map((p) => ({ ...p, errors: 0 })),
+        nodes: live.pipeline.nodeStats(),
+        dropped: live.pipeline.unwiredDrops(),
+      };
     case 'binding':
       return { ...base, breaker: null, ports: [] };
   }
@@ -134,9 +147,30 @@ export function combineObserved(perWorker: ObservedInstance[][]): ObservedInstan
         const sum = (seen.closedConnections ??= {});
         for (const [reason, n] of Object.entries(o.closedConnections)) sum[reason] = (sum[reason] ?? 0) + n;
       }
+      if (o.nodes !== undefined) seen.nodes = combineNodes(seen.nodes ?? [], o.nodes);
+      if (o.dropped !== undefined) seen.dropped = addCounts(seen.dropped ?? {}, o.dropped);
       // the workers share one socket (docs/workers.md): each reports the count of that socket, which is not summed
       if (o.kernelDrops !== undefined) seen.kernelDrops = Math.max(seen.kernelDrops ?? 0, o.kernelDrops);
     }
   }
   return [...byUrl.values()];
+}
+
+/** The node counts of one pipeline in two workers, summed per node. */
+function combineNodes(into: NodeStats[], more: NodeStats[]): NodeStats[] {
+  for (const n of more) {
+    const same = into.find((m) => m.node === n.node);
+    if (!same) into.push(structuredClone(n));
+    else {
+      same.in += n.in;
+      addCounts(same.out, n.out);
+      addCounts(same.dropped, n.dropped);
+    }
+  }
+  return into;
+}
+
+function addCounts(into: Record<string, number>, more: Record<string, number>): Record<string, number> {
+  for (const [key, n] of Object.entries(more)) into[key] = (into[key] ?? 0) + n;
+  return into;
 }

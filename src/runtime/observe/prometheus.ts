@@ -41,6 +41,14 @@ class RuntimeMetrics {
     'eddy_onramp_kernel_drops_total',
     "Onramp: input the kernel dropped before the onramp read it (a udp socket's full receive buffer; Linux's /proc/net/udp drops)",
   );
+  readonly nodeEvents = counter(
+    'eddy_pipeline_node_events_total',
+    'Events through a pipeline node: direction in = reaching the node, out = emitted on a port a link takes',
+  );
+  readonly nodeDropped = counter(
+    'eddy_pipeline_node_dropped_total',
+    'Events a pipeline node dropped and acked to their sources, by reason: filter, unlinked:<port> (a port no link takes); node "" = an interface output no binding links',
+  );
   readonly up = gauge('eddy_instance_running', '1 while the instance runs (paused by its circuit breaker counts), 0 when down or failed');
 
   constructor(observed: ObservedInstance[]) {
@@ -58,6 +66,12 @@ class RuntimeMetrics {
       if (o.inFlight !== undefined) this.inFlight.sample(at, o.inFlight);
       for (const [reason, n] of Object.entries(o.closedConnections ?? {})) this.connectionsClosed.sample({ ...at, reason }, n);
       if (o.kernelDrops !== undefined) this.kernelDrops.sample(at, o.kernelDrops);
+      for (const n of o.nodes ?? []) {
+        this.nodeEvents.sample({ ...at, node: n.node, direction: 'in', port: 'in' }, n.in);
+        for (const [port, events] of Object.entries(n.out)) this.nodeEvents.sample({ ...at, node: n.node, direction: 'out', port }, events);
+        for (const [reason, events] of Object.entries(n.dropped)) this.nodeDropped.sample({ ...at, node: n.node, reason }, events);
+      }
+      for (const [reason, events] of Object.entries(o.dropped ?? {})) this.nodeDropped.sample({ ...at, node: '', reason }, events);
     }
   }
 
@@ -73,6 +87,8 @@ class RuntimeMetrics {
       this.connectionsClosed,
       this.inFlight,
       this.kernelDrops,
+      this.nodeEvents,
+      this.nodeDropped,
       this.up,
     ]
       .map((f) => f.write())

@@ -1,6 +1,6 @@
 import { version } from '../../version';
 import type { JsonSchema } from '../../schema/json-schema';
-import type { ObservedInstance } from './observe';
+import type { NodeStats, ObservedInstance } from './observe';
 import type { Runtime } from '../runtime';
 import { KINDS, type Kind } from '../urls';
 
@@ -27,6 +27,8 @@ export interface StatusInstance {
   in_flight?: number;
   connections_closed?: Record<string, number>;
   kernel_drops?: number;
+  nodes?: NodeStats[];
+  dropped?: Record<string, number>;
 }
 
 /** The status of a runtime, from one snapshot of its instances (`observed`, which a caller may have gathered from elsewhere too). */
@@ -49,6 +51,8 @@ export function status(runtime: Runtime, observed: ObservedInstance[] = runtime.
       ...(o.inFlight !== undefined ? { in_flight: o.inFlight } : {}),
       ...(o.closedConnections !== undefined ? { connections_closed: o.closedConnections } : {}),
       ...(o.kernelDrops !== undefined ? { kernel_drops: o.kernelDrops } : {}),
+      ...(o.nodes !== undefined ? { nodes: o.nodes } : {}),
+      ...(o.dropped !== undefined ? { dropped: o.dropped } : {}),
     })),
   };
 }
@@ -121,6 +125,31 @@ export const STATUS_SCHEMA: JsonSchema = {
           kernel_drops: {
             ...count,
             description: 'udp onramps on Linux: datagrams the kernel dropped from the full socket receive buffer before eddy read them',
+          },
+          nodes: {
+            type: 'array',
+            description:
+              'pipelines: what each node did with the events that reached it; for a node that emits one event per event it takes, in = the sum of out + the sum of dropped',
+            items: {
+              type: 'object',
+              required: ['node', 'type', 'in', 'out', 'dropped'],
+              properties: {
+                node: { type: 'string' },
+                type: { type: 'string', description: "the node's operator type" },
+                in: { ...count, description: 'events that reached the node' },
+                out: { type: 'object', additionalProperties: count, description: 'events emitted on each port a link takes' },
+                dropped: {
+                  type: 'object',
+                  additionalProperties: count,
+                  description: 'events dropped and acked to their sources, by reason: filter (a runtime::cel filter), unlinked:<port> (a port no link takes)',
+                },
+              },
+            },
+          },
+          dropped: {
+            type: 'object',
+            additionalProperties: count,
+            description: 'pipelines: events dropped (and acked) at an interface output no binding links, by unlinked:<output>',
           },
         },
       },
