@@ -23,6 +23,8 @@ export interface InstanceStatus {
   reason?: string | null;
   breaker: 'open' | 'closed' | null;
   ports: PortStatus[];
+  /** udp onramps on Linux: datagrams the kernel dropped before eddy read them (a full socket receive buffer) */
+  kernel_drops?: number;
 }
 
 export interface PortStatus {
