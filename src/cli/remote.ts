@@ -11,9 +11,11 @@ export const API_URL_FLAG = {
   description: 'the REST API of the running eddy',
 } as const satisfies Flag;
 
+/** `--token`, also taken as `--api-token` (the server's own flag's name): every remote command takes both. */
 export const TOKEN_FLAG = {
   type: 'string',
   value: 'TOKEN',
+  aliases: ['api-token'],
   env: 'EDDY_API_TOKEN',
   description: 'the API token, sent as Authorization: Bearer TOKEN',
 } as const satisfies Flag;

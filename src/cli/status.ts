@@ -10,7 +10,7 @@ export const statusCommand = defineCommand({
     'the events and errors so far (docs/console.md). Exit 1 when the API cannot be reached or refuses, 2 for bad usage.',
   flags: {
     api: API_URL_FLAG,
-    token: { ...TOKEN_FLAG, aliases: ['api-token'] },
+    token: TOKEN_FLAG,
     json: { type: 'boolean', description: "print the API's status document (GET /status) instead of tables" },
   },
   options: ({ values }): StatusOptions => ({ api: apiUrl(values.api), token: values.token, json: values.json }),

@@ -4,7 +4,7 @@ import { API_URL_FLAG, apiUrl, TOKEN_FLAG } from './remote';
 
 const FLAGS = {
   api: API_URL_FLAG,
-  'api-token': TOKEN_FLAG,
+  token: TOKEN_FLAG,
   // the tap's query parameters, passed as they are: the API checks them (docs/observe.md) and has their defaults
   sample: { type: 'string', value: 'N', description: 'send every Nth event passing the port (the API sends each)' },
   rate: { type: 'string', value: 'R', description: 'send at most R events a second; the rest are missed' },
@@ -33,7 +33,7 @@ function tapTarget({ values, operands }: CommandLine<typeof FLAGS>): TapTarget {
     const value = values[name];
     if (value !== undefined) url.searchParams.set(name, value);
   }
-  return { url: url.toString(), token: values['api-token'] };
+  return { url: url.toString(), token: values.token };
 }
 
 export const tapCommand = defineCommand({

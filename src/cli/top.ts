@@ -11,7 +11,7 @@ export const topCommand = defineCommand({
     'the state (docs/console.md). q or Ctrl-C quits. While the API cannot be reached it says so and keeps trying.',
   flags: {
     api: API_URL_FLAG,
-    token: { ...TOKEN_FLAG, aliases: ['api-token'] },
+    token: TOKEN_FLAG,
   },
   options: ({ values }): ClientOptions => ({ api: apiUrl(values.api), token: values.token }),
   run: (options) => runTop(options),

@@ -27,6 +27,8 @@ export interface InstanceStatus {
   nodes?: { node: string; type: string; in: number; out: Record<string, number>; dropped: Record<string, number> }[];
   /** pipelines: events dropped at an interface output no binding links */
   dropped?: Record<string, number>;
+  /** udp onramps on Linux: datagrams the kernel dropped before eddy read them (a full socket receive buffer) */
+  kernel_drops?: number;
 }
 
 export interface PortStatus {

@@ -65,8 +65,10 @@ function pipelineNodeRows(instances: InstanceStatus[]): string[][] {
 
 function instanceRow(instance: InstanceStatus): string[] {
   const state = instance.reason ? `${instance.state}: ${instance.reason}` : instance.state;
-  const ports = instance.ports.map((p) => `${p.port}(${p.direction}) ${p.events}/${p.errors}`).join(', ');
-  return [instancePath(instance), state, instance.breaker ?? '-', ports || '-'];
+  const counts = instance.ports.map((p) => `${p.port}(${p.direction}) ${p.events}/${p.errors}`);
+  // what the kernel dropped never reached a port: beside the port counts, or a flood looks like a quiet sender
+  if (instance.kernel_drops !== undefined) counts.push(`kernel drops ${instance.kernel_drops}`);
+  return [instancePath(instance), state, instance.breaker ?? '-', counts.join(', ') || '-'];
 }
 
 export function formatDuration(seconds: number): string {

@@ -97,7 +97,8 @@ function exitCapability(kind: Kind, artefact: Artefact): { field: string; what: 
   const ramp = artefact as RampArtefact;
   const config = ramp.config ?? {};
   if (kind === 'offramp' && ramp.type === 'exit') return { field: 'type', what: 'the exit offramp stops the process on an event' };
-  if (kind === 'offramp' && ramp.type === 'blackhole' && config.stop_after_secs !== 0) {
+  // only a measuring blackhole (the benchmark keys) ends the run; a plain one (no config) only acks and discards
+  if (kind === 'offramp' && ramp.type === 'blackhole' && config.stop_after_secs !== undefined && config.stop_after_secs !== 0) {
     return { field: 'config.stop_after_secs', what: 'a blackhole with stop_after_secs stops the process when it has measured' };
   }
   if (kind === 'onramp' && ramp.type === 'cb') return { field: 'type', what: 'the cb onramp stops the process when its run is over' };

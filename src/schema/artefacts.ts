@@ -201,6 +201,10 @@ function describe(where: string, errors: ErrorObject[]): string {
       return `${path}: unknown field '${(e.params as { additionalProperty: string }).additionalProperty}'`;
     case 'required':
       return `${path}: missing required field '${(e.params as { missingProperty: string }).missingProperty}'`;
+    case 'dependencies': {
+      const { property, missingProperty } = e.params as { property: string; missingProperty: string };
+      return `${path}: missing field '${missingProperty}', required with '${property}'`;
+    }
     case 'enum':
       return `${path}: must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`;
     case 'pattern':

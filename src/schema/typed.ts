@@ -178,6 +178,8 @@ interface ObjectOptions<R> extends Annotations {
   readonly minProperties?: number;
   /** alternatives of `required` (`[{required: ['a']}, {required: ['b']}]`: at least one of a, b); not reflected in the type */
   readonly anyOf?: readonly JsonSchema[];
+  /** keys that, when present, need other keys too (`{a: ['b']}`: with a, b is required); not reflected in the type */
+  readonly dependencies?: Readonly<Record<string, readonly string[]>>;
   readonly default?: Record<string, unknown>;
 }
 

@@ -5,7 +5,10 @@ import { freePort } from '../connectors/net-helpers';
 import { optionsOf } from '../../src/cli/command';
 import { statusCommand } from '../../src/cli/status';
 import { topCommand } from '../../src/cli/top';
+import { tapCommand } from '../../src/cli/tap';
 import { serve, startTicker, type Served } from './status-flow';
+import { renderStatus } from '../../src/console/status';
+import type { Status } from '../../src/console/client';
 
 interface StatusJson {
   artefacts: Record<string, string[]>;
@@ -51,6 +54,35 @@ describe('eddy status', function () {
     expect(nodes.find((l) => /^\/pipeline\/system::passthrough\/main\s+-\s/.test(l))).to.match(/\s-\s+-\s+unlinked:out [1-9]\d*$/);
   });
 
+  it("shows a udp onramp's kernel drops beside its port counts", () => {
+    const text = renderStatus(
+      {
+        version: '0.1.0',
+        uptime_s: 5,
+        artefacts: { onramp: ['gelf'] } as Status['artefacts'],
+        instances: [
+          {
+            kind: 'onramp',
+            artefact: 'gelf',
+            instance: 'main',
+            url: '/onramp/gelf/main',
+            state: 'running',
+            breaker: 'closed',
+            ports: [
+              { port: 'out', direction: 'out', events: 33409, errors: 0 },
+              { port: 'err', direction: 'out', events: 0, errors: 0 },
+            ],
+            kernel_drops: 166591,
+          },
+        ],
+      },
+      'http://127.0.0.1:9898',
+    );
+    expect(text.split('\n').find((l) => l.startsWith('/onramp/gelf/main'))).to.match(
+      /^\/onramp\/gelf\/main\s+running\s+closed\s+out\(out\) 33409\/0, err\(out\) 0\/0, kernel drops 166591$/,
+    );
+  });
+
   it('--json prints the API status document', async () => {
     const { code, stdout } = await runEddy(['status', '--api', served.base, '--json']);
     expect(code).to.equal(0);
@@ -67,6 +99,20 @@ describe('eddy status', function () {
     expect(code).to.equal(1);
     expect(stdout).to.equal('');
     expect(stderr).to.equal(`error: cannot reach the eddy API at http://127.0.0.1:${port}/status: ECONNREFUSED (connect ECONNREFUSED 127.0.0.1:${port})\n`);
+  });
+
+  it('every remote command (status, tap, top) takes the token as --token and as --api-token, and from EDDY_API_TOKEN', () => {
+    const tokenOf: Record<string, (args: string[], env: NodeJS.ProcessEnv) => string | undefined> = {
+      status: (args, env) => optionsOf(statusCommand, args, env).token,
+      top: (args, env) => optionsOf(topCommand, args, env).token,
+      tap: (args, env) => optionsOf(tapCommand, ['pipeline/p/main/out', ...args], env).token,
+    };
+    for (const [command, token] of Object.entries(tokenOf)) {
+      expect(token(['--token', 'a'], {}), `${command} --token`).to.equal('a');
+      expect(token(['--api-token', 'b'], {}), `${command} --api-token`).to.equal('b');
+      expect(token(['--api-token=c'], { EDDY_API_TOKEN: 'env' }), `${command} --api-token=`).to.equal('c');
+      expect(token([], { EDDY_API_TOKEN: 'env' }), `${command} from the environment`).to.equal('env');
+    }
   });
 
   it('refuses a malformed --api or an unknown argument (exit 2, checked before any request)', () => {

@@ -228,6 +228,9 @@ describe('policy: what published artefacts may reach (--allow-path, --allow-exit
     expect(() =>
       exposed.publish('offramp', { id: 'y', type: 'blackhole', config: { warmup_secs: 0, stop_after_secs: 0, significant_figures: 2 } }),
     ).to.not.throw();
+    // a blackhole without the benchmark keys only acks and discards
+    expect(() => exposed.publish('offramp', { id: 'plain', type: 'blackhole' })).to.not.throw();
+    expect(() => exposed.publish('offramp', { id: 'empty', type: 'blackhole', config: {} })).to.not.throw();
     expect(() => exposed.publish('onramp', { id: 'y', type: 'file', config: { source: join(allowed, 'in.json') } })).to.not.throw();
   });
 

@@ -1,10 +1,11 @@
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import { isIPv6 } from 'node:net';
-import { Observable, type Subscriber } from '../../core/rx';
+import { interval, Observable, type Subscriber } from '../../core/rx';
 import { nowNs } from '../../core/clock';
 import { uriHost } from '../_shared/net';
 import type { Frame, OnrampContext, OnrampSource, OnrampType } from '../connector';
 import { KernelDrops } from './kernel-drops';
+import { KERNEL_DROPS_POLL_MS, KernelDropLog } from './kernel-drop-log';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 import { listenHost, listenPort } from '../../schema/fields';
@@ -67,6 +68,9 @@ export async function createUdpSource(config: UdpOnrampConfig, ctx: OnrampContex
   const port = bound.port;
   if (config.receive_buffer_size !== undefined) setReceiveBuffer(socket, config.receive_buffer_size, ctx);
   const kernelDrops = new KernelDrops(bound.family === 'IPv6' ? 'IPv6' : 'IPv4', bound.address, port);
+  // the drops are in the metrics and eddy status; the log says when they start (and, at most a minute apart, that they go on)
+  const dropLog = new KernelDropLog(ctx.url, (line) => ctx.logger.warn(line));
+  const dropPoll = interval(KERNEL_DROPS_POLL_MS, ctx.scheduler).subscribe(() => dropLog.observe(kernelDrops.read(), ctx.scheduler.now()));
 
   let subscriber: Subscriber<Frame> | undefined;
   let paused = false;
@@ -138,7 +142,10 @@ export async function createUdpSource(config: UdpOnrampConfig, ctx: OnrampContex
     // a datagram socket always reads: what it read while paused is held here (or dropped beyond the limit)
     inputs: () => ({ open: 1, reading: 1, held: held.length - head, dropped }),
     kernelDrops: () => kernelDrops.read(),
-    close: () => new Promise<void>((resolve) => socket.close(() => resolve())),
+    close: () => {
+      dropPoll.unsubscribe();
+      return new Promise<void>((resolve) => socket.close(() => resolve()));
+    },
   };
 }
 
