@@ -3,12 +3,14 @@
  * run with a fixed seed, so a run is reproducible and a landing never hinges
  * on a lucky draw; locally each run draws a fresh seed and keeps hunting.
  *
- * Its global fixtures start the servers of scripts/services that are down
- * before the first test (EDDY_SERVICES=none or a list opts out) and, after
- * mocha's own summary, name the connectors whose tests were skipped because
- * their server was not there, and why.
+ * Its global fixtures, before the first test, install the test peers that
+ * are missing (as root, with apt-get: scripts/install-peers) and start the
+ * servers of scripts/services that are down (EDDY_SERVICES=none or a list
+ * opts out); after mocha's own summary, they name the connectors whose tests
+ * were skipped because their server was not there, and why.
  */
 import fc from 'fast-check';
+import { installMissingPeers } from './peers';
 import { serviceAddress, skippedSummary, startMissingServices } from './services';
 
 if (process.env.CI) fc.configureGlobal({ seed: 20261121 });
@@ -18,7 +20,10 @@ process.env.EDDY_LOG ??= 'silent';
 process.env.PUBSUB_EMULATOR_HOST ??= `${serviceAddress('pubsub').host}:${serviceAddress('pubsub').port}`;
 process.env.METADATA_SERVER_DETECTION ??= 'none';
 
-export const mochaGlobalSetup = startMissingServices;
+export async function mochaGlobalSetup(): Promise<void> {
+  // at once: where both install with apt-get, a shared lock serialises them (scripts/install-peers, services.d/_lib.sh)
+  await Promise.all([installMissingPeers(), startMissingServices()]);
+}
 
 export function mochaGlobalTeardown(): void {
   const lines = skippedSummary();

@@ -22,6 +22,7 @@ import { status as grpcStatus } from '@grpc/grpc-js';
 import { serviceAddress, type ServiceName } from '../../helpers/services';
 import type { ChildStatus, RampParts } from './protocol';
 import { freePort } from '../net-helpers';
+import { createServedTopic } from '../kafka/topics';
 import { amqpAddr, TestClient, unique } from '../amqp/helpers';
 import { StandIn, TOKEN as CHAT_TOKEN } from '../chat/stand-in';
 import { connect as natsConnect } from '@nats-io/transport-node';
@@ -250,7 +251,7 @@ async function kafkaPeer(
   const admin = kafka.admin();
   await admin.connect();
   try {
-    await admin.createTopics({ topics: [{ topic, numPartitions: partitions, replicationFactor: 1 }], waitForLeaders: true });
+    await createServedTopic(admin, { topic, numPartitions: partitions, replicationFactor: 1 });
   } finally {
     await admin.disconnect();
   }

@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Kafka, Partitioners, logLevel, type Admin, type KafkaMessage, type Message, type Producer } from 'kafkajs';
+import { Kafka, Partitioners, logLevel, type Admin, type Consumer, type KafkaMessage, type Message, type Producer } from 'kafkajs';
 import type { EddyEvent } from '../../../src/core/event';
 import { createLogger } from '../../../src/core/logger';
 import type { OfframpType } from '../../../src/connectors/connector';
@@ -16,6 +16,7 @@ import type { ServiceAddress } from '../../helpers/services';
 import { EDDY } from '../../helpers/cli';
 import { eventually } from '../../helpers/runtime';
 import { passthrough } from '../net-helpers';
+import { createServedTopic } from './topics';
 
 let counter = 0;
 /** A topic or group name no other run and no other test uses. */
@@ -37,13 +38,14 @@ export class Peer {
     this.kafka = new Kafka({ brokers: [broker], clientId: 'eddy-test-peer', logLevel: logLevel.NOTHING, retry: { retries: 3, initialRetryTime: 100 } });
   }
 
+  /** Creates `topic` and waits until its leaders serve every partition (createServedTopic): a produce right after it is not refused. */
   async createTopic(topic: string, numPartitions = 1, config: Record<string, string> = {}): Promise<void> {
     if (!this.admin) {
       this.admin = this.kafka.admin();
       await this.admin.connect();
     }
     const configEntries = Object.entries(config).map(([name, value]) => ({ name, value }));
-    await this.admin.createTopics({ topics: [{ topic, numPartitions, replicationFactor: 1, configEntries }], waitForLeaders: true });
+    await createServedTopic(this.admin, { topic, numPartitions, replicationFactor: 1, configEntries });
   }
 
   async produce(topic: string, messages: Message[]): Promise<void> {
@@ -224,16 +226,56 @@ mapping:
 }
 
 /** Reads a topic from the beginning in the background: what arrived so far, by value. */
-export async function tail(peer: Peer, topic: string): Promise<{ values: string[]; close(this: void): Promise<void> }> {
-  // a short session: after a broker restart the group waits for the old member to time out before it takes this one back
-  const consumer = peer.kafka.consumer({ groupId: unique('tail'), maxWaitTimeInMs: 100, sessionTimeout: 6000, heartbeatInterval: 1000 });
+export interface Tail {
+  values: string[];
+  /** the consumers kafkajs gave up (each replaced by a fresh one in the same group), for a failure message */
+  givenUp: string[];
+  close(this: void): Promise<void>;
+}
+
+/**
+ * A tail keeps reading across a broker restart. kafkajs restarts a consumer
+ * after a retriable error, but gives it up for good after any other (say a
+ * member the restarted coordinator no longer knows, when its rejoin was
+ * slow): then a fresh consumer in the same group reads on from the group's
+ * commits (a value may arrive twice, never not at all).
+ */
+export async function tail(peer: Peer, topic: string): Promise<Tail> {
+  const groupId = unique('tail');
   const values: string[] = [];
-  await consumer.connect();
-  await consumer.subscribe({ topics: [topic], fromBeginning: true });
-  await consumer.run({
-    eachBatch: async ({ batch }) => {
-      for (const m of batch.messages) values.push(m.value?.toString() ?? '');
+  const givenUp: string[] = [];
+  let consumer: Consumer | undefined;
+  let closed = false;
+  const start = async (): Promise<void> => {
+    // a short session: after a broker restart the group waits for the old member to time out before it takes this one back
+    const c = peer.kafka.consumer({ groupId, maxWaitTimeInMs: 100, sessionTimeout: 6000, heartbeatInterval: 1000 });
+    consumer = c;
+    c.on(c.events.CRASH, ({ payload }) => {
+      if (payload.restart || closed) return;
+      givenUp.push(payload.error.message);
+      replace();
+    });
+    await c.connect();
+    await c.subscribe({ topics: [topic], fromBeginning: true });
+    await c.run({
+      eachBatch: async ({ batch }) => {
+        for (const m of batch.messages) values.push(m.value?.toString() ?? '');
+      },
+    });
+  };
+  // the broker may still be starting: a fresh consumer that cannot join is given up too, and tried again
+  const replace = (): void =>
+    void start().catch((err: Error) => {
+      givenUp.push(`a fresh consumer: ${err.message}`);
+      if (!closed) setTimeout(replace, 1000);
+    });
+  await start();
+  return {
+    values,
+    givenUp,
+    close: async () => {
+      closed = true;
+      await consumer?.disconnect();
     },
-  });
-  return { values, close: () => consumer.disconnect() };
+  };
 }
