@@ -40,19 +40,21 @@ const LINGER_MS = 5_000;
 export function answerPlainHttp(server: TlsServer, scheme: 'https' | 'wss' = 'https'): void {
   const handshake = server.listeners('connection') as ((socket: Socket) => void)[];
   server.removeAllListeners('connection');
-  server.on('connection', (socket: Socket) => firstBytes(socket, (chunk) => {
-    const refusal = plainHttpRefusal(chunk, scheme, socket);
-    if (refusal === undefined) {
-      socket.unshift(chunk);
-      for (const listener of handshake) listener.call(server, socket);
-      return;
-    }
-    socket.on('error', () => socket.destroy());
-    socket.setTimeout(LINGER_MS, () => socket.destroy());
-    // ended, not destroyed: the client reads the answer before the connection closes (a reset could discard it)
-    socket.end(refusal);
-    socket.resume();
-  }));
+  server.on('connection', (socket: Socket) =>
+    firstBytes(socket, (chunk) => {
+      const refusal = plainHttpRefusal(chunk, scheme, socket);
+      if (refusal === undefined) {
+        socket.unshift(chunk);
+        for (const listener of handshake) listener.call(server, socket);
+        return;
+      }
+      socket.on('error', () => socket.destroy());
+      socket.setTimeout(LINGER_MS, () => socket.destroy());
+      // ended, not destroyed: the client reads the answer before the connection closes (a reset could discard it)
+      socket.end(refusal);
+      socket.resume();
+    }),
+  );
 }
 
 /** Calls `then` with the connection's first chunk, paused; a connection that closes, fails or stays silent before is destroyed. */

@@ -80,7 +80,8 @@ export function serverOptions(tls: ServerTlsConfig, identity: TlsIdentity): TlsO
 export function outOfDate(cert: Buffer, path: string, now = new Date()): string | undefined {
   const x509 = new X509Certificate(cert);
   if (now.getTime() > Date.parse(x509.validTo)) return `the TLS certificate ${path} expired on ${x509.validTo} (its notAfter): clients refuse it`;
-  if (now.getTime() < Date.parse(x509.validFrom)) return `the TLS certificate ${path} is not valid before ${x509.validFrom} (its notBefore): clients refuse it until then`;
+  if (now.getTime() < Date.parse(x509.validFrom))
+    return `the TLS certificate ${path} is not valid before ${x509.validFrom} (its notBefore): clients refuse it until then`;
   return undefined;
 }
 

@@ -120,7 +120,9 @@ describe('rest onramp: TLS', () => {
     const logger = recordingLogger();
     flow = await receiver({ type: 'rest', config: { port: 0, tls: certs.expired } }, { logger });
     const warning = logger.lines.find((l) => l.startsWith('warn '));
-    expect(warning).to.match(new RegExp(`^warn Onramp .*/onramp/.*: the TLS certificate ${certs.expired.cert} expired on \\w+ +\\d+ [\\d:]+ \\d{4} GMT \\(its notAfter\\)`));
+    expect(warning).to.match(
+      new RegExp(`^warn Onramp .*/onramp/.*: the TLS certificate ${certs.expired.cert} expired on \\w+ +\\d+ [\\d:]+ \\d{4} GMT \\(its notAfter\\)`),
+    );
     await flow.stop();
     const reloading = recordingLogger();
     flow = await receiver({ type: 'rest', config: { port: 0, tls: live } }, { logger: reloading });
