@@ -37,7 +37,7 @@ const configSchema = s.object(
 export const tcpOnramp: OnrampType<Static<typeof configSchema>> = {
   name: 'tcp',
   defaultCodec: 'json',
-  placement: 'every-worker', // listening socket shared by the workers (docs/workers.md)
+  placement: 'every-worker', // the primary hands each worker its share of the connections (docs/workers.md, "Connections")
   example: { host: '127.0.0.1', port: 14242 },
   configSchema,
   validate(config) {
