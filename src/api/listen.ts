@@ -10,6 +10,7 @@ import type { CertificateWatch, Log, ServerTlsConfig } from '../connectors/_shar
 /* eslint-disable @typescript-eslint/no-require-imports -- loaded on first use: a plain start must not load the TLS code */
 const https = () => require('node:https') as typeof import('node:https');
 const certificates = () => require('../connectors/_shared/tls') as typeof import('../connectors/_shared/tls');
+const plainHttp = () => require('../connectors/_shared/plain-http') as typeof import('../connectors/_shared/plain-http');
 /* eslint-enable @typescript-eslint/no-require-imports -- the lazy requires end here */
 
 /** The flag that sets each field of the API's TLS (a 400 names a config field, a start error the flag). */
@@ -33,7 +34,10 @@ export function listenLazily(buildHandler: () => RequestListener, host: string, 
     if (tls === undefined) server = createServer(serve);
     else {
       const { readServerTls, serverOptions } = certificates();
-      server = https().createServer(serverOptions(tls, readServerTls(tls, apiTlsFlag)), serve);
+      const secure = https().createServer(serverOptions(tls, readServerTls(tls, apiTlsFlag)), serve);
+      // an http:// request (curl, eddy status without https) is told to use https:// rather than answered with nothing
+      plainHttp().answerPlainHttp(secure);
+      server = secure;
     }
   } catch (err) {
     return Promise.reject(err instanceof Error ? err : new Error(String(err)));

@@ -1,4 +1,5 @@
 import type { Histogram } from 'hdr-histogram-js';
+import type { Server as NetServer } from 'node:net';
 import type { Observable, SchedulerLike, Subscriber } from '../core/rx';
 import type { Codec } from '../codecs/codec';
 import type { EddyEvent, EventId, Insight, Meta } from '../core/event';
@@ -81,6 +82,30 @@ export interface RampContext {
   requestExit(code: number, reason: string): void;
 }
 
+/** A listening socket bound for an onramp's connections (`OnrampContext.listenForConnections`). */
+export interface BoundListener {
+  /** the port it listens on (the one picked for port 0) */
+  readonly port: number;
+  /** stops accepting connections; those open are the onramp's to end */
+  close(): Promise<void>;
+}
+
+/**
+ * Binds a listening server whose connections are long-lived streams (tcp)
+ * and resolves once it accepts; a port in use rejects naming the address.
+ */
+export type ListenForConnections = (server: NetServer, host: string, port: number) => Promise<BoundListener>;
+
+/**
+ * Where the onramps of a runtime bind their connection listeners, when not
+ * in this process: a worker of `eddy server run --workers N` has the
+ * primary listen for it and hand it each connection (src/workers/listeners.ts).
+ * `instance` is the onramp's instance url, the same in every worker.
+ */
+export interface SharedListeners {
+  listen(instance: string, server: NetServer, host: string, port: number): Promise<BoundListener>;
+}
+
 /** A read-only view of an onramp's circuit breaker. */
 export interface Gate {
   /** true while the onramp may read */
@@ -105,6 +130,14 @@ export interface OnrampContext extends RampContext {
   codecForMime(contentType: string | undefined): string;
   /** timers of time-dependent sources go through this (virtual time in marble tests) */
   readonly scheduler: SchedulerLike;
+  /**
+   * Binds the listening server of a source whose connections live long
+   * (tcp): `server.listen` in one process; under `--workers N` the primary
+   * listens and hands each connection to the worker with the fewest open
+   * (docs/workers.md). The server then gets its connections as `connection`
+   * events either way; `close` the listener, not the server.
+   */
+  readonly listenForConnections: ListenForConnections;
 }
 
 /** A reply that reached a linked onramp's `in` port. */

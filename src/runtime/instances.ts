@@ -18,6 +18,7 @@ import type { OnrampArtefact, OfframpArtefact, PipelineArtefact, RampArtefact } 
 import { RetryPolicy } from '../connectors/_shared/retry';
 import type { TypeRegistry } from '../core/registry';
 import type { OperatorType } from '../pipeline/operator';
+import type { SharedListeners } from '../connectors/connector';
 
 export interface InstanceEnv {
   readonly registries: Registries;
@@ -30,6 +31,8 @@ export interface InstanceEnv {
   requestExit(this: void, code: number, reason: string): void;
   /** where measuring offramps (blackhole) hand their finished measurements; absent: nobody collects them */
   readonly onMeasurement?: MeasurementListener;
+  /** where onramps bind their connection listeners (a worker's primary); absent: in this process */
+  readonly sharedListeners?: SharedListeners;
 }
 
 /** Takes an offramp's finished measurement: the instance's url, its report, the latency histogram it was made from. */
@@ -68,6 +71,7 @@ export class OnrampInstance {
       linked: artefact.linked === true,
       codecForMime: mimeLookup(env, artefact, codec.name),
       scheduler: env.scheduler,
+      listenForConnections: env.sharedListeners && ((server, host, port) => env.sharedListeners!.listen(url, server, host, port)),
     });
     const source = await cannotStart('onramp', artefact, () => type.create(config, ctx));
     const specs = withFraming(env, type.framing, artefact.preprocessors ?? []);

@@ -7,7 +7,7 @@ import { SchemaValidator } from '../schema/artefacts';
 import type { OfframpRuntime } from '../connectors/_shared/offramp';
 import type { PipelineRuntime } from '../pipeline/pipeline';
 import type { OperatorType } from '../pipeline/operator';
-import type { OfframpType, OnrampType } from '../connectors/connector';
+import type { OfframpType, OnrampType, SharedListeners } from '../connectors/connector';
 import type { CodecType } from '../codecs/codec';
 import { Registries } from './registries';
 import { Repository } from './repository';
@@ -57,6 +57,12 @@ export interface RuntimeOptions {
    * Nothing collects them when absent.
    */
   onMeasurement?: MeasurementListener;
+  /**
+   * Where onramps bind the listening sockets of long-lived connections (tcp):
+   * a worker (`--workers N`) has its primary listen and hand it connections.
+   * In this process when absent.
+   */
+  sharedListeners?: SharedListeners;
 }
 
 /**
@@ -99,7 +105,7 @@ export class Runtime {
       wiring: this.wiring,
       metrics: this.metrics,
       taps: this.taps,
-      env: this.instanceEnv(options.onMeasurement),
+      env: this.instanceEnv(options.onMeasurement, options.sharedListeners),
       shuttingDown: () => this.stopping,
     });
   }
@@ -328,7 +334,7 @@ export class Runtime {
   // ---- internals ----
 
   /** What every instance is built with. */
-  private instanceEnv(onMeasurement: MeasurementListener | undefined): InstanceEnv {
+  private instanceEnv(onMeasurement: MeasurementListener | undefined, sharedListeners: SharedListeners | undefined): InstanceEnv {
     let uid = 0;
     return {
       registries: this.registries,
@@ -338,6 +344,7 @@ export class Runtime {
       nextUid: () => ++uid,
       requestExit: (code, reason) => this.requestExit(code, reason),
       onMeasurement,
+      sharedListeners,
     };
   }
 

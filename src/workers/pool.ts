@@ -22,6 +22,7 @@ import { combineObserved, type ObservedInstance } from '../runtime/observe/obser
 import { combineMetrics, type InstanceMetrics } from './metrics';
 import { WORKER_ID_ENV, type FromWorker, type InstanceRequest, type ToWorker, type WorkerReport } from './protocol';
 import { DEFAULT_RESTART_POLICY, RestartPolicy, type RestartPolicyOptions } from './restart-policy';
+import { ConnectionBalancer } from './balancer';
 
 /** How long a draining worker may take before it is killed (SIGKILL). */
 const DRAIN_TIMEOUT_MS = 30_000;
@@ -81,11 +82,21 @@ export class WorkerPool {
   private readonly measurements = new Map<string, { parts: Measurement[]; timer: NodeJS.Timeout }>();
   /** an exit asked for while measurements of the same instance were still to come */
   private deferredExit?: ExitRequest;
+  /** the listening sockets of the workers' tcp onramps, and who holds how many of their connections */
+  readonly connections: ConnectionBalancer;
 
   private constructor(
     private readonly logger: Logger,
     private readonly restartPolicy: RestartPolicyOptions,
-  ) {}
+  ) {
+    this.connections = new ConnectionBalancer((id, message, socket) => {
+      const slot = this.slots[id];
+      if (!slot || slot.gone !== undefined || !slot.worker.isConnected()) return false;
+      // a send that fails (the worker died meanwhile) ends the connection: its client connects again
+      slot.worker.send(message, socket, (err) => err && socket?.destroy());
+      return true;
+    }, logger);
+  }
 
   /** Forks `count` workers and resolves once each is ready; rejects (killing those started) if one fails to start. */
   static async start(count: number, logger: Logger, restartPolicy: RestartPolicyOptions = DEFAULT_RESTART_POLICY): Promise<WorkerPool> {
@@ -193,6 +204,24 @@ export class WorkerPool {
     } else if (message.type === 'health') slot.health = message.health;
     else if (message.type === 'measurement') this.measured(slot, message.url, message.report, message.histogram);
     else if (message.type === 'exit') this.exitAsked(slot, { code: message.code, reason: message.reason });
+    else if (message.type === 'listen') this.listenFor(slot, message);
+    else if (message.type === 'unlisten') this.connections.unlisten(slot.id, message.listener);
+    else if (message.type === 'connection-closed') this.connections.closed(slot.id, message.listener);
+  }
+
+  /** A worker's onramp binds a connection listener: the primary listens (or already does) and answers with the port or why not. */
+  private listenFor(slot: Slot, message: Extract<FromWorker, { type: 'listen' }>): void {
+    const answer = (reply: ToWorker) => {
+      if (slot.gone === undefined && slot.worker.isConnected()) slot.worker.send(reply);
+    };
+    this.connections.listen(slot.id, message.listener, message.host, message.port).then(
+      (port) => {
+        // it died while the port was bound: it listens for nothing
+        if (slot.gone !== undefined) this.connections.unlisten(slot.id, message.listener);
+        answer({ type: 'listened', request: message.request, ok: true, port });
+      },
+      (err: Error) => answer({ type: 'listened', request: message.request, ok: false, error: err.message }),
+    );
   }
 
   /** A worker is gone: its requests fail; unless the server is stopping, it is restarted or given up (health shows which). */
@@ -202,6 +231,7 @@ export class WorkerPool {
       this.pending.delete(id);
       waiting.reject(new EddyError('internal', `worker ${slot.id} (pid ${slot.pid}) ${slot.gone}`));
     }
+    this.connections.gone(slot.id);
     if (!this.stopping) this.superviseDeath(slot);
     for (const url of this.measurements.keys()) this.completeIfAll(url);
   }
@@ -361,5 +391,6 @@ export class WorkerPool {
           }),
       );
     await Promise.all(exits);
+    this.connections.close();
   }
 }

@@ -24,7 +24,12 @@ export type ToWorker =
   | { type: 'deactivate'; id: number; request: InstanceRequest }
   | { type: 'report'; id: number }
   /** drain and exit 0 */
-  | { type: 'shutdown' };
+  | { type: 'shutdown' }
+  /** the answer to the worker's `listen` (its `request`): the port the primary listens on for it, or why not */
+  | { type: 'listened'; request: number; ok: true; port: number }
+  | { type: 'listened'; request: number; ok: false; error: string }
+  /** a connection the primary accepted for `listener` (an onramp instance url), passed with the message as its socket */
+  | { type: 'connection'; listener: string };
 
 export interface WorkerReport {
   health: Health;
@@ -44,7 +49,13 @@ export type FromWorker =
   /** a blackhole finished its measurement: `histogram` is hdr-histogram-js's compressed base64 */
   | { type: 'measurement'; url: string; report: BlackholeReport; histogram: string }
   /** an instance asked the process to exit (exit offramp, blackhole, file close_on_done, a store failure) */
-  | { type: 'exit'; code: number; reason: string };
+  | { type: 'exit'; code: number; reason: string }
+  /** an onramp instance (`listener`, its url) binds a connection listener: the primary listens and answers `listened` */
+  | { type: 'listen'; request: number; listener: string; host: string; port: number }
+  /** the onramp instance closed its listener: no more connections for it here */
+  | { type: 'unlisten'; listener: string }
+  /** a connection the primary handed over for `listener` closed: one fewer open here */
+  | { type: 'connection-closed'; listener: string };
 
 /** The id a worker knows itself by (0..N-1), set by the primary in the worker's environment. */
 export const WORKER_ID_ENV = 'EDDY_WORKER_ID';

@@ -13,6 +13,8 @@ import { instanceMetrics } from './metrics';
 import { encodeHistogram } from './measurements';
 import type { BlackholeReport } from '../connectors/blackhole/offramp';
 import { WORKER_ID_ENV, type FromWorker, type ToWorker } from './protocol';
+import { WorkerListeners } from './listeners';
+import type { Socket } from 'node:net';
 
 /** How often a worker tells the primary its health unasked (after every change it tells at once). */
 const HEALTH_INTERVAL_MS = 1000;
@@ -61,9 +63,12 @@ async function answer(message: Extract<ToWorker, { id: number }>, runtime: Runti
 export async function workerMain(): Promise<void> {
   const id = Number(process.env[WORKER_ID_ENV]);
   const logger = prefixed(createLogger(), `[worker ${id}]`);
+  // the primary listens for the tcp onramps and hands each worker its share of the connections (balancer.ts)
+  const listeners = new WorkerListeners(send);
   // the primary prints one combined report of every worker's blackhole (the only type that measures)
   const runtime = new Runtime({
     logger,
+    sharedListeners: listeners,
     onMeasurement: (url, report, histogram) => send({ type: 'measurement', url, report: report as BlackholeReport, histogram: encodeHistogram(histogram) }),
   });
   await runtime.start();
@@ -77,11 +82,13 @@ export async function workerMain(): Promise<void> {
     process.exit(0);
   };
   runtime.exitRequests.subscribe(({ code, reason }) => send({ type: 'exit', code, reason }));
-  process.on('message', (message: ToWorker) => {
+  process.on('message', (message: ToWorker, handle?: Socket) => {
     if (message.type === 'shutdown') {
       void stop();
       return;
     }
+    if (message.type === 'listened') return listeners.listened(message);
+    if (message.type === 'connection') return listeners.accepted(message.listener, handle);
     answer(message, runtime).then(
       (value) => send({ type: 'reply', id: message.id, ok: true, value, health: runtime.health() }),
       (err: Error) => {

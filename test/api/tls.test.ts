@@ -33,8 +33,8 @@ function sh(script: string, cwd: string): Promise<Shell> {
 }
 
 /** A running `eddy server run ARGS --api-port 0` (started by the test, stopped by it) and the port its API got. */
-async function serve(args: string[], cwd: string): Promise<{ child: ChildProcess; port: number; stderr: () => string }> {
-  const child = spawn(process.execPath, [EDDY, ...args, '--api-port', '0'], { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
+async function serve(args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env): Promise<{ child: ChildProcess; port: number; stderr: () => string }> {
+  const child = spawn(process.execPath, [EDDY, ...args, '--api-port', '0'], { cwd, env, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
   let port = 0;
@@ -110,6 +110,21 @@ describe('API: TLS (--api-tls-*)', () => {
     await eventually(async () => (await peerCertificate(api.port, certs.ca)).serialNumber === '1002', 15_000, 'the new certificate served');
     const after = await sh(`${peer('curl')} -sS --cacert ${certs.ca} https://127.0.0.1:${api.port}/version`, certs.dir);
     expect(after.code, after.stderr).to.equal(0);
+  });
+
+  it("answers http:// on its HTTPS port with 400 and the https:// URL to use, and warns at start of an expired certificate (naming the flag's file and its notAfter)", async () => {
+    const api = await serve(['server', 'run', '--api-tls-cert', certs.expired.cert, '--api-tls-key', certs.expired.key], certs.dir, {
+      ...process.env,
+      EDDY_LOG: 'warn',
+    });
+    running = api.child;
+    expect(api.stderr()).to.match(
+      new RegExp(`^WARN API: the TLS certificate ${certs.expired.cert} expired on \\w+ +\\d+ [\\d:]+ \\d{4} GMT \\(its notAfter\\): clients refuse it$`, 'm'),
+    );
+    const plain = await sh(`${peer('curl')} -sS -i -m 10 http://127.0.0.1:${api.port}/version`, certs.dir);
+    expect(plain.code, plain.stderr).to.equal(0);
+    expect(plain.stdout).to.match(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(plain.stdout.slice(plain.stdout.indexOf('\r\n\r\n') + 4)).to.equal(`this port speaks HTTPS: use https://127.0.0.1:${api.port}/version\n`);
   });
 
   it('does not start with a certificate file it cannot read (exit 1, naming the flag), nor with a certificate without its key (exit 2)', async () => {

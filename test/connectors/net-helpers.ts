@@ -13,6 +13,7 @@ import type { EddyEvent, Meta } from '../../src/core/event';
 import { createLogger, type Logger } from '../../src/core/logger';
 import type { OfframpContext, OfframpType, OnrampContext } from '../../src/connectors/connector';
 import { pullLoop } from '../../src/connectors/_shared/pull-loop';
+import { listenHere } from '../../src/connectors/_shared/net';
 import { CircuitBreaker } from '../../src/contraflow/circuit-breaker';
 import { Runtime } from '../../src/runtime/runtime';
 import { eventually } from '../helpers/runtime';
@@ -215,6 +216,7 @@ export function fakeOnrampContext(logger: Logger = createLogger('silent')): Onra
     linked: false,
     codecForMime: () => 'json',
     scheduler: asyncScheduler,
+    listenForConnections: listenHere,
   };
 }
 

@@ -27,6 +27,8 @@ export interface TestCerts {
   client: Identity;
   /** a certificate and key signed by nobody the servers trust (self-signed) */
   stranger: Identity;
+  /** a server certificate by the same CA that expired the day before it was made (serial 0x1003, CN eddy-expired) */
+  expired: Identity;
   remove(): void;
 }
 
@@ -36,7 +38,7 @@ const openssl = (args: string[], cwd: string) => execFileSync('openssl', args, {
 export function makeCerts(): TestCerts {
   const dir = mkdtempSync(join(tmpdir(), 'eddy-tls-'));
   openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=eddy-test-ca', '-keyout', 'ca.key', '-out', 'ca.pem'], dir);
-  const signed = (name: string, cn: string, serial: string, ext: string): Identity => {
+  const signed = (name: string, cn: string, serial: string, ext: string, days = '2'): Identity => {
     writeFileSync(join(dir, `${name}.ext`), ext);
     openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-subj', `/CN=${cn}`, '-keyout', `${name}.key`, '-out', `${name}.csr`], dir);
     openssl(
@@ -52,7 +54,7 @@ export function makeCerts(): TestCerts {
         '-set_serial',
         serial,
         '-days',
-        '2',
+        days,
         '-extfile',
         `${name}.ext`,
         '-out',
@@ -65,6 +67,8 @@ export function makeCerts(): TestCerts {
   const serverExt = 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n';
   const server = signed('server', 'eddy-server-1', '0x1001', serverExt);
   const server2 = signed('server2', 'eddy-server-2', '0x1002', serverExt);
+  // -1: its notAfter a day before its notBefore (now): expired from the start, whatever the clock
+  const expired = signed('expired', 'eddy-expired', '0x1003', serverExt, '-1');
   const client = signed('client', 'eddy-client', '0x2001', 'extendedKeyUsage=clientAuth\n');
   openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=stranger', '-keyout', 'stranger.key', '-out', 'stranger.pem'], dir);
   return {
@@ -74,6 +78,7 @@ export function makeCerts(): TestCerts {
     server2,
     client,
     stranger: { cert: join(dir, 'stranger.pem'), key: join(dir, 'stranger.key') },
+    expired,
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
 }

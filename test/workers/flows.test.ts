@@ -39,7 +39,7 @@ describe('eddy server run --workers 2: where flows run', function () {
     await created(server.base, '/binding', flow('tcpflow', 'in', 'out'));
     await created(server.base, '/binding/tcpflow/main');
     expect(await workersRunning(server.base, '/onramp/in/main')).to.deep.equal([0, 1]);
-    // the cluster hands the connections round the workers: 20 connections of 5 events each
+    // the primary hands the connections to the workers, the one holding fewer first: 20 connections of 5 events each
     const expected: string[] = [];
     for (let c = 0; c < 20; c++) {
       const lines = [0, 1, 2, 3, 4].map((i) => JSON.stringify({ c, i }));

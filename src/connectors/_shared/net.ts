@@ -1,4 +1,5 @@
 import { isIPv6, type AddressInfo, type Server } from 'node:net';
+import type { BoundListener } from '../connector';
 
 /**
  * Binds a listening server (net, http, or the http server under a
@@ -15,6 +16,15 @@ export function listen(server: Server, host: string, port: number): Promise<numb
       resolve((server.address() as AddressInfo).port);
     });
   });
+}
+
+/** `listen` for `OnrampContext.listenForConnections` in one process: the server binds the port itself. */
+export async function listenHere(server: Server, host: string, port: number): Promise<BoundListener> {
+  const bound = await listen(server, host, port);
+  return {
+    port: bound,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 /** An address as it stands before `:port` in a URI: IPv6 in brackets. */

@@ -4,7 +4,8 @@ import { trackedIds } from '../../core/event';
 import { nowNs } from '../../core/clock';
 import type { Codec } from '../../codecs/codec';
 import { runProcessors, type FrameContext, type Postprocessor, type Preprocessor, type ProcessorError } from '../../processors/processor';
-import type { Frame, OnrampContext, OnrampSource, RampContext, SourceInputs } from '../connector';
+import type { Frame, ListenForConnections, OnrampContext, OnrampSource, RampContext, SourceInputs } from '../connector';
+import { listenHere } from './net';
 import { CircuitBreaker } from '../../contraflow/circuit-breaker';
 import { RampCounters } from './ramp-metrics';
 import { FastSubject } from '../../core/fast-subject';
@@ -33,6 +34,8 @@ const HELD_WARNING = 10_000;
 
 export interface OnrampContextOptions {
   linked?: boolean;
+  /** where connection listeners bind (a worker's primary); absent: in this process */
+  listenForConnections?: ListenForConnections;
   codecForMime?: (contentType: string | undefined) => string;
   scheduler?: SchedulerLike;
 }
@@ -50,6 +53,7 @@ export function onrampContext(base: RampContext, breaker: CircuitBreaker, option
     linked: options.linked ?? false,
     codecForMime: options.codecForMime ?? (() => 'json'),
     scheduler: scheduler ?? asyncScheduler,
+    listenForConnections: options.listenForConnections ?? listenHere,
   };
 }
 

@@ -1,5 +1,6 @@
 import { readFileSync, unwatchFile, watchFile, type Stats } from 'node:fs';
 import { createSecureContext, type SecureContextOptions, type TlsOptions } from 'node:tls';
+import { X509Certificate } from 'node:crypto';
 import type { Static } from '../../schema/typed';
 import type { serverTls } from '../../schema/fields';
 
@@ -69,6 +70,21 @@ export function serverOptions(tls: ServerTlsConfig, identity: TlsIdentity): TlsO
   };
 }
 
+/**
+ * Why clients refuse the certificate (the first in the PEM file) at `now`:
+ * expired (past its notAfter) or not yet valid (before its notBefore);
+ * undefined while it is valid. Node serves such a certificate without a
+ * word, and every client then fails its handshake: this is said at start
+ * and at each reload instead.
+ */
+export function outOfDate(cert: Buffer, path: string, now = new Date()): string | undefined {
+  const x509 = new X509Certificate(cert);
+  if (now.getTime() > Date.parse(x509.validTo)) return `the TLS certificate ${path} expired on ${x509.validTo} (its notAfter): clients refuse it`;
+  if (now.getTime() < Date.parse(x509.validFrom))
+    return `the TLS certificate ${path} is not valid before ${x509.validFrom} (its notBefore): clients refuse it until then`;
+  return undefined;
+}
+
 export interface Log {
   info(message: string): void;
   warn(message: string): void;
@@ -80,6 +96,8 @@ export interface Log {
  * certificate, those already open keep theirs. Files that cannot be used
  * (a key written before its certificate, a half-written file) leave the
  * previous identity in place, with a warning; the next change tries again.
+ * A certificate that is expired or not yet valid is warned of when the watch
+ * starts (with its listener) and when it is reloaded.
  */
 export class CertificateWatch {
   private readonly paths: string[];
@@ -97,6 +115,14 @@ export class CertificateWatch {
     interval = TLS_POLL_MS,
   ) {
     this.paths = [tls.cert, tls.key, ...(tls.ca === undefined ? [] : [tls.ca])];
+    // the file the server was made with a moment ago, read again for its dates
+    let served: Buffer | undefined;
+    try {
+      served = readFileSync(tls.cert);
+    } catch (err) {
+      log.warn(`${label}: cannot check the TLS certificate's dates: ${(err as Error).message}`);
+    }
+    if (served !== undefined) this.checkDates(served);
     // not persistent: a watch never keeps the process alive
     for (const path of new Set(this.paths)) watchFile(path, { persistent: false, interval }, this.changed);
   }
@@ -117,6 +143,13 @@ export class CertificateWatch {
       return;
     }
     this.log.info(`${this.label}: TLS certificate reloaded from ${this.tls.cert}`);
+    this.checkDates(identity.cert);
+  }
+
+  /** Warns when the certificate served is expired or not yet valid (applied all the same: the files are the operator's choice). */
+  private checkDates(cert: Buffer): void {
+    const why = outOfDate(cert, this.tls.cert);
+    if (why !== undefined) this.log.warn(`${this.label}: ${why}`);
   }
 
   stop(): void {

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer, type Server as TlsServer } from 'node:https';
 import type { SecureContextOptions, TlsOptions } from 'node:tls';
+import { answerPlainHttp } from '../_shared/plain-http';
 import { createGunzip, createInflate } from 'node:zlib';
 import type { Readable } from 'node:stream';
 import { decodeJsonResources, decodeResources, encodeResponse, encodeStatus, SIGNALS, SIGNAL_SPECS, type Signal } from './otlp';
@@ -74,6 +75,8 @@ export class OtlpHttpReceiver {
   ) {
     const serve = (req: IncomingMessage, res: ServerResponse) => void this.serve(req, res);
     this.server = tls === undefined ? createServer(serve) : createTlsServer(tls, serve);
+    // an http:// export is told to use https:// rather than answered with nothing
+    if (tls !== undefined) answerPlainHttp(this.server as TlsServer);
   }
 
   /** the port it listens on (the one picked for port 0) */

@@ -7,6 +7,7 @@ import { Alarm, Waiters, idKey, type WaitEnd } from '../_shared/waiters';
 import { listen, uriHost } from '../_shared/net';
 import { headerLists, headerNamed, headerValues, mimeOf, type HeaderLists } from './http';
 import { readServerTls, reloadOnChange, serverOptions, type CertificateWatch } from '../_shared/tls';
+import { answerPlainHttp } from '../_shared/plain-http';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 import { listenHost, listenPort, serverTls } from '../../schema/fields';
@@ -104,6 +105,8 @@ export const restOnramp: OnrampType<RestOnrampConfig> = {
   async create(config, ctx) {
     const tls = config.tls;
     const server = tls === undefined ? createServer({ noDelay: true }) : createTlsServer({ ...serverOptions(tls, readServerTls(tls)), noDelay: true });
+    // an http:// request is told to use https:// rather than answered with nothing
+    if (tls !== undefined) answerPlainHttp(server as TlsServer);
     // bound now: a port in use fails the activation
     const port = await listen(server, config.host, config.port);
     const watch = tls === undefined ? undefined : reloadOnChange(server as TlsServer, tls, ctx.logger, `Onramp ${ctx.url}`);

@@ -2,7 +2,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer } from 'node:tls';
 import { Observable, type Subscriber } from '../../core/rx';
 import type { Frame, OnrampType } from '../connector';
-import { listen, uriHost } from '../_shared/net';
+import { uriHost } from '../_shared/net';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 import { listenHost, listenPort, serverTls } from '../../schema/fields';
@@ -37,7 +37,7 @@ const configSchema = s.object(
 export const tcpOnramp: OnrampType<Static<typeof configSchema>> = {
   name: 'tcp',
   defaultCodec: 'json',
-  placement: 'every-worker', // listening socket shared by the workers (docs/workers.md)
+  placement: 'every-worker', // the primary hands each worker its share of the connections (docs/workers.md, "Connections")
   example: { host: '127.0.0.1', port: 14242 },
   configSchema,
   validate(config) {
@@ -55,7 +55,9 @@ export const tcpOnramp: OnrampType<Static<typeof configSchema>> = {
       secure.on('tlsClientError', (err) => ctx.logger.debug(`tcp onramp ${ctx.url}: TLS handshake failed: ${err.message}`));
       server = secure;
     }
-    const serverPort = await listen(server, config.host, config.port);
+    // bound here, or under --workers N by the primary, which hands this worker its share of the connections
+    const listener = await ctx.listenForConnections(server, config.host, config.port);
+    const serverPort = listener.port;
     server.on('error', (err) => ctx.logger.error(`tcp onramp ${ctx.url}: ${err.message}`));
     ctx.logger.info(`tcp onramp ${ctx.url}: listening on ${tls === undefined ? 'tcp' : 'tls'}://${uriHost(config.host)}:${serverPort}/`);
     const watch = tls === undefined ? undefined : reloadOnChange(server as ReturnType<typeof createTlsServer>, tls, ctx.logger, `tcp onramp ${ctx.url}`);
@@ -118,12 +120,11 @@ export const tcpOnramp: OnrampType<Static<typeof configSchema>> = {
       },
       // a socket reads only once flowing: one not yet attached (accepted paused) or paused does not
       inputs: () => ({ open: sockets.size, reading: [...sockets].filter((s) => s.readableFlowing === true).length }),
-      close: () =>
-        new Promise<void>((resolve) => {
-          watch?.stop();
-          for (const socket of sockets) socket.destroy();
-          server.close(() => resolve());
-        }),
+      close: () => {
+        watch?.stop();
+        for (const socket of sockets) socket.destroy();
+        return listener.close();
+      },
     };
   },
 };

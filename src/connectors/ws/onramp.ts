@@ -6,6 +6,7 @@ import type { Frame, FrameResult, OnrampContext, OnrampReply, OnrampSource, Onra
 import { Waiters, idKey } from '../_shared/waiters';
 import { listen, uriHost } from '../_shared/net';
 import { readServerTls, reloadOnChange, serverOptions, type CertificateWatch } from '../_shared/tls';
+import { answerPlainHttp } from '../_shared/plain-http';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 import { listenHost, listenPort, serverTls } from '../../schema/fields';
@@ -123,6 +124,8 @@ export const wsOnramp: OnrampType<WsOnrampConfig> = {
   async create(config, ctx): Promise<WsOnrampSource> {
     const tls = config.tls;
     const http = tls === undefined ? createServer() : createTlsServer(serverOptions(tls, readServerTls(tls)));
+    // a ws:// client is told to use wss:// rather than answered with nothing
+    if (tls !== undefined) answerPlainHttp(http as TlsServer, 'wss');
     // bound now: a port in use fails the activation
     const port = await listen(http, config.host, config.port);
     const watch = tls === undefined ? undefined : reloadOnChange(http as TlsServer, tls, ctx.logger, `Onramp ${ctx.url}`);

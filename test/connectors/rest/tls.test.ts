@@ -6,7 +6,7 @@
  */
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { copyFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { peer } from '../../helpers/peers';
 import { liveCopy, loggedPort, makeCerts, peerCertificate, swapIn, type Identity, type TestCerts } from '../../helpers/certs';
@@ -101,6 +101,36 @@ describe('rest onramp: TLS', () => {
     expect(subject).to.equal('eddy-server-2');
     const answer = await curl(`https://localhost:${port}/`, ['--cacert', certs.ca, '-H', 'content-type: application/json', '-d', '{"after":"swap"}']);
     expect(answer.status).to.equal(202);
+  });
+
+  it('answers http:// on its HTTPS port with 400 and the https:// URL to use, where it used to close the connection without a word', async () => {
+    const port = await start(live);
+    const answer = await curl(`http://localhost:${port}/ingest?x=1`, ['-H', 'content-type: application/json', '-d', '{"plain":true}']);
+    expect(answer.status).to.equal(400);
+    expect(answer.body).to.equal(`this port speaks HTTPS: use https://localhost:${port}/ingest?x=1\n`);
+    expect(answer.headers['connection']).to.equal('close');
+    // the port still speaks TLS to the next client
+    const secure = await curl(`https://localhost:${port}/ingest`, ['--cacert', certs.ca, '-H', 'content-type: application/json', '-d', '{"secure":true}']);
+    expect(secure.status).to.equal(202);
+    await eventually(() => flow!.collected.out.length === 1, 5000, 'the HTTPS event');
+    expect(flow!.collected.out.map((e) => e.data)).to.deep.equal([{ secure: true }]);
+  });
+
+  it('warns, naming the onramp, the file and its notAfter, when it starts with an expired certificate, and again when an expired one is reloaded', async () => {
+    const logger = recordingLogger();
+    flow = await receiver({ type: 'rest', config: { port: 0, tls: certs.expired } }, { logger });
+    const warning = logger.lines.find((l) => l.startsWith('warn '));
+    expect(warning).to.match(
+      new RegExp(`^warn Onramp .*/onramp/.*: the TLS certificate ${certs.expired.cert} expired on \\w+ +\\d+ [\\d:]+ \\d{4} GMT \\(its notAfter\\)`),
+    );
+    await flow.stop();
+    const reloading = recordingLogger();
+    flow = await receiver({ type: 'rest', config: { port: 0, tls: live } }, { logger: reloading });
+    expect(reloading.lines.filter((l) => l.startsWith('warn '))).to.deep.equal([]);
+    copyFileSync(certs.expired.key, live.key);
+    copyFileSync(certs.expired.cert, live.cert);
+    await eventually(() => reloading.lines.some((l) => l.includes(`the TLS certificate ${live.cert} expired on`)), 15000, 'the warning on reload');
+    expect(reloading.lines.find((l) => l.includes('expired on'))).to.match(/^warn Onramp /);
   });
 
   it('refuses at publish (400, naming the field) a missing file, a file that is no certificate, a key of another certificate, and require_client_cert without ca', async () => {

@@ -73,4 +73,20 @@ describe('ws onramp: TLS', () => {
     expect(flow!.collected.out.map((e) => e.data)).to.deep.equal([{ mutual: true }]);
     socket.close();
   });
+
+  it('answers a ws:// client on its wss:// port with 400 and the wss:// URL to use, where it used to close the connection without a word', async () => {
+    const port = await start({ cert: certs.server.cert, key: certs.server.key });
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const socket = new WebSocket(`ws://localhost:${port}/feed`);
+      socket.once('unexpected-response', (_req, res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (body += d));
+        res.once('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      socket.once('open', () => reject(new Error('opened over ws://')));
+      socket.once('error', reject);
+    });
+    expect(answer).to.deep.equal({ status: 400, body: `this port speaks HTTPS: use wss://localhost:${port}/feed\n` });
+  });
 });
