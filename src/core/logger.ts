@@ -39,9 +39,7 @@ function safeJson(v: unknown): string {
  * lines eddy's own would write.
  */
 export function maskingLogger(logger: Logger): Logger {
-  const wrap =
-    (write: (msg: string, fields?: Record<string, unknown>) => void) =>
-    (msg: string, fields?: Record<string, unknown>): void =>
-      write.call(logger, maskUrlCredentials(msg), fields === undefined ? undefined : maskUrlCredentialsDeep(fields));
-  return { debug: wrap(logger.debug), info: wrap(logger.info), warn: wrap(logger.warn), error: wrap(logger.error) };
+  const masked = (level: Level) => (msg: string, fields?: Record<string, unknown>) =>
+    logger[level](maskUrlCredentials(msg), fields === undefined ? undefined : maskUrlCredentialsDeep(fields));
+  return { debug: masked('debug'), info: masked('info'), warn: masked('warn'), error: masked('error') };
 }

@@ -29,7 +29,7 @@ const isSet = (v: unknown): boolean => v !== undefined && v !== null && v !== ''
 function secretKeysOf(schema: Node, siblings: Node | undefined): Set<string> | undefined {
   const own = Array.isArray(schema.secretKeys) ? (schema.secretKeys as unknown[]) : [];
   const from = typeof schema.secretKeysFrom === 'string' && siblings !== undefined ? siblings[schema.secretKeysFrom] : undefined;
-  const listed = Array.isArray(from) ? from : [];
+  const listed: unknown[] = Array.isArray(from) ? from : [];
   const keys = [...own, ...listed].filter((k): k is string => typeof k === 'string').map((k) => k.toLowerCase());
   return keys.length > 0 ? new Set(keys) : undefined;
 }
