@@ -40,7 +40,7 @@ describe('core/redact: credentials in URLs, masked in any text', () => {
     it("eddy's own logger masks every line it writes", () => {
       const written: string[] = [];
       const write = process.stderr.write.bind(process.stderr);
-      process.stderr.write = ((chunk: string) => written.push(chunk) > 0) as typeof process.stderr.write;
+      process.stderr.write = (chunk: string) => written.push(chunk) > 0;
       try {
         createLogger('debug').warn('lost http://elastic:s3cret@127.0.0.1:9200', { url: 'amqp://g:s3cret@h' });
       } finally {

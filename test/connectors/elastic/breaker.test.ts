@@ -1,6 +1,10 @@
 import { expect } from 'chai';
 import { createServer, type Server, type Socket } from 'node:net';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Runtime } from '../../../src/runtime/runtime';
+import { runEddy } from '../../helpers/cli';
 import { call, eventually, startRuntime, type Started } from '../../helpers/runtime';
 import { documentsIn, freePort, proxyTo, range, sorted, startElasticFlow, useElastic, type ElasticFlow, type Proxy } from './helpers';
 
@@ -128,6 +132,35 @@ describe('elastic offramp: concurrency, connection loss and activation', functio
       expect((got.body as { artefact: { config: unknown } }).artefact.config).to.deep.equal({ nodes: [`http://elastic:***@127.0.0.1:${port}`] });
       const texts = [answer.text, got.text, (await call(rt!.base, 'GET', '/status')).text, (await call(rt!.base, 'GET', '/health')).text, ...logged];
       for (const text of texts) expect(text).not.to.contain('s3cret');
+    });
+
+    it("nor in what `eddy server run -f` prints when the file's flow cannot start", async () => {
+      const port = await freePort();
+      const dir = mkdtempSync(join(tmpdir(), 'eddy-elastic-secret-'));
+      try {
+        const file = join(dir, 'flows.yaml');
+        writeFileSync(
+          file,
+          `onramp:
+  - { id: ticks, type: metronome, config: { interval: 1000 } }
+offramp:
+  - { id: search, type: elastic, config: { nodes: ["http://elastic:s3cret@127.0.0.1:${port}"] } }
+binding:
+  - id: index
+    links:
+      "/onramp/ticks/{instance}/out": ["/pipeline/system::passthrough/{instance}/in"]
+      "/pipeline/system::passthrough/{instance}/out": ["/offramp/search/{instance}/in"]
+mapping:
+  /binding/index/main: {}
+`,
+        );
+        const run = await runEddy(['server', 'run', '--no-api', '-f', file], { env: { EDDY_LOG: 'debug' } });
+        expect(run.code, run.stderr).to.equal(1);
+        expect(run.stderr).to.contain(`http://elastic:***@127.0.0.1:${port}: connect ECONNREFUSED`);
+        expect(run.stdout + run.stderr).not.to.contain('s3cret');
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     });
 
     it('the node accepts connections but never answers: refused after the probe timeout, not a hang', async () => {
