@@ -37,6 +37,13 @@ export function hasUrlCredentials(text: string): boolean {
   return maskUrlCredentials(text) !== text;
 }
 
+/** Whether any string in `value` holds a URL with credentials. */
+export function hasUrlCredentialsDeep(value: unknown): boolean {
+  if (typeof value === 'string') return hasUrlCredentials(value);
+  if (Array.isArray(value)) return value.some(hasUrlCredentialsDeep);
+  return typeof value === 'object' && value !== null && Object.values(value).some(hasUrlCredentialsDeep);
+}
+
 /** `value` with `maskUrlCredentials` applied to every string in it (a copy where anything changed; the value itself is not changed). */
 export function maskUrlCredentialsDeep<T>(value: T): T {
   if (typeof value === 'string') return maskUrlCredentials(value) as T;

@@ -13,7 +13,7 @@
  * too, in any string of a config; it is not refused at publish as a marked
  * field is (docs/security.md says why).
  */
-import { REDACTED, hasUrlCredentials, maskUrlCredentialsDeep } from '../core/redact';
+import { REDACTED, hasUrlCredentialsDeep, maskUrlCredentialsDeep } from '../core/redact';
 import type { JsonSchema } from './json-schema';
 
 export { REDACTED };
@@ -81,16 +81,9 @@ export function secretPaths(schema: JsonSchema | undefined, value: unknown): str
   return [...new Set(paths)];
 }
 
-/** Whether any string in `value` is a URL with a password in it. */
-function hasUrlPassword(value: unknown): boolean {
-  if (typeof value === 'string') return hasUrlCredentials(value);
-  if (Array.isArray(value)) return value.some(hasUrlPassword);
-  return isObject(value) && Object.values(value).some(hasUrlPassword);
-}
-
 /** Whether `redactSecrets` would change anything in `value`. */
 export function hasSecrets(schema: JsonSchema | undefined, value: unknown): boolean {
-  return secretPaths(schema, value).length > 0 || hasUrlPassword(value);
+  return secretPaths(schema, value).length > 0 || hasUrlCredentialsDeep(value);
 }
 
 /** A copy of `value` with every secret it sets replaced by `"***"`, and the passwords in URLs masked (the value itself is not changed). */

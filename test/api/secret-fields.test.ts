@@ -262,7 +262,7 @@ describe('secret fields: every one docs/security.md lists is marked, refused in 
     let api: Started;
     afterEach(async () => api?.stop());
 
-    it('are masked in every answer but not refused (elastic nodes with a password, and with a token)', async () => {
+    it('are masked in every answer but not refused (elastic nodes with a password, and with a token; a description)', async () => {
       api = await startRuntime();
       const elastic = { id: 'search', type: 'elastic', config: { nodes: [`http://elastic:${SECRET}@127.0.0.1:1`, `https://${SECRET}@127.0.0.1:2/`] } };
       const published = await call(api.base, 'POST', '/offramp', { body: elastic });
@@ -272,6 +272,10 @@ describe('secret fields: every one docs/security.md lists is marked, refused in 
         nodes: ['http://elastic:***@127.0.0.1:1', 'https://***@127.0.0.1:2/'],
       });
       expect(published.text + got.text).not.to.contain(SECRET);
+      // in any field of any artefact: a binding's description
+      const binding = { id: 'mirror', description: `mirrors to amqp://eddy:${SECRET}@mq:5672`, links: { '/onramp/a/{i}/out': ['/offramp/search/{i}/in'] } };
+      expect((await call(api.base, 'POST', '/binding', { body: binding })).body).to.have.property('description', 'mirrors to amqp://eddy:***@mq:5672');
+      expect((await call(api.base, 'GET', '/binding/mirror')).text).not.to.contain(SECRET);
     });
   });
 
