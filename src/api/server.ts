@@ -2,6 +2,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { Server } from 'node:http';
 import { listenLazily } from './listen';
 import { EddyError } from '../core/errors';
+import { maskUrlCredentials } from '../core/redact';
 import type { Runtime } from '../runtime/runtime';
 import { BodyReader } from './body';
 import { originGuard, tokenGuard } from './guard';
@@ -67,17 +68,26 @@ export function createApi(runtime: Runtime, options: ApiOptions = {}): express.E
     const type = negotiate(req.get('accept'), (res.locals.offers as readonly string[] | undefined) ?? JSON_OR_YAML) ?? JSON_TYPE;
     if (err instanceof HttpError) {
       for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
-      return send(res, type, err.status, { error: err.message });
+      return send(res, type, err.status, failure(err.message));
     }
-    if (err instanceof EddyError) return send(res, type, STATUS[err.code], { error: err.message });
+    if (err instanceof EddyError) return send(res, type, STATUS[err.code], failure(err.message));
     const status = (err as { status?: number }).status;
     if (typeof status === 'number' && status >= 400 && status < 500) {
-      return send(res, type, status, { error: (err as Error).message }); // e.g. a path segment that is not valid percent-encoding
+      return send(res, type, status, failure((err as Error).message)); // e.g. a path segment that is not valid percent-encoding
     }
     runtime.logger.error(`API ${req.method} ${req.path} failed: ${(err as Error)?.stack ?? String(err)}`);
-    send(res, type, 500, { error: `internal error: ${(err as Error)?.message ?? String(err)}` });
+    send(res, type, 500, failure(`internal error: ${(err as Error)?.message ?? String(err)}`));
   });
   return app;
+}
+
+/**
+ * Every error answer, `{error}`: a driver's message may carry the URL it
+ * was given, credentials and all (an elastic node's `http://user:pass@…`),
+ * so they are masked here, where every message leaves (core/redact.ts).
+ */
+function failure(message: string): { error: string } {
+  return { error: maskUrlCredentials(message) };
 }
 
 /** `/pipeline/{artefact_id}` → `/pipeline/:artefact_id` */

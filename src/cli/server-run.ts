@@ -9,6 +9,7 @@ import { ConfigWatcher } from '../config/watch';
 import { Runtime } from '../runtime/runtime';
 import { LevelStore } from '../runtime/store';
 import { PathPolicy } from '../runtime/policy';
+import { maskUrlCredentials } from '../core/redact';
 import { version } from '../version';
 import { startClusterRuntime } from '../workers/start';
 import { defineCommand, optionsOf, type CommandLine } from './command';
@@ -190,13 +191,18 @@ export function parseRunArgs(args: string[], env: NodeJS.ProcessEnv = {}): RunOp
   return optionsOf(serverRunCommand, args, env);
 }
 
+/** The error that stops the server, on stderr: a config file's flow that cannot start may name a URL with credentials (core/redact.ts). */
+function failed(err: unknown): void {
+  process.stderr.write(`error: ${maskUrlCredentials((err as Error).message)}\n`);
+}
+
 async function serverRun(options: RunOptions): Promise<number> {
   process.stderr.write(`eddy version: ${version}\n`);
   let store: LevelStore | undefined;
   try {
     if (options.dataDir !== undefined) store = await LevelStore.open(options.dataDir);
   } catch (err) {
-    process.stderr.write(`error: ${(err as Error).message}\n`);
+    failed(err);
     return 1;
   }
   const policy = new PathPolicy({ allowPaths: options.allowPaths, allowExit: options.allowExit, apiHost: options.api ? options.host : undefined });
@@ -204,7 +210,7 @@ async function serverRun(options: RunOptions): Promise<number> {
   try {
     runtime = options.workers > 1 ? await startClusterRuntime(options.workers, { store, policy }) : new Runtime({ store, policy });
   } catch (err) {
-    process.stderr.write(`error: ${(err as Error).message}\n`);
+    failed(err);
     await store?.close();
     return 1;
   }
@@ -233,7 +239,7 @@ async function serverRun(options: RunOptions): Promise<number> {
     if (options.files.length > 0)
       watcher = new ConfigWatcher(new ConfigReloader(runtime, options.files, declared, runtime.logger), options.files, runtime.logger).start(options.watch);
   } catch (err) {
-    process.stderr.write(`error: ${(err as Error).message}\n`);
+    failed(err);
     await runtime.shutdown();
     return 1;
   }
@@ -247,7 +253,7 @@ async function serverRun(options: RunOptions): Promise<number> {
         options.apiTls,
       );
     } catch (err) {
-      process.stderr.write(`error: ${(err as Error).message}\n`);
+      failed(err);
       await runtime.shutdown();
       return 1;
     }

@@ -1,4 +1,10 @@
-/** One small structured logger; quiet when EDDY_LOG=silent (the tests set it). */
+/**
+ * One small structured logger; quiet when EDDY_LOG=silent (the tests set
+ * it). Every line has the credentials of the URLs in it masked
+ * (core/redact.ts): a driver's error carries the URL it was given.
+ */
+import { maskUrlCredentials, maskUrlCredentialsDeep } from './redact';
+
 export type Level = 'debug' | 'info' | 'warn' | 'error';
 const order: Record<Level | 'silent', number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 99 };
 
@@ -14,7 +20,7 @@ export function createLogger(level: string = process.env.EDDY_LOG ?? 'info'): Lo
   const write = (lvl: Level) => (msg: string, fields?: Record<string, unknown>) => {
     if (order[lvl] < threshold) return;
     const line = fields ? `${lvl.toUpperCase()} ${msg} ${safeJson(fields)}` : `${lvl.toUpperCase()} ${msg}`;
-    process.stderr.write(line + '\n');
+    process.stderr.write(maskUrlCredentials(line) + '\n');
   };
   return { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error') };
 }
@@ -25,4 +31,15 @@ function safeJson(v: unknown): string {
   } catch {
     return String(v);
   }
+}
+
+/**
+ * `logger` with the URL credentials masked in every message and every
+ * string of its fields: an embedding application's own logger gets the
+ * lines eddy's own would write.
+ */
+export function maskingLogger(logger: Logger): Logger {
+  const masked = (level: Level) => (msg: string, fields?: Record<string, unknown>) =>
+    logger[level](maskUrlCredentials(msg), fields === undefined ? undefined : maskUrlCredentialsDeep(fields));
+  return { debug: masked('debug'), info: masked('info'), warn: masked('warn'), error: masked('error') };
 }

@@ -1,6 +1,7 @@
 import { conflict, invalid, notFound } from '../core/errors';
 import { artefactSchemas, SchemaValidator } from '../schema/artefacts';
 import { buildGraph, checkNodePorts } from '../pipeline/graph';
+import { hasUrlCredentialsDeep, maskUrlCredentialsDeep } from '../core/redact';
 import { hasSecrets, redactSecrets, secretPaths } from '../schema/secrets';
 import type { JsonSchema } from '../schema/json-schema';
 import { processorConfig, processorName, type ProcessorSpec } from '../processors/processor';
@@ -88,14 +89,15 @@ export class Repository {
 
   /**
    * The artefact as eddy shows it (REST API, status, console): every secret
-   * its configs set (schema `writeOnly`, schema/secrets.ts) as "***".
+   * its configs set (schema `writeOnly`, schema/secrets.ts) as "***", and
+   * the credentials of every URL in it masked, in any field (core/redact.ts).
    */
   redacted<A extends Artefact>(kind: Kind, artefact: A): A {
     const parts = this.configParts(kind, artefact);
-    if (parts.every(([schema, config]) => !hasSecrets(schema, config))) return artefact;
+    if (parts.every(([schema, config]) => !hasSecrets(schema, config)) && !hasUrlCredentialsDeep(artefact)) return artefact;
     const copy = structuredClone(artefact);
     for (const [schema, , set] of this.configParts(kind, copy)) set(redactSecrets(schema, set(undefined)));
-    return copy;
+    return maskUrlCredentialsDeep(copy);
   }
 
   /** Where an artefact sets a secret in clear text (`config.password`, `nodes[0].config.table.password`). */

@@ -1,6 +1,6 @@
 import { Subject, type SchedulerLike } from '../core/rx';
 import { EddyError, conflict, notFound } from '../core/errors';
-import { createLogger, type Logger } from '../core/logger';
+import { createLogger, maskingLogger, type Logger } from '../core/logger';
 import { nowNs } from '../core/clock';
 import type { EddyEvent } from '../core/event';
 import { SchemaValidator } from '../schema/artefacts';
@@ -93,7 +93,8 @@ export class Runtime {
 
   constructor(options: RuntimeOptions = {}) {
     this.registries = options.registries ?? Registries.withBuiltins();
-    this.logger = options.logger ?? createLogger();
+    // a logger of the application's own gets its lines masked as eddy's own are (core/redact.ts)
+    this.logger = options.logger === undefined ? createLogger() : maskingLogger(options.logger);
     this.scheduler = options.scheduler;
     this.store = options.store;
     this.repository = new Repository(this.registries, new SchemaValidator(), options.policy);

@@ -74,3 +74,30 @@ export function serverTls(description = 'serve TLS with this certificate; absent
     { required: ['cert', 'key'], description },
   );
 }
+
+/**
+ * The headers whose values are credentials, matched whatever their case:
+ * shown as "***" and refused in clear over the API like any secret
+ * (docs/security.md, "Secrets"). `set-cookie` is a response header, but a
+ * cookie is a cookie whichever way it travels.
+ */
+export const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'x-auth-token', 'cookie', 'set-cookie'] as const;
+
+/** The name of the field beside a header map that lists more secret headers. */
+export const SECRET_HEADERS_FIELD = 'secret_headers';
+
+/**
+ * A map of headers to send (a rest request's, an OTLP export's gRPC
+ * metadata, a nats message's): the credential headers and those listed in
+ * the sibling `secret_headers` (`secretHeaders()`) are secrets.
+ */
+export function headerMap<T, I>(values: Schema<T, I>, description: string) {
+  return s.record(values, { default: {}, description, secretKeys: CREDENTIAL_HEADERS, secretKeysFrom: SECRET_HEADERS_FIELD });
+}
+
+/** `secret_headers`: more header names (any case) whose values are secrets, beside `headers`. */
+export function secretHeaders() {
+  return s.array(s.string({ minLength: 1 }), {
+    description: `more headers whose values are secrets, shown as "***" and refused in clear over the API (besides ${CREDENTIAL_HEADERS.join(', ')})`,
+  });
+}

@@ -123,8 +123,15 @@ export function array<T, I, const O extends ArrayOptions<T> = object>(items: Sch
   return { type: 'array', items, ...options } as Schema<T[], I[]> & Marked<O>;
 }
 
+interface RecordOptions<T> extends ValueOptions<T> {
+  /** keys (any case) whose values are secrets, like a `writeOnly` field's: a header map's credential headers (schema/secrets.ts) */
+  readonly secretKeys?: readonly string[];
+  /** a sibling property listing more such keys (`secret_headers`) */
+  readonly secretKeysFrom?: string;
+}
+
 /** An object whose keys are free and whose values all match `values`. */
-export function record<T, I, const O extends ValueOptions<Record<string, T>> = object>(
+export function record<T, I, const O extends RecordOptions<Record<string, T>> = object>(
   values: Schema<T, I>,
   options?: O,
 ): Schema<Record<string, T>, Record<string, I>> & Marked<O> {

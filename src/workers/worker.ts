@@ -6,6 +6,7 @@
  */
 import { EddyError } from '../core/errors';
 import { createLogger, type Logger } from '../core/logger';
+import { maskUrlCredentials } from '../core/redact';
 import { Runtime } from '../runtime/runtime';
 import type { Artefact } from '../runtime/artefacts';
 import type { Kind } from '../runtime/urls';
@@ -107,7 +108,7 @@ export async function workerMain(): Promise<void> {
 
 if (require.main === module) {
   workerMain().catch((err: Error) => {
-    process.stderr.write(`error: worker ${process.env[WORKER_ID_ENV]}: ${err.message}\n`);
+    process.stderr.write(`error: worker ${process.env[WORKER_ID_ENV]}: ${maskUrlCredentials(err.message)}\n`);
     process.exit(1);
   });
 }

@@ -115,6 +115,12 @@ describe('GET /health/live and GET /health/ready', () => {
     expect(live.body).to.deep.equal({ status: 'unhealthy', reason: 'the runtime asked to exit (status 3): the exit offramp was told to' });
   });
 
+  it("live's reason has the credentials of a URL in it masked (docs/security.md)", async () => {
+    rt.runtime.requestExit(1, 'the store at http://eddy:s3cret@127.0.0.1:1 failed');
+    const live = await call(rt.base, 'GET', '/health/live');
+    expect(live.body).to.deep.equal({ status: 'unhealthy', reason: 'the runtime asked to exit (status 1): the store at http://eddy:***@127.0.0.1:1 failed' });
+  });
+
   it('live answers 503 while (and after) the runtime shuts down', async () => {
     await rt.runtime.shutdown();
     const live = await call(rt.base, 'GET', '/health/live');

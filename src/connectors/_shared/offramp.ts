@@ -1,5 +1,6 @@
 import { Observer, Subject, asyncScheduler, type SchedulerLike } from '../../core/rx';
 import type { EddyEvent, EventId, Insight, Meta } from '../../core/event';
+import { maskUrlCredentials } from '../../core/redact';
 import { nowNs } from '../../core/clock';
 import { batchValues, trackedIds } from '../../core/event';
 import { codecPicker } from './codecs';
@@ -285,9 +286,11 @@ export class OfframpRuntime {
 
   private failed(event: EddyEvent, from: ContraflowTarget, err: Error, attempt: number): void {
     this.counters.error++;
-    this.parts.ctx.logger.warn(`Offramp ${this.url}: send failed: ${err.message}`);
+    // a client's message may carry its URL, credentials and all: masked before it reaches a log, a dead letter or a source (core/redact.ts)
+    const message = maskUrlCredentials(err.message);
+    this.parts.ctx.logger.warn(`Offramp ${this.url}: send failed: ${message}`);
     const status = (err as { status?: unknown }).status;
-    this.fail(event, from, { type: 'send', message: err.message, attempt, ...(typeof status === 'number' ? { status } : {}) });
+    this.fail(event, from, { type: 'send', message, attempt, ...(typeof status === 'number' ? { status } : {}) });
   }
 
   /** The event was not delivered: a dead letter on `err` if linked, and the source failed unless the dead letter settles it. */

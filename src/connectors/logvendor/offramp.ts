@@ -20,6 +20,7 @@ const configSchema = s.object(
   {
     license_key: s.string({
       minLength: 1,
+      writeOnly: true,
       description: "the account's ingest license key (sent as X-License-Key), or an insert-only key, one that starts with NRII- (sent as Api-Key)",
     }),
     compress_logs: s.boolean({ default: false, description: 'gzip the request bodies (Content-Encoding: gzip): more CPU, less egress' }),

@@ -14,6 +14,7 @@ import {
   watchStatus,
 } from './connection';
 import { requirePackage } from '../../core/packages';
+import { headerMap, secretHeaders } from '../../schema/fields';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 
@@ -28,10 +29,11 @@ const configSchema = s.object(
       description: 'subject to publish to (no wildcards); meta `nats.subject` overrides it per event',
     }),
     reply: s.string({ minLength: 1, pattern: '^[^\\s*>]+$', description: 'reply subject set on every message; meta `nats.reply` overrides it per event' }),
-    headers: s.record(s.oneOf([s.string(), s.array(s.string())]), {
-      default: {},
-      description: 'headers set on every message (name to a value or a list of values); meta `nats.headers` overrides them by name',
-    }),
+    headers: headerMap(
+      s.oneOf([s.string(), s.array(s.string())]),
+      'headers set on every message (name to a value or a list of values); meta `nats.headers` overrides them by name',
+    ),
+    secret_headers: secretHeaders(),
     options: optionsSchema,
     jetstream: s.boolean({
       default: false,

@@ -1,6 +1,7 @@
 import type { Subscription } from '../../core/rx';
 import { batchValues, type EddyEvent, type Meta } from '../../core/event';
 import { durationMs, durationWithDefault } from '../../schema/duration';
+import { headerMap, secretHeaders } from '../../schema/fields';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 import type { OfframpContext, OfframpType, Sink } from '../connector';
@@ -18,7 +19,8 @@ const configSchema = s.object(
       default: 'grpc',
       description: 'OTLP/gRPC, or OTLP/HTTP with protobuf or JSON bodies (the values of OTEL_EXPORTER_OTLP_PROTOCOL)',
     }),
-    headers: s.record(s.string(), { default: {}, description: 'sent with every request: HTTP headers, or gRPC metadata (an API key, a tenant)' }),
+    headers: headerMap(s.string(), 'sent with every request: HTTP headers, or gRPC metadata (an API key, a tenant)'),
+    secret_headers: secretHeaders(),
     tls: s.object(
       {
         ca: s.string({ minLength: 1, description: 'path of a PEM CA certificate to verify the receiver with, instead of the system CAs' }),

@@ -7,6 +7,7 @@ import { Agent } from 'undici';
 import type { EddyEvent, Meta } from '../../core/event';
 import type { OfframpContext, OfframpType, Sink } from '../connector';
 import { headerNamed, headerValues, mimeOf, type HeaderLists } from './http';
+import { headerMap, secretHeaders } from '../../schema/fields';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 
@@ -91,7 +92,8 @@ const configSchema = s.object(
       description: 'where requests go: a URL, or its parts',
     }),
     method: s.string({ pattern: '^[A-Za-z]+$', default: 'POST', description: 'HTTP method' }),
-    headers: s.record(s.anyOf([s.string(), s.array(s.string())]), { default: {}, description: 'request headers: name to a string or a list of strings' }),
+    headers: headerMap(s.anyOf([s.string(), s.array(s.string())]), 'request headers: name to a string or a list of strings'),
+    secret_headers: secretHeaders(),
     concurrency: s.integer({ minimum: 1, default: 4, description: 'requests in flight at most; more wait, and the breaker is triggered' }),
   },
   { required: ['endpoint'] },

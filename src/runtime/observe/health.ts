@@ -1,3 +1,4 @@
+import { maskUrlCredentials } from '../../core/redact';
 import type { Live } from '../live';
 
 export interface InstanceHealth {
@@ -20,7 +21,7 @@ export interface Health {
 export function instanceHealth(url: string, live: Live): InstanceHealth {
   if (live.kind === 'onramp') {
     const { failure, breaker } = live.onramp.runtime;
-    if (failure !== undefined) return { url, state: 'failed', reason: failure };
+    if (failure !== undefined) return { url, state: 'failed', reason: maskUrlCredentials(failure) }; // a driver's message may carry its URL
     if (!breaker.isOpen) return { url, state: 'paused', reason: `circuit breaker held by ${breaker.holders().join(', ')}` };
   }
   if (live.kind === 'offramp' && live.offramp.down) return { url, state: 'down', reason: 'the sink is disconnected or full' };

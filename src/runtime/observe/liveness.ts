@@ -1,3 +1,4 @@
+import { maskUrlCredentials } from '../../core/redact';
 import type { Runtime } from '../runtime';
 
 /** GET /health/live: whether the process should be left running (`ok`) or restarted. */
@@ -33,7 +34,7 @@ export class LivenessCheck {
   }
 
   check(): Liveness {
-    if (this.exit) return { status: 'unhealthy', reason: `the runtime asked to exit (status ${this.exit.code}): ${this.exit.reason}` };
+    if (this.exit) return { status: 'unhealthy', reason: `the runtime asked to exit (status ${this.exit.code}): ${maskUrlCredentials(this.exit.reason)}` };
     const health = this.runtime.health();
     const gone = health.instances.filter((i) => i.url.startsWith('/worker/') && i.state === 'failed');
     if (gone.length > 0) return { status: 'unhealthy', reason: gone.map((g) => g.reason ?? `${g.url} is gone`).join('; ') };

@@ -1,5 +1,10 @@
 import { expect } from 'chai';
 import { createServer, type Server, type Socket } from 'node:net';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Runtime } from '../../../src/runtime/runtime';
+import { runEddy } from '../../helpers/cli';
 import { call, eventually, startRuntime, type Started } from '../../helpers/runtime';
 import { documentsIn, freePort, proxyTo, range, sorted, startElasticFlow, useElastic, type ElasticFlow, type Proxy } from './helpers';
 
@@ -80,8 +85,8 @@ describe('elastic offramp: concurrency, connection loss and activation', functio
       rt = silent = undefined;
     });
 
-    async function activate(node: string) {
-      rt = await startRuntime();
+    async function activate(node: string, runtime?: Runtime) {
+      rt = await startRuntime(runtime);
       const artefacts: [string, unknown][] = [
         ['onramp', { id: 'ticks', type: 'metronome', config: { interval: 1000 } }],
         ['offramp', { id: 'search', type: 'elastic', config: { nodes: [node] } }],
@@ -112,6 +117,50 @@ describe('elastic offramp: concurrency, connection loss and activation', functio
         expect((await call(rt!.base, 'GET', path)).body, path)
           .to.have.property('instances')
           .that.deep.equals([]);
+    });
+
+    it("a node URL's password is in no answer and no log line: the 400, GET, /status (docs/security.md)", async () => {
+      const port = await freePort(); // bound and closed: nothing listens there
+      const logged: string[] = [];
+      const log = (msg: string, fields?: Record<string, unknown>) => void logged.push(`${msg} ${JSON.stringify(fields ?? {})}`);
+      const answer = await activate(`http://elastic:s3cret@127.0.0.1:${port}`, new Runtime({ logger: { debug: log, info: log, warn: log, error: log } }));
+      expect(answer.status).to.equal(400);
+      expect(answer.body).to.deep.equal({
+        error: `offramp 'search' (elastic) cannot start: no node answers GET /_cluster/health (http://elastic:***@127.0.0.1:${port}: connect ECONNREFUSED 127.0.0.1:${port})`,
+      });
+      const got = await call(rt!.base, 'GET', '/offramp/search');
+      expect((got.body as { artefact: { config: unknown } }).artefact.config).to.deep.equal({ nodes: [`http://elastic:***@127.0.0.1:${port}`] });
+      const texts = [answer.text, got.text, (await call(rt!.base, 'GET', '/status')).text, (await call(rt!.base, 'GET', '/health')).text, ...logged];
+      for (const text of texts) expect(text).not.to.contain('s3cret');
+    });
+
+    it("nor in what `eddy server run -f` prints when the file's flow cannot start", async () => {
+      const port = await freePort();
+      const dir = mkdtempSync(join(tmpdir(), 'eddy-elastic-secret-'));
+      try {
+        const file = join(dir, 'flows.yaml');
+        writeFileSync(
+          file,
+          `onramp:
+  - { id: ticks, type: metronome, config: { interval: 1000 } }
+offramp:
+  - { id: search, type: elastic, config: { nodes: ["http://elastic:s3cret@127.0.0.1:${port}"] } }
+binding:
+  - id: index
+    links:
+      "/onramp/ticks/{instance}/out": ["/pipeline/system::passthrough/{instance}/in"]
+      "/pipeline/system::passthrough/{instance}/out": ["/offramp/search/{instance}/in"]
+mapping:
+  /binding/index/main: {}
+`,
+        );
+        const run = await runEddy(['server', 'run', '--no-api', '-f', file], { env: { EDDY_LOG: 'debug' } });
+        expect(run.code, run.stderr).to.equal(1);
+        expect(run.stderr).to.contain(`http://elastic:***@127.0.0.1:${port}: connect ECONNREFUSED`);
+        expect(run.stdout + run.stderr).not.to.contain('s3cret');
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     });
 
     it('the node accepts connections but never answers: refused after the probe timeout, not a hang', async () => {
