@@ -264,12 +264,12 @@ describe('secret fields: every one docs/security.md lists is marked, refused in 
 
     it('are masked in every answer but not refused (elastic nodes with a password, and with a token; a description)', async () => {
       api = await startRuntime();
-      const elastic = { id: 'search', type: 'elastic', config: { nodes: [`http://elastic:${SECRET}@127.0.0.1:1`, `https://${SECRET}@127.0.0.1:2/`] } };
+      const elastic = { id: 'search', type: 'elastic', config: { nodes: [`http://elastic:${SECRET}@127.0.0.1:1`, `https://${SECRET}@127.0.0.1:1/`] } };
       const published = await call(api.base, 'POST', '/offramp', { body: elastic });
       expect(published.status, published.text).to.equal(201);
       const got = await call(api.base, 'GET', '/offramp/search');
       expect((got.body as { artefact: { config: unknown } }).artefact.config).to.deep.equal({
-        nodes: ['http://elastic:***@127.0.0.1:1', 'https://***@127.0.0.1:2/'],
+        nodes: ['http://elastic:***@127.0.0.1:1', 'https://***@127.0.0.1:1/'],
       });
       expect(published.text + got.text).not.to.contain(SECRET);
       // in any field of any artefact: a binding's description

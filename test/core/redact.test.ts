@@ -6,8 +6,8 @@ describe('core/redact: credentials in URLs, masked in any text', () => {
   const cases: [string, string][] = [
     ['amqp://guest:guest@127.0.0.1:5672/%2f', 'amqp://guest:***@127.0.0.1:5672/%2f'],
     [
-      "offramp 'search' (elastic) cannot start: no node answers GET /_cluster/health (http://elastic:s3cret@127.0.0.1:9299: connect ECONNREFUSED 127.0.0.1:9299)",
-      "offramp 'search' (elastic) cannot start: no node answers GET /_cluster/health (http://elastic:***@127.0.0.1:9299: connect ECONNREFUSED 127.0.0.1:9299)",
+      "offramp 'search' (elastic) cannot start: no node answers GET /_cluster/health (http://elastic:s3cret@127.0.0.1:1: connect ECONNREFUSED 127.0.0.1:1)",
+      "offramp 'search' (elastic) cannot start: no node answers GET /_cluster/health (http://elastic:***@127.0.0.1:1: connect ECONNREFUSED 127.0.0.1:1)",
     ],
     // a userinfo without a password is a token (nats, git hosts): masked whole
     ['nats://s3cret@127.0.0.1:4222', 'nats://***@127.0.0.1:4222'],
@@ -18,7 +18,7 @@ describe('core/redact: credentials in URLs, masked in any text', () => {
     // quoted, as JSON.stringify shows a value
     ['nodes[0]: not a URL: "http://u:s3cret@ho st"', 'nodes[0]: not a URL: "http://u:***@ho st"'],
     // no URL, no credentials, already masked: unchanged
-    ['connect ECONNREFUSED 127.0.0.1:9299', 'connect ECONNREFUSED 127.0.0.1:9299'],
+    ['connect ECONNREFUSED 127.0.0.1:1', 'connect ECONNREFUSED 127.0.0.1:1'],
     ['http://127.0.0.1:9200/_bulk', 'http://127.0.0.1:9200/_bulk'],
     ['amqp://guest:***@127.0.0.1', 'amqp://guest:***@127.0.0.1'],
     ['user@example.com', 'user@example.com'],
