@@ -45,14 +45,16 @@ class Described {
         return this.required(e, data);
       case 'enum':
         return `must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`;
-      case 'pattern':
-      case 'maxLength': {
+      case 'maxLength':
+        // an id's words name its length; any other string's limit is ajv's "must NOT have more than N characters"
+        return this.parentSchema(e)?.pattern === ID_PATTERN ? idProblem(data) : undefined;
+      case 'pattern': {
         const pattern = this.parentSchema(e)?.pattern;
         if (pattern === ID_PATTERN) return idProblem(data);
         if (pattern === DURATION_PATTERN) return `${value}is not a duration; ${DURATION_WORDS}`;
         const words = typeof pattern === 'string' ? PATTERN_WORDS[pattern] : undefined;
         if (words !== undefined) return `${value}${words}`;
-        return e.keyword === 'pattern' ? `must match ${(e.params as { pattern: string }).pattern}` : undefined;
+        return `must match ${(e.params as { pattern: string }).pattern}`;
       }
       case 'propertyNames':
         return `invalid key ${shown((e.params as { propertyName: string }).propertyName)}`;

@@ -79,10 +79,15 @@ mapping:
     ['unknown onramp type', 'onramp:\n  - id: bad\n    type: bad_onramp\n', /onramp 'bad': type: unknown onramp 'bad_onramp'/],
     ['unknown offramp type', 'offramp:\n  - id: bad\n    type: bad_offramp\n', /offramp 'bad': type: unknown offramp 'bad_offramp'/],
     ['bad config field', 'onramp:\n  - id: tick\n    type: metronome\n    config: { interval: soon }\n', /onramp 'tick': config\.interval: must be integer/],
-    ['unknown section', 'onramps: []\n', /unknown section 'onramps'/],
+    ['unknown section', 'onramps: []\n', /unknown section 'onramps' \(did you mean 'onramp'\?\) \(sections: /],
     ['missing binding in a mapping', 'mapping:\n  /binding/none/main: { instance: main }\n', /mapping '\/binding\/none\/main': binding 'none' not found/],
     ['non-string mapping value', 'mapping:\n  /binding/none/main: { instance: 1 }\n', /instance: mapping values must be strings/],
-    ['broken YAML', 'onramp: [\n', /not valid YAML or JSON/],
+    // the offending line, numbered, and a caret under the column
+    [
+      'broken YAML',
+      'onramp:\n  - id: tick\n    type: metronome\n    config: interval: 20\n',
+      /not valid YAML or JSON: Nested mappings are not allowed in compact mappings at line 4, column 13:\n {2}3 \| {5}type: metronome\n {2}4 \| {5}config: interval: 20\n {4}\| {13}\^/,
+    ],
   ];
   for (const [what, text, message] of invalid) {
     it(`exits non-zero naming the file, the artefact and the field for ${what}`, async () => {
