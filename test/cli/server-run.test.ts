@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseRunArgs } from '../../src/cli/server-run';
 import { EDDY, runEddy } from '../helpers/cli';
+import { docBlock } from '../helpers/readme';
 import { runEddyProcess } from '../connectors/example-runner';
 
 describe('eddy server run', () => {
@@ -99,6 +100,15 @@ mapping:
       expect(run.stderr).to.match(message);
     });
   }
+
+  it("shows a YAML syntax error as docs/config-files.md does: the file's line, the one before and a caret", async () => {
+    const file = join(dir, 'flows.yaml');
+    writeFileSync(file, 'onramp:\n  - id: tick\n    type: metronome\n    config: interval: 20\n');
+    const run = await runEddy(['server', 'run', '-f', file, '--no-api']);
+    expect(run.code).to.equal(1);
+    const documented = docBlock('docs/config-files.md', '# Config files', '').replace('flows.yaml', file);
+    expect(run.stderr).to.contain(documented.trimEnd());
+  });
 
   it('shuts down cleanly on SIGTERM, flushing what the offramp received', async () => {
     const output = join(dir, 'ticks.json');
