@@ -29,10 +29,10 @@ export const durationWithDefault = (description: string, value: number | string)
 /** Milliseconds of a duration; throws naming `field` when it is not one or not positive. */
 export function durationMs(value: unknown, field: string): number {
   if (typeof value === 'number') {
-    if (!(value > 0) || !Number.isFinite(value)) throw new Error(`${field}: must be a positive duration, got ${value}`);
+    if (!(value > 0) || !Number.isFinite(value)) throw new Error(`${field}: ${value} is not a duration; ${DURATION_WORDS}`);
     return value;
   }
-  if (typeof value !== 'string') throw new Error(`${field}: must be a duration such as 10s, got ${JSON.stringify(value)}`);
+  if (typeof value !== 'string') throw new Error(`${field}: ${JSON.stringify(value)} is not a duration; ${DURATION_WORDS}`);
   let total = 0;
   let at = 0;
   PART.lastIndex = 0;
@@ -40,7 +40,7 @@ export function durationMs(value: unknown, field: string): number {
     total += Number(m[1]) * UNITS[m[2]];
     at = PART.lastIndex;
   }
-  if (at !== value.length || value.length === 0) throw new Error(`${field}: ${JSON.stringify(value)} is not a duration (use e.g. 500ms, 10s, 1m, 1h30m)`);
-  if (!(total > 0)) throw new Error(`${field}: must be a positive duration, got ${JSON.stringify(value)}`);
+  if (at !== value.length || value.length === 0) throw new Error(`${field}: ${JSON.stringify(value)} is not a duration; ${DURATION_WORDS}`);
+  if (!(total > 0)) throw new Error(`${field}: ${JSON.stringify(value)} is not a duration; ${DURATION_WORDS}`);
   return total;
 }
