@@ -14,6 +14,9 @@ export { BINDING_DST_PATTERN, BINDING_SRC_PATTERN, ID_MAX_LENGTH, ID_PATTERN, ID
 /** A pipeline link's `node/port`: two ids and the slash. */
 const LINK_KEY_MAX_LENGTH = 2 * ID_MAX_LENGTH + 1;
 
+/** A binding link URL: `svc://` and a host name (at most 253), `/pipeline` (the longest kind) and three ids with their slashes. */
+const LINK_URL_MAX_LENGTH = 'svc://'.length + 253 + '/pipeline'.length + 3 * (1 + ID_MAX_LENGTH);
+
 export interface SchemaNames {
   codecs: string[];
   preprocessors: string[];
@@ -145,8 +148,8 @@ export function artefactSchemas(names: SchemaNames): Record<'pipeline' | 'onramp
         description: { type: 'string' },
         links: {
           type: 'object',
-          propertyNames: { pattern: BINDING_SRC_PATTERN },
-          additionalProperties: { type: 'array', items: { type: 'string', pattern: BINDING_DST_PATTERN } },
+          propertyNames: { maxLength: LINK_URL_MAX_LENGTH, pattern: BINDING_SRC_PATTERN },
+          additionalProperties: { type: 'array', items: { type: 'string', maxLength: LINK_URL_MAX_LENGTH, pattern: BINDING_DST_PATTERN } },
         },
       },
     },

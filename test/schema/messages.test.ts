@@ -54,6 +54,15 @@ describe('schema error messages (issue 33)', () => {
     });
   });
 
+  it('bounds binding link URLs by their parts: a host and three ids', () => {
+    const long = `/onramp/${'a'.repeat(1100)}/main`;
+    expect(refusal(artefacts.binding, { id: 'b', links: { [long]: ['/pipeline/p/main'] } })).to.equal(
+      `links: invalid key '${long.slice(0, 40)}…': must NOT have more than 1039 characters`,
+    );
+    const longest = `svc://${'h'.repeat(253)}/pipeline/${'a'.repeat(256)}/${'b'.repeat(256)}/${'c'.repeat(256)}`;
+    expect(refusal(artefacts.binding, { id: 'b', links: { '/onramp/x/main': [longest] } })).to.equal(undefined);
+  });
+
   describe('durations: what one looks like', () => {
     const schema = s.object({ within: durationSchema('how long') });
     for (const value of ['10 seconds', '10', 'soon', -5, 0, true, [1]]) {
