@@ -43,8 +43,14 @@ export function closest(written: string, candidates: Iterable<string>): string |
   return tie ? undefined : best;
 }
 
-/** ` (did you mean 'x'?)`, or nothing when no candidate is near. */
+/**
+ * ` (did you mean 'x'?)`, or nothing when no candidate is near. A name
+ * written without its namespace (`batch` for `generic::batch`) is near the
+ * one candidate it ends.
+ */
 export function didYouMean(written: string, candidates: Iterable<string>): string {
-  const near = closest(written, candidates);
+  const list = [...candidates];
+  const namespaced = list.filter((c) => c.endsWith(`::${written}`));
+  const near = closest(written, list) ?? (namespaced.length === 1 && !written.includes('::') ? namespaced[0] : undefined);
   return near === undefined ? '' : ` (did you mean '${near}'?)`;
 }

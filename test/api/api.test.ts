@@ -242,6 +242,13 @@ describe('REST API over HTTP', () => {
         { id: 'p', interface: {}, nodes: [{ id: 'a', type: 'magic' }], links: { in: ['a'] } },
         /nodes\[0\]\.type: unknown operator 'magic'/,
       ],
+      [
+        'pipeline',
+        'an operator named without its namespace',
+        { id: 'p', interface: {}, nodes: [{ id: 'a', type: 'batch' }], links: {} },
+        /^nodes\[0\]\.type: unknown operator 'batch' \(did you mean 'generic::batch'\?\) \(known: /,
+      ],
+      ['onramp', 'a misspelled type', { id: 'x', type: 'metronom' }, /^type: unknown onramp 'metronom' \(did you mean 'metronome'\?\)/],
       ['pipeline', 'unknown link target', { id: 'p', interface: {}, nodes: [{ id: 'a', type: 'passthrough' }], links: { in: ['b'] } }, /links\.in: target 'b'/],
       [
         'pipeline',

@@ -28,6 +28,11 @@ describe('did you mean: the nearest candidate by edit distance', () => {
     expect(closest('nodes', ['nodes', 'node'])).to.equal(undefined);
   });
 
+  it('a name without its namespace is near the one candidate it ends', () => {
+    expect(didYouMean('batch', ['generic::batch', 'generic::counter', 'passthrough'])).to.equal(" (did you mean 'generic::batch'?)");
+    expect(didYouMean('batch', ['generic::batch', 'other::batch'])).to.equal('');
+  });
+
   it('says it as a parenthesis, or says nothing', () => {
     expect(didYouMean('onramps', ['onramp', 'offramp', 'pipeline'])).to.equal(" (did you mean 'onramp'?)");
     expect(didYouMean('zzz', ['onramp'])).to.equal('');
