@@ -1,6 +1,6 @@
 import type { Registries } from '../runtime/registries';
 import { KINDS } from '../runtime/urls';
-import { artefactSchemas, ID_PATTERN, type SchemaNames } from '../schema/artefacts';
+import { artefactSchemas, ID_MAX_LENGTH, ID_PATTERN, type SchemaNames } from '../schema/artefacts';
 import type { JsonSchema } from '../schema/json-schema';
 import { version } from '../version';
 import { JSON_ONLY, JSON_OR_YAML } from './negotiate';
@@ -65,7 +65,7 @@ function pathParameters(path: string): Record<string, unknown> {
       in: 'path',
       required: true,
       description: PATH_PARAMETERS[name],
-      schema: { type: 'string', pattern: ID_PATTERN },
+      schema: { type: 'string', maxLength: ID_MAX_LENGTH, pattern: ID_PATTERN },
     })),
   };
 }
@@ -118,7 +118,7 @@ function operation(op: Operation, access: { token: boolean }): Record<string, un
 }
 
 function componentSchemas(names: SchemaNames): Record<string, JsonSchema> {
-  const ids: JsonSchema = { type: 'array', items: { type: 'string', pattern: ID_PATTERN } };
+  const ids: JsonSchema = { type: 'array', items: { type: 'string', maxLength: ID_MAX_LENGTH, pattern: ID_PATTERN } };
   const states = Object.fromEntries(
     KINDS.map((kind) => [
       `${kind}_state`,

@@ -6,6 +6,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { parse } from 'yaml';
+import { yamlErrorMessage } from '../core/yaml-error';
 import { tooDeepMessage, yamlTooDeep } from './depth';
 
 export interface YamlJob {
@@ -31,7 +32,7 @@ export function parseYamlJob(job: YamlJob): YamlAnswer {
     if (err instanceof ReferenceError && /alias count/.test(message)) {
       return { id: job.id, ok: false, error: `body: YAML aliases expand too much (more than ${job.maxAliasCount} alias uses): ${message}` };
     }
-    return { id: job.id, ok: false, error: `body: invalid YAML: ${message}` };
+    return { id: job.id, ok: false, error: `body: invalid YAML: ${yamlErrorMessage(err, job.text)}` };
   }
   const problem = measure(value, job.maxDepth, job.maxExpandedBytes);
   return problem === undefined ? { id: job.id, ok: true, value } : { id: job.id, ok: false, error: problem };

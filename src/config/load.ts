@@ -1,5 +1,6 @@
 import { readYamlFile } from './yaml-file';
 import { EddyError, conflict, invalid } from '../core/errors';
+import { didYouMean } from '../core/suggest';
 import type { BindingRequest, Runtime } from '../runtime/runtime';
 import type { Kind } from '../runtime/urls';
 import { SECTIONS, addDeclarations, canonical, emptyDeclared, mappingTarget, mappingValues, type ConfigFile, type Declared } from './declared';
@@ -18,7 +19,8 @@ export async function readConfigFile(path: string): Promise<ConfigFile> {
     } else if ((SECTIONS as readonly string[]).includes(key)) {
       if (value !== null && !Array.isArray(value)) throw invalid(`${path}: ${key} must be a list of ${key} artefacts`);
     } else {
-      throw invalid(`${path}: unknown section '${key}' (sections: ${[...SECTIONS, 'mapping'].join(', ')})`);
+      const sections = [...SECTIONS, 'mapping'];
+      throw invalid(`${path}: unknown section '${key}'${didYouMean(key, sections)} (sections: ${sections.join(', ')})`);
     }
   }
   return doc;

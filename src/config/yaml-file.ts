@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { invalid } from '../core/errors';
+import { yamlErrorMessage } from '../core/yaml-error';
 import { substituteVariables } from './substitute';
 
 /**
@@ -19,6 +20,6 @@ export function readYamlFile(path: string, options: { substitute?: boolean } = {
   try {
     return parseYaml(text);
   } catch (err) {
-    throw invalid(`${path}: not valid YAML or JSON: ${(err as Error).message.split('\n')[0]}`);
+    throw invalid(`${path}: not valid YAML or JSON: ${yamlErrorMessage(err, text)}`);
   }
 }

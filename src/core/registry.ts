@@ -1,5 +1,6 @@
 import { invalid } from './errors';
 import { MissingPackageError } from './packages';
+import { didYouMean } from './suggest';
 
 /**
  * A type known by name whose module is loaded when the type is first looked
@@ -41,7 +42,7 @@ export class TypeRegistry<T> {
   get(name: string, field = 'type'): T {
     const type = this.types.get(name) ?? this.loadLazy(name, field);
     if (type === undefined) {
-      throw invalid(`${field}: unknown ${this.what} '${name}' (known: ${this.names().join(', ')})`);
+      throw invalid(`${field}: unknown ${this.what} '${name}'${didYouMean(name, this.names())} (known: ${this.names().join(', ')})`);
     }
     return type;
   }

@@ -1,6 +1,7 @@
 import type { SchedulerLike } from '../core/rx';
 import { parse as parseYaml } from 'yaml';
 import { EddyError, invalid } from '../core/errors';
+import { yamlErrorMessage } from '../core/yaml-error';
 import { createLogger, type Logger } from '../core/logger';
 import { Registries } from '../runtime/registries';
 import { Repository } from '../runtime/repository';
@@ -79,6 +80,6 @@ function parseArtefactText(text: string): unknown {
   try {
     return parseYaml(text);
   } catch (err) {
-    throw invalid(`pipeline: not valid YAML or JSON: ${(err as Error).message.split('\n')[0]}`);
+    throw invalid(`pipeline: not valid YAML or JSON: ${yamlErrorMessage(err, text)}`);
   }
 }

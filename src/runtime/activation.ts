@@ -8,6 +8,7 @@ import type { BindingInstance, InstanceRecord, Live, LiveInstances } from './liv
 import { stopInstances } from './shutdown';
 import { type LinkWiring, type ResolvedLink, checkLinks, resolveLinks } from './wiring';
 import { type InstancePort, type Kind, instanceUrl } from './urls';
+import { idProblem } from '../schema/ids';
 
 /** The system pipeline that takes the metrics events; it reports none of its own. */
 export const METRICS_PIPELINE = '/pipeline/system::metrics/system';
@@ -293,5 +294,6 @@ export class Activation {
 }
 
 function checkInstanceId(id: string): void {
-  if (!/^[a-z][a-zA-Z_:]*$/.test(id)) throw invalid(`instance id '${id}' must match ^[a-z][a-zA-Z_:]*$`);
+  const problem = idProblem(id);
+  if (problem !== undefined) throw invalid(`instance id ${problem}`);
 }

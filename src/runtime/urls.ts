@@ -1,5 +1,5 @@
 import { invalid } from '../core/errors';
-import { ID_RE } from '../schema/artefacts';
+import { idProblem, shown } from '../schema/ids';
 
 export const KINDS = ['pipeline', 'onramp', 'offramp', 'binding'] as const;
 export type Kind = (typeof KINDS)[number];
@@ -49,7 +49,8 @@ export function parseLinkUrl(url: string, side: 'source' | 'destination', where:
     ['instance id', instance],
     ['port', port],
   ] as const) {
-    if (value !== undefined && !ID_RE.test(value)) throw invalid(`${where}: '${url}': ${what} '${value}' must match ${ID_RE.source}`);
+    const problem = value === undefined ? undefined : idProblem(value);
+    if (problem !== undefined) throw invalid(`${where}: ${shown(url, 120)}: ${what} ${problem}`);
   }
   return { kind, artefact, instance, port: port ?? (side === 'source' ? 'out' : 'in') };
 }

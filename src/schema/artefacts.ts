@@ -1,26 +1,21 @@
 import type Ajv from 'ajv';
-import type { ErrorObject, ValidateFunction } from 'ajv';
+import type { ValidateFunction } from 'ajv';
 import { invalid } from '../core/errors';
 import { durationSchema } from './duration';
 import { s } from './typed';
 import type { Input } from './typed';
 import type { JsonSchema } from './json-schema';
 import { precompiledValidator } from './precompiled';
+import { BINDING_DST_PATTERN, BINDING_SRC_PATTERN, ID_MAX_LENGTH, ID_PATTERN, LINK_KEY_PATTERN } from './ids';
+import { describe } from './messages';
 
-/** The spec's identifier shape: artefact, instance and port ids. */
-export const ID_PATTERN = '^[a-z][a-zA-Z_:]*$';
-export const ID_RE = new RegExp(ID_PATTERN);
-const LINK_KEY_PATTERN = '^[a-zA-Z][A-Za-z0-9_/]*$';
+export { BINDING_DST_PATTERN, BINDING_SRC_PATTERN, ID_MAX_LENGTH, ID_PATTERN, ID_RE } from './ids';
 
-/**
- * Binding link URLs: `[svc://host]/kind/artefact/instance[/port]`. The spec's
- * pattern is narrower than its own examples, so this one also admits system
- * ids with `::`, the `{placeholder}` instance segment and an optional port.
- */
-const SEG = '[a-z][a-zA-Z_:]*';
-const INSTANCE_SEG = '[a-zA-Z_:{}]+';
-export const BINDING_SRC_PATTERN = `^(svc://[^/]*)?/(onramp|pipeline|offramp)/${SEG}/${INSTANCE_SEG}(/${SEG})?$`;
-export const BINDING_DST_PATTERN = `^(svc://[^/]*)?/(pipeline|offramp|onramp)/${SEG}/${INSTANCE_SEG}(/${SEG})?$`;
+/** A pipeline link's `node/port`: two ids and the slash. */
+const LINK_KEY_MAX_LENGTH = 2 * ID_MAX_LENGTH + 1;
+
+/** A binding link URL: `svc://` and a host name (at most 253), `/pipeline` (the longest kind) and three ids with their slashes. */
+const LINK_URL_MAX_LENGTH = 'svc://'.length + 253 + '/pipeline'.length + 3 * (1 + ID_MAX_LENGTH);
 
 export interface SchemaNames {
   codecs: string[];
@@ -82,7 +77,7 @@ const deadLetterSchema = s.object(
 export type DeadLetterConfig = Input<typeof deadLetterSchema>;
 
 export function artefactSchemas(names: SchemaNames): Record<'pipeline' | 'onramp' | 'offramp' | 'binding', JsonSchema> {
-  const id = { type: 'string', pattern: ID_PATTERN };
+  const id = { type: 'string', maxLength: ID_MAX_LENGTH, pattern: ID_PATTERN };
   const codecName = { type: 'string', enum: names.codecs };
   // a name, or {name, config} for a codec that takes config (avro, protobuf); the config is checked against the codec's own schema
   const codec = {
@@ -127,8 +122,8 @@ export function artefactSchemas(names: SchemaNames): Record<'pipeline' | 'onramp
         },
         links: {
           type: 'object',
-          propertyNames: { pattern: LINK_KEY_PATTERN },
-          additionalProperties: { type: 'array', items: { type: 'string', pattern: LINK_KEY_PATTERN } },
+          propertyNames: { maxLength: LINK_KEY_MAX_LENGTH, pattern: LINK_KEY_PATTERN },
+          additionalProperties: { type: 'array', items: { type: 'string', maxLength: LINK_KEY_MAX_LENGTH, pattern: LINK_KEY_PATTERN } },
         },
       },
     },
@@ -153,8 +148,8 @@ export function artefactSchemas(names: SchemaNames): Record<'pipeline' | 'onramp
         description: { type: 'string' },
         links: {
           type: 'object',
-          propertyNames: { pattern: BINDING_SRC_PATTERN },
-          additionalProperties: { type: 'array', items: { type: 'string', pattern: BINDING_DST_PATTERN } },
+          propertyNames: { maxLength: LINK_URL_MAX_LENGTH, pattern: BINDING_SRC_PATTERN },
+          additionalProperties: { type: 'array', items: { type: 'string', maxLength: LINK_URL_MAX_LENGTH, pattern: BINDING_DST_PATTERN } },
         },
       },
     },
@@ -178,7 +173,7 @@ export class SchemaValidator {
   check(schema: JsonSchema, value: unknown, where: string): void {
     let validate = this.cache.get(schema);
     if (!validate) this.cache.set(schema, (validate = precompiledValidator(schema) ?? this.compile(schema)));
-    if (!validate(value)) throw invalid(describe(where, validate.errors ?? []));
+    if (!validate(value)) throw invalid(describe(where, validate.errors ?? [], schema, value));
   }
 
   private compile(schema: JsonSchema): ValidateFunction {
@@ -188,81 +183,4 @@ export class SchemaValidator {
     }
     return this.ajv.compile(schema);
   }
-}
-
-function describe(where: string, errors: ErrorObject[]): string {
-  const e = reported(errors);
-  if (!e) return `${where}: invalid`;
-  const path = fieldPath(where, e.instancePath) || '(top level)';
-  const key = (e as ErrorObject & { propertyName?: string }).propertyName;
-  if (key !== undefined) return `${path}: invalid key '${key}': ${e.message ?? 'invalid'}`;
-  switch (e.keyword) {
-    case 'additionalProperties':
-      return `${path}: unknown field '${(e.params as { additionalProperty: string }).additionalProperty}'`;
-    case 'required':
-      return `${path}: missing required field '${(e.params as { missingProperty: string }).missingProperty}'`;
-    case 'dependencies': {
-      const { property, missingProperty } = e.params as { property: string; missingProperty: string };
-      return `${path}: missing field '${missingProperty}', required with '${property}'`;
-    }
-    case 'enum':
-      return `${path}: must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`;
-    case 'pattern':
-      return `${path}: must match ${(e.params as { pattern: string }).pattern}`;
-    case 'propertyNames':
-      return `${path}: invalid key '${(e.params as { propertyName: string }).propertyName}'`;
-    case 'anyOf':
-      return describeAlternatives(path, e, errors);
-    default:
-      return `${path}: ${e.message ?? 'invalid'}`;
-  }
-}
-
-/**
- * The error to report. ajv lists an `anyOf`'s failed branches before the
- * `anyOf` itself; a branch that got further into the value than the `anyOf`
- * (`{name: lines, config: [1]}` failing at `config`) says more than "none of
- * the alternatives", so the deepest such branch error wins.
- */
-function reported(errors: ErrorObject[]): ErrorObject | undefined {
-  const alternatives = errors.find((e) => e.keyword === 'anyOf');
-  if (!alternatives) return errors[0];
-  const deeper = errors.filter((e) => e.instancePath.length > alternatives.instancePath.length);
-  return deeper.sort((a, b) => b.instancePath.length - a.instancePath.length)[0] ?? alternatives;
-}
-
-/** An `anyOf` no branch of which matched at its own level: what the branches asked for. */
-function describeAlternatives(path: string, alternatives: ErrorObject, errors: ErrorObject[]): string {
-  // each branch's errors, by the branch's place in the schema (`…/anyOf/0/type`)
-  const branches = new Map<string, ErrorObject[]>();
-  for (const e of errors) {
-    const branch = /^\/(\d+)\//.exec(e.schemaPath.slice(alternatives.schemaPath.length))?.[1];
-    if (e === alternatives || branch === undefined || !e.schemaPath.startsWith(alternatives.schemaPath)) continue;
-    branches.set(branch, [...(branches.get(branch) ?? []), e]);
-  }
-  const failures = [...branches.values()];
-  const typeErrors = failures.map((list) => list.find((e) => e.keyword === 'type'));
-  if (failures.length > 0 && typeErrors.every((e) => e !== undefined)) {
-    return `${path}: must be ${typeErrors.map((e) => (e.params as { type: string }).type).join(' or ')}`;
-  }
-  // one branch of the value's own type (`codec: nope` fails the name branch; the {name, config} one wants an object): its error says it
-  const ofItsType = failures.filter((list) => !list.some((e) => e.keyword === 'type' && e.instancePath === alternatives.instancePath));
-  const single = ofItsType.length === 1 ? ofItsType[0].find((e) => e.instancePath === alternatives.instancePath) : undefined;
-  if (single?.keyword === 'enum') return `${path}: must be one of ${(single.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`;
-  if (failures.length > 0 && failures.every((list) => list.every((e) => e.keyword === 'required'))) {
-    const fields = failures.flat().map((e) => `'${(e.params as { missingProperty: string }).missingProperty}'`);
-    return `${path}: missing required field, one of ${fields.join(', ')}`;
-  }
-  return `${path}: ${alternatives.message ?? 'invalid'}`;
-}
-
-/** `where` then the JSON pointer as a field path: `/nodes/0/a~1b` is `nodes[0].a/b`. */
-function fieldPath(where: string, instancePath: string): string {
-  let path = where;
-  for (const raw of instancePath.split('/').slice(1)) {
-    const segment = raw.replace(/~1/g, '/').replace(/~0/g, '~');
-    if (/^(0|[1-9][0-9]*)$/.test(segment)) path += `[${segment}]`;
-    else path += path === '' ? segment : `.${segment}`;
-  }
-  return path;
 }

@@ -1,6 +1,7 @@
 import { dirname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { invalid } from '../core/errors';
+import { yamlErrorMessage } from '../core/yaml-error';
 import { SchemaValidator } from '../schema/artefacts';
 import { readYamlFile } from '../config/yaml-file';
 import type { JsonSchema } from '../schema/json-schema';
@@ -155,7 +156,11 @@ export function resolvePipeline(file: CaseFile, c: PipelineCase): unknown {
       throw invalid(`${where}: pipeline '${ref}': ${(err as Error).message}`);
     }
   } else if (typeof ref === 'string') {
-    doc = parseYaml(ref);
+    try {
+      doc = parseYaml(ref);
+    } catch (err) {
+      throw invalid(`${where}: inline pipeline: not valid YAML or JSON: ${yamlErrorMessage(err, ref)}`);
+    }
   }
   return pickPipeline(doc, id, `${where}: ${source}`);
 }

@@ -192,7 +192,42 @@ describe('REST API over HTTP', () => {
   describe('bad input', () => {
     const bad: [string, string, unknown, RegExp][] = [
       ['onramp', 'missing type', { id: 'x' }, /missing required field 'type'/],
-      ['onramp', 'id pattern', { id: 'Bad-Id1', type: 'metronome', config: { interval: 1 } }, /id: must match/],
+      [
+        'onramp',
+        'id pattern',
+        { id: 'my-flow', type: 'metronome', config: { interval: 1 } },
+        /^id: 'my-flow' has '-' \(character 3\); an id starts with a lowercase letter and holds only letters, '_' and ':'$/,
+      ],
+      ['onramp', 'a digit in the id', { id: 't1', type: 'metronome', config: { interval: 1 } }, /^id: 't1' has '1' \(character 2\); an id starts with/],
+      [
+        'onramp',
+        'an over-long id',
+        { id: 'a'.repeat(900_000), type: 'metronome', config: { interval: 1 } },
+        /^id: 'a{40}…' is 900000 characters long; an id has at most 256$/,
+      ],
+      [
+        'pipeline',
+        'a node id with a digit',
+        { id: 'p', interface: {}, nodes: [{ id: 'node1', type: 'passthrough' }], links: {} },
+        /^nodes\[0\]\.id: 'node1' has '1' \(character 5\); an id starts with a lowercase letter/,
+      ],
+      [
+        'pipeline',
+        'nodez for nodes',
+        { id: 'p', interface: {}, nodez: [], links: {} },
+        /^\(top level\): missing required field 'nodes' \(found unknown field 'nodez' — did you mean 'nodes'\?\)$/,
+      ],
+      [
+        'pipeline',
+        'a bad duration',
+        {
+          id: 'p',
+          interface: { inputs: ['in'] },
+          nodes: [{ id: 'd', type: 'generic::dedupe', config: { key: 'event', within: '10 seconds' } }],
+          links: { in: ['d'] },
+        },
+        /^nodes\[0\]\.config\.within: '10 seconds' is not a duration; a duration is a positive number of milliseconds, or a number with a unit: 500ms, 10s, 1m/,
+      ],
       ['onramp', 'unknown field', { id: 'x', type: 'metronome', colour: 'red' }, /unknown field 'colour'/],
       ['onramp', 'unknown type', { id: 'x', type: 'teleport' }, /type: unknown onramp 'teleport'/],
       ['onramp', 'unknown codec', { id: 'x', type: 'metronome', codec: 'morse', config: { interval: 1 } }, /codec: must be one of/],
@@ -207,6 +242,13 @@ describe('REST API over HTTP', () => {
         { id: 'p', interface: {}, nodes: [{ id: 'a', type: 'magic' }], links: { in: ['a'] } },
         /nodes\[0\]\.type: unknown operator 'magic'/,
       ],
+      [
+        'pipeline',
+        'an operator named without its namespace',
+        { id: 'p', interface: {}, nodes: [{ id: 'a', type: 'batch' }], links: {} },
+        /^nodes\[0\]\.type: unknown operator 'batch' \(did you mean 'generic::batch'\?\) \(known: /,
+      ],
+      ['onramp', 'a misspelled type', { id: 'x', type: 'metronom' }, /^type: unknown onramp 'metronom' \(did you mean 'metronome'\?\)/],
       ['pipeline', 'unknown link target', { id: 'p', interface: {}, nodes: [{ id: 'a', type: 'passthrough' }], links: { in: ['b'] } }, /links\.in: target 'b'/],
       [
         'pipeline',
@@ -224,7 +266,12 @@ describe('REST API over HTTP', () => {
       ],
       ['pipeline', 'missing links', { id: 'p', interface: {}, nodes: [] }, /missing required field 'links'/],
       ['binding', 'bad link url', { id: 'b', links: { '/queue/x/y': ['/pipeline/p/i'] } }, /links: invalid key/],
-      ['binding', 'bad destination', { id: 'b', links: { '/onramp/x/y': ['nowhere'] } }, /must match/],
+      [
+        'binding',
+        'bad destination',
+        { id: 'b', links: { '/onramp/x/y': ['nowhere'] } },
+        /links\.\/onramp\/x\/y\[0\]: 'nowhere' must be a link URL \/kind\/artefact\/instance/,
+      ],
       ['binding', 'not an object', ['a'], /must be an object/],
     ];
     for (const [kind, what, body, message] of bad) {
@@ -249,6 +296,20 @@ describe('REST API over HTTP', () => {
         .that.matches(/invalid YAML/);
     });
 
+    it('shows the offending line of a YAML body with a caret under the column', async () => {
+      const raw = 'id: in\ntype: metronome\nconfig: interval: 10\n';
+      const reply = await call(rt.base, 'POST', '/onramp', { raw, contentType: 'application/yaml' });
+      expect(reply.status).to.equal(400);
+      expect((reply.body as { error: string }).error).to.equal(
+        [
+          'body: invalid YAML: Nested mappings are not allowed in compact mappings at line 3, column 9:',
+          '  2 | type: metronome',
+          '  3 | config: interval: 10',
+          '    |         ^',
+        ].join('\n'),
+      );
+    });
+
     it('rejects other content types with 415', async () => {
       const reply = await call(rt.base, 'POST', '/onramp', { raw: 'id=x', contentType: 'application/x-www-form-urlencoded' });
       expect(reply.status).to.equal(415);
@@ -257,10 +318,20 @@ describe('REST API over HTTP', () => {
         .that.matches(/Content-Type/);
     });
 
-    it('rejects an instance id outside the id pattern, and a binding naming a missing artefact, changing nothing', async () => {
+    it('rejects an instance id outside the id pattern or over 256 characters, and a binding naming a missing artefact, changing nothing', async () => {
       const a = artefacts(dir);
       await call(rt.base, 'POST', '/onramp', { body: a.onramp });
-      expect((await call(rt.base, 'POST', '/onramp/ticks/01')).status).to.equal(400);
+      const digits = await call(rt.base, 'POST', '/onramp/ticks/01');
+      expect(digits.status).to.equal(400);
+      expect(digits.body).to.deep.equal({
+        error: "instance id '01' starts with '0'; an id starts with a lowercase letter and holds only letters, '_' and ':'",
+      });
+      const long = await call(rt.base, 'POST', `/onramp/ticks/${'a'.repeat(257)}`);
+      expect(long.status).to.equal(400);
+      expect(long.body).to.deep.equal({ error: `instance id '${'a'.repeat(40)}…' is 257 characters long; an id has at most 256` });
+      // the limit itself is an id
+      expect((await call(rt.base, 'POST', `/onramp/ticks/${'a'.repeat(256)}`)).status).to.equal(201);
+      expect((await call(rt.base, 'DELETE', `/onramp/ticks/${'a'.repeat(256)}`)).status).to.equal(200);
       await call(rt.base, 'POST', '/binding', { body: a.binding });
       const reply = await call(rt.base, 'POST', '/binding/flow/one');
       expect(reply.status).to.equal(404);

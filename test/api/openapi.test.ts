@@ -95,7 +95,7 @@ describe('GET /openapi.json', () => {
         path,
       ).to.deep.equal(names);
       for (const p of item.parameters ?? [])
-        expect(p).to.deep.include({ in: 'path', required: true, schema: { type: 'string', pattern: '^[a-z][a-zA-Z_:]*$' } });
+        expect(p).to.deep.include({ in: 'path', required: true, schema: { type: 'string', maxLength: 256, pattern: '^[a-z][a-zA-Z_:]*$' } });
     }
     expect(doc.paths['/binding/{artefact_id}/{instance_id}'].parameters!.map((p) => p.name)).to.deep.equal(['artefact_id', 'instance_id']);
   });

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseRunArgs } from '../../src/cli/server-run';
 import { EDDY, runEddy } from '../helpers/cli';
+import { docBlock } from '../helpers/readme';
 import { runEddyProcess } from '../connectors/example-runner';
 
 describe('eddy server run', () => {
@@ -79,10 +80,15 @@ mapping:
     ['unknown onramp type', 'onramp:\n  - id: bad\n    type: bad_onramp\n', /onramp 'bad': type: unknown onramp 'bad_onramp'/],
     ['unknown offramp type', 'offramp:\n  - id: bad\n    type: bad_offramp\n', /offramp 'bad': type: unknown offramp 'bad_offramp'/],
     ['bad config field', 'onramp:\n  - id: tick\n    type: metronome\n    config: { interval: soon }\n', /onramp 'tick': config\.interval: must be integer/],
-    ['unknown section', 'onramps: []\n', /unknown section 'onramps'/],
+    ['unknown section', 'onramps: []\n', /unknown section 'onramps' \(did you mean 'onramp'\?\) \(sections: /],
     ['missing binding in a mapping', 'mapping:\n  /binding/none/main: { instance: main }\n', /mapping '\/binding\/none\/main': binding 'none' not found/],
     ['non-string mapping value', 'mapping:\n  /binding/none/main: { instance: 1 }\n', /instance: mapping values must be strings/],
-    ['broken YAML', 'onramp: [\n', /not valid YAML or JSON/],
+    // the offending line, numbered, and a caret under the column
+    [
+      'broken YAML',
+      'onramp:\n  - id: tick\n    type: metronome\n    config: interval: 20\n',
+      /not valid YAML or JSON: Nested mappings are not allowed in compact mappings at line 4, column 13:\n {2}3 \| {5}type: metronome\n {2}4 \| {5}config: interval: 20\n {4}\| {13}\^/,
+    ],
   ];
   for (const [what, text, message] of invalid) {
     it(`exits non-zero naming the file, the artefact and the field for ${what}`, async () => {
@@ -94,6 +100,15 @@ mapping:
       expect(run.stderr).to.match(message);
     });
   }
+
+  it("shows a YAML syntax error as docs/config-files.md does: the file's line, the one before and a caret", async () => {
+    const file = join(dir, 'flows.yaml');
+    writeFileSync(file, 'onramp:\n  - id: tick\n    type: metronome\n    config: interval: 20\n');
+    const run = await runEddy(['server', 'run', '-f', file, '--no-api']);
+    expect(run.code).to.equal(1);
+    const documented = docBlock('docs/config-files.md', '# Config files', '').replace('flows.yaml', file);
+    expect(run.stderr).to.contain(documented.trimEnd());
+  });
 
   it('shuts down cleanly on SIGTERM, flushing what the offramp received', async () => {
     const output = join(dir, 'ticks.json');

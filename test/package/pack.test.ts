@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OPTIONAL_PACKAGES } from '../../src/core/packages';
@@ -80,7 +80,15 @@ const NEEDING: [kind: string, body: object, pkg: string][] = [
   ],
 ];
 
-const INSTALL = '# Install eddy: the core, and the clients you need';
+const GETTING = '## Getting the package';
+const CLIENTS = '## The clients';
+const EVERY = '## The server with every connector';
+
+/** A documented command without its trailing `# comment`, split into words. */
+const words = (block: string) => block.replace(/#.*$/m, '').trim().split(/\s+/);
+
+/** The tarball the docs name (`./eddy-0.1.0.tgz`): eddy is not on the registry yet (a 404), so every install names the file. */
+const DOCUMENTED_TARBALL = /\.\/(eddy-\d+\.\d+\.\d+\.tgz)/.exec(docBlock('docs/install.md', CLIENTS, 'sh'))?.[1];
 
 /** Runs PUBLISH_SCRIPT from `dir` (where `require('eddy')` finds the eddy under test) on NEEDING: the answers. */
 async function publishNeeding(dir: string): Promise<[number, { error: string }][]> {
@@ -114,8 +122,11 @@ describe('the package, installed into an empty project', function () {
 
   before(async () => {
     work = mkdtempSync(join(tmpdir(), 'eddy-pack-'));
-    // dist/ is built by `npm test`'s pretest; `npm pack` without --ignore-scripts would build it (prepack)
-    const packed = JSON.parse((await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], ROOT)).stdout) as [
+    // docs/install.md's `npm pack`, as written; dist/ is built by `npm test`'s pretest, so --ignore-scripts skips the
+    // build prepack would run again, and the file goes to the test's directory rather than the clone
+    const pack = words(docBlock('docs/install.md', GETTING, 'sh'));
+    expect(pack).to.deep.equal(['npm', 'pack']);
+    const packed = JSON.parse((await run(pack[0], [...pack.slice(1), '--ignore-scripts', '--json', '--pack-destination', work], ROOT)).stdout) as [
       { filename: string; files: { path: string }[] },
     ];
     files = packed[0].files.map((f) => f.path);
@@ -201,7 +212,7 @@ describe('the package, installed into an empty project', function () {
       );
     });
     // the field and type of a connector, what the operator asked for, as docs/install.md shows it
-    expect(answers[0][1]).to.deep.equal(JSON.parse(docBlock('docs/install.md', INSTALL, 'json')));
+    expect(answers[0][1]).to.deep.equal(JSON.parse(docBlock('docs/install.md', CLIENTS, 'json')));
   });
 
   it("an app with its own @types/node of a newer major compiles with that copy alone (TypeScript looks in the app's @types first)", async () => {
@@ -240,16 +251,35 @@ describe('the package, installed into an empty project', function () {
     const all = Object.entries(OPTIONAL_PACKAGES).map(([name, range]) => `${name}@${range}`);
     const table = [...readFileSync(join(ROOT, 'docs/install.md'), 'utf8').matchAll(/^\| `([^`]+)` \|/gm)].map((m) => m[1]);
     expect(table.slice().sort()).to.deep.equal(all.slice().sort());
-    expect(docBlock('docs/install.md', '## The server with every connector', 'sh').trim()).to.equal(`npm install -g eddy ${all.join(' ')}`);
+    expect(docBlock('docs/install.md', EVERY, 'sh').trim()).to.equal(`npm install -g ./${DOCUMENTED_TARBALL} ${all.join(' ')}`);
+  });
+
+  it('the docs name the tarball npm pack writes, and install eddy by no name the registry lacks (npm install eddy is a 404 until it is published)', () => {
+    expect(DOCUMENTED_TARBALL).to.equal(tarball.split('/').pop());
+    expect(docBlock('docs/install.md', GETTING, 'sh')).to.contain(`writes ${DOCUMENTED_TARBALL}`);
+    const unpublished = /\b(npm (install|i)( -g)? eddy|npx( -p [^ ]+)* -p eddy)\b/;
+    const pages = [
+      'README.md',
+      ...readdirSync(join(ROOT, 'docs'))
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => `docs/${f}`),
+    ];
+    const offending = pages.flatMap((page) =>
+      readFileSync(join(ROOT, page), 'utf8')
+        // a paragraph may say that the name is a 404; it must not tell anyone to run it
+        .split(/\n\s*\n/)
+        .filter((paragraph) => unpublished.test(paragraph) && !paragraph.includes('404'))
+        .map((paragraph) => `${page}: ${paragraph.slice(0, 120)}`),
+    );
+    expect(offending).to.deep.equal([]);
   });
 
   it("docs/install.md's global install, run as written (into a prefix of its own), has every connector: each type publishes", async function () {
     this.timeout(600_000);
     const prefix = join(work, 'global');
-    const command = docBlock('docs/install.md', '## The server with every connector', 'sh').trim().split(/\s+/);
-    // the tarball for `eddy`, a prefix of the test's own for the machine's global one
-    const args = command.slice(1).map((arg) => (arg === 'eddy' ? tarball : arg));
-    await run('npm', [...args, '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund'], work, 600_000);
+    const command = words(docBlock('docs/install.md', EVERY, 'sh'));
+    // as written, where npm pack wrote the tarball; a prefix of the test's own for the machine's global one
+    await run(command[0], [...command.slice(1), '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund'], work, 600_000);
     const lib = join(prefix, 'lib');
     const answers = await publishNeeding(lib);
     // found beside eddy: nothing is missing (each config {} is then refused by its schema, or accepted)
@@ -259,8 +289,10 @@ describe('the package, installed into an empty project', function () {
   });
 
   it("docs/install.md's local install of two clients, run as written in the app, makes their types publishable", async () => {
-    const command = docBlock('docs/install.md', INSTALL, 'sh').trim().split(/\s+/);
-    await run('npm', [...command.slice(1).map((arg) => (arg === 'eddy' ? tarball : arg)), '--prefer-offline', '--no-audit', '--no-fund'], app);
+    const command = words(docBlock('docs/install.md', CLIENTS, 'sh'));
+    // as written, in the app with the tarball copied into it, as the page says
+    copyFileSync(tarball, join(app, DOCUMENTED_TARBALL!));
+    await run(command[0], [...command.slice(1), '--prefer-offline', '--no-audit', '--no-fund'], app);
     const answers = await publishNeeding(app);
     const stillMissing = answers.flatMap(([, body], i) => (body.error?.includes('needs the npm package') ? [NEEDING[i][2]] : []));
     expect(stillMissing.filter((pkg) => pkg === 'kafkajs' || pkg === 'pg')).to.deep.equal([]);

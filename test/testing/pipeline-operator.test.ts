@@ -117,6 +117,17 @@ describe('a pipeline as an RxJS operator', () => {
     );
     expect(() => pipelineOperator(ROUTER, { output: 'overflow' })).to.throw("pipeline 'router' has no output port 'overflow' (outputs: out, err)");
   });
+
+  it('a pipeline given as YAML text with a syntax error throws showing the line and a caret', () => {
+    expect(() => pipelineOperator('id: x\ninterface: inputs: [in]\n')).to.throw(
+      [
+        'pipeline: not valid YAML or JSON: Nested mappings are not allowed in compact mappings at line 2, column 12:',
+        '  1 | id: x',
+        '  2 | interface: inputs: [in]',
+        '    |            ^',
+      ].join('\n'),
+    );
+  });
 });
 
 describe('a Runtime on a virtual clock', () => {
