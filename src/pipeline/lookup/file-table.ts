@@ -198,7 +198,7 @@ export class FileTable implements LookupTable {
       this.rows = rows;
       this.version = readVersion;
       this.failed = undefined;
-      return { kind: 'loaded', rows: rows.size, ms: performance.now() - started, first: false };
+      return { kind: 'loaded', rows: rows.size, ms: performance.now() - started, first: false, routine: false };
     } catch (err) {
       if (err instanceof ChangedWhileRead) return { kind: 'unchanged' };
       return this.failure(readVersion, err as Error);
@@ -210,7 +210,7 @@ export class FileTable implements LookupTable {
   private failure(version: string, error: Error): Refreshed {
     if (version === this.failed) return { kind: 'unchanged' };
     this.failed = version;
-    return { kind: 'failed', error };
+    return { kind: 'failed', error, again: 'when the file changes' };
   }
 
   /** The new rows; undefined when `signal` stopped the load. */
@@ -219,7 +219,7 @@ export class FileTable implements LookupTable {
     const builder = new TableBuilder(this.file, this.column, this.delimiter);
     const decoder = new StringDecoder('utf8');
     const buffer = Buffer.allocUnsafe(this.chunkBytes);
-    let failure: unknown;
+    let failure: Error | undefined;
     for (;;) {
       // each read is an await: timers, I/O and events run between two pieces
       const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
@@ -228,7 +228,7 @@ export class FileTable implements LookupTable {
       try {
         builder.push(decoder.write(buffer.subarray(0, bytesRead)));
       } catch (err) {
-        failure = err;
+        failure = err as Error;
         break;
       }
       this.options.observer?.piece?.(builder.rows.size);

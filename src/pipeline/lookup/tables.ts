@@ -18,8 +18,10 @@ export type Row = Readonly<Record<string, unknown>>;
 /** What a refresh did: nothing (no change, or a version that already failed), a new table, or an error (the old rows stay). */
 export type Refreshed =
   | { readonly kind: 'unchanged' }
-  | { readonly kind: 'loaded'; readonly rows: number; readonly ms: number; readonly first: boolean }
-  | { readonly kind: 'failed'; readonly error: Error };
+  /** `first`: the table had no rows before; `routine`: a refresh on an interval, not worth a line at INFO */
+  | { readonly kind: 'loaded'; readonly rows: number; readonly ms: number; readonly first: boolean; readonly routine: boolean }
+  /** `again`: when it is tried again, for the log */
+  | { readonly kind: 'failed'; readonly error: Error; readonly again: string };
 
 /** A table as enrich::lookup uses it: its rows now, and a refresh the node runs every interval (never two at once). */
 export interface LookupTable {
@@ -99,9 +101,9 @@ export class PostgresTable implements LookupTable {
       this.rows = indexRows(result.rows as Row[], this.column, (i) => `query row ${i + 1}`);
       const first = !this.loaded;
       this.loaded = true;
-      return { kind: 'loaded', rows: this.rows.size, ms: performance.now() - started, first };
+      return { kind: 'loaded', rows: this.rows.size, ms: performance.now() - started, first, routine: !first };
     } catch (err) {
-      return { kind: 'failed', error: err as Error };
+      return { kind: 'failed', error: err as Error, again: 'at the next refresh' };
     } finally {
       await client.end().catch(() => undefined);
     }

@@ -28,7 +28,7 @@ const configSchema = s.object(
             delimiter: s.string({
               minLength: 1,
               maxLength: 1,
-              description: 'a CSV file\'s field delimiter, one character: `,` (the default), `;`, a tab, `|`, ... (a .tsv file\'s default is a tab)',
+              description: "a CSV file's field delimiter, one character: `,` (the default), `;`, a tab, `|`, ... (a .tsv file's default is a tab)",
             }),
           },
           { required: ['file', 'key'] },
@@ -127,12 +127,12 @@ export function lookupNode(config: LookupConfig, ctx: OperatorContext, given?: L
   const report = (result: Refreshed) => {
     const rows = (n: number) => `${n} row${n === 1 ? '' : 's'}`;
     if (result.kind === 'failed') {
-      const again = table instanceof FileTable ? ' (tried again when the file changes)' : '';
-      ctx.logger?.warn(`${where}: the table was not (re)loaded, ${rows(table.rows.size)} kept${again}: ${result.error.message}`);
+      ctx.logger?.warn(`${where}: the table was not (re)loaded, ${rows(table.rows.size)} kept (tried again ${result.again}): ${result.error.message}`);
     } else if (result.kind === 'loaded') {
       // a database table refreshes every interval: only its first answer is news
-      const log = table instanceof PostgresTable && !result.first ? ctx.logger?.debug : ctx.logger?.info;
-      log?.(`${where}: table ${result.first ? 'loaded' : 'reloaded'} ${source}: ${rows(result.rows)} in ${Math.round(result.ms)} ms`);
+      const line = `${where}: table ${result.first ? 'loaded' : 'reloaded'} ${source}: ${rows(result.rows)} in ${Math.round(result.ms)} ms`;
+      if (result.routine) ctx.logger?.debug(line);
+      else ctx.logger?.info(line);
     }
   };
 
@@ -221,7 +221,7 @@ class Checks {
     this.busy = true;
     this.table.refresh(this.abort.signal).then(
       (result) => this.done(result),
-      (err: unknown) => this.done({ kind: 'failed', error: err instanceof Error ? err : new Error(String(err)) }),
+      (err: unknown) => this.done({ kind: 'failed', error: err instanceof Error ? err : new Error(String(err)), again: 'at the next check' }),
     );
   }
 
