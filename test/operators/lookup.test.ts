@@ -285,6 +285,13 @@ describe('enrich::lookup', () => {
       ]);
     });
 
+    it("drops a UTF-8 byte-order mark before the first column's name, reads other delimiters, and keeps a line of one quoted empty field", () => {
+      expect(parseCsv('\ufeffhost,team\nweb1,web\n', 'f.csv')).to.deep.equal([{ host: 'web1', team: 'web' }]);
+      expect(parseCsv('host;team\nweb1;"a;b"\n', 'f.csv', ';')).to.deep.equal([{ host: 'web1', team: 'a;b' }]);
+      expect(parseCsv('host\tteam\nweb1\ta,b\n', 'f.csv', '\t')).to.deep.equal([{ host: 'web1', team: 'a,b' }]);
+      expect(parseCsv('a\n""\n\n', 'f.csv')).to.deep.equal([{ a: '' }]);
+    });
+
     it('refuses a repeated or empty column name', () => {
       expect(() => parseCsv('a,a\n1,2\n', 'f.csv')).to.throw("f.csv: line 1: column 'a' appears twice");
       expect(() => parseCsv('a,\n1,2\n', 'f.csv')).to.throw('f.csv: line 1: an empty column name');
