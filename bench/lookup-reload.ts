@@ -53,7 +53,8 @@ interface Sample {
 /** A CSV of `rows` hosts with five more columns, one a quoted field with a comma. */
 function writeTable(file: string, rows: number): void {
   const lines = ['host,team,oncall,region,rack,note'];
-  for (let i = 0; i < rows; i++) lines.push(`host-${i.toString().padStart(7, '0')},team-${i % 97},"Oncall ${i % 13}, Person",eu-west-${i % 3},r${i % 500},note ${i}`);
+  for (let i = 0; i < rows; i++)
+    lines.push(`host-${i.toString().padStart(7, '0')},team-${i % 97},"Oncall ${i % 13}, Person",eu-west-${i % 3},r${i % 500},note ${i}`);
   writeFileSync(file, lines.join('\n') + '\n');
 }
 
@@ -155,7 +156,9 @@ function main(): void {
         samples.push(JSON.parse(out.stdout) as Sample);
       }
     }
-    console.log(`enrich::lookup reload of ${rows.toLocaleString('en')} CSV rows, median of ${runs} runs each (max stall: the longest the event loop did not answer)`);
+    console.log(
+      `enrich::lookup reload of ${rows.toLocaleString('en')} CSV rows, median of ${runs} runs each (max stall: the longest the event loop did not answer)`,
+    );
     console.log('| way | reload s | max stall ms | loop delay p99 ms | RSS before MB | RSS peak MB | RSS after MB |');
     console.log('| --- | --- | --- | --- | --- | --- | --- |');
     for (const way of WAYS) {
