@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdtempSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
@@ -232,6 +232,20 @@ describe('enrich::lookup', () => {
         counting = false;
         n.stop();
       }
+    });
+
+    it('does not take a file written in place while it was read: the next check reads it again', async () => {
+      csv('t.csv', 'k,v\na,1\n');
+      const file = join(dir, 't.csv');
+      let pieces = 0;
+      // the first piece of the reload appends a row to the file being read
+      const observer: LoadObserver = { piece: () => void (pieces++ === 0 && appendFileSync(file, 'late,9\n')) };
+      const table = new FileTable(file, 'k', { chunkBytes: 64, observer });
+      replace('t.csv', ['k,v', ...Array.from({ length: 50 }, (_, i) => `k${i},${i}`)].join('\n') + '\n');
+      expect(await table.refresh(), 'the read that saw the file change').to.deep.equal({ kind: 'unchanged' });
+      expect([...table.rows.keys()]).to.deep.equal(['a']);
+      expect(await table.refresh()).to.include({ kind: 'loaded', rows: 51 });
+      expect(table.rows.get('late')).to.deep.equal({ k: 'late', v: '9' });
     });
 
     it("reads a file that starts with a byte-order mark (as Excel writes), a ';' delimiter, and a .tsv file's tabs", () => {
