@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
@@ -8,6 +8,8 @@ import type { EddyEvent, Insight, PortEvent } from '../../src/core/event';
 import type { Logger } from '../../src/core/logger';
 import type { OperatorContext } from '../../src/pipeline/operator';
 import { parseCsv } from '../../src/pipeline/lookup/csv';
+import { FileTable, type LoadObserver } from '../../src/pipeline/lookup/file-table';
+import type { LookupTable } from '../../src/pipeline/lookup/tables';
 import { lookup, lookupNode, type LookupConfig } from '../../src/pipeline/operators/lookup';
 import { eventually } from '../helpers/runtime';
 import { requireService } from '../helpers/services';
@@ -22,18 +24,41 @@ const ev = (seq: number, data: unknown, transactional = false): EddyEvent => ({
   transactional,
 });
 
-/** A node on the real clock, fed by hand; what it emits, raises and logs is collected. */
-function start(config: LookupConfig) {
+/** A node on the real clock, fed by hand; what it emits, raises and logs is collected. `table`: the node's table, made here when absent. */
+function start(config: LookupConfig, table?: LookupTable) {
   const raised: Insight[] = [];
   const warnings: string[] = [];
-  const logger: Logger = { debug() {}, info() {}, warn: (m) => warnings.push(m), error: (m) => warnings.push(m) };
+  const infos: string[] = [];
+  const logger: Logger = { debug() {}, info: (m) => infos.push(m), warn: (m) => warnings.push(m), error: (m) => warnings.push(m) };
   const ctx: OperatorContext = { nodeId: 'owners', pipelineUrl: '/pipeline/p/one', uid: 7, scheduler: asyncScheduler, insight: (i) => raised.push(i), logger };
   const input = new Subject<EddyEvent>();
   const outs: PortEvent[] = [];
-  const sub = lookupNode(config, ctx)
+  const sub = lookupNode(config, ctx, table)
     .apply(input)
     .subscribe((o) => outs.push(o));
-  return { input, outs, raised, warnings, stop: () => sub.unsubscribe() };
+  /** the row `into: r` got for key `k`, looked up now */
+  const lookUp = (k: string) => {
+    const before = outs.length;
+    input.next(ev(1, { k }));
+    return (outs[before].event.data as { r?: Record<string, string> }).r;
+  };
+  return { input, outs, raised, warnings, infos, lookUp, stop: () => sub.unsubscribe() };
+}
+
+/** A table whose refreshes are counted: a check of the file, whether or not it reads it. */
+class CountedChecks implements LookupTable {
+  checks = 0;
+  constructor(private readonly inner: LookupTable) {}
+  get rows() {
+    return this.inner.rows;
+  }
+  get loaded() {
+    return this.inner.loaded;
+  }
+  refresh(signal?: AbortSignal) {
+    this.checks++;
+    return this.inner.refresh(signal);
+  }
 }
 
 describe('enrich::lookup', () => {
@@ -43,6 +68,11 @@ describe('enrich::lookup', () => {
 
   describe('a CSV file', () => {
     const csv = (file: string, text: string) => writeFileSync(join(dir, file), text);
+    /** writes `text` over `file` by a rename, so no check sees it half-written */
+    const replace = (file: string, text: string) => {
+      writeFileSync(join(dir, 'next'), text);
+      renameSync(join(dir, 'next'), join(dir, file));
+    };
 
     it("puts the row of the event's key into the field `into` names; a miss passes, drops (acked) or leaves on miss", () => {
       csv('owners.csv', 'host,team,oncall\nweb1,web,"Ann, Bob"\ndb1,data,Cy\n');
@@ -91,7 +121,7 @@ describe('enrich::lookup', () => {
         writeFileSync(join(dir, 't.csv'), 'k,v\na,"3\n');
         await eventually(() => n.warnings.length > 0, 5000, 'the failed reload to be logged');
         expect(n.warnings[0]).to.match(
-          /^enrich::lookup node owners: the table was not \(re\)loaded, 1 row kept: .*t\.csv: line 2: a quoted field is not closed$/,
+          /^enrich::lookup node owners: the table was not \(re\)loaded, 1 row kept \(tried again when the file changes\): .*t\.csv: line 2: a quoted field is not closed$/,
         );
         expect(await lookupA()).to.equal('2');
       } finally {
@@ -112,6 +142,126 @@ describe('enrich::lookup', () => {
         "nokey.csv: line 2: no value in key column 'id'",
       );
     });
+
+    it('reads a broken version of the file once and warns once; tries again only when the file changes, and logs a reload with rows and time', async () => {
+      csv('t.csv', 'k,v\na,1\n');
+      const file = join(dir, 't.csv');
+      let reads = 0;
+      const table = new CountedChecks(new FileTable(file, 'k', { observer: { read: () => reads++ } }));
+      const n = start({ table: { file, key: 'k', check_every: 5 }, key: 'event.k', into: 'r' }, table);
+      /** waits for `count` more checks of the file */
+      const checks = async (count: number) => {
+        const target = table.checks + count;
+        await eventually(() => table.checks >= target, 5000, `${count} more checks`);
+      };
+      try {
+        expect(reads, 'at activation').to.equal(1);
+        replace('t.csv', 'k,v\na,"2\n');
+        await eventually(() => n.warnings.length > 0, 5000, 'the failed reload to be logged');
+        await checks(5);
+        expect(reads, 'the broken version read once').to.equal(2);
+        expect(n.warnings).to.have.length(1);
+        expect(n.warnings[0]).to.include('t.csv: line 2: a quoted field is not closed');
+
+        // another broken version: read once more, one more warning
+        replace('t.csv', 'k,v\na,2,x\n');
+        await eventually(() => n.warnings.length > 1, 5000, 'the second broken version to be logged');
+        await checks(5);
+        expect(reads).to.equal(3);
+        expect(n.warnings).to.have.length(2);
+        expect(n.warnings[1]).to.include('t.csv: line 2: 3 fields, the header has 2');
+        expect(n.lookUp('a')).to.deep.equal({ k: 'a', v: '1' });
+
+        // gone: one warning however many checks
+        unlinkSync(file);
+        await eventually(() => n.warnings.length > 2, 5000, 'the missing file to be logged');
+        await checks(5);
+        expect(n.warnings).to.have.length(3);
+        expect(n.warnings[2], JSON.stringify(n.warnings)).to.match(/1 row kept \(tried again when the file changes\): ENOENT/);
+
+        expect(n.infos).to.deep.equal([]);
+        replace('t.csv', 'k,v\na,3\nb,4\n');
+        await eventually(() => n.infos.length > 0, 5000, 'the reload to be logged');
+        expect(n.infos).to.have.length(1);
+        expect(n.infos[0]).to.match(new RegExp(`^enrich::lookup node owners: table reloaded from ${file.replace(/[.]/g, '\\.')}: 2 rows in \\d+ ms$`));
+        expect(n.lookUp('b')).to.deep.equal({ k: 'b', v: '4' });
+        expect(reads).to.equal(4);
+      } finally {
+        n.stop();
+      }
+    });
+
+    it('keeps answering events from the old table while a large one loads, piece by piece between other work, and swaps at the end', async () => {
+      csv('t.csv', 'k,v\na,old\n');
+      const file = join(dir, 't.csv');
+      const rows = 50_000;
+      writeFileSync(join(dir, 'next.csv'), ['k,v', ...Array.from({ length: rows }, (_, i) => `${i === rows - 1 ? 'a' : `k${i}`},new`)].join('\n') + '\n');
+      // the turns of the event loop, counted by a setImmediate that renews itself, and the turn each piece was parsed in
+      let turns = 0;
+      let counting = true;
+      const count = () => {
+        turns++;
+        if (counting) setImmediate(count);
+      };
+      const piecesAt: number[] = [];
+      const answers: (string | undefined)[] = [];
+      const observer: LoadObserver = { piece: () => piecesAt.push(turns) };
+      const n = start({ table: { file, key: 'k', check_every: 2 }, key: 'event.k', into: 'r' }, new FileTable(file, 'k', { chunkBytes: 16 * 1024, observer }));
+      // an event every turn, answered by the table of the moment
+      const ask = () => {
+        if (!counting) return;
+        answers.push(n.lookUp('a')?.v);
+        setImmediate(ask);
+      };
+      try {
+        renameSync(join(dir, 'next.csv'), file);
+        setImmediate(count);
+        setImmediate(ask);
+        await eventually(() => n.infos.length > 0, 10000, 'the reload');
+        counting = false;
+        expect(n.infos[0]).to.include(`: ${rows} rows in `);
+        expect(piecesAt.length, 'pieces').to.be.greaterThan(20);
+        // the event loop turned between the first and the last piece, again and again: no piece waits for the whole file
+        expect(new Set(piecesAt).size, 'turns in which pieces were parsed').to.be.greaterThan(piecesAt.length / 2);
+        // events asked meanwhile were answered from the old row, then from the new one, never nothing
+        const firstNew = answers.indexOf('new');
+        expect(firstNew, 'answers from the old table before the new one').to.be.greaterThan(piecesAt.length / 2);
+        expect(answers.slice(0, firstNew).every((v) => v === 'old')).to.equal(true);
+        expect(answers.slice(firstNew).every((v) => v === 'new')).to.equal(true);
+      } finally {
+        counting = false;
+        n.stop();
+      }
+    });
+
+    it('does not take a file written in place while it was read: the next check reads it again', async () => {
+      csv('t.csv', 'k,v\na,1\n');
+      const file = join(dir, 't.csv');
+      let pieces = 0;
+      // the first piece of the reload appends a row to the file being read
+      const observer: LoadObserver = { piece: () => void (pieces++ === 0 && appendFileSync(file, 'late,9\n')) };
+      const table = new FileTable(file, 'k', { chunkBytes: 64, observer });
+      replace('t.csv', ['k,v', ...Array.from({ length: 50 }, (_, i) => `k${i},${i}`)].join('\n') + '\n');
+      expect(await table.refresh(), 'the read that saw the file change').to.deep.equal({ kind: 'unchanged' });
+      expect([...table.rows.keys()]).to.deep.equal(['a']);
+      expect(await table.refresh()).to.include({ kind: 'loaded', rows: 51 });
+      expect(table.rows.get('late')).to.deep.equal({ k: 'late', v: '9' });
+    });
+
+    it("reads a file that starts with a byte-order mark (as Excel writes), a ';' delimiter, and a .tsv file's tabs", () => {
+      csv('bom.csv', '\ufeffhost;team\r\nweb1;"web; front"\r\n');
+      const a = start({ table: { file: join(dir, 'bom.csv'), key: 'host', delimiter: ';' }, key: 'event.k', into: 'r' });
+      expect(a.lookUp('web1')).to.deep.equal({ host: 'web1', team: 'web; front' });
+      a.stop();
+      csv('t.tsv', 'host\tteam\nweb1\tweb, front\n');
+      const b = start({ table: { file: join(dir, 't.tsv'), key: 'host' }, key: 'event.k', into: 'r' });
+      expect(b.lookUp('web1')).to.deep.equal({ host: 'web1', team: 'web, front' });
+      b.stop();
+      csv('pipes.csv', 'host|team\nweb1|web\n');
+      const c = start({ table: { file: join(dir, 'pipes.csv'), key: 'host', delimiter: '|' }, key: 'event.k', into: 'r' });
+      expect(c.lookUp('web1')).to.deep.equal({ host: 'web1', team: 'web' });
+      c.stop();
+    });
   });
 
   it('reads JSON lines', () => {
@@ -130,6 +280,15 @@ describe('enrich::lookup', () => {
     expect(() => lookup.validate!({ table: { file: 'x.csv', key: 'k', check_every: 'often' }, key: 'event.k', into: 'r' }, 'n')).to.throw(
       'table.check_every: "often" is not a duration',
     );
+    expect(() => lookup.validate!({ table: { file: 'x.csv', key: 'k', delimiter: '"' }, key: 'event.k', into: 'r' }, 'n')).to.throw(
+      'enrich::lookup node n: table.delimiter cannot be "\\"" (it has a meaning of its own in CSV)',
+    );
+    expect(() => lookup.validate!({ table: { file: 'x.csv', key: 'k', delimiter: ';;' }, key: 'event.k', into: 'r' }, 'n')).to.throw(
+      'enrich::lookup node n: table.delimiter must be one character, not ";;"',
+    );
+    expect(() => lookup.validate!({ table: { file: 'x.jsonl', key: 'k', delimiter: ';' }, key: 'event.k', into: 'r' }, 'n')).to.throw(
+      'enrich::lookup node n: table.delimiter: "x.jsonl" is read as JSON lines (only a .csv or .tsv file has a delimiter)',
+    );
   });
 
   describe('CSV', () => {
@@ -138,6 +297,13 @@ describe('enrich::lookup', () => {
         { a: 'x,1', b: 'say "hi"' },
         { a: 'two\nlines', b: '' },
       ]);
+    });
+
+    it("drops a UTF-8 byte-order mark before the first column's name, reads other delimiters, and keeps a line of one quoted empty field", () => {
+      expect(parseCsv('\ufeffhost,team\nweb1,web\n', 'f.csv')).to.deep.equal([{ host: 'web1', team: 'web' }]);
+      expect(parseCsv('host;team\nweb1;"a;b"\n', 'f.csv', ';')).to.deep.equal([{ host: 'web1', team: 'a;b' }]);
+      expect(parseCsv('host\tteam\nweb1\ta,b\n', 'f.csv', '\t')).to.deep.equal([{ host: 'web1', team: 'a,b' }]);
+      expect(parseCsv('a\n""\n\n', 'f.csv')).to.deep.equal([{ a: '' }]);
     });
 
     it('refuses a repeated or empty column name', () => {

@@ -1,21 +1,36 @@
 /**
  * The tables enrich::lookup joins events with: rows by key, loaded from a
- * file (CSV or JSON lines) or a PostgreSQL query, and reloaded (a changed
- * file; the query on an interval). A reload builds a new map and swaps it in
- * one assignment, so an event sees the old table or the new one, never half.
+ * file (CSV or JSON lines, file-table.ts) or a PostgreSQL query, and
+ * reloaded (a changed file; the query on an interval). A reload builds a new
+ * map and swaps it in one assignment, so an event sees the old table or the
+ * new one, never half.
  */
-import { readFileSync, statSync } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
-import { extname } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import type * as Pg from 'pg';
 import { requirePackage } from '../../core/packages';
-import { parseCsv } from './csv';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 import { connectHost, connectPort, userName } from '../../schema/fields';
 import { durationSchema } from '../../schema/duration';
 
 export type Row = Readonly<Record<string, unknown>>;
+
+/** What a refresh did: nothing (no change, or a version that already failed), a new table, or an error (the old rows stay). */
+export type Refreshed =
+  | { readonly kind: 'unchanged' }
+  /** `first`: the table had no rows before; `routine`: a refresh on an interval, not worth a line at INFO */
+  | { readonly kind: 'loaded'; readonly rows: number; readonly ms: number; readonly first: boolean; readonly routine: boolean }
+  /** `again`: when it is tried again, for the log */
+  | { readonly kind: 'failed'; readonly error: Error; readonly again: string };
+
+/** A table as enrich::lookup uses it: its rows now, and a refresh the node runs every interval (never two at once). */
+export interface LookupTable {
+  readonly rows: ReadonlyMap<string, Row>;
+  /** false until the first load (a database table): the node holds the sources back meanwhile */
+  readonly loaded: boolean;
+  /** a failure is a `failed` result; `signal` stops a load under way (the node stopped), which then changes nothing */
+  refresh(signal?: AbortSignal): Promise<Refreshed>;
+}
 
 /** The key a value is looked up by: strings as they are, numbers and others in their JSON form (a CSV `42` matches an event's 42). */
 export function keyOf(value: unknown): string {
@@ -32,72 +47,6 @@ export function indexRows(rows: readonly Row[], column: string, where: (i: numbe
     table.set(keyOf(row[column]), row);
   });
   return table;
-}
-
-/** A file's rows: `.csv` (a header line naming the columns), else JSON lines (one object per line). */
-export function parseTableFile(text: string, file: string): Row[] {
-  if (extname(file).toLowerCase() === '.csv') return parseCsv(text, file);
-  const rows: Row[] = [];
-  text.split('\n').forEach((line, i) => {
-    if (line.trim() === '') return;
-    let row: unknown;
-    try {
-      row = JSON.parse(line);
-    } catch (err) {
-      throw new Error(`${file}: line ${i + 1}: ${(err as Error).message}`);
-    }
-    if (row === null || typeof row !== 'object' || Array.isArray(row)) throw new Error(`${file}: line ${i + 1}: a row must be a JSON object`);
-    rows.push(row as Row);
-  });
-  return rows;
-}
-
-/** A table read from a file, reloaded when the file's size or modification time changes. */
-export class FileTable {
-  rows: Map<string, Row>;
-  private version: string;
-
-  /** Reads the file now: a missing or broken file fails the activation, with the file and line. */
-  constructor(
-    readonly file: string,
-    readonly column: string,
-  ) {
-    this.version = versionOf(statSync(file));
-    this.rows = this.parse(readFileSync(file, 'utf8'));
-  }
-
-  /**
-   * Reloads if the file changed. Resolves to the error of a reload that
-   * failed (the old rows stay), or undefined.
-   */
-  async refresh(): Promise<Error | undefined> {
-    try {
-      const version = await this.currentVersion();
-      if (version === this.version) return undefined;
-      const rows = this.parse(await readFile(this.file, 'utf8'));
-      this.rows = rows;
-      this.version = version;
-      return undefined;
-    } catch (err) {
-      return err as Error;
-    }
-  }
-
-  private parse(text: string): Map<string, Row> {
-    const rows = parseTableFile(text, this.file);
-    const csv = extname(this.file).toLowerCase() === '.csv';
-    // line numbers for messages: a CSV row i is on line i + 2 (after the header), a JSON line's number is not kept, so say the row
-    return indexRows(rows, this.column, (i) => (csv ? `${this.file}: line ${i + 2}` : `${this.file}: row ${i + 1}`));
-  }
-
-  private async currentVersion(): Promise<string> {
-    return versionOf(await stat(this.file));
-  }
-}
-
-/** What tells a changed file: a rename over it (a new inode), a write (size, modification time). */
-function versionOf(s: { size: number; mtimeMs: number; ino: number }): string {
-  return `${s.size}:${s.mtimeMs}:${s.ino}`;
 }
 
 /**
@@ -121,7 +70,7 @@ export const postgresTableSchema = s.object(
 export type PostgresTableConfig = Static<typeof postgresTableSchema>;
 
 /** A table from a PostgreSQL query, run again on every refresh (a connection per run: a refresh every few seconds or more). */
-export class PostgresTable {
+export class PostgresTable implements LookupTable {
   rows = new Map<string, Row>();
   loaded = false;
 
@@ -130,8 +79,9 @@ export class PostgresTable {
     readonly column: string,
   ) {}
 
-  /** Runs the query; resolves to its error (the old rows stay), or undefined. */
-  async refresh(): Promise<Error | undefined> {
+  /** Runs the query; a failure keeps the old rows. */
+  async refresh(): Promise<Refreshed> {
+    const started = performance.now();
     const { Client } = requirePackage<typeof Pg>('pg', 'a lookup table from postgres');
     const client = new Client({
       host: this.config.host,
@@ -149,10 +99,11 @@ export class PostgresTable {
         throw new Error(`the query returns no column '${this.column}' (it returns ${result.fields.map((f) => f.name).join(', ') || 'none'})`);
       }
       this.rows = indexRows(result.rows as Row[], this.column, (i) => `query row ${i + 1}`);
+      const first = !this.loaded;
       this.loaded = true;
-      return undefined;
+      return { kind: 'loaded', rows: this.rows.size, ms: performance.now() - started, first, routine: !first };
     } catch (err) {
-      return err as Error;
+      return { kind: 'failed', error: err as Error, again: 'at the next refresh' };
     } finally {
       await client.end().catch(() => undefined);
     }

@@ -1,9 +1,11 @@
-import { Observable, type Subscriber, type Subscription } from '../../core/rx';
+import { Observable, type SchedulerLike, type Subscriber, type Subscription } from '../../core/rx';
 import type { EddyEvent, PortEvent } from '../../core/event';
 import { invalid } from '../../core/errors';
 import { checkInstalled } from '../../core/packages';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
-import { FileTable, PostgresTable, keyOf, postgresTableSchema } from '../lookup/tables';
+import { PostgresTable, keyOf, postgresTableSchema, type LookupTable, type Refreshed } from '../lookup/tables';
+import { FileTable, csvDelimiter } from '../lookup/file-table';
+import { delimiterProblem } from '../lookup/csv';
 import { durationMs, durationSchema } from '../../schema/duration';
 import { EventScope, compileEventExpression, type EventExpression } from '../window/expressions';
 import { setPath } from './cel';
@@ -17,9 +19,17 @@ const configSchema = s.object(
       [
         s.object(
           {
-            file: s.string({ minLength: 1, description: 'a .csv file (a header line names the columns) or JSON lines (one object per line)' }),
+            file: s.string({
+              minLength: 1,
+              description: 'a .csv (or .tsv) file, a header line naming the columns, or JSON lines (one object per line, any other extension)',
+            }),
             key: s.string({ minLength: 1, description: 'the key column' }),
             check_every: durationSchema('how often the file is checked for a change (default 1s)'),
+            delimiter: s.string({
+              minLength: 1,
+              maxLength: 1,
+              description: "a CSV file's field delimiter, one character: `,` (the default), `;`, a tab, `|`, ... (a .tsv file's default is a tab)",
+            }),
           },
           { required: ['file', 'key'] },
         ),
@@ -72,6 +82,12 @@ function compile(config: LookupConfig, nodeId: string): Plan {
   } catch (err) {
     throw invalid(`${where}: ${(err as Error).message}`);
   }
+  if ('file' in config.table && config.table.delimiter !== undefined) {
+    const problem = delimiterProblem(config.table.delimiter);
+    if (problem) throw invalid(`${where}: table.delimiter ${problem}`);
+    if (csvDelimiter(config.table.file, config.table.delimiter) === undefined)
+      throw invalid(`${where}: table.delimiter: ${JSON.stringify(config.table.file)} is read as JSON lines (only a .csv or .tsv file has a delimiter)`);
+  }
   return { key, into: { meta, path: meta ? parts.slice(1) : parts }, onMiss: config.on_miss ?? 'pass', every };
 }
 
@@ -80,13 +96,15 @@ function compile(config: LookupConfig, nodeId: string): Plan {
  * node is made (a missing or broken file fails the activation) and reloaded
  * when the file changes; a PostgreSQL table holds the sources back (a
  * circuit-breaker trigger) until its query has answered once, then runs
- * again every `refresh`. A reload that fails keeps the rows it had, logged.
+ * again every `refresh`. A reload that fails keeps the rows it had, logged
+ * (a file: once per version of it). `table` is given by tests.
  */
-export function lookupNode(config: LookupConfig, ctx: OperatorContext): OperatorNode {
+export function lookupNode(config: LookupConfig, ctx: OperatorContext, given?: LookupTable): OperatorNode {
   const plan = compile(config, ctx.nodeId);
+  const table = given ?? makeTable(config, ctx.nodeId);
   const where = `enrich::lookup node ${ctx.nodeId}`;
-  const table = 'postgres' in config.table ? new PostgresTable(config.table.postgres, config.table.key) : loadFile(config.table.file, config.table.key, where);
   const from = nodeUrl(ctx);
+  const source = 'file' in config.table ? `from ${config.table.file}` : 'from its query';
 
   const enrich = (event: EddyEvent, out: Subscriber<PortEvent>) => {
     let row;
@@ -108,32 +126,40 @@ export function lookupNode(config: LookupConfig, ctx: OperatorContext): Operator
     else if (event.transactional) ctx.insight({ kind: 'ack', event, from });
   };
 
+  const report = (result: Refreshed) => {
+    const rows = (n: number) => `${n} row${n === 1 ? '' : 's'}`;
+    if (result.kind === 'failed') {
+      ctx.logger?.warn(`${where}: the table was not (re)loaded, ${rows(table.rows.size)} kept (tried again ${result.again}): ${result.error.message}`);
+    } else if (result.kind === 'loaded') {
+      // a database table refreshes every interval: only its first answer is news
+      const line = `${where}: table ${result.first ? 'loaded' : 'reloaded'} ${source}: ${rows(result.rows)} in ${Math.round(result.ms)} ms`;
+      if (result.routine) ctx.logger?.debug(line);
+      else ctx.logger?.info(line);
+    }
+  };
+
   return {
     ports: ['miss', 'err'],
     apply: (input) =>
       new Observable<PortEvent>((subscriber) => {
-        let timer: Subscription | undefined;
-        let stopped = false;
         // events that came before a database table first loaded (sources are held back meanwhile)
         let waiting: EddyEvent[] | undefined;
-        const refresh = async () => {
-          const failed = await table.refresh();
-          if (stopped) return;
-          if (failed)
-            ctx.logger?.warn(`${where}: the table was not (re)loaded, ${table.rows.size} row${table.rows.size === 1 ? '' : 's'} kept: ${failed.message}`);
-          if (waiting && table instanceof PostgresTable && table.loaded) {
+        const refreshed = (result: Refreshed) => {
+          report(result);
+          if (waiting && table.loaded) {
             const held = waiting;
             waiting = undefined;
             for (const e of held) enrich(e, subscriber);
             ctx.insight({ kind: 'restore', from });
           }
-          timer = ctx.scheduler.schedule(() => void refresh(), waiting ? Math.min(plan.every, 1000) : plan.every);
         };
-        if (table instanceof PostgresTable && !table.loaded) {
+        // until the first answer, a database table is asked again every second at most
+        const checks = new Checks(ctx.scheduler, table, () => (waiting ? Math.min(plan.every, 1000) : plan.every), refreshed);
+        if (!table.loaded) {
           waiting = [];
           ctx.insight({ kind: 'trigger', from });
-          void refresh();
-        } else timer = ctx.scheduler.schedule(() => void refresh(), plan.every);
+          checks.start(true);
+        } else checks.start(false);
         const sub = input.subscribe({
           next: (event) => (waiting ? waiting.push(event) : enrich(event, subscriber)),
           error: (err: unknown) => subscriber.error(err),
@@ -145,19 +171,74 @@ export function lookupNode(config: LookupConfig, ctx: OperatorContext): Operator
           },
         });
         return () => {
-          stopped = true;
-          timer?.unsubscribe();
+          checks.stop();
           sub.unsubscribe();
         };
       }),
   };
 }
 
-function loadFile(file: string, key: string, where: string): FileTable {
+/**
+ * The table's refresh on the scheduler (so virtual time drives it in marble
+ * tests): a check every interval, never two at once (a load that takes
+ * longer than the interval makes the checks meanwhile pass), its result
+ * reported unless the node has stopped since.
+ */
+class Checks {
+  private timer: Subscription | undefined;
+  private busy = false;
+  private stopped = false;
+  /** stops a load under way when the node stops */
+  private readonly abort = new AbortController();
+
+  constructor(
+    private readonly scheduler: SchedulerLike,
+    private readonly table: LookupTable,
+    private readonly interval: () => number,
+    private readonly report: (result: Refreshed) => void,
+  ) {}
+
+  /** Checks every interval from now; `now`: the first check at once too. */
+  start(now: boolean): void {
+    if (now) this.check();
+    this.next();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.abort.abort();
+    this.timer?.unsubscribe();
+  }
+
+  private next(): void {
+    if (!this.stopped) this.timer = this.scheduler.schedule(() => this.tick(), this.interval());
+  }
+
+  private tick(): void {
+    this.next();
+    if (!this.busy) this.check();
+  }
+
+  private check(): void {
+    this.busy = true;
+    this.table.refresh(this.abort.signal).then(
+      (result) => this.done(result),
+      (err: unknown) => this.done({ kind: 'failed', error: err instanceof Error ? err : new Error(String(err)), again: 'at the next check' }),
+    );
+  }
+
+  private done(result: Refreshed): void {
+    this.busy = false;
+    if (!this.stopped) this.report(result);
+  }
+}
+
+function makeTable(config: LookupConfig, nodeId: string): LookupTable {
+  if ('postgres' in config.table) return new PostgresTable(config.table.postgres, config.table.key);
   try {
-    return new FileTable(file, key);
+    return new FileTable(config.table.file, config.table.key, { delimiter: config.table.delimiter });
   } catch (err) {
-    throw invalid(`${where}: table.file: ${(err as Error).message}`);
+    throw invalid(`enrich::lookup node ${nodeId}: table.file: ${(err as Error).message}`);
   }
 }
 
