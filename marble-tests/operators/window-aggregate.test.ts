@@ -378,6 +378,12 @@ describe('window::aggregate', () => {
       expect(ids(failed, 'ack')).to.deep.equal([2]);
     });
 
+    it('acks every member of sessions an out-of-order event merged when their one output is acked', () => {
+      const config: WindowAggregateConfig = { window: { gap: 5 }, time: 'event.ts', allowed_lateness: 100, aggregate: { n: 'count()' } };
+      const raised = settle(config, [e(1, { ts: 0 }), e(2, { ts: 8 }), e(3, { ts: 4 })], () => 'ack');
+      expect(ids(raised, 'ack').sort()).to.deep.equal([1, 2, 3]);
+    });
+
     it('acks at once what `where` leaves out and what `having` does not emit', () => {
       const config: WindowAggregateConfig = { window: { count: 1 }, where: 'event.keep', aggregate: { n: 'count()' }, having: 'n > 1' };
       const raised = settle(config, [e(1, { keep: false }), e(2, { keep: true })], () => 'fail');
