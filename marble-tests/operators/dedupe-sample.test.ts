@@ -106,6 +106,31 @@ describe('generic::sample', () => {
     });
   });
 
+  it('keeps keys apart that differ only in type, as dedupe and window::aggregate do: the string "1" and the number 1 are two keys', () => {
+    const values = { a: k(1, '1'), b: k(2, 1), c: k(3, 1n), d: k(4, 1.0), e: k(5, '1'), f: k(6, 'null'), g: k(7, null) };
+    // one event a second per key: the first of each key passes; c and d are the number 1 again (CEL reads a big
+    // integer 1 and 1.0 as the int 1), e the string "1" again; the string "null" and null are two keys too
+    expectPorts((ctx) => sampleNode({ per_second: 1, key: 'event.k' }, ctx), 'abcdefg|', values, 'ABCDEFG|', {
+      A: 'out:1',
+      B: 'out:1',
+      C: 'dropped:1',
+      D: 'dropped:1',
+      E: 'dropped:1',
+      F: 'out:null',
+      G: 'out:null',
+    });
+    const s = testScheduler();
+    const kept: string[] = [];
+    s.run(({ cold }) => {
+      sampleNode({ one_in: 2, key: 'event.k' }, testContext(s))
+        .apply(cold('abcdefg|', values))
+        .subscribe((o) => kept.push(o.port));
+    });
+    // with one_in, a string key hashes as the string itself
+    expect(kept[0], 'the string key "1"').to.equal(fnv1a('1') % 2 === 0 ? 'out' : 'dropped');
+    expect(kept[3], 'the number 1.0, the same key as 1').to.equal(kept[1]);
+  });
+
   it('refuses a config without exactly one of one_in and per_second', () => {
     expect(() => sample.validate!({}, 'n')).to.throw('generic::sample node n: give exactly one of one_in and per_second');
     expect(() => sample.validate!({ one_in: 2, per_second: 3 }, 'n')).to.throw('exactly one');

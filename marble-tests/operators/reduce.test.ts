@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { map } from 'rxjs';
 import type { EddyEvent, PortEvent } from '../../src/core/event';
 import { reduce, reduceNode, type ReduceConfig } from '../../src/pipeline/operators/reduce';
 import { UID, ev, testContext, testScheduler } from './helpers';
@@ -49,6 +50,39 @@ describe('generic::reduce', () => {
     ]);
     expect(outs[0].event.transactional).to.equal(true);
     expect(outs[0].event.opMeta).to.deep.equal({ 7: 'wal' });
+  });
+
+  /** Runs the node over a cold marble in virtual time and compares `port` and data per emission. */
+  function expectReduced(config: ReduceConfig, input: string, values: Record<string, EddyEvent>, expected: string, outputs: Record<string, unknown>): void {
+    const s = testScheduler();
+    s.run(({ cold, expectObservable }) => {
+      const node = reduceNode(config, testContext(s, 'r'));
+      expectObservable(node.apply(cold(input, values)).pipe(map(({ port, event }) => ({ port, data: event.data })))).toBe(expected, outputs);
+    });
+  }
+
+  it('ends the open reduction before an event for which starts_when holds: the starting event opens the next one', () => {
+    const config: ReduceConfig = { starts_when: 'event.s', merge: { v: 'array' } };
+    const values = { a: ev(1, { s: true, v: 1 }), b: ev(2, { s: false, v: 2 }), c: ev(3, { s: true, v: 3 }), d: ev(4, { s: false, v: 4 }) };
+    // c closes [a, b] as it arrives, and is the first of [c, d]
+    expectReduced(config, 'a-b-c-d-|', values, '----X---(Y|)', {
+      X: { port: 'out', data: { s: true, v: [1, 2] } },
+      Y: { port: 'out', data: { s: true, v: [3, 4] } },
+    });
+  });
+
+  it('counts the quiet timeout from the last event of the reduction, not from its first', () => {
+    const config: ReduceConfig = { timeout: 10, merge: { v: 'array' } };
+    const values = { a: ev(1, { v: 1 }), b: ev(2, { v: 2 }), c: ev(3, { v: 3 }) };
+    // a at 0, b at 5, c at 14: never 10 ms apart, so one reduction, emitted 10 ms after c (at 24)
+    expectReduced(config, 'a----b--------c--------------|', values, '------------------------X----|', {
+      X: { port: 'out', data: { v: [1, 2, 3] } },
+    });
+    // 10 ms after b it is emitted; c, 11 ms after b, opens the next one
+    expectReduced(config, 'a----b----------c--|', values, '---------------X---(Y|)', {
+      X: { port: 'out', data: { v: [1, 2] } },
+      Y: { port: 'out', data: { v: [3] } },
+    });
   });
 
   it('sends an event of a new group past max_groups to overflow, and a failing expression to err', () => {

@@ -80,3 +80,112 @@ describe('window::aggregate against a naive recomputation', () => {
     );
   });
 });
+
+interface Session {
+  k: string;
+  start: number;
+  end: number;
+  n: number;
+  s: number;
+  hi: number;
+  lo: number;
+}
+
+/**
+ * The naive session model: a group's open events, recomputed into sessions
+ * (the runs of events each less than `gap` after the run's last so far) for
+ * every event. An event joins when its own `[t, t + gap)` overlaps a session
+ * of its group (merging every session it bridges); otherwise it is late when
+ * that interval ends at or before the watermark (the largest time so far less
+ * the lateness). After each event, every session ending at or before the
+ * watermark is emitted; the rest at the end.
+ */
+function naiveSessions(events: readonly In[], gap: number, lateness: number): { sessions: Session[]; late: number } {
+  const open = new Map<string, In[]>();
+  const emitted: Session[] = [];
+  const runs = (es: readonly In[]): In[][] => {
+    const sorted = [...es].sort((a, b) => a.t - b.t);
+    const out: In[][] = [];
+    for (const e of sorted) {
+      const run = out[out.length - 1];
+      if (run && e.t < Math.max(...run.map((x) => x.t)) + gap) run.push(e);
+      else out.push([e]);
+    }
+    return out;
+  };
+  const session = (k: string, run: In[]): Session => ({
+    k,
+    start: Math.min(...run.map((e) => e.t)),
+    end: Math.max(...run.map((e) => e.t)) + gap,
+    n: run.length,
+    s: run.reduce((a, e) => a + e.v, 0),
+    hi: Math.max(...run.map((e) => e.v)),
+    lo: Math.min(...run.map((e) => e.v)),
+  });
+  let maxT = -Infinity;
+  let late = 0;
+  for (const e of events) {
+    const mine = open.get(e.k) ?? [];
+    const joins = runs([...mine, e]).some((run) => run.includes(e) && run.length > 1);
+    if (!joins && e.t + gap <= maxT - lateness) {
+      late++;
+      continue;
+    }
+    mine.push(e);
+    open.set(e.k, mine);
+    maxT = Math.max(maxT, e.t);
+    for (const [k, es] of open) {
+      const keep: In[] = [];
+      for (const run of runs(es)) {
+        if (session(k, run).end <= maxT - lateness) emitted.push(session(k, run));
+        else keep.push(...run);
+      }
+      open.set(k, keep);
+    }
+  }
+  for (const [k, es] of open) for (const run of runs(es)) emitted.push(session(k, run));
+  return { sessions: emitted, late };
+}
+
+describe('window::aggregate session windows against a naive recomputation', () => {
+  const byBounds = (a: Session, b: Session) => a.k.localeCompare(b.k) || a.start - b.start || a.end - b.end;
+
+  it('gives every event-time session the events and aggregates the naive model finds, out-of-order events and bridged sessions included', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ t: fc.integer({ min: 0, max: 100 }), k: fc.constantFrom('a', 'b'), v: fc.integer({ min: -1000, max: 1000 }) }), {
+          maxLength: 40,
+        }),
+        fc.integer({ min: 1, max: 12 }),
+        fc.integer({ min: 0, max: 40 }),
+        (events, gap, lateness) => {
+          const config: WindowAggregateConfig = {
+            window: { gap },
+            time: 'event.t',
+            ...(lateness > 0 ? { allowed_lateness: lateness } : {}),
+            group_by: { k: 'event.k' },
+            aggregate: { n: 'count()', s: 'sum(event.v)', hi: 'max(event.v)', lo: 'min(event.v)' },
+          };
+          const outs: PortEvent[] = [];
+          const input = new Subject<EddyEvent>();
+          windowAggregateNode(config, testContext(testScheduler()))
+            .apply(input)
+            .subscribe((o) => outs.push(o));
+          events.forEach((e, i) => input.next(ev(i + 1, e)));
+          input.complete();
+          const expected = naiveSessions(events, gap, lateness);
+          const got = outs
+            .filter((o) => o.port === 'out')
+            .map((o): Session => {
+              const d = o.event.data as Omit<Session, 'start' | 'end'>;
+              const w = o.event.meta.window as { start: number; end: number };
+              return { k: d.k, start: w.start, end: w.end, n: d.n, s: d.s, hi: d.hi, lo: d.lo };
+            });
+          expect(got.sort(byBounds)).to.deep.equal(expected.sessions.sort(byBounds));
+          expect(outs.filter((o) => o.port === 'late').length, 'late events').to.equal(expected.late);
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+});

@@ -70,6 +70,17 @@ describe('window::aggregate', () => {
         Z: out({ n: 1 }, 5, 15),
       });
     });
+
+    it('sends an event of a new group to `overflow` when any window holding it has max_groups groups', () => {
+      const config: WindowAggregateConfig = { window: { size: 10, hop: 5 }, group_by: { k: 'event.k' }, aggregate: { n: 'count()' }, max_groups: 1 };
+      // a at 1 opens [-5, 5) and [0, 10) with group a; b at 2 would be a second group in both
+      const values = { a: e(1, { k: 'a' }), b: e(2, { k: 'b' }), c: e(3, { k: 'a' }) };
+      expectWindows(config, '-abc-------|', values, '--O--X----Y|', {
+        O: { port: 'overflow', data: { k: 'b' }, meta: {} },
+        X: out({ k: 'a', n: 2 }, -5, 5),
+        Y: out({ k: 'a', n: 2 }, 0, 10),
+      });
+    });
   });
 
   describe('session, processing time', () => {
@@ -81,6 +92,15 @@ describe('window::aggregate', () => {
         B: out({ user: 'bob', n: 1 }, 2, 7),
         A: out({ user: 'ann', n: 2 }, 0, 9),
         C: out({ user: 'ann', n: 1 }, 15, 20, { partial: true }),
+      });
+    });
+
+    it("closes a session at its end, exclusive: the group's event exactly `gap` after its last opens a new session", () => {
+      const config: WindowAggregateConfig = { window: { gap: 5 }, group_by: { user: 'event.user' }, aggregate: { n: 'count()' } };
+      const values = { a: e(1, { user: 'ann' }), b: e(2, { user: 'ann' }) };
+      expectWindows(config, 'a----b------|', values, '-----A----B-|', {
+        A: out({ user: 'ann', n: 1 }, 0, 5),
+        B: out({ user: 'ann', n: 1 }, 5, 10),
       });
     });
   });
@@ -195,6 +215,46 @@ describe('window::aggregate', () => {
         X: out({ n: 2 }, 0, 8),
         L: { port: 'late', data: { ts: 1 }, meta: {} },
         Y: out({ n: 1 }, 20, 25, { partial: true }),
+      });
+    });
+  });
+
+  describe('event-time sessions at their edges', () => {
+    const sessions: WindowAggregateConfig = { window: { gap: 5 }, time: 'event.ts', group_by: { user: 'event.user' }, aggregate: { n: 'count()' } };
+    const at = (seq: number, user: string, ts: number) => e(seq, { user, ts });
+
+    it("takes a session's end as exclusive: an event at exactly the end opens a new session, and the watermark reaching the end closes it", () => {
+      const values = { a: at(1, 'ann', 0), b: at(2, 'ann', 5) };
+      expectWindows(sessions, 'ab|', values, '-A(B|)', {
+        A: out({ user: 'ann', n: 1 }, 0, 5),
+        B: out({ user: 'ann', n: 1 }, 5, 10, { partial: true }),
+      });
+    });
+
+    it('takes a session of one event as exclusive at its start too: an event exactly `gap` before a session is not in it, whatever the order', () => {
+      // ann at 10 (session [10, 15)), then at 5 ([5, 10), which only touches it): two sessions, as when 5 comes first
+      const late: WindowAggregateConfig = { ...sessions, allowed_lateness: 100 };
+      const values = { a: at(1, 'ann', 10), b: at(2, 'ann', 5) };
+      expectWindows(late, 'ab|', values, '--(AB|)', {
+        A: out({ user: 'ann', n: 1 }, 5, 10, { partial: true }),
+        B: out({ user: 'ann', n: 1 }, 10, 15, { partial: true }),
+      });
+    });
+
+    it('merges the sessions an out-of-order event bridges into one', () => {
+      // ann at 0 ([0, 5)) and at 8 ([8, 13)): two sessions until ann at 4 fills the gap between them
+      const late: WindowAggregateConfig = { ...sessions, allowed_lateness: 100, aggregate: { n: 'count()', ts: 'collect(event.ts)', f: 'first(event.ts)' } };
+      const values = { a: at(1, 'ann', 0), b: at(2, 'ann', 8), c: at(3, 'ann', 4) };
+      expectWindows(late, 'abc|', values, '---(A|)', { A: out({ user: 'ann', n: 3, ts: [0, 8, 4], f: 0 }, 0, 13, { partial: true }) });
+    });
+
+    it('sends an event to `late` when its new session would end at or before the watermark', () => {
+      // ann at 20 sets the watermark to 20; bob at 15 would open [15, 20), closed already; bob at 16 opens [16, 21)
+      const values = { a: at(1, 'ann', 20), b: at(2, 'bob', 15), c: at(3, 'bob', 16) };
+      expectWindows(sessions, 'abc|', values, '-L-(BA|)', {
+        L: { port: 'late', data: { user: 'bob', ts: 15 }, meta: {} },
+        A: out({ user: 'ann', n: 1 }, 20, 25, { partial: true }),
+        B: out({ user: 'bob', n: 1 }, 16, 21, { partial: true }),
       });
     });
   });
@@ -316,6 +376,12 @@ describe('window::aggregate', () => {
       const failed = settle(config, events, (o) => ((o.event.meta.window as { start: number }).start === 5 ? 'fail' : 'ack'));
       expect(ids(failed, 'fail')).to.deep.equal([1]);
       expect(ids(failed, 'ack')).to.deep.equal([2]);
+    });
+
+    it('acks every member of sessions an out-of-order event merged when their one output is acked', () => {
+      const config: WindowAggregateConfig = { window: { gap: 5 }, time: 'event.ts', allowed_lateness: 100, aggregate: { n: 'count()' } };
+      const raised = settle(config, [e(1, { ts: 0 }), e(2, { ts: 8 }), e(3, { ts: 4 })], () => 'ack');
+      expect(ids(raised, 'ack').sort()).to.deep.equal([1, 2, 3]);
     });
 
     it('acks at once what `where` leaves out and what `having` does not emit', () => {

@@ -190,6 +190,12 @@ exporters:
       initial_interval: 100ms
       max_interval: 1s
       max_elapsed_time: 120s
+    # one request at a time, each retried until it is through before the
+    # next: what the collector sends arrives in the order it received it, so
+    # a test that sends a last sentinel span and sees it arrive knows that
+    # every earlier export is finished (no duplicate can still come)
+    sending_queue:
+      num_consumers: 1
 service:
   telemetry:
     metrics:

@@ -4,6 +4,7 @@ import { invalid } from '../../core/errors';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
 import { EventScope, compileEventExpression, type EventExpression } from '../window/expressions';
 import { withError } from './support';
+import { groupKey } from '../window/aggregator';
 import { s } from '../../schema/typed';
 import type { Input } from '../../schema/typed';
 
@@ -94,8 +95,14 @@ export function sampleNode(config: SampleConfig, ctx: OperatorContext): Operator
   };
 }
 
+/**
+ * The key as window::aggregate and generic::reduce group by it: a string is
+ * itself (so a string key hashes as it always has), any other value its JSON
+ * text behind a marker no string key can match, so the string "1" and the
+ * number 1 are two keys, as in generic::dedupe and window::aggregate.
+ */
 function keyString(value: unknown): string {
-  return typeof value === 'string' ? value : (JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)) ?? 'null');
+  return groupKey([value]);
 }
 
 /** 32-bit FNV-1a over the key's UTF-16 code units: small, stable, and the same in every process. */

@@ -323,9 +323,13 @@ export class Aggregator {
 
   private sessionFor(t: number, key: string, gap: number): Window[] | 'late' | 'overflow' {
     const sessions = this.perGroup.get(key) ?? [];
-    // the first open session within `gap` of t takes it, and stretches to cover it
-    const joined = sessions.find((s) => t >= s.start - gap && t < s.end);
-    if (joined) {
+    // t's own session would be [t, t + gap), half-open: it joins every open session it overlaps (one that only
+    // touches it, ending at t or starting at t + gap, stays apart, whichever event came first)
+    const overlapping = sessions.filter((s) => t > s.start - gap && t < s.end);
+    if (overlapping.length > 0) {
+      const [joined, ...bridged] = overlapping;
+      // out of order in event time, t can fill the gap between sessions: they become one (the oldest, by creation)
+      for (const other of bridged) this.mergeSession(key, joined, other);
       joined.start = Math.min(joined.start, t);
       joined.end = Math.max(joined.end, t + gap);
       return [joined];
@@ -335,6 +339,30 @@ export class Aggregator {
     const session = this.openPerGroup(key, new Window(t, t + gap));
     if (!this.plan.time) session.timer = this.scheduler.schedule(() => this.sessionTimer(key, session), gap);
     return [session];
+  }
+
+  /**
+   * Folds session `other` of group `key` into `into`, created before it, and
+   * closes `other` without output. Accumulators merge in creation order, so
+   * first() stays the first to arrive; collect() lists `into`'s values, then
+   * `other`'s. Members keep their one window (a session is the only one
+   * holding them), now `into`.
+   */
+  private mergeSession(key: string, into: Window, other: Window): void {
+    other.timer?.unsubscribe();
+    this.removePerGroup(key, other);
+    into.start = Math.min(into.start, other.start);
+    into.end = Math.max(into.end, other.end);
+    into.count += other.count;
+    const from = other.groups.get(key);
+    if (!from) return;
+    const group = into.groups.get(key);
+    if (!group) {
+      into.groups.set(key, from);
+      return;
+    }
+    for (let i = 0; i < group.accumulators.length; i++) group.accumulators[i].merge(from.accumulators[i]);
+    if (from.members !== NO_MEMBERS) group.members = group.members === NO_MEMBERS ? from.members : group.members.concat(from.members);
   }
 
   private openPerGroup(key: string, w: Window): Window {
