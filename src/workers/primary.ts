@@ -7,7 +7,7 @@
  * placement names, and answered only once every one of them succeeded.
  */
 import type { Artefact, BindingArtefact } from '../runtime/artefacts';
-import { Runtime, type Health, type RuntimeOptions } from '../runtime/runtime';
+import { Runtime, type BindingRequest, type Health, type RuntimeOptions } from '../runtime/runtime';
 import type { RuntimeStore, StoredInstance } from '../runtime/store';
 import { type Kind, instanceUrl, parseLinkUrl } from '../runtime/urls';
 import type { ObservedInstance } from '../runtime/observe/observe';
@@ -63,14 +63,46 @@ export class ClusterRuntime extends Runtime {
     });
   }
 
+  /**
+   * A config file's mappings: every check of every one runs in the primary
+   * first (links, ports: `Runtime.activateBindings`), then each is placed on
+   * its workers in order, and a failure takes back every one of them. A
+   * worker opens each binding by itself, so a failure to open in one (a
+   * port taken) comes after the bindings before it committed there
+   * (docs/workers.md).
+   */
+  override activateBindings(requests: readonly BindingRequest[]): Promise<Artefact[]> {
+    return this.serial.run(async () => {
+      const artefacts = await super.activateBindings(requests);
+      const asked = requests.map((r) => ({ kind: 'binding' as const, artefact: r.binding, instance: r.instance, params: r.params }));
+      try {
+        for (const [i, request] of asked.entries()) await this.place(request, artefacts[i]);
+      } catch (err) {
+        for (const request of [...asked].reverse()) {
+          await this.unplace(request.kind, request.artefact, request.instance);
+          await super
+            .deactivate(request.kind, request.artefact, request.instance)
+            .catch((e: Error) => this.logger.error(`rolling back ${instanceUrl(request.kind, request.artefact, request.instance)}: ${e.message}`));
+        }
+        throw err;
+      }
+      return artefacts;
+    });
+  }
+
   override deactivate(kind: Kind, artefactId: string, instanceId: string): Promise<Artefact> {
     return this.serial.run(async () => {
       const artefact = await super.deactivate(kind, artefactId, instanceId);
-      const url = instanceUrl(kind, artefactId, instanceId);
-      await this.pool.deactivate(this.placed.get(url)?.workers ?? [], { kind, artefact: artefactId, instance: instanceId, params: {} });
-      this.placed.delete(url);
+      await this.unplace(kind, artefactId, instanceId);
       return artefact;
     });
+  }
+
+  /** Takes an instance off the workers it was placed on (none: nothing to do). */
+  private async unplace(kind: Kind, artefactId: string, instanceId: string): Promise<void> {
+    const url = instanceUrl(kind, artefactId, instanceId);
+    await this.pool.deactivate(this.placed.get(url)?.workers ?? [], { kind, artefact: artefactId, instance: instanceId, params: {} });
+    this.placed.delete(url);
   }
 
   /** The workers' health (see `WorkerPool.health`), not the primary's shadow instances. */

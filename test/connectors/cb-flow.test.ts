@@ -83,7 +83,7 @@ mapping:
     expect(result.stderr).to.include('All required CB events received.');
   });
 
-  it('exits 1 naming the ids that got no ack or fail when a runtime::cel filter drops them', async () => {
+  it('exits 0 when a runtime::cel filter drops events: a filtered event is acked to its source (docs/delivery.md)', async () => {
     const lines = [1, 2, 3, 4, 5, 6].map((n) => ({ n, cb: n % 2 === 0 ? 'ack' : 'fail' }));
     const body = `pipeline:
   - id: lossy
@@ -101,7 +101,14 @@ ${cbOfframp}binding:
 mapping:
   /binding/flow/main: { instance: main }
 `;
-    const result = await run(config(lines, { timeout: 500 }, body));
+    const result = await run(config(lines, { timeout: 3000 }, body));
+    expect(result.code, result.stderr).to.equal(0);
+    expect(result.stderr).to.include('All required CB events received.');
+  });
+
+  it('exits 1 naming the ids that got no ack or fail (events that ask the cb offramp for neither)', async () => {
+    const lines = [1, 2, 3, 4, 5, 6].map((n) => (n === 3 || n === 5 ? { n } : { n, cb: n % 2 === 0 ? 'ack' : 'fail' }));
+    const result = await run(config(lines, { timeout: 500 }, passthroughToCb));
     expect(result.code, result.stderr).to.equal(1);
     expect(result.stderr).to.include('Expected CB events up to id 6.');
     expect(result.stderr).to.include('Missing CB events for ids: [3, 5]');

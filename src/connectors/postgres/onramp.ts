@@ -114,6 +114,8 @@ class Poller {
   /** the last failure warned about ('lost' for an outage, else the query's error), so it is not repeated every interval */
   private lastFailure: string | undefined;
   private closed = false;
+  /** the cache write under way (close waits for it); settled when none is */
+  private caching: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly config: PostgresOnrampConfig,
@@ -176,6 +178,8 @@ class Poller {
     const client = this.client;
     this.client = undefined;
     await client?.end().catch(() => undefined);
+    // a cache write under way ends before close does: nothing of a closed onramp touches its directory afterwards
+    await this.caching.catch(() => undefined);
   }
 
   private stopTimers(): void {
@@ -254,7 +258,8 @@ class Poller {
     this.start = interval.end;
     if (this.config.cache) {
       try {
-        await writeCache(this.config.cache.path, interval);
+        this.caching = writeCache(this.config.cache.path, interval);
+        await this.caching;
       } catch (err) {
         // the rows are already on their way: not polling them again now; a restart would repeat this interval
         this.ctx.logger.error(`postgres onramp ${this.ctx.url}: cannot write the cache ${this.config.cache.path}: ${(err as Error).message}`);
