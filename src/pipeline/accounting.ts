@@ -55,7 +55,7 @@ export class DropLog {
       const error = (event.meta as { error?: unknown }).error;
       this.logger.warn(
         `pipeline ${this.pipelineUrl}: ${where(node, reason)}, which no link takes: the event is dropped and acked to its source` +
-          `${typeof error === 'string' ? ` (error: ${error})` : ''}; link the port to keep such events (docs/delivery.md#events-no-link-takes)`,
+          `${typeof error === 'string' ? ` (error: ${error})` : ''}; link the port to keep such events (docs/delivery.md#every-event-is-accounted-for)`,
       );
       return;
     }

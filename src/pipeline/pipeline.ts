@@ -148,7 +148,7 @@ export class PipelineRuntime implements ContraflowTarget {
     // stateful operators (batch timers, the WAL) behave the same either way.
     for (const [position, node] of this.nodes.entries()) {
       // what a node emits on a port no link takes (a window's `late`, a cel `err`) is not lost unseen:
-      // counted (direction `unlinked`), logged, and acked to its source (docs/delivery.md#events-no-link-takes)
+      // counted (direction `unlinked`), logged, and acked to its source (docs/delivery.md#every-event-is-accounted-for)
       const unlinked = this.unlinked(node.id, position);
       const error = (err: unknown) => ctx.logger.error(`Pipeline ${ctx.url} node ${node.id} failed: ${(err as Error).message}`);
       if (node.tagged$) this.subscription.add(node.tagged$.subscribe({ next: (pe) => unlinked(pe.port, pe.event), error }));
