@@ -12,6 +12,18 @@ interface In {
   v: number;
 }
 
+/** What a node emits for `events` in event time, which needs no timers: the events go in at once, then the input completes (the rest is flushed). */
+function runEventTime(config: WindowAggregateConfig, events: readonly In[]): PortEvent[] {
+  const outs: PortEvent[] = [];
+  const input = new Subject<EddyEvent>();
+  windowAggregateNode(config, testContext(testScheduler()))
+    .apply(input)
+    .subscribe((o) => outs.push(o));
+  events.forEach((e, i) => input.next(ev(i + 1, e)));
+  input.complete();
+  return outs;
+}
+
 /** The naive model: each event joins the windows of its time whose end the watermark before it has not reached; every window with events is emitted. */
 function naive(events: readonly In[], size: number, hop: number, lateness: number) {
   const out = new Map<string, { n: number; s: number; hi: number; lo: number; first: number; all: number[] }>();
@@ -55,14 +67,7 @@ describe('window::aggregate against a naive recomputation', () => {
             group_by: { k: 'event.k' },
             aggregate: { n: 'count()', s: 'sum(event.v)', hi: 'max(event.v)', lo: 'min(event.v)', first: 'first(event.v)', all: 'collect(event.v, 1000)' },
           };
-          // event time needs no timers: the events go in at once, then the input completes (the rest is flushed)
-          const outs: PortEvent[] = [];
-          const input = new Subject<EddyEvent>();
-          windowAggregateNode(config, testContext(testScheduler()))
-            .apply(input)
-            .subscribe((o) => outs.push(o));
-          events.forEach((e, i) => input.next(ev(i + 1, e)));
-          input.complete();
+          const outs = runEventTime(config, events);
           const { windows: expected, late } = naive(events, size, hop, lateness);
           const got = new Map(
             outs
@@ -166,13 +171,7 @@ describe('window::aggregate session windows against a naive recomputation', () =
             group_by: { k: 'event.k' },
             aggregate: { n: 'count()', s: 'sum(event.v)', hi: 'max(event.v)', lo: 'min(event.v)' },
           };
-          const outs: PortEvent[] = [];
-          const input = new Subject<EddyEvent>();
-          windowAggregateNode(config, testContext(testScheduler()))
-            .apply(input)
-            .subscribe((o) => outs.push(o));
-          events.forEach((e, i) => input.next(ev(i + 1, e)));
-          input.complete();
+          const outs = runEventTime(config, events);
           const expected = naiveSessions(events, gap, lateness);
           const got = outs
             .filter((o) => o.port === 'out')

@@ -39,9 +39,13 @@ export async function loadConfigFile(runtime: Runtime, path: string, journal: Un
 
 /** A mapping of a config file, to activate once every file is published. */
 interface Mapping {
-  readonly where: string;
+  readonly file: string;
+  readonly key: string;
   readonly request: BindingRequest;
 }
+
+/** `FILE: mapping 'KEY'`: where a message about one mapping comes from. */
+const mappingAt = (m: Mapping) => `${m.file}: mapping '${m.key}'`;
 
 /** Publishes the artefacts of one file and returns its mappings, not yet activated. */
 async function publishConfigFile(runtime: Runtime, path: string, journal: Undo[], declared: Declared): Promise<Mapping[]> {
@@ -67,7 +71,7 @@ async function publishConfigFile(runtime: Runtime, path: string, journal: Undo[]
         if (canonical(stored.params) === canonical(values)) return;
         throw conflict(`already running with other parameters ${JSON.stringify(stored.params)} (kept in the data dir); deactivate it first (DELETE ${key})`);
       }
-      mappings.push({ where: `${path}: mapping '${key}'`, request: { binding, instance, params: values } });
+      mappings.push({ file: path, key, request: { binding, instance, params: values } });
     });
   }
   // what it declared, from the same parse, for a later reload to compare with (reload.ts)
@@ -82,9 +86,9 @@ async function publishConfigFile(runtime: Runtime, path: string, journal: Undo[]
  * other has opened.
  */
 async function activateMappings(runtime: Runtime, mappings: readonly Mapping[], journal: Undo[]): Promise<void> {
-  for (const m of mappings) await withContext(m.where, () => runtime.checkActivation(m.request));
+  for (const m of mappings) await withContext(mappingAt(m), () => runtime.checkActivation(m.request));
   if (mappings.length === 0) return;
-  const where = mappings.length === 1 ? mappings[0].where : `${[...new Set(mappings.map((m) => m.where.split(': mapping ')[0]))].join(', ')}: mappings`;
+  const where = mappings.length === 1 ? mappingAt(mappings[0]) : `${[...new Set(mappings.map((m) => m.file))].join(', ')}: mappings`;
   await withContext(where, async () => void (await runtime.activateBindings(mappings.map((m) => m.request))));
   for (const { request } of mappings) journal.push(() => runtime.deactivate('binding', request.binding, request.instance));
 }

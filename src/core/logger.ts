@@ -15,6 +15,9 @@ export interface Logger {
   error(msg: string, fields?: Record<string, unknown>): void;
 }
 
+/** The loggers that mask already (made here, or wrapped by `maskingLogger`): not wrapped again. */
+const masking = new WeakSet<Logger>();
+
 export function createLogger(level: string = process.env.EDDY_LOG ?? 'info'): Logger {
   const threshold = order[level as Level] ?? order.info;
   const write = (lvl: Level) => (msg: string, fields?: Record<string, unknown>) => {
@@ -22,7 +25,9 @@ export function createLogger(level: string = process.env.EDDY_LOG ?? 'info'): Lo
     const line = fields ? `${lvl.toUpperCase()} ${msg} ${safeJson(fields)}` : `${lvl.toUpperCase()} ${msg}`;
     process.stderr.write(maskUrlCredentials(line) + '\n');
   };
-  return { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error') };
+  const logger = { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error') };
+  masking.add(logger);
+  return logger;
 }
 
 function safeJson(v: unknown): string {
@@ -39,7 +44,10 @@ function safeJson(v: unknown): string {
  * lines eddy's own would write.
  */
 export function maskingLogger(logger: Logger): Logger {
+  if (masking.has(logger)) return logger;
   const masked = (level: Level) => (msg: string, fields?: Record<string, unknown>) =>
     logger[level](maskUrlCredentials(msg), fields === undefined ? undefined : maskUrlCredentialsDeep(fields));
-  return { debug: masked('debug'), info: masked('info'), warn: masked('warn'), error: masked('error') };
+  const wrapped = { debug: masked('debug'), info: masked('info'), warn: masked('warn'), error: masked('error') };
+  masking.add(wrapped);
+  return wrapped;
 }

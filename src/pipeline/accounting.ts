@@ -30,45 +30,48 @@ export interface NodeStats {
 export const DROP_LOG_INTERVAL_MS = 60_000;
 
 /**
- * Logs the events a pipeline drops, per node and reason: the first one at
- * once with its error (meta `error`), then at most one line a minute with
- * the count since the last line, so a flood of drops is seen without
- * flooding the log.
+ * One place a pipeline drops events, for one reason (a node's rule, a port
+ * no link takes, an output no binding links): made once, then one count and
+ * at most a clock read per event. A port no link takes is also logged: the
+ * first event at once with its error (meta `error`), then at most one line
+ * a minute with the count since the last line, so a flood of drops is seen
+ * without flooding the log. A rule (a filter, a lookup's `on_miss: drop`)
+ * drops by design and is only counted.
  */
-export class DropLog {
-  private readonly seen = new Map<string, { lastMs: number; pending: number }>();
+export class DropPoint {
+  /** when the last line was written (scheduler ms); undefined before the first */
+  private loggedAt: number | undefined;
+  /** events dropped since that line */
+  private pending = 0;
 
   constructor(
+    /** the pipeline's counter of this place (the metrics events read it too) */
+    readonly counter: { count: number },
+    /** how the log names the place (`node 'x' emitted on port 'err'`); undefined: not logged */
+    private readonly where: string | undefined,
     private readonly pipelineUrl: string,
     private readonly logger: Logger,
     private readonly scheduler: SchedulerLike,
   ) {}
 
-  /** One event dropped at `node` for `reason`; only `unlinked:` drops are logged (a filter, a lookup's `on_miss: drop` drop by design). */
-  note(node: string, reason: string, event: EddyEvent): void {
-    if (!reason.startsWith('unlinked:')) return;
-    const key = `${node}|${reason}`;
+  /** One event dropped here. */
+  note(event: EddyEvent): void {
+    this.counter.count++;
+    if (this.where === undefined) return;
     const now = this.scheduler.now();
-    const entry = this.seen.get(key);
-    if (!entry) {
-      this.seen.set(key, { lastMs: now, pending: 0 });
+    if (this.loggedAt === undefined) {
+      this.loggedAt = now;
       const error = (event.meta as { error?: unknown }).error;
       this.logger.warn(
-        `pipeline ${this.pipelineUrl}: ${where(node, reason)}, which no link takes: the event is dropped and acked to its source` +
+        `pipeline ${this.pipelineUrl}: ${this.where}, which no link takes: the event is dropped and acked to its source` +
           `${typeof error === 'string' ? ` (error: ${error})` : ''}; link the port to keep such events (docs/delivery.md#every-event-is-accounted-for)`,
       );
       return;
     }
-    entry.pending++;
-    if (now - entry.lastMs < DROP_LOG_INTERVAL_MS) return;
-    this.logger.warn(`pipeline ${this.pipelineUrl}: ${where(node, reason)}: ${entry.pending} more events dropped since the last line`);
-    entry.lastMs = now;
-    entry.pending = 0;
+    this.pending++;
+    if (now - this.loggedAt < DROP_LOG_INTERVAL_MS) return;
+    this.logger.warn(`pipeline ${this.pipelineUrl}: ${this.where}: ${this.pending} more events dropped since the last line`);
+    this.loggedAt = now;
+    this.pending = 0;
   }
-}
-
-/** `node 'x' emitted on port 'err'`, or `output 'err' of the pipeline` for an interface output no binding links. */
-function where(node: string, reason: string): string {
-  const port = reason.replace(/^unlinked:/, '');
-  return node === '' ? `output '${port}' of the pipeline` : `node '${node}' emitted on port '${port}'`;
 }

@@ -5,7 +5,7 @@ import type { TypeRegistry } from '../core/registry';
 import type { ContraflowTarget } from '../contraflow/contraflow';
 import type { OperatorNode, OperatorType } from './operator';
 import { Endpoint, PipelineArtefact, buildGraph, checkNodePorts } from './graph';
-import { DropLog, type NodeStats } from './accounting';
+import { DropPoint, type NodeStats } from './accounting';
 // the hot path's Subject (no allocation per event); it lives with the ramp machinery it is shared with
 import { FastSubject } from '../core/fast-subject';
 import { ownData } from '../core/lazy-event';
@@ -49,7 +49,8 @@ export class PipelineRuntime implements ContraflowTarget {
   private readonly subscription = new Subscription();
   private readonly graph: ReturnType<typeof buildGraph>;
   private readonly feeding: (to: (e: Endpoint) => boolean) => Observable<EddyEvent>;
-  private readonly drops: DropLog;
+  /** each node's drops (`''`: the interface outputs), by reason */
+  private readonly drops = new Map<string, Map<string, DropPoint>>();
   private started = false;
 
   constructor(
@@ -58,9 +59,9 @@ export class PipelineRuntime implements ContraflowTarget {
   ) {
     const graph = buildGraph(artefact);
     for (const name of graph.inputs) this.inputs.set(name, new FastSubject<EddyEvent>());
-    this.drops = new DropLog(ctx.url, ctx.logger, ctx.scheduler);
     // an output no binding links drops what reaches it: counted, logged and acked like an unlinked node port
-    for (const name of graph.outputs) this.outputs.set(name, new OutputSubject((e) => this.dropAt('', `unlinked:${name}`, e, this.nodes.length - 1)));
+    const unwired = this.dropper('');
+    for (const name of graph.outputs) this.outputs.set(name, new OutputSubject((e) => unwired(e, `unlinked:${name}`, this.nodes.length - 1)));
 
     const compiled = new Map<string, CompiledNode>();
     // Counting happens in the subject that already multicasts each input and
@@ -104,6 +105,7 @@ export class PipelineRuntime implements ContraflowTarget {
       const spec = artefact.nodes.find((n) => n.id === id)!;
       const type = ctx.operators.get(spec.type, `nodes.${id}.type`);
       const position = this.nodes.length;
+      const drop = this.dropper(id);
       const made = type.create(spec.config ?? {}, {
         nodeId: id,
         pipelineUrl: ctx.url,
@@ -112,7 +114,7 @@ export class PipelineRuntime implements ContraflowTarget {
         logger: ctx.logger,
         // an operator's own insight starts at the nodes before it, as if it came from downstream of them
         insight: (insight) => this.runContraflow(insight, position - 1),
-        drop: (event, rule) => this.dropAt(id, rule, event, position - 1),
+        drop: (event, rule) => drop(event, rule, position - 1),
       });
       ports.set(id, type.outputPorts?.(spec.config ?? {}) ?? (typeof made === 'function' ? [] : made.ports));
       const fed$ = feeding((to) => to.kind === 'node' && to.id === id);
@@ -252,23 +254,45 @@ export class PipelineRuntime implements ContraflowTarget {
   /** What to do with a node's emission on a port: nothing when a link takes it; else drop it as `unlinked:<port>`. */
   private unlinked(id: string, position: number): (port: string, event: EddyEvent) => void {
     const linked = new Set(this.graph.edges.flatMap((e) => (e.from.kind === 'node' && e.from.id === id ? [e.from.port] : [])));
+    const drop = this.dropper(id);
     return (port, event) => {
-      if (!linked.has(port)) this.dropAt(id, `unlinked:${port}`, event, position);
+      if (!linked.has(port)) drop(event, `unlinked:${port}`, position);
     };
   }
 
   /**
-   * An event dropped at a node (`''`: an interface output no binding
-   * links) for `reason`: counted, logged (DropLog), and acked to its
-   * source, back through the nodes up to `position`: it was handled, as
-   * the config says (a filter), or as it failed to say (a port left
-   * unlinked), and a source that waits for acks (kafka commits) goes on.
+   * How events are dropped at a node (`''`: an interface output no binding
+   * links): each is counted (and, on a port no link takes, logged) at its
+   * `DropPoint`, made once per reason, and acked to its source back through
+   * the nodes from `position`: it was handled, as the config says (a
+   * filter), or as it failed to say (a port left unlinked), and a source
+   * that waits for acks (kafka commits) goes on.
    */
-  private dropAt(node: string, reason: string, event: EddyEvent, position: number): void {
-    const [direction, port] = reason.startsWith('unlinked:') ? ['unlinked', reason.slice(9)] : ['dropped', reason];
-    this.counter(node === '' ? 'out' : node, direction, port).count++;
-    this.drops.note(node, reason, event);
-    if (event.transactional) this.runContraflow({ kind: 'ack', event, from: node === '' ? this.ctx.url : `${this.ctx.url}/${node}` }, position);
+  private dropper(node: string): (event: EddyEvent, reason: string, position: number) => void {
+    let points = this.drops.get(node);
+    if (!points) this.drops.set(node, (points = new Map<string, DropPoint>()));
+    const from = node === '' ? this.ctx.url : `${this.ctx.url}/${node}`;
+    return (event, reason, position) => {
+      let point = points.get(reason);
+      if (!point) points.set(reason, (point = this.dropPoint(node, reason)));
+      point.note(event);
+      if (event.transactional) this.runContraflow({ kind: 'ack', event, from }, position);
+    };
+  }
+
+  private dropPoint(node: string, reason: string): DropPoint {
+    const unlinked = reason.startsWith('unlinked:');
+    const port = unlinked ? reason.slice('unlinked:'.length) : reason;
+    const counter = this.counter(node === '' ? 'out' : node, unlinked ? 'unlinked' : 'dropped', port);
+    const where = !unlinked ? undefined : node === '' ? `output '${port}' of the pipeline` : `node '${node}' emitted on port '${port}'`;
+    return new DropPoint(counter, where, this.ctx.url, this.ctx.logger, this.ctx.scheduler);
+  }
+
+  /** A node's drops (or, `''`, the interface outputs'), by reason. */
+  private droppedAt(node: string): Record<string, number> {
+    const dropped: Record<string, number> = {};
+    for (const [reason, point] of this.drops.get(node) ?? []) dropped[reason] = point.counter.count;
+    return dropped;
   }
 
   /** Events that left an input or a node port, from the edge-weighted counts (one per edge leaving it). */
@@ -284,25 +308,13 @@ export class PipelineRuntime implements ContraflowTarget {
       const feeding = this.graph.edges.filter((e) => e.to.kind === 'node' && e.to.id === id);
       const out: Record<string, number> = {};
       for (const e of this.graph.edges) if (e.from.kind === 'node' && e.from.id === id) out[e.from.port] = this.eventsFrom(e.from);
-      const dropped: Record<string, number> = {};
-      for (const [key, { count }] of this.counts) {
-        const [node, direction, port] = key.split('|');
-        if (node !== id) continue;
-        if (direction === 'unlinked') dropped[`unlinked:${port}`] = count;
-        if (direction === 'dropped') dropped[port] = count;
-      }
-      return { node: id, type, in: feeding.reduce((sum, e) => sum + this.eventsFrom(e.from), 0), out, dropped };
+      return { node: id, type, in: feeding.reduce((sum, e) => sum + this.eventsFrom(e.from), 0), out, dropped: this.droppedAt(id) };
     });
   }
 
   /** Events dropped at an interface output no binding links, by `unlinked:<output>`. */
   unwiredDrops(): Record<string, number> {
-    const dropped: Record<string, number> = {};
-    for (const name of this.outputs.keys()) {
-      const count = this.counts.get(`out|unlinked|${name}`)?.count;
-      if (count) dropped[`unlinked:${name}`] = count;
-    }
-    return dropped;
+    return this.droppedAt('');
   }
 
   private counter(node: string, direction: string, port: string): { count: number } {

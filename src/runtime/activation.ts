@@ -131,10 +131,12 @@ export class Activation {
    * opening anything: for a config reload, with the artefacts it is about
    * to publish in `artefact`.
    */
-  check(request: BindingRequest, artefact: (kind: Kind, id: string) => Artefact = (k, id) => this.parts.repository.get(k, id)): void {
-    checkInstanceId(request.instance);
+  check(request: BindingRequest, artefact: (kind: Kind, id: string) => Artefact = (k, id) => this.parts.repository.get(k, id)): ResolvedLink[] {
     const binding = artefact('binding', request.binding) as BindingArtefact;
-    checkLinks(resolveLinks(binding, { ...request.params, instance: request.instance }), artefact);
+    checkInstanceId(request.instance);
+    const links = resolveLinks(binding, { ...request.params, instance: request.instance });
+    checkLinks(links, artefact);
+    return links;
   }
 
   /** Deactivates an instance and every instance only it kept alive. */
@@ -177,8 +179,7 @@ export class Activation {
     const url = instanceUrl('binding', request.binding, request.instance);
     if (this.parts.instances.has(url)) throw conflict(`instance ${url} is already running`);
     if (all.filter((r) => r.binding === request.binding && r.instance === request.instance).length > 1) throw conflict(`instance ${url} is asked for twice`);
-    const links = resolveLinks(artefact, { ...request.params, instance: request.instance });
-    checkLinks(links, (kind, id) => this.parts.repository.get(kind, id));
+    const links = this.check(request);
     const binding: BindingInstance = { resolved: { ...artefact, links: {} }, sourceDisconnects: [], disconnects: [], uses: new Set() };
     for (const { src, dsts } of links) binding.resolved.links[src.raw] = dsts.map((d) => d.raw);
     return { request, url, links, binding };

@@ -2,7 +2,7 @@ import { conflict, invalid, notFound } from '../core/errors';
 import { artefactSchemas, SchemaValidator } from '../schema/artefacts';
 import { buildGraph, checkNodePorts } from '../pipeline/graph';
 import { hasUrlCredentialsDeep, maskUrlCredentialsDeep } from '../core/redact';
-import { hasSecrets, redactSecrets, secretPaths } from '../schema/secrets';
+import { redactSecrets, secretPaths } from '../schema/secrets';
 import type { JsonSchema } from '../schema/json-schema';
 import { processorConfig, processorName, type ProcessorSpec } from '../processors/processor';
 import { codecConfig, codecName, type CodecSpec } from '../codecs/spec';
@@ -94,7 +94,8 @@ export class Repository {
    */
   redacted<A extends Artefact>(kind: Kind, artefact: A): A {
     const parts = this.configParts(kind, artefact);
-    if (parts.every(([schema, config]) => !hasSecrets(schema, config)) && !hasUrlCredentialsDeep(artefact)) return artefact;
+    // URLs are looked at once, over the whole artefact (its configs included)
+    if (!hasUrlCredentialsDeep(artefact) && parts.every(([schema, config]) => secretPaths(schema, config).length === 0)) return artefact;
     const copy = structuredClone(artefact);
     for (const [schema, , set] of this.configParts(kind, copy)) set(redactSecrets(schema, set(undefined)));
     return maskUrlCredentialsDeep(copy);

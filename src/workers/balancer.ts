@@ -11,6 +11,7 @@
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from '../core/logger';
+import { listen } from '../connectors/_shared/net';
 import type { ToWorker } from './protocol';
 
 /** Sends a message with a socket to a worker; false when the worker is not there to take it. */
@@ -96,20 +97,14 @@ export class ConnectionBalancer {
   }
 
   private bind(url: string, host: string, port: number): Promise<SharedListener> {
-    const binding = new Promise<SharedListener>((resolve, reject) => {
-      // nothing is read here: the socket goes to a worker as accepted
-      const server = createServer({ pauseOnConnect: true });
-      const failed = (err: Error) => reject(new Error(`cannot listen on ${host}:${port}: ${err.message}`));
-      server.once('error', failed);
-      server.listen(port, host, () => {
-        server.off('error', failed);
-        server.on('error', (err) => this.logger.error(`${url}: listening socket: ${err.message}`));
-        const address = server.address();
-        const shared = new SharedListener(url, server, typeof address === 'object' && address !== null ? address.port : port);
-        server.on('connection', (socket: Socket) => this.hand(shared, socket));
-        this.listeners.set(url, shared);
-        resolve(shared);
-      });
+    // nothing is read here: the socket goes to a worker as accepted
+    const server = createServer({ pauseOnConnect: true });
+    const binding = listen(server, host, port).then((bound) => {
+      server.on('error', (err) => this.logger.error(`${url}: listening socket: ${err.message}`));
+      const shared = new SharedListener(url, server, bound);
+      server.on('connection', (socket: Socket) => this.hand(shared, socket));
+      this.listeners.set(url, shared);
+      return shared;
     });
     this.binding.set(url, binding);
     const done = () => this.binding.delete(url);

@@ -21,7 +21,7 @@ import { extname } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { StringDecoder } from 'node:string_decoder';
 import { CsvRowReader } from './csv';
-import { keyOf, type LookupTable, type Refreshed, type Row } from './tables';
+import { addRow, type LookupTable, type Refreshed, type Row } from './tables';
 
 /** How a table file is read. */
 export interface FileTableOptions {
@@ -78,9 +78,7 @@ export class TableBuilder {
   }
 
   private add(row: Row, line: number): void {
-    const value = Object.hasOwn(row, this.column) ? row[this.column] : undefined;
-    if (value === null || value === undefined) throw new Error(`${this.file}: line ${line}: no value in key column '${this.column}'`);
-    this.rows.set(keyOf(value), row);
+    addRow(this.rows, row, this.column, () => `${this.file}: line ${line}`);
   }
 }
 

@@ -39,13 +39,17 @@ export function keyOf(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-/** Rows by the value of `column`; a row without it is refused (naming where), a repeated key keeps the last row. */
+/** Adds `row` under the value of its `column`: a row without one is refused (naming `where()`), a repeated key keeps the last row. */
+export function addRow(table: Map<string, Row>, row: Row, column: string, where: () => string): void {
+  const value = Object.hasOwn(row, column) ? row[column] : undefined;
+  if (value === null || value === undefined) throw new Error(`${where()}: no value in key column '${column}'`);
+  table.set(keyOf(value), row);
+}
+
+/** Rows by the value of `column` (see `addRow`). */
 export function indexRows(rows: readonly Row[], column: string, where: (i: number) => string): Map<string, Row> {
   const table = new Map<string, Row>();
-  rows.forEach((row, i) => {
-    if (!Object.hasOwn(row, column) || row[column] === null || row[column] === undefined) throw new Error(`${where(i)}: no value in key column '${column}'`);
-    table.set(keyOf(row[column]), row);
-  });
+  rows.forEach((row, i) => addRow(table, row, column, () => where(i)));
   return table;
 }
 

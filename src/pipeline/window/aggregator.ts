@@ -325,11 +325,12 @@ export class Aggregator {
     const sessions = this.perGroup.get(key) ?? [];
     // t's own session would be [t, t + gap), half-open: it joins every open session it overlaps (one that only
     // touches it, ending at t or starting at t + gap, stays apart, whichever event came first)
-    const overlapping = sessions.filter((s) => t > s.start - gap && t < s.end);
-    if (overlapping.length > 0) {
-      const [joined, ...bridged] = overlapping;
-      // out of order in event time, t can fill the gap between sessions: they become one (the oldest, by creation)
-      for (const other of bridged) this.mergeSession(key, joined, other);
+    const overlaps = (s: Window) => t > s.start - gap && t < s.end;
+    const joined = sessions.find(overlaps);
+    if (joined) {
+      // out of order in event time, t can fill the gap between sessions: they become one (the oldest, by creation);
+      // looked for only when the group has another open session, so the usual event allocates nothing here
+      if (sessions.length > 1) for (const other of sessions.filter((s) => s !== joined && overlaps(s))) this.mergeSession(key, joined, other);
       joined.start = Math.min(joined.start, t);
       joined.end = Math.max(joined.end, t + gap);
       return [joined];
