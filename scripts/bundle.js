@@ -67,7 +67,7 @@ async function bundle() {
     bundle: true,
     platform: 'node',
     format: 'cjs',
-    target: 'node20',
+    target: 'node24',
     logLevel: 'warning',
     // precompiled.js requires its generated validators by computed path: they stay files
     logOverride: { 'unsupported-require-call': 'silent' },

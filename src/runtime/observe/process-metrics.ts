@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { constants, monitorEventLoopDelay, PerformanceObserver, type IntervalHistogram } from 'node:perf_hooks';
+import { constants, monitorEventLoopDelay, PerformanceObserver, type ELDHistogram } from 'node:perf_hooks';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { Family, Histogram } from './exposition';
 
@@ -32,7 +32,7 @@ const legacyProcess = process as { _getActiveHandles?: () => unknown[]; _getActi
 class ProcessMetrics {
   private readonly startTime = Date.now() / 1000 - process.uptime();
   private readonly maxFds = LINUX ? readMaxFds() : undefined;
-  private readonly loopDelay: IntervalHistogram = monitorEventLoopDelay({ resolution: 10 });
+  private readonly loopDelay: ELDHistogram = monitorEventLoopDelay({ resolution: 10 });
   private readonly gc = new Histogram(
     'nodejs_gc_duration_seconds',
     'Garbage collection duration by kind, one of major, minor, incremental or weakcb.',
