@@ -1,11 +1,6 @@
 #!/usr/bin/env node
 // `npm start` runs the default example; `npm start -- ARGS` runs `eddy server run ARGS` exactly.
 const path = require('node:path');
-const unsupported = require('../dist/src/supported-node.js').unsupportedNode();
-if (unsupported) {
-  process.stderr.write(unsupported);
-  process.exit(1);
-}
 const args = process.argv.slice(2);
 const runArgs = args.length > 0 ? args : ['-f', path.join(__dirname, '..', 'examples', 'default.yaml')];
 require('../dist/src/cli-entry.js')
