@@ -104,10 +104,11 @@ start() {
   install
   configure
   if [ ! -f "$dir/data/meta.properties" ]; then
-    # a cluster id is 16 random bytes, base64url without padding
+    # a cluster id is 16 random bytes, base64url without padding; one in 64 starts with "-",
+    # which the argument parser takes for an option unless it is given as --cluster-id=ID
     local id
     id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')"
-    java -Dlog4j.configuration="file:$dir/log4j.properties" -cp "$lib/*" kafka.tools.StorageTool format -t "$id" -c "$dir/server.properties" >"$dir/format.log" 2>&1 ||
+    java -Dlog4j.configuration="file:$dir/log4j.properties" -cp "$lib/*" kafka.tools.StorageTool format --cluster-id="$id" -c "$dir/server.properties" >"$dir/format.log" 2>&1 ||
       { cat "$dir/format.log" >&2; return 1; }
   fi
   : >"$log"

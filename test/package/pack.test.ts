@@ -217,10 +217,10 @@ describe('the package, installed into an empty project', function () {
 
   it("an app with its own @types/node of a newer major compiles with that copy alone (TypeScript looks in the app's @types first)", async () => {
     const latest = COMPILERS.find((c) => c.alias === 'typescript-latest')!;
-    await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--save-dev', '@types/node@22'], app);
-    // two copies on disk: the app's 22 at the top, eddy's ^20 under eddy
+    await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--save-dev', '@types/node@26'], app);
+    // two copies on disk: the app's 26 at the top, eddy's ^24 under eddy
     const major = (dir: string) => (JSON.parse(readFileSync(join(dir, '@types/node/package.json'), 'utf8')) as { version: string }).version.split('.')[0];
-    expect([major(join(app, 'node_modules')), major(join(app, 'node_modules/eddy/node_modules'))]).to.deep.equal(['22', '20']);
+    expect([major(join(app, 'node_modules')), major(join(app, 'node_modules/eddy/node_modules'))]).to.deep.equal(['26', '24']);
     writeFileSync(join(app, 'tsconfig.json'), docBlock('docs/embedding.md', '## Types', 'json'));
     const { stdout } = await run(process.execPath, [join(latest.dir, 'bin/tsc'), '-p', '.', '--listFiles', '--noEmit'], app);
     const loaded = stdout.split('\n').filter((f) => f.endsWith('@types/node/index.d.ts'));

@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { checkServerIdentity } from 'node:tls';
 import { gzipSync } from 'node:zlib';
 import type { ChannelCredentials, Client, ServiceError } from '@grpc/grpc-js';
 import { Agent, request } from 'undici';
@@ -95,18 +97,29 @@ class GrpcTransport implements Transport {
   constructor(private readonly options: TransportOptions) {
     const { endpoint } = options;
     let creds: ChannelCredentials;
-    if (endpoint.protocol === 'https:') {
-      const tls = readTlsFiles(options.tls);
-      creds = grpc.credentials.createSsl(tls.ca ?? null, tls.key ?? null, tls.cert ?? null);
-    } else {
-      creds = grpc.credentials.createInsecure();
-    }
     // grpc-js compresses each message with gzip when asked (algorithm 2), as the Collector's exporter does by default
-    const channelOptions: Record<string, number> = {
+    const channelOptions: Record<string, number | string> = {
       'grpc.max_reconnect_backoff_ms': options.reconnectMaxMs,
       'grpc.initial_reconnect_backoff_ms': Math.min(1000, options.reconnectMaxMs),
     };
     if (options.compression === 'gzip') channelOptions['grpc.default_compression_algorithm'] = 2;
+    if (endpoint.protocol === 'https:') {
+      const tls = readTlsFiles(options.tls);
+      const host = endpoint.hostname.replace(/^\[(.*)\]$/, '$1');
+      if (isIP(host) === 0) {
+        creds = grpc.credentials.createSsl(tls.ca ?? null, tls.key ?? null, tls.cert ?? null);
+      } else {
+        // grpc-js (1.14) sends the target's host as the TLS server name, which Node 26 refuses for an IP
+        // address (RFC 6066; DEP0123 is now an error). The name sent instead is the address's own reverse
+        // DNS name; the certificate is still checked against the address itself.
+        channelOptions['grpc.ssl_target_name_override'] = reverseDnsName(host);
+        creds = grpc.credentials.createSsl(tls.ca ?? null, tls.key ?? null, tls.cert ?? null, {
+          checkServerIdentity: (_name, cert) => checkServerIdentity(host, cert),
+        });
+      }
+    } else {
+      creds = grpc.credentials.createInsecure();
+    }
     // a URL without a port means its scheme's (80, 443), as for OTLP/HTTP: grpc-js alone would take 443 for both
     const port = endpoint.port || (endpoint.protocol === 'https:' ? '443' : '80');
     this.client = new grpc.Client(`${endpoint.hostname}:${port}`, creds, channelOptions);
@@ -205,4 +218,17 @@ export function retryAfterMs(header: string | string[] | undefined, now = Date.n
   if (/^\s*\d+\s*$/.test(value)) return Number(value) * 1000;
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/** The reverse DNS name of an IP address: 127.0.0.1 is 1.0.0.127.in-addr.arpa, an IPv6 address its nibbles under ip6.arpa. */
+export function reverseDnsName(ip: string): string {
+  if (isIP(ip) === 4) return `${ip.split('.').reverse().join('.')}.in-addr.arpa`;
+  // an IPv4 address written in the last 32 bits (::ffff:10.0.0.1) becomes its two groups
+  const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(ip);
+  if (v4 !== null) ip = ip.slice(0, v4.index) + [+v4[1] * 256 + +v4[2], +v4[3] * 256 + +v4[4]].map((n) => n.toString(16)).join(':');
+  const [head, tail = ''] = ip.split('::');
+  const groups = (part: string) => (part === '' ? [] : part.split(':'));
+  const full = [...groups(head), ...Array<string>(8 - groups(head).length - groups(tail).length).fill('0'), ...groups(tail)];
+  const nibbles = full.map((g) => g.padStart(4, '0')).join('');
+  return `${[...nibbles].reverse().join('.')}.ip6.arpa`;
 }

@@ -6,6 +6,7 @@ import { gunzipSync } from 'node:zlib';
 import { eventually, startRuntime, call } from '../../helpers/runtime';
 import { makeCert, type TestCert } from '../logvendor/helpers';
 import { RETRY_DELAY_MS } from '../../../src/connectors/otel/onramp';
+import { reverseDnsName } from '../../../src/connectors/otel/transport';
 import { freePort, recordingLogger } from '../net-helpers';
 import { EXPORT_PATHS, otelFlow, type OtelFlow } from './helpers';
 import { feedToOfframp, FileCollector, spanResource, withoutEmpty, type FeedFlow } from './offramp-helpers';
@@ -384,5 +385,14 @@ describe('otel offramp', function () {
     } finally {
       await rt.stop();
     }
+  });
+});
+
+describe('otel offramp: the TLS name of an IP endpoint (Node 26 refuses an IP as the server name)', () => {
+  it('is the reverse DNS name of the address', () => {
+    expect(reverseDnsName('127.0.0.1')).to.equal('1.0.0.127.in-addr.arpa');
+    expect(reverseDnsName('::1')).to.equal(`1${'.0'.repeat(31)}.ip6.arpa`);
+    expect(reverseDnsName('2001:db8::567:89ab')).to.equal('b.a.9.8.7.6.5.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.8.b.d.0.1.0.0.2.ip6.arpa');
+    expect(reverseDnsName('::ffff:10.0.0.1')).to.equal(reverseDnsName('::ffff:a00:1'));
   });
 });
