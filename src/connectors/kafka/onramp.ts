@@ -3,7 +3,7 @@ import { Observable, type Subscriber } from '../../core/rx';
 import type { Consumer, GroupAssignment, Message, MessagesStream } from '@platformatic/kafka';
 import type { Frame, OnrampContext, OnrampSource, OnrampType, SourceInputs } from '../connector';
 import { Backoff } from '../_shared/backoff';
-import { CommitTracker, type Entry } from './commits';
+import { CommitTracker, type CommitOffset, type Entry } from './commits';
 import { baseOptions, brokerAddress, kafkaSettings, platformatic, rdkafkaOptions, rootMessage, type KafkaSettings } from './options';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
@@ -115,6 +115,15 @@ function consumerSettings(config: KafkaOnrampConfig): KafkaSettings {
 }
 
 type KafkaMessage = Message<Buffer, Buffer, Buffer, Buffer>;
+
+interface PartitionState {
+  readonly stream: string;
+  readonly origin: string;
+  /** auto commit: one past the last offset handed over (-1: none yet), and what was last committed */
+  next: number;
+  committed: number;
+  leaderEpoch: number;
+}
 type Stream = MessagesStream<Buffer, Buffer, Buffer, Buffer>;
 
 const EMPTY = Buffer.alloc(0);
@@ -125,8 +134,10 @@ class KafkaSource implements OnrampSource {
   private readonly consumer: Consumer<Buffer, Buffer, Buffer, Buffer>;
   private readonly tracker: CommitTracker | undefined;
   private readonly originPrefix: string;
-  /** per topic, per partition: the frame's stream name and the origin URI's prefix (built once, not per message) */
-  private readonly names = new Map<string, { stream: string; origin: string }[]>();
+  /** per topic, per partition: the frame's stream name and the origin URI's prefix (built once, not per message), and with auto commit what to commit */
+  private readonly partitions = new Map<string, PartitionState[]>();
+  /** auto commit: a commit of what was handed over is due at the end of this turn */
+  private receivedCommitScheduled = false;
   private subscriber: Subscriber<Frame> | undefined;
   /** the stream messages come from; replaced after a rejoin or a seek (transactional), or after it failed */
   private stream: Stream | undefined;
@@ -144,8 +155,6 @@ class KafkaSource implements OnrampSource {
   private closed = false;
   private readonly backoff = new Backoff();
   private restartTimer: NodeJS.Timeout | undefined;
-  /** a fresh stream is due on the next turn (seeks are gathered: a burst of fails reads again once) */
-  private seekScheduled = false;
   private stallTimer: NodeJS.Timeout | undefined;
   /** the oldest unsettled message of each partition, with when it was first seen there */
   private stalled = new Map<string, number>();
@@ -244,14 +253,9 @@ class KafkaSource implements OnrampSource {
       this.ctx.logger.debug(`${this.who}: an event failed; reading ${seek.topic}/${seek.partition} again from offset ${seek.offset}`);
       // the client cannot seek: a fresh stream reads every partition from its committed offset, which is at or before
       // the failed message; what was handed over and still counts is skipped (the tracker), the failed one and what
-      // follows it are handed over again. Gathered per turn: a burst of fails reads again once.
-      if (!this.seekScheduled) {
-        this.seekScheduled = true;
-        setImmediate(() => {
-          this.seekScheduled = false;
-          this.replaceStream('a failed event is read again');
-        });
-      }
+      // follows it are handed over again. The current stream stops now: the rest of what it holds would be taken
+      // for the messages after the failed one.
+      this.replaceStream('a failed event is read again', false);
     }
     this.settled();
   }
@@ -261,7 +265,7 @@ class KafkaSource implements OnrampSource {
     clearTimeout(this.restartTimer);
     clearInterval(this.stallTimer);
     await this.stopping;
-    await this.committing;
+    while (this.committing) await this.committing;
     await this.consumer.close(true).catch((err: Error) => this.ctx.logger.debug(`${this.who}: close: ${rootMessage(err)}`));
   }
 
@@ -290,8 +294,9 @@ class KafkaSource implements OnrampSource {
         topics: this.config.topics,
         mode: 'committed',
         fallbackMode: c.fromBeginning ? 'earliest' : 'latest',
-        // on reception: the client commits what each fetch brought; on ack: the tracker's offsets, by hand
-        autocommit: !this.transactional,
+        // eddy commits by hand: on ack the tracker's offsets; with auto commit what was handed over (the client's own
+        // autocommit would commit what a fetch brought, also while it waits in the paused stream)
+        autocommit: false,
         maxWaitTime: c.maxWaitTime ?? this.config.poll_interval,
         minBytes: c.minBytes,
         maxBytes: c.maxBytes,
@@ -322,12 +327,21 @@ class KafkaSource implements OnrampSource {
     }
   }
 
-  /** A fresh stream in place of the current one (transactional: after a rejoin or a seek); what the old one holds is dropped. */
-  private replaceStream(why: string): void {
-    if (!this.stream || this.closed) return;
+  /**
+   * A fresh stream in place of the current one (transactional: after a
+   * rejoin or a seek); what the old one holds is dropped, and read again by
+   * the new one. A stream being opened already reads from the committed
+   * offsets, which are before any seek asked for meanwhile, so a burst of
+   * fails opens one stream; after a rejoin (`always`) a stream opened before
+   * it is replaced all the same, as it may have fetched for the old
+   * assignment.
+   */
+  private replaceStream(why: string, always: boolean): void {
+    if (this.closed || !this.subscriber) return;
+    // nothing more from the old stream, from now: not even the rest of what the current fetch brought
+    this.stream?.removeAllListeners('data');
+    if (this.opening && !always) return;
     this.ctx.logger.debug(`${this.who}: ${why}: reading from the committed offsets`);
-    // nothing more from the old stream: what it fetched and did not hand over is read again by the new one
-    this.stream.removeAllListeners('data');
     void this.openStream();
   }
 
@@ -368,7 +382,7 @@ class KafkaSource implements OnrampSource {
       await stream.close().catch((err: Error) => this.ctx.logger.debug(`${this.who}: closing the stream: ${rootMessage(err)}`));
     }
     this.flushCommits();
-    await this.committing;
+    while (this.committing) await this.committing;
     // forced: a stream still closing (one replaced a moment ago) is closed with it, rather than refusing to leave
     await new Promise<void>((resolve) =>
       this.consumer.leaveGroup(true, (err) => {
@@ -395,23 +409,54 @@ class KafkaSource implements OnrampSource {
       // read again after a rejoin or a seek: handed over before, and in flight or acked still (or no longer this member's partition)
       if (!entry) return;
     }
-    const names = this.namesOf(topic, partition);
+    const state = this.stateOf(topic, partition);
     const frame: Frame = {
-      stream: names.stream,
+      stream: state.stream,
       data: m.value ?? EMPTY,
-      originUri: names.origin + offset,
+      originUri: state.origin + offset,
       meta: { kafka: kafkaMeta(m, offset) },
     };
     if (entry) frame.done = (result) => this.tracker!.decoded(entry, result.ids);
+    else {
+      // auto commit: on reception, whatever becomes of the events; gathered per turn, so one request per fetch
+      state.next = offset + 1;
+      state.leaderEpoch = m.leaderEpoch;
+      if (!this.receivedCommitScheduled) {
+        this.receivedCommitScheduled = true;
+        setImmediate(() => {
+          this.receivedCommitScheduled = false;
+          this.flushCommits();
+        });
+      }
+    }
     subscriber.next(frame);
     // the window of unsettled messages is full: pause here, in the middle of what the stream holds
     if (this.tracker && !this.full && this.tracker.unsettled >= UNSETTLED_LIMIT) this.settled();
   }
 
-  private namesOf(topic: string, partition: number): { stream: string; origin: string } {
-    let perTopic = this.names.get(topic);
-    if (!perTopic) this.names.set(topic, (perTopic = []));
-    return (perTopic[partition] ??= { stream: `${topic}/${partition}`, origin: `${this.originPrefix}${topic}/${partition}/` });
+  private stateOf(topic: string, partition: number): PartitionState {
+    let perTopic = this.partitions.get(topic);
+    if (!perTopic) this.partitions.set(topic, (perTopic = []));
+    return (perTopic[partition] ??= {
+      stream: `${topic}/${partition}`,
+      origin: `${this.originPrefix}${topic}/${partition}/`,
+      next: -1,
+      committed: -1,
+      leaderEpoch: -1,
+    });
+  }
+
+  /** Auto commit: the offsets after what was handed over, where they moved since the last commit. */
+  private takeReceived(): CommitOffset[] {
+    const out: CommitOffset[] = [];
+    for (const [topic, perTopic] of this.partitions) {
+      perTopic.forEach((p, partition) => {
+        if (p.next === p.committed) return;
+        p.committed = p.next;
+        out.push({ topic, partition, offset: BigInt(p.next), leaderEpoch: p.leaderEpoch });
+      });
+    }
+    return out;
   }
 
   /** After acks, fails and hand-overs: commit what became committable, and pause or resume for the window. */
@@ -427,7 +472,7 @@ class KafkaSource implements OnrampSource {
 
   /**
    * One commit request at a time; what becomes committable meanwhile goes in
-   * the next. It carries only this member's partitions (the tracker forgets
+   * the next. With auto commit: what was handed over. It carries only this member's partitions (the tracker forgets
    * the others at a rejoin). A commit the group refuses because it is
    * rebalancing is sent again by the client once it rejoined, and may then
    * carry a partition that moved: the offset it commits is one this member
@@ -435,12 +480,11 @@ class KafkaSource implements OnrampSource {
    * gap.
    */
   private flushCommits(): void {
-    if (!this.tracker) return;
     if (this.committing) {
       this.commitAgain = true;
       return;
     }
-    const offsets = this.tracker.takeCommits();
+    const offsets = this.tracker ? this.tracker.takeCommits() : this.takeReceived();
     if (offsets.length === 0) return;
     this.committing = this.consumer
       .commit({ offsets })
@@ -478,7 +522,8 @@ class KafkaSource implements OnrampSource {
     if (this.tracker) {
       this.tracker.rejoined(assignment);
       this.ctx.logger.debug(`${this.who}: ${this.tracker.unsettled} messages in flight on the partitions kept; read again, they are skipped`);
-      this.replaceStream('the group was rejoined');
+      // the first join happens while the first stream is being opened: nothing to replace then
+      if (this.stream) this.replaceStream('the group was rejoined', true);
       this.settled();
     }
     const parts = Object.entries(assignment).map(([topic, partitions]) => `${topic} [${partitions.join(', ')}]`);

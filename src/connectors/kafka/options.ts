@@ -301,8 +301,8 @@ export function baseOptions(s: KafkaSettings, brokers: string[], clientId: strin
     clientId: s.clientId ?? clientId,
     connectTimeout: s.connectTimeout,
     retries,
-    // the client waits a fixed delay (1 s) by default; eddy's back-off starts small and doubles, bounded
-    retryDelay: (_client, _operation, attempt) => Math.min(max, initial * 2 ** attempt),
+    // the client waits a fixed delay (1 s) by default; eddy's back-off starts small and doubles, bounded (attempt is 1 at the first retry)
+    retryDelay: (_client, _operation, attempt) => Math.min(max, initial * 2 ** (attempt - 1)),
     // as kafkajs and librdkafka did: a topic the broker creates on first use (auto.create.topics.enable) is created
     autocreateTopics: true,
   };
