@@ -153,6 +153,14 @@ export class CommitTracker {
     return out;
   }
 
+  /** A commit of these offsets failed: they go into the next one (unless the partition was given up meanwhile, or moved on). */
+  commitFailed(offsets: readonly CommitOffset[]): void {
+    for (const o of offsets) {
+      const track = this.tracks.get(trackKey(o.topic, o.partition));
+      if (track && track.committable !== undefined) track.dirty = true;
+    }
+  }
+
   /** The oldest unsettled message of each partition, for the stall warning. */
   heads(): { topic: string; partition: number; offset: number }[] {
     const out: { topic: string; partition: number; offset: number }[] = [];

@@ -314,6 +314,13 @@ class KafkaSource implements OnrampSource {
       await stream.close().catch(() => undefined);
       return;
     }
+    if (this.reopen) {
+      // the group was rejoined while this one was being opened: it may have fetched for the old assignment
+      this.reopen = false;
+      this.retire(stream);
+      void this.openStream();
+      return;
+    }
     const old = this.stream;
     this.stream = stream;
     if (this.gated || this.full) stream.pause();
@@ -321,10 +328,9 @@ class KafkaSource implements OnrampSource {
     stream.on('error', (err: Error) => this.streamFailed(stream, err));
     // the old one goes only now: a stream of this consumer is always open, so closing it does not make the client rejoin
     if (old) this.retire(old);
-    if (this.reopen) {
-      this.reopen = false;
-      void this.openStream();
-    }
+    this.backoff.reset();
+    // what could not be committed while the brokers were away
+    this.flushCommits();
   }
 
   /**
@@ -403,8 +409,6 @@ class KafkaSource implements OnrampSource {
     const offset = Number(m.offset);
     let entry: Entry | undefined;
     if (this.tracker) {
-      // fetched before the group's last generation (buffered before a rejoin): the partition's owner reads it again
-      if ((m.metadata.consumer as { generationId: number }).generationId !== this.consumer.generationId) return;
       entry = this.tracker.received(topic, partition, offset, m.leaderEpoch);
       // read again after a rejoin or a seek: handed over before, and in flight or acked still (or no longer this member's partition)
       if (!entry) return;
@@ -488,7 +492,11 @@ class KafkaSource implements OnrampSource {
     if (offsets.length === 0) return;
     this.committing = this.consumer
       .commit({ offsets })
-      .catch((err: Error) => this.ctx.logger.debug(`${this.who}: commit failed (the next one covers it): ${rootMessage(err)}`))
+      .catch((err: Error) => {
+        // sent again with the next commit, or when a stream opens again after the brokers came back
+        this.tracker?.commitFailed(offsets);
+        this.ctx.logger.debug(`${this.who}: commit failed (the next one carries it): ${rootMessage(err)}`);
+      })
       .finally(() => {
         this.committing = undefined;
         if (this.commitAgain) {
