@@ -178,8 +178,8 @@ class KafkaSource implements OnrampSource {
       sessionTimeout: c.sessionTimeout,
       // below the session timeout, as the broker wants; a third of it at most, as Kafka recommends
       heartbeatInterval: c.heartbeatInterval ?? Math.min(3000, Math.floor(c.sessionTimeout / 3)),
-      // the client's default is 102 s (librdkafka's max.poll.interval.ms is 300 s); kafkajs took the session timeout
-      rebalanceTimeout: c.rebalanceTimeout ?? c.sessionTimeout,
+      // kafkajs's 60 s, as eddy had (the client's default is 102 s): how long a rebalance waits for the members to rejoin
+      rebalanceTimeout: c.rebalanceTimeout ?? Math.max(60000, c.sessionTimeout),
     });
     this.consumer.on('consumer:group:join', (payload) => this.joined(payload.assignments ?? []));
     this.consumer.on('consumer:heartbeat:error', (payload) => this.ctx.logger.debug(`${this.who}: heartbeat: ${rootMessage(payload.error)}`));

@@ -82,8 +82,8 @@ describe('kafka offramp (against the real broker)', function () {
     const { ctx } = fakeOfframpContext();
     sink = await kafkaOfframp.create(config({ topic, brokers: [broker] }), ctx);
     const keys = Object.keys(javaHashes);
-    await Promise.all(keys.map((key) => sink!.send([Buffer.from(JSON.stringify(key))], event(key, { kafka_key: key }))));
-    await Promise.all([0, 1, 2, 3, 4, 5].map((i) => sink!.send([Buffer.from(`{"free":${i}}`)], event({ free: i }))));
+    await Promise.all(keys.map(async (key) => sink!.send([Buffer.from(JSON.stringify(key))], event(key, { kafka_key: key }))));
+    await Promise.all([0, 1, 2, 3, 4, 5].map(async (i) => sink!.send([Buffer.from(`{"free":${i}}`)], event({ free: i }))));
     const messages = await peer.readTopic(topic, keys.length + 6);
     const partitionOf = new Map(messages.filter((m) => m.key).map((m) => [m.key!.toString(), m.partition]));
     for (const key of keys) expect(partitionOf.get(key), key).to.equal((javaHashes[key] & 0x7fffffff) % 3);

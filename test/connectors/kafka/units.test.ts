@@ -225,7 +225,9 @@ describe('kafka commit on ack (CommitTracker)', () => {
       [0, 1, 2, 3].map((o) => t.received('t', 0, o)),
       'acked, or in flight: not handed over again',
     ).to.deep.equal([undefined, undefined, undefined, undefined]);
-    expect(t.takeCommits(), 'the committable offset is committed again after the rejoin').to.deep.equal([{ topic: 't', partition: 0, offset: 2n, leaderEpoch: -1 }]);
+    expect(t.takeCommits(), 'the committable offset is committed again after the rejoin').to.deep.equal([
+      { topic: 't', partition: 0, offset: 2n, leaderEpoch: -1 },
+    ]);
     // normal delivery after the highest offset handed over; the kept in-flight ones commit when acked
     const next = t.received('t', 0, 4)!;
     t.decoded(next, ids(5));
