@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { Observable, type Subscriber } from '../../core/rx';
 import type { Consumer, GroupAssignment, Message, MessagesStream } from '@platformatic/kafka';
-import type { Frame, OnrampContext, OnrampSource, OnrampType, SourceInputs } from '../connector';
+import type { Frame, FrameResult, OnrampContext, OnrampSource, OnrampType, SourceInputs } from '../connector';
 import { Backoff } from '../_shared/backoff';
 import { CommitTracker, type CommitOffset, type Entry } from './commits';
 import { baseOptions, brokerAddress, kafkaSettings, platformatic, rdkafkaOptions, rootMessage, type KafkaSettings } from './options';
@@ -127,6 +127,25 @@ interface PartitionState {
 type Stream = MessagesStream<Buffer, Buffer, Buffer, Buffer>;
 
 const EMPTY = Buffer.alloc(0);
+
+/**
+ * A frame whose message the tracker follows (commit on ack): `done` is a
+ * method, so a message costs no closure (the machinery calls `frame.done`).
+ */
+class TrackedFrame implements Frame {
+  constructor(
+    readonly stream: string,
+    readonly data: Buffer,
+    readonly originUri: string,
+    readonly meta: Frame['meta'],
+    private readonly tracker: CommitTracker,
+    private readonly entry: Entry,
+  ) {}
+
+  done(result: FrameResult): void {
+    this.tracker.decoded(this.entry, result.ids);
+  }
+}
 
 class KafkaSource implements OnrampSource {
   readonly frames: Observable<Frame>;
@@ -414,14 +433,12 @@ class KafkaSource implements OnrampSource {
       if (!entry) return;
     }
     const state = this.stateOf(topic, partition);
-    const frame: Frame = {
-      stream: state.stream,
-      data: m.value ?? EMPTY,
-      originUri: state.origin + offset,
-      meta: { kafka: kafkaMeta(m, offset) },
-    };
-    if (entry) frame.done = (result) => this.tracker!.decoded(entry, result.ids);
+    const data = m.value ?? EMPTY;
+    const meta = { kafka: kafkaMeta(m, offset) };
+    let frame: Frame;
+    if (entry) frame = new TrackedFrame(state.stream, data, state.origin + offset, meta, this.tracker!, entry);
     else {
+      frame = { stream: state.stream, data, originUri: state.origin + offset, meta };
       // auto commit: on reception, whatever becomes of the events; gathered per turn, so one request per fetch
       state.next = offset + 1;
       state.leaderEpoch = m.leaderEpoch;
