@@ -223,24 +223,21 @@ class KafkaSource implements OnrampSource {
     }
     // a topic the broker creates on first use (auto.create.topics.enable) has no leader for a moment: ask again, a few times
     const backoff = new Backoff(100, 1000);
+    const absent = 'the broker does not have them and did not create them';
     for (let attempt = 1; ; attempt++) {
-      let why: string;
+      let why = absent;
       try {
         const metadata = await this.consumer.metadata({ topics: this.config.topics, forceUpdate: true });
-        const missing = this.config.topics.filter((t) => !metadata.topics.get(t)?.partitions.every((p) => p.leader >= 0));
-        if (missing.length === 0) return;
-        why = 'the broker does not have them and did not create them';
+        if (this.config.topics.every((t) => metadata.topics.get(t)?.partitions.every((p) => p.leader >= 0))) return;
       } catch (err) {
         why = rootMessage(err);
-        if (!/UNKNOWN_TOPIC_OR_PARTITION|LEADER_NOT_AVAILABLE/.test(why)) attempt = Infinity;
-        else why = 'the broker does not have them and did not create them';
+        if (/UNKNOWN_TOPIC_OR_PARTITION|LEADER_NOT_AVAILABLE/.test(why)) why = absent;
       }
-      if (attempt < 8 && !this.closed) {
-        await new Promise((resolve) => setTimeout(resolve, backoff.next()));
-        continue;
+      if (why !== absent || attempt >= 8 || this.closed) {
+        await this.consumer.close().catch(() => undefined);
+        throw new Error(`cannot subscribe to the kafka topics ${this.config.topics.join(', ')}: ${why}`);
       }
-      await this.consumer.close().catch(() => undefined);
-      throw new Error(`cannot subscribe to the kafka topics ${this.config.topics.join(', ')}: ${why}`);
+      await new Promise((resolve) => setTimeout(resolve, backoff.next()));
     }
   }
 
