@@ -91,6 +91,18 @@ describe('kafka offramp (against the real broker)', function () {
     expect([...free].sort(), 'six messages without a key go round robin').to.deep.equal([0, 1, 2]);
   });
 
+  it('splits what one turn gathers into produce requests the broker takes (a partition batch stays below its 1 MB)', async () => {
+    const topic = unique('big');
+    await peer.createTopic(topic);
+    const { ctx, log } = fakeOfframpContext();
+    sink = await kafkaOfframp.create(config({ topic, brokers: [broker] }), ctx);
+    // 1.5 MB within one turn, all for the one partition: as one record batch the broker would refuse it (message.max.bytes)
+    const events = [0, 1, 2, 3, 4].map((i) => event({ i }));
+    await Promise.all(events.map(async (e, i) => sink!.send([Buffer.alloc(300 * 1024, 48 + i)], e)));
+    expect(log.acks.map((x) => x.event)).to.have.members(events);
+    expect((await peer.readTopic(topic, 5)).map((m) => m.value!.length)).to.deep.equal(Array(5).fill(300 * 1024));
+  });
+
   it('fails a send the broker refuses (a message over the topic limit), without triggering the breaker', async () => {
     const topic = unique('small');
     await peer.createTopic(topic, 1, { 'max.message.bytes': '1024' });
