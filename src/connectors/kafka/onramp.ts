@@ -4,7 +4,7 @@ import type { Consumer, GroupAssignment, Message, MessagesStream } from '@platfo
 import type { Frame, FrameResult, OnrampContext, OnrampSource, OnrampType, SourceInputs } from '../connector';
 import { Backoff } from '../_shared/backoff';
 import { CommitTracker, type CommitOffset, type Entry } from './commits';
-import { baseOptions, brokerAddress, kafkaSettings, platformatic, rdkafkaOptions, rootMessage, type KafkaSettings } from './options';
+import { baseOptions, brokerAddress, isConnectionError, kafkaSettings, platformatic, rdkafkaOptions, rootMessage, type KafkaSettings } from './options';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 
@@ -322,7 +322,10 @@ class KafkaSource implements OnrampSource {
     } catch (err) {
       this.opening = false;
       this.reopen = false;
-      this.restartAfter(err);
+      // the brokers went away: try again; the group refused this member (authorisation, a member of another client
+      // whose protocols do not match): trying again would not help, the source fails saying why
+      if (isConnectionError(err)) this.restartAfter(err);
+      else this.subscriber?.error(new Error(`${this.who}: cannot join the group: ${rootMessage(err)}`));
       return;
     }
     this.opening = false;
@@ -377,7 +380,7 @@ class KafkaSource implements OnrampSource {
     });
   }
 
-  /** The stream failed (the brokers went away, or a commit or fetch the group refused): a fresh one after a back-off. */
+  /** The stream failed (the brokers went away, or a commit the group refused while it rebalanced): a fresh one after a back-off. */
   private streamFailed(stream: Stream, err: Error): void {
     if (stream !== this.stream) return;
     this.stream = undefined;
@@ -388,7 +391,8 @@ class KafkaSource implements OnrampSource {
   private restartAfter(err: unknown): void {
     if (this.closed || !this.subscriber) return;
     const delay = this.backoff.next();
-    this.ctx.logger.warn(`${this.who}: the consumer lost the brokers ${this.config.brokers.join(', ')} (${rootMessage(err)}); restarting in ${delay} ms`);
+    const what = isConnectionError(err) ? `the consumer lost the brokers ${this.config.brokers.join(', ')}` : 'the fetch stream failed';
+    this.ctx.logger.warn(`${this.who}: ${what} (${rootMessage(err)}); restarting in ${delay} ms`);
     clearTimeout(this.restartTimer);
     this.restartTimer = setTimeout(() => void this.openStream(), delay);
   }

@@ -195,6 +195,44 @@ describe('kafka onramp (against the real broker): a rebalance with events in fli
   });
 });
 
+describe('kafka onramp (against the real broker): a group it cannot join', function () {
+  this.timeout(60000);
+  let broker: string;
+  let peer: Peer;
+  let runtime: Runtime | undefined;
+
+  before(async function () {
+    broker = brokerOf(await requireService(this, 'kafka'));
+    peer = new Peer(broker);
+  });
+  after(async () => peer?.close());
+  afterEach(async () => {
+    await runtime?.shutdown();
+    runtime = undefined;
+  });
+
+  it('fails naming the cause (a kafkajs member holds the group: no protocol in common), rather than retrying as if the brokers were gone', async () => {
+    const topic = unique('mixed');
+    const group = unique('g');
+    await peer.createTopic(topic);
+    // the peer is a kafkajs client: its assignor is RoundRobinAssigner, the onramp's roundrobin
+    const kafkajs = peer.kafka.consumer({ groupId: group, sessionTimeout: 6000, heartbeatInterval: 1000, maxWaitTimeInMs: 100 });
+    await kafkajs.connect();
+    try {
+      const joined = new Promise((resolve) => kafkajs.on(kafkajs.events.GROUP_JOIN, resolve));
+      await kafkajs.subscribe({ topics: [topic], fromBeginning: true });
+      await kafkajs.run({ eachMessage: async () => undefined });
+      await joined;
+      const flow = await holdingFlow(broker, topic, group);
+      runtime = flow.runtime;
+      await eventually(() => flow.lines.some((l) => /cannot join the group: INCONSISTENT_GROUP_PROTOCOL/.test(l)), 30000, 'the onramp failing, naming the cause');
+      expect(flow.lines.filter((l) => l.includes('lost the brokers'))).to.deep.equal([]);
+    } finally {
+      await kafkajs.disconnect();
+    }
+  });
+});
+
 describe('kafka onramp: the client restarts (its broker restarted, a private Kafka) with events in flight', function () {
   this.timeout(120000);
   let kafka: PrivateService | undefined;
