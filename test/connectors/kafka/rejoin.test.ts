@@ -225,7 +225,11 @@ describe('kafka onramp (against the real broker): a group it cannot join', funct
       await joined;
       const flow = await holdingFlow(broker, topic, group);
       runtime = flow.runtime;
-      await eventually(() => flow.lines.some((l) => /cannot join the group: INCONSISTENT_GROUP_PROTOCOL/.test(l)), 30000, 'the onramp failing, naming the cause');
+      await eventually(
+        () => flow.lines.some((l) => /cannot join the group: INCONSISTENT_GROUP_PROTOCOL/.test(l)),
+        30000,
+        'the onramp failing, naming the cause',
+      );
       expect(flow.lines.filter((l) => l.includes('lost the brokers'))).to.deep.equal([]);
     } finally {
       await kafkajs.disconnect();
