@@ -162,7 +162,7 @@ class KafkaSource implements OnrampSource {
   private stream: Stream | undefined;
   /** a stream is being opened */
   private opening = false;
-  /** open a fresh stream once the one being opened is there (a seek or a rejoin meanwhile) */
+  /** the group was rejoined while a stream was being opened: that one is dropped and another opened */
   private reopen = false;
   /** paused by the circuit breaker */
   private gated = false;
