@@ -11,7 +11,7 @@ import { postprocessorCatalog, preprocessorCatalog } from './processors/catalog'
 /**
  * A frozen record of types by name whose properties are getters: a type's
  * module (and the libraries it needs) is required when the property is first
- * read, so importing `eddy` does not load kafkajs, pg, grpc and the rest.
+ * read, so importing `eddy` does not load @platformatic/kafka, pg, grpc and the rest.
  */
 function byName<T>(catalog: readonly LazyType<T>[]): Readonly<Record<string, T>> {
   const record: Record<string, T> = {};

@@ -5,7 +5,7 @@ import { didYouMean } from './suggest';
 /**
  * A type known by name whose module is loaded when the type is first looked
  * up, so a process pays (in start-up time and memory) only for the types its
- * artefacts use: kafkajs, pg, grpc and the rest stay unloaded otherwise.
+ * artefacts use: @platformatic/kafka, pg, grpc and the rest stay unloaded otherwise.
  */
 export interface LazyType<T> {
   readonly name: string;

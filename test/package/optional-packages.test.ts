@@ -23,7 +23,7 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-/** `kafkajs/lib/x` and `@grpc/grpc-js/build/y` belong to `kafkajs` and `@grpc/grpc-js`. */
+/** `@platformatic/kafka/dist/x` and `pg/lib/y` belong to `@platformatic/kafka` and `pg`. */
 const packageOf = (specifier: string) =>
   specifier
     .split('/')

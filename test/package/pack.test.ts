@@ -50,8 +50,8 @@ export const used = [Runtime, pipelineOperator, pipelinePorts, event, expectPipe
 
 /** One artefact of each type that needs an optional package, and the package (config {}: the package is looked for first). */
 const NEEDING: [kind: string, body: object, pkg: string][] = [
-  ['onramp', { id: 'k', type: 'kafka', config: {} }, 'kafkajs'],
-  ['offramp', { id: 'k', type: 'kafka', config: {} }, 'kafkajs'],
+  ['onramp', { id: 'k', type: 'kafka', config: {} }, '@platformatic/kafka'],
+  ['offramp', { id: 'k', type: 'kafka', config: {} }, '@platformatic/kafka'],
   ['onramp', { id: 'p', type: 'postgres', config: {} }, 'pg'],
   ['offramp', { id: 'p', type: 'postgres', config: {} }, 'pg'],
   ['onramp', { id: 'a', type: 'amqp', config: {} }, 'amqplib'],
@@ -295,7 +295,7 @@ describe('the package, installed into an empty project', function () {
     await run(command[0], [...command.slice(1), '--prefer-offline', '--no-audit', '--no-fund'], app);
     const answers = await publishNeeding(app);
     const stillMissing = answers.flatMap(([, body], i) => (body.error?.includes('needs the npm package') ? [NEEDING[i][2]] : []));
-    expect(stillMissing.filter((pkg) => pkg === 'kafkajs' || pkg === 'pg')).to.deep.equal([]);
+    expect(stillMissing.filter((pkg) => pkg === '@platformatic/kafka' || pkg === 'pg')).to.deep.equal([]);
     expect(stillMissing).to.include('amqplib');
   });
 });

@@ -40,13 +40,13 @@ describe('builtin types load on first use', () => {
     expect(() => registry.get('nope')).to.throw("type: unknown thing 'nope' (known: plain, slow)");
   });
 
-  it('a runtime with the builtins loads kafkajs (and msgpackr) only when an artefact uses them', async () => {
+  it('a runtime with the builtins loads @platformatic/kafka (and msgpackr) only when an artefact uses them', async () => {
     const out = await fresh(`
       const { Runtime } = require(${JSON.stringify(join(DIST, 'src/runtime/runtime'))});
       const runtime = new Runtime();
-      const before = ${loaded('kafkajs')} || ${loaded('pg')} || ${loaded('@grpc/grpc-js')} || ${loaded('msgpackr')};
+      const before = ${loaded('@platformatic/kafka')} || ${loaded('pg')} || ${loaded('@grpc/grpc-js')} || ${loaded('msgpackr')};
       runtime.publish('onramp', { id: 'k', type: 'kafka', codec: 'msgpack', config: { group_id: 'g', topics: ['t'], brokers: ['127.0.0.1:1'] } });
-      const published = ${loaded('kafkajs')};
+      const published = ${loaded('@platformatic/kafka')};
       runtime.registries.codecs.get('msgpack');
       console.log(JSON.stringify({ before, published, msgpackr: ${loaded('msgpackr')}, pg: ${loaded('pg')} }));
     `);

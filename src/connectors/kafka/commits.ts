@@ -20,6 +20,8 @@ interface PartitionTrack {
   /** the offset to commit next (one past the last of the settled prefix); undefined before the first */
   committable: number | undefined;
   dirty: boolean;
+  /** the leader epoch of the partition's last message, sent with its commit (KIP-320) */
+  leaderEpoch: number;
   /**
    * the highest offset handed over that still counts (-1: none): a message
    * at or below it is in flight or acked already, so when the consumer reads
@@ -35,10 +37,12 @@ export interface Seek {
   offset: number;
 }
 
+/** What the client's `commit` takes. */
 export interface CommitOffset {
   topic: string;
   partition: number;
-  offset: string;
+  offset: bigint;
+  leaderEpoch: number;
 }
 
 /**
@@ -58,13 +62,13 @@ export interface CommitOffset {
  * before it is settled too.
  *
  * A (re)join of the group keeps the partitions still assigned to this
- * member, with their messages in flight: kafkajs reads them again from the
- * committed offset, and what was handed over already (in flight, or acked
- * and not committed yet) is skipped, so no event is delivered twice because
- * of a rebalance. The partitions assigned elsewhere are dropped: another
- * member reads them from the committed offset, and the late acks of their
- * messages here must not commit (kafkajs would send such a commit, and the
- * broker take it, over the new owner's).
+ * member, with their messages in flight: the onramp reads them again from
+ * the committed offset, and what was handed over already (in flight, or
+ * acked and not committed yet) is skipped, so no event is delivered twice
+ * because of a rebalance. The partitions assigned elsewhere are dropped:
+ * another member reads them from the committed offset, and the late acks of
+ * their messages here must not commit (the broker would take such a commit
+ * over the new owner's).
  */
 export class CommitTracker {
   private readonly tracks = new Map<string, PartitionTrack>();
@@ -87,13 +91,14 @@ export class CommitTracker {
    * still counts (read again after a rejoin or a restart), or its partition
    * is not assigned to this member (a batch fetched before the rebalance).
    */
-  received(topic: string, partition: number, offset: number): Entry | undefined {
+  received(topic: string, partition: number, offset: number, leaderEpoch = -1): Entry | undefined {
     const key = trackKey(topic, partition);
     if (this.assigned && !this.assigned.has(key)) return undefined;
     let track = this.tracks.get(key);
-    if (!track) this.tracks.set(key, (track = { topic, partition, entries: [], head: 0, committable: undefined, dirty: false, delivered: -1 }));
+    if (!track) this.tracks.set(key, (track = { topic, partition, entries: [], head: 0, committable: undefined, dirty: false, leaderEpoch, delivered: -1 }));
     if (offset <= track.delivered) return undefined;
     track.delivered = offset;
+    track.leaderEpoch = leaderEpoch;
     const entry: Entry = { offset, settled: false, stale: false, track };
     track.entries.push(entry);
     this.unsettledCount++;
@@ -143,9 +148,17 @@ export class CommitTracker {
     for (const track of this.tracks.values()) {
       if (!track.dirty || track.committable === undefined) continue;
       track.dirty = false;
-      out.push({ topic: track.topic, partition: track.partition, offset: String(track.committable) });
+      out.push({ topic: track.topic, partition: track.partition, offset: BigInt(track.committable), leaderEpoch: track.leaderEpoch });
     }
     return out;
+  }
+
+  /** A commit of these offsets failed: they go into the next one (unless the partition was given up meanwhile, or moved on). */
+  commitFailed(offsets: readonly CommitOffset[]): void {
+    for (const o of offsets) {
+      const track = this.tracks.get(trackKey(o.topic, o.partition));
+      if (track && track.committable !== undefined) track.dirty = true;
+    }
   }
 
   /** The oldest unsettled message of each partition, for the stall warning. */

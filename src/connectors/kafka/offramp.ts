@@ -1,15 +1,22 @@
 import { hostname } from 'node:os';
-import type * as KafkaJs from 'kafkajs';
-import type { Message, Producer } from 'kafkajs';
-import { requirePackage } from '../../core/packages';
+import type { MessageToProduce, Producer } from '@platformatic/kafka';
 import type { EddyEvent } from '../../core/event';
 import type { OfframpContext, OfframpType, Sink } from '../connector';
 import { Backoff } from '../_shared/backoff';
-import { brokerAddress, clientConfig, isConnectionError, kafkaSettings, rdkafkaOptions, rootMessage, type KafkaSettings } from './options';
+import { brokerAddress, isConnectionError, kafkaSettings, platformatic, producerOptions, rdkafkaOptions, rootMessage, type KafkaSettings } from './options';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 
-const { Kafka, Partitioners } = requirePackage<typeof KafkaJs>('kafkajs', 'the kafka offramp');
+const { Producer: ProducerClass, compatibilityPartitioner } = platformatic('the kafka offramp');
+
+type Message = MessageToProduce<Buffer, Buffer, Buffer, Buffer>;
+
+/**
+ * The bytes of message values gathered into one produce request at most.
+ * The client writes each partition's messages as one record batch, and the
+ * broker refuses a batch over its message.max.bytes (1 MB by default).
+ */
+const MAX_REQUEST_BYTES = 512 * 1024;
 
 const configSchema = s.object(
   {
@@ -18,7 +25,7 @@ const configSchema = s.object(
     hostname: s.string({ minLength: 1, description: 'client id the brokers see (default: the system host name; rdkafka_options client.id overrides it)' }),
     key: s.string({ description: 'message key (default: none); meta kafka_key overrides it per event' }),
     rdkafka_options: rdkafkaOptions(
-      'librdkafka option names mapped onto the client (see docs/connectors/kafka.md): client.id, acks, compression.codec (none, gzip), linger.ms, batch.num.messages, security.protocol, sasl.*, ssl.* and more; any other name is refused',
+      'librdkafka option names mapped onto the client (see docs/connectors/kafka.md): client.id, acks, compression.codec (none, gzip, snappy, lz4, zstd), linger.ms, batch.num.messages, security.protocol, sasl.*, ssl.* and more; any other name is refused',
     ),
   },
   { required: ['topic', 'brokers'] },
@@ -29,6 +36,8 @@ export type KafkaOfframpConfig = Static<typeof configSchema>;
 /** The sends gathered into one produce request. */
 interface Pending {
   messages: Message[];
+  /** the bytes of their values */
+  bytes: number;
   /** the transactional events among them, acked when the broker acknowledged the request */
   acks: EddyEvent[];
   started: number;
@@ -38,7 +47,7 @@ interface Pending {
 }
 
 /**
- * kafka: a producer (kafkajs) writing every payload (each batch member) as
+ * kafka: a producer (@platformatic/kafka) writing every payload (each batch member) as
  * one message to `topic`, keyed by meta `kafka_key` or else config `key`.
  *
  * Sends that arrive within one turn of the event loop (or within
@@ -52,6 +61,11 @@ interface Pending {
  * the circuit breaker is triggered and sends fail at once while a probe
  * (a metadata request for the topic) retries with a bounded back-off;
  * when it answers, the breaker is restored.
+ *
+ * Keyed messages go to the partition the Java client picks (murmur2 of the
+ * key, `& 0x7fffffff`, modulo the partition count); the client's own default
+ * (`murmur2 >>> 0`) differs for a negative hash when the partition count is
+ * not a power of two. Messages without a key go round robin.
  */
 export const kafkaOfframp: OfframpType<KafkaOfframpConfig> = {
   name: 'kafka',
@@ -68,15 +82,14 @@ export const kafkaOfframp: OfframpType<KafkaOfframpConfig> = {
   async create(config, ctx) {
     const settings = kafkaSettings('offramp', config.rdkafka_options);
     const who = `kafka offramp ${ctx.url}`;
-    const kafka = new Kafka(clientConfig(settings, config.brokers.map(brokerAddress), config.hostname ?? hostname(), ctx.logger, who));
-    const sink = new KafkaSink(config, settings, kafka, ctx, who);
+    const sink = new KafkaSink(config, settings, ctx, who);
     await sink.open();
     return sink;
   },
 };
 
 class KafkaSink implements Sink {
-  private readonly producer: Producer;
+  private readonly producer: Producer<Buffer, Buffer, Buffer, Buffer>;
   private readonly key: Buffer | undefined;
   private pending: Pending | undefined;
   private flushTimer: NodeJS.Immediate | NodeJS.Timeout | undefined;
@@ -87,41 +100,48 @@ class KafkaSink implements Sink {
   private readonly backoff = new Backoff();
   private readonly inFlight = new Set<Promise<void>>();
   private closed = false;
+  /** the next partition of a message without a key (the client takes it modulo the partition count) */
+  private roundRobin = 0;
 
   constructor(
     private readonly config: KafkaOfframpConfig,
     private readonly settings: KafkaSettings,
-    private readonly kafka: KafkaJs.Kafka,
     private readonly ctx: OfframpContext,
     private readonly who: string,
   ) {
     this.key = config.key === undefined ? undefined : Buffer.from(config.key, 'utf8');
-    this.producer = kafka.producer({
-      // the Java client's partitioning (murmur2 of the key); named so kafkajs does not warn about its v2 change
-      createPartitioner: Partitioners.DefaultPartitioner,
-      idempotent: settings.producer.idempotent,
-      maxInFlightRequests: settings.producer.idempotent ? 1 : undefined,
-      metadataMaxAge: settings.metadataMaxAge,
-      retry: settings.retry,
-    });
+    const brokers = config.brokers.map(brokerAddress);
+    this.producer = new ProducerClass(producerOptions(settings, brokers, config.hostname ?? hostname(), { partitioner: this.partition }));
   }
 
+  /** Reaches a broker (its API versions): what must work for the activation to succeed. */
   async open(): Promise<void> {
     try {
-      await this.producer.connect();
+      await this.producer.listApis();
     } catch (err) {
-      await this.producer.disconnect().catch(() => undefined);
+      await this.producer.close().catch(() => undefined);
       throw new Error(`cannot reach the kafka brokers ${this.config.brokers.join(', ')}: ${rootMessage(err)}`);
     }
   }
+
+  /** The Java client's partition of a keyed message (not the client's default, see above); round robin without a key. */
+  private readonly partition = (message: Message, key: Buffer | undefined): number => {
+    if (key !== undefined) return compatibilityPartitioner(message, key);
+    this.roundRobin = (this.roundRobin + 1) & 0x7fffffff;
+    return this.roundRobin;
+  };
 
   send(payloads: Buffer[], event: EddyEvent): Promise<void> {
     if (this.down) throw new Error(`kafka offramp: the brokers ${this.config.brokers.join(', ')} cannot be reached`);
     const key = keyOf(event.meta.kafka_key) ?? this.key;
     const batch = (this.pending ??= this.newBatch());
-    for (const value of payloads) batch.messages.push({ key, value });
+    const topic = this.config.topic;
+    for (const value of payloads) {
+      batch.messages.push({ topic, key, value });
+      batch.bytes += value.length;
+    }
     if (event.transactional) batch.acks.push(event);
-    if (batch.messages.length >= this.settings.producer.batchMessages) this.flush();
+    if (batch.messages.length >= this.settings.producer.batchMessages || batch.bytes >= MAX_REQUEST_BYTES) this.flush();
     else if (this.flushTimer === undefined) {
       const linger = this.settings.producer.lingerMs;
       this.flushTimer = linger > 0 ? setTimeout(() => this.flush(), linger) : setImmediate(() => this.flush());
@@ -134,14 +154,14 @@ class KafkaSink implements Sink {
     this.closed = true;
     clearTimeout(this.probeTimer);
     await Promise.allSettled([...this.inFlight, this.probing]);
-    await this.producer.disconnect().catch((err: Error) => this.ctx.logger.debug(`${this.who}: disconnect: ${err.message}`));
+    await this.producer.close().catch((err: Error) => this.ctx.logger.debug(`${this.who}: close: ${err.message}`));
   }
 
   private newBatch(): Pending {
     let resolve!: () => void;
     let reject!: (err: Error) => void;
     const done = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
-    return { messages: [], acks: [], started: performance.now(), done, resolve, reject };
+    return { messages: [], bytes: 0, acks: [], started: performance.now(), done, resolve, reject };
   }
 
   /** One produce request for what was gathered. */
@@ -154,9 +174,9 @@ class KafkaSink implements Sink {
     const batch = this.pending;
     if (!batch) return;
     this.pending = undefined;
-    const { acks, compression, timeout } = this.settings.producer;
+    // acks, compression and the timeout are the producer's options
     const request = this.producer
-      .send({ topic: this.config.topic, messages: batch.messages, acks, compression, timeout })
+      .send({ messages: batch.messages })
       .then(
         () => {
           const time = performance.now() - batch.started;
@@ -189,18 +209,14 @@ class KafkaSink implements Sink {
     }, this.backoff.next());
   }
 
-  /** A metadata request for the topic through a short-lived admin client: the brokers really answer. */
+  /** A fresh metadata request for the topic, tried once: the brokers really answer. */
   private async probe(): Promise<void> {
-    const admin = this.kafka.admin({ retry: { retries: 0 } });
     let ok = false;
     try {
-      await admin.connect();
-      await admin.fetchTopicMetadata({ topics: [this.config.topic] });
+      await this.producer.metadata({ topics: [this.config.topic], forceUpdate: true, retries: 0 });
       ok = true;
     } catch (err) {
       this.ctx.logger.debug(`${this.who}: probe: ${rootMessage(err)}`);
-    } finally {
-      await admin.disconnect().catch(() => undefined);
     }
     if (this.closed) return;
     if (!ok) return this.scheduleProbe();

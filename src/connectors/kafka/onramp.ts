@@ -1,16 +1,14 @@
 import { hostname } from 'node:os';
 import { Observable, type Subscriber } from '../../core/rx';
-import type * as KafkaJs from 'kafkajs';
-import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
-import { requirePackage } from '../../core/packages';
-import type { Frame, OnrampContext, OnrampSource, OnrampType, SourceInputs } from '../connector';
+import type { Consumer, GroupAssignment, Message, MessagesStream } from '@platformatic/kafka';
+import type { Frame, FrameResult, OnrampContext, OnrampSource, OnrampType, SourceInputs } from '../connector';
 import { Backoff } from '../_shared/backoff';
-import { CommitTracker, type Entry } from './commits';
-import { brokerAddress, clientConfig, kafkaSettings, rdkafkaOptions, rootMessage, type KafkaSettings } from './options';
+import { CommitTracker, type CommitOffset, type Entry } from './commits';
+import { baseOptions, brokerAddress, isConnectionError, kafkaSettings, platformatic, rdkafkaOptions, rootMessage, type KafkaSettings } from './options';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 
-const { Kafka } = requirePackage<typeof KafkaJs>('kafkajs', 'the kafka onramp');
+const { Consumer: ConsumerClass } = platformatic('the kafka onramp');
 
 /** The spec's `$kafka`. */
 export interface KafkaMeta {
@@ -22,7 +20,7 @@ export interface KafkaMeta {
   /** absent when the message has none */
   key?: Buffer;
   /** absent when the message has none */
-  headers?: Record<string, Buffer | string | (Buffer | string)[] | undefined>;
+  headers?: Record<string, Buffer | Buffer[]>;
 }
 
 /** Messages handed over but not settled, beyond which a transactional consumer stops fetching (see the docs). */
@@ -60,7 +58,7 @@ const configSchema = s.object(
 export type KafkaOnrampConfig = Static<typeof configSchema>;
 
 /**
- * kafka: a consumer in the group `group_id` on `topics` (kafkajs). Every
+ * kafka: a consumer in the group `group_id` on `topics` (@platformatic/kafka). Every
  * message is one frame (one stream per topic and partition, so each keeps
  * its own preprocessor state) with meta `kafka`
  * {topic, partition, offset, timestamp, key?, headers?} and origin
@@ -73,12 +71,12 @@ export type KafkaOnrampConfig = Static<typeof configSchema>;
  * a fail seeks the partition back to the failed message
  * (`retry_failed_events`) or gives it up. A rebalance that leaves a
  * partition with this member does not hand its messages in flight over
- * again when kafkajs reads them again from the committed offset.
+ * again when they are read again from the committed offset.
  *
  * The brokers are reached in `create`: none answering fails the activation
- * after kafkajs's bounded retries. The group is joined when the frames are
- * subscribed. Pausing pauses every topic in the consumer and holds the
- * batch at hand where it is until the resume.
+ * after the client's bounded retries. The group is joined when the frames
+ * are subscribed. Pausing pauses the message stream: what it holds waits
+ * there until the resume, while the client heartbeats on its own timer.
  */
 export const kafkaOnramp: OnrampType<KafkaOnrampConfig> = {
   name: 'kafka',
@@ -98,8 +96,7 @@ export const kafkaOnramp: OnrampType<KafkaOnrampConfig> = {
     const settings = consumerSettings(config);
     const brokers = config.brokers.map(brokerAddress);
     const who = `kafka onramp ${ctx.url}`;
-    const kafka = new Kafka(clientConfig(settings, brokers, hostname(), ctx.logger, who));
-    const source = new KafkaSource(config, settings, kafka, ctx, who);
+    const source = new KafkaSource(config, settings, brokers, ctx, who);
     await source.open();
     return source;
   },
@@ -109,40 +106,74 @@ export const kafkaOnramp: OnrampType<KafkaOnrampConfig> = {
 function consumerSettings(config: KafkaOnrampConfig): KafkaSettings {
   const settings = kafkaSettings('onramp', config.rdkafka_options);
   const c = settings.consumer;
-  const wait = c.maxWaitTimeInMs ?? config.poll_interval;
+  const wait = c.maxWaitTime ?? config.poll_interval;
   if (wait >= c.sessionTimeout) {
-    const name = c.maxWaitTimeInMs === undefined ? 'poll_interval' : 'rdkafka_options.fetch.wait.max.ms';
+    const name = c.maxWaitTime === undefined ? 'poll_interval' : 'rdkafka_options.fetch.wait.max.ms';
     throw new Error(`${name}: ${wait} ms must be below session.timeout.ms (${c.sessionTimeout}): the consumer heartbeats between fetches`);
   }
   return settings;
 }
 
+type KafkaMessage = Message<Buffer, Buffer, Buffer, Buffer>;
+
+interface PartitionState {
+  readonly stream: string;
+  readonly origin: string;
+  /** auto commit: one past the last offset handed over (-1: none yet), and what was last committed */
+  next: number;
+  committed: number;
+  leaderEpoch: number;
+}
+type Stream = MessagesStream<Buffer, Buffer, Buffer, Buffer>;
+
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * A frame whose message the tracker follows (commit on ack): `done` is a
+ * method, so a message costs no closure (the machinery calls `frame.done`).
+ */
+class TrackedFrame implements Frame {
+  constructor(
+    readonly stream: string,
+    readonly data: Buffer,
+    readonly originUri: string,
+    readonly meta: Frame['meta'],
+    private readonly tracker: CommitTracker,
+    private readonly entry: Entry,
+  ) {}
+
+  done(result: FrameResult): void {
+    this.tracker.decoded(this.entry, result.ids);
+  }
+}
+
 class KafkaSource implements OnrampSource {
   readonly frames: Observable<Frame>;
   readonly transactional: boolean;
-  private readonly consumer: Consumer;
+  private readonly consumer: Consumer<Buffer, Buffer, Buffer, Buffer>;
   private readonly tracker: CommitTracker | undefined;
   private readonly originPrefix: string;
-  private readonly topicList: { topic: string }[];
+  /** per topic, per partition: the frame's stream name and the origin URI's prefix (built once, not per message), and with auto commit what to commit */
+  private readonly partitions = new Map<string, PartitionState[]>();
+  /** auto commit: a commit of what was handed over is due at the end of this turn */
+  private receivedCommitScheduled = false;
   private subscriber: Subscriber<Frame> | undefined;
+  /** the stream messages come from; replaced after a rejoin or a seek (transactional), or after it failed */
+  private stream: Stream | undefined;
+  /** a stream is being opened */
+  private opening = false;
+  /** the group was rejoined while a stream was being opened: that one is dropped and another opened */
+  private reopen = false;
   /** paused by the circuit breaker */
   private gated = false;
   /** paused because too many messages are unsettled (transactional only) */
   private full = false;
-  /** what the consumer was last told */
-  private consumerPaused = false;
-  private running: Promise<void> | undefined;
-  private stopping: Promise<void> | undefined;
   private committing: Promise<void> | undefined;
   private commitAgain = false;
+  private stopping: Promise<void> | undefined;
   private closed = false;
   private readonly backoff = new Backoff();
   private restartTimer: NodeJS.Timeout | undefined;
-  private restartWake: (() => void) | undefined;
-  /** seeks asked for so far (a batch in hand checks whether it went stale only after one) */
-  private seeks = 0;
-  /** ends the wait of a batch paused in the middle */
-  private wake: (() => void) | undefined;
   private stallTimer: NodeJS.Timeout | undefined;
   /** the oldest unsettled message of each partition, with when it was first seen there */
   private stalled = new Map<string, number>();
@@ -152,7 +183,7 @@ class KafkaSource implements OnrampSource {
   constructor(
     private readonly config: KafkaOnrampConfig,
     private readonly settings: KafkaSettings,
-    kafka: KafkaJs.Kafka,
+    brokers: string[],
     private readonly ctx: OnrampContext,
     private readonly who: string,
   ) {
@@ -160,33 +191,23 @@ class KafkaSource implements OnrampSource {
     this.transactional = !c.autoCommit;
     this.tracker = this.transactional ? new CommitTracker(config.retry_failed_events) : undefined;
     this.originPrefix = `svc-kafka://${config.brokers[0].trim()}/`;
-    this.topicList = config.topics.map((topic) => ({ topic }));
-    this.consumer = kafka.consumer({
+    this.consumer = new ConsumerClass({
+      ...baseOptions(settings, brokers, hostname()),
       groupId: c.groupId ?? config.group_id,
       sessionTimeout: c.sessionTimeout,
-      // kafkajs refuses a heartbeat interval that is not below the session timeout; a third of it, as it recommends
+      // below the session timeout, as the broker wants; a third of it at most, as Kafka recommends
       heartbeatInterval: c.heartbeatInterval ?? Math.min(3000, Math.floor(c.sessionTimeout / 3)),
-      rebalanceTimeout: c.rebalanceTimeout,
-      maxWaitTimeInMs: c.maxWaitTimeInMs ?? config.poll_interval,
-      minBytes: c.minBytes,
-      maxBytes: c.maxBytes,
-      maxBytesPerPartition: c.maxBytesPerPartition,
-      readUncommitted: c.readUncommitted,
-      metadataMaxAge: settings.metadataMaxAge,
-      retry: { ...settings.retry, restartOnFailure: (err) => this.restartAfter(err) },
+      // kafkajs's 60 s, as eddy had (the client's default is 102 s): how long a rebalance waits for the members to rejoin
+      rebalanceTimeout: c.rebalanceTimeout ?? Math.max(60000, c.sessionTimeout),
     });
-    this.consumer.on(this.consumer.events.GROUP_JOIN, (e) => this.joined(e.payload.memberAssignment));
-    this.consumer.on(this.consumer.events.CRASH, (e) => {
-      if (!e.payload.restart && !this.closed) this.subscriber?.error(new Error(`${this.who}: the consumer stopped: ${rootMessage(e.payload.error)}`));
-    });
+    this.consumer.on('consumer:group:join', (payload) => this.joined(payload.assignments ?? []));
+    this.consumer.on('consumer:heartbeat:error', (payload) => this.ctx.logger.debug(`${this.who}: heartbeat: ${rootMessage(payload.error)}`));
     this.frames = new Observable<Frame>((subscriber) => {
       this.subscriber = subscriber;
       // subscribed again after an unsubscribe: the consumer must have left the group first
-      const stopped = this.stopping ?? Promise.resolve();
-      this.running = stopped.then(() => this.run());
+      void (this.stopping ?? Promise.resolve()).then(() => this.run());
       return () => {
         this.subscriber = undefined;
-        this.wake?.();
         this.stopping = this.stop();
       };
     });
@@ -195,27 +216,28 @@ class KafkaSource implements OnrampSource {
   /** Reaches the brokers and learns the topics: what must work for the activation to succeed. */
   async open(): Promise<void> {
     try {
-      await this.consumer.connect();
+      await this.consumer.listApis();
     } catch (err) {
-      await this.consumer.disconnect().catch(() => undefined);
+      await this.consumer.close().catch(() => undefined);
       throw new Error(`cannot reach the kafka brokers ${this.config.brokers.join(', ')}: ${rootMessage(err)}`);
     }
-    // a topic the broker creates on first use (auto.create.topics.enable) is unknown for a moment: ask again, a few times
+    // a topic the broker creates on first use (auto.create.topics.enable) has no leader for a moment: ask again, a few times
     const backoff = new Backoff(100, 1000);
+    const absent = 'the broker does not have them and did not create them';
     for (let attempt = 1; ; attempt++) {
+      let why = absent;
       try {
-        await this.consumer.subscribe({ topics: this.config.topics, fromBeginning: this.settings.consumer.fromBeginning });
-        return;
+        const metadata = await this.consumer.metadata({ topics: this.config.topics, forceUpdate: true });
+        if (this.config.topics.every((t) => metadata.topics.get(t)?.partitions.every((p) => p.leader >= 0))) return;
       } catch (err) {
-        const unknown = (err as { type?: string }).type === 'UNKNOWN_TOPIC_OR_PARTITION' || (err as { type?: string }).type === 'LEADER_NOT_AVAILABLE';
-        if (unknown && attempt < 8 && !this.closed) {
-          await new Promise((resolve) => setTimeout(resolve, backoff.next()));
-          continue;
-        }
-        await this.consumer.disconnect().catch(() => undefined);
-        const what = unknown ? 'the broker does not have them and did not create them' : rootMessage(err);
-        throw new Error(`cannot subscribe to the kafka topics ${this.config.topics.join(', ')}: ${what}`);
+        why = rootMessage(err);
+        if (/UNKNOWN_TOPIC_OR_PARTITION|LEADER_NOT_AVAILABLE/.test(why)) why = absent;
       }
+      if (why !== absent || attempt >= 8 || this.closed) {
+        await this.consumer.close().catch(() => undefined);
+        throw new Error(`cannot subscribe to the kafka topics ${this.config.topics.join(', ')}: ${why}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, backoff.next()));
     }
   }
 
@@ -229,10 +251,9 @@ class KafkaSource implements OnrampSource {
     this.applyPause();
   }
 
-  /** reading: the consumer fetches and a batch in hand is handed over (kafkajs pauses the fetches, the batch loop waits) */
+  /** reading: a stream is there and not paused */
   inputs(): SourceInputs {
-    const fetching = this.consumer.paused().length === 0;
-    return { open: 1, reading: fetching || !this.consumerPaused ? 1 : 0 };
+    return { open: 1, reading: this.stream !== undefined && !this.gated && !this.full ? 1 : 0 };
   }
 
   onAck(id: { seq: number }): void {
@@ -246,13 +267,11 @@ class KafkaSource implements OnrampSource {
     const seek = this.tracker.fail(id.seq);
     if (seek) {
       this.ctx.logger.debug(`${this.who}: an event failed; reading ${seek.topic}/${seek.partition} again from offset ${seek.offset}`);
-      this.seeks++;
-      try {
-        this.consumer.seek({ topic: seek.topic, partition: seek.partition, offset: String(seek.offset) });
-      } catch (err) {
-        // not running (stopped or restarting): it resumes from the committed offset, which is before this one
-        this.ctx.logger.debug(`${this.who}: seek: ${(err as Error).message}`);
-      }
+      // the client cannot seek: a fresh stream reads every partition from its committed offset, which is at or before
+      // the failed message; what was handed over and still counts is skipped (the tracker), the failed one and what
+      // follows it are handed over again. The current stream stops now: the rest of what it holds would be taken
+      // for the messages after the failed one.
+      this.replaceStream('a failed event is read again', false);
     }
     this.settled();
   }
@@ -260,105 +279,206 @@ class KafkaSource implements OnrampSource {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.restartTimer);
-    this.restartWake?.();
-    this.wake?.();
     clearInterval(this.stallTimer);
     await this.stopping;
-    await this.committing;
-    await this.consumer.disconnect().catch((err: Error) => this.ctx.logger.debug(`${this.who}: disconnect: ${err.message}`));
+    while (this.committing) await this.committing;
+    await this.consumer.close(true).catch((err: Error) => this.ctx.logger.debug(`${this.who}: close: ${rootMessage(err)}`));
   }
 
-  private async run(): Promise<void> {
+  private run(): void {
     if (this.closed || !this.subscriber) return;
     if (this.tracker) this.stallTimer = setInterval(() => this.checkStall(), STALL_WARNING_MS / 6).unref();
+    void this.openStream();
+  }
+
+  /**
+   * Joins the group (the first time) and opens a stream from the committed
+   * offsets. A failure (the brokers went away) is tried again after a
+   * bounded back-off, logged each time.
+   */
+  private async openStream(): Promise<void> {
+    if (this.closed || !this.subscriber) return;
+    if (this.opening) {
+      this.reopen = true;
+      return;
+    }
+    this.opening = true;
+    const c = this.settings.consumer;
+    let stream: Stream | undefined;
     try {
-      await this.consumer.run({
-        autoCommit: !this.transactional,
-        // offsets are resolved by hand: only what was handed over, so a pause in the middle of a batch loses nothing
-        eachBatchAutoResolve: false,
-        eachBatch: async (payload) => this.batch(payload),
+      stream = await this.consumer.consume({
+        topics: this.config.topics,
+        mode: 'committed',
+        fallbackMode: c.fromBeginning ? 'earliest' : 'latest',
+        // eddy commits by hand: on ack the tracker's offsets; with auto commit what was handed over (the client's own
+        // autocommit would commit what a fetch brought, also while it waits in the paused stream)
+        autocommit: false,
+        maxWaitTime: c.maxWaitTime ?? this.config.poll_interval,
+        minBytes: c.minBytes,
+        maxBytes: c.maxBytes,
+        maxBytesPerPartition: c.maxBytesPerPartition,
+        isolationLevel: c.readUncommitted ? 0 : 1,
       });
     } catch (err) {
-      this.subscriber?.error(new Error(`${this.who}: cannot join the group: ${rootMessage(err)}`));
+      this.opening = false;
+      this.reopen = false;
+      // the brokers went away: try again; the group refused this member (authorisation, a member of another client
+      // whose protocols do not match): trying again would not help, the source fails saying why
+      if (isConnectionError(err)) this.restartAfter(err);
+      else this.subscriber?.error(new Error(`${this.who}: cannot join the group: ${rootMessage(err)}`));
+      return;
     }
+    this.opening = false;
+    if (this.closed || !this.subscriber) {
+      await stream.close().catch(() => undefined);
+      return;
+    }
+    if (this.reopen) {
+      // the group was rejoined while this one was being opened: it may have fetched for the old assignment
+      this.reopen = false;
+      this.retire(stream);
+      void this.openStream();
+      return;
+    }
+    const old = this.stream;
+    this.stream = stream;
+    if (this.gated || this.full) stream.pause();
+    stream.on('data', (m: KafkaMessage) => this.received(m, stream));
+    stream.on('error', (err: Error) => this.streamFailed(stream, err));
+    // the old one goes only now: a stream of this consumer is always open, so closing it does not make the client rejoin
+    if (old) this.retire(old);
+    this.backoff.reset();
+    // what could not be committed while the brokers were away
+    this.flushCommits();
+  }
+
+  /**
+   * A fresh stream in place of the current one (transactional: after a
+   * rejoin or a seek); what the old one holds is dropped, and read again by
+   * the new one. A stream being opened already reads from the committed
+   * offsets, which are before any seek asked for meanwhile, so a burst of
+   * fails opens one stream; after a rejoin (`always`) a stream opened before
+   * it is replaced all the same, as it may have fetched for the old
+   * assignment.
+   */
+  private replaceStream(why: string, always: boolean): void {
+    if (this.closed || !this.subscriber) return;
+    // nothing more from the old stream, from now: not even the rest of what the current fetch brought
+    this.stream?.removeAllListeners('data');
+    if (this.opening && !always) return;
+    this.ctx.logger.debug(`${this.who}: ${why}: reading from the committed offsets`);
+    void this.openStream();
+  }
+
+  /** Closes a stream no longer read; its buffered messages and its fetch in flight are dropped. */
+  private retire(stream: Stream): void {
+    stream.removeAllListeners('data');
+    stream.removeAllListeners('error');
+    stream.on('error', () => undefined);
+    stream.close((err) => {
+      if (err) this.ctx.logger.debug(`${this.who}: closing a stream: ${rootMessage(err)}`);
+    });
+  }
+
+  /** The stream failed (the brokers went away, or a commit the group refused while it rebalanced): a fresh one after a back-off. */
+  private streamFailed(stream: Stream, err: Error): void {
+    if (stream !== this.stream) return;
+    this.stream = undefined;
+    this.retire(stream);
+    this.restartAfter(err);
+  }
+
+  private restartAfter(err: unknown): void {
+    if (this.closed || !this.subscriber) return;
+    const delay = this.backoff.next();
+    const what = isConnectionError(err) ? `the consumer lost the brokers ${this.config.brokers.join(', ')}` : 'the fetch stream failed';
+    this.ctx.logger.warn(`${this.who}: ${what} (${rootMessage(err)}); restarting in ${delay} ms`);
+    clearTimeout(this.restartTimer);
+    this.restartTimer = setTimeout(() => void this.openStream(), delay);
   }
 
   /** Leaves the group; a transactional consumer first commits what was acked. */
   private async stop(): Promise<void> {
     clearInterval(this.stallTimer);
-    await this.running;
+    clearTimeout(this.restartTimer);
+    const stream = this.stream;
+    this.stream = undefined;
+    if (stream) {
+      stream.removeAllListeners('data');
+      await stream.close().catch((err: Error) => this.ctx.logger.debug(`${this.who}: closing the stream: ${rootMessage(err)}`));
+    }
     this.flushCommits();
-    await this.committing;
-    await this.consumer.stop().catch((err: Error) => this.ctx.logger.debug(`${this.who}: stop: ${err.message}`));
+    while (this.committing) await this.committing;
+    // forced: a stream still closing (one replaced a moment ago) is closed with it, rather than refusing to leave
+    await new Promise<void>((resolve) =>
+      this.consumer.leaveGroup(true, (err) => {
+        if (err) this.ctx.logger.debug(`${this.who}: leaving the group: ${rootMessage(err)}`);
+        resolve();
+      }),
+    );
   }
 
   /**
-   * Hands over the messages of one batch, and resolves what it handed over.
-   * While paused it waits in the middle of the batch (heartbeating, so the
-   * group keeps it) and goes on from there on resume: nothing is held
-   * beyond the event that triggered the pause, and no fetch round is lost.
-   * It stops early when the batch went stale (a seek) or the consumer stops;
-   * the rest is fetched again.
+   * One message: one frame. The hot path: no closure or array per message
+   * beyond the frame itself (and the tracker's entry, with commit on ack).
    */
-  private async batch(payload: EachBatchPayload): Promise<void> {
-    const { topic, partition, messages } = payload.batch;
-    const stream = `${topic}/${partition}`;
-    const prefix = `${this.originPrefix}${topic}/${partition}/`;
-    let last: KafkaMessage | undefined;
-    // isStale builds a key per call: ask once per batch, and again only after this onramp asked for a seek
-    let seeks = -1;
-    try {
-      for (let i = 0; i < messages.length; i++) {
-        if (this.consumerPaused) await this.whilePaused(payload);
-        const subscriber = this.subscriber;
-        if (!subscriber || !payload.isRunning()) break;
-        if (seeks !== this.seeks) {
-          seeks = this.seeks;
-          if (payload.isStale()) break;
-        }
-        const message = messages[i];
-        last = message;
-        const entry = this.tracker?.received(topic, partition, Number(message.offset));
-        // read again after a rejoin: handed over before, and in flight or acked still (or no longer this member's partition)
-        if (this.tracker && !entry) continue;
-        const frame: Frame = {
-          stream,
-          data: message.value ?? Buffer.alloc(0),
-          originUri: prefix + message.offset,
-          meta: { kafka: kafkaMeta(topic, partition, message) },
-        };
-        if (entry) frame.done = (result) => this.decoded(entry, result.ids);
-        subscriber.next(frame);
-        // the window of unsettled messages is full: pause here, in the middle of the batch
-        if (this.tracker && !this.full && this.tracker.unsettled >= UNSETTLED_LIMIT) this.settled();
+  private received(m: KafkaMessage, stream: Stream): void {
+    const subscriber = this.subscriber;
+    if (!subscriber || stream !== this.stream) return;
+    const { topic, partition } = m;
+    const offset = Number(m.offset);
+    let entry: Entry | undefined;
+    if (this.tracker) {
+      entry = this.tracker.received(topic, partition, offset, m.leaderEpoch);
+      // read again after a rejoin or a seek: handed over before, and in flight or acked still (or no longer this member's partition)
+      if (!entry) return;
+    }
+    const state = this.stateOf(topic, partition);
+    const data = m.value ?? EMPTY;
+    const meta = { kafka: kafkaMeta(m, offset) };
+    let frame: Frame;
+    if (entry) frame = new TrackedFrame(state.stream, data, state.origin + offset, meta, this.tracker!, entry);
+    else {
+      frame = { stream: state.stream, data, originUri: state.origin + offset, meta };
+      // auto commit: on reception, whatever becomes of the events; gathered per turn, so one request per fetch
+      state.next = offset + 1;
+      state.leaderEpoch = m.leaderEpoch;
+      if (!this.receivedCommitScheduled) {
+        this.receivedCommitScheduled = true;
+        setImmediate(() => {
+          this.receivedCommitScheduled = false;
+          this.flushCommits();
+        });
       }
-    } finally {
-      // also when a heartbeat says the group is rebalancing: what was handed over is not fetched again by this member
-      if (last !== undefined) payload.resolveOffset(last.offset);
-      if (this.tracker) this.settled();
     }
+    subscriber.next(frame);
+    // the window of unsettled messages is full: pause here, in the middle of what the stream holds
+    if (this.tracker && !this.full && this.tracker.unsettled >= UNSETTLED_LIMIT) this.settled();
   }
 
-  /** Waits for the resume; heartbeats meanwhile (a rebalance throws out of the batch, as kafkajs wants). */
-  private async whilePaused(payload: EachBatchPayload): Promise<void> {
-    while (this.consumerPaused && this.subscriber && !this.closed && payload.isRunning() && !payload.isStale()) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          this.wake = undefined;
-          resolve();
-        }, 500);
-        this.wake = () => {
-          clearTimeout(timer);
-          this.wake = undefined;
-          resolve();
-        };
+  private stateOf(topic: string, partition: number): PartitionState {
+    let perTopic = this.partitions.get(topic);
+    if (!perTopic) this.partitions.set(topic, (perTopic = []));
+    return (perTopic[partition] ??= {
+      stream: `${topic}/${partition}`,
+      origin: `${this.originPrefix}${topic}/${partition}/`,
+      next: -1,
+      committed: -1,
+      leaderEpoch: -1,
+    });
+  }
+
+  /** Auto commit: the offsets after what was handed over, where they moved since the last commit. */
+  private takeReceived(): CommitOffset[] {
+    const out: CommitOffset[] = [];
+    for (const [topic, perTopic] of this.partitions) {
+      perTopic.forEach((p, partition) => {
+        if (p.next === p.committed) return;
+        p.committed = p.next;
+        out.push({ topic, partition, offset: BigInt(p.next), leaderEpoch: p.leaderEpoch });
       });
-      await payload.heartbeat();
     }
-  }
-
-  private decoded(entry: Entry, ids: readonly { seq: number }[]): void {
-    this.tracker!.decoded(entry, ids as { uid: number; seq: number }[]);
+    return out;
   }
 
   /** After acks, fails and hand-overs: commit what became committable, and pause or resume for the window. */
@@ -372,18 +492,29 @@ class KafkaSource implements OnrampSource {
     this.flushCommits();
   }
 
-  /** One commit request at a time; what becomes committable meanwhile goes in the next. */
+  /**
+   * One commit request at a time; what becomes committable meanwhile goes in
+   * the next. With auto commit: what was handed over. It carries only this member's partitions (the tracker forgets
+   * the others at a rejoin). A commit the group refuses because it is
+   * rebalancing is sent again by the client once it rejoined, and may then
+   * carry a partition that moved: the offset it commits is one this member
+   * delivered everything before, so that costs duplicates at worst, never a
+   * gap.
+   */
   private flushCommits(): void {
-    if (!this.tracker) return;
     if (this.committing) {
       this.commitAgain = true;
       return;
     }
-    const offsets = this.tracker.takeCommits();
+    const offsets = this.tracker ? this.tracker.takeCommits() : this.takeReceived();
     if (offsets.length === 0) return;
     this.committing = this.consumer
-      .commitOffsets(offsets)
-      .catch((err: Error) => this.ctx.logger.debug(`${this.who}: commit failed (the next one covers it): ${rootMessage(err)}`))
+      .commit({ offsets })
+      .catch((err: Error) => {
+        // sent again with the next commit, or when a stream opens again after the brokers came back
+        this.tracker?.commitFailed(offsets);
+        this.ctx.logger.debug(`${this.who}: commit failed (the next one carries it): ${rootMessage(err)}`);
+      })
       .finally(() => {
         this.committing = undefined;
         if (this.commitAgain) {
@@ -394,57 +525,35 @@ class KafkaSource implements OnrampSource {
   }
 
   private applyPause(): void {
-    const pause = this.gated || this.full;
-    if (pause === this.consumerPaused) return;
-    this.consumerPaused = pause;
-    if (!pause) this.wake?.();
-    try {
-      if (pause) this.consumer.pause(this.topicList);
-      else this.consumer.resume(this.topicList);
-    } catch {
-      // not running yet (or restarting): `joined` applies it once the consumer is in the group
-    }
+    const stream = this.stream;
+    if (!stream) return;
+    // the client's heartbeat runs on a timer of its own: a paused stream keeps its member in the group
+    if (this.gated || this.full) stream.pause();
+    else if (stream.isPaused()) stream.resume();
   }
 
   /**
-   * A (re)join (a rebalance, or the client restarted): kafkajs reads the
-   * assigned partitions again from their committed offsets. The tracker keeps
-   * the messages in flight on the partitions this member still holds (a
-   * re-read skips them) and forgets the others.
+   * A (re)join (a rebalance, or the client rejoined after losing the
+   * brokers). With commit on ack the tracker keeps the messages in flight on
+   * the partitions this member still holds and forgets the others; a fresh
+   * stream reads the assigned partitions from their committed offsets (the
+   * old one may hold messages fetched before the rebalance, and a fetch of
+   * it in flight would answer for the old assignment), and what was handed
+   * over already is skipped.
    */
-  private joined(assignment: Record<string, number[]>): void {
+  private joined(assignments: GroupAssignment[]): void {
     this.backoff.reset();
+    const assignment: Record<string, number[]> = {};
+    for (const a of assignments) assignment[a.topic] = a.partitions;
     if (this.tracker) {
       this.tracker.rejoined(assignment);
       this.ctx.logger.debug(`${this.who}: ${this.tracker.unsettled} messages in flight on the partitions kept; read again, they are skipped`);
-      // kafkajs drops a commit silently until its runner runs, which a restart's first join precedes: commit on the next turn
-      setImmediate(() => {
-        if (!this.closed) this.settled();
-      });
+      // the first join happens while the first stream is being opened: nothing to replace then
+      if (this.stream) this.replaceStream('the group was rejoined', true);
+      this.settled();
     }
     const parts = Object.entries(assignment).map(([topic, partitions]) => `${topic} [${partitions.join(', ')}]`);
     this.ctx.logger.info(`${this.who}: joined the group; assigned ${parts.join(', ') || 'nothing'}`);
-    if (this.consumerPaused) {
-      try {
-        this.consumer.pause(this.topicList);
-      } catch {
-        // cannot happen after a join; nothing to do if it does
-      }
-    }
-  }
-
-  /** kafkajs restarts a crashed consumer (a broker went away) when this resolves true: after a bounded back-off. */
-  private restartAfter(err: Error): Promise<boolean> {
-    if (this.closed) return Promise.resolve(false);
-    const delay = this.backoff.next();
-    this.ctx.logger.warn(`${this.who}: the consumer lost the brokers (${rootMessage(err)}); restarting in ${delay} ms`);
-    return new Promise((resolve) => {
-      this.restartWake = () => resolve(false);
-      this.restartTimer = setTimeout(() => {
-        this.restartWake = undefined;
-        resolve(!this.closed);
-      }, delay);
-    });
   }
 
   /** Logs (once) each partition whose oldest unsettled message has waited too long: its events were neither acked nor failed. */
@@ -471,9 +580,20 @@ class KafkaSource implements OnrampSource {
   }
 }
 
-function kafkaMeta(topic: string, partition: number, message: KafkaMessage): KafkaMeta {
-  const meta: KafkaMeta = { topic, partition, offset: Number(message.offset), timestamp: Number(message.timestamp) };
-  if (message.key !== null && message.key !== undefined) meta.key = message.key;
-  if (message.headers && Object.keys(message.headers).length > 0) meta.headers = message.headers;
+/** `$kafka`: offset and timestamp as numbers (the client's are bigints); key and headers only when the message has them. */
+function kafkaMeta(m: KafkaMessage, offset: number): KafkaMeta {
+  const meta: KafkaMeta = { topic: m.topic, partition: m.partition, offset, timestamp: Number(m.timestamp) };
+  if (m.key !== undefined && m.key !== null) meta.key = m.key;
+  const entries = m.headerEntries;
+  if (entries.length > 0) {
+    const headers: Record<string, Buffer | Buffer[]> = {};
+    for (const [name, value] of entries) {
+      const key = name.toString('utf8');
+      const had = headers[key];
+      // a repeated header: a list, in the message's order (kafkajs's shape)
+      headers[key] = had === undefined ? value : Array.isArray(had) ? [...had, value] : [had, value];
+    }
+    meta.headers = headers;
+  }
   return meta;
 }

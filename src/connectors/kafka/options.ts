@@ -1,19 +1,20 @@
 import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
-import type * as KafkaJs from 'kafkajs';
-import type { KafkaConfig, LogEntry, RetryOptions, SASLOptions } from 'kafkajs';
+import type * as Platformatic from '@platformatic/kafka';
 import { requirePackage } from '../../core/packages';
-import type { Logger } from '../../core/logger';
 import { s } from '../../schema/typed';
 import type { Marked, Schema } from '../../schema/typed';
 
-const { CompressionTypes, logLevel } = requirePackage<typeof KafkaJs>('kafkajs', 'the kafka connector');
+/** The client, loaded when a kafka type loads (an optional package: docs/install.md). */
+export function platformatic(neededBy: string): typeof Platformatic {
+  return requirePackage<typeof Platformatic>('@platformatic/kafka', neededBy);
+}
 
 /**
  * `rdkafka_options`: the librdkafka option names users of the original set,
- * mapped onto kafkajs. Every name accepted here changes what the client
- * does; any other name is refused (at publish time, through the type's
- * `validate`) with the name in the message, rather than accepted and
+ * mapped onto @platformatic/kafka. Every name accepted here changes what the
+ * client does; any other name is refused (at publish time, through the
+ * type's `validate`) with the name in the message, rather than accepted and
  * ignored. Values are strings as in librdkafka (numbers and booleans are
  * taken too and read as their text).
  */
@@ -21,7 +22,9 @@ export type RdkafkaOptions = Record<string, string | number | boolean>;
 
 export type Side = 'onramp' | 'offramp';
 
-/** What the options set, ready for kafkajs; TLS files are read only by `tlsOptions`. */
+export type Compression = 'none' | 'gzip' | 'snappy' | 'lz4' | 'zstd';
+
+/** What the options set, ready for the client; TLS files are read only by `tlsOptions`. */
 export interface KafkaSettings {
   clientId?: string;
   /** `security.protocol` is ssl or sasl_ssl */
@@ -31,10 +34,11 @@ export interface KafkaSettings {
   tlsInline: ConnectionOptions;
   /** `security.protocol` is sasl_plaintext or sasl_ssl */
   useSasl: boolean;
-  sasl: { mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512'; username?: string; password?: string };
-  connectionTimeout: number;
+  sasl: { mechanism: 'PLAIN' | 'SCRAM-SHA-256' | 'SCRAM-SHA-512'; username?: string; password?: string };
+  connectTimeout: number;
   requestTimeout?: number;
-  retry: RetryOptions;
+  /** a failed request is tried again `retries` times, `initial` ms after the first failure, doubling up to `max` */
+  retry: { retries: number; initial: number; max: number };
   metadataMaxAge?: number;
   consumer: {
     groupId?: string;
@@ -43,15 +47,15 @@ export interface KafkaSettings {
     sessionTimeout: number;
     heartbeatInterval?: number;
     rebalanceTimeout?: number;
-    maxWaitTimeInMs?: number;
+    maxWaitTime?: number;
     minBytes?: number;
-    maxBytes?: number;
-    maxBytesPerPartition?: number;
+    maxBytes: number;
+    maxBytesPerPartition: number;
     readUncommitted?: boolean;
   };
   producer: {
     acks: -1 | 0 | 1;
-    compression: KafkaJs.CompressionTypes;
+    compression: Compression;
     /** ms to gather sends into one produce request; 0: what arrives within one turn of the event loop */
     lingerMs: number;
     /** most messages in one produce request */
@@ -72,19 +76,25 @@ interface OptionRule {
   apply(value: string, s: KafkaSettings, name: string): void;
 }
 
-/** Defaults where eddy's differ from kafkajs's: bounded reconnects (100 ms doubling to 5 s) and librdkafka's session timeout. */
+/**
+ * Defaults where eddy's differ from the client's: bounded retries (100 ms
+ * doubling to 5 s, 5 times, as eddy had on kafkajs), librdkafka's session
+ * timeout, and kafkajs's fetch sizes (1 MB a partition, 10 MB a fetch: the
+ * client's 50 MB would let one fetch hold half a million small messages in
+ * memory while the consumer is paused).
+ */
 export function defaultSettings(): KafkaSettings {
   return {
     tls: false,
     useSasl: false,
-    sasl: { mechanism: 'plain' },
+    sasl: { mechanism: 'PLAIN' },
     tlsFiles: {},
     tlsInline: {},
-    connectionTimeout: 3000,
-    // kafkajs retries each request (and the first connect) this often before giving up; a consumer then restarts itself
-    retry: { initialRetryTime: 100, maxRetryTime: 5000, retries: 5 },
-    consumer: { autoCommit: true, fromBeginning: false, sessionTimeout: 10000 },
-    producer: { acks: -1, compression: CompressionTypes.None, lingerMs: 0, batchMessages: 10000, queueMessages: 2048, idempotent: false },
+    connectTimeout: 3000,
+    // the client tries each request (and the first connect) this often before giving up; the onramp then starts its stream again
+    retry: { retries: 5, initial: 100, max: 5000 },
+    consumer: { autoCommit: true, fromBeginning: false, sessionTimeout: 10000, maxBytes: 10 * 1024 * 1024, maxBytesPerPartition: 1024 * 1024 },
+    producer: { acks: -1, compression: 'none', lingerMs: 0, batchMessages: 10000, queueMessages: 2048, idempotent: false },
   };
 }
 
@@ -114,11 +124,7 @@ function oneOf<T>(name: string, value: string, choices: Record<string, T>): T {
 const compression: OptionRule = {
   side: 'both',
   apply(value, s, name) {
-    const codec = value.toLowerCase();
-    if (codec === 'snappy' || codec === 'lz4' || codec === 'zstd') {
-      fail(name, `${codec} is not built into eddy's kafka client (kafkajs); use gzip or none`);
-    }
-    s.producer.compression = oneOf(name, value, { none: CompressionTypes.None, gzip: CompressionTypes.GZIP });
+    s.producer.compression = oneOf(name, value, { none: 'none', gzip: 'gzip', snappy: 'snappy', lz4: 'lz4', zstd: 'zstd' } as const);
   },
 };
 
@@ -133,11 +139,16 @@ const linger: OptionRule = { side: 'offramp', apply: (v, s, n) => void (s.produc
 const retries: OptionRule = { side: 'offramp', apply: (v, s, n) => void (s.retry.retries = int(n, v)) };
 const metadataAge: OptionRule = { side: 'both', apply: (v, s, n) => void (s.metadataMaxAge = int(n, v, 1)) };
 
-/** Mechanisms kafkajs implements; GSSAPI (Kerberos) and OAUTHBEARER need code eddy does not have. */
+/**
+ * The mechanisms that need only a user name and a password. The client also
+ * has GSSAPI (Kerberos) and OAUTHBEARER, but both need a token or ticket
+ * from somewhere (librdkafka's token refresh callback, an OIDC endpoint),
+ * which eddy has no option for yet.
+ */
 const saslMechanism: OptionRule = {
   side: 'both',
   apply(value, s, name) {
-    const mechanism = oneOf(name, value, { plain: 'plain', 'scram-sha-256': 'scram-sha-256', 'scram-sha-512': 'scram-sha-512' } as const);
+    const mechanism = oneOf(name, value, { plain: 'PLAIN', 'scram-sha-256': 'SCRAM-SHA-256', 'scram-sha-512': 'SCRAM-SHA-512' } as const);
     s.sasl.mechanism = mechanism;
   },
 };
@@ -189,9 +200,9 @@ const RULES: Readonly<Record<string, OptionRule>> = {
     },
   },
   'socket.timeout.ms': { side: 'both', apply: (v, s, n) => void (s.requestTimeout = int(n, v, 1)) },
-  'socket.connection.setup.timeout.ms': { side: 'both', apply: (v, s, n) => void (s.connectionTimeout = int(n, v, 1)) },
-  'reconnect.backoff.ms': { side: 'both', apply: (v, s, n) => void (s.retry.initialRetryTime = int(n, v, 1)) },
-  'reconnect.backoff.max.ms': { side: 'both', apply: (v, s, n) => void (s.retry.maxRetryTime = int(n, v, 1)) },
+  'socket.connection.setup.timeout.ms': { side: 'both', apply: (v, s, n) => void (s.connectTimeout = int(n, v, 1)) },
+  'reconnect.backoff.ms': { side: 'both', apply: (v, s, n) => void (s.retry.initial = int(n, v, 1)) },
+  'reconnect.backoff.max.ms': { side: 'both', apply: (v, s, n) => void (s.retry.max = int(n, v, 1)) },
   'topic.metadata.refresh.interval.ms': metadataAge,
   'metadata.max.age.ms': metadataAge,
   // librdkafka takes the producer's compression on either side (a consumer ignores it); so does eddy, checked
@@ -210,7 +221,7 @@ const RULES: Readonly<Record<string, OptionRule>> = {
   'session.timeout.ms': { side: 'onramp', apply: (v, s, n) => void (s.consumer.sessionTimeout = int(n, v, 1)) },
   'heartbeat.interval.ms': { side: 'onramp', apply: (v, s, n) => void (s.consumer.heartbeatInterval = int(n, v, 1)) },
   'max.poll.interval.ms': { side: 'onramp', apply: (v, s, n) => void (s.consumer.rebalanceTimeout = int(n, v, 1)) },
-  'fetch.wait.max.ms': { side: 'onramp', apply: (v, s, n) => void (s.consumer.maxWaitTimeInMs = int(n, v, 1)) },
+  'fetch.wait.max.ms': { side: 'onramp', apply: (v, s, n) => void (s.consumer.maxWaitTime = int(n, v, 1)) },
   'fetch.min.bytes': { side: 'onramp', apply: (v, s, n) => void (s.consumer.minBytes = int(n, v, 1)) },
   'fetch.max.bytes': { side: 'onramp', apply: (v, s, n) => void (s.consumer.maxBytes = int(n, v, 1)) },
   'max.partition.fetch.bytes': { side: 'onramp', apply: (v, s, n) => void (s.consumer.maxBytesPerPartition = int(n, v, 1)) },
@@ -228,12 +239,12 @@ const RULES: Readonly<Record<string, OptionRule>> = {
   'queue.buffering.max.messages': { side: 'offramp', apply: (v, s, n) => void (s.producer.queueMessages = int(n, v, 1)) },
   'message.send.max.retries': retries,
   retries,
-  'retry.backoff.ms': { side: 'offramp', apply: (v, s, n) => void (s.retry.initialRetryTime = int(n, v, 1)) },
+  'retry.backoff.ms': { side: 'offramp', apply: (v, s, n) => void (s.retry.initial = int(n, v, 1)) },
   'enable.idempotence': { side: 'offramp', apply: (v, s, n) => void (s.producer.idempotent = bool(n, v)) },
   'request.timeout.ms': { side: 'offramp', apply: (v, s, n) => void (s.producer.timeout = int(n, v, 1)) },
   partitioner: {
     side: 'offramp',
-    // kafkajs partitions like the Java client: murmur2 of the key, spread when there is none
+    // the offramp partitions like the Java client: murmur2 of the key, round robin when there is none
     apply: (v, _s, n) => void oneOf(n, v, { murmur2_random: true }),
   },
 };
@@ -254,7 +265,7 @@ export function kafkaSettings(side: Side, options: RdkafkaOptions = {}): KafkaSe
   for (const [name, raw] of Object.entries(options)) {
     const rule = RULES[name];
     if (!rule) {
-      let why = 'not an option eddy maps onto its kafka client (kafkajs)';
+      let why = 'not an option eddy maps onto its kafka client (@platformatic/kafka)';
       if (name.startsWith('sasl.'))
         why = 'not available: eddy supports sasl.mechanisms PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 with sasl.username and sasl.password';
       else if (name.startsWith('ssl.')) why = "not available with Node's TLS";
@@ -282,21 +293,50 @@ export function kafkaSettings(side: Side, options: RdkafkaOptions = {}): KafkaSe
   return s;
 }
 
-/** The kafkajs client config for these settings: TLS files are read here (a missing file fails the activation, naming the option). */
-export function clientConfig(s: KafkaSettings, brokers: string[], clientId: string, logger: Logger, who: string): KafkaConfig {
-  const config: KafkaConfig = {
-    brokers,
+/** What both clients take: brokers, client id, timeouts, retries, TLS and SASL. TLS files are read here (a missing file fails the activation, naming the option). */
+export function baseOptions(s: KafkaSettings, brokers: string[], clientId: string): Platformatic.BaseOptions {
+  const { retries, initial, max } = s.retry;
+  const options: Platformatic.BaseOptions = {
+    bootstrapBrokers: brokers,
     clientId: s.clientId ?? clientId,
-    connectionTimeout: s.connectionTimeout,
-    retry: s.retry,
-    logLevel: logLevel.INFO,
-    // kafkajs narrates every retry at error level; eddy logs outages itself, so the client's own lines go to debug
-    logCreator: () => (entry: LogEntry) => logger.debug(`${who}: kafkajs ${entry.namespace}: ${entry.log.message}`),
+    connectTimeout: s.connectTimeout,
+    retries,
+    // the client waits a fixed delay (1 s) by default; eddy's back-off starts small and doubles, bounded (attempt is 1 at the first retry)
+    retryDelay: (_client, _operation, attempt) => Math.min(max, initial * 2 ** (attempt - 1)),
+    // as kafkajs and librdkafka did: a topic the broker creates on first use (auto.create.topics.enable) is created
+    autocreateTopics: true,
   };
-  if (s.requestTimeout !== undefined) config.requestTimeout = s.requestTimeout;
-  if (s.tls) config.ssl = tlsOptions(s);
-  if (s.useSasl) config.sasl = s.sasl as SASLOptions;
-  return config;
+  if (s.requestTimeout !== undefined) options.requestTimeout = s.requestTimeout;
+  if (s.metadataMaxAge !== undefined) options.metadataMaxAge = s.metadataMaxAge;
+  if (s.tls) options.tls = tlsOptions(s);
+  if (s.useSasl) options.sasl = { mechanism: s.sasl.mechanism, username: s.sasl.username, password: s.sasl.password };
+  return options;
+}
+
+/**
+ * The producer's options: the offramp's, and what a transactional producer
+ * (exactly-once, the next step) adds: a `transactionalId` makes
+ * `beginTransaction` usable (docs/connectors/kafka.md, "Transactions").
+ */
+export function producerOptions(
+  s: KafkaSettings,
+  brokers: string[],
+  clientId: string,
+  extra: { partitioner?: Platformatic.ProducerOptions<Buffer, Buffer, Buffer, Buffer>['partitioner']; transactionalId?: string } = {},
+): Platformatic.ProducerOptions<Buffer, Buffer, Buffer, Buffer> {
+  const p = s.producer;
+  const options: Platformatic.ProducerOptions<Buffer, Buffer, Buffer, Buffer> = {
+    ...baseOptions(s, brokers, clientId),
+    acks: p.acks,
+    compression: p.compression,
+    // a transactional producer is idempotent (the broker requires it)
+    idempotent: p.idempotent || extra.transactionalId !== undefined,
+  };
+  // the produce request's own timeout: how long the broker may take to acknowledge
+  if (p.timeout !== undefined) options.timeout = p.timeout;
+  if (extra.partitioner) options.partitioner = extra.partitioner;
+  if (extra.transactionalId !== undefined) options.transactionalId = extra.transactionalId;
+  return options;
 }
 
 const FILE_OPTION: Record<keyof KafkaSettings['tlsFiles'], string> = {
@@ -319,7 +359,7 @@ function tlsOptions(s: KafkaSettings): ConnectionOptions {
   return options;
 }
 
-/** `host:port` as kafkajs wants it: the port defaults to 9092 as in librdkafka. */
+/** `host:port` as the client wants it: the port defaults to 9092 as in librdkafka. */
 export function brokerAddress(broker: string): string {
   const b = broker.trim();
   if (b.startsWith('[')) return b.includes(']:') ? b : `${b}:9092`;
@@ -327,30 +367,43 @@ export function brokerAddress(broker: string): string {
   return colons === 1 ? b : colons === 0 ? `${b}:9092` : `[${b}]:9092`;
 }
 
-/** A kafkajs error (or its cause) that says no broker could be reached or answered in time. */
+interface ErrorLike {
+  name?: string;
+  code?: string;
+  message?: string;
+  apiId?: string;
+  cause?: unknown;
+  errors?: unknown[];
+}
+
+/** The error and what it wraps: its cause, and the errors of a MultipleErrors (one per attempt or broker), depth first. */
+function* chain(err: unknown, depth = 0): Generator<ErrorLike> {
+  if (!err || typeof err !== 'object' || depth > 6) return;
+  const e = err as ErrorLike;
+  yield e;
+  if (Array.isArray(e.errors)) for (const inner of e.errors) yield* chain(inner, depth + 1);
+  yield* chain(e.cause, depth + 1);
+}
+
+/** A client error (or one it wraps) that says no broker could be reached or answered in time. */
 export function isConnectionError(err: unknown): boolean {
-  for (let e = err as { name?: string; cause?: unknown; originalError?: unknown } | undefined, depth = 0; e && depth < 5; depth++) {
-    if (
-      e.name === 'KafkaJSConnectionError' ||
-      e.name === 'KafkaJSConnectionClosedError' ||
-      e.name === 'KafkaJSRequestTimeoutError' ||
-      e.name === 'KafkaJSBrokerNotFound' ||
-      e.name === 'KafkaJSNoBrokerAvailableError'
-    ) {
-      return true;
-    }
-    e = (e.cause ?? e.originalError) as typeof e;
+  for (const e of chain(err)) {
+    // NetworkError and TimeoutError both carry PLT_KFK_NETWORK; a socket error of Node's beneath them
+    if (e.code === 'PLT_KFK_NETWORK' || e.code === 'ECONNREFUSED' || e.code === 'ECONNRESET' || e.code === 'EPIPE' || e.code === 'ETIMEDOUT') return true;
   }
   return false;
 }
 
-/** The innermost message of a kafkajs error: what actually went wrong. */
+/**
+ * What actually went wrong, for logs and errors: the innermost message of
+ * the last attempt (the client wraps retries in "… failed after N
+ * attempts"), with the broker's error name when the broker answered one.
+ */
 export function rootMessage(err: unknown): string {
-  let e = err as { message?: string; cause?: unknown } | undefined;
-  let message = e?.message ?? String(err);
-  for (let depth = 0; e && depth < 5; depth++) {
-    if (e.message) message = e.message;
-    e = e.cause as typeof e;
+  let message = (err as ErrorLike | undefined)?.message ?? String(err);
+  for (const e of chain(err)) {
+    if (!e.message) continue;
+    message = e.apiId ? `${e.apiId}: ${e.message}` : e.message;
   }
   return message;
 }

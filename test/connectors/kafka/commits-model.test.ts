@@ -3,8 +3,10 @@
  * decodes, acks, fails (a seek with retry), commits (applied by the broker
  * or refused, as during a rebalance) and rejoins of the group that keep some
  * partitions and move the others to another member. A small simulation of
- * kafkajs drives it: after a rejoin every assigned partition is read again
- * from the broker's committed offset; after a seek, from the sought offset.
+ * the onramp's reads drives it: after a rejoin, and after a fail that asks
+ * for a message again (the client has no seek: the onramp opens a fresh
+ * stream), every assigned partition is read again from the broker's
+ * committed offset.
  *
  * The model checks, per partition and per generation (a generation of a
  * partition ends when it is assigned to another member):
@@ -187,7 +189,8 @@ class Simulation {
       g.acked.delete(offset);
       g.again.add(offset);
     }
-    this.position.set(delivery.p, delivery.offset);
+    // the onramp cannot seek: a fresh stream reads every assigned partition from the broker's committed offset
+    for (const p of this.position.keys()) this.position.set(p, this.committed[p]);
   }
 
   private settle(delivery: Delivery): void {

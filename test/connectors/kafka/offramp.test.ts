@@ -66,6 +66,43 @@ describe('kafka offramp (against the real broker)', function () {
     expect(log.acks).to.deep.equal([]);
   });
 
+  it('puts a keyed message where the Java client does (murmur2 & 0x7fffffff), and spreads messages without a key', async () => {
+    // Kafka's own murmur2 test vectors (UtilsTest.testMurmur2): the Java client's partition is toPositive(hash) % count.
+    // With 3 partitions the client's default (hash >>> 0) puts every negative one elsewhere; 4 would hide that (2^31 % 4 = 0)
+    const javaHashes: Record<string, number> = {
+      '21': -973932308,
+      foobar: -790332482,
+      'a-little-bit-long-string': -985981536,
+      'a-little-bit-longer-string': -1486304829,
+      lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8: -58897971,
+      abc: 479470107,
+    };
+    const topic = unique('murmur');
+    await peer.createTopic(topic, 3);
+    const { ctx } = fakeOfframpContext();
+    sink = await kafkaOfframp.create(config({ topic, brokers: [broker] }), ctx);
+    const keys = Object.keys(javaHashes);
+    await Promise.all(keys.map(async (key) => sink!.send([Buffer.from(JSON.stringify(key))], event(key, { kafka_key: key }))));
+    await Promise.all([0, 1, 2, 3, 4, 5].map(async (i) => sink!.send([Buffer.from(`{"free":${i}}`)], event({ free: i }))));
+    const messages = await peer.readTopic(topic, keys.length + 6);
+    const partitionOf = new Map(messages.filter((m) => m.key).map((m) => [m.key!.toString(), m.partition]));
+    for (const key of keys) expect(partitionOf.get(key), key).to.equal((javaHashes[key] & 0x7fffffff) % 3);
+    const free = new Set(messages.filter((m) => !m.key).map((m) => m.partition));
+    expect([...free].sort(), 'six messages without a key go round robin').to.deep.equal([0, 1, 2]);
+  });
+
+  it('splits what one turn gathers into produce requests the broker takes (a partition batch stays below its 1 MB)', async () => {
+    const topic = unique('big');
+    await peer.createTopic(topic);
+    const { ctx, log } = fakeOfframpContext();
+    sink = await kafkaOfframp.create(config({ topic, brokers: [broker] }), ctx);
+    // 1.5 MB within one turn, all for the one partition: as one record batch the broker would refuse it (message.max.bytes)
+    const events = [0, 1, 2, 3, 4].map((i) => event({ i }));
+    await Promise.all(events.map(async (e, i) => sink!.send([Buffer.alloc(300 * 1024, 48 + i)], e)));
+    expect(log.acks.map((x) => x.event)).to.have.members(events);
+    expect((await peer.readTopic(topic, 5)).map((m) => m.value!.length)).to.deep.equal(Array(5).fill(300 * 1024));
+  });
+
   it('fails a send the broker refuses (a message over the topic limit), without triggering the breaker', async () => {
     const topic = unique('small');
     await peer.createTopic(topic, 1, { 'max.message.bytes': '1024' });

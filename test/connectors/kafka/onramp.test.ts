@@ -165,4 +165,32 @@ describe('kafka onramp (against the real broker)', function () {
     await eventually(() => events.length === 3, 30000, 'the two others after the restore');
     expect(events.map(n)).to.deep.equal([0, 1, 2]);
   });
+
+  it('stays in its group while paused longer than the session timeout (the client heartbeats on its own timer)', async function () {
+    this.timeout(90000);
+    const topic = unique('paused-member');
+    const group = unique('g');
+    await peer.createTopic(topic);
+    await peer.produce(topic, [{ value: '{"n":0}' }]);
+    flow = await consumeFlow(config(topic, group, { 'session.timeout.ms': '6000', 'enable.auto.commit': 'false' }));
+    const { events } = flow.recorded;
+    await eventually(() => events.length === 1, 30000, 'the first event');
+    const admin = peer.kafka.admin();
+    await admin.connect();
+    try {
+      const members = async () => (await admin.describeGroups([group])).groups[0].members.map((m) => m.memberId);
+      const [member] = await members();
+      expect(member, 'eddy is a member of its group').to.be.a('string');
+      const onramp = flow.runtime.onramp('/onramp/in/main')!.runtime;
+      onramp.contraflow({ kind: 'trigger', from: '/offramp/test' });
+      // the precondition, not the proof: time for the broker to expire a member that stopped heartbeating (6 s)
+      await new Promise((resolve) => setTimeout(resolve, 9000));
+      expect(await members(), 'the same member, still in the group (a kicked one rejoins with a new id)').to.deep.equal([member]);
+      onramp.contraflow({ kind: 'restore', from: '/offramp/test' });
+      await peer.produce(topic, [{ value: '{"n":1}' }]);
+      await eventually(() => events.length === 2, 30000, 'the event produced after the restore');
+    } finally {
+      await admin.disconnect();
+    }
+  });
 });

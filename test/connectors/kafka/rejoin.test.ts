@@ -1,9 +1,12 @@
 /**
  * A rebalance against the real broker, with events in flight: an eddy kafka
  * onramp (commit on ack) holds every event of a 2-partition topic unacked
- * when a plain kafkajs consumer joins its group. The group is rebalanced;
- * eddy keeps one partition and gives the other up. kafkajs reads the kept
- * partition again from its committed offset (nothing committed yet): the
+ * when a plain @platformatic/kafka consumer joins its group (a kafkajs one
+ * cannot: its assignor is named RoundRobinAssigner, the client's
+ * roundrobin, and a group takes only members with a protocol in common).
+ * The group is rebalanced; eddy keeps one partition and gives the other up.
+ * eddy reads the kept partition again from its committed offset (nothing
+ * committed yet): the
  * events eddy handed over already must not be handed over again, and the
  * late acks of the partition given up must not commit. When the other
  * consumer leaves, eddy takes that partition back and reads it from its
@@ -26,7 +29,7 @@ import { eventually } from '../../helpers/runtime';
 import { requireService } from '../../helpers/services';
 import { passthrough } from '../net-helpers';
 import { Peer, brokerOf, unique } from './helpers';
-import type { Consumer } from 'kafkajs';
+import { Consumer } from '@platformatic/kafka';
 
 const n = (e: EddyEvent) => (e.data as { n: number }).n;
 const partitionOf = (e: EddyEvent) => (e.meta.kafka as KafkaMeta).partition;
@@ -136,7 +139,7 @@ describe('kafka onramp (against the real broker): a rebalance with events in fli
   });
   after(async () => peer?.close());
   afterEach(async () => {
-    await other?.disconnect();
+    await other?.close(true);
     await runtime?.shutdown();
     runtime = other = undefined;
   });
@@ -149,16 +152,15 @@ describe('kafka onramp (against the real broker): a rebalance with events in fli
     expect(joins(lines)).to.deep.equal([[0, 1]]);
 
     // a second member joins: the group is rebalanced, one partition each
-    other = peer.kafka.consumer({ groupId: group, sessionTimeout: 6000, heartbeatInterval: 1000, maxWaitTimeInMs: 100 });
-    await other.connect();
-    await other.subscribe({ topics: [topic], fromBeginning: true });
-    await other.run({ autoCommit: false, eachMessage: async () => undefined });
+    other = new Consumer({ clientId: 'eddy-test-other', bootstrapBrokers: [broker], groupId: group, sessionTimeout: 6000, heartbeatInterval: 1000 });
+    const stream = await other.consume({ topics: [topic], mode: 'committed', fallbackMode: 'earliest', autocommit: false, maxWaitTime: 100 });
+    stream.on('data', () => undefined);
     await eventually(() => joins(lines).length === 2, 30000, 'eddy joined again');
     const [kept] = joins(lines)[1];
     expect(joins(lines)[1]).to.have.length(1);
     const gone = 1 - kept;
 
-    // kafkajs reads the kept partition again from offset 0; the marker comes after that range
+    // the kept partition is read again from offset 0; the marker comes after that range
     await produce(kept, 4, 5);
     await eventually(() => of(kept).includes(4), 30000, 'the marker of the kept partition');
     expect(of(kept), 'the kept partition: every event once').to.deep.equal([0, 1, 2, 3, 4]);
@@ -172,7 +174,7 @@ describe('kafka onramp (against the real broker): a rebalance with events in fli
     expect((await peer.committed(group, topic))[gone], 'late acks of a partition another member owns do not commit').to.equal(-1);
 
     // the other member leaves: eddy gets both partitions, reads the one it gave up from its committed offset (none)
-    await other.disconnect();
+    await other.close(true);
     other = undefined;
     await eventually(() => joins(lines).length === 3, 30000, 'eddy joined a third time');
     expect(joins(lines)[2]).to.deep.equal([0, 1]);
@@ -190,6 +192,48 @@ describe('kafka onramp (against the real broker): a rebalance with events in fli
       30000,
       'the end offsets committed',
     );
+  });
+});
+
+describe('kafka onramp (against the real broker): a group it cannot join', function () {
+  this.timeout(60000);
+  let broker: string;
+  let peer: Peer;
+  let runtime: Runtime | undefined;
+
+  before(async function () {
+    broker = brokerOf(await requireService(this, 'kafka'));
+    peer = new Peer(broker);
+  });
+  after(async () => peer?.close());
+  afterEach(async () => {
+    await runtime?.shutdown();
+    runtime = undefined;
+  });
+
+  it('fails naming the cause (a kafkajs member holds the group: no protocol in common), rather than retrying as if the brokers were gone', async () => {
+    const topic = unique('mixed');
+    const group = unique('g');
+    await peer.createTopic(topic);
+    // the peer is a kafkajs client: its assignor is RoundRobinAssigner, the onramp's roundrobin
+    const kafkajs = peer.kafka.consumer({ groupId: group, sessionTimeout: 6000, heartbeatInterval: 1000, maxWaitTimeInMs: 100 });
+    await kafkajs.connect();
+    try {
+      const joined = new Promise((resolve) => kafkajs.on(kafkajs.events.GROUP_JOIN, resolve));
+      await kafkajs.subscribe({ topics: [topic], fromBeginning: true });
+      await kafkajs.run({ eachMessage: async () => undefined });
+      await joined;
+      const flow = await holdingFlow(broker, topic, group);
+      runtime = flow.runtime;
+      await eventually(
+        () => flow.lines.some((l) => /cannot join the group: INCONSISTENT_GROUP_PROTOCOL/.test(l)),
+        30000,
+        'the onramp failing, naming the cause',
+      );
+      expect(flow.lines.filter((l) => l.includes('lost the brokers'))).to.deep.equal([]);
+    } finally {
+      await kafkajs.disconnect();
+    }
   });
 });
 
