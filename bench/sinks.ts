@@ -24,6 +24,7 @@
  *   no replicas and refresh_interval 30s, so the servers spend less of the
  *   two cores the clients share with them; both sides see the same servers.
  *
+ * BENCH_NODE_ARGS: node flags for both sides' processes (`--cpu-prof --cpu-prof-dir=DIR`).
  * `main()` returns { eddy, raw, ratio, cpu_ratio, load_average } per sink, like
  * bench/tcp-ingest.ts. BENCH_JSON writes the results to a file.
  * Servers: EDDY_POSTGRES_HOST/PORT (127.0.0.1:5432), EDDY_ELASTIC_URL (http://127.0.0.1:9200).
@@ -275,8 +276,10 @@ export async function runSink(sink: SinkName, dir: string): Promise<SinkResult> 
   const configFile = join(dir, `${sink}.yaml`);
   writeFileSync(configFile, eddyConfig(sink, file, name));
   const target = sink === 'postgres' ? await postgresTarget(name) : await elasticTarget(name);
-  const raw = [__filename, `raw-${sink}`, file, name];
-  const eddy = [join(REPO, 'bin', 'eddy'), 'server', 'run', '-f', configFile, '--no-api'];
+  // BENCH_NODE_ARGS: node flags for both sides' processes, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+  const raw = [...nodeArgs, __filename, `raw-${sink}`, file, name];
+  const eddy = [...nodeArgs, join(REPO, 'bin', 'eddy'), 'server', 'run', '-f', configFile, '--no-api'];
   const runs: SideResult[] = [];
   try {
     for (const [side, args] of [

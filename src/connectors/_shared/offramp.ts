@@ -11,6 +11,7 @@ import type { OfframpContext, RampContext, Sink } from '../connector';
 import { RampCounters } from './ramp-metrics';
 import { TapHook } from '../../core/tap-hook';
 import { LazyEvent } from '../../core/lazy-event';
+import { jsonByteLength } from '../../codecs/json/byte-length';
 import { RetryPolicy } from './retry';
 import { DeadLetters, type DeadLetterConfig, type DeliveryFailure } from './dead-letters';
 
@@ -36,7 +37,12 @@ export interface OfframpParts {
   readonly retry?: RetryPolicy;
   /** the artefact's `dead_letter` (dead-letters.ts); dead letters go out on `err` whenever it is linked */
   readonly deadLetter?: DeadLetterConfig;
+  /** the type's `ignoresPayloads`: with the json codec, events are measured for `bytes`, not encoded */
+  readonly ignoresPayloads?: boolean;
 }
+
+/** What a sink that ignores payloads is handed. */
+const NO_PAYLOADS: Buffer[] = [];
 
 /**
  * The shared offramp machinery: a subscriber to pipeline ports. It encodes
@@ -234,6 +240,11 @@ export class OfframpRuntime {
   private encode(event: EddyEvent): Buffer[] {
     const { postprocessors } = this.parts;
     const codec = this.codec(this.sink.codecFor?.(event));
+    if (this.parts.ignoresPayloads && codec.name === 'json') {
+      // the sink never reads payloads: count what the encoding would be, without writing it
+      this.counters.bytes += jsonSize(event, codec);
+      return NO_PAYLOADS;
+    }
     if (!event.isBatch) {
       // an event whose data nobody read leaves as the frame it came in as (lazy-event.ts)
       const payload = (event instanceof LazyEvent && event.untouchedFrame(codec)) || codec.encode(event.data);
@@ -350,4 +361,19 @@ export class OfframpRuntime {
       publishMeasurement: this.parts.publishMeasurement,
     };
   }
+}
+
+/**
+ * The bytes of an event as the json codec would encode it (a batch: each
+ * member), without encoding: an unread frame is its own length (the codec
+ * vouched that it round-trips), anything else is measured.
+ */
+function jsonSize(event: EddyEvent, codec: Codec): number {
+  if (!event.isBatch) {
+    const frame = event instanceof LazyEvent ? event.untouchedFrame(codec) : undefined;
+    return frame !== undefined ? frame.length : jsonByteLength(event.data);
+  }
+  let bytes = 0;
+  for (const value of batchValues(event.data)) bytes += jsonByteLength(value);
+  return bytes;
 }
