@@ -2,7 +2,7 @@ import { Observer, Subject, asyncScheduler, type SchedulerLike } from '../../cor
 import type { EddyEvent, EventId, Insight, Meta } from '../../core/event';
 import { maskUrlCredentials } from '../../core/redact';
 import { nowNs } from '../../core/clock';
-import { batchValues, trackedIds } from '../../core/event';
+import { batchValue, batchValues, trackedIds } from '../../core/event';
 import { codecPicker } from './codecs';
 import type { Codec } from '../../codecs/codec';
 import { runProcessors, type FrameContext, type Postprocessor, type Preprocessor } from '../../processors/processor';
@@ -10,7 +10,7 @@ import type { ContraflowTarget } from '../../contraflow/contraflow';
 import type { OfframpContext, RampContext, Sink } from '../connector';
 import { RampCounters } from './ramp-metrics';
 import { TapHook } from '../../core/tap-hook';
-import { LazyEvent } from '../../core/lazy-event';
+import { LazyEvent, unreadMemberFrame } from '../../core/lazy-event';
 import { jsonByteLength } from '../../codecs/json/byte-length';
 import { RetryPolicy } from './retry';
 import { DeadLetters, type DeadLetterConfig, type DeliveryFailure } from './dead-letters';
@@ -253,8 +253,12 @@ export class OfframpRuntime {
     }
     const ctx: FrameContext = { ingestNs: event.ingestNs };
     const out: Buffer[] = [];
-    const values = batchValues(event.data);
-    for (const value of values) for (const frame of runProcessors(postprocessors, [codec.encode(value)], ctx)) out.push(frame);
+    for (const entry of batchEntries(event.data)) {
+      // a member whose value nobody read leaves as its frame too (generic::batch keeps it)
+      const payload = unreadMemberFrame(entry, codec.name) ?? codec.encode(batchValue(entry));
+      if (postprocessors.length === 0) out.push(payload);
+      else for (const frame of runProcessors(postprocessors, [payload], ctx)) out.push(frame);
+    }
     return out;
   }
 
@@ -374,6 +378,11 @@ function jsonSize(event: EddyEvent, codec: Codec): number {
     return frame !== undefined ? frame.length : jsonByteLength(event.data);
   }
   let bytes = 0;
-  for (const value of batchValues(event.data)) bytes += jsonByteLength(value);
+  for (const entry of batchEntries(event.data)) bytes += unreadMemberFrame(entry, codec.name)?.length ?? jsonByteLength(batchValue(entry));
   return bytes;
+}
+
+/** The entries of a batch's data (`batchValues` without reading the values). */
+function batchEntries(data: unknown): unknown[] {
+  return Array.isArray(data) ? data : [data];
 }

@@ -4,6 +4,8 @@ import { performance } from 'node:perf_hooks';
 import type * as Elastic from '@elastic/elasticsearch';
 import { requirePackage } from '../../core/packages';
 import type { EddyEvent, Meta } from '../../core/event';
+import { batchValue } from '../../core/event';
+import { LazyEvent, unreadMemberFrame } from '../../core/lazy-event';
 import type { OfframpContext, OfframpType, Sink } from '../connector';
 import { Slots } from '../_shared/slots';
 import { Backoff } from '../_shared/backoff';
@@ -28,10 +30,17 @@ type ElasticConfig = Static<typeof configSchema>;
 
 /** One document of a bulk request: a plain event, or one member of a batch. */
 interface Doc {
-  value: unknown;
+  /** the document's data: read (so decoded) only when a check or a reply needs it */
+  readonly value: unknown;
   meta: Meta;
-  /** the JSON text of `value`, encoded by the machinery */
+  /** the JSON text of `value`, encoded by the machinery, or the frame it came in as */
   payload: Buffer;
+  /**
+   * The payload is the frame the event came in as, its value unread:
+   * compact JSON the json codec vouched for, so it is a record exactly when
+   * it starts with `{`, and nothing needs decoding to send it.
+   */
+  unread: boolean;
 }
 
 /** Where one document goes, from its meta. */
@@ -189,7 +198,7 @@ class ElasticSink implements Sink {
     for (const [i, doc] of docs.entries()) {
       const where = event.isBatch ? `batch member ${i}: ` : '';
       try {
-        if (doc.value === null || typeof doc.value !== 'object' || Array.isArray(doc.value) || ArrayBuffer.isView(doc.value)) {
+        if (doc.unread ? doc.payload[0] !== 0x7b : doc.value === null || typeof doc.value !== 'object' || Array.isArray(doc.value) || ArrayBuffer.isView(doc.value)) {
           throw new Error('the document (the event data) must be a record');
         }
         targets.push(target(doc.meta));
@@ -269,15 +278,40 @@ function source(event: EddyEvent): { event_id: string; origin: string | null } {
   return { event_id: `${event.id.uid}:${event.id.seq}`, origin: event.originUri || null };
 }
 
-/** The documents of an event with their JSON payloads (one per batch member, in order). */
+/**
+ * The documents of an event with their JSON payloads (one per batch member,
+ * in order). A document whose event (or batch member) is still the frame it
+ * came in as is sent as those bytes and not decoded at all, unless a reply
+ * reads its value (linked).
+ */
 function documents(event: EddyEvent, payloads: Buffer[]): Doc[] {
-  if (!event.isBatch) return [{ value: event.data, meta: event.meta, payload: payloads[0] }];
+  if (!event.isBatch) {
+    const frame = event instanceof LazyEvent ? event.unreadFrame('json') : undefined;
+    return [
+      {
+        get value() {
+          return event.data;
+        },
+        meta: event.meta,
+        payload: payloads[0],
+        unread: frame !== undefined && frame === payloads[0],
+      },
+    ];
+  }
   const members: unknown[] = Array.isArray(event.data) ? event.data : [];
-  // the members as the machinery encoded them (`batchValues`): `{data: {value, meta}}`, else the entry itself
+  // the members as the machinery encoded them (`batchValue`): `{data: {value, meta}}`, else the entry itself
   return members.map((entry, i) => {
-    const inner = (entry as { data?: { value?: unknown; meta?: Meta } } | null)?.data;
+    const inner = (entry as { data?: { meta?: Meta } } | null)?.data;
     const member = inner !== null && typeof inner === 'object' && 'value' in inner;
-    return { value: member ? inner.value : entry, meta: (member && inner.meta) || {}, payload: payloads[i] };
+    const frame = unreadMemberFrame(entry, 'json');
+    return {
+      get value() {
+        return batchValue(entry);
+      },
+      meta: (member && inner.meta) || {},
+      payload: payloads[i],
+      unread: frame !== undefined && frame === payloads[i],
+    };
   });
 }
 
