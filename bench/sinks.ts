@@ -142,8 +142,17 @@ async function rawElastic(file: string, index: string): Promise<void> {
     while (!stop) {
       const operations: unknown[] = [];
       for (let r = 0; r < BATCH; r++) operations.push({ index: { _index: index } }, JSON.parse(lines[next++ % lines.length]));
-      const response = await client.bulk({ operations });
-      if (response.errors) throw new Error(`bulk item failed: ${JSON.stringify(response.items.find((i) => i.index?.error))}`);
+      // a cluster short of memory answers 429 (circuit_breaking_exception) under load: try the same bulk again, as a client would
+      for (;;) {
+        try {
+          const response = await client.bulk({ operations });
+          if (response.errors) throw new Error(`bulk item failed: ${JSON.stringify(response.items.find((i) => i.index?.error))}`);
+          break;
+        } catch (err) {
+          if ((err as { meta?: { statusCode?: number } }).meta?.statusCode !== 429) throw err;
+          await sleep(100);
+        }
+      }
     }
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
@@ -255,7 +264,7 @@ async function measure(side: 'raw' | 'eddy', args: string[], target: Target): Pr
     const start = await sample();
     await sleep(SECS * 1000);
     const end = await sample();
-    if (exited) throw new Error(`${side} exited during the measurement: ${stderr.trim().slice(-500)}`);
+    if (exited) throw new Error(`${side} exited during the measurement: ${stderr.trim().slice(0, 800)}`);
     const rows = end.n - start.n;
     const seconds = (end.t - start.t) / 1000;
     const cpu = end.cpu - start.cpu;

@@ -21,7 +21,11 @@ const configSchema = s.object(
       minItems: 1,
       description: 'the cluster nodes requests go to (the client spreads them and skips a dead one)',
     }),
-    concurrency: s.integer({ minimum: 1, default: 4, description: 'bulk requests in flight at most; more wait, and the breaker is triggered' }),
+    concurrency: s.integer({
+      minimum: 1,
+      default: 4,
+      description: 'bulk requests in flight at most; as many more wait ready, and at twice this many sent the breaker is triggered',
+    }),
   },
   { required: ['nodes'] },
 );
@@ -98,6 +102,9 @@ export const elasticOfframp: OfframpType<ElasticConfig> = {
   defaultCodec: 'json',
   placement: 'every-worker', // bulk requests in parallel (docs/workers.md)
   autoAck: false,
+  // a bulk ready behind each one in flight: a finishing request's slot takes the next at once instead of
+  // idling while the sources, restored at half, make it
+  maxInFlight: (config) => 2 * config.concurrency,
   linkable: true,
   ignoresPostprocessors: true,
   example: { nodes: ['http://127.0.0.1:9200'], concurrency: 4 },

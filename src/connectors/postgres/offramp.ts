@@ -24,7 +24,8 @@ const configSchema = s.object(
       minimum: 1,
       maximum: 64,
       default: 4,
-      description: 'INSERTs in flight at most (connections in the pool); at this many the circuit breaker is triggered until half have finished',
+      description:
+        'INSERTs running at most (connections in the pool); as many more wait ready behind them, and at twice this many sent the circuit breaker is triggered until half have finished',
     }),
   },
   { required: ['host', 'user', 'dbname', 'table'] },
@@ -50,6 +51,9 @@ export const postgresOfframp: OfframpType<PostgresOfframpConfig> = {
   defaultCodec: 'json',
   placement: 'every-worker', // inserts in parallel (docs/workers.md)
   autoAck: true,
+  // a batch ready behind each running INSERT: a finishing connection takes the next one at once instead of
+  // idling while the sources, restored at half, make it (at `concurrency` the pool sat at 2 to 4 busy of 4)
+  maxInFlight: (config) => 2 * config.concurrency,
   // rows are built from the values: the machinery measures the events for `bytes` instead of encoding them
   ignoresPayloads: true,
   example: { host: '127.0.0.1', port: 5432, user: 'postgres', password: '', dbname: 'postgres', table: 'events' },
