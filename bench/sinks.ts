@@ -66,7 +66,12 @@ const BATCH = Math.round(envNumber('BENCH_SINK_BATCH', 100, 1));
 const CONCURRENCY = 4;
 const SECS = envNumber('BENCH_SECS', 10, 1);
 const WARMUP = envNumber('BENCH_WARMUP', 3, 0);
-const PG = { host: process.env.EDDY_POSTGRES_HOST ?? '127.0.0.1', port: Number(process.env.EDDY_POSTGRES_PORT ?? 5432), user: 'postgres', database: 'postgres' };
+const PG = {
+  host: process.env.EDDY_POSTGRES_HOST ?? '127.0.0.1',
+  port: Number(process.env.EDDY_POSTGRES_PORT ?? 5432),
+  user: 'postgres',
+  database: 'postgres',
+};
 const ELASTIC = process.env.EDDY_ELASTIC_URL ?? 'http://127.0.0.1:9200';
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -227,7 +232,7 @@ async function postgresTarget(table: string): Promise<Target> {
   };
 }
 
-async function elasticTarget(index: string): Promise<Target> {
+function elasticTarget(index: string): Target {
   const client = new ElasticClient({ node: ELASTIC });
   return {
     async reset() {
@@ -248,7 +253,11 @@ async function elasticTarget(index: string): Promise<Target> {
 /** Runs one side until measured: rows and CPU over SECS after the warm-up. */
 async function measure(side: 'raw' | 'eddy', args: string[], target: Target): Promise<SideResult> {
   await target.reset();
-  const child = spawn(process.execPath, args, { cwd: REPO, env: { ...process.env, EDDY_LOG: process.env.EDDY_LOG ?? 'warn' }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, args, {
+    cwd: REPO,
+    env: { ...process.env, EDDY_LOG: process.env.EDDY_LOG ?? 'warn' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   let exited = false;
@@ -284,7 +293,7 @@ export async function runSink(sink: SinkName, dir: string): Promise<SinkResult> 
   writeFileSync(file, (sink === 'postgres' ? postgresLines() : await elasticLines()).join('\n') + '\n');
   const configFile = join(dir, `${sink}.yaml`);
   writeFileSync(configFile, eddyConfig(sink, file, name));
-  const target = sink === 'postgres' ? await postgresTarget(name) : await elasticTarget(name);
+  const target = sink === 'postgres' ? await postgresTarget(name) : elasticTarget(name);
   // BENCH_NODE_ARGS: node flags for both sides' processes, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
   const raw = [...nodeArgs, __filename, `raw-${sink}`, file, name];
@@ -326,7 +335,9 @@ export function table(results: SinkResult[]): string {
   for (const r of results) {
     for (const [i, run] of r.runs.entries()) {
       const side = run.side === 'raw' ? (i === 0 ? 'raw before' : 'raw after') : 'eddy';
-      lines.push(`${r.sink.padEnd(9)}  ${side.padEnd(10)}  ${Math.round(run.rows_per_second).toLocaleString('en-US').padStart(9)}  ${run.cpu_per_million.toFixed(1).padStart(17)}`);
+      lines.push(
+        `${r.sink.padEnd(9)}  ${side.padEnd(10)}  ${Math.round(run.rows_per_second).toLocaleString('en-US').padStart(9)}  ${run.cpu_per_million.toFixed(1).padStart(17)}`,
+      );
     }
     lines.push(
       `${r.sink}: eddy/raw ${r.ratio.toFixed(2)} rows/s, ${r.cpu_ratio.toFixed(2)} rows per CPU-s (raw: the better of its two runs); batch ${r.batch}, concurrency ${CONCURRENCY}, load average at start ${r.load_average.toFixed(1)}`,

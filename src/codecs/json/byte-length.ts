@@ -73,6 +73,7 @@ function numberLength(value: number): number {
 }
 
 /** Characters JSON.stringify escapes: `"`, `\`, controls, and surrogates (a lone one is written as \uXXXX). */
+// eslint-disable-next-line no-control-regex -- the control characters are what JSON escapes
 const NEEDS_CARE = /["\\\u0000-\u001f\ud800-\udfff]/;
 
 function stringLength(text: string): number {
@@ -102,7 +103,8 @@ function carefulLength(text: string): number {
     else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && text.charCodeAt(i + 1) >= 0xdc00 && text.charCodeAt(i + 1) <= 0xdfff) {
       n += 4; // a pair: one code point of four bytes
       i++;
-    } else if (c >= 0xd800 && c <= 0xdfff) n += 6; // a lone surrogate: \udXXX
+    } else if (c >= 0xd800 && c <= 0xdfff)
+      n += 6; // a lone surrogate: \udXXX
     else n += 3;
   }
   return n;

@@ -2,7 +2,7 @@ import { Observer, Subject, asyncScheduler, type SchedulerLike } from '../../cor
 import type { EddyEvent, EventId, Insight, Meta } from '../../core/event';
 import { maskUrlCredentials } from '../../core/redact';
 import { nowNs } from '../../core/clock';
-import { batchValue, batchValues, trackedIds } from '../../core/event';
+import { batchValue, trackedIds } from '../../core/event';
 import { codecPicker } from './codecs';
 import type { Codec } from '../../codecs/codec';
 import { runProcessors, type FrameContext, type Postprocessor, type Preprocessor } from '../../processors/processor';

@@ -205,7 +205,11 @@ class ElasticSink implements Sink {
     for (const [i, doc] of docs.entries()) {
       const where = event.isBatch ? `batch member ${i}: ` : '';
       try {
-        if (doc.unread ? doc.payload[0] !== 0x7b : doc.value === null || typeof doc.value !== 'object' || Array.isArray(doc.value) || ArrayBuffer.isView(doc.value)) {
+        if (
+          doc.unread
+            ? doc.payload[0] !== 0x7b
+            : doc.value === null || typeof doc.value !== 'object' || Array.isArray(doc.value) || ArrayBuffer.isView(doc.value)
+        ) {
           throw new Error('the document (the event data) must be a record');
         }
         targets.push(target(doc.meta));

@@ -308,7 +308,11 @@ class InsertStatements {
     let text = this.texts.get(key);
     if (text === undefined) {
       if (this.texts.size >= 64) this.texts.clear();
-      text = insertText(this.table, columns, rows.map((row) => row.columns.map(() => true)));
+      text = insertText(
+        this.table,
+        columns,
+        rows.map((row) => row.columns.map(() => true)),
+      );
       this.texts.set(key, text);
     }
     const values: Param[] = [];
