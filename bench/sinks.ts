@@ -24,7 +24,8 @@
  *   no replicas and refresh_interval 30s, so the servers spend less of the
  *   two cores the clients share with them; both sides see the same servers.
  *
- * BENCH_NODE_ARGS: node flags for both sides' processes (`--cpu-prof --cpu-prof-dir=DIR`).
+ * BENCH_NODE_ARGS: node flags for both sides' processes (`--cpu-prof --cpu-prof-dir=DIR`);
+ * BENCH_EDDY: the bin/eddy of another build (to compare builds).
  * `main()` returns { eddy, raw, ratio, cpu_ratio, load_average } per sink, like
  * bench/tcp-ingest.ts. BENCH_JSON writes the results to a file.
  * Servers: EDDY_POSTGRES_HOST/PORT (127.0.0.1:5432), EDDY_ELASTIC_URL (http://127.0.0.1:9200).
@@ -73,6 +74,8 @@ const PG = {
   database: 'postgres',
 };
 const ELASTIC = process.env.EDDY_ELASTIC_URL ?? 'http://127.0.0.1:9200';
+/** BENCH_EDDY: another build's bin/eddy, to compare builds with the same raw loops */
+const EDDY = process.env.BENCH_EDDY ?? join(REPO, 'bin', 'eddy');
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 // ---------------------------------------------------------------- data
@@ -297,7 +300,7 @@ export async function runSink(sink: SinkName, dir: string): Promise<SinkResult> 
   // BENCH_NODE_ARGS: node flags for both sides' processes, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
   const raw = [...nodeArgs, __filename, `raw-${sink}`, file, name];
-  const eddy = [...nodeArgs, join(REPO, 'bin', 'eddy'), 'server', 'run', '-f', configFile, '--no-api'];
+  const eddy = [...nodeArgs, EDDY, 'server', 'run', '-f', configFile, '--no-api'];
   const runs: SideResult[] = [];
   try {
     for (const [side, args] of [
