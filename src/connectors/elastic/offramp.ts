@@ -349,17 +349,44 @@ function target(meta: Meta): Target {
 
 /** The bulk body: an index action line, then the document's JSON line, for each document. */
 function bulkBody(docs: Doc[], targets: Target[]): Buffer {
-  const parts: Buffer[] = [];
-  const newline = Buffer.from('\n');
+  // the action lines as text, one per document, repeated as is when the target is the previous one's (one index, no ids)
+  const actions: string[] = [];
+  let length = 0;
+  let previous: Target | undefined;
+  let line = '';
+  let lineBytes = 0;
   docs.forEach((doc, i) => {
     const t = targets[i];
-    const action: Record<string, string> = { _index: t.index };
-    if (t.docType !== undefined) action._type = t.docType;
-    if (t.docId !== undefined) action._id = t.docId;
-    if (t.pipeline !== undefined) action.pipeline = t.pipeline;
-    parts.push(Buffer.from(`${JSON.stringify({ index: action })}\n`), doc.payload, newline);
+    if (previous === undefined || !sameTarget(t, previous)) {
+      line = actionLine(t);
+      lineBytes = Buffer.byteLength(line);
+    }
+    previous = t;
+    actions.push(line);
+    length += lineBytes + doc.payload.length + 1;
   });
-  return Buffer.concat(parts);
+  // one buffer written in place, instead of three small ones per document concatenated
+  const body = Buffer.allocUnsafe(length);
+  let at = 0;
+  docs.forEach((doc, i) => {
+    at += body.write(actions[i], at);
+    at += doc.payload.copy(body, at);
+    body[at++] = 0x0a;
+  });
+  return body;
+}
+
+/** `{"index":{…}}` and its newline. */
+function actionLine(t: Target): string {
+  const action: Record<string, string> = { _index: t.index };
+  if (t.docType !== undefined) action._type = t.docType;
+  if (t.docId !== undefined) action._id = t.docId;
+  if (t.pipeline !== undefined) action.pipeline = t.pipeline;
+  return `${JSON.stringify({ index: action })}\n`;
+}
+
+function sameTarget(a: Target, b: Target): boolean {
+  return a.index === b.index && a.docType === b.docType && a.docId === b.docId && a.pipeline === b.pipeline;
 }
 
 /** What a failed request reports: the cluster's error object when it answered one, else `{type, reason}`. */
