@@ -33,18 +33,25 @@ const configSchema = s.object(
 type ElasticConfig = Static<typeof configSchema>;
 
 /** One document of a bulk request: a plain event, or one member of a batch. */
-interface Doc {
+class Doc {
+  constructor(
+    /** the plain event, or the batch entry of the member */
+    private readonly source: { event: EddyEvent } | { entry: unknown },
+    readonly meta: Meta,
+    /** the JSON text of `value`, encoded by the machinery, or the frame it came in as */
+    readonly payload: Buffer,
+    /**
+     * The payload is the frame the event came in as, its value unread:
+     * compact JSON the json codec vouched for, so it is a record exactly when
+     * it starts with `{`, and nothing needs decoding to send it.
+     */
+    readonly unread: boolean,
+  ) {}
+
   /** the document's data: read (so decoded) only when a check or a reply needs it */
-  readonly value: unknown;
-  meta: Meta;
-  /** the JSON text of `value`, encoded by the machinery, or the frame it came in as */
-  payload: Buffer;
-  /**
-   * The payload is the frame the event came in as, its value unread:
-   * compact JSON the json codec vouched for, so it is a record exactly when
-   * it starts with `{`, and nothing needs decoding to send it.
-   */
-  unread: boolean;
+  get value(): unknown {
+    return 'event' in this.source ? this.source.event.data : batchValue(this.source.entry);
+  }
 }
 
 /** Where one document goes, from its meta. */
@@ -301,16 +308,7 @@ function source(event: EddyEvent): { event_id: string; origin: string | null } {
 function documents(event: EddyEvent, payloads: Buffer[]): Doc[] {
   if (!event.isBatch) {
     const frame = event instanceof LazyEvent ? event.unreadFrame('json') : undefined;
-    return [
-      {
-        get value() {
-          return event.data;
-        },
-        meta: event.meta,
-        payload: payloads[0],
-        unread: frame !== undefined && frame === payloads[0],
-      },
-    ];
+    return [new Doc({ event }, event.meta, payloads[0], frame !== undefined && frame === payloads[0])];
   }
   const members: unknown[] = Array.isArray(event.data) ? event.data : [];
   // the members as the machinery encoded them (`batchValue`): `{data: {value, meta}}`, else the entry itself
@@ -318,14 +316,7 @@ function documents(event: EddyEvent, payloads: Buffer[]): Doc[] {
     const inner = (entry as { data?: { meta?: Meta } } | null)?.data;
     const member = inner !== null && typeof inner === 'object' && 'value' in inner;
     const frame = unreadMemberFrame(entry, 'json');
-    return {
-      get value() {
-        return batchValue(entry);
-      },
-      meta: (member && inner.meta) || {},
-      payload: payloads[i],
-      unread: frame !== undefined && frame === payloads[i],
-    };
+    return new Doc({ entry }, (member && inner.meta) || {}, payloads[i], frame !== undefined && frame === payloads[i]);
   });
 }
 
