@@ -56,7 +56,7 @@ export interface Bench {
   /** `eddy server run --workers N` (docs/workers.md): the row reads the primary's combined report line */
   workers?: number;
   /** a network benchmark with its own load generator and raw server (bench/<script>.ts) */
-  script?: 'tcp-ingest' | 'rest-echo' | 'kafka';
+  script?: 'tcp-ingest' | 'rest-echo' | 'kafka' | 'postgres-sink' | 'elastic-sink';
   /** a benchmark with its own table (bench/startup.ts, bench/peers.ts) */
   own?: 'startup' | 'peers';
 }
@@ -86,6 +86,13 @@ export const BENCHES: Bench[] = [
   { name: 'slow-sink', note: 'in-process; see bench/slow-sink.ts' },
   { name: 'rest-echo', script: 'rest-echo', note: 'linked rest echo under wrk; raw: a node:http JSON echo' },
   { name: 'kafka', script: 'kafka', optIn: true, note: 'kafka -> passthrough -> kafka, commit on ack; needs scripts/services start kafka' },
+  { name: 'postgres-sink', script: 'postgres-sink', optIn: true, note: 'blaster -> generic::batch -> postgres, beside a raw pg loop (bench/sinks.ts)' },
+  {
+    name: 'elastic-sink',
+    script: 'elastic-sink',
+    optIn: true,
+    note: 'blaster -> cel meta -> generic::batch -> elastic, beside a raw client.bulk loop (bench/sinks.ts)',
+  },
   { name: 'tcp-ingest', script: 'tcp-ingest', note: 'JSON lines over loopback; raw: a net server that splits, parses and re-serialises' },
   { name: 'startup', own: 'startup', note: 'spawn -> first event, beside `node -e`; see bench/startup.ts' },
   { name: 'peers', own: 'peers', note: 'Tremor / Benthos on the same shapes; TREMOR_BIN, BENTHOS_BIN; see bench/peers.ts' },
@@ -387,7 +394,9 @@ class Runner {
         ? fromRestEcho(await (await import('./rest-echo')).main())
         : bench.script === 'kafka'
           ? await (await import('./kafka')).main()
-          : await (await import('./tcp-ingest')).main();
+          : bench.script === 'postgres-sink' || bench.script === 'elastic-sink'
+            ? await (await import('./sinks')).main(bench.script === 'postgres-sink' ? 'postgres' : 'elastic')
+            : await (await import('./tcp-ingest')).main();
     return {
       name: bench.name,
       status: 'ok',

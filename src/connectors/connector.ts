@@ -280,8 +280,8 @@ export interface OfframpContext extends RampContext {
 /**
  * The sink of one offramp instance. The shared machinery encodes and
  * postprocesses each event (each batch member separately) and hands over the
- * payloads; the sink only sends them and reports success (return or resolve)
- * or failure (throw or reject). `event.data` may be decoded only when first
+ * payloads (none for a type with `ignoresPayloads`); the sink only sends
+ * them and reports success (return or resolve) or failure (throw or reject). `event.data` may be decoded only when first
  * read (core/lazy-event.ts): read it, don't spread the event.
  */
 export interface Sink {
@@ -326,6 +326,15 @@ export interface OfframpType<C = Record<string, unknown>> {
    * the artefact lists, so they can neither waste work nor corrupt a payload.
    */
   readonly ignoresPostprocessors?: boolean;
+  /**
+   * The sink builds what it sends from the event's values, never from the
+   * payloads (postgres: rows of bound parameters), so encoding them would be
+   * wasted work: with the json codec the machinery encodes nothing, runs no
+   * postprocessors and hands the sink no payloads. The `bytes` metric still
+   * counts the event as JSON, measured instead of written (an unread
+   * frame's length, else `jsonByteLength`). Another codec is encoded as before.
+   */
+  readonly ignoresPayloads?: boolean;
   /** where instances run with `--workers N` (see `Placement`); one worker when absent */
   readonly placement?: Placement | ((config: C) => Placement);
   /** checks what the schema cannot at publish time; throws naming the field */

@@ -69,10 +69,13 @@ export interface Insight {
 /** The member values of a batch event: `[{data: {value, ...}}, ...]`. */
 export function batchValues(data: unknown): unknown[] {
   if (!Array.isArray(data)) return [data];
-  return data.map((entry: unknown) => {
-    const inner = (entry as { data?: { value?: unknown } } | null)?.data;
-    return inner && typeof inner === 'object' && 'value' in inner ? inner.value : entry;
-  });
+  return data.map(batchValue);
+}
+
+/** The value of one entry of a batch's data: its `data.value`, else the entry itself. */
+export function batchValue(entry: unknown): unknown {
+  const inner = (entry as { data?: { value?: unknown } } | null)?.data;
+  return inner && typeof inner === 'object' && 'value' in inner ? inner.value : entry;
 }
 
 /** Where the events an application makes itself come from, unless it says otherwise. */

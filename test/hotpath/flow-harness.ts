@@ -35,7 +35,8 @@ const recordType = (sent: Record<string, Sent[]>, mutate: boolean): OfframpType 
   configSchema: { type: 'object', additionalProperties: false, properties: { id: { type: 'string' } } },
   create: (config) => ({
     send(payloads, event) {
-      (sent[(config as { id: string }).id] ??= []).push({ payload: payloads[0], event });
+      // one record per payload: a batch event's members each have their own
+      for (const payload of payloads) (sent[(config as { id: string }).id] ??= []).push({ payload, event });
       // a sink that changes the value it was handed (nothing builtin does; nothing forbids it)
       if (mutate) (event.data as Record<string, unknown>).changed = true;
     },

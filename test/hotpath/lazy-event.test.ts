@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { withError } from '../../src/pipeline/operators/support';
 import { map } from 'rxjs';
 import type { Codec, CodecType, EddyEvent, OperatorType, Registries } from '../../src/index';
-import { LazyEvent, LazyPolicy, ownData } from '../../src/core/lazy-event';
+import { LazyEvent, LazyMember, LazyPolicy, batchMember, ownData, unreadMemberFrame } from '../../src/core/lazy-event';
 import { json } from '../../src/codecs/json';
 import { eventually } from '../helpers/runtime';
 import { feed, passthrough, startFlow, stopFlowsAfterEach } from './flow-harness';
@@ -38,6 +38,13 @@ const spreadCopy: OperatorType = {
   create: () => map((event: EddyEvent) => ({ ...event, meta: { ...event.meta, copied: true } })),
 };
 
+/** reads the value of every member of a batch event */
+const memberReader: OperatorType = {
+  name: 'test::reads-members',
+  configSchema: { type: 'object', additionalProperties: false, properties: {} },
+  create: () => map((event: EddyEvent) => ((event.data as { data: { value: unknown } }[]).forEach((entry) => JSON.stringify(entry.data.value)), event)),
+};
+
 /** reads every event's value */
 const reader: OperatorType = {
   name: 'test::reads',
@@ -54,6 +61,7 @@ describe('hot path: lazy decoding', function () {
       registries.codecs.register('test::counting-json', counting.type);
       registries.operators.register('test::spread', spreadCopy);
       registries.operators.register('test::reads', reader);
+      registries.operators.register('test::reads-members', memberReader);
     };
   }
 
@@ -91,6 +99,40 @@ describe('hot path: lazy decoding', function () {
     expect(flow.sent.out.map((s) => s.event.meta.copied)).to.deep.equal([true, true]);
   });
 
+  it('generic::batch keeps unread members unread: the offramp writes each member as the frame it came in as', async () => {
+    const counting = countingJson();
+    const flow = await startFlow(
+      [{ id: 'batch', type: 'generic::batch', config: { count: 3 } }],
+      [{ id: 'out', codec: 'test::counting-json' }],
+      'test::counting-json',
+      withCounting(counting),
+    );
+    const frames = feed(flow, ['{"a":1}', '[1,"x",null]', '"text"']);
+    await eventually(() => (flow.sent.out ?? []).length === 3, 5000, 'the three members at the sink');
+    expect(counting.counts).to.deep.equal({ decode: 0, roundTrips: 3 });
+    flow.sent.out.forEach((s, i) => expect(s.payload).to.equal(frames[i]));
+  });
+
+  it('a batch member read after batching is decoded then, and encoded afresh', async () => {
+    const counting = countingJson();
+    const flow = await startFlow(
+      [
+        { id: 'batch', type: 'generic::batch', config: { count: 2 } },
+        { id: 'read', type: 'test::reads-members' },
+      ],
+      [{ id: 'out', codec: 'test::counting-json' }],
+      'test::counting-json',
+      withCounting(counting),
+    );
+    const frames = feed(flow, ['{"a":1}', '{"b":2}']);
+    await eventually(() => (flow.sent.out ?? []).length === 2, 5000, 'both members at the sink');
+    expect(counting.counts.decode, 'each member decoded once, where it was read').to.equal(2);
+    flow.sent.out.forEach((s, i) => {
+      expect(s.payload.toString()).to.equal(frames[i].toString());
+      expect(s.payload, 'encoded afresh: the read value may have changed').to.not.equal(frames[i]);
+    });
+  });
+
   it('an onramp whose events are all read stops checking frames after one round and decodes them at once', async () => {
     const counting = countingJson();
     const flow = await startFlow([{ id: 'read', type: 'test::reads' }], [{ id: 'out', codec: 'json' }], 'test::counting-json', withCounting(counting));
@@ -100,6 +142,33 @@ describe('hot path: lazy decoding', function () {
     // one round of 256 checked frames, all of them read: the other 744 are decoded without a check
     expect(counting.counts).to.deep.equal({ decode: 1000, roundTrips: 256 });
     expect(flow.sent.out.map((s) => s.payload.toString())).to.deep.equal(texts);
+  });
+});
+
+describe('LazyMember (a batch member of an unread event)', () => {
+  const codec = json.create();
+  const make = (text: string) => new LazyEvent({ uid: 1, seq: 1 }, { m: 1 }, 5n, 'test://x', false, Buffer.from(text), codec, new LazyPolicy());
+
+  it('is a plain member to JSON.stringify, spread and Object.keys, in the same key order; reading decodes and forgets the frame', () => {
+    const member = batchMember(make('{"a":[1,2]}'));
+    expect(member).to.be.instanceOf(LazyMember);
+    const entry = { data: member };
+    expect(unreadMemberFrame(entry, 'json')!.toString()).to.equal('{"a":[1,2]}');
+    expect(unreadMemberFrame(entry, 'msgpack'), 'only to the codec that vouched for it').to.equal(undefined);
+    expect(Object.keys(member)).to.deep.equal(['value', 'meta', 'ingest_ns']);
+    expect(JSON.stringify(member, (_, v) => (typeof v === 'bigint' ? String(v) : v))).to.equal('{"value":{"a":[1,2]},"meta":{"m":1},"ingest_ns":"5"}');
+    expect(unreadMemberFrame(entry, 'json'), 'read by JSON.stringify: the frame is gone').to.equal(undefined);
+    expect({ ...member }).to.deep.equal({ value: { a: [1, 2] }, meta: { m: 1 }, ingest_ns: 5n });
+  });
+
+  it('a write to value replaces the data and forgets the frame; a read event makes a plain member', () => {
+    const member = batchMember(make('{"a":1}'));
+    member.value = 'new';
+    expect(unreadMemberFrame({ data: member }, 'json')).to.equal(undefined);
+    expect(member.value).to.equal('new');
+    const read = make('{"a":1}');
+    void read.data;
+    expect(batchMember(read)).to.not.be.instanceOf(LazyMember);
   });
 });
 

@@ -2,7 +2,7 @@ import { Observer, Subject, asyncScheduler, type SchedulerLike } from '../../cor
 import type { EddyEvent, EventId, Insight, Meta } from '../../core/event';
 import { maskUrlCredentials } from '../../core/redact';
 import { nowNs } from '../../core/clock';
-import { batchValues, trackedIds } from '../../core/event';
+import { batchValue, trackedIds } from '../../core/event';
 import { codecPicker } from './codecs';
 import type { Codec } from '../../codecs/codec';
 import { runProcessors, type FrameContext, type Postprocessor, type Preprocessor } from '../../processors/processor';
@@ -10,7 +10,8 @@ import type { ContraflowTarget } from '../../contraflow/contraflow';
 import type { OfframpContext, RampContext, Sink } from '../connector';
 import { RampCounters } from './ramp-metrics';
 import { TapHook } from '../../core/tap-hook';
-import { LazyEvent } from '../../core/lazy-event';
+import { LazyEvent, unreadMemberFrame } from '../../core/lazy-event';
+import { jsonByteLength } from '../../codecs/json/byte-length';
 import { RetryPolicy } from './retry';
 import { DeadLetters, type DeadLetterConfig, type DeliveryFailure } from './dead-letters';
 
@@ -36,7 +37,12 @@ export interface OfframpParts {
   readonly retry?: RetryPolicy;
   /** the artefact's `dead_letter` (dead-letters.ts); dead letters go out on `err` whenever it is linked */
   readonly deadLetter?: DeadLetterConfig;
+  /** the type's `ignoresPayloads`: with the json codec, events are measured for `bytes`, not encoded */
+  readonly ignoresPayloads?: boolean;
 }
+
+/** What a sink that ignores payloads is handed. */
+const NO_PAYLOADS: Buffer[] = [];
 
 /**
  * The shared offramp machinery: a subscriber to pipeline ports. It encodes
@@ -234,6 +240,11 @@ export class OfframpRuntime {
   private encode(event: EddyEvent): Buffer[] {
     const { postprocessors } = this.parts;
     const codec = this.codec(this.sink.codecFor?.(event));
+    if (this.parts.ignoresPayloads && codec.name === 'json') {
+      // the sink never reads payloads: count what the encoding would be, without writing it
+      this.counters.bytes += jsonSize(event, codec);
+      return NO_PAYLOADS;
+    }
     if (!event.isBatch) {
       // an event whose data nobody read leaves as the frame it came in as (lazy-event.ts)
       const payload = (event instanceof LazyEvent && event.untouchedFrame(codec)) || codec.encode(event.data);
@@ -242,8 +253,12 @@ export class OfframpRuntime {
     }
     const ctx: FrameContext = { ingestNs: event.ingestNs };
     const out: Buffer[] = [];
-    const values = batchValues(event.data);
-    for (const value of values) for (const frame of runProcessors(postprocessors, [codec.encode(value)], ctx)) out.push(frame);
+    for (const entry of batchEntries(event.data)) {
+      // a member whose value nobody read leaves as its frame too (generic::batch keeps it)
+      const payload = unreadMemberFrame(entry, codec.name) ?? codec.encode(batchValue(entry));
+      if (postprocessors.length === 0) out.push(payload);
+      else for (const frame of runProcessors(postprocessors, [payload], ctx)) out.push(frame);
+    }
     return out;
   }
 
@@ -350,4 +365,24 @@ export class OfframpRuntime {
       publishMeasurement: this.parts.publishMeasurement,
     };
   }
+}
+
+/**
+ * The bytes of an event as the json codec would encode it (a batch: each
+ * member), without encoding: an unread frame is its own length (the codec
+ * vouched that it round-trips), anything else is measured.
+ */
+function jsonSize(event: EddyEvent, codec: Codec): number {
+  if (!event.isBatch) {
+    const frame = event instanceof LazyEvent ? event.untouchedFrame(codec) : undefined;
+    return frame !== undefined ? frame.length : jsonByteLength(event.data);
+  }
+  let bytes = 0;
+  for (const entry of batchEntries(event.data)) bytes += unreadMemberFrame(entry, codec.name)?.length ?? jsonByteLength(batchValue(entry));
+  return bytes;
+}
+
+/** The entries of a batch's data (`batchValues` without reading the values). */
+function batchEntries(data: unknown): unknown[] {
+  return Array.isArray(data) ? data : [data];
 }

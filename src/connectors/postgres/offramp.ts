@@ -24,7 +24,8 @@ const configSchema = s.object(
       minimum: 1,
       maximum: 64,
       default: 4,
-      description: 'INSERTs in flight at most (connections in the pool); at this many the circuit breaker is triggered until half have finished',
+      description:
+        'INSERTs running at most (connections in the pool); as many more wait ready behind them, and at twice this many sent the circuit breaker is triggered until half have finished',
     }),
   },
   { required: ['host', 'user', 'dbname', 'table'] },
@@ -50,6 +51,11 @@ export const postgresOfframp: OfframpType<PostgresOfframpConfig> = {
   defaultCodec: 'json',
   placement: 'every-worker', // inserts in parallel (docs/workers.md)
   autoAck: true,
+  // a batch ready behind each running INSERT: a finishing connection takes the next one at once instead of
+  // idling while the sources, restored at half, make it (at `concurrency` the pool sat at 2 to 4 busy of 4)
+  maxInFlight: (config) => 2 * config.concurrency,
+  // rows are built from the values: the machinery measures the events for `bytes` instead of encoding them
+  ignoresPayloads: true,
   example: { host: '127.0.0.1', port: 5432, user: 'postgres', password: '', dbname: 'postgres', table: 'events' },
   configSchema,
   async create(config, ctx) {
@@ -59,8 +65,11 @@ export const postgresOfframp: OfframpType<PostgresOfframpConfig> = {
   },
 };
 
-/** One column of one row: the quoted column name and its parameter. */
-type Row = Map<string, Param>;
+/** One row: its quoted column names and, in the same order, their parameters. */
+interface Row {
+  columns: string[];
+  params: Param[];
+}
 
 class PostgresSink implements Sink {
   private readonly pool: Pg.Pool;
@@ -78,12 +87,14 @@ class PostgresSink implements Sink {
    */
   private running = 0;
   private readonly waiting: (() => void)[] = [];
+  private readonly statements: InsertStatements;
 
   constructor(
     private readonly config: PostgresOfframpConfig,
     private readonly ctx: OfframpContext,
   ) {
     this.table = quoteTable(config.table);
+    this.statements = new InsertStatements(this.table);
     this.target = describe(config);
     this.pool = new Pool({ ...clientConfig(config, ctx.url), max: config.concurrency, idleTimeoutMillis: 30_000 });
     // an idle pooled connection that dies is dropped by the pool; the next INSERT on a new one tells whether the server is gone
@@ -105,7 +116,7 @@ class PostgresSink implements Sink {
     if (this.down !== undefined) throw this.notConnected();
     const rows = (event.isBatch ? batchValues(event.data) : [event.data]).map((value, i) => toRow(value, event.isBatch ? i : undefined));
     if (rows.length === 0) return; // an empty batch: nothing to store
-    return this.run(insertStatements(this.table, rows));
+    return this.run(this.statements.insert(rows));
   }
 
   async close(): Promise<void> {
@@ -208,17 +219,42 @@ function quoteTable(table: string): string {
 }
 
 /**
- * The row of one event: its field records by quoted column. The column is
- * the record's `name` (the spec's field name in the table), or its key when
- * it has none.
+ * Values met again and again in a stream, computed once: the quoted column
+ * of a name and the canonical fieldType. Each holds at most 1,000 entries
+ * (emptied when full), so a stream of ever new names cannot grow it.
+ */
+class Memo {
+  private readonly map = new Map<string, string>();
+  constructor(private readonly compute: (key: string) => string) {}
+  get(key: string): string {
+    let value = this.map.get(key);
+    if (value === undefined) {
+      if (this.map.size >= 1000) this.map.clear();
+      value = this.compute(key); // throws before anything is stored for a name that cannot be quoted
+      this.map.set(key, value);
+    }
+    return value;
+  }
+}
+
+const quotedColumns = new Memo(quoteIdent);
+const canonicalTypes = new Memo(canonicalType);
+
+/**
+ * The row of one event: its field records as quoted columns and parameters.
+ * The column is the record's `name` (the spec's field name in the table), or
+ * its key when it has none.
  */
 function toRow(data: unknown, member: number | undefined): Row {
   const where = member === undefined ? 'the event' : `batch member ${member}`;
   if (data === null || typeof data !== 'object' || Array.isArray(data) || Buffer.isBuffer(data)) {
     throw new Error(`postgres offramp: ${where} must be an object of field records {column: {fieldType, name, value}}`);
   }
-  const row: Row = new Map();
-  for (const [key, record] of Object.entries(data as Record<string, unknown>)) {
+  const columns: string[] = [];
+  const params: Param[] = [];
+  const fields = data as Record<string, unknown>;
+  for (const key of Object.keys(fields)) {
+    const record = fields[key];
     if (record === null || typeof record !== 'object' || Array.isArray(record) || !('value' in record)) {
       throw new Error(`postgres offramp: ${where}, field ${JSON.stringify(key)}: a field record {fieldType, name, value} is needed`);
     }
@@ -227,48 +263,106 @@ function toRow(data: unknown, member: number | undefined): Row {
       throw new Error(`postgres offramp: ${where}, field ${JSON.stringify(key)}: fieldType must be a string`);
     if (name !== undefined && (typeof name !== 'string' || name === ''))
       throw new Error(`postgres offramp: ${where}, field ${JSON.stringify(key)}: name must be a non-empty string`);
-    const column = quoteIdent(name ?? key);
-    if (row.has(column)) throw new Error(`postgres offramp: ${where}: column ${column} is given twice`);
+    const column = quotedColumns.get(name ?? key);
+    // a handful of columns: a scan is cheaper than a set per row
+    if (columns.includes(column)) throw new Error(`postgres offramp: ${where}: column ${column} is given twice`);
     try {
-      row.set(column, toParam(canonicalType(fieldType ?? ''), value));
+      params.push(toParam(canonicalTypes.get(fieldType ?? ''), value));
     } catch (err) {
       throw new Error(`postgres offramp: ${where}, column ${column}: ${(err as Error).message}`);
     }
+    columns.push(column);
   }
-  if (row.size === 0) throw new Error(`postgres offramp: ${where} has no field records: nothing to insert`);
-  return row;
+  if (columns.length === 0) throw new Error(`postgres offramp: ${where} has no field records: nothing to insert`);
+  return { columns, params };
 }
 
 /**
- * INSERT statements for `rows`: one multi-row INSERT (several only when the
+ * INSERT statements for rows: one multi-row INSERT (several only when the
  * rows need more than 65535 parameters). The columns are the union of the
  * rows' columns in the order first seen; a row without one of them gets the
- * column's DEFAULT, as a one-row INSERT that leaves it out would.
+ * column's DEFAULT, as a one-row INSERT that leaves it out would. A stream
+ * of rows of the same columns makes the same text batch after batch: the
+ * texts are kept (at most 64, emptied when full) and only the parameters
+ * are built per batch.
  */
-function insertStatements(table: string, rows: Row[]): QueryConfig[] {
+class InsertStatements {
+  private readonly texts = new Map<string, string>();
+
+  constructor(private readonly table: string) {}
+
+  insert(rows: Row[]): QueryConfig[] {
+    const columns = sameColumns(rows) ?? unionOfColumns(rows);
+    const perStatement = Math.max(1, Math.floor(MAX_PARAMS / columns.length));
+    const statements: QueryConfig[] = [];
+    for (let from = 0; from < rows.length; from += perStatement) {
+      const part = rows.slice(from, from + perStatement);
+      statements.push(part.every((row) => row.columns === columns) ? this.uniform(columns, part) : mixed(this.table, columns, part));
+    }
+    return statements;
+  }
+
+  /** Rows that all have exactly `columns`: the text depends on the columns and the row count only. */
+  private uniform(columns: string[], rows: Row[]): QueryConfig {
+    const key = `${rows.length}:${columns.join(',')}`;
+    let text = this.texts.get(key);
+    if (text === undefined) {
+      if (this.texts.size >= 64) this.texts.clear();
+      text = insertText(
+        this.table,
+        columns,
+        rows.map((row) => row.columns.map(() => true)),
+      );
+      this.texts.set(key, text);
+    }
+    const values: Param[] = [];
+    for (const row of rows) for (const param of row.params) values.push(param);
+    return { text, values };
+  }
+}
+
+/** The columns of every row when they are all the same, in the same order; the first row's array then stands for all. */
+function sameColumns(rows: Row[]): string[] | undefined {
+  const first = rows[0].columns;
+  for (let r = 1; r < rows.length; r++) {
+    const columns = rows[r].columns;
+    if (columns.length !== first.length) return undefined;
+    for (let c = 0; c < first.length; c++) if (columns[c] !== first[c]) return undefined;
+    rows[r].columns = first; // the same list: `uniform` then tells by identity
+  }
+  return first;
+}
+
+function unionOfColumns(rows: Row[]): string[] {
   const columns: string[] = [];
   const seen = new Set<string>();
   for (const row of rows) {
-    for (const column of row.keys()) {
+    for (const column of row.columns) {
       if (seen.has(column)) continue;
       seen.add(column);
       columns.push(column);
     }
   }
-  const perStatement = Math.max(1, Math.floor(MAX_PARAMS / columns.length));
-  const statements: QueryConfig[] = [];
-  for (let from = 0; from < rows.length; from += perStatement) {
-    const values: Param[] = [];
-    const tuples: string[] = [];
-    for (const row of rows.slice(from, from + perStatement)) {
-      const cells = columns.map((column) => {
-        if (!row.has(column)) return 'DEFAULT';
-        values.push(row.get(column)!);
-        return `$${values.length}`;
-      });
-      tuples.push(`(${cells.join(', ')})`);
-    }
-    statements.push({ text: `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${tuples.join(', ')}`, values });
-  }
-  return statements;
+  return columns;
+}
+
+/** Rows of differing columns: each row's missing columns get DEFAULT. */
+function mixed(table: string, columns: string[], rows: Row[]): QueryConfig {
+  const values: Param[] = [];
+  const present = rows.map((row) =>
+    columns.map((column) => {
+      const i = row.columns.indexOf(column);
+      if (i < 0) return false;
+      values.push(row.params[i]);
+      return true;
+    }),
+  );
+  return { text: insertText(table, columns, present), values };
+}
+
+/** `INSERT INTO table (columns) VALUES ($1, DEFAULT, …), …`: a parameter where `present[row][column]`, numbered in order. */
+function insertText(table: string, columns: string[], present: boolean[][]): string {
+  let n = 0;
+  const tuples = present.map((row) => `(${row.map((has) => (has ? `$${++n}` : 'DEFAULT')).join(', ')})`);
+  return `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${tuples.join(', ')}`;
 }

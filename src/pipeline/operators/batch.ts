@@ -2,6 +2,7 @@ import { Observable, Subscription, type OperatorFunction, type SchedulerLike } f
 import type { EddyEvent, EventId } from '../../core/event';
 import type { OperatorType } from '../operator';
 import { idMinter, memberContraflow } from './support';
+import { batchMember } from '../../core/lazy-event';
 import { s } from '../../schema/typed';
 import type { Input } from '../../schema/typed';
 
@@ -26,7 +27,8 @@ export interface BatchEntry {
 /** Builds the batch event: fresh id, every member id tracked, first member's ingest time. */
 export function batchEvent(members: readonly EddyEvent[], id: EventId): EddyEvent {
   const first = members[0];
-  const data: BatchEntry[] = members.map((m) => ({ data: { value: m.data, meta: m.meta, ingest_ns: m.ingestNs } }));
+  // a member whose data is unread stays unread (and its frame with it) until something reads its value
+  const data: BatchEntry[] = members.map((m) => ({ data: batchMember(m) }));
   return {
     id,
     data,

@@ -13,6 +13,8 @@ import { requireService, type ServiceAddress } from '../../helpers/services';
 /** A test source: the test pushes each event's data and meta; the acks and fails that come back are kept (by event seq). */
 export interface Feed {
   push(value: unknown, meta?: Meta): void;
+  /** an event as the bytes of a frame, for the onramp's codec (json) to decode (or to leave unread) */
+  pushText(text: string, meta?: Meta): void;
   acks: number[];
   fails: number[];
 }
@@ -84,6 +86,7 @@ export async function startElasticFlow(spec: ElasticFlowSpec): Promise<ElasticFl
     runtime,
     feed: {
       push: (value, meta) => frames.next({ stream: 0, value, meta, originUri: 'svc-feed://test' }),
+      pushText: (text, meta) => frames.next({ stream: 0, data: Buffer.from(text, 'utf8'), meta, originUri: 'svc-feed://test' }),
       acks: feed.acks,
       fails: feed.fails,
     },

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { eventually } from '../../helpers/runtime';
 import type { EddyEvent } from '../../../src/core/event';
+import { LazyEvent, unreadMemberFrame } from '../../../src/core/lazy-event';
 import { documentsIn, freePort, range, sorted, startElasticFlow, useElastic, type ElasticFlow } from './helpers';
 
 describe('elastic offramp against a real Elasticsearch', function () {
@@ -42,6 +43,40 @@ describe('elastic offramp against a real Elasticsearch', function () {
     expect(inB.map((d) => d._id)).to.include('44');
     const counters = flow.runtime.offramp('/offramp/dst/main')!.counters;
     expect({ in: counters.in, out: counters.out, error: counters.error }, 'one event, one bulk').to.deep.equal({ in: 1, out: 1, error: 0 });
+  });
+
+  it("events that came as json frames, batched, are sent as the frames' bytes: never decoded on the way, stored exactly as they came", async () => {
+    const idx = elastic.index('frames');
+    flow = await startElasticFlow({ offramp: { config: { nodes: elastic.nodes() } }, nodes: [{ id: 'batch', type: 'generic::batch', config: { count: 3 } }] });
+    const seen: EddyEvent[] = [];
+    flow.runtime.offramp('/offramp/dst/main')!.inTap.listener = (event) => seen.push(event);
+    const texts = ['{"n":1,"big":1234567890123456789}', '{"n":2,"text":"é \\"q\\" \\u0001"}', '{"n":3,"nested":{"a":[1.5,2.5,null]}}'];
+    texts.forEach((text, i) => flow!.feed.pushText(text, { index: idx, doc_id: `f${i + 1}` }));
+    await eventually(() => flow!.feed.acks.length + flow!.feed.fails.length === 3, 20_000, 'the 3 members settled');
+    expect(flow.feed.fails).to.deep.equal([]);
+    // the batch reached the offramp and left it with every member still its frame: nothing decoded it
+    expect(seen).to.have.length(1);
+    expect((seen[0].data as unknown[]).map((entry) => unreadMemberFrame(entry, 'json')?.toString())).to.deep.equal(texts);
+    for (const [i, text] of texts.entries()) {
+      const stored = await (await fetch(`http://${elastic.es.host}:${elastic.es.port}/${idx}/_source/f${i + 1}`)).text();
+      expect(stored).to.equal(text);
+    }
+    expect(flow.runtime.offramp('/offramp/dst/main')!.counters.bytes).to.equal(texts.reduce((n, t) => n + Buffer.byteLength(t), 0));
+  });
+
+  it('an unread frame that is not a record is failed without a request, without decoding it; a record frame passes', async () => {
+    const idx = elastic.index('frame-kinds');
+    flow = await startElasticFlow({ offramp: { config: { nodes: elastic.nodes() } } });
+    const seen: EddyEvent[] = [];
+    flow.runtime.offramp('/offramp/dst/main')!.inTap.listener = (event) => seen.push(event);
+    flow.feed.pushText('[1,2]', { index: idx });
+    flow.feed.pushText('"text"', { index: idx });
+    flow.feed.pushText('{"ok":1}', { index: idx, doc_id: 'ok' });
+    await eventually(() => flow!.feed.acks.length + flow!.feed.fails.length === 3, 20_000, 'three outcomes');
+    expect(flow.feed.fails).to.deep.equal([1, 2]);
+    expect(flow.feed.acks).to.deep.equal([3]);
+    expect((await documentsIn(elastic.client, idx)).map((d) => d._id)).to.deep.equal(['ok']);
+    expect(seen.map((event) => event instanceof LazyEvent && event.unread)).to.deep.equal([true, true, true]);
   });
 
   it('an event without $index is failed and nothing of it is sent; the next event still passes', async () => {

@@ -8,6 +8,10 @@ import { Runtime } from '../../../src/runtime/runtime';
 import { eventually } from '../../helpers/runtime';
 import { requireService, type ServiceAddress } from '../../helpers/services';
 import { probeOnramp, registriesWith, type ProbeLog } from '../../integration/delivery/helpers';
+import { Subject } from 'rxjs';
+import type { Frame } from '../../../src/connectors/connector';
+import { Registries } from '../../../src/runtime/registries';
+import { feedOnramp } from '../../helpers/feed-onramp';
 import { passthrough } from '../net-helpers';
 import { batch, connection, directSink, event, failure, field, sql, tcpProxy, uniqueName, type DirectSink, type Proxy } from './helpers';
 
@@ -198,6 +202,53 @@ describe('postgres offramp (real server)', function () {
       expect(l.error).to.include({ type: 'send', attempt: 1 });
       expect(l.error.message).to.match(/duplicate key value violates unique constraint/);
     }
+  });
+
+  /** feed onramp (json) -> `nodes` -> postgres offramp `db`; the frames pushed are the events. */
+  async function feedFlow(nodes: { id: string; type: string; config?: Record<string, unknown> }[]): Promise<{ frames: Subject<Frame>; acks: number[] }> {
+    const frames = new Subject<Frame>();
+    const acks: number[] = [];
+    const registries = Registries.withBuiltins();
+    registries.onramps.register('feed', feedOnramp(frames, { ack: (id) => acks.push(id.seq), fail: () => undefined }));
+    runtime = new Runtime({ registries, logger: createLogger('silent') });
+    await runtime.start();
+    runtime.publish('onramp', { id: 'src', type: 'feed', config: {} });
+    const links: Record<string, string[]> = { in: [nodes[0].id] };
+    nodes.forEach((n, i) => (links[n.id] = [nodes[i + 1]?.id ?? 'out']));
+    runtime.publish('pipeline', { id: 'p', interface: { inputs: ['in'], outputs: ['out'] }, nodes, links });
+    runtime.publish('offramp', { id: 'db', type: 'postgres', config: { ...connection(pg), table } });
+    runtime.publish('binding', {
+      id: 'flow',
+      links: { '/onramp/src/{instance}/out': ['/pipeline/p/{instance}/in'], '/pipeline/p/{instance}/out': ['/offramp/db/{instance}/in'] },
+    });
+    await runtime.activate('binding', 'flow', 'main');
+    return { frames, acks };
+  }
+
+  // the same row three ways: compact JSON (an unread frame), pretty-printed (decoded: the codec cannot vouch for it), and a value
+  const record = (id: number) => ({ id: field('INT4', 'id', id), label: field('TEXT', 'Label', `é "${id}"`) });
+  const compact = (id: number) => JSON.stringify(record(id));
+  const asFrames = (): Frame[] => [
+    { stream: 0, data: Buffer.from(compact(1)), originUri: 'svc-feed://test' },
+    { stream: 0, data: Buffer.from(JSON.stringify(record(2), null, 2)), originUri: 'svc-feed://test' },
+    { stream: 0, value: record(3), originUri: 'svc-feed://test' },
+  ];
+  const jsonBytes = Buffer.byteLength(compact(1)) + Buffer.byteLength(compact(2)) + Buffer.byteLength(compact(3));
+
+  it('counts `bytes` as the size of each event as compact JSON (not the SQL, not the frame as it came)', async () => {
+    const flow = await feedFlow([{ id: 'pass', type: 'passthrough' }]);
+    for (const frame of asFrames()) flow.frames.next(frame);
+    await eventually(() => flow.acks.length === 3, 20_000, 'three inserts');
+    expect((await rows()).map((r) => r.label)).to.deep.equal(['é "1"', 'é "2"', 'é "3"']);
+    expect(runtime!.offramp('/offramp/db/main')!.counters.bytes).to.equal(jsonBytes);
+  });
+
+  it('counts `bytes` of a batch as the sum of its members as compact JSON', async () => {
+    const flow = await feedFlow([{ id: 'batch', type: 'generic::batch', config: { count: 3 } }]);
+    for (const frame of asFrames()) flow.frames.next(frame);
+    await eventually(async () => (await rows()).length === 3, 20_000, 'one batch of three rows');
+    expect(await statements(), 'one INSERT for the batch').to.equal(1);
+    expect(runtime!.offramp('/offramp/db/main')!.counters.bytes).to.equal(jsonBytes);
   });
 
   it('a lost connection triggers the breaker, sends fail back while it is down, and it restores and inserts again once the server is back', async () => {
