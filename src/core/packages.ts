@@ -16,7 +16,7 @@ import { EddyError } from './errors';
  * when an artefact first names it).
  */
 export const OPTIONAL_PACKAGES = {
-  '@elastic/elasticsearch': '~8.15.3',
+  '@elastic/elasticsearch': '~8.19.1',
   '@google-cloud/pubsub': '^5.3.1',
   '@grpc/grpc-js': '^1.14.7',
   '@napi-rs/lzma': '^1.4.5',

@@ -31,14 +31,15 @@ function validInputs(name: string): Buffer[] {
     case 'xz2':
     case 'snappy':
     case 'lz4':
+    case 'zstd':
     case 'ingest-ns':
     case 'length-prefixed':
     case 'textual-length-prefix':
       return through(name);
     case 'decompress':
-      // zstd has no compressor in eddy: the fixture written by the zstd CLI, and every format's bare magic
+      // every format as eddy writes it, the zstd CLI's own output, and every format's bare magic
       return [
-        ...['gzip', 'zlib', 'xz2', 'snappy', 'lz4'].flatMap((format) => through(format)),
+        ...['gzip', 'zlib', 'xz2', 'snappy', 'lz4', 'zstd'].flatMap((format) => through(format)),
         fixture('compression', 'sample.txt.zst'),
         ...detectableFormats.flatMap((format) => format.magic.map((magic) => Buffer.from(magic))),
       ];

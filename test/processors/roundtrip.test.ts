@@ -26,11 +26,13 @@ const packetPairs: { post: string; pre: string }[] = [
   { post: 'xz2', pre: 'xz2' },
   { post: 'snappy', pre: 'snappy' },
   { post: 'lz4', pre: 'lz4' },
+  { post: 'zstd', pre: 'zstd' },
   { post: 'gzip', pre: 'decompress' },
   { post: 'zlib', pre: 'decompress' },
   { post: 'xz2', pre: 'decompress' },
   { post: 'snappy', pre: 'decompress' },
   { post: 'lz4', pre: 'decompress' },
+  { post: 'zstd', pre: 'decompress' },
   { post: 'ingest-ns', pre: 'ingest-ns' },
   { post: 'gelf-chunking', pre: 'gelf-chunking' },
 ];
@@ -108,6 +110,7 @@ describe('postprocess then preprocess gives the original frames', () => {
       'textual-length-prefix',
       'xz2',
       'zlib',
+      'zstd',
     ]);
     expect(builtinPostprocessors.map((p) => p.name).sort()).to.deep.equal([
       'base64',
@@ -121,6 +124,7 @@ describe('postprocess then preprocess gives the original frames', () => {
       'textual-length-prefix',
       'xz2',
       'zlib',
+      'zstd',
     ]);
   });
 });

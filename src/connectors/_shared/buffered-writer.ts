@@ -107,12 +107,7 @@ export class BufferedWriter {
 }
 
 function newFlush(): Flush {
-  let resolve!: () => void;
-  let reject!: (err: Error) => void;
-  const done = new Promise<void>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
+  const { promise: done, resolve, reject } = Promise.withResolvers<void>();
   // marked as handled: a flush nobody waits for (a closing writer's) must not crash the process when it fails
   done.catch(() => undefined);
   return { done, resolve, reject };

@@ -69,7 +69,9 @@ export function walNode(config: WalConfig, ctx: OperatorContext, storage: WalSto
 
 class WriteAheadLog implements WalNode {
   readonly ports = ['err'];
-  readonly loaded: Promise<void>;
+  /** settled by `load`: when the stored log is restored, or failed to load */
+  private readonly loading = Promise.withResolvers<void>();
+  readonly loaded = this.loading.promise;
   private readonly from: string;
   private readonly readCount: number;
   /** the stored events not acked yet, by seq, ascending: loaded in order, appended in order */
@@ -94,7 +96,6 @@ class WriteAheadLog implements WalNode {
   private pumpTask: Subscription | undefined;
   /** wakes `stop` once writes are done */
   private idle: (() => void) | undefined;
-  private settleLoad!: () => void;
 
   constructor(
     private readonly config: WalConfig,
@@ -103,7 +104,6 @@ class WriteAheadLog implements WalNode {
   ) {
     this.from = nodeUrl(ctx);
     this.readCount = Math.max(1, config.read_count);
-    this.loaded = new Promise<void>((resolve) => (this.settleLoad = resolve));
   }
 
   apply(input: Observable<EddyEvent>): Observable<PortEvent> {
@@ -176,7 +176,7 @@ class WriteAheadLog implements WalNode {
       this.storage.load(),
       (snapshot) => this.restore(snapshot),
       (err) => {
-        this.settleLoad();
+        this.loading.resolve();
         this.fail(err);
       },
     );
@@ -194,7 +194,7 @@ class WriteAheadLog implements WalNode {
     this.checkFull();
     this.pump(); // replay what was not acked before the restart
     this.write();
-    this.settleLoad();
+    this.loading.resolve();
   }
 
   private keep(seq: number, event: EddyEvent, text: string): void {

@@ -1,9 +1,7 @@
 import type * as Lzma from '@napi-rs/lzma';
 import type * as Lz4 from 'lz4-napi';
 import { checkInstalled, lazyPackage, type OptionalPackage } from '../../core/packages';
-import { decompress as decompressZstdFrames } from 'fzstd';
 import * as zlib from 'node:zlib';
-import { checkZstdFrames } from './zstd-frames';
 import { compressSnappyFramed, decompressSnappyFramed, SNAPPY_STREAM_IDENTIFIER } from './snappy-framed';
 
 /**
@@ -28,8 +26,6 @@ export function checkFormatInstalled(format: CompressionFormat, processor: strin
 
 const lzma = lazyPackage<typeof Lzma>('@napi-rs/lzma', 'xz compression');
 const lz4Frames = lazyPackage<typeof Lz4>('lz4-napi', 'lz4 compression');
-
-const view = (data: Uint8Array) => Buffer.from(data.buffer, data.byteOffset, data.byteLength);
 
 export const gzip: CompressionFormat = {
   name: 'gzip',
@@ -77,17 +73,38 @@ export const lz4: CompressionFormat = {
 };
 
 /**
- * zstd: decompression only (Node 20's zlib has no zstd; fzstd is a pure-JS
- * decoder). The frame headers are checked first (`zstd-frames.ts`), since
- * fzstd trusts the sizes they declare.
+ * The largest window a zstd frame may need, 128 MiB: libzstd's own default
+ * (ZSTD_WINDOWLOG_LIMIT_DEFAULT = 27), set here so that it does not move
+ * with the libzstd a Node release bundles. A frame written with a larger
+ * window (`zstd --long=28` and up) is refused rather than decoded.
+ */
+export const ZSTD_MAX_WINDOW_LOG = 27;
+
+const ZSTD_DECOMPRESS_OPTIONS: zlib.ZstdOptions = { params: { [zlib.constants.ZSTD_d_windowLogMax]: ZSTD_MAX_WINDOW_LOG } };
+
+/**
+ * zstd through Node's zlib (libzstd). libzstd checks what eddy used to check
+ * by hand when it decoded with fzstd, which allocated its output from the
+ * content size a frame header declares: a frame declaring more content than
+ * its blocks hold is "Data corruption detected", and the output grows with
+ * what the blocks decode to, never from a declared size. Like gzip and
+ * zlib, the output is otherwise bounded only by Node's largest Buffer.
  */
 export const zstd: CompressionFormat = {
   name: 'zstd',
   magic: [[0x28, 0xb5, 0x2f, 0xfd]],
   decompress: (data) => {
-    checkZstdFrames(data);
-    return view(decompressZstdFrames(data));
+    try {
+      return zlib.zstdDecompressSync(data, ZSTD_DECOMPRESS_OPTIONS);
+    } catch (error) {
+      // libzstd's own words ("Frame requires too much memory for decoding") do not say which limit, or that it is ours
+      if ((error as NodeJS.ErrnoException).code === 'ZSTD_error_frameParameter_windowTooLarge') {
+        throw new Error(`a frame needs a window larger than ${2 ** ZSTD_MAX_WINDOW_LOG} bytes, the most eddy decodes with (libzstd's default limit)`);
+      }
+      throw error;
+    }
   },
+  compress: (data) => zlib.zstdCompressSync(data),
 };
 
 /** The formats `decompress` recognises, in the order their magic is tried. */
