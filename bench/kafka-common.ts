@@ -215,7 +215,7 @@ export interface NodeChild {
 export function spawnNode(args: string[], env: NodeJS.ProcessEnv = process.env): NodeChild {
   const child = spawn(process.execPath, args, { cwd: REPO, env, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
   const exited = new Promise<number | null>((r) => child.once('close', (code) => r(code)));
   return { child, out: () => out, exited };
 }
