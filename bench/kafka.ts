@@ -110,8 +110,8 @@ async function drain(
   side: Running,
 ): Promise<{ events: number; seconds: number; cpu?: number }> {
   const cpu = () => side.children.reduce((sum, c) => sum + (cpuSeconds(c.pid) ?? NaN), 0);
-  // bounded: ten times what the target rate needs, and at least 5 minutes
-  const deadline = Date.now() + Math.max(300_000, (total / TARGET_RATE) * 10_000);
+  // bounded: 1/25 of the target rate, and at least 10 minutes (the window row commits a window's events at a time)
+  const deadline = Date.now() + Math.max(600_000, (total / TARGET_RATE) * 25_000);
   let start: { t: number; cpu: number } | undefined;
   for (;;) {
     if (side.children.some((c) => c.exitCode !== null)) throw new Error(`${group}: a process of the side exited`);
