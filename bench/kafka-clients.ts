@@ -314,7 +314,8 @@ abstract class Relay {
           // commit them again (with whatever was acknowledged meanwhile); say why, once
           this.window.retry(offsets);
           this.again = true;
-          if (this.stats.commit_failures++ === 0) process.stderr.write(`relay: a commit failed: ${err.message}${err.cause instanceof Error ? ` (${err.cause.message})` : ''}\n`);
+          if (this.stats.commit_failures++ === 0)
+            process.stderr.write(`relay: a commit failed: ${err.message}${err.cause instanceof Error ? ` (${err.cause.message})` : ''}\n`);
         },
       )
       .finally(() => {
