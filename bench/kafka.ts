@@ -1,357 +1,342 @@
 /**
- * Kafka relay: kafka onramp -> system::passthrough -> kafka offramp, beside
- * a raw kafkajs loop doing the same unavoidable work, on the same broker in
- * the same run.
+ * The kafka rows: eddy's kafka -> passthrough -> kafka and kafka ->
+ * window::aggregate -> kafka flows, beside the best hand relay measured
+ * (bench/kafka-clients.ts's @platformatic/kafka relay, here with JSON.parse
+ * and JSON.stringify per message), on the same broker in the same run,
+ * the relay measured before and after eddy.
  *
  *   scripts/services start kafka && npx tsc -p . && node dist/bench/kafka.js
+ *   node dist/bench/run.js kafka kafka-window     # the same, as rows of the runner
  *
- * - Input: one topic with BENCH_KAFKA_PARTITIONS (4) partitions, filled
- *   once with BENCH_KAFKA_EVENTS (50,000) JSON lines (bench/data/tcp-lines.json
- *   in a loop, ~630 bytes each). Every side reads all of it in a consumer
- *   group of its own, from the beginning, and writes each event to an output
- *   topic of its own (same partition count).
- * - raw: a child process with a kafkajs consumer whose `eachBatch` parses and
- *   re-serialises each value (JSON.parse, JSON.stringify) and produces the
- *   batch as one request, awaited; offsets are committed after each batch,
- *   so after the write (at least once, like eddy's commit on ack).
- * - eddy: `node bin/eddy server run -f <tmp.yaml> --no-api`, the kafka
- *   onramp with `enable.auto.commit: false` (commit on ack; BENCH_KAFKA_COMMIT=auto
- *   for the default) -> passthrough -> the kafka offramp; then two eddy
- *   processes with that config in one group, sharing the partitions
- *   (BENCH_KAFKA_PROCESSES, default "1,2"; "1" leaves the second out).
- * - Throughput: this process polls the output topic's end offsets every
- *   50 ms and divides the events between 10 % and 90 % of the total by the
- *   time between them (start-up and group join are outside the window).
- *   The CPU time the side's process(es) used in that window comes from /proc.
- * - Latency: then, with the side still running, BENCH_KAFKA_RATE (2,000)
- *   events/s for BENCH_KAFKA_PACED_SECS (3) s are produced into a second
- *   input topic the side also reads, each carrying the time it was sent; a
- *   consumer here reads the output and takes arrival minus sent: p50, p99
- *   (both ends in this process, one clock).
- * - Peak RSS: VmHWM of the eddy process (the raw child reports its own).
+ * - Input: one fresh topic of BENCH_KAFKA_PARTITIONS (4) partitions, filled
+ *   once with BENCH_KAFKA_EVENTS JSON messages of ~100 bytes (default
+ *   250,000 x BENCH_SECS, BENCH_SECS 10: ten seconds of eddy at the 250k
+ *   events/s the flow is asked to reach). Every side reads all of it in a
+ *   consumer group of its own from the start, with commit on ack, and
+ *   writes to a fresh output topic (deleted once measured).
+ * - Sides, in this order: raw (the relay), eddy's flows in
+ *   BENCH_KAFKA_FLOWS order (default "passthrough,window"; give
+ *   "window,passthrough" to alternate), raw again. The faster raw run is
+ *   the baseline of both eddy rows.
+ * - events/s: this process polls the side's group every 50 ms, from the
+ *   moment it is stable with all the input's partitions assigned (start-up
+ *   and the join are outside) to the commit covering the whole input
+ *   (commit on ack: a commit follows the output's acknowledgement).
+ *   CPU-s per million: the CPU time of the side's process over the same
+ *   span, from /proc.
+ * - Latency (raw and passthrough): the side keeps running; at half the
+ *   events/s it reached (BENCH_KAFKA_RATE overrides) messages are produced
+ *   for BENCH_KAFKA_PACED_SECS (5) into a second input topic the side also
+ *   reads, each carrying the time it was sent; a consumer here reads the
+ *   output and takes arrival minus sent: p50, p99 (one clock). The window
+ *   row has no such latency (its output is per key and second).
+ * - Soak (eddy's passthrough): the paced run goes on for
+ *   BENCH_KAFKA_SOAK_SECS (60; 0 skips it) more; the eddy process's RSS is
+ *   read every second: min, max, last. Peak RSS (VmHWM) of every side at
+ *   its end.
  *
- * Prints a table; `main()` returns { eddy, raw, ratio, cpu_ratio,
- * load_average } like bench/tcp-ingest.ts. BENCH_JSON writes it to a file.
- * The broker: EDDY_KAFKA_HOST / EDDY_KAFKA_PORT (default 127.0.0.1:9092).
+ * Prints a table (with the load average at each side); `main()` returns
+ * the rows for bench/run.ts. BENCH_JSON writes them to a file. The broker:
+ * EDDY_KAFKA_HOST / EDDY_KAFKA_PORT (default 127.0.0.1:9092). Topics and
+ * groups are `kbench-<pid>-<time>-...`, deleted at the end.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Kafka, Partitioners, logLevel, type Admin, type Consumer, type Producer } from 'kafkajs';
+import { Consumer, Producer, type Message } from '@platformatic/kafka';
 import { cpuSeconds } from './child';
-import { REPO, envNumber } from './data';
+import { envNumber } from './data';
+import { startRelay, eddyKafkaClient } from './kafka-clients';
+import { KafkaBench, brokerAddress, message, nowMs, peakRssBytes, rssBytes, sleep, startEddy, type Flow, type Running } from './kafka-common';
 
-const LINES_FILE = join(REPO, 'bench', 'data', 'tcp-lines.json');
+/** The events/s eddy's kafka flow is asked to reach (issue 34): the input is sized for ten seconds of it. */
+const TARGET_RATE = 250_000;
 
 export interface SideResult {
+  /** raw (before), eddy passthrough, eddy window, raw (after) */
+  side: string;
   events: number;
   seconds: number;
   events_per_second: number;
-  /** CPU seconds (user + system) its process(es) used in the measured window */
-  cpu_seconds?: number;
-  p50_ns?: number;
-  p99_ns?: number;
+  cpu_s_per_million?: number;
+  /** messages in the output when the input was all committed (passthrough: = events) */
+  output: number;
+  /** the paced run: offered and reached events/s, and latency over its first BENCH_KAFKA_PACED_SECS */
+  paced?: { rate: number; reached: number; samples: number; p50_ms: number; p99_ms: number };
+  /** RSS of the side's process over the soak, sampled every second */
+  soak?: { seconds: number; min_bytes: number; max_bytes: number; last_bytes: number };
   peak_rss_bytes?: number;
+  load_average: number;
+}
+
+export interface FlowResult {
+  eddy: SideResult;
+  /** eddy events/s over the faster raw run's */
+  ratio: number;
+  /** eddy's events per CPU-second over the raw run's (the better one) */
+  cpu_ratio?: number;
 }
 
 export interface KafkaBenchResult {
   events: number;
   partitions: number;
-  commit: 'ack' | 'auto';
-  eddy: SideResult;
-  raw: SideResult;
-  /** two eddy processes in one group, when BENCH_KAFKA_PROCESSES names 2 */
-  eddy_2?: SideResult;
-  /** eddy events/s over raw events/s */
-  ratio: number;
-  /** eddy events per CPU-second over raw events per CPU-second */
-  cpu_ratio?: number;
+  eddy_client: string;
+  raw: SideResult[];
+  passthrough?: FlowResult;
+  window?: FlowResult;
   load_average: number;
 }
 
-const now = () => performance.timeOrigin + performance.now();
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-// ---------------------------------------------------------------- raw loop (child process)
-
-async function rawLoop(broker: string, group: string, topics: string[], output: string): Promise<void> {
-  const kafka = new Kafka({ brokers: [broker], clientId: 'bench-raw', logLevel: logLevel.NOTHING });
-  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
-  const consumer = kafka.consumer({ groupId: group, maxWaitTimeInMs: 100 });
-  await producer.connect();
-  await consumer.connect();
-  await consumer.subscribe({ topics, fromBeginning: true });
-  await consumer.run({
-    eachBatch: async ({ batch }) => {
-      const messages = batch.messages.map((m) => ({ value: Buffer.from(JSON.stringify(JSON.parse(m.value!.toString('utf8'))), 'utf8') }));
-      await producer.send({ topic: output, messages });
-    },
-  });
-  // runs until the parent says stop (SIGTERM), then reports its peak RSS
-  await new Promise<void>((resolve) => process.once('SIGTERM', () => resolve()));
-  await consumer.disconnect();
-  await producer.disconnect();
-  process.stdout.write(JSON.stringify({ peak_rss_bytes: process.resourceUsage().maxRSS * 1024 }) + '\n');
+interface Settings {
+  total: number;
+  partitions: number;
+  pacedSecs: number;
+  soakSecs: number;
+  rate?: number;
 }
 
-// ---------------------------------------------------------------- the parent
-
-export interface Running {
-  children: ChildProcess[];
-  stop(): Promise<{ peakRss?: number }>;
-}
-
-function spawnNode(args: string[]): { child: ChildProcess; out: () => string; exited: Promise<void> } {
-  const child = spawn(process.execPath, args, {
-    cwd: REPO,
-    env: { ...process.env, EDDY_LOG: process.env.EDDY_LOG ?? 'warn' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let out = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-  const exited = new Promise<void>((r) => child.once('close', () => r()));
-  return { child, out: () => out, exited };
-}
-
-function vmHwm(pid: number | undefined): number | undefined {
-  try {
-    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) * 1024 : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function startRaw(broker: string, group: string, topics: string[], output: string): Running {
-  const p = spawnNode([__filename, 'raw', broker, group, output, ...topics]);
-  return {
-    children: [p.child],
-    async stop() {
-      p.child.kill('SIGTERM');
-      await p.exited;
-      const line = p
-        .out()
-        .split('\n')
-        .find((l) => l.startsWith('{'));
-      return { peakRss: line ? (JSON.parse(line) as { peak_rss_bytes: number }).peak_rss_bytes : undefined };
-    },
-  };
-}
-
-function eddyConfig(broker: string, group: string, topics: string[], output: string, commit: 'ack' | 'auto'): string {
-  return `onramp:
-  - id: in
-    type: kafka
-    config:
-      group_id: ${group}
-      topics: [${topics.join(', ')}]
-      brokers: ["${broker}"]
-      rdkafka_options: { enable.auto.commit: "${commit === 'auto'}", auto.offset.reset: earliest }
-offramp:
-  - id: out
-    type: kafka
-    config: { topic: ${output}, brokers: ["${broker}"] }
-binding:
-  - id: relay
-    links:
-      "/onramp/in/{instance}/out": ["/pipeline/system::passthrough/{instance}/in"]
-      "/pipeline/system::passthrough/{instance}/out": ["/offramp/out/{instance}/in"]
-mapping:
-  /binding/relay/main: { instance: main }
-`;
-}
-
-export function startEddy(dir: string, processes: number, broker: string, group: string, topics: string[], output: string, commit: 'ack' | 'auto'): Running {
-  const file = join(dir, `${group}.yaml`);
-  writeFileSync(file, eddyConfig(broker, group, topics, output, commit));
-  const ps = Array.from({ length: processes }, () => spawnNode([join(REPO, 'bin', 'eddy'), 'server', 'run', '-f', file, '--no-api']));
-  return {
-    children: ps.map((p) => p.child),
-    async stop() {
-      const peaks = ps.map((p) => vmHwm(p.child.pid) ?? 0);
-      for (const p of ps) p.child.kill('SIGTERM');
-      await Promise.all(ps.map((p) => p.exited));
-      return { peakRss: Math.max(...peaks) || undefined };
-    },
-  };
-}
-
-export async function endOffsets(admin: Admin, topic: string): Promise<number> {
-  const offsets = await admin.fetchTopicOffsets(topic);
-  return offsets.reduce((sum, p) => sum + Number(p.high), 0);
-}
-
-/** Polls the output until `total` events are there; events/s between 10 % and 90 % of them, and the CPU the side used meanwhile. */
-async function drain(admin: Admin, output: string, total: number, side: Running, timeoutMs: number): Promise<SideResult> {
-  const deadline = Date.now() + timeoutMs;
+/**
+ * From the moment the side's group is stable with every input partition
+ * assigned (its fetches start then) to the poll that sees its commits
+ * cover `total`: events/s, and the CPU its processes used meanwhile. Not
+ * from the first commit: a side may commit its first offsets late, and
+ * commits the output drives (the window row) come a window late.
+ */
+async function drain(
+  bench: KafkaBench,
+  group: string,
+  input: string,
+  total: number,
+  side: Running,
+): Promise<{ events: number; seconds: number; cpu?: number }> {
   const cpu = () => side.children.reduce((sum, c) => sum + (cpuSeconds(c.pid) ?? NaN), 0);
-  let start: { t: number; n: number; cpu: number } | undefined;
-  let end: { t: number; n: number; cpu: number } | undefined;
+  // bounded: 1/25 of the target rate, and at least 10 minutes (the window row commits a window's events at a time)
+  const deadline = Date.now() + Math.max(600_000, (total / TARGET_RATE) * 25_000);
+  let start: { t: number; cpu: number } | undefined;
   for (;;) {
-    const n = await endOffsets(admin, output);
-    const t = performance.now();
-    if (!start && n >= total * 0.1) start = { t, n, cpu: cpu() };
-    if (start && !end && n >= total * 0.9) end = { t, n, cpu: cpu() };
-    if (n >= total) break;
-    if (Date.now() > deadline) throw new Error(`${output}: ${n} of ${total} events after ${timeoutMs / 1000} s`);
+    if (side.children.some((c) => c.exitCode !== null)) throw new Error(`${group}: a process of the side exited`);
+    if (Date.now() > deadline) throw new Error(`${group}: not all ${total} committed in time`);
+    if (!start) {
+      const held = await bench.members(group, input);
+      if (held.reduce((a, b) => a + b, 0) === bench.partitions) start = { t: performance.now(), cpu: cpu() };
+    } else if ((await bench.committed(group, input)) >= total) {
+      const t = performance.now();
+      const used = cpu() - start.cpu;
+      return { events: total, seconds: (t - start.t) / 1000, cpu: Number.isFinite(used) ? used : undefined };
+    }
     await sleep(50);
   }
-  if (!start || !end || end.t === start.t) throw new Error(`${output}: too few polls to measure (raise BENCH_KAFKA_EVENTS)`);
-  const seconds = (end.t - start.t) / 1000;
-  const events = end.n - start.n;
-  const cpuUsed = end.cpu - start.cpu;
-  return { events, seconds, events_per_second: events / seconds, cpu_seconds: Number.isFinite(cpuUsed) ? cpuUsed : undefined };
 }
 
-/** Paced events into `paced` (which the side reads), their arrival in `output` timed here: p50 and p99 in ns. */
-async function latency(kafka: Kafka, producer: Producer, paced: string, output: string, rate: number, seconds: number): Promise<{ p50: number; p99: number }> {
-  const consumer: Consumer = kafka.consumer({ groupId: `${output}-latency`, maxWaitTimeInMs: 50 });
+/**
+ * Messages at `rate` per second into `paced` (which the side reads) for
+ * `secs` seconds, their arrival in `output` timed here; RSS of the side's
+ * first process every second. Latency counts the first `latencySecs`.
+ */
+async function pacedRun(
+  bench: KafkaBench,
+  paced: string,
+  output: string,
+  rate: number,
+  secs: number,
+  latencySecs: number,
+  side: Running,
+): Promise<{ reached: number; samples: number[]; rss: number[] }> {
+  const reader = new Consumer({ clientId: 'kbench-latency', bootstrapBrokers: [bench.broker], groupId: bench.group('latency') });
+  const producer = new Producer({ clientId: 'kbench-paced', bootstrapBrokers: [bench.broker], autocreateTopics: false });
   const samples: number[] = [];
-  let joined = false;
-  consumer.on(consumer.events.GROUP_JOIN, () => (joined = true));
-  await consumer.connect();
-  await consumer.subscribe({ topics: [output], fromBeginning: false });
-  await consumer.run({
-    // kafkajs wants a promise; the batch is read synchronously
-    eachBatch: ({ batch }) => {
-      const t = now();
-      for (const m of batch.messages) {
-        const sent = (JSON.parse(m.value!.toString('utf8')) as { sent_ms?: number }).sent_ms;
-        if (sent !== undefined) samples.push((t - sent) * 1e6);
+  const first = 1e12; // seqs of paced messages: apart from the input's
+  let latencyUntil = Infinity;
+  let arrived = 0;
+  const rss: number[] = [];
+  try {
+    const stream = await reader.consume({ topics: [output], mode: 'latest', autocommit: false, maxWaitTime: 10 });
+    stream.on('data', (m: Message<Buffer, Buffer, Buffer, Buffer>) => {
+      const t = nowMs();
+      // the head of the line is {"seq":N,"ts":T,... in both the relay's and eddy's output: read it without parsing the rest
+      const head = /^\{"seq":(\d+),"ts":([\d.]+)/.exec(m.value.toString('latin1', 0, 64));
+      if (!head || Number(head[1]) < first) return;
+      arrived++;
+      const sent = Number(head[2]);
+      if (sent < latencyUntil) samples.push(t - sent);
+    });
+    // the reader starts at the end of the output: give its first fetch a moment, so no paced message precedes it
+    await sleep(1000);
+    const perTick = Math.max(1, Math.round(rate / 100)); // 100 sends a second
+    const total = Math.round(rate * secs);
+    const t0 = performance.now();
+    latencyUntil = nowMs() + latencySecs * 1000;
+    const sends: Promise<unknown>[] = [];
+    let nextRss = t0;
+    for (let sent = 0, tick = 0; sent < total; tick++) {
+      const due = t0 + tick * 10;
+      if (performance.now() < due) await sleep(due - performance.now());
+      if (performance.now() >= nextRss) {
+        rss.push(side.children.reduce((sum, c) => sum + (rssBytes(c.pid) ?? 0), 0));
+        nextRss += 1000;
       }
-      return Promise.resolve();
-    },
-  });
-  while (!joined) await sleep(20);
-  // the reader's position is the end of the output: give its first fetch a moment so no paced event precedes it
-  await sleep(500);
-  const total = Math.round(rate * seconds);
-  const perTick = Math.max(1, Math.round(rate / 100)); // 100 sends a second
-  const t0 = performance.now();
-  for (let sent = 0, tick = 0; sent < total; tick++) {
-    const due = t0 + tick * 10;
-    if (performance.now() < due) await sleep(due - performance.now());
-    const messages = [];
-    for (let i = 0; i < perTick && sent < total; i++, sent++) messages.push({ value: JSON.stringify({ sent_ms: now(), seq: sent }) });
-    void producer.send({ topic: paced, messages });
+      const messages = [];
+      const ts = nowMs();
+      for (let i = 0; i < perTick && sent < total; i++, sent++)
+        messages.push({ topic: paced, partition: sent % bench.partitions, value: message(first + sent, ts) });
+      // not awaited: a slow answer must not hold the pace (a late tick sends at once)
+      sends.push(producer.send({ messages }));
+    }
+    await Promise.all(sends);
+    const reached = total / ((performance.now() - t0) / 1000);
+    const deadline = Date.now() + 30000;
+    while (arrived < total && Date.now() < deadline) await sleep(50);
+    if (arrived < total) throw new Error(`paced: ${arrived} of ${total} messages came through in 30 s`);
+    return { reached, samples, rss };
+  } finally {
+    await producer.close();
+    await reader.close(true);
   }
-  const deadline = Date.now() + 30000;
-  while (samples.length < total && Date.now() < deadline) await sleep(50);
-  await consumer.disconnect();
-  if (samples.length < total) throw new Error(`latency: ${samples.length} of ${total} paced events came through`);
-  samples.sort((a, b) => a - b);
-  return { p50: samples[Math.floor(samples.length * 0.5)], p99: samples[Math.min(samples.length - 1, Math.floor(samples.length * 0.99))] };
 }
 
-export async function main(): Promise<KafkaBenchResult> {
-  const broker = `${process.env.EDDY_KAFKA_HOST ?? '127.0.0.1'}:${process.env.EDDY_KAFKA_PORT ?? '9092'}`;
-  const total = Math.round(envNumber('BENCH_KAFKA_EVENTS', 50000, 1));
-  const partitions = Math.round(envNumber('BENCH_KAFKA_PARTITIONS', 4, 1));
-  const rate = envNumber('BENCH_KAFKA_RATE', 2000, 1);
-  const pacedSecs = envNumber('BENCH_KAFKA_PACED_SECS', 3, 1);
-  const commit = process.env.BENCH_KAFKA_COMMIT === 'auto' ? 'auto' : 'ack';
-  const processes = (process.env.BENCH_KAFKA_PROCESSES ?? '1,2').split(',').map(Number);
-  const load = loadavg()[0];
-  process.stderr.write(
-    `kafka: ${total} events, ${partitions} partitions, commit on ${commit === 'ack' ? 'ack' : 'reception'}, broker ${broker}\n` +
-      `node ${process.version}, ${cpus().length} CPUs, load average ${load.toFixed(1)}\n`,
-  );
-  const run = `bench-${process.pid}-${Date.now().toString(36)}`;
-  const dir = mkdtempSync(join(tmpdir(), 'eddy-kafka-bench-'));
-  const kafka = new Kafka({ brokers: [broker], clientId: 'bench', logLevel: logLevel.NOTHING });
-  const admin = kafka.admin();
-  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
-  await admin.connect();
-  await producer.connect();
-  const created: string[] = [];
-  const topic = async (name: string) => {
-    await admin.createTopics({ topics: [{ topic: name, numPartitions: partitions, replicationFactor: 1 }], waitForLeaders: true });
-    created.push(name);
-    return name;
-  };
-  try {
-    const input = await topic(`${run}-in`);
-    const lines = readFileSync(LINES_FILE, 'utf8')
-      .split('\n')
-      .filter((l) => l.length > 0);
-    const t0 = performance.now();
-    for (let i = 0; i < total; i += 2000) {
-      const messages = [];
-      for (let j = i; j < Math.min(total, i + 2000); j++) messages.push({ value: lines[j % lines.length], partition: j % partitions });
-      await producer.send({ topic: input, messages });
-    }
-    process.stderr.write(`filled ${input} in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
+}
 
-    const measure = async (name: string, start: (group: string, topics: string[], output: string) => Running): Promise<SideResult> => {
-      const output = await topic(`${run}-${name}-out`);
-      const paced = await topic(`${run}-${name}-paced`);
-      const side = start(`${run}-${name}`, [input, paced], output);
-      let result: SideResult;
-      try {
-        result = await drain(admin, output, total, side, 300000);
-        const lat = await latency(kafka, producer, paced, output, rate, pacedSecs);
-        result.p50_ns = lat.p50;
-        result.p99_ns = lat.p99;
-      } catch (err) {
-        await side.stop();
-        throw err;
-      }
-      result.peak_rss_bytes = (await side.stop()).peakRss;
-      process.stderr.write(`${name}: ${Math.round(result.events_per_second)} events/s\n`);
-      return result;
-    };
-    const raw = await measure('raw', (group, topics, output) => startRaw(broker, group, topics, output));
-    const eddy = await measure('eddy', (group, topics, output) => startEddy(dir, 1, broker, group, topics, output, commit));
-    const result: KafkaBenchResult = {
-      events: total,
-      partitions,
-      commit,
-      eddy,
-      raw,
-      ratio: eddy.events_per_second / raw.events_per_second,
+async function measure(
+  bench: KafkaBench,
+  s: Settings,
+  input: string,
+  name: string,
+  start: (group: string, topics: string[], output: string) => Running,
+  opts: { latency: boolean; soak: boolean },
+): Promise<SideResult> {
+  const load = loadavg()[0];
+  const output = await bench.topic(`${name}-out`);
+  const paced = await bench.topic(`${name}-paced`);
+  const group = bench.group(name);
+  const side = start(group, [input, paced], output);
+  process.stderr.write(`${name}: load average ${load.toFixed(1)}\n`);
+  try {
+    const d = await drain(bench, group, input, s.total, side);
+    const result: SideResult = {
+      side: name,
+      events: d.events,
+      seconds: d.seconds,
+      events_per_second: d.events / d.seconds,
+      cpu_s_per_million: d.cpu === undefined ? undefined : (d.cpu / d.events) * 1e6,
+      output: await bench.endOffsets(output),
       load_average: load,
     };
-    if (eddy.cpu_seconds && raw.cpu_seconds) result.cpu_ratio = eddy.events / eddy.cpu_seconds / (raw.events / raw.cpu_seconds);
-    if (processes.includes(2)) result.eddy_2 = await measure('eddy2', (group, topics, output) => startEddy(dir, 2, broker, group, topics, output, commit));
+    process.stderr.write(`${name}: ${Math.round(result.events_per_second)} events/s, ${result.cpu_s_per_million?.toFixed(1) ?? '-'} CPU-s per million\n`);
+    if (opts.latency) {
+      const rate = s.rate ?? Math.round(result.events_per_second / 2);
+      const secs = s.pacedSecs + (opts.soak ? s.soakSecs : 0);
+      const p = await pacedRun(bench, paced, output, rate, secs, s.pacedSecs, side);
+      const sorted = p.samples.sort((a, b) => a - b);
+      result.paced = { rate, reached: p.reached, samples: sorted.length, p50_ms: percentile(sorted, 0.5), p99_ms: percentile(sorted, 0.99) };
+      // the soak's samples: those after the latency part
+      const soak = opts.soak && s.soakSecs > 0 ? p.rss.slice(Math.floor(s.pacedSecs)) : [];
+      if (soak.length > 0)
+        result.soak = { seconds: soak.length, min_bytes: Math.min(...soak), max_bytes: Math.max(...soak), last_bytes: soak[soak.length - 1] };
+      process.stderr.write(`${name}: paced ${rate} events/s (reached ${Math.round(p.reached)}), p99 ${result.paced.p99_ms.toFixed(1)} ms\n`);
+    }
+    result.peak_rss_bytes = side.children.reduce((max, c) => Math.max(max, peakRssBytes(c.pid) ?? 0), 0) || undefined;
+    return result;
+  } finally {
+    await side.stop();
+    await bench.drop(output);
+    await bench.drop(paced);
+  }
+}
+
+function flowResult(eddy: SideResult, raws: SideResult[]): FlowResult {
+  const best = Math.max(...raws.map((r) => r.events_per_second));
+  const rawCpu = raws.map((r) => r.cpu_s_per_million).filter((x): x is number => x !== undefined);
+  return {
+    eddy,
+    ratio: eddy.events_per_second / best,
+    cpu_ratio: eddy.cpu_s_per_million !== undefined && rawCpu.length > 0 ? Math.min(...rawCpu) / eddy.cpu_s_per_million : undefined,
+  };
+}
+
+export async function main(flowsWanted?: Flow[]): Promise<KafkaBenchResult> {
+  const broker = brokerAddress();
+  const secs = envNumber('BENCH_SECS', 10, 1);
+  const s: Settings = {
+    total: Math.round(envNumber('BENCH_KAFKA_EVENTS', TARGET_RATE * secs, 1000)),
+    partitions: Math.round(envNumber('BENCH_KAFKA_PARTITIONS', 4, 1)),
+    pacedSecs: envNumber('BENCH_KAFKA_PACED_SECS', 5, 1),
+    soakSecs: envNumber('BENCH_KAFKA_SOAK_SECS', 60, 0),
+    rate: process.env.BENCH_KAFKA_RATE ? envNumber('BENCH_KAFKA_RATE', 0, 1) : undefined,
+  };
+  const flows = (flowsWanted ?? (process.env.BENCH_KAFKA_FLOWS ?? 'passthrough,window').split(',')).filter(
+    (f): f is Flow => f === 'passthrough' || f === 'window',
+  );
+  const load = loadavg()[0];
+  const client = eddyKafkaClient();
+  process.stderr.write(
+    `kafka: ${s.total} events, ${s.partitions} partitions, commit on ack, eddy on ${client}, flows ${flows.join(', ')}, broker ${broker}\n` +
+      `node ${process.version}, ${cpus().length} CPUs, load average ${load.toFixed(1)}\n`,
+  );
+  const bench = new KafkaBench(broker, s.partitions, `kbench-${process.pid}-${Date.now().toString(36)}`);
+  const dir = mkdtempSync(join(tmpdir(), 'eddy-kafka-bench-'));
+  try {
+    const input = await bench.topic('in');
+    const t0 = performance.now();
+    await bench.fill(input, s.total);
+    process.stderr.write(`filled ${input} in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+    // BENCH_KAFKA_RAW=bytes: the relay passes each value untouched (as bench/kafka-clients.ts measures it), to see what the JSON work costs
+    const json = process.env.BENCH_KAFKA_RAW !== 'bytes';
+    const relay = (group: string, topics: string[], output: string) => startRelay('platformatic', broker, group, topics, output, { json });
+    const raws = [await measure(bench, s, input, 'raw', relay, { latency: true, soak: false })];
+    const result: KafkaBenchResult = { events: s.total, partitions: s.partitions, eddy_client: client, raw: raws, load_average: load };
+    const eddySides: [Flow, SideResult][] = [];
+    for (const flow of flows) {
+      const eddy = (group: string, topics: string[], output: string) => startEddy(dir, 1, broker, group, topics, output, flow);
+      const passthrough = flow === 'passthrough';
+      eddySides.push([flow, await measure(bench, s, input, `eddy-${flow}`, eddy, { latency: passthrough, soak: passthrough })]);
+    }
+    raws.push(await measure(bench, s, input, 'raw-after', relay, { latency: true, soak: false }));
+    for (const [flow, side] of eddySides) result[flow] = flowResult(side, raws);
     process.stdout.write(table(result) + '\n');
     if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify(result, null, 2) + '\n');
     return result;
   } finally {
-    await admin.deleteTopics({ topics: created }).catch(() => undefined);
-    await producer.disconnect();
-    await admin.disconnect();
+    await bench.cleanup();
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
 export function table(r: KafkaBenchResult): string {
-  const ms = (ns: number | undefined) => (ns === undefined ? '-' : (ns / 1e6).toFixed(1));
-  const row = (name: string, s: SideResult) =>
-    [
-      name.padEnd(7),
-      Math.round(s.events_per_second).toLocaleString('en-US').padStart(10),
-      (s.cpu_seconds === undefined ? '-' : Math.round(s.events / s.cpu_seconds).toLocaleString('en-US')).padStart(14),
-      ms(s.p50_ns).padStart(8),
-      ms(s.p99_ns).padStart(8),
-      (s.peak_rss_bytes === undefined ? '-' : `${Math.round(s.peak_rss_bytes / 1048576)} MB`).padStart(9),
-    ].join('  ');
-  return [
-    `${'side'.padEnd(7)}  ${'events/s'.padStart(10)}  ${'events/CPU-s'.padStart(14)}  ${'p50 ms'.padStart(8)}  ${'p99 ms'.padStart(8)}  ${'peak RSS'.padStart(9)}`,
-    row('eddy', r.eddy),
-    ...(r.eddy_2 ? [row('eddy x2', r.eddy_2)] : []),
-    row('raw', r.raw),
-    `eddy/raw: ${r.ratio.toFixed(2)} (events/s), ${r.cpu_ratio === undefined ? '-' : r.cpu_ratio.toFixed(2)} (events per CPU-second); ` +
-      `${r.events} events, ${r.partitions} partitions, commit on ${r.commit === 'ack' ? 'ack' : 'reception'}, load average ${r.load_average.toFixed(1)}`,
-  ].join('\n');
+  const mb = (b: number | undefined) => (b === undefined ? '-' : `${Math.round(b / 1048576)}`);
+  const head = ['side', 'events/s', 'CPU-s/M', 'paced ev/s', 'p50 ms', 'p99 ms', 'peak RSS MB', 'soak RSS MB min/max/last', 'load'];
+  const row = (s: SideResult) => [
+    s.side,
+    Math.round(s.events_per_second).toLocaleString('en-US'),
+    s.cpu_s_per_million?.toFixed(2) ?? '-',
+    s.paced ? `${s.paced.rate.toLocaleString('en-US')} (${Math.round(s.paced.reached).toLocaleString('en-US')})` : '-',
+    s.paced ? s.paced.p50_ms.toFixed(1) : '-',
+    s.paced ? s.paced.p99_ms.toFixed(1) : '-',
+    mb(s.peak_rss_bytes),
+    s.soak ? `${mb(s.soak.min_bytes)}/${mb(s.soak.max_bytes)}/${mb(s.soak.last_bytes)} (${s.soak.seconds} s)` : '-',
+    s.load_average.toFixed(1),
+  ];
+  const sides = [r.raw[0], ...(['passthrough', 'window'] as const).flatMap((f) => (r[f] ? [r[f].eddy] : [])), ...r.raw.slice(1)];
+  const body = [head, ...sides.map(row)];
+  const widths = head.map((_, i) => Math.max(...body.map((b) => b[i].length)));
+  const lines = body.map((b) => b.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  '));
+  for (const f of ['passthrough', 'window'] as const) {
+    const x = r[f];
+    if (x) lines.push(`eddy ${f}/raw: ${x.ratio.toFixed(2)} (events/s), ${x.cpu_ratio?.toFixed(2) ?? '-'} (events per CPU-second)`);
+  }
+  lines.push(
+    `${r.events.toLocaleString('en-US')} events of ~100 bytes, ${r.partitions} partitions, commit on ack; raw: @platformatic/kafka relay with JSON.parse/stringify (bench/kafka-clients.ts), the faster run counts; eddy on ${r.eddy_client}`,
+  );
+  return lines.join('\n');
 }
 
 if (require.main === module) {
-  const [role, ...args] = process.argv.slice(2);
-  const fail = (err: Error) => {
-    process.stderr.write(`kafka bench ${role ?? ''}: ${err.stack ?? err.message}\n`);
-    process.exit(1);
-  };
-  if (role === 'raw') rawLoop(args[0], args[1], args.slice(3), args[2]).then(() => process.exit(0), fail);
-  else main().then(() => process.exit(0), fail);
+  main().then(
+    () => process.exit(0),
+    (err: Error) => {
+      process.stderr.write(`kafka bench: ${err.stack ?? err.message}\n`);
+      process.exit(1);
+    },
+  );
 }

@@ -39,6 +39,7 @@ import { runChild } from './child';
 import type { RawKind, RawResult } from './raw';
 import type { SlowSinkReport } from './slow-sink';
 import type { RestEchoResult } from './rest-echo';
+import type { KafkaBenchResult } from './kafka';
 
 export interface Bench {
   name: string;
@@ -85,13 +86,24 @@ export const BENCHES: Bench[] = [
   { name: 'paced-latency', file: 'paced-latency.yaml', note: 'p99 target < 1 ms' },
   { name: 'slow-sink', note: 'in-process; see bench/slow-sink.ts' },
   { name: 'rest-echo', script: 'rest-echo', note: 'linked rest echo under wrk; raw: a node:http JSON echo' },
-  { name: 'kafka', script: 'kafka', optIn: true, note: 'kafka -> passthrough -> kafka, commit on ack; needs scripts/services start kafka' },
   { name: 'postgres-sink', script: 'postgres-sink', optIn: true, note: 'blaster -> generic::batch -> postgres, beside a raw pg loop (bench/sinks.ts)' },
   {
     name: 'elastic-sink',
     script: 'elastic-sink',
     optIn: true,
     note: 'blaster -> cel meta -> generic::batch -> elastic, beside a raw client.bulk loop (bench/sinks.ts)',
+  },
+  {
+    name: 'kafka',
+    script: 'kafka',
+    optIn: true,
+    note: 'kafka -> passthrough -> kafka, commit on ack, beside the @platformatic/kafka relay before and after; needs scripts/services start kafka; see bench/kafka.ts',
+  },
+  {
+    name: 'kafka-window',
+    script: 'kafka',
+    optIn: true,
+    note: 'kafka -> window::aggregate (1 s tumbling count per key) -> kafka, commit on ack, beside the same relay; run with kafka, they share one input and its baselines',
   },
   { name: 'tcp-ingest', script: 'tcp-ingest', note: 'JSON lines over loopback; raw: a net server that splits, parses and re-serialises' },
   { name: 'startup', own: 'startup', note: 'spawn -> first event, beside `node -e`; see bench/startup.ts' },
@@ -236,6 +248,9 @@ class Runner {
   private keysData?: string;
   /** events/s of json passthrough in this run, for the paced benchmark */
   private jsonMax?: number;
+  /** the kafka rows named in this run: one bench/kafka.ts run measures them all, beside one pair of relay runs */
+  kafkaRows: string[] = [];
+  private kafka?: Promise<KafkaBenchResult>;
 
   async vars(bench: Bench): Promise<Record<string, string>> {
     const secs = bench.secs ? bench.secs() : SECS;
@@ -389,14 +404,13 @@ class Runner {
 
   /** A network benchmark: its module measures eddy and its raw server in the same run. */
   async runScript(bench: Bench): Promise<Row> {
+    if (bench.script === 'kafka') return this.runKafka(bench);
     const r: ScriptResult =
       bench.script === 'rest-echo'
         ? fromRestEcho(await (await import('./rest-echo')).main())
-        : bench.script === 'kafka'
-          ? await (await import('./kafka')).main()
-          : bench.script === 'postgres-sink' || bench.script === 'elastic-sink'
-            ? await (await import('./sinks')).main(bench.script === 'postgres-sink' ? 'postgres' : 'elastic')
-            : await (await import('./tcp-ingest')).main();
+        : bench.script === 'postgres-sink' || bench.script === 'elastic-sink'
+          ? await (await import('./sinks')).main(bench.script === 'postgres-sink' ? 'postgres' : 'elastic')
+          : await (await import('./tcp-ingest')).main();
     return {
       name: bench.name,
       status: 'ok',
@@ -408,6 +422,42 @@ class Runner {
       ratio: r.ratio,
       cpuRatio: r.cpu_ratio,
       load: r.load_average,
+      report: r,
+    };
+  }
+
+  /**
+   * kafka and kafka-window: the first of them run starts bench/kafka.ts for
+   * both (BENCH_KAFKA_FLOWS sets their order), the other reads its row.
+   */
+  async runKafka(bench: Bench): Promise<Row> {
+    const flowOf = (name: string) => (name === 'kafka-window' ? 'window' : 'passthrough');
+    this.kafka ??= import('./kafka').then((k) => k.main(process.env.BENCH_KAFKA_FLOWS ? undefined : this.kafkaRows.map(flowOf)));
+    const r = await this.kafka;
+    const flow = r[flowOf(bench.name)];
+    if (!flow) throw new Error(`bench/kafka.ts measured no ${flowOf(bench.name)} flow (BENCH_KAFKA_FLOWS)`);
+    const e = flow.eddy;
+    const raw = Math.max(...r.raw.map((x) => x.events_per_second));
+    const mbs = (b: number) => `${Math.round(b / 1048576)} MB`;
+    return {
+      name: bench.name,
+      status: 'ok',
+      eps: e.events_per_second,
+      p50: e.paced ? e.paced.p50_ms * 1e6 : undefined,
+      p99: e.paced ? e.paced.p99_ms * 1e6 : undefined,
+      rss: e.peak_rss_bytes,
+      rawEps: raw,
+      ratio: flow.ratio,
+      cpuRatio: flow.cpu_ratio,
+      load: e.load_average,
+      extra: [
+        `${r.events.toLocaleString('en-US')} events, ${e.seconds.toFixed(1)} s; eddy ${e.cpu_s_per_million?.toFixed(2) ?? '-'} CPU-s per million, relay ${r.raw.map((x) => x.cpu_s_per_million?.toFixed(2) ?? '-').join(' / ')} (before / after: ${r.raw.map((x) => count(x.events_per_second)).join(' / ')} ev/s)`,
+        e.paced ? `latency at ${count(e.paced.rate)} ev/s offered (${count(e.paced.reached)} reached)` : undefined,
+        e.soak ? `RSS over ${e.soak.seconds} s: min ${mbs(e.soak.min_bytes)}, max ${mbs(e.soak.max_bytes)}, last ${mbs(e.soak.last_bytes)}` : undefined,
+        `load average ${e.load_average.toFixed(1)}; eddy on ${r.eddy_client}`,
+      ]
+        .filter(Boolean)
+        .join('; '),
       report: r,
     };
   }
@@ -498,6 +548,7 @@ async function main(): Promise<number> {
   process.stderr.write(`eddy bench: ${SECS} s measured after ${WARMUP} s warm-up per benchmark, raw baselines ${RAW_SECS} s; data ${dataPath()}\n`);
   const header = `node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), load average at start ${loadavg()[0].toFixed(1)}`;
   const runner = new Runner();
+  runner.kafkaRows = selected.filter((b) => b.script === 'kafka').map((b) => b.name);
   try {
     for (const bench of selected) runner.rows.push(await runner.run(bench));
   } finally {

@@ -285,7 +285,12 @@ export interface OfframpContext extends RampContext {
  * read (core/lazy-event.ts): read it, don't spread the event.
  */
 export interface Sink {
-  send(payloads: Buffer[], event: EddyEvent): Promise<void> | void;
+  /**
+   * An auto-acking sink may resolve with the ack's meta (kafka: `time`).
+   * Sends gathered into one request may share one promise: the machinery
+   * then waits on it once for all of them (_shared/offramp.ts).
+   */
+  send(payloads: Buffer[], event: EddyEvent): Promise<Meta | void> | void;
   /** the codec to encode this event with, when not the ramp's (rest: by Content-Type) */
   codecFor?(event: EddyEvent): string | undefined;
   /**

@@ -44,6 +44,14 @@ export interface OfframpParts {
 /** What a sink that ignores payloads is handed. */
 const NO_PAYLOADS: Buffer[] = [];
 
+/** A send handed to the sink whose promise has not settled yet: what a retry or a fail needs. */
+interface InFlightSend {
+  readonly event: EddyEvent;
+  readonly from: ContraflowTarget;
+  readonly payloads: Buffer[];
+  readonly attempt: number;
+}
+
 /**
  * The shared offramp machinery: a subscriber to pipeline ports. It encodes
  * each event (each batch member separately), runs the postprocessors, hands
@@ -66,7 +74,11 @@ export class OfframpRuntime {
   private readonly inputs = new Set<ContraflowTarget>();
   private sink!: Sink;
   private inFlight = 0;
+  /** one per distinct sink promise in flight (sends sharing one are a group) */
   private readonly pending = new Set<Promise<void>>();
+  /** the last sink promise and the sends waiting on it: a send returning the same promise joins them */
+  private lastResult: Promise<Meta | void> | undefined;
+  private lastGroup: InFlightSend[] | undefined;
   private sinkTriggered = false;
   private loadTriggered = false;
   /** sends waiting for their next attempt */
@@ -160,7 +172,7 @@ export class OfframpRuntime {
 
   /** Attempt `attempt` at sending an event's payloads. */
   private send(event: EddyEvent, from: ContraflowTarget, payloads: Buffer[], attempt: number): void {
-    let result: Promise<void> | void;
+    let result: Promise<Meta | void> | void;
     try {
       result = this.sink.send(payloads, event);
     } catch (err) {
@@ -172,18 +184,34 @@ export class OfframpRuntime {
       this.loadTriggered = true;
       this.syncBreaker();
     }
-    // one promise per send: each outcome reports, then settles the in-flight count
+    const send: InFlightSend = { event, from, payloads, attempt };
+    // a sink gathering sends into one request returns one promise for all of them: waited on once, not once per event
+    if (result === this.lastResult) return void this.lastGroup!.push(send);
+    const group = [send];
+    this.lastResult = result;
+    this.lastGroup = group;
     const tracked: Promise<void> = result.then(
-      () => {
-        this.succeeded(event, from);
-        this.settled(tracked);
+      (meta) => {
+        this.endGroup(tracked, group);
+        for (const s of group) this.succeeded(s.event, s.from, meta || undefined);
+        this.settled(group.length);
       },
       (err: Error) => {
-        this.settled(tracked);
-        this.sendFailed(event, from, payloads, attempt, err);
+        this.endGroup(tracked, group);
+        this.settled(group.length);
+        for (const s of group) this.sendFailed(s.event, s.from, s.payloads, s.attempt, err);
       },
     );
     this.pending.add(tracked);
+  }
+
+  /** A sink promise settled: later sends returning it (an already settled promise, reused) start a group of their own. */
+  private endGroup(tracked: Promise<void>, group: InFlightSend[]): void {
+    this.pending.delete(tracked);
+    if (this.lastGroup === group) {
+      this.lastResult = undefined;
+      this.lastGroup = undefined;
+    }
   }
 
   /** A send failed: tried again after the policy's delay (the breaker held meanwhile), or the event fails. */
@@ -211,10 +239,9 @@ export class OfframpRuntime {
     this.syncBreaker();
   }
 
-  /** An async send finished: below half the limit again, the sources may read again. */
-  private settled(send: Promise<void>): void {
-    this.pending.delete(send);
-    this.inFlight--;
+  /** `count` async sends finished: below half the limit again, the sources may read again. */
+  private settled(count: number): void {
+    this.inFlight -= count;
     if (this.loadTriggered && this.inFlight <= this.parts.maxInFlight / 2) {
       this.loadTriggered = false;
       this.syncBreaker();
@@ -294,9 +321,10 @@ export class OfframpRuntime {
     };
   }
 
-  private succeeded(event: EddyEvent, from: ContraflowTarget): void {
+  private succeeded(event: EddyEvent, from: ContraflowTarget, meta?: Meta): void {
     this.counters.out++;
-    if (this.parts.autoAck && event.transactional) from.contraflow({ kind: 'ack', event, from: this.url });
+    if (this.parts.autoAck && event.transactional)
+      from.contraflow(meta === undefined ? { kind: 'ack', event, from: this.url } : { kind: 'ack', event, from: this.url, meta });
   }
 
   private failed(event: EddyEvent, from: ContraflowTarget, err: Error, attempt: number): void {

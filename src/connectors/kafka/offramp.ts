@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import type { MessageToProduce, Producer } from '@platformatic/kafka';
-import type { EddyEvent } from '../../core/event';
+import type { EddyEvent, Meta } from '../../core/event';
 import type { OfframpContext, OfframpType, Sink } from '../connector';
 import { Backoff } from '../_shared/backoff';
 import { brokerAddress, isConnectionError, kafkaSettings, platformatic, producerOptions, rdkafkaOptions, rootMessage, type KafkaSettings } from './options';
@@ -38,11 +38,10 @@ interface Pending {
   messages: Message[];
   /** the bytes of their values */
   bytes: number;
-  /** the transactional events among them, acked when the broker acknowledged the request */
-  acks: EddyEvent[];
   started: number;
-  done: Promise<void>;
-  resolve(): void;
+  /** resolves with the acks' meta once the broker acknowledged the request */
+  done: Promise<Meta>;
+  resolve(meta: Meta): void;
   reject(err: Error): void;
 }
 
@@ -71,7 +70,8 @@ export const kafkaOfframp: OfframpType<KafkaOfframpConfig> = {
   name: 'kafka',
   defaultCodec: 'json',
   placement: 'every-worker', // producers write in parallel (docs/workers.md)
-  autoAck: false,
+  // the machinery acks each event when its request was acknowledged, with the meta its promise resolves with (time)
+  autoAck: true,
   example: { topic: 'eddy-out', brokers: ['127.0.0.1:9092'] },
   configSchema,
   validate(config) {
@@ -131,7 +131,7 @@ class KafkaSink implements Sink {
     return this.roundRobin;
   };
 
-  send(payloads: Buffer[], event: EddyEvent): Promise<void> {
+  send(payloads: Buffer[], event: EddyEvent): Promise<Meta> {
     if (this.down) throw new Error(`kafka offramp: the brokers ${this.config.brokers.join(', ')} cannot be reached`);
     const key = keyOf(event.meta.kafka_key) ?? this.key;
     const batch = (this.pending ??= this.newBatch());
@@ -140,7 +140,6 @@ class KafkaSink implements Sink {
       batch.messages.push({ topic, key, value });
       batch.bytes += value.length;
     }
-    if (event.transactional) batch.acks.push(event);
     if (batch.messages.length >= this.settings.producer.batchMessages || batch.bytes >= MAX_REQUEST_BYTES) this.flush();
     else if (this.flushTimer === undefined) {
       const linger = this.settings.producer.lingerMs;
@@ -158,10 +157,10 @@ class KafkaSink implements Sink {
   }
 
   private newBatch(): Pending {
-    let resolve!: () => void;
+    let resolve!: (meta: Meta) => void;
     let reject!: (err: Error) => void;
-    const done = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
-    return { messages: [], bytes: 0, acks: [], started: performance.now(), done, resolve, reject };
+    const done = new Promise<Meta>((res, rej) => ((resolve = res), (reject = rej)));
+    return { messages: [], bytes: 0, started: performance.now(), done, resolve, reject };
   }
 
   /** One produce request for what was gathered. */
@@ -178,11 +177,8 @@ class KafkaSink implements Sink {
     const request = this.producer
       .send({ messages: batch.messages })
       .then(
-        () => {
-          const time = performance.now() - batch.started;
-          for (const event of batch.acks) this.ctx.insight('ack', event, { time });
-          batch.resolve();
-        },
+        // one meta for the whole request: each of its events is acked with it
+        () => batch.resolve({ time: performance.now() - batch.started }),
         (err: unknown) => {
           if (isConnectionError(err)) this.lost(err);
           batch.reject(new Error(`kafka offramp: ${this.config.topic}: ${rootMessage(err)}`));

@@ -53,7 +53,7 @@ export async function directSink(config: Partial<PostgresOfframpConfig> & Pick<P
   return {
     sink,
     log,
-    send: async (event) => sink.send([], event),
+    send: async (event) => void (await sink.send([], event)),
     close: async () => sink.close?.(),
   };
 }
