@@ -157,9 +157,7 @@ class KafkaSink implements Sink {
   }
 
   private newBatch(): Pending {
-    let resolve!: (meta: Meta) => void;
-    let reject!: (err: Error) => void;
-    const done = new Promise<Meta>((res, rej) => ((resolve = res), (reject = rej)));
+    const { promise: done, resolve, reject } = Promise.withResolvers<Meta>();
     return { messages: [], bytes: 0, started: performance.now(), done, resolve, reject };
   }
 
