@@ -533,7 +533,7 @@ class PlatformaticRelay extends Relay {
       autocommit: false,
       maxWaitTime: 100,
       // with the JSON work, a default fetch (up to 50 MB: half a million messages here, handled in one turn) held the
-      // event loop past the session timeout on a loaded machine: the member was dropped, rejoined and stalled
+      // event loop for seconds on a loaded machine: one run wrote more than its input (re-read after a rejoin), then stalled
       ...(this.jsonWork ? { maxBytes: JSON_FETCH_BYTES } : {}),
     });
     this.stream = stream;
