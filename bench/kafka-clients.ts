@@ -89,6 +89,8 @@ const UNSETTLED_LIMIT = 10_000;
 const SESSION_TIMEOUT = 6000;
 const PRODUCE_BATCH = 1000;
 const PRODUCE_IN_FLIGHT = 4;
+/** The largest fetch of a relay doing the JSON work (2 MB: ~20,000 messages of ~100 bytes). */
+const JSON_FETCH_BYTES = 2 * 1048576;
 /** A commit not answered in this time counts as failed (its offsets are committed again). */
 const COMMIT_TIMEOUT = 15_000;
 
@@ -256,6 +258,10 @@ abstract class Relay {
     private readonly total: number,
     private readonly json = false,
   ) {}
+
+  protected get jsonWork(): boolean {
+    return this.json;
+  }
 
   abstract start(): Promise<void>;
   protected abstract produce(partition: number, values: Buffer[]): Promise<unknown>;
@@ -520,7 +526,16 @@ class PlatformaticRelay extends Relay {
   }
 
   async start(): Promise<void> {
-    const stream = await this.consumer.consume({ topics: this.inputs, mode: 'committed', fallbackMode: 'earliest', autocommit: false, maxWaitTime: 100 });
+    const stream = await this.consumer.consume({
+      topics: this.inputs,
+      mode: 'committed',
+      fallbackMode: 'earliest',
+      autocommit: false,
+      maxWaitTime: 100,
+      // with the JSON work, a default fetch (up to 50 MB: half a million messages here, handled in one turn) held the
+      // event loop for seconds on a loaded machine: one run wrote more than its input (re-read after a rejoin), then stalled
+      ...(this.jsonWork ? { maxBytes: JSON_FETCH_BYTES } : {}),
+    });
     this.stream = stream;
     stream.on('data', (m: Message<Buffer, Buffer, Buffer, Buffer>) => this.received(m));
     stream.on('error', (err) => process.stderr.write(`platformatic stream: ${err.message}\n`));
