@@ -38,10 +38,11 @@ describe('delivery: auto-acking sinks ack transactional events back to the sourc
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('flags exactly the spec\'s "always" sinks as auto-acking (cb acks by its own rules)', () => {
+  it('flags exactly the spec\'s "always" sinks as auto-acking, with otel and kafka, whose sends settle when their receiver answered (cb acks by its own rules)', () => {
     // the spec's "always" row; every other sink (cb, tcp, udp, ...) acks by its own rules
     // otel is not in the spec: its send settles when the receiver answered the request holding the event (docs/connectors/otel.md)
-    const always = new Set(['blackhole', 'debug', 'exit', 'file', 'kv', 'postgres', 'stderr', 'stdout', 'otel']);
+    // kafka ("per the client library"): its send's promise is the produce request holding the event, resolved when the broker confirmed it
+    const always = new Set(['blackhole', 'debug', 'exit', 'file', 'kv', 'postgres', 'stderr', 'stdout', 'otel', 'kafka']);
     const flags = Object.fromEntries(builtinOfframps.map((t) => [t.name, t.autoAck]));
     expect(flags).to.deep.equal(Object.fromEntries(builtinOfframps.map((t) => [t.name, always.has(t.name)])));
     expect(flags).to.include({ blackhole: true, cb: false, debug: true, exit: true, file: true, stderr: true, stdout: true });
