@@ -6,9 +6,11 @@ const originWallNs = BigInt(Date.now()) * 1_000_000n;
 const originMonoNs = process.hrtime.bigint();
 const originSec = Number(originMonoNs / 1_000_000_000n);
 const originNsec = Number(originMonoNs % 1_000_000_000n);
+/** wall minus monotonic origin, so a reading is one BigInt addition (called per event: one BigInt made fewer) */
+const monoToWallNs = originWallNs - originMonoNs;
 
 export function nowNs(): bigint {
-  return originWallNs + (process.hrtime.bigint() - originMonoNs);
+  return process.hrtime.bigint() + monoToWallNs;
 }
 
 /**

@@ -82,6 +82,10 @@ export class OnrampRuntime {
   private loggedErrors = 0;
   /** what the frame being handled made, for its `done` callback */
   private result: { ids: EventId[]; errors: string[] } | undefined;
+  /** the events of the frame being handled, held until its `done` has seen their ids */
+  private made: EddyEvent[] = [];
+  /** collects into `made`: one function for every frame rather than a closure per frame */
+  private readonly collect = (event: EddyEvent): void => void this.made.push(event);
   private closed = false;
   private readonly codec: (name?: string) => Codec;
   /** why the source failed, if it did: it reads nothing more */
@@ -243,11 +247,13 @@ export class OnrampRuntime {
     // The events go downstream only after `done` has seen their ids: pipelines
     // run synchronously, so a linked onramp must be waiting for a reply before
     // the pipeline can produce one.
-    const made: EddyEvent[] = [];
+    const outer = this.made;
+    const made: EddyEvent[] = (this.made = []);
     const result = (this.result = { ids: [] as EventId[], errors: [] as string[] });
     try {
-      this.process(frame, (event) => made.push(event));
+      this.process(frame, this.collect);
     } finally {
+      this.made = outer;
       this.result = undefined;
       frame.done(result);
     }

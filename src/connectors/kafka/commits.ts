@@ -1,5 +1,4 @@
 import type { EventId } from '../../core/event';
-import { Settlements, type Outcome } from '../_shared/settlement';
 
 /** One message handed to the machinery, until every event made from it is settled. */
 export interface Entry {
@@ -9,6 +8,12 @@ export interface Entry {
   /** dropped (sought past, or the partition was reassigned): what happens to its events no longer counts */
   stale: boolean;
   readonly track: PartitionTrack;
+  /** its events not acked yet (0 before it is decoded, and once it is settled or dropped) */
+  open: number;
+  /** the sequence number of its first event (-1: not decoded, or it made none) */
+  seq: number;
+  /** the sequence numbers of its other events, when it made more than one */
+  more: readonly number[] | undefined;
 }
 
 interface PartitionTrack {
@@ -74,8 +79,17 @@ export class CommitTracker {
   private readonly tracks = new Map<string, PartitionTrack>();
   /** the partitions of the last (re)join; undefined before the first */
   private assigned: Set<string> | undefined;
-  /** the entries decoded and not settled yet, with the events made from them */
-  private readonly settlements = new Settlements<Entry>((entry, outcome) => this.settle(entry, outcome));
+  /**
+   * per topic, the partitions' tracks by partition number: found without building a key per message. Every track
+   * here is of an assigned partition (a rejoin deletes the others)
+   */
+  private readonly byTopic = new Map<string, (PartitionTrack | undefined)[]>();
+  /**
+   * the entries decoded and not settled yet, by the sequence numbers of their events not acked yet. The settlement
+   * rules are those of `Settlements` (_shared/settlement.ts), kept here on the entry itself: one map entry per event
+   * rather than two per message and a delivery object, on the hot path of every message
+   */
+  private readonly bySeq = new Map<number, Entry>();
   private unsettledCount = 0;
 
   constructor(private readonly retry: boolean) {}
@@ -92,35 +106,66 @@ export class CommitTracker {
    * is not assigned to this member (a batch fetched before the rebalance).
    */
   received(topic: string, partition: number, offset: number, leaderEpoch = -1): Entry | undefined {
-    const key = trackKey(topic, partition);
-    if (this.assigned && !this.assigned.has(key)) return undefined;
-    let track = this.tracks.get(key);
-    if (!track) this.tracks.set(key, (track = { topic, partition, entries: [], head: 0, committable: undefined, dirty: false, leaderEpoch, delivered: -1 }));
-    if (offset <= track.delivered) return undefined;
+    const track = this.byTopic.get(topic)?.[partition] ?? this.newTrack(topic, partition, leaderEpoch);
+    if (!track || offset <= track.delivered) return undefined;
     track.delivered = offset;
     track.leaderEpoch = leaderEpoch;
-    const entry: Entry = { offset, settled: false, stale: false, track };
+    const entry: Entry = { offset, settled: false, stale: false, track, open: 0, seq: -1, more: undefined };
     track.entries.push(entry);
     this.unsettledCount++;
     return entry;
   }
 
-  /** The machinery made these events from the entry's message (none: it went to `err`). */
+  /** The first time a partition is met: its track, or undefined when it is not assigned to this member. */
+  private newTrack(topic: string, partition: number, leaderEpoch: number): PartitionTrack | undefined {
+    const key = trackKey(topic, partition);
+    if (this.assigned && !this.assigned.has(key)) return undefined;
+    const track: PartitionTrack = { topic, partition, entries: [], head: 0, committable: undefined, dirty: false, leaderEpoch, delivered: -1 };
+    this.tracks.set(key, track);
+    let perTopic = this.byTopic.get(topic);
+    if (!perTopic) this.byTopic.set(topic, (perTopic = []));
+    perTopic[partition] = track;
+    return track;
+  }
+
+  /** The machinery made these events from the entry's message (none: it went to `err`, or held nothing): settled once they are all acked. */
   decoded(entry: Entry, ids: readonly EventId[]): void {
-    if (!entry.stale) this.settlements.made(entry, { ids, errors: [] });
+    if (entry.stale) return;
+    const n = ids.length;
+    if (n === 0) return this.settle(entry);
+    entry.open = n;
+    entry.seq = ids[0].seq;
+    this.bySeq.set(entry.seq, entry);
+    if (n > 1) {
+      const more: number[] = [];
+      for (let i = 1; i < n; i++) {
+        more.push(ids[i].seq);
+        this.bySeq.set(ids[i].seq, entry);
+      }
+      entry.more = more;
+    }
   }
 
   /** The first ack or fail of an event settles it; later ones for the same event are ignored. */
   ack(seq: number): void {
-    this.settlements.ack({ seq });
+    const entry = this.bySeq.get(seq);
+    if (entry === undefined) return;
+    this.bySeq.delete(seq);
+    if (--entry.open > 0) return;
+    this.settle(entry);
   }
 
-  /** A failed event: where to seek to read it again (with retry), else undefined. */
+  /**
+   * A failed event: where to seek to read it again (with retry), else undefined. The first fail of a message's events
+   * drops it at once (it is read again with all its events); later acks and fails of its events are ignored.
+   */
   fail(seq: number): Seek | undefined {
     // without retry the event is given up: for the commit it counts as acked
-    if (!this.retry) return void this.settlements.ack({ seq });
-    const entry = this.settlements.fail({ seq });
-    return entry && { topic: entry.track.topic, partition: entry.track.partition, offset: entry.offset };
+    if (!this.retry) return void this.ack(seq);
+    const entry = this.bySeq.get(seq);
+    if (entry === undefined) return undefined;
+    this.dropFrom(entry.track, entry.offset);
+    return { topic: entry.track.topic, partition: entry.track.partition, offset: entry.offset };
   }
 
   /**
@@ -139,6 +184,8 @@ export class CommitTracker {
       }
       this.dropFrom(track, -1);
       this.tracks.delete(key);
+      const perTopic = this.byTopic.get(track.topic);
+      if (perTopic) perTopic[track.partition] = undefined;
     }
   }
 
@@ -171,9 +218,9 @@ export class CommitTracker {
     return out;
   }
 
-  /** All its events acked (or it made none): the committed offset may move past it. A fail (with retry): read it again. */
-  private settle(entry: Entry, outcome: Outcome): void {
-    if (outcome === 'failed') return this.dropFrom(entry.track, entry.offset);
+  /** All its events acked (or it made none): the committed offset may move past it. */
+  private settle(entry: Entry): void {
+    entry.open = 0;
     entry.settled = true;
     this.advance(entry.track);
   }
@@ -187,10 +234,19 @@ export class CommitTracker {
     for (let i = cut; i < entries.length; i++) {
       const entry = entries[i];
       entry.stale = true;
-      this.settlements.forget(entry);
+      this.forget(entry);
       this.unsettledCount--;
     }
     entries.length = cut;
+  }
+
+  /** What becomes of a dropped entry's events no longer counts. */
+  private forget(entry: Entry): void {
+    if (entry.open === 0) return;
+    entry.open = 0;
+    this.bySeq.delete(entry.seq);
+    const { more } = entry;
+    if (more) for (const seq of more) this.bySeq.delete(seq);
   }
 
   /** Moves the committable offset over the settled prefix. */

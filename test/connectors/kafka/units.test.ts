@@ -257,6 +257,30 @@ describe('kafka commit on ack (CommitTracker)', () => {
     expect(t.unsettled).to.equal(0);
   });
 
+  it('a message of several events: a second ack of one event does not count for another; a fail or a rejoin leaves none of its events tracked', () => {
+    const tracked = (t: CommitTracker) => (t as unknown as { bySeq: Map<number, unknown> }).bySeq.size;
+    const t = new CommitTracker(true);
+    t.rejoined({ t: [0, 1] });
+    const [a, b] = [0, 1].map((o) => t.received('t', 0, o)!);
+    t.decoded(a, ids(1, 2, 3));
+    t.decoded(b, ids(4, 5));
+    t.ack(1);
+    t.ack(1);
+    t.ack(2);
+    expect(t.takeCommits(), 'event 3 is not acked yet').to.deep.equal([]);
+    t.ack(3);
+    expect(t.takeCommits()).to.deep.equal([{ topic: 't', partition: 0, offset: 1n, leaderEpoch: -1 }]);
+    expect(t.fail(5)).to.deep.equal({ topic: 't', partition: 0, offset: 1 });
+    expect(tracked(t), 'the failed message’s other event').to.equal(0);
+    t.ack(4); // late: no longer counts
+    const c = t.received('t', 1, 0)!;
+    t.decoded(c, ids(6, 7));
+    t.rejoined({ t: [0] });
+    expect(tracked(t), 'the events of a partition assigned elsewhere').to.equal(0);
+    expect(t.takeCommits(), 'the kept partition’s offset, committed again').to.deep.equal([{ topic: 't', partition: 0, offset: 1n, leaderEpoch: -1 }]);
+    expect(t.unsettled).to.equal(0);
+  });
+
   it('keeps memory bounded: a long settled run leaves nothing behind', () => {
     const t = new CommitTracker(true);
     for (let o = 0; o < 50_000; o++) {
