@@ -234,6 +234,8 @@ async function measure(
       const soak = opts.soak && s.soakSecs > 0 ? p.rss.slice(Math.floor(s.pacedSecs)) : [];
       if (soak.length > 0)
         result.soak = { seconds: soak.length, min_bytes: Math.min(...soak), max_bytes: Math.max(...soak), last_bytes: soak[soak.length - 1] };
+      // where in the soak the maximum falls (right after the full-speed phase, or later) is read off this line
+      if (soak.length > 0) process.stderr.write(`${name}: soak RSS MB, one a second: ${soak.map((b) => Math.round(b / 2 ** 20)).join(' ')}\n`);
       process.stderr.write(`${name}: paced ${rate} events/s (reached ${Math.round(p.reached)}), p99 ${result.paced.p99_ms.toFixed(1)} ms\n`);
     }
     result.peak_rss_bytes = side.children.reduce((max, c) => Math.max(max, peakRssBytes(c.pid) ?? 0), 0) || undefined;
