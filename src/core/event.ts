@@ -72,6 +72,11 @@ export function batchValues(data: unknown): unknown[] {
   return data.map(batchValue);
 }
 
+/** The entries of a batch's data, values not read (`batchValue` reads one): for a batch member kept unread (lazy-event.ts). */
+export function batchEntries(data: unknown): unknown[] {
+  return Array.isArray(data) ? data : [data];
+}
+
 /** The value of one entry of a batch's data: its `data.value`, else the entry itself. */
 export function batchValue(entry: unknown): unknown {
   const inner = (entry as { data?: { value?: unknown } } | null)?.data;

@@ -2,7 +2,7 @@ import { Observer, Subject, asyncScheduler, type SchedulerLike } from '../../cor
 import type { EddyEvent, EventId, Insight, Meta } from '../../core/event';
 import { maskUrlCredentials } from '../../core/redact';
 import { nowNs } from '../../core/clock';
-import { batchValue, trackedIds } from '../../core/event';
+import { batchEntries, batchValue, trackedIds } from '../../core/event';
 import { codecPicker } from './codecs';
 import type { Codec } from '../../codecs/codec';
 import { runProcessors, type FrameContext, type Postprocessor, type Preprocessor } from '../../processors/processor';
@@ -408,9 +408,4 @@ function jsonSize(event: EddyEvent, codec: Codec): number {
   let bytes = 0;
   for (const entry of batchEntries(event.data)) bytes += unreadMemberFrame(entry, codec.name)?.length ?? jsonByteLength(batchValue(entry));
   return bytes;
-}
-
-/** The entries of a batch's data (`batchValues` without reading the values). */
-function batchEntries(data: unknown): unknown[] {
-  return Array.isArray(data) ? data : [data];
 }
