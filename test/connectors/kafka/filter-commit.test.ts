@@ -3,8 +3,7 @@ import type { EddyEvent } from '../../../src/core/event';
 import { createLogger } from '../../../src/core/logger';
 import { Runtime } from '../../../src/runtime/runtime';
 import { eventually } from '../../helpers/runtime';
-import { requireService } from '../../helpers/services';
-import { Peer, brokerOf, recorder, unique, type Recorded } from './helpers';
+import { recorder, unique, useSharedKafka, type Recorded } from './helpers';
 
 const n = (e: EddyEvent) => (e.data as { n: number }).n;
 
@@ -16,15 +15,9 @@ const n = (e: EddyEvent) => (e.data as { n: number }).n;
  */
 describe('kafka onramp -> runtime::cel filter -> offramp (against the real broker): dropped events are committed', function () {
   this.timeout(60000);
-  let broker: string;
-  let peer: Peer;
+  const kafka = useSharedKafka();
   let runtime: Runtime | undefined;
 
-  before(async function () {
-    broker = brokerOf(await requireService(this, 'kafka'));
-    peer = new Peer(broker);
-  });
-  after(async () => peer?.close());
   afterEach(async () => {
     await runtime?.shutdown();
     runtime = undefined;
@@ -33,17 +26,22 @@ describe('kafka onramp -> runtime::cel filter -> offramp (against the real broke
   it('commits past every filtered message and every message whose cel error no link takes', async () => {
     const topic = unique('filtered');
     const group = unique('g');
-    await peer.createTopic(topic);
+    await kafka.peer.createTopic(topic);
     // 1..30: multiples of 3 are filtered out; 10, 20 and 30 have no `n` field for the route's expression: err, which no link takes
     const values: { n?: number; m?: number }[] = Array.from({ length: 30 }, (_, i) => ((i + 1) % 10 === 0 ? { m: i + 1 } : { n: i + 1 }));
-    await peer.produce(
+    await kafka.peer.produce(
       topic,
       values.map((v) => ({ value: JSON.stringify(v) })),
     );
     const recorded: Recorded = { events: [], errors: [], failed: [] };
     runtime = new Runtime({ logger: createLogger('silent') }).registerOfframp(recorder(recorded));
     await runtime.start();
-    const config = { group_id: group, topics: [topic], brokers: [broker], rdkafka_options: { 'enable.auto.commit': 'false', 'auto.offset.reset': 'earliest' } };
+    const config = {
+      group_id: group,
+      topics: [topic],
+      brokers: [kafka.broker],
+      rdkafka_options: { 'enable.auto.commit': 'false', 'auto.offset.reset': 'earliest' },
+    };
     runtime.publish('onramp', { id: 'in', type: 'kafka', config });
     runtime.publish('pipeline', {
       id: 'p',
@@ -65,7 +63,7 @@ describe('kafka onramp -> runtime::cel filter -> offramp (against the real broke
     await eventually(() => recorded.events.length === expected.length, 30000, `${expected.length} events delivered`);
     expect(recorded.events.map(n)).to.deep.equal(expected);
     // every message was handled: the commit covers all 30 (the next offset to read is 30)
-    await eventually(async () => (await peer.committed(group, topic))[0] === 30, 30000, 'offset 30 committed');
+    await eventually(async () => (await kafka.peer.committed(group, topic))[0] === 30, 30000, 'offset 30 committed');
     const observed = runtime.observe().find((o) => o.url === '/pipeline/p/main')!;
     expect(observed.nodes).to.deep.equal([
       { node: 'big', type: 'runtime::cel', in: 30, out: { out: 21 }, dropped: { filter: 9 } },

@@ -5,9 +5,8 @@ import type { OfframpType, OnrampSource, OnrampType } from '../../../src/connect
 import { kafkaOnramp, type KafkaOnrampConfig } from '../../../src/connectors/kafka/onramp';
 import { Runtime } from '../../../src/runtime/runtime';
 import { eventually } from '../../helpers/runtime';
-import { requireService } from '../../helpers/services';
 import { passthrough } from '../net-helpers';
-import { Peer, brokerOf, consumeFlow, unique, type Flow } from './helpers';
+import { consumeFlow, unique, useSharedKafka, type Flow } from './helpers';
 
 const n = (e: EddyEvent) => (e.data as { n: number }).n;
 
@@ -38,16 +37,10 @@ const unpausedKafka: OnrampType<KafkaOnrampConfig> = {
 
 describe('kafka onramp (against the real broker): messages received but not decoded yet', function () {
   this.timeout(60000);
-  let broker: string;
-  let peer: Peer;
+  const kafka = useSharedKafka();
   let runtime: Runtime | undefined;
   let flow: Flow | undefined;
 
-  before(async function () {
-    broker = brokerOf(await requireService(this, 'kafka'));
-    peer = new Peer(broker);
-  });
-  after(async () => peer?.close());
   afterEach(async () => {
     await runtime?.shutdown();
     await flow?.stop();
@@ -57,9 +50,14 @@ describe('kafka onramp (against the real broker): messages received but not deco
   it('commits no further than the last acked message before them, so a crash reads them again', async () => {
     const topic = unique('held');
     const group = unique('g');
-    const config = { group_id: group, topics: [topic], brokers: [broker], rdkafka_options: { 'enable.auto.commit': 'false', 'auto.offset.reset': 'earliest' } };
-    await peer.createTopic(topic);
-    await peer.produce(
+    const config = {
+      group_id: group,
+      topics: [topic],
+      brokers: [kafka.broker],
+      rdkafka_options: { 'enable.auto.commit': 'false', 'auto.offset.reset': 'earliest' },
+    };
+    await kafka.peer.createTopic(topic);
+    await kafka.peer.produce(
       topic,
       Array.from({ length: 10 }, (_, i) => ({ value: JSON.stringify({ n: i + 1 }) })),
     );
@@ -96,20 +94,20 @@ describe('kafka onramp (against the real broker): messages received but not deco
     // 4..10 were received from the broker while the breaker was triggered: held, not decoded
     await eventually(() => onramp.held === 7, 30000, 'seven messages held');
     expect(received).to.deep.equal([1, 2, 3]);
-    expect(await peer.committed(group, topic)).to.deep.equal({ 0: -1 });
+    expect(await kafka.peer.committed(group, topic)).to.deep.equal({ 0: -1 });
 
     // 1..3 are acked now, after 4..10 were received: the commit may cover them, and nothing after them
     pending.splice(0).forEach((resolve) => resolve());
-    await eventually(async () => (await peer.committed(group, topic))[0] >= 3, 30000, 'offset 3 committed');
-    expect(await peer.committed(group, topic)).to.deep.equal({ 0: 3 });
+    await eventually(async () => (await kafka.peer.committed(group, topic))[0] >= 3, 30000, 'offset 3 committed');
+    expect(await kafka.peer.committed(group, topic)).to.deep.equal({ 0: 3 });
 
     // the process goes away with 4..10 still held (shutdown without a restore drops them, as a crash would)
     await runtime.shutdown();
     runtime = undefined;
-    expect(await peer.committed(group, topic)).to.deep.equal({ 0: 3 });
+    expect(await kafka.peer.committed(group, topic)).to.deep.equal({ 0: 3 });
 
     // the next consumer of the group reads them again; 11 is a sentinel that marks the end
-    await peer.produce(topic, [{ value: JSON.stringify({ n: 11 }) }]);
+    await kafka.peer.produce(topic, [{ value: JSON.stringify({ n: 11 }) }]);
     flow = await consumeFlow(config);
     await eventually(() => flow!.recorded.events.some((e) => n(e) === 11), 30000, 'the sentinel');
     expect(flow.recorded.events.map(n)).to.deep.equal([4, 5, 6, 7, 8, 9, 10, 11]);

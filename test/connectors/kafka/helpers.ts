@@ -12,7 +12,7 @@ import type { EddyEvent } from '../../../src/core/event';
 import { createLogger } from '../../../src/core/logger';
 import type { OfframpType } from '../../../src/connectors/connector';
 import { Runtime } from '../../../src/runtime/runtime';
-import type { ServiceAddress } from '../../helpers/services';
+import { requireService, type ServiceAddress } from '../../helpers/services';
 import { EDDY } from '../../helpers/cli';
 import { eventually } from '../../helpers/runtime';
 import { passthrough } from '../net-helpers';
@@ -29,6 +29,21 @@ export function brokerOf(address: ServiceAddress): string {
 }
 
 /** The peer: a kafkajs client of its own, quiet. */
+/**
+ * The shared broker for a describe block: registers the hooks that find it
+ * (the block's tests skip without it) and open a peer client on it before
+ * them, and close the peer after them.
+ */
+export function useSharedKafka(): { broker: string; peer: Peer } {
+  const kafka = {} as { broker: string; peer: Peer };
+  before(async function () {
+    kafka.broker = brokerOf(await requireService(this, 'kafka'));
+    kafka.peer = new Peer(kafka.broker);
+  });
+  after(async () => kafka.peer?.close());
+  return kafka;
+}
+
 export class Peer {
   readonly kafka: Kafka;
   private admin: Admin | undefined;

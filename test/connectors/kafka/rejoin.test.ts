@@ -28,7 +28,7 @@ import { PrivateService } from '../../helpers/private-service';
 import { eventually } from '../../helpers/runtime';
 import { requireService } from '../../helpers/services';
 import { passthrough } from '../net-helpers';
-import { Peer, brokerOf, unique } from './helpers';
+import { Peer, brokerOf, unique, useSharedKafka } from './helpers';
 import { Consumer } from '@platformatic/kafka';
 
 const n = (e: EddyEvent) => (e.data as { n: number }).n;
@@ -197,15 +197,9 @@ describe('kafka onramp (against the real broker): a rebalance with events in fli
 
 describe('kafka onramp (against the real broker): a group it cannot join', function () {
   this.timeout(60000);
-  let broker: string;
-  let peer: Peer;
+  const kafka = useSharedKafka();
   let runtime: Runtime | undefined;
 
-  before(async function () {
-    broker = brokerOf(await requireService(this, 'kafka'));
-    peer = new Peer(broker);
-  });
-  after(async () => peer?.close());
   afterEach(async () => {
     await runtime?.shutdown();
     runtime = undefined;
@@ -214,16 +208,16 @@ describe('kafka onramp (against the real broker): a group it cannot join', funct
   it('fails naming the cause (a kafkajs member holds the group: no protocol in common), rather than retrying as if the brokers were gone', async () => {
     const topic = unique('mixed');
     const group = unique('g');
-    await peer.createTopic(topic);
+    await kafka.peer.createTopic(topic);
     // the peer is a kafkajs client: its assignor is RoundRobinAssigner, the onramp's roundrobin
-    const kafkajs = peer.kafka.consumer({ groupId: group, sessionTimeout: 6000, heartbeatInterval: 1000, maxWaitTimeInMs: 100 });
+    const kafkajs = kafka.peer.kafka.consumer({ groupId: group, sessionTimeout: 6000, heartbeatInterval: 1000, maxWaitTimeInMs: 100 });
     await kafkajs.connect();
     try {
       const joined = new Promise((resolve) => kafkajs.on(kafkajs.events.GROUP_JOIN, resolve));
       await kafkajs.subscribe({ topics: [topic], fromBeginning: true });
       await kafkajs.run({ eachMessage: async () => undefined });
       await joined;
-      const flow = await holdingFlow(broker, topic, group);
+      const flow = await holdingFlow(kafka.broker, topic, group);
       runtime = flow.runtime;
       await eventually(
         () => flow.lines.some((l) => /cannot join the group: INCONSISTENT_GROUP_PROTOCOL/.test(l)),
