@@ -250,6 +250,8 @@ export interface OfframpContext extends RampContext {
   insight(kind: 'ack' | 'fail', event: EddyEvent, meta?: Meta): void;
   /** for sinks that raise circuit-breaker events for an event (cb offramp) */
   raise(kind: Insight['kind'], event: EddyEvent): void;
+  /** a sink of a type with `ignoresPayloads` counts here the bytes it sends (the `bytes` metric) */
+  countBytes(this: void, bytes: number): void;
   /** emit an event on an output port of a linked offramp (`out`, `err`) */
   emit(port: string, event: EddyEvent): void;
   /**
@@ -334,10 +336,9 @@ export interface OfframpType<C = Record<string, unknown>> {
   /**
    * The sink builds what it sends from the event's values, never from the
    * payloads (postgres: rows of bound parameters), so encoding them would be
-   * wasted work: with the json codec the machinery encodes nothing, runs no
-   * postprocessors and hands the sink no payloads. The `bytes` metric still
-   * counts the event as JSON, measured instead of written (an unread
-   * frame's length, else `jsonByteLength`). Another codec is encoded as before.
+   * wasted work: the machinery encodes nothing, runs no postprocessors and
+   * hands the sink no payloads. The sink counts the `bytes` metric itself, as
+   * what it sends (postgres: the bound parameters), through `ctx.countBytes`.
    */
   readonly ignoresPayloads?: boolean;
   /** where instances run with `--workers N` (see `Placement`); one worker when absent */

@@ -187,6 +187,7 @@ export function fakeOfframpContext(url = '/offramp/test/main', logger: Logger = 
     requestExit: () => undefined,
     trigger: () => void log.triggers++,
     restore: () => void log.restores++,
+    countBytes: () => undefined,
     insight: (kind, event, meta) => {
       if (kind === 'ack') log.acks.push({ event, meta });
     },

@@ -11,7 +11,6 @@ import type { OfframpContext, RampContext, Sink } from '../connector';
 import { RampCounters } from './ramp-metrics';
 import { TapHook } from '../../core/tap-hook';
 import { LazyEvent, unreadMemberFrame } from '../../core/lazy-event';
-import { jsonByteLength } from '../../codecs/json/byte-length';
 import { RetryPolicy } from './retry';
 import { DeadLetters, type DeadLetterConfig, type DeliveryFailure } from './dead-letters';
 
@@ -267,11 +266,8 @@ export class OfframpRuntime {
   private encode(event: EddyEvent): Buffer[] {
     const { postprocessors } = this.parts;
     const codec = this.codec(this.sink.codecFor?.(event));
-    if (this.parts.ignoresPayloads && codec.name === 'json') {
-      // the sink never reads payloads: count what the encoding would be, without writing it
-      this.counters.bytes += jsonSize(event, codec);
-      return NO_PAYLOADS;
-    }
+    // the sink never reads payloads: nothing to encode; it counts `bytes` itself (ctx.countBytes)
+    if (this.parts.ignoresPayloads) return NO_PAYLOADS;
     if (!event.isBatch) {
       // an event whose data nobody read leaves as the frame it came in as (lazy-event.ts)
       const payload = (event instanceof LazyEvent && event.untouchedFrame(codec)) || codec.encode(event.data);
@@ -383,6 +379,9 @@ export class OfframpRuntime {
         const from = this.deliveredBy.get(event);
         from?.contraflow({ kind, event, from: this.url });
       },
+      countBytes: (bytes: number) => {
+        this.counters.bytes += bytes;
+      },
       emit: (port: string, event: EddyEvent) => this.output(port).next(event),
       reply: (port, request, data, meta) => this.output(port).next(this.replyEvent(request, data, meta)),
       linked: this.parts.linked ?? false,
@@ -393,19 +392,4 @@ export class OfframpRuntime {
       publishMeasurement: this.parts.publishMeasurement,
     };
   }
-}
-
-/**
- * The bytes of an event as the json codec would encode it (a batch: each
- * member), without encoding: an unread frame is its own length (the codec
- * vouched that it round-trips), anything else is measured.
- */
-function jsonSize(event: EddyEvent, codec: Codec): number {
-  if (!event.isBatch) {
-    const frame = event instanceof LazyEvent ? event.untouchedFrame(codec) : undefined;
-    return frame !== undefined ? frame.length : jsonByteLength(event.data);
-  }
-  let bytes = 0;
-  for (const entry of batchEntries(event.data)) bytes += unreadMemberFrame(entry, codec.name)?.length ?? jsonByteLength(batchValue(entry));
-  return bytes;
 }

@@ -233,22 +233,23 @@ describe('postgres offramp (real server)', function () {
     { stream: 0, data: Buffer.from(JSON.stringify(record(2), null, 2)), originUri: 'svc-feed://test' },
     { stream: 0, value: record(3), originUri: 'svc-feed://test' },
   ];
-  const jsonBytes = Buffer.byteLength(compact(1)) + Buffer.byteLength(compact(2)) + Buffer.byteLength(compact(3));
+  // the parameters sent: the id's text and the label's UTF-8 bytes (é is two), not the SQL nor the JSON
+  const parameterBytes = [1, 2, 3].map((id) => String(id).length + Buffer.byteLength(`é "${id}"`)).reduce((a, b) => a + b);
 
-  it('counts `bytes` as the size of each event as compact JSON (not the SQL, not the frame as it came)', async () => {
+  it('counts `bytes` as the bound parameters sent (not the SQL, not the events as JSON)', async () => {
     const flow = await feedFlow([{ id: 'pass', type: 'passthrough' }]);
     for (const frame of asFrames()) flow.frames.next(frame);
     await eventually(() => flow.acks.length === 3, 20_000, 'three inserts');
     expect((await rows()).map((r) => r.label)).to.deep.equal(['é "1"', 'é "2"', 'é "3"']);
-    expect(runtime!.offramp('/offramp/db/main')!.counters.bytes).to.equal(jsonBytes);
+    expect(runtime!.offramp('/offramp/db/main')!.counters.bytes).to.equal(parameterBytes);
   });
 
-  it('counts `bytes` of a batch as the sum of its members as compact JSON', async () => {
+  it('counts `bytes` of a batch as the parameters of its one INSERT', async () => {
     const flow = await feedFlow([{ id: 'batch', type: 'generic::batch', config: { count: 3 } }]);
     for (const frame of asFrames()) flow.frames.next(frame);
     await eventually(async () => (await rows()).length === 3, 20_000, 'one batch of three rows');
     expect(await statements(), 'one INSERT for the batch').to.equal(1);
-    expect(runtime!.offramp('/offramp/db/main')!.counters.bytes).to.equal(jsonBytes);
+    expect(runtime!.offramp('/offramp/db/main')!.counters.bytes).to.equal(parameterBytes);
   });
 
   it('a lost connection triggers the breaker, sends fail back while it is down, and it restores and inserts again once the server is back', async () => {
