@@ -27,6 +27,8 @@ export type Placement = 'every-worker' | 'one-worker';
 export interface Frame {
   /** stream key: each stream gets its own preprocessor chain */
   stream: string | number;
+  /** the source partition of a partitioned onramp (kafka: `topic/partition`): the events' `partition` (core/event.ts) */
+  partition?: string;
   /** raw bytes, preprocessed and decoded by the shared machinery */
   data?: Buffer;
   /** a structured value; used instead of `data` */

@@ -30,6 +30,13 @@ export interface EddyEvent {
   tracked?: EventId[];
   /** the source wants an ack or fail for this event */
   transactional: boolean;
+  /**
+   * The source partition the event belongs to (kafka: `topic/partition`),
+   * set by a partitioned onramp and kept by operators on what they derive
+   * from it: stateful operators keep their state per partition (pipeline/state.ts).
+   * Absent: the one partition of an unpartitioned source.
+   */
+  partition?: string;
   /** per-operator bookkeeping, keyed by operator uid, echoed back in insights */
   opMeta?: Record<string, unknown>;
 }

@@ -29,6 +29,7 @@ export class LazyEvent implements EddyEvent {
   isBatch = false;
   declare tracked?: EventId[];
   declare opMeta?: Record<string, unknown>;
+  declare partition?: string;
   // private fields (#): invisible to spread, Object.keys and JSON.stringify
   #frame: Buffer | undefined;
   #value: unknown = undefined;

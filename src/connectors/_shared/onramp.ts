@@ -330,7 +330,9 @@ export class OnrampRuntime {
       const valid = codec.roundTrips(payload);
       this.lazyPolicy.attempted(valid);
       if (valid) {
-        return emit(new LazyEvent(this.nextId(), metaOf(frame), ingestNs, frame.originUri, this.transactional, payload, codec, this.lazyPolicy));
+        const lazy = new LazyEvent(this.nextId(), metaOf(frame), ingestNs, frame.originUri, this.transactional, payload, codec, this.lazyPolicy);
+        if (frame.partition !== undefined) lazy.partition = frame.partition;
+        return emit(lazy);
       }
     }
     let value: unknown;
@@ -354,7 +356,7 @@ export class OnrampRuntime {
   }
 
   private makeEvent(data: unknown, frame: Frame, ingestNs: bigint): EddyEvent {
-    return {
+    const event: EddyEvent = {
       id: this.nextId(),
       data,
       meta: metaOf(frame),
@@ -363,6 +365,8 @@ export class OnrampRuntime {
       isBatch: false,
       transactional: this.transactional,
     };
+    if (frame.partition !== undefined) event.partition = frame.partition;
+    return event;
   }
 
   /** An undecodable or unprocessable frame: an event on `err`, never silently dropped. */

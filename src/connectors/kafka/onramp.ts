@@ -135,6 +135,7 @@ const EMPTY = Buffer.alloc(0);
 class TrackedFrame implements Frame {
   constructor(
     readonly stream: string,
+    readonly partition: string,
     readonly data: Buffer,
     readonly originUri: string,
     readonly meta: Frame['meta'],
@@ -437,9 +438,10 @@ class KafkaSource implements OnrampSource {
     const data = m.value ?? EMPTY;
     const meta = { kafka: kafkaMeta(m, offset) };
     let frame: Frame;
-    if (entry) frame = new TrackedFrame(state.stream, data, state.origin + offset, meta, this.tracker!, entry);
+    // the stream names the partition: `topic/partition`, the events' partition too (stateful operators keep state per partition)
+    if (entry) frame = new TrackedFrame(state.stream, state.stream, data, state.origin + offset, meta, this.tracker!, entry);
     else {
-      frame = { stream: state.stream, data, originUri: state.origin + offset, meta };
+      frame = { stream: state.stream, partition: state.stream, data, originUri: state.origin + offset, meta };
       // auto commit: on reception, whatever becomes of the events; gathered per turn, so one request per fetch
       state.next = offset + 1;
       state.leaderEpoch = m.leaderEpoch;
