@@ -40,7 +40,13 @@ export function partitionOf(event: { partition?: string }): string {
 export interface PartitionedState {
   /** the partitions that hold state now */
   partitions(): string[];
-  /** every entry of one partition's state (empty when it holds none): what `restore` takes back */
+  /**
+   * Every entry of one partition's state (empty when it holds none): what
+   * `restore` takes back. Entries are in the order of their last change,
+   * oldest first, the order a changelog replayed to its end gives them
+   * (a node whose state has an order, such as an LRU's recency, writes an
+   * entry again when its place in that order changes).
+   */
   snapshot(partition: string): Map<string, StateValue>;
   /**
    * What changed since the last call, per partition (only partitions with
