@@ -2,7 +2,9 @@ import { Observable } from '../../core/rx';
 import type { PortEvent } from '../../core/event';
 import { invalid } from '../../core/errors';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
-import { Aggregator, type AggregatorPlan } from '../window/aggregator';
+import type { AggregatorPlan } from '../window/aggregator';
+import { PartitionedAggregators } from '../window/partitions';
+import type { PartitionedState, StateValue } from '../state';
 import { compileCall } from '../window/calls';
 import { durationMs, durationSchema } from '../../schema/duration';
 import { compileEventExpression, frameKeysOf, type EventExpression } from '../window/expressions';
@@ -19,6 +21,9 @@ const configSchema = s.object(
     window: windowSchema,
     time: expr('CEL: the event time (epoch ms, or a timestamp); processing time (the runtime scheduler) when absent'),
     allowed_lateness: durationSchema('event time only: how long after its end a window still takes events (default 0)'),
+    idle_timeout: durationSchema(
+      "event time only: a source partition without events for this long stops holding its windows open; they close as the other partitions' watermark passes them (default 10s)",
+    ),
     group_by: s.record(expr('CEL expression'), { description: 'output field -> CEL expression; one group when absent' }),
     aggregate: {
       ...s.record(expr('aggregate call'), { description: 'output field -> aggregate call, e.g. count(), sum(event.size), percentile(event.ms, 0.99)' }),
@@ -40,7 +45,10 @@ const configSchema = s.object(
   },
 );
 
-/** window, time, allowed_lateness, group_by, aggregate, where, having, max_groups, on_shutdown: docs/stream-processing.md */
+/** A source partition without events this long stops holding its windows open (event time). */
+const DEFAULT_IDLE_TIMEOUT_MS = 10_000;
+
+/** window, time, allowed_lateness, idle_timeout, group_by, aggregate, where, having, max_groups, on_shutdown: docs/stream-processing.md */
 export type WindowAggregateConfig = Input<typeof configSchema>;
 
 /** Compiles a config; every error names the node and the field. */
@@ -62,9 +70,14 @@ export function compilePlan(config: WindowAggregateConfig, nodeId: string, uid =
   if (config.allowed_lateness !== undefined && config.time === undefined) {
     throw invalid(`window::aggregate node ${nodeId}: allowed_lateness: only with time (event-time windows); processing-time windows are never late`);
   }
+  if (config.idle_timeout !== undefined && config.time === undefined) {
+    throw invalid(`window::aggregate node ${nodeId}: idle_timeout: only with time (event-time windows); processing-time windows close on the clock`);
+  }
   let lateness = 0;
+  let idleTimeout = DEFAULT_IDLE_TIMEOUT_MS;
   try {
     if (config.allowed_lateness !== undefined) lateness = durationMs(config.allowed_lateness, 'allowed_lateness');
+    if (config.idle_timeout !== undefined) idleTimeout = durationMs(config.idle_timeout, 'idle_timeout');
   } catch (err) {
     throw invalid(`window::aggregate node ${nodeId}: ${(err as Error).message}`);
   }
@@ -94,6 +107,7 @@ export function compilePlan(config: WindowAggregateConfig, nodeId: string, uid =
     window,
     time,
     lateness,
+    idleTimeout,
     groupBy,
     calls,
     where,
@@ -104,22 +118,39 @@ export function compilePlan(config: WindowAggregateConfig, nodeId: string, uid =
   };
 }
 
-/** The node: an Aggregator fed by the input, its timers on the runtime's scheduler. */
+/**
+ * The node: an Aggregator per source partition (window/partitions.ts) fed by
+ * the input, its timers on the runtime's scheduler. Its state, per
+ * partition, is the `state` the runtime saves and restores (pipeline/state.ts).
+ */
 export function windowAggregateNode(config: WindowAggregateConfig, ctx: OperatorContext): OperatorNode {
   const plan = compilePlan(config, ctx.nodeId, ctx.uid);
-  // insights arrive outside a subscription (after the output left); the subscription's aggregator answers them
-  let current: Aggregator | undefined;
+  // insights arrive outside a subscription (after the output left); the subscription's aggregators answer them
+  let current: PartitionedAggregators | undefined;
+  // restored before the first subscription (the runtime restores, then events flow): kept until it subscribes
+  const waiting = new Map<string, ReadonlyMap<string, StateValue>>();
+  const state: PartitionedState = {
+    partitions: () => current?.partitions() ?? [...waiting.keys()],
+    snapshot: (partition) => current?.snapshot(partition) ?? new Map(waiting.get(partition) ?? []),
+    takeChanges: () => current?.takeChanges() ?? new Map(),
+    restore: (partition, entries) => (current ? current.restore(partition, entries) : void waiting.set(partition, entries)),
+    release: (partition) => (current ? current.release(partition) : void waiting.delete(partition)),
+  };
   return {
     ports: ['late', 'overflow', 'err'],
+    state,
     apply: (input) =>
       new Observable<PortEvent>((subscriber) => {
-        const aggregator = new Aggregator(
+        const aggregator = new PartitionedAggregators(
           plan,
           ctx.scheduler,
           (out) => subscriber.next(out),
           (i) => ctx.insight(i),
           nodeUrl(ctx),
+          plan.idleTimeout,
         );
+        for (const [partition, entries] of waiting) aggregator.restore(partition, entries);
+        waiting.clear();
         current = aggregator;
         const sub = input.subscribe({
           next: (event) => aggregator.push(event),

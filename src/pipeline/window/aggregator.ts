@@ -4,7 +4,9 @@
  * feeds it events and scheduler time, and passes on what it emits.
  */
 import type { SchedulerLike, Subscription } from '../../core/rx';
-import type { EddyEvent, Insight, PortEvent } from '../../core/event';
+import type { EddyEvent, EventId, Insight, PortEvent } from '../../core/event';
+import type { StateChanges, StateValue } from '../state';
+import { groupEntry, readEntries, type GroupEntry } from './state-entries';
 import type { Accumulator } from '../aggregate/functions';
 import type { AggregateCall } from './calls';
 import { EventScope, type EventExpression } from './expressions';
@@ -20,6 +22,8 @@ export interface AggregatorPlan {
   /** the event's time; scheduler time when absent */
   readonly time?: EventExpression;
   readonly lateness: number;
+  /** event time: a partition without events this long stops holding its windows open (window/partitions.ts) */
+  readonly idleTimeout: number;
   readonly groupBy: ReadonlyArray<readonly [string, EventExpression]>;
   readonly calls: readonly AggregateCall[];
   readonly where?: EventExpression;
@@ -39,7 +43,7 @@ interface Member {
   settled: boolean;
 }
 
-class Group {
+export class Group {
   readonly accumulators: Accumulator[];
   /** the transactional member events (shared until the first one: most groups have none) */
   members: Member[] = NO_MEMBERS;
@@ -49,12 +53,16 @@ class Group {
   constructor(
     readonly fields: Record<string, unknown>,
     calls: readonly AggregateCall[],
+    /** creation order in the aggregator: a restored window emits its groups in the order they had */
+    readonly seq: number,
+    /** its state entry in a fixed window (`f:start:key`); a per-group window's entry is the window's */
+    readonly entry: string,
   ) {
     this.accumulators = calls.map((c) => c.accumulator());
   }
 }
 
-class Window {
+export class Window {
   readonly groups = new Map<string, Group>();
   timer?: Subscription;
   /** events in a count window */
@@ -63,6 +71,8 @@ class Window {
   constructor(
     public start: number,
     public end: number,
+    /** a session or count window's state entry (`g:id`); fixed windows keep one entry per group */
+    readonly entry?: string,
   ) {}
 }
 
@@ -77,6 +87,19 @@ export class Aggregator {
   private readonly fixed = new Map<number, Window>();
   /** session and count windows by group key (a session window holds one group) */
   private readonly perGroup = new Map<string, Window[]>();
+  /** session and count windows by their state entry, with their group key */
+  private readonly perGroupByEntry = new Map<string, { key: string; window: Window }>();
+  /** groups and per-group windows made so far: creation order and entry names */
+  private groupSeq = 0;
+  private windowSeq = 0;
+  /**
+   * State entries changed since the last takeChanges: recorded only once
+   * someone saves the state (the first snapshot, takeChanges or restore),
+   * so a pipeline that saves nothing pays nothing per event.
+   */
+  private tracking = false;
+  private readonly dirty = new Set<string>();
+  private savedWatermark = -Infinity;
   /** outputs whose delivery settles their members, by the seq of their id */
   private readonly pending = new Map<number, Member[]>();
   private watermark = -Infinity;
@@ -108,8 +131,12 @@ export class Aggregator {
     /** raises an insight towards the sources (an ack or fail of a member) */
     private readonly raise: (insight: Insight) => void,
     from: string,
+    /** the source partition whose events this aggregator takes ('' : unpartitioned); its outputs carry it */
+    private readonly partition = '',
+    /** output ids: shared by the aggregators of one node (one per partition), so ids stay unique */
+    mint?: () => EventId,
   ) {
-    this.mint = idMinter(plan.uid);
+    this.mint = mint ?? idMinter(plan.uid);
     this.from = from;
     const slotBySource = new Map<string, number>();
     this.argSlots = plan.calls.map((call) => call.args.map((arg) => slotOf(slotBySource, this.argExprs, arg)));
@@ -219,7 +246,11 @@ export class Aggregator {
     event: EddyEvent,
     member: Member | undefined,
   ): void {
-    if (!group) w.groups.set(key, (group = new Group(groupFields(this.plan.groupBy, groupValues), this.plan.calls)));
+    if (!group) {
+      group = new Group(groupFields(this.plan.groupBy, groupValues), this.plan.calls, ++this.groupSeq, w.entry ?? `f:${w.start}:${key}`);
+      w.groups.set(key, group);
+    }
+    if (this.tracking) this.dirty.add(w.entry ?? group.entry);
     group.first ??= { ingestNs: event.ingestNs, originUri: event.originUri };
     for (let i = 0; i < values.length; i++) group.accumulators[i].add(values[i]);
     if (member) {
@@ -233,8 +264,11 @@ export class Aggregator {
   /** The source completed: emit every open window, marked partial, or drop them (failing their members back). */
   flush(): void {
     const open = [...this.fixed.values(), ...[...this.perGroup.values()].flat()].sort((a, b) => a.end - b.end);
+    if (this.tracking) for (const w of open) this.markWindow(w);
     this.fixed.clear();
     this.perGroup.clear();
+    this.perGroupByEntry.clear();
+    this.perGroupOpen = 0;
     for (const w of open) {
       w.timer?.unsubscribe();
       if (this.plan.onShutdown === 'emit') this.close(w, true);
@@ -257,6 +291,89 @@ export class Aggregator {
     this.pending.delete(seq);
     this.settle(members, insight.kind, typeof insight.meta?.error === 'string' ? insight.meta.error : undefined);
     return null;
+  }
+
+  // ---- state (pipeline/state.ts): one entry per group of a fixed window, one per session or count window, and `wm` ----
+
+  /** Every entry of this aggregator's state, in creation order (the watermark first). */
+  snapshot(): Map<string, StateValue> {
+    this.tracking = true;
+    const entries = new Map<string, StateValue>();
+    if (this.watermark > -Infinity) entries.set('wm', this.watermark);
+    const all: [string, GroupEntry][] = [];
+    for (const w of this.fixed.values()) for (const group of w.groups.values()) all.push([group.entry, groupEntry(group)]);
+    for (const [entry, { key, window }] of this.perGroupByEntry) {
+      const group = window.groups.get(key);
+      if (group) all.push([entry, groupEntry(group, key, window)]);
+    }
+    all.sort((a, b) => a[1].q - b[1].q);
+    for (const [entry, value] of all) entries.set(entry, value);
+    return entries;
+  }
+
+  /** The entries changed since the last call: a value, or undefined for a window closed since. */
+  takeChanges(): StateChanges {
+    this.tracking = true;
+    const changes: StateChanges = new Map();
+    if (this.watermark !== this.savedWatermark) {
+      changes.set('wm', this.watermark);
+      this.savedWatermark = this.watermark;
+    }
+    for (const entry of this.dirty) changes.set(entry, this.entryValue(entry));
+    this.dirty.clear();
+    return changes;
+  }
+
+  /**
+   * Takes back a snapshot's entries into this aggregator, which has taken no
+   * event yet: windows, groups and watermark as they were, processing-time
+   * timers set for the time left. Restored groups have no members: their
+   * events were made durable by the save that wrote these entries.
+   */
+  restore(entries: ReadonlyMap<string, StateValue>): void {
+    const where = `window::aggregate node ${this.plan.nodeId}`;
+    const { watermark, groups } = readEntries(entries, this.plan, where);
+    this.tracking = true;
+    this.watermark = this.savedWatermark = watermark;
+    for (const g of groups) {
+      let w: Window;
+      if (g.window === undefined) {
+        const spec = this.plan.window as { size: number };
+        w = this.fixedWindow(g.start, g.start + spec.size);
+      } else {
+        w = this.openPerGroup(g.key, g.window.start, g.window.end, g.entry);
+        w.count = g.window.count;
+        if (!this.plan.time && this.plan.window.kind === 'session') {
+          const session = w;
+          session.timer = this.scheduler.schedule(() => this.sessionTimer(g.key, session), Math.max(0, w.end - this.scheduler.now()));
+        }
+        const id = Number(g.entry.slice(2));
+        if (id > this.windowSeq) this.windowSeq = id;
+      }
+      const group = new Group(g.fields, this.plan.calls, g.seq, w.entry ?? g.entry);
+      g.restoreInto(group);
+      w.groups.set(g.key, group);
+      if (g.seq > this.groupSeq) this.groupSeq = g.seq;
+    }
+  }
+
+  /** The value of one entry now: undefined when its group or window is gone. */
+  private entryValue(entry: string): GroupEntry | undefined {
+    if (entry.startsWith('g:')) {
+      const found = this.perGroupByEntry.get(entry);
+      const group = found?.window.groups.get(found.key);
+      return found && group && groupEntry(group, found.key, found.window);
+    }
+    // f:start:key
+    const colon = entry.indexOf(':', 2);
+    const group = this.fixed.get(Number(entry.slice(2, colon)))?.groups.get(entry.slice(colon + 1));
+    return group && groupEntry(group);
+  }
+
+  /** A window closed or dropped: its entries change (to gone). */
+  private markWindow(w: Window): void {
+    if (w.entry !== undefined) this.dirty.add(w.entry);
+    else for (const group of w.groups.values()) this.dirty.add(group.entry);
   }
 
   /** How many groups wait in open windows (diagnostics and tests). */
@@ -304,7 +421,7 @@ export class Aggregator {
           return [open];
         }
         if (this.perGroupOpen >= this.plan.maxGroups) return 'overflow';
-        return [this.openPerGroup(key, new Window(t, t))];
+        return [this.openPerGroup(key, t, t)];
       }
     }
   }
@@ -333,11 +450,12 @@ export class Aggregator {
       if (sessions.length > 1) for (const other of sessions.filter((s) => s !== joined && overlaps(s))) this.mergeSession(key, joined, other);
       joined.start = Math.min(joined.start, t);
       joined.end = Math.max(joined.end, t + gap);
+      if (this.tracking) this.dirty.add(joined.entry!);
       return [joined];
     }
     if (t + gap <= this.watermark) return 'late';
     if (this.perGroupOpen >= this.plan.maxGroups) return 'overflow';
-    const session = this.openPerGroup(key, new Window(t, t + gap));
+    const session = this.openPerGroup(key, t, t + gap);
     if (!this.plan.time) session.timer = this.scheduler.schedule(() => this.sessionTimer(key, session), gap);
     return [session];
   }
@@ -352,6 +470,7 @@ export class Aggregator {
   private mergeSession(key: string, into: Window, other: Window): void {
     other.timer?.unsubscribe();
     this.removePerGroup(key, other);
+    if (this.tracking) this.dirty.add(into.entry!);
     into.start = Math.min(into.start, other.start);
     into.end = Math.max(into.end, other.end);
     into.count += other.count;
@@ -366,10 +485,12 @@ export class Aggregator {
     if (from.members !== NO_MEMBERS) group.members = group.members === NO_MEMBERS ? from.members : group.members.concat(from.members);
   }
 
-  private openPerGroup(key: string, w: Window): Window {
+  private openPerGroup(key: string, start: number, end: number, entry = `g:${++this.windowSeq}`): Window {
+    const w = new Window(start, end, entry);
     const list = this.perGroup.get(key);
     if (list) list.push(w);
     else this.perGroup.set(key, [w]);
+    this.perGroupByEntry.set(entry, { key, window: w });
     this.perGroupOpen++;
     return w;
   }
@@ -382,6 +503,8 @@ export class Aggregator {
     list.splice(i, 1);
     this.perGroupOpen--;
     if (list.length === 0) this.perGroup.delete(key);
+    this.perGroupByEntry.delete(w.entry!);
+    if (this.tracking) this.dirty.add(w.entry!);
   }
 
   /** A processing-time session's timer: closes it unless an event stretched it meanwhile. */
@@ -406,9 +529,22 @@ export class Aggregator {
     this.close(w, false);
   }
 
-  /** Event time moved to `t`: every window whose end the watermark passed closes, oldest end first. */
+  /** Event time moved to `t`: the watermark follows, less the allowed lateness. */
   private advance(t: number): void {
-    const watermark = t - this.plan.lateness;
+    this.advanceTo(t - this.plan.lateness);
+  }
+
+  /** The watermark: windows ending at or before it have closed; -Infinity before the first event (event time only). */
+  get currentWatermark(): number {
+    return this.watermark;
+  }
+
+  /**
+   * The watermark moves to `watermark` (when it is ahead): every window
+   * whose end it passed closes, oldest end first. Events move it; so does
+   * the node for a partition that went idle (window-aggregate.ts).
+   */
+  advanceTo(watermark: number): void {
     if (watermark <= this.watermark) return;
     this.watermark = watermark;
     const due: Array<() => void> = [];
@@ -439,6 +575,7 @@ export class Aggregator {
   /** Emits one event per group of a closed window (those `having` keeps); settles the members of those it does not. */
   private close(w: Window, partial: boolean): void {
     w.timer?.unsubscribe();
+    if (this.tracking) this.markWindow(w);
     const calls = this.plan.calls;
     for (const group of w.groups.values()) {
       // Object.assign, not a spread: V8 copies these dynamically built objects ~10x faster this way (measured)
@@ -491,6 +628,7 @@ export class Aggregator {
       isBatch: false,
       transactional,
       opMeta: { [this.plan.uid]: id.seq },
+      ...(this.partition === '' ? {} : { partition: this.partition }),
     };
   }
 

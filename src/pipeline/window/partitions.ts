@@ -1,0 +1,153 @@
+/**
+ * window::aggregate over a partitioned source: one Aggregator per source
+ * partition (pipeline/state.ts), each with its own windows and its own
+ * watermark, like a Kafka Streams task. Why per partition and not one
+ * watermark for the node: a partition's backlog (after a takeover, or a
+ * slow partition) is behind the others in event time; under one watermark
+ * it would be late, under its own it is on time. Events of one group must
+ * come through one partition for its windows to be whole (the repartition
+ * pattern, docs/stream-processing.md).
+ *
+ * Idle partitions: a partition's windows close when its own watermark
+ * passes them, and its watermark moves only with its events. A partition
+ * that sent nothing for `idle_timeout` (scheduler time) stops waiting for
+ * itself: its watermark follows the node's, the lowest watermark of the
+ * partitions that are not idle, so its last windows close once the others
+ * have moved past them. Its next event makes it active again (from the
+ * watermark it reached; an event behind that is late).
+ */
+import type { SchedulerLike } from '../../core/rx';
+import type { EddyEvent, Insight } from '../../core/event';
+import { partitionOf, type PartitionedState, type StateChanges, type StateValue } from '../state';
+import { idMinter } from '../operators/support';
+import { Aggregator, type AggregatorPlan, type Emit } from './aggregator';
+
+class Task {
+  /** scheduler time of its last event */
+  lastSeen: number;
+
+  constructor(
+    readonly aggregator: Aggregator,
+    now: number,
+  ) {
+    this.lastSeen = now;
+  }
+}
+
+export class PartitionedAggregators implements PartitionedState {
+  private readonly tasks = new Map<string, Task>();
+  private readonly mint: ReturnType<typeof idMinter>;
+  /** scheduler time of the last look for idle partitions: at most one per millisecond */
+  private lastIdleScan = -Infinity;
+
+  constructor(
+    private readonly plan: AggregatorPlan,
+    private readonly scheduler: SchedulerLike,
+    private readonly emit: Emit,
+    private readonly raise: (insight: Insight) => void,
+    private readonly from: string,
+    /** event time only: a partition without events for this long stops holding its windows open */
+    private readonly idleMs: number,
+  ) {
+    this.mint = idMinter(plan.uid);
+  }
+
+  push(event: EddyEvent): void {
+    const task = this.task(partitionOf(event));
+    const now = this.scheduler.now();
+    task.lastSeen = now;
+    task.aggregator.push(event);
+    // one partition (every unpartitioned source) has no one to wait for
+    if (this.plan.time && this.tasks.size > 1 && now > this.lastIdleScan) {
+      this.lastIdleScan = now;
+      this.releaseIdle(now);
+    }
+  }
+
+  /** The source completed: every partition's open windows (aggregator.flush). */
+  flush(): void {
+    for (const task of this.tasks.values()) task.aggregator.flush();
+  }
+
+  dispose(): void {
+    for (const task of this.tasks.values()) task.aggregator.dispose();
+  }
+
+  /** An insight about one of our outputs: its partition's aggregator settles its members. */
+  onInsight(insight: Insight): Insight | null {
+    const task = insight.event ? this.tasks.get(partitionOf(insight.event)) : undefined;
+    return task ? task.aggregator.onInsight(insight) : insight;
+  }
+
+  /** The node's watermark: the lowest of the partitions that are not idle (-Infinity before any event). */
+  watermark(): number {
+    return this.activeWatermark(this.scheduler.now()) ?? -Infinity;
+  }
+
+  openGroups(): number {
+    let n = 0;
+    for (const task of this.tasks.values()) n += task.aggregator.openGroups();
+    return n;
+  }
+
+  // ---- PartitionedState ----
+
+  partitions(): string[] {
+    return [...this.tasks.keys()];
+  }
+
+  snapshot(partition: string): Map<string, StateValue> {
+    return this.tasks.get(partition)?.aggregator.snapshot() ?? new Map();
+  }
+
+  takeChanges(): Map<string, StateChanges> {
+    const out = new Map<string, StateChanges>();
+    for (const [partition, task] of this.tasks) {
+      const changes = task.aggregator.takeChanges();
+      if (changes.size > 0) out.set(partition, changes);
+    }
+    return out;
+  }
+
+  restore(partition: string, entries: ReadonlyMap<string, StateValue>): void {
+    this.release(partition);
+    const task = this.task(partition);
+    task.aggregator.restore(entries);
+  }
+
+  release(partition: string): void {
+    const task = this.tasks.get(partition);
+    if (!task) return;
+    task.aggregator.dispose();
+    this.tasks.delete(partition);
+  }
+
+  private task(partition: string): Task {
+    let task = this.tasks.get(partition);
+    if (!task) {
+      const aggregator = new Aggregator(this.plan, this.scheduler, this.emit, this.raise, this.from, partition, this.mint);
+      this.tasks.set(partition, (task = new Task(aggregator, this.scheduler.now())));
+    }
+    return task;
+  }
+
+  /** Idle partitions' watermarks follow the node's, closing their windows the others have passed. */
+  private releaseIdle(now: number): void {
+    const watermark = this.activeWatermark(now);
+    if (watermark === undefined) return;
+    for (const task of this.tasks.values()) {
+      if (now - task.lastSeen >= this.idleMs) task.aggregator.advanceTo(watermark);
+    }
+  }
+
+  /** The lowest watermark of the partitions not idle at `now`; undefined when every one is idle. */
+  private activeWatermark(now: number): number | undefined {
+    let lowest: number | undefined;
+    for (const task of this.tasks.values()) {
+      if (now - task.lastSeen >= this.idleMs) continue;
+      const w = task.aggregator.currentWatermark;
+      if (lowest === undefined || w < lowest) lowest = w;
+    }
+    return lowest;
+  }
+}
