@@ -65,6 +65,13 @@ describe('window::aggregate per source partition (event time)', () => {
     run('ab-c|', values, '---X|', { X: out({ k: 'a', n: 1 }, 0, 10, 'p0') }, { ...config, on_shutdown: 'drop' });
   });
 
+  it("a partition's idle time counts from its last event, also while it was the only one", () => {
+    // p0 alone until frame 8 (its event at ts 12 opens [10,20)); p1 comes at frame 9 far ahead: p0 is not idle
+    // (last seen 1 frame ago), so its window stays open instead of following p1's watermark
+    const values = { a: at(1, 'p0', 1), b: at(2, 'p0', 12), c: at(3, 'p1', 30) };
+    run('a-------bc|', values, '--------X-|', { X: out({ k: 'a', n: 1 }, 0, 10, 'p0') }, { ...config, on_shutdown: 'drop' });
+  });
+
   it('an unpartitioned source is one partition: its outputs carry no partition', () => {
     const plain = (seq: number, ts: number) => ev(seq, { ts, k: 'a' });
     run('ab|', { a: plain(1, 1), b: plain(2, 11) }, '-X|', { X: out({ k: 'a', n: 1 }, 0, 10, undefined) }, { ...config, on_shutdown: 'drop' });

@@ -39,6 +39,9 @@ export class PartitionedAggregators implements PartitionedState {
   private readonly mint: ReturnType<typeof idMinter>;
   /** scheduler time of the last look for idle partitions: at most one per millisecond */
   private lastIdleScan = -Infinity;
+  /** the task of the previous event, and its partition */
+  private last: Task | undefined;
+  private lastPartition = '';
 
   constructor(
     private readonly plan: AggregatorPlan,
@@ -53,14 +56,23 @@ export class PartitionedAggregators implements PartitionedState {
   }
 
   push(event: EddyEvent): void {
-    const task = this.task(partitionOf(event));
-    const now = this.scheduler.now();
-    task.lastSeen = now;
+    const partition = partitionOf(event);
+    // the common case, one partition after another of the same: no Map lookup
+    let task = this.last;
+    if (task === undefined || partition !== this.lastPartition) {
+      task = this.task(partition);
+      this.last = task;
+      this.lastPartition = partition;
+    }
     task.aggregator.push(event);
-    // one partition (every unpartitioned source) has no one to wait for
-    if (this.plan.time && this.tasks.size > 1 && now > this.lastIdleScan) {
-      this.lastIdleScan = now;
-      this.releaseIdle(now);
+    // processing time never waits for a partition; one partition (every unpartitioned source) has no one to wait for
+    if (this.plan.time) {
+      const now = this.scheduler.now();
+      task.lastSeen = now;
+      if (this.tasks.size > 1 && now > this.lastIdleScan) {
+        this.lastIdleScan = now;
+        this.releaseIdle(now);
+      }
     }
   }
 
@@ -120,6 +132,7 @@ export class PartitionedAggregators implements PartitionedState {
     if (!task) return;
     task.aggregator.dispose();
     this.tasks.delete(partition);
+    if (this.last === task) this.last = undefined;
   }
 
   private task(partition: string): Task {
