@@ -9,13 +9,12 @@
  * and reads them from the dead member's last commit, and after the last
  * window closed it is stopped gracefully (its open window is emitted
  * partial). The producer writes window w+1 only once window w-2 was emitted
- * everywhere, and the windows allow one window of lateness: a process's
- * watermark spans its partitions, and one fetch may hand over one partition
- * a window ahead of another. So apart from the failover no event is late.
+ * everywhere, and the windows allow one window of lateness (each partition
+ * has its own watermark, docs/stream-processing.md). So no event is late,
+ * and the partitions a survivor takes over are on time there too (printed).
  *
  * At least once: every input id is in the `ids` of some emitted window, or
- * came out on `late` (delivered, not counted in a window: the survivor's
- * watermark was past it). Nothing may be lost, and no id is counted twice in
+ * came out on `late` (delivered, not counted in a window). Nothing may be lost, and no id is counted twice in
  * one window (the survivor keeps its own partitions at the rebalance and
  * does not read their events in flight again); what was counted twice across
  * windows and what went late is measured and printed, not asserted (it
