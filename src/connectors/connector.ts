@@ -172,6 +172,14 @@ export interface OnrampSource {
   close?(): Promise<void> | void;
   /** the source wants acks and fails (events are marked transactional) */
   readonly transactional?: boolean;
+  /**
+   * Source partitions (`Frame.partition`) this instance no longer reads,
+   * another member of a consumer group does (kafka: a rebalance took them):
+   * the stateful operators downstream drop their state of those partitions
+   * without emitting it (pipeline/state.ts), since the new owner reads their
+   * uncommitted events again and counts them there.
+   */
+  readonly partitionsReleased?: Observable<string[]>;
   onAck?(id: EventId, insight: Insight): void;
   onFail?(id: EventId, insight: Insight): void;
   /** called with the id of every event emitted on `out` (sources that track what they sent, such as cb) */

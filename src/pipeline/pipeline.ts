@@ -42,6 +42,8 @@ export class PipelineRuntime implements ContraflowTarget {
   readonly outputs = new Map<string, Subject<EddyEvent>>();
   /** events counted per `node|direction|port`, for the pipeline metrics */
   readonly counts = new Map<string, { count: number }>();
+  /** partitions released upstream, passed on once this pipeline's nodes dropped them (releasePartitions) */
+  readonly partitionsReleased$ = new Subject<readonly string[]>();
   private readonly sources = new Set<ContraflowTarget>();
   /** the parts whose trigger this pipeline passed upstream and that have not restored yet */
   private readonly triggeredBy = new Set<string>();
@@ -226,6 +228,18 @@ export class PipelineRuntime implements ContraflowTarget {
   /** The pipelines feeding this one. */
   upstreamPipelines(): PipelineRuntime[] {
     return [...this.sources].filter((s): s is PipelineRuntime => s instanceof PipelineRuntime);
+  }
+
+  /**
+   * Source partitions another process reads from now on: every stateful
+   * node drops its state of them (without emitting it), then the pipelines
+   * this one feeds do the same (`partitionsReleased$`).
+   */
+  releasePartitions(partitions: readonly string[]): void {
+    for (const { node } of this.nodes) {
+      if (node?.state) for (const partition of partitions) node.state.release(partition);
+    }
+    this.partitionsReleased$.next(partitions);
   }
 
   /** Stops every node and waits for nodes holding resources (the WAL's store) to release them. */

@@ -126,6 +126,8 @@ export class LinkWiring {
       to.pipeline.addSource(from.onramp.runtime);
       if (src.port === 'err') from.onramp.noteErrConnected();
       const sub = stream.subscribe(input);
+      // partitions a rebalance took away: the pipeline's stateful nodes drop their state of them
+      if (src.port === 'out') sub.add(from.onramp.runtime.partitionsReleased$.subscribe((parts) => to.pipeline.releasePartitions(parts)));
       return () => {
         sub.unsubscribe();
         to.pipeline.removeSource(from.onramp.runtime);
@@ -142,6 +144,7 @@ export class LinkWiring {
     if (from.kind === 'pipeline' && to.kind === 'pipeline') {
       const output = from.pipeline.output(src.port);
       const sub = output.subscribe(to.pipeline.input(dst.port));
+      sub.add(from.pipeline.partitionsReleased$.subscribe((parts) => to.pipeline.releasePartitions(parts)));
       to.pipeline.addSource(from.pipeline);
       return () => {
         sub.unsubscribe();

@@ -1,4 +1,4 @@
-import { Observable, Subject, Subscription, asyncScheduler, share, type SchedulerLike } from '../../core/rx';
+import { EMPTY, Observable, Subject, Subscription, asyncScheduler, share, type SchedulerLike } from '../../core/rx';
 import type { EddyEvent, EventId, Insight } from '../../core/event';
 import { trackedIds } from '../../core/event';
 import { nowNs } from '../../core/clock';
@@ -92,6 +92,11 @@ export class OnrampRuntime {
   failure: string | undefined;
   /** frames that arrived while the gate was closed and wait for it to open (see `held`) */
   private heldNow: () => number = () => 0;
+
+  /** the source's released partitions (OnrampSource.partitionsReleased): the pipelines it feeds drop their state */
+  get partitionsReleased$(): Observable<string[]> {
+    return this.parts.source.partitionsReleased ?? EMPTY;
+  }
 
   constructor(private readonly parts: OnrampParts) {
     this.breaker = parts.breaker;

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { Observable, type Subscriber } from '../../core/rx';
+import { Observable, Subject, type Subscriber } from '../../core/rx';
 import type { Consumer, GroupAssignment, Message, MessagesStream } from '@platformatic/kafka';
 import type { Frame, FrameResult, OnrampContext, OnrampSource, OnrampType, SourceInputs } from '../connector';
 import { Backoff } from '../_shared/backoff';
@@ -159,6 +159,10 @@ class KafkaSource implements OnrampSource {
   /** auto commit: a commit of what was handed over is due at the end of this turn */
   private receivedCommitScheduled = false;
   private subscriber: Subscriber<Frame> | undefined;
+  /** `topic/partition` of the partitions assigned to this member at its last join */
+  private held = new Set<string>();
+  private readonly released = new Subject<string[]>();
+  readonly partitionsReleased = this.released.asObservable();
   /** the stream messages come from; replaced after a rejoin or a seek (transactional), or after it failed */
   private stream: Stream | undefined;
   /** a stream is being opened */
@@ -556,6 +560,14 @@ class KafkaSource implements OnrampSource {
     }
     const parts = Object.entries(assignment).map(([topic, partitions]) => `${topic} [${partitions.join(', ')}]`);
     this.ctx.logger.info(`${this.who}: joined the group; assigned ${parts.join(', ') || 'nothing'}`);
+    // partitions another member reads now: the state kept for them downstream goes (OnrampSource.partitionsReleased)
+    const held = new Set(Object.entries(assignment).flatMap(([topic, partitions]) => partitions.map((p) => `${topic}/${p}`)));
+    const released = [...this.held].filter((p) => !held.has(p));
+    this.held = held;
+    if (released.length > 0) {
+      this.ctx.logger.info(`${this.who}: no longer reads ${released.join(', ')}: their windows and other state are dropped here, counted by their new reader`);
+      this.released.next(released);
+    }
   }
 
   /** Logs (once) each partition whose oldest unsettled message has waited too long: its events were neither acked nor failed. */
