@@ -13,13 +13,6 @@ import { windowAggregateNode, type WindowAggregateConfig } from '../../src/pipel
 import type { PartitionedState, StateValue } from '../../src/pipeline/state';
 import { ev, testContext, testScheduler } from './helpers';
 
-interface In {
-  p: string;
-  t: number;
-  k: string;
-  v: number;
-}
-
 const WINDOWS: WindowAggregateConfig['window'][] = [{ size: 10 }, { size: 20, hop: 5 }, { gap: 6 }, { count: 3 }];
 
 function config(window: WindowAggregateConfig['window']): WindowAggregateConfig {

@@ -20,8 +20,8 @@
 /** A value of one state entry: JSON-compatible, bigints allowed. */
 export type StateValue = unknown;
 
-/** The entries of one partition's state that changed: a value, or `undefined` when the entry was removed. */
-export type StateChanges = Map<string, StateValue | undefined>;
+/** The entries of one partition's state that changed: a value, or `undefined` when the entry was removed (StateValue is unknown, so undefined is in it). */
+export type StateChanges = Map<string, StateValue>;
 
 /** The one partition of events from an unpartitioned source (file, tcp, an application). */
 export const WHOLE = '';

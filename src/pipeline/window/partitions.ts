@@ -109,7 +109,7 @@ export class PartitionedAggregators implements PartitionedState {
   }
 
   snapshot(partition: string): Map<string, StateValue> {
-    return this.tasks.get(partition)?.aggregator.snapshot() ?? new Map();
+    return this.tasks.get(partition)?.aggregator.snapshot() ?? new Map<string, StateValue>();
   }
 
   takeChanges(): Map<string, StateChanges> {
