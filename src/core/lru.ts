@@ -11,6 +11,11 @@
  * in bench/real-workflow.yaml, see bench/README.md). Here a hit only
  * relinks two list nodes and allocates nothing; the Map changes only when a
  * key is added or evicted.
+ *
+ * The order is also what a stateful operator saves (generic::dedupe,
+ * generic::reduce): `entries()` walks it oldest first, `newestFirst()` from
+ * the other end, and `set` says which key it evicted, so the node can write
+ * that key's removal to its changelog.
  */
 export class Lru<K, V> {
   private readonly nodes = new Map<K, LruNode<K, V>>();
@@ -30,20 +35,46 @@ export class Lru<K, V> {
     return node.value;
   }
 
-  /** Sets `key` as the most recently used; evicts the least recently used key beyond the capacity. */
-  set(key: K, value: V): void {
+  /** The value of `key` without making it the most recently used; undefined when absent. */
+  peek(key: K): V | undefined {
+    return this.nodes.get(key)?.value;
+  }
+
+  has(key: K): boolean {
+    return this.nodes.has(key);
+  }
+
+  /** The value of the least recently used key (undefined when empty), which stays where it is. */
+  peekOldest(): V | undefined {
+    return this.oldest?.value;
+  }
+
+  /**
+   * Sets `key` as the most recently used; evicts the least recently used key
+   * beyond the capacity and returns it (undefined when nothing was evicted).
+   */
+  set(key: K, value: V): K | undefined {
     const existing = this.nodes.get(key);
     if (existing !== undefined) {
       existing.value = value;
       this.moveToNewest(existing);
-      return;
+      return undefined;
     }
     const node: LruNode<K, V> = { key, value, older: this.newest, newer: undefined };
     if (this.newest !== undefined) this.newest.newer = node;
     this.newest = node;
     this.oldest ??= node;
     this.nodes.set(key, node);
-    if (this.nodes.size > this.capacity) this.evictOldest();
+    return this.nodes.size > this.capacity ? this.evictOldest() : undefined;
+  }
+
+  /** Removes `key`; true when it was there. */
+  delete(key: K): boolean {
+    const node = this.nodes.get(key);
+    if (node === undefined) return false;
+    this.unlink(node);
+    this.nodes.delete(key);
+    return true;
   }
 
   get size(): number {
@@ -55,25 +86,38 @@ export class Lru<K, V> {
     for (let node = this.oldest; node !== undefined; node = node.newer) yield node.key;
   }
 
+  /** The keys and values, least recently used first. */
+  *entries(): IterableIterator<[K, V]> {
+    for (let node = this.oldest; node !== undefined; node = node.newer) yield [node.key, node.value];
+  }
+
+  /** The keys and values, most recently used first. */
+  *newestFirst(): IterableIterator<[K, V]> {
+    for (let node = this.newest; node !== undefined; node = node.older) yield [node.key, node.value];
+  }
+
   private moveToNewest(node: LruNode<K, V>): void {
     if (node === this.newest) return;
-    // unlink (it has a newer node, since it is not the newest)
-    node.newer!.older = node.older;
-    if (node.older !== undefined) node.older.newer = node.newer;
-    else this.oldest = node.newer;
-    // link after the newest
+    this.unlink(node);
+    // link after the newest (there is one: the list was not just this node, since it is not the newest)
     node.older = this.newest;
     node.newer = undefined;
     this.newest!.newer = node;
     this.newest = node;
   }
 
-  private evictOldest(): void {
+  private unlink(node: LruNode<K, V>): void {
+    if (node.newer !== undefined) node.newer.older = node.older;
+    else this.newest = node.older;
+    if (node.older !== undefined) node.older.newer = node.newer;
+    else this.oldest = node.newer;
+  }
+
+  private evictOldest(): K {
     const node = this.oldest!;
-    this.oldest = node.newer;
-    if (this.oldest !== undefined) this.oldest.older = undefined;
-    else this.newest = undefined;
+    this.unlink(node);
     this.nodes.delete(node.key);
+    return node.key;
   }
 }
 

@@ -87,6 +87,40 @@ describe('Lru: a bounded map evicting the least recently used key', () => {
     }
   });
 
+  it('deletes, peeks and walks both ways under a seeded random mix, and set names the key it evicted', () => {
+    let seed = 11;
+    const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    const lru = new Lru<number, number>(4);
+    // model: [key, value] pairs, least recently used first
+    const model: Array<[number, number]> = [];
+    for (let step = 0; step < 5000; step++) {
+      const key = random(7);
+      const at = model.findIndex(([k]) => k === key);
+      switch (random(4)) {
+        case 0: {
+          expect(lru.delete(key), `delete ${key} at step ${step}`).to.equal(at >= 0);
+          if (at >= 0) model.splice(at, 1);
+          break;
+        }
+        case 1:
+          expect(lru.peek(key), `peek ${key} at step ${step}`).to.equal(at < 0 ? undefined : model[at][1]);
+          expect(lru.has(key)).to.equal(at >= 0);
+          break;
+        default: {
+          const evicted = lru.set(key, step);
+          if (at >= 0) model.splice(at, 1);
+          model.push([key, step]);
+          const expected = model.length > 4 ? model.shift()![0] : undefined;
+          expect(evicted, `set ${key} at step ${step}`).to.equal(expected);
+        }
+      }
+      expect([...lru.entries()], `order at step ${step}`).to.deep.equal(model);
+      expect([...lru.newestFirst()]).to.deep.equal([...model].reverse());
+      expect(lru.peekOldest()).to.equal(model[0]?.[1]);
+      expect(lru.size).to.equal(model.length);
+    }
+  });
+
   it('refuses a capacity below one', () => {
     expect(() => new Lru(0)).to.throw(RangeError, /capacity of at least 1, got 0/);
   });
