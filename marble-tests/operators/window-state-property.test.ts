@@ -95,7 +95,6 @@ describe('window::aggregate state: snapshot and restore', () => {
         const a = start(config(window));
         const changelog = new Map<string, Map<string, StateValue>>();
         const checks = new Set(points.map((p) => (events.length === 0 ? 0 : p % events.length)));
-        a.state.takeChanges(); // changes are recorded from the first save on
         events.forEach((e, i) => {
           a.input.next(ev(i + 1, e, { partition: e.p }));
           if (!checks.has(i)) return;

@@ -51,7 +51,10 @@ export interface PartitionedState {
   /**
    * What changed since the last call, per partition (only partitions with
    * changes); the node forgets them. A changelog written from these, in
-   * order, holds the same entries as `snapshot`.
+   * order, holds the same entries as `snapshot`. A node records changes
+   * only once someone saves it (its first takeChanges or restore), so a
+   * node nobody saves keeps no record per event: the first call gives
+   * every entry of a partition not restored.
    */
   takeChanges(): Map<string, StateChanges>;
   /**

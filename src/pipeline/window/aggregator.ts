@@ -6,7 +6,7 @@
 import type { SchedulerLike, Subscription } from '../../core/rx';
 import type { EddyEvent, EventId, Insight, PortEvent } from '../../core/event';
 import type { StateChanges, StateValue } from '../state';
-import { groupEntry, readEntries, type GroupEntry } from './state-entries';
+import { groupEntry, readEntries } from './state-entries';
 import type { Accumulator } from '../aggregate/functions';
 import type { AggregateCall } from './calls';
 import { EventScope, type EventExpression } from './expressions';
@@ -297,23 +297,28 @@ export class Aggregator {
 
   /** Every entry of this aggregator's state, in creation order (the watermark first). */
   snapshot(): Map<string, StateValue> {
-    this.tracking = true;
     const entries = new Map<string, StateValue>();
     if (this.watermark > -Infinity) entries.set('wm', this.watermark);
-    const all: [string, GroupEntry][] = [];
-    for (const w of this.fixed.values()) for (const group of w.groups.values()) all.push([group.entry, groupEntry(group)]);
+    const all: [string, Group, StateValue][] = [];
+    for (const w of this.fixed.values()) for (const group of w.groups.values()) all.push([group.entry, group, groupEntry(group)]);
     for (const [entry, { key, window }] of this.perGroupByEntry) {
       const group = window.groups.get(key);
-      if (group) all.push([entry, groupEntry(group, key, window)]);
+      if (group) all.push([entry, group, groupEntry(group, key, window)]);
     }
-    all.sort((a, b) => a[1].q - b[1].q);
-    for (const [entry, value] of all) entries.set(entry, value);
+    all.sort((a, b) => a[1].seq - b[1].seq);
+    for (const [entry, , value] of all) entries.set(entry, value);
     return entries;
   }
 
   /** The entries changed since the last call: a value, or undefined for a window closed since. */
   takeChanges(): StateChanges {
-    this.tracking = true;
+    // the first save: everything there is (nothing was recorded before it)
+    if (!this.tracking) {
+      const all = this.snapshot();
+      this.dirty.clear();
+      this.savedWatermark = this.watermark;
+      return all;
+    }
     const changes: StateChanges = new Map();
     if (this.watermark !== this.savedWatermark) {
       changes.set('wm', this.watermark);
@@ -358,7 +363,7 @@ export class Aggregator {
   }
 
   /** The value of one entry now: undefined when its group or window is gone. */
-  private entryValue(entry: string): GroupEntry | undefined {
+  private entryValue(entry: string): StateValue {
     if (entry.startsWith('g:')) {
       const found = this.perGroupByEntry.get(entry);
       const group = found?.window.groups.get(found.key);

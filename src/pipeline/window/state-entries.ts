@@ -7,6 +7,7 @@
  * event). Short field names: a changelog holds one record per change.
  */
 import type { StateValue } from '../state';
+import { packEntry, unpackEntry } from '../state-entry';
 import type { Accumulator } from '../aggregate/function';
 import type { AggregatorPlan, Group, Window } from './aggregator';
 
@@ -31,8 +32,16 @@ export interface GroupEntry {
 /** The accumulator methods that save and restore (aggregate/function.ts). */
 type Saving = Accumulator & { snapshot(): unknown; restore(snapshot: unknown): void };
 
-/** A group's entry now: a fresh value, not shared with the live group. */
-export function groupEntry(group: Group, key?: string, window?: Window): GroupEntry {
+/**
+ * A group's entry now: a fresh value, not shared with the live group, in
+ * the form that survives the store's JSON (a Buffer or a small BigInt among
+ * the group_by values or the accumulators' values: state-entry.ts).
+ */
+export function groupEntry(group: Group, key?: string, window?: Window): StateValue {
+  return packEntry(groupFields(group, key, window) as unknown as Record<string, unknown>);
+}
+
+function groupFields(group: Group, key?: string, window?: Window): GroupEntry {
   const entry: GroupEntry = { q: group.seq, f: { ...group.fields }, a: group.accumulators.map((a) => (a as Saving).snapshot()) };
   if (group.first) {
     entry.i = group.first.ingestNs;
@@ -76,8 +85,13 @@ export function readEntries(entries: ReadonlyMap<string, StateValue>, plan: Aggr
     if ((kind === 'f:' && perGroup) || (kind === 'g:' && !perGroup) || (kind !== 'f:' && kind !== 'g:')) {
       throw fail(`not an entry of a ${plan.window.kind} window (the window changed since it was saved?)`);
     }
-    const e = value as GroupEntry;
-    if (e === null || typeof e !== 'object' || typeof e.q !== 'number' || e.f === null || typeof e.f !== 'object' || !Array.isArray(e.a)) {
+    let e: GroupEntry;
+    try {
+      e = unpackEntry(value) as unknown as GroupEntry;
+    } catch (err) {
+      throw fail((err as Error).message);
+    }
+    if (typeof e.q !== 'number' || e.f === null || typeof e.f !== 'object' || !Array.isArray(e.a)) {
       throw fail('not a group entry {q, f, a}');
     }
     if (e.a.length !== plan.calls.length) {
