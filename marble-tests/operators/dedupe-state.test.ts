@@ -4,7 +4,7 @@ import { Subject, type Subscription } from 'rxjs';
 import type { EddyEvent, PortEvent } from '../../src/core/event';
 import type { OperatorNode } from '../../src/pipeline/operator';
 import { dedupeNode, type DedupeConfig } from '../../src/pipeline/operators/dedupe';
-import type { PartitionedState, StateValue } from '../../src/pipeline/state';
+import type { PartitionedState, StateValue } from '../../src/core/state';
 import { ev, testContext, testScheduler } from './helpers';
 import { Changelog, snapshotAll } from './state-helpers';
 

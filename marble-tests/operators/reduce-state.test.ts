@@ -5,7 +5,7 @@ import { compactJson } from '../../src/codecs/json/compact';
 import type { EddyEvent, PortEvent } from '../../src/core/event';
 import type { OperatorNode } from '../../src/pipeline/operator';
 import { reduceNode, type ReduceConfig } from '../../src/pipeline/operators/reduce';
-import type { PartitionedState, StateValue } from '../../src/pipeline/state';
+import type { PartitionedState, StateValue } from '../../src/core/state';
 import { ev, testContext, testScheduler } from './helpers';
 import { Changelog, snapshotAll } from './state-helpers';
 

@@ -1,8 +1,8 @@
-/** Shared fixtures of the tests of stateful nodes (pipeline/state.ts): the store's JSON, a changelog. */
+/** Shared fixtures of the tests of stateful nodes (core/state.ts): the store's JSON, a changelog. */
 import { expect } from 'chai';
 import { compactJson } from '../../src/codecs/json/compact';
 import { parsePrecise } from '../../src/codecs/json/precise-parse';
-import type { PartitionedState, StateChanges, StateValue } from '../../src/pipeline/state';
+import type { PartitionedState, StateChanges, StateValue } from '../../src/core/state';
 
 /** A value as the store reads it back: eddy's JSON written and parsed. */
 export function throughJson(value: StateValue): StateValue {

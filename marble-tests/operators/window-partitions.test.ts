@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { map } from 'rxjs';
 import type { EddyEvent, PortEvent } from '../../src/core/event';
 import { compilePlan, windowAggregateNode, type WindowAggregateConfig } from '../../src/pipeline/operators/window-aggregate';
-import type { StateValue } from '../../src/pipeline/state';
+import type { StateValue } from '../../src/core/state';
 import { ev, testContext, testScheduler } from './helpers';
 
 /** What a test compares of an emission: the port, the data, the window and the partition. */

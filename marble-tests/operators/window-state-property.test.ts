@@ -1,7 +1,7 @@
 /**
  * window::aggregate's saved state, against the node it was saved from:
  * restore(snapshot(s)) goes on exactly as s would, and a changelog built
- * from every takeChanges() holds what snapshot() holds (pipeline/state.ts).
+ * from every takeChanges() holds what snapshot() holds (core/state.ts).
  */
 import { expect } from 'chai';
 import fc from 'fast-check';
@@ -10,7 +10,7 @@ import type { EddyEvent, PortEvent } from '../../src/core/event';
 import { compactJson } from '../../src/codecs/json/compact';
 import { parsePrecise } from '../../src/codecs/json/precise-parse';
 import { windowAggregateNode, type WindowAggregateConfig } from '../../src/pipeline/operators/window-aggregate';
-import type { PartitionedState, StateValue } from '../../src/pipeline/state';
+import type { PartitionedState, StateValue } from '../../src/core/state';
 import { ev, testContext, testScheduler } from './helpers';
 
 const WINDOWS: WindowAggregateConfig['window'][] = [{ size: 10 }, { size: 20, hop: 5 }, { gap: 6 }, { count: 3 }];

@@ -176,7 +176,7 @@ export interface OnrampSource {
    * Source partitions (`Frame.partition`) this instance no longer reads,
    * another member of a consumer group does (kafka: a rebalance took them):
    * the stateful operators downstream drop their state of those partitions
-   * without emitting it (pipeline/state.ts), since the new owner reads their
+   * without emitting it (core/state.ts), since the new owner reads their
    * uncommitted events again and counts them there.
    */
   readonly partitionsReleased?: Observable<string[]>;

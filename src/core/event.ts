@@ -33,7 +33,7 @@ export interface EddyEvent {
   /**
    * The source partition the event belongs to (kafka: `topic/partition`),
    * set by a partitioned onramp and kept by operators on what they derive
-   * from it: stateful operators keep their state per partition (pipeline/state.ts).
+   * from it: stateful operators keep their state per partition (core/state.ts).
    * Absent: the one partition of an unpartitioned source.
    */
   partition?: string;

@@ -2,7 +2,7 @@ import type { Observable, OperatorFunction, SchedulerLike } from '../core/rx';
 import type { EddyEvent, Insight, PortEvent } from '../core/event';
 import type { Schema } from '../schema/typed';
 import type { Logger } from '../core/logger';
-import type { PartitionedState } from './state';
+import type { PartitionedState } from '../core/state';
 
 /** What an operator is created with: where it lives, its uid, the scheduler, and the way back to the sources. */
 export interface OperatorContext {
@@ -40,7 +40,7 @@ export interface OperatorNode {
   readonly ports?: readonly string[];
   /** releases what the node holds (a store, files); awaited when the pipeline instance stops */
   stop?(): Promise<void> | void;
-  /** a stateful node's state, per source partition, for the runtime to save and restore (pipeline/state.ts) */
+  /** a stateful node's state, per source partition, for the runtime to save and restore (core/state.ts) */
   readonly state?: PartitionedState;
 }
 

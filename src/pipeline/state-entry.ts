@@ -3,7 +3,7 @@
  * merged fields) in a form that survives the store's JSON exactly.
  *
  * The store writes an entry with `compactJson` and reads it back with
- * `parsePrecise` (pipeline/state.ts). That keeps strings, doubles and the
+ * `parsePrecise` (core/state.ts). That keeps strings, doubles and the
  * integers beyond ±2^53 (BigInt), but not everything an event can hold:
  * binary data (a kafka key or header is a Buffer) comes back as its base64
  * string, a BigInt within ±2^53 as a number, and NaN, ±Infinity and -0 as

@@ -2,7 +2,7 @@ import { Observable } from '../../core/rx';
 import type { PortEvent } from '../../core/event';
 import { invalid } from '../../core/errors';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
-import { partitionOf, type StateValue } from '../state';
+import { partitionOf, type StateValue } from '../../core/state';
 import { showValue } from '../state-entry';
 import { LruPartition, LruPartitionedState } from './lru-state';
 import { durationMs, durationSchema } from '../../schema/duration';
@@ -52,7 +52,7 @@ function compile(config: DedupeConfig, nodeId: string): Plan {
  * Passes the first event of each key and sends the repeats to `duplicate`.
  * A key is remembered from its first sighting for `within` (scheduler time),
  * among the `max_keys` most recently seen keys of its source partition; a
- * repeat does not extend it. Keys are per partition (pipeline/state.ts):
+ * repeat does not extend it. Keys are per partition (core/state.ts):
  * the same key in two partitions is two keys, so a partition's state can
  * move on its own.
  */

@@ -1,5 +1,5 @@
 /**
- * The PartitionedState (pipeline/state.ts) of a node whose state, per
+ * The PartitionedState (core/state.ts) of a node whose state, per
  * partition, is a set of keyed entries in an Lru: generic::dedupe (a key ->
  * when it was first seen), generic::reduce (a group -> its open reduction).
  *
@@ -13,7 +13,7 @@
  * asks.
  */
 import { Lru } from '../../core/lru';
-import type { PartitionedState, StateChanges, StateValue } from '../state';
+import type { PartitionedState, StateChanges, StateValue } from '../../core/state';
 
 /** One partition's entries, and the keys changed since the runtime last took its changes. */
 export class LruPartition<V> {

@@ -4,7 +4,7 @@ import { invalid } from '../../core/errors';
 import { setOwn } from '../../codecs/integers';
 import { compactJson } from '../../codecs/json/compact';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
-import { WHOLE, partitionOf, type StateValue } from '../state';
+import { WHOLE, partitionOf, type StateValue } from '../../core/state';
 import { packEntry, showValue, unpackEntry } from '../state-entry';
 import { LruPartition, LruPartitionedState } from './lru-state';
 import { groupKey } from '../window/aggregator';
@@ -94,7 +94,7 @@ function compile(config: ReduceConfig, nodeId: string): Plan {
  * `max_events`, or after `timeout` without an event of its group (scheduler
  * time); what is open when the input completes is emitted then.
  *
- * Groups are per source partition (pipeline/state.ts), and so is
+ * Groups are per source partition (core/state.ts), and so is
  * `max_groups`: a partition's reductions, and whether its next group
  * overflows, depend on its own events only, so its state can move to
  * another member and go on there exactly.

@@ -4,7 +4,7 @@ import { invalid } from '../../core/errors';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
 import type { AggregatorPlan } from '../window/aggregator';
 import { PartitionedAggregators } from '../window/partitions';
-import type { PartitionedState, StateValue } from '../state';
+import type { PartitionedState, StateValue } from '../../core/state';
 import { compileCall } from '../window/calls';
 import { durationMs, durationSchema } from '../../schema/duration';
 import { compileEventExpression, frameKeysOf, type EventExpression } from '../window/expressions';
@@ -121,7 +121,7 @@ export function compilePlan(config: WindowAggregateConfig, nodeId: string, uid =
 /**
  * The node: an Aggregator per source partition (window/partitions.ts) fed by
  * the input, its timers on the runtime's scheduler. Its state, per
- * partition, is the `state` the runtime saves and restores (pipeline/state.ts).
+ * partition, is the `state` the runtime saves and restores (core/state.ts).
  */
 export function windowAggregateNode(config: WindowAggregateConfig, ctx: OperatorContext): OperatorNode {
   const plan = compilePlan(config, ctx.nodeId, ctx.uid);

@@ -5,7 +5,7 @@
  */
 import type { SchedulerLike, Subscription } from '../../core/rx';
 import type { EddyEvent, EventId, Insight, PortEvent } from '../../core/event';
-import type { StateChanges, StateValue } from '../state';
+import type { StateChanges, StateValue } from '../../core/state';
 import { groupEntry, readEntries } from './state-entries';
 import type { Accumulator } from '../aggregate/functions';
 import type { AggregateCall } from './calls';
@@ -293,7 +293,7 @@ export class Aggregator {
     return null;
   }
 
-  // ---- state (pipeline/state.ts): one entry per group of a fixed window, one per session or count window, and `wm` ----
+  // ---- state (core/state.ts): one entry per group of a fixed window, one per session or count window, and `wm` ----
 
   /** Every entry of this aggregator's state, in creation order (the watermark first). */
   snapshot(): Map<string, StateValue> {

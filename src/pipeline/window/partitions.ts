@@ -1,6 +1,6 @@
 /**
  * window::aggregate over a partitioned source: one Aggregator per source
- * partition (pipeline/state.ts), each with its own windows and its own
+ * partition (core/state.ts), each with its own windows and its own
  * watermark, like a Kafka Streams task. Why per partition and not one
  * watermark for the node: a partition's backlog (after a takeover, or a
  * slow partition) is behind the others in event time; under one watermark
@@ -18,7 +18,7 @@
  */
 import type { SchedulerLike } from '../../core/rx';
 import type { EddyEvent, Insight } from '../../core/event';
-import { partitionOf, type PartitionedState, type StateChanges, type StateValue } from '../state';
+import { partitionOf, type PartitionedState, type StateChanges, type StateValue } from '../../core/state';
 import { idMinter } from '../operators/support';
 import { Aggregator, type AggregatorPlan, type Emit } from './aggregator';
 

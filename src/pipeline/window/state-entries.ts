@@ -1,15 +1,37 @@
 /**
- * The state entries of window::aggregate (pipeline/state.ts), written and
+ * The state entries of window::aggregate (core/state.ts), written and
  * read. One entry per group of a fixed (tumbling, sliding) window, named
  * `f:<start>:<group key>`; one per session or count window, `g:<id>` (a
  * session's start and end move and sessions merge, so its name cannot be
  * its bounds); and `wm`, the partition's watermark (absent before its first
  * event). Short field names: a changelog holds one record per change.
  */
-import type { StateValue } from '../state';
+import type { StateValue } from '../../core/state';
 import { packEntry, unpackEntry } from '../state-entry';
 import type { Accumulator } from '../aggregate/function';
-import type { AggregatorPlan, Group, Window } from './aggregator';
+import type { AggregateCall } from './calls';
+import type { WindowSpec } from './windows';
+
+/** What an entry is made of and read back into: the aggregator's group (aggregator.ts), seen from here. */
+export interface Group {
+  readonly seq: number;
+  readonly fields: Record<string, unknown>;
+  readonly accumulators: Accumulator[];
+  first?: { ingestNs: bigint; originUri: string };
+}
+
+/** A session or count window's bounds and count. */
+interface Window {
+  readonly start: number;
+  readonly end: number;
+  readonly count: number;
+}
+
+/** The parts of the aggregator's plan the entries depend on. */
+interface AggregatorPlan {
+  readonly window: WindowSpec;
+  readonly calls: readonly AggregateCall[];
+}
 
 /** One group's entry. */
 export interface GroupEntry {

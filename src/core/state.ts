@@ -1,5 +1,5 @@
 /**
- * State that follows its source partitions (docs/state.md).
+ * State that follows its source partitions (docs/stream-processing.md, docs/design-exactly-once.md).
  *
  * A stateful operator (window::aggregate, generic::dedupe, generic::reduce)
  * keeps its state per *partition*, like a Kafka Streams task: the source
