@@ -1,5 +1,6 @@
 /** Counting and picking: count, count_if, first, last. */
 import type { Accumulator, AggregateFunction } from './function';
+import { SnapshotReader, writeHeld } from './snapshot';
 import { checkConstantCount, mergeable, typeName } from './values';
 
 class Count implements Accumulator {
@@ -12,6 +13,13 @@ class Count implements Accumulator {
   }
   merge(other: Accumulator): void {
     this.n += mergeable('count', Count, other).n;
+  }
+  /** the count */
+  snapshot(): number {
+    return this.n;
+  }
+  restore(snapshot: unknown): void {
+    this.n = new SnapshotReader('count').count('the snapshot', snapshot);
   }
 }
 
@@ -39,6 +47,13 @@ class CountIf implements Accumulator {
   merge(other: Accumulator): void {
     this.n += mergeable('count_if', CountIf, other).n;
   }
+  /** the count */
+  snapshot(): number {
+    return this.n;
+  }
+  restore(snapshot: unknown): void {
+    this.n = new SnapshotReader('count_if').count('the snapshot', snapshot);
+  }
 }
 
 export const countIf: AggregateFunction = {
@@ -54,6 +69,24 @@ export const countIf: AggregateFunction = {
     return () => new CountIf();
   },
 };
+
+/**
+ * The state of first and last: `[]` before the first event, else `[value]`,
+ * or `[value, patches]` when JSON would not give the value back as it was
+ * (snapshot.ts, `writeHeld`: a patch's path starts with 0, the value's place).
+ */
+function snapshotPick(seen: boolean, value: unknown): unknown[] {
+  if (!seen) return [];
+  const { json, patches } = writeHeld([value]);
+  return patches.length === 0 ? json : [json[0], patches];
+}
+
+function restorePick(fn: string, snapshot: unknown): [seen: boolean, value: unknown] {
+  const reader = new SnapshotReader(fn);
+  const parts = reader.list('the snapshot', snapshot, [0, 1, 2]);
+  if (parts.length === 0) return [false, null];
+  return [true, reader.held('the value', [parts[0]], parts[1])[0]];
+}
 
 class First implements Accumulator {
   seen = false;
@@ -72,6 +105,12 @@ class First implements Accumulator {
       this.seen = true;
       this.value = o.value;
     }
+  }
+  snapshot(): unknown[] {
+    return snapshotPick(this.seen, this.value);
+  }
+  restore(snapshot: unknown): void {
+    [this.seen, this.value] = restorePick('first', snapshot);
   }
 }
 
@@ -102,6 +141,12 @@ class Last implements Accumulator {
       this.seen = true;
       this.value = o.value;
     }
+  }
+  snapshot(): unknown[] {
+    return snapshotPick(this.seen, this.value);
+  }
+  restore(snapshot: unknown): void {
+    [this.seen, this.value] = restorePick('last', snapshot);
   }
 }
 

@@ -5,6 +5,7 @@
  * some, so a truncated list is never mistaken for a complete one.
  */
 import type { Accumulator, AggregateFunction } from './function';
+import { SnapshotReader, writeHeld } from './snapshot';
 import { checkConstantCount, constantLabel, integerConstant, mergeable } from './values';
 
 export const COLLECT_DEFAULT_LIMIT = 100;
@@ -39,6 +40,29 @@ export class Collect implements Accumulator {
     const o = mergeable('collect', Collect, other);
     for (const v of o.values) this.add([v]);
     this.droppedCount += o.droppedCount;
+  }
+
+  /**
+   * `[dropped, values]`, or `[dropped, values, patches]` when JSON would not
+   * give every value back as it was (snapshot.ts, `writeHeld`). Bytes are
+   * base64 text in `values`, as the json codec writes them, and a patch
+   * makes each a Buffer again (or the Uint8Array it was).
+   */
+  snapshot(): unknown[] {
+    const { json, patches } = writeHeld(this.values);
+    return patches.length === 0 ? [this.droppedCount, json] : [this.droppedCount, json, patches];
+  }
+
+  restore(snapshot: unknown): void {
+    const reader = new SnapshotReader('collect');
+    const [dropped, json, patches] = reader.list('the snapshot', snapshot, [2, 3]);
+    const droppedCount = reader.count('dropped (the first item)', dropped);
+    const values = reader.held('values (the second item)', json, patches);
+    // the limit is the call's: a snapshot of a call with a larger one cannot be held
+    if (values.length > this.limit) reader.fail('values (the second item)', `${values.length} values, more than the limit ${this.limit}`);
+    this.droppedCount = droppedCount;
+    this.values.length = 0;
+    for (const v of values) this.values.push(v);
   }
 }
 

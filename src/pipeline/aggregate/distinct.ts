@@ -7,6 +7,7 @@
  */
 import { isCelList, isCelMap, isCelUint } from '@bufbuild/cel';
 import type { Accumulator, AggregateFunction } from './function';
+import { describeValue, SnapshotReader } from './snapshot';
 import { checkConstantCount, mergeable } from './values';
 
 /** Up to this many distinct values the count is exact. */
@@ -213,6 +214,63 @@ class Distinct implements Accumulator {
         if (this.plain!.size + this.composite!.size > EXACT_LIMIT) this.toSketch();
       }
     }
+  }
+
+  /**
+   * While exact `[plain, composite]`, the two sets as lists; NaN and the
+   * infinities (which `plain` holds as themselves and JSON cannot) go by name
+   * in a third list, `[plain, composite, ["NaN", …]]`, never among the
+   * strings of `plain`. As a sketch, its registers as base64 text.
+   */
+  snapshot(): unknown {
+    if (this.sketch) return Buffer.from(this.sketch.registers).toString('base64');
+    const plain: Array<string | number> = [];
+    const nonFinite: string[] = [];
+    for (const v of this.plain!) {
+      if (typeof v === 'number' && !Number.isFinite(v)) nonFinite.push(String(v));
+      else plain.push(v);
+    }
+    const composite = [...this.composite!];
+    return nonFinite.length === 0 ? [plain, composite] : [plain, composite, nonFinite];
+  }
+
+  restore(snapshot: unknown): void {
+    const reader = new SnapshotReader('distinct');
+    if (typeof snapshot === 'string') {
+      const registers = reader.base64('the sketch', snapshot);
+      if (registers.length !== REGISTERS) reader.fail('the sketch', `expected ${REGISTERS} registers, got ${registers.length}`);
+      const highest = registers.reduce((a, b) => Math.max(a, b), 0);
+      if (highest > RANK_BITS + 1) reader.fail('the sketch', `a register of ${highest}, above the largest rank ${RANK_BITS + 1}`);
+      const sketch = new HyperLogLog();
+      sketch.registers.set(registers);
+      this.sketch = sketch;
+      this.plain = this.composite = undefined;
+      return;
+    }
+    const [plainList, compositeList, nonFiniteList] = reader.list('the snapshot (a list while exact, else base64 text)', snapshot, [2, 3]);
+    const plainItems = reader.list('plain (the first item)', plainList);
+    const compositeItems = reader.list('composite (the second item)', compositeList);
+    const nonFiniteItems = nonFiniteList === undefined ? [] : reader.list('non-finite (the third item)', nonFiniteList);
+    const plain = new Set<string | number>();
+    for (const v of plainItems) {
+      // what add keeps as itself: strings, safe integers (never -0: a Set holds it as 0) and other finite doubles
+      if (typeof v === 'string' || (typeof v === 'number' && !Object.is(v, -0) && (Number.isSafeInteger(v) || (Number.isFinite(v) && !Number.isInteger(v)))))
+        plain.add(v);
+      else reader.fail('plain (the first item)', `${describeValue(v)} is not a value the exact set holds as itself`);
+    }
+    for (const v of nonFiniteItems) {
+      if (v !== 'NaN' && v !== 'Infinity' && v !== '-Infinity')
+        reader.fail('non-finite (the third item)', `expected "NaN", "Infinity" or "-Infinity", got ${describeValue(v)}`);
+      plain.add(Number(v));
+    }
+    const composite = new Set<string>();
+    for (const key of compositeItems) composite.add(reader.string('composite (the second item)', key));
+    const listed = plainItems.length + compositeItems.length + nonFiniteItems.length;
+    if (plain.size + composite.size !== listed) reader.fail('the snapshot', 'a value listed twice');
+    if (listed > EXACT_LIMIT) reader.fail('the snapshot', `${listed} values, more than the exact limit ${EXACT_LIMIT} (past it a sketch is written)`);
+    this.plain = plain;
+    this.composite = composite;
+    this.sketch = undefined;
   }
 }
 

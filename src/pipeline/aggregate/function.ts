@@ -2,6 +2,9 @@
  * What an aggregate function is (`AggregateFunction`) and what it keeps per
  * group and window (`Accumulator`): the contract between window::aggregate
  * and the functions, apart from the catalog (functions.ts) that lists them.
+ * An accumulator's snapshot holds its state only, never its constants (a
+ * percentile's q, a collect's limit: the call gives them again), and
+ * survives eddy's JSON exactly (snapshot.ts).
  */
 /** One running aggregate of one group in one window. */
 export interface Accumulator {
@@ -24,6 +27,10 @@ export interface Accumulator {
    * past its limit, distinct's `{estimated: true}` once it counts with HyperLogLog.
    */
   meta?(): Readonly<Record<string, unknown>> | undefined;
+  /** this accumulator's state as a JSON-compatible value (bigints allowed), a fresh copy that later adds do not change */
+  snapshot(): unknown;
+  /** replaces this (fresh, same function and constants) accumulator's state with a snapshot's; throws a precise Error on a value it cannot read (which part, why) */
+  restore(snapshot: unknown): void;
 }
 
 export interface AggregateFunction {

@@ -1,5 +1,6 @@
 /** The numeric functions: sum, min, max, mean, stddev, variance. */
 import type { Accumulator, AggregateFunction } from './function';
+import { SnapshotReader, writeDouble, writeNumeric } from './snapshot';
 import { checkConstantCount, exactInteger, mergeable, numericArg, numericDouble, type Numeric } from './values';
 
 /**
@@ -61,6 +62,32 @@ class Sum implements Accumulator {
       this.compensation += o.compensation;
     }
   }
+
+  /**
+   * `[small, big]`, and with the double sum once there is one, `[small, big,
+   * doubles, compensation]`: each part as it is, so a restored sum rounds
+   * exactly as this one would (a sum overflowed to Infinity, its compensation
+   * NaN, is written by name).
+   */
+  snapshot(): unknown[] {
+    return this.sawDouble ? [this.small, this.big, writeDouble(this.doubles), writeDouble(this.compensation)] : [this.small, this.big];
+  }
+
+  restore(snapshot: unknown): void {
+    const reader = new SnapshotReader('sum');
+    const [small, big, doubles, compensation] = reader.list('the snapshot', snapshot, [2, 4]);
+    const exactSmall = reader.bigint('small (the first item)', small);
+    if (!Number.isSafeInteger(small)) reader.fail('small (the first item)', `${exactSmall} is not a safe integer`);
+    const exactBig = reader.bigint('big (the second item)', big);
+    const sawDouble = doubles !== undefined;
+    const sum = sawDouble ? reader.double('doubles (the third item)', doubles) : 0;
+    const c = sawDouble ? reader.double('compensation (the fourth item)', compensation) : 0;
+    this.small = Number(exactSmall);
+    this.big = exactBig;
+    this.sawDouble = sawDouble;
+    this.doubles = sum;
+    this.compensation = c;
+  }
 }
 
 export const sum: AggregateFunction = {
@@ -95,6 +122,23 @@ class Extreme implements Accumulator {
     const o = mergeable(this.fn, Extreme, other);
     if (o.fn !== this.fn) throw new Error(`${this.fn}: can only merge another ${this.fn} accumulator`);
     if (o.value !== null) this.add([o.value]);
+  }
+
+  /** null when empty, else the value (a bigint within ±2^53, which JSON would read back as a number, tagged "<digits>n"; -0 as "-0") */
+  snapshot(): unknown {
+    return this.value === null ? null : writeNumeric(this.value);
+  }
+
+  restore(snapshot: unknown): void {
+    if (snapshot === null) {
+      this.value = null;
+      return;
+    }
+    const reader = new SnapshotReader(this.fn);
+    const value = reader.numeric('the snapshot', snapshot);
+    // add refuses NaN and the infinities: a snapshot holding one was not written by an accumulator
+    if (typeof value === 'number' && !Number.isFinite(value)) reader.fail('the snapshot', `${value} is not a value ${this.fn} can hold`);
+    this.value = value;
   }
 }
 
@@ -151,6 +195,22 @@ class Moments implements Accumulator {
     this.mean += (delta * o.n) / n;
     this.m2 += o.m2 + (delta * delta * this.n * o.n) / n;
     this.n = n;
+  }
+
+  /** `[n, mean, m2]`, the doubles exactly (overflowed ones by name): the next add continues the same recurrence */
+  snapshot(): unknown[] {
+    return [this.n, writeDouble(this.mean), writeDouble(this.m2)];
+  }
+
+  restore(snapshot: unknown): void {
+    const reader = new SnapshotReader(this.fn);
+    const [n, mean, m2] = reader.list('the snapshot', snapshot, [3]);
+    const count = reader.count('n (the first item)', n);
+    const runningMean = reader.double('mean (the second item)', mean);
+    const squares = reader.double('m2 (the third item)', m2);
+    this.n = count;
+    this.mean = runningMean;
+    this.m2 = squares;
   }
 }
 

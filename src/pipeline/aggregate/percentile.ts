@@ -13,6 +13,7 @@
  * merge by adding counts.
  */
 import type { Accumulator, AggregateFunction } from './function';
+import { SnapshotReader, writeDouble } from './snapshot';
 import { checkConstantCount, constantLabel, mergeable, numberConstant, numericDouble } from './values';
 
 /** mantissa bits kept per bucket */
@@ -138,6 +139,102 @@ export class RelativeHistogram {
     this.max = Math.max(this.max, other.max);
     this.integers &&= other.integers;
   }
+
+  /**
+   * `[n, zeros, min, max, integers, pages]`, min and max by `writeDouble`
+   * (an empty histogram's are the infinities, and a bigint beyond the double
+   * range records as one). `pages` is base64 text of LEB128 varints, each
+   * page (in the map's order) as its octave, then tokens covering its 1024
+   * buckets in order: an even one 2c a bucket of count c, an odd one 2k - 1 a
+   * run of k empty buckets. A few bytes for the usual sparse page, under its
+   * 4 KB for a full one.
+   */
+  snapshot(): unknown[] {
+    const bytes: number[] = [];
+    for (const [octave, page] of this.octaves) {
+      writeVarint(bytes, octave);
+      for (let sub = 0; sub < SUB_BUCKETS;) {
+        let run = 0;
+        while (sub + run < SUB_BUCKETS && page[sub + run] === 0) run++;
+        if (run > 0) {
+          writeVarint(bytes, 2 * run - 1);
+          sub += run;
+        } else writeVarint(bytes, 2 * page[sub++]);
+      }
+    }
+    return [this.n, this.zeros, writeDouble(this.min), writeDouble(this.max), this.integers, Buffer.from(bytes).toString('base64')];
+  }
+
+  /** Replaces the state with a snapshot's; checks that the counts add up to n. */
+  restore(reader: SnapshotReader, snapshot: unknown): void {
+    const parts = reader.list('the snapshot', snapshot, [6]);
+    const n = reader.count('n (the first item)', parts[0]);
+    const zeros = reader.count('zeros (the second item)', parts[1]);
+    const min = reader.double('min (the third item)', parts[2]);
+    const max = reader.double('max (the fourth item)', parts[3]);
+    const integers = reader.boolean('integers (the fifth item)', parts[4]);
+    const bytes = reader.base64('pages (the sixth item)', parts[5]);
+    const octaves = new Map<number, Uint32Array>();
+    let counted = zeros;
+    const at = { pos: 0 };
+    while (at.pos < bytes.length) {
+      const octave = readVarint(reader, bytes, at);
+      if (octave >= 2 * NEGATIVE) reader.fail('pages (the sixth item)', `octave ${octave} out of range`);
+      if (octaves.has(octave)) reader.fail('pages (the sixth item)', `octave ${octave} twice`);
+      const page = new Uint32Array(SUB_BUCKETS);
+      for (let sub = 0; sub < SUB_BUCKETS;) {
+        if (at.pos >= bytes.length) reader.fail('pages (the sixth item)', `octave ${octave} ends after ${sub} of its ${SUB_BUCKETS} buckets`);
+        const token = readVarint(reader, bytes, at);
+        const run = token % 2 === 1 ? (token + 1) / 2 : 1;
+        if (sub + run > SUB_BUCKETS) reader.fail('pages (the sixth item)', `octave ${octave} has more than ${SUB_BUCKETS} buckets`);
+        if (token % 2 === 0) {
+          const count = token / 2;
+          if (count > MAX_COUNT) reader.fail('pages (the sixth item)', `a count of ${count}, above ${MAX_COUNT}`);
+          page[sub] = count;
+          counted += count;
+        }
+        sub += run;
+      }
+      octaves.set(octave, page);
+    }
+    if (counted !== n) reader.fail('the snapshot', `n is ${n} but the buckets and zeros hold ${counted}`);
+    if (n > 0 ? !(min <= max) : min !== Infinity || max !== -Infinity || !integers) reader.fail('the snapshot', `min ${min} and max ${max} do not fit n ${n}`);
+    this.octaves.clear();
+    for (const [octave, page] of octaves) this.octaves.set(octave, page);
+    this.zeros = zeros;
+    this.n = n;
+    this.min = min;
+    this.max = max;
+    this.integers = integers;
+    // the cached page is of the state replaced
+    this.lastOctave = -1;
+    this.lastPage = undefined;
+  }
+}
+
+/** Appends `value` (an integer >= 0 below 2^53) as an unsigned LEB128 varint: 7 bits a byte, low first, the high bit set on all but the last. */
+function writeVarint(bytes: number[], value: number): void {
+  while (value >= 0x80) {
+    bytes.push((value % 0x80) | 0x80);
+    value = Math.floor(value / 0x80);
+  }
+  bytes.push(value);
+}
+
+/** Tokens stay below 2^33 (twice a 32-bit count): five bytes of 7 bits hold them. */
+const MAX_VARINT_BYTES = 5;
+
+function readVarint(reader: SnapshotReader, bytes: Uint8Array, at: { pos: number }): number {
+  let value = 0;
+  let scale = 1;
+  for (let i = 0; i < MAX_VARINT_BYTES; i++) {
+    if (at.pos >= bytes.length) break;
+    const b = bytes[at.pos++];
+    value += (b & 0x7f) * scale;
+    if (b < 0x80) return value;
+    scale *= 0x80;
+  }
+  return reader.fail('pages (the sixth item)', `a number cut short or longer than ${MAX_VARINT_BYTES} bytes at byte ${at.pos}`);
 }
 
 class Percentile implements Accumulator {
@@ -155,6 +252,15 @@ class Percentile implements Accumulator {
 
   merge(other: Accumulator): void {
     this.histogram.add(mergeable('percentile', Percentile, other).histogram);
+  }
+
+  /** the histogram's (q is the call's) */
+  snapshot(): unknown[] {
+    return this.histogram.snapshot();
+  }
+
+  restore(snapshot: unknown): void {
+    this.histogram.restore(new SnapshotReader('percentile'), snapshot);
   }
 }
 
