@@ -92,7 +92,7 @@ describe('window::aggregate: a partition taken over resumes from its saved state
     on_shutdown: 'drop',
   };
 
-  /** Runs `input` through a fresh node restored with `restored` per partition; returns the outputs and the node's snapshot after. */
+  /** Runs `events` (the input never completes: a completion would flush the windows) through a fresh node restored with `restored` per partition; returns the outputs and the snapshot after. */
   function runRestored(
     restored: Map<string, Map<string, StateValue>>,
     events: EddyEvent[],
@@ -104,7 +104,7 @@ describe('window::aggregate: a partition taken over resumes from its saved state
       const node = windowAggregateNode(config, testContext(s, 'w'));
       for (const [p, entries] of restored) node.state!.restore(p, entries);
       const values = Object.fromEntries(events.map((e, i) => [String.fromCharCode(97 + i), e]));
-      node.apply(cold(events.map((_, i) => String.fromCharCode(97 + i)).join('') + '|', values)).subscribe((o) => outputs.push(seen(o)));
+      node.apply(cold(events.map((_, i) => String.fromCharCode(97 + i)).join(''), values)).subscribe((o) => outputs.push(seen(o)));
       s.flush();
       for (const p of node.state!.partitions()) after.set(p, node.state!.snapshot(p));
     });

@@ -314,6 +314,7 @@ export class Aggregator {
   takeChanges(): StateChanges {
     // the first save: everything there is (nothing was recorded before it)
     if (!this.tracking) {
+      this.tracking = true;
       const all = this.snapshot();
       this.dirty.clear();
       this.savedWatermark = this.watermark;
