@@ -98,6 +98,8 @@ export class Aggregator {
    * so a pipeline that saves nothing pays nothing per event.
    */
   private tracking = false;
+  /** ack an event once a window holds it (PartitionedState.ackWhenHeld), not once the window's output was delivered */
+  ackWhenHeld = false;
   private readonly dirty = new Set<string>();
   private savedWatermark = -Infinity;
   /** outputs whose delivery settles their members, by the seq of their id */
@@ -215,9 +217,8 @@ export class Aggregator {
       this.emit({ port: windows, event });
       return;
     }
-    const member: Member | undefined = event.transactional
-      ? { event: withoutData(event), open: windows instanceof Window ? 1 : windows.length, settled: false }
-      : undefined;
+    const member: Member | undefined =
+      event.transactional && !this.ackWhenHeld ? { event: withoutData(event), open: windows instanceof Window ? 1 : windows.length, settled: false } : undefined;
     try {
       // a tumbling window (the common case): the one window, without arrays
       if (windows instanceof Window) this.add(windows, windows.groups.get(key), key, groupValues, values, event, member);
@@ -233,6 +234,8 @@ export class Aggregator {
       if (member) member.settled = true;
       return;
     }
+    // held by its windows, whose state is saved with the source's offsets: done
+    if (event.transactional && this.ackWhenHeld) this.raise({ kind: 'ack', event, from: this.from });
     if (this.plan.time) this.advance(t);
   }
 
