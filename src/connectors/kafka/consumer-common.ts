@@ -26,7 +26,12 @@ export interface KafkaMeta {
  * (auto.create.topics.enable) has no leader for a moment: asked again, a
  * few times. The consumer is closed when it fails.
  */
-export async function reachTopics(consumer: Consumer<Buffer, Buffer, Buffer, Buffer>, topics: string[], brokers: string[], closed: () => boolean): Promise<void> {
+export async function reachTopics(
+  consumer: Consumer<Buffer, Buffer, Buffer, Buffer>,
+  topics: string[],
+  brokers: string[],
+  closed: () => boolean,
+): Promise<void> {
   try {
     await consumer.listApis();
   } catch (err) {

@@ -128,7 +128,9 @@ export class ExactlyOnceSource implements OnrampSource {
       if (!sink.transactional) throw new Error(`${this.who} (guarantee: exactly_once): ${url}, a ${type} offramp, cannot take part in its transactions`);
       const theirs = await sink.transactional.cluster();
       if (theirs !== cluster) {
-        throw new Error(`${this.who} (guarantee: exactly_once): ${url} writes to another Kafka cluster (${theirs}, not ${cluster}): a transaction spans one cluster`);
+        throw new Error(
+          `${this.who} (guarantee: exactly_once): ${url} writes to another Kafka cluster (${theirs}, not ${cluster}): a transaction spans one cluster`,
+        );
       }
     }
     await this.store.ensure(
@@ -138,7 +140,7 @@ export class ExactlyOnceSource implements OnrampSource {
     );
     for (const { sink } of downstream.sinks) sink.transactional!.join((records) => this.write(records as Record_[]));
     // an event in a window (or a reduction) is done once there: that state is committed with the offsets
-    for (const { state } of downstream.stateful) state.ackWhenHeld?.();
+    for (const { state } of downstream.stateful) state.savedWithSources?.();
     this.downstream = downstream;
   }
 

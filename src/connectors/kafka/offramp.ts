@@ -3,7 +3,17 @@ import type { MessageToProduce, Producer } from '@platformatic/kafka';
 import type { EddyEvent, Meta } from '../../core/event';
 import type { OfframpContext, OfframpType, Sink } from '../connector';
 import { Backoff } from '../_shared/backoff';
-import { brokerAddress, isConnectionError, javaPartitioner, kafkaSettings, platformatic, producerOptions, rdkafkaOptions, rootMessage, type KafkaSettings } from './options';
+import {
+  brokerAddress,
+  isConnectionError,
+  javaPartitioner,
+  kafkaSettings,
+  platformatic,
+  producerOptions,
+  rdkafkaOptions,
+  rootMessage,
+  type KafkaSettings,
+} from './options';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 

@@ -14,7 +14,6 @@ import type { Static } from '../../schema/typed';
 
 const { Consumer: ConsumerClass } = platformatic('the kafka onramp');
 
-
 /** guarantee exactly_once: a transaction per this many ms unless commit_interval says otherwise */
 export const DEFAULT_COMMIT_INTERVAL = 100;
 
@@ -118,7 +117,9 @@ function consumerSettings(config: KafkaOnrampConfig): KafkaSettings {
       throw new Error('rdkafka_options.enable.auto.commit: true cannot be used with guarantee exactly_once: offsets are committed in its transactions');
     }
     if (c.readUncommitted) {
-      throw new Error('rdkafka_options.isolation.level: read_uncommitted cannot be used with guarantee exactly_once: it would read what upstream transactions may still abort');
+      throw new Error(
+        'rdkafka_options.isolation.level: read_uncommitted cannot be used with guarantee exactly_once: it would read what upstream transactions may still abort',
+      );
     }
     durationMs(config.commit_interval ?? DEFAULT_COMMIT_INTERVAL, 'commit_interval');
   } else if (config.commit_interval !== undefined) {

@@ -111,7 +111,7 @@ export class KafkaTransactions {
       // the client's timeout is also the transaction timeout the broker enforces
       timeout: this.timeoutMs,
       // an idempotent producer takes retries <= 1 for "forever"
-      retries: Math.max(2, typeof options.retries === "number" ? options.retries : 0),
+      retries: Math.max(2, typeof options.retries === 'number' ? options.retries : 0),
       // the previous transaction's markers are still being written: ask again soon, not after the default second
       retryDelay: (_client, _operation, attempt, _retries, error) =>
         findErrorBy(error, 'apiId', 'CONCURRENT_TRANSACTIONS') ? 20 : Math.min(1000, 50 * 2 ** (attempt - 1)),

@@ -234,8 +234,8 @@ class ReduceState extends LruPartitionedState<Reduction, ReducePartition> {
   private opened = 0;
   /** where emissions go: the node's subscriber, while it is subscribed */
   private sink: Subscriber<PortEvent> | undefined;
-  /** PartitionedState.ackWhenHeld: an event is acked once a reduction holds it */
-  private ackHeld = false;
+  /** PartitionedState.savedWithSources: an event is acked once a reduction holds it */
+  private savedHeld = false;
   private readonly raise: OperatorContext['insight'];
   private readonly from: string;
 
@@ -250,8 +250,8 @@ class ReduceState extends LruPartitionedState<Reduction, ReducePartition> {
     this.from = nodeUrl(ctx);
   }
 
-  ackWhenHeld(): void {
-    this.ackHeld = true;
+  savedWithSources(): void {
+    this.savedHeld = true;
   }
 
   /** The node is subscribed: timers run from now (a partition restored before it waited for this). */
@@ -288,7 +288,7 @@ class ReduceState extends LruPartitionedState<Reduction, ReducePartition> {
     }
     r.members.push(event);
     // held by the reduction, whose state is saved with the source's offsets: done
-    if (this.ackHeld && event.transactional) this.raise({ kind: 'ack', event, from: this.from });
+    if (this.savedHeld && event.transactional) this.raise({ kind: 'ack', event, from: this.from });
     r.count++;
     r.last = this.scheduler.now();
     part.dirty?.add(key);
@@ -298,6 +298,8 @@ class ReduceState extends LruPartitionedState<Reduction, ReducePartition> {
 
   /** The input completed: every open reduction leaves, partition by partition (by name), in the order they opened. */
   complete(): void {
+    // saved with the sources' offsets: the open reductions stay in the saved state, for the next run to go on with
+    if (this.savedHeld) return;
     const parts = [...this.all()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     for (const [, part] of parts) {
       const open = [...part.lru.entries()].map(([, r]) => r).sort((a, b) => a.opened - b.opened);
@@ -349,8 +351,8 @@ class ReduceState extends LruPartitionedState<Reduction, ReducePartition> {
       ingestNs: head.ingestNs,
       originUri: head.originUri,
       isBatch: false,
-      // acked already when held (ackWhenHeld): the output answers for none of them
-      ...(this.ackHeld ? { tracked: [], transactional: false } : memberContraflow(r.members)),
+      // acked already when held (savedWithSources): the output answers for none of them
+      ...(this.savedHeld ? { tracked: [], transactional: false } : memberContraflow(r.members)),
     };
     // only a partitioned source's: an unpartitioned flow's events keep their shape
     if (partition !== WHOLE) event.partition = partition;

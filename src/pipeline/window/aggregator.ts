@@ -98,8 +98,8 @@ export class Aggregator {
    * so a pipeline that saves nothing pays nothing per event.
    */
   private tracking = false;
-  /** ack an event once a window holds it (PartitionedState.ackWhenHeld), not once the window's output was delivered */
-  ackWhenHeld = false;
+  /** saved with its sources' offsets (PartitionedState.savedWithSources): an event is acked once held, a stop keeps what is open */
+  savedWithSources = false;
   private readonly dirty = new Set<string>();
   private savedWatermark = -Infinity;
   /** outputs whose delivery settles their members, by the seq of their id */
@@ -218,7 +218,9 @@ export class Aggregator {
       return;
     }
     const member: Member | undefined =
-      event.transactional && !this.ackWhenHeld ? { event: withoutData(event), open: windows instanceof Window ? 1 : windows.length, settled: false } : undefined;
+      event.transactional && !this.savedWithSources
+        ? { event: withoutData(event), open: windows instanceof Window ? 1 : windows.length, settled: false }
+        : undefined;
     try {
       // a tumbling window (the common case): the one window, without arrays
       if (windows instanceof Window) this.add(windows, windows.groups.get(key), key, groupValues, values, event, member);
@@ -235,7 +237,7 @@ export class Aggregator {
       return;
     }
     // held by its windows, whose state is saved with the source's offsets: done
-    if (event.transactional && this.ackWhenHeld) this.raise({ kind: 'ack', event, from: this.from });
+    if (event.transactional && this.savedWithSources) this.raise({ kind: 'ack', event, from: this.from });
     if (this.plan.time) this.advance(t);
   }
 
@@ -266,6 +268,8 @@ export class Aggregator {
 
   /** The source completed: emit every open window, marked partial, or drop them (failing their members back). */
   flush(): void {
+    // saved with the sources' offsets: the open windows stay in the saved state, for the next run to go on with
+    if (this.savedWithSources) return this.dispose();
     const open = [...this.fixed.values(), ...[...this.perGroup.values()].flat()].sort((a, b) => a.end - b.end);
     if (this.tracking) for (const w of open) this.markWindow(w);
     this.fixed.clear();

@@ -42,8 +42,8 @@ export class PartitionedAggregators implements PartitionedState {
   /** the task of the previous event, and its partition */
   private last: Task | undefined;
   private lastPartition = '';
-  /** PartitionedState.ackWhenHeld: every aggregator, now and to come */
-  private ackHeld = false;
+  /** PartitionedState.savedWithSources: every aggregator, now and to come */
+  private savedHeld = false;
 
   constructor(
     private readonly plan: AggregatorPlan,
@@ -129,9 +129,9 @@ export class PartitionedAggregators implements PartitionedState {
     task.aggregator.restore(entries);
   }
 
-  ackWhenHeld(): void {
-    this.ackHeld = true;
-    for (const task of this.tasks.values()) task.aggregator.ackWhenHeld = true;
+  savedWithSources(): void {
+    this.savedHeld = true;
+    for (const task of this.tasks.values()) task.aggregator.savedWithSources = true;
   }
 
   release(partition: string): void {
@@ -146,7 +146,7 @@ export class PartitionedAggregators implements PartitionedState {
     let task = this.tasks.get(partition);
     if (!task) {
       const aggregator = new Aggregator(this.plan, this.scheduler, this.emit, this.raise, this.from, partition, this.mint);
-      aggregator.ackWhenHeld = this.ackHeld;
+      aggregator.savedWithSources = this.savedHeld;
       this.tasks.set(partition, (task = new Task(aggregator, this.scheduler.now())));
     }
     return task;

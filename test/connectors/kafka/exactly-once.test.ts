@@ -40,8 +40,10 @@ function windowEvents(w: number, from = 0, to = PER_WINDOW): Input[] {
   });
 }
 
-function flowConfig(dir: string, broker: string, group: string, input: string, output: string): string {
+function flowConfig(dir: string, broker: string, group: string, input: string, output: string, late?: { topic: string; lateness: number }): string {
   const file = join(dir, `${group}.yaml`);
+  const lateOfframp = late ? `\n  - id: late\n    type: kafka\n    config: { topic: ${late.topic}, brokers: ["${broker}"] }` : '';
+  const lateLink = late ? `\n      "/pipeline/windows/{instance}/late": ["/offramp/late/{instance}/in"]` : '';
   writeFileSync(
     file,
     `onramp:
@@ -56,32 +58,46 @@ function flowConfig(dir: string, broker: string, group: string, input: string, o
 offramp:
   - id: out
     type: kafka
-    config: { topic: ${output}, brokers: ["${broker}"] }
+    config: { topic: ${output}, brokers: ["${broker}"] }${lateOfframp}
 pipeline:
   - id: windows
-    interface: { inputs: [in], outputs: [out] }
+    interface: { inputs: [in], outputs: [out, late] }
     nodes:
       - id: per_key
         type: window::aggregate
         config:
           window: { size: ${WINDOW_MS} }
           time: event.ts
-          group_by: { k: event.k }
+${late ? `          allowed_lateness: ${late.lateness}\n` : ''}          group_by: { k: event.k }
           aggregate: { n: count(), sum: sum(event.v) }
       - id: bounds
         type: runtime::cel
         config: { set: { start: meta.window.start } }
-    links: { in: [per_key], per_key: [bounds], bounds: [out] }
+    links: { in: [per_key], per_key: [bounds], bounds: [out], per_key/late: [late] }
 binding:
   - id: count
     links:
       "/onramp/in/{instance}/out": ["/pipeline/windows/{instance}/in"]
-      "/pipeline/windows/{instance}/out": ["/offramp/out/{instance}/in"]
+      "/pipeline/windows/{instance}/out": ["/offramp/out/{instance}/in"]${lateLink}
 mapping:
   /binding/count/main: { instance: main }
 `,
   );
   return file;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** A small deterministic generator (mulberry32): the same out-of-order times in every run. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }
 
 /** Every (key, window) of `events` with its count and sum: what the flow must write, once each. */
@@ -165,6 +181,77 @@ describe('kafka onramp, guarantee: exactly_once', function () {
     expect({ missing, twice, wrong }).to.deep.equal({ missing: [], twice: [], wrong: [] });
   });
 
+  it('the chaos test: two processes in one group, one killed with SIGKILL every 8 s and started again 2 s later; every (key, window) once, exact, nothing late', async function () {
+    this.timeout(300000);
+    const group = unique('eos-chaos');
+    const input = unique('eos-chaos-in');
+    const output = unique('eos-chaos-out');
+    const lateTopic = unique('eos-chaos-late');
+    await kafka.peer.createTopic(input, PARTITIONS);
+    await kafka.peer.createTopic(output, 1);
+    await kafka.peer.createTopic(lateTopic, 1);
+    const out = await tail(kafka.peer, output);
+    const late = await tail(kafka.peer, lateTopic);
+    closers.push(out.close, late.close);
+    const config = flowConfig(dir, kafka.broker, group, input, output, { topic: lateTopic, lateness: 2 * WINDOW_MS });
+
+    // CHAOS_EVENTS events over CHAOS_SECS s, keyed k0..k19, event times out of order by up to 1 s
+    const total = Number(process.env.CHAOS_EVENTS ?? 200_000);
+    const secs = Number(process.env.CHAOS_SECS ?? 40);
+    const random = prng(42);
+    const events: Input[] = Array.from({ length: total }, (_, id) => ({
+      id,
+      k: `k${id % 20}`,
+      v: id % 97,
+      ts: BASE + Math.floor((id * secs * 1000) / total) - Math.floor(random() * WINDOW_MS),
+    }));
+    const processes: (EddyChild | undefined)[] = [spawnEddy(config, 600000), spawnEddy(config, 600000)];
+    children.push(...(processes as EddyChild[]));
+    let kills = 0;
+    const started = Date.now();
+    // every 8 s one of the two (in turn) is killed, and started again 2 s later
+    const chaos = (async () => {
+      for (let next = 8000; ; next += 8000) {
+        await sleep(Math.max(0, started + next - Date.now()));
+        if (Date.now() - started > secs * 1000) return;
+        const i = kills % 2;
+        await processes[i]!.kill('SIGKILL');
+        kills++;
+        await sleep(2000);
+        processes[i] = spawnEddy(config, 600000);
+        children.push(processes[i]!);
+      }
+    })();
+    // produced at a steady rate, in 100 ms steps
+    const step = Math.ceil(total / (secs * 10));
+    for (let from = 0; from < total; from += step) {
+      await sleep(Math.max(0, started + (from / step) * 100 - Date.now()));
+      await produce(input, events.slice(from, from + step));
+    }
+    await chaos;
+    // one event per key well past the end closes every window of the stream (their own windows stay open)
+    const end = BASE + secs * 1000 + 10 * WINDOW_MS;
+    await produce(
+      input,
+      Array.from({ length: 20 }, (_, i) => ({ id: total + i, k: `k${i}`, v: 0, ts: end })),
+    );
+    const expected = recompute(events);
+    await eventually(() => out.values.length >= expected.size, 180000, `${expected.size} windows written (have ${out.values.length})`);
+    await Promise.all(processes.map((p) => p?.kill('SIGTERM')));
+
+    const seen = new Map<string, Output[]>();
+    for (const o of out.values.map((v) => JSON.parse(v) as Output)) seen.set(`${o.k}@${o.start}`, [...(seen.get(`${o.k}@${o.start}`) ?? []), o]);
+    const missing = [...expected.keys()].filter((id) => !seen.has(id));
+    const duplicated = [...seen].filter(([, os]) => os.length > 1).map(([id]) => id);
+    const wrong = [...expected].filter(([id, e]) => seen.get(id)?.some((o) => o.n !== e.n || o.sum !== e.sum)).map(([id]) => id);
+    const extra = [...seen.keys()].filter((id) => !expected.has(id));
+    console.log(
+      `      ${total} events, ${kills} kills, ${expected.size} windows expected, ${out.values.length} written: ${missing.length} missing, ${duplicated.length} duplicated, ${wrong.length} wrong, ${extra.length} extra, ${late.values.length} late`,
+    );
+    expect(kills, 'kills').to.be.at.least(Math.floor(secs / 8) - 1);
+    expect({ missing, duplicated, wrong, extra, late: late.values.length }).to.deep.equal({ missing: [], duplicated: [], wrong: [], extra: [], late: 0 });
+  });
+
   it('refuses at activation a flow whose exactly_once source reaches an offramp that cannot join its transactions, naming it', async () => {
     const runtime = new Runtime({ logger: createLogger('silent') });
     await runtime.start();
@@ -174,7 +261,12 @@ describe('kafka onramp, guarantee: exactly_once', function () {
       type: 'kafka',
       config: { group_id: unique('eos'), topics: [unique('eos-in')], brokers: [kafka.broker], guarantee: 'exactly_once' },
     });
-    runtime.publish('pipeline', { id: 'p', interface: { inputs: ['in'], outputs: ['out'] }, nodes: [{ id: 'pass', type: 'passthrough' }], links: { in: ['pass'], pass: ['out'] } });
+    runtime.publish('pipeline', {
+      id: 'p',
+      interface: { inputs: ['in'], outputs: ['out'] },
+      nodes: [{ id: 'pass', type: 'passthrough' }],
+      links: { in: ['pass'], pass: ['out'] },
+    });
     runtime.publish('offramp', { id: 'file', type: 'file', config: { file: join(dir, 'out.json') } });
     runtime.publish('binding', {
       id: 'flow',
@@ -182,7 +274,9 @@ describe('kafka onramp, guarantee: exactly_once', function () {
     });
     let refused: Error | undefined;
     await runtime.activate('binding', 'flow', 'main', {}).catch((err: Error) => (refused = err));
-    expect(refused?.message).to.match(/\/onramp\/in\/main commits exactly once .* reach \/offramp\/file\/main, a file offramp, which cannot take part in its transactions/);
+    expect(refused?.message).to.match(
+      /\/onramp\/in\/main commits exactly once .* reach \/offramp\/file\/main, a file offramp, which cannot take part in its transactions/,
+    );
     expect((refused as { code?: string } | undefined)?.code, 'a 400 over REST').to.equal('invalid');
   });
 
@@ -193,7 +287,11 @@ describe('kafka onramp, guarantee: exactly_once', function () {
       runtime.publish('onramp', { id: 'a', type: 'kafka', config: { ...base, guarantee: 'exactly_once', rdkafka_options: { 'enable.auto.commit': 'true' } } }),
     ).to.throw(/enable\.auto\.commit: true cannot be used with guarantee exactly_once/);
     expect(() =>
-      runtime.publish('onramp', { id: 'b', type: 'kafka', config: { ...base, guarantee: 'exactly_once', rdkafka_options: { 'isolation.level': 'read_uncommitted' } } }),
+      runtime.publish('onramp', {
+        id: 'b',
+        type: 'kafka',
+        config: { ...base, guarantee: 'exactly_once', rdkafka_options: { 'isolation.level': 'read_uncommitted' } },
+      }),
     ).to.throw(/isolation\.level: read_uncommitted cannot be used with guarantee exactly_once/);
     expect(() => runtime.publish('onramp', { id: 'c', type: 'kafka', config: { ...base, commit_interval: '1s' } })).to.throw(
       /commit_interval: only with guarantee exactly_once/,
