@@ -4,7 +4,7 @@
  *
  * Each stateful node has one compacted topic per source topic; partition p
  * of it holds the state of source partition p as entries, key -> value
- * (pipeline/state.ts), written inside the same transactions as the outputs
+ * (core/state.ts), written inside the same transactions as the outputs
  * and the input offsets. After a takeover or a restart a partition's state
  * is read back from its changelog before the partition is processed again.
  *
@@ -25,7 +25,7 @@ import type { Admin, Consumer, fetchV17, KafkaRecord, MessageToProduce, RecordsB
 import { compactJson } from '../../codecs/json/compact';
 import { parsePrecise } from '../../codecs/json/precise-parse';
 import type { Logger } from '../../core/logger';
-import type { StateChanges, StateValue } from '../../pipeline/state';
+import type { StateChanges, StateValue } from '../../core/state';
 import { baseOptions, brokerAddress, platformatic, rootMessage, type KafkaSettings } from './options';
 
 const {
@@ -71,7 +71,7 @@ export function changelogTopic(group: string, pipeline: string, node: string, so
 }
 
 /**
- * The records of one partition's changes (pipeline/state.ts StateChanges),
+ * The records of one partition's changes (core/state.ts StateChanges),
  * in the order of the changes: key = the entry key as UTF-8, value = its
  * compact JSON (exact for bigints), or null for a removed entry (a
  * tombstone, which compaction eventually drops), partition = the source

@@ -11,7 +11,7 @@ import { Admin, ConfigResourceTypes, Producer, findErrorBy } from '@platformatic
 import { changelogRecords, changelogTopic, ChangelogStore, type ChangelogOptions } from '../../../src/connectors/kafka/changelog';
 import { kafkaSettings, type RdkafkaOptions } from '../../../src/connectors/kafka/options';
 import type { Logger } from '../../../src/core/logger';
-import type { StateChanges, StateValue } from '../../../src/pipeline/state';
+import type { StateChanges, StateValue } from '../../../src/core/state';
 import { unique, useSharedKafka } from './helpers';
 
 interface Line {
