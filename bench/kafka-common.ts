@@ -155,7 +155,10 @@ export class KafkaBench {
 // ---------------------------------------------------------------- eddy
 
 /** What eddy does between its kafka onramp and offramp. */
-export type Flow = 'passthrough' | 'window';
+export type Flow = 'passthrough' | 'window' | 'window-eos' | 'window-eos-1s';
+
+/** Every flow, in the order the table shows them. */
+export const FLOWS: readonly Flow[] = ['passthrough', 'window', 'window-eos', 'window-eos-1s'];
 
 /**
  * The kafka onramp with commit on ack (`enable.auto.commit: false`) ->
@@ -168,6 +171,9 @@ export type Flow = 'passthrough' | 'window';
  */
 export function eddyConfig(broker: string, group: string, topics: string[], output: string, flow: Flow): string {
   const pipeline = flow === 'passthrough' ? 'system::passthrough' : 'window';
+  // window-eos: the same window, exactly once (one transaction per commit_interval: 100 ms, or 1 s)
+  const eos =
+    flow === 'window-eos' ? '\n      guarantee: exactly_once' : flow === 'window-eos-1s' ? '\n      guarantee: exactly_once\n      commit_interval: 1s' : '';
   const windowPipeline = `pipeline:
   - id: window
     interface: { inputs: [in], outputs: [out] }
@@ -188,13 +194,13 @@ export function eddyConfig(broker: string, group: string, topics: string[], outp
     config:
       group_id: ${group}
       topics: [${topics.join(', ')}]
-      brokers: ["${broker}"]
+      brokers: ["${broker}"]${eos}
       rdkafka_options: { enable.auto.commit: "false", auto.offset.reset: earliest, session.timeout.ms: "6000", heartbeat.interval.ms: "2000" }
 offramp:
   - id: out
     type: kafka
     config: { topic: ${output}, brokers: ["${broker}"] }
-${flow === 'window' ? windowPipeline : ''}binding:
+${flow === 'passthrough' ? '' : windowPipeline}binding:
   - id: relay
     links:
       "/onramp/in/{instance}/out": ["/pipeline/${pipeline}/{instance}/in"]

@@ -118,3 +118,27 @@ describe('generic::reduce', () => {
     expect(() => reduce.validate!({ timeout: 'x' }, 'n')).to.throw('generic::reduce node n: timeout:');
   });
 });
+
+describe('generic::reduce saved with its sources (guarantee: exactly_once)', () => {
+  it('acks an event once a reduction holds it, its output answers for none, and a stop keeps what is open', () => {
+    const s = testScheduler();
+    const ctx = testContext(s, 'r');
+    const outs: PortEvent[] = [];
+    const node = reduceNode({ ends_when: 'event.end', merge: { n: 'sum' } }, ctx);
+    node.state!.savedWithSources!();
+    const values = { a: ev(1, { n: 1, end: false }), b: ev(2, { n: 2, end: true }), c: ev(3, { n: 4, end: false }) };
+    for (const e of Object.values(values)) e.transactional = true;
+    s.run(({ cold }) => {
+      node.apply(cold('abc|', values)).subscribe((o) => outs.push(o));
+    });
+    expect(ctx.raised.map((i) => [i.kind, i.event?.id.seq])).to.deep.equal([
+      ['ack', 1],
+      ['ack', 2],
+      ['ack', 3],
+    ]);
+    // the reduction a-b ended; c's was open at the stop: kept in the state, not emitted
+    expect(outs.map((o) => [o.port, o.event.data, o.event.transactional, o.event.tracked])).to.deep.equal([['out', { n: 3, end: false }, false, []]]);
+    expect(node.state!.partitions()).to.deep.equal(['']);
+    expect(node.state!.snapshot('').size).to.equal(1);
+  });
+});

@@ -1,5 +1,6 @@
 import type { Histogram } from 'hdr-histogram-js';
 import type { Server as NetServer } from 'node:net';
+import type { PartitionedState } from '../core/state';
 import type { Observable, SchedulerLike, Subscriber } from '../core/rx';
 import type { Codec } from '../codecs/codec';
 import type { EddyEvent, EventId, Insight, Meta } from '../core/event';
@@ -142,6 +143,25 @@ export interface OnrampContext extends RampContext {
   readonly listenForConnections: ListenForConnections;
 }
 
+/** What a transactional source's events reach (`OnrampSource.attachDownstream`), found by the runtime at activation. */
+export interface Downstream {
+  /** every stateful node of the pipelines its events reach: its state is saved with the source's offsets */
+  readonly stateful: ReadonlyArray<{ readonly pipeline: string; readonly node: string; readonly state: PartitionedState }>;
+  /** every offramp its events reach: each must take part in its transactions (`Sink.transactional`) */
+  readonly sinks: ReadonlyArray<{ readonly url: string; readonly type: string; readonly sink: Sink }>;
+}
+
+/** What a sink offers a transactional source (the kafka offramp): where it writes, and a way into the transaction. */
+export interface TransactionalSink {
+  /** the cluster it writes to (kafka: the cluster id): a source's transaction spans one cluster */
+  cluster(): Promise<string>;
+  /**
+   * From now on, what it would send goes to `write` instead, for the source
+   * to send in its next transaction; a send returns (acks) once written there.
+   */
+  join(write: (records: readonly unknown[]) => void): void;
+}
+
 /** A reply that reached a linked onramp's `in` port. */
 export interface OnrampReply {
   readonly event: EddyEvent;
@@ -180,6 +200,14 @@ export interface OnrampSource {
    * uncommitted events again and counts them there.
    */
   readonly partitionsReleased?: Observable<string[]>;
+  /**
+   * A source that commits, in one transaction, what its events became
+   * downstream (kafka `guarantee: exactly_once`): called at activation,
+   * before any event flows, with the stateful nodes and the sinks its
+   * events reach; throws (refusing the activation) naming a part that
+   * cannot take part and why.
+   */
+  attachDownstream?(downstream: Downstream): Promise<void>;
   onAck?(id: EventId, insight: Insight): void;
   onFail?(id: EventId, insight: Insight): void;
   /** called with the id of every event emitted on `out` (sources that track what they sent, such as cb) */
@@ -248,6 +276,13 @@ export interface OnrampType<C = Record<string, unknown>> {
    * the activation with a 4xx naming the artefact and the cause.
    */
   create(config: C, ctx: OnrampContext): OnrampSource | Promise<OnrampSource>;
+  /**
+   * The config makes the source commit what its events became downstream in
+   * one transaction (kafka `guarantee: exactly_once`): every offramp its
+   * events reach must be of a type that `joinsTransactions`, checked before
+   * anything opens (runtime/downstream.ts).
+   */
+  commitsDownstream?(config: C): boolean;
 }
 
 /** What an offramp type's `create` gets: the breaker (trigger/restore), insights, linked replies. */
@@ -312,6 +347,8 @@ export interface Sink {
    * here, not in `create`; a rejection still fails the activation.
    */
   commit?(): Promise<void> | void;
+  /** the sink can write inside a transactional source's transactions (kafka `guarantee: exactly_once`) */
+  readonly transactional?: TransactionalSink;
   /**
    * Release every resource; pending writes are flushed first. Also called
    * without `commit` when the activation failed: then it undoes what
@@ -335,6 +372,8 @@ export interface OfframpType<C = Record<string, unknown>> {
    * resolves then; docs/delivery.md lists what each type promises.
    */
   readonly autoAck: boolean;
+  /** its sink can write inside a transactional source's transactions (`Sink.transactional`; kafka) */
+  readonly joinsTransactions?: boolean;
   /** the type can be a linked transport; `'required'` when it only works linked (kv) */
   readonly linkable?: boolean | 'required';
   /**

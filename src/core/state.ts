@@ -65,6 +65,17 @@ export interface PartitionedState {
    */
   restore(partition: string, entries: ReadonlyMap<string, StateValue>): void;
   /**
+   * The runtime saves this node's state in one transaction with its
+   * sources' offsets (a kafka source with `guarantee: exactly_once`). From
+   * now on an event is acked as soon as the state holds it, not once the
+   * output it went into was delivered (that output is in the same
+   * transaction, or in none); and a stop keeps what is open (the last
+   * commit saved it, the next run goes on with it) instead of emitting it
+   * partial or dropping it. Optional: a node that holds no events has
+   * nothing to change.
+   */
+  savedWithSources?(): void;
+  /**
    * The partition went to another member: its state is dropped without
    * emitting anything (its open windows are the new owner's to close).
    */

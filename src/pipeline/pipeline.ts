@@ -4,6 +4,7 @@ import type { Logger } from '../core/logger';
 import type { TypeRegistry } from '../core/registry';
 import type { ContraflowTarget } from '../contraflow/contraflow';
 import type { OperatorNode, OperatorType } from './operator';
+import type { PartitionedState } from '../core/state';
 import { Endpoint, PipelineArtefact, buildGraph, checkNodePorts } from './graph';
 import { DropPoint, type NodeStats } from './accounting';
 // the hot path's Subject (no allocation per event); it lives with the ramp machinery it is shared with
@@ -228,6 +229,11 @@ export class PipelineRuntime implements ContraflowTarget {
   /** The pipelines feeding this one. */
   upstreamPipelines(): PipelineRuntime[] {
     return [...this.sources].filter((s): s is PipelineRuntime => s instanceof PipelineRuntime);
+  }
+
+  /** The nodes that keep state per source partition, by node id (a transactional source saves and restores them). */
+  statefulNodes(): { node: string; state: PartitionedState }[] {
+    return this.nodes.flatMap(({ id, node }) => (node?.state ? [{ node: id, state: node.state }] : []));
   }
 
   /**

@@ -72,6 +72,11 @@ export class OfframpRuntime {
   readonly breakerCounts = { trigger: 0, restore: 0 };
   private readonly inputs = new Set<ContraflowTarget>();
   private sink!: Sink;
+
+  /** The type's sink, once opened (a transactional source joins it to its transactions: runtime/downstream.ts). */
+  sinkOf(): Sink {
+    return this.sink;
+  }
   private inFlight = 0;
   /** one per distinct sink promise in flight (sends sharing one are a group) */
   private readonly pending = new Set<Promise<void>>();

@@ -93,6 +93,11 @@ export class OnrampRuntime {
   /** frames that arrived while the gate was closed and wait for it to open (see `held`) */
   private heldNow: () => number = () => 0;
 
+  /** the type's source (the runtime hands a transactional one what its events reach: runtime/downstream.ts) */
+  get source(): OnrampSource {
+    return this.parts.source;
+  }
+
   /** the source's released partitions (OnrampSource.partitionsReleased): the pipelines it feeds drop their state */
   get partitionsReleased$(): Observable<string[]> {
     return this.parts.source.partitionsReleased ?? EMPTY;

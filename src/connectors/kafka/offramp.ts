@@ -3,11 +3,21 @@ import type { MessageToProduce, Producer } from '@platformatic/kafka';
 import type { EddyEvent, Meta } from '../../core/event';
 import type { OfframpContext, OfframpType, Sink } from '../connector';
 import { Backoff } from '../_shared/backoff';
-import { brokerAddress, isConnectionError, kafkaSettings, platformatic, producerOptions, rdkafkaOptions, rootMessage, type KafkaSettings } from './options';
+import {
+  brokerAddress,
+  isConnectionError,
+  javaPartitioner,
+  kafkaSettings,
+  platformatic,
+  producerOptions,
+  rdkafkaOptions,
+  rootMessage,
+  type KafkaSettings,
+} from './options';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 
-const { Producer: ProducerClass, compatibilityPartitioner } = platformatic('the kafka offramp');
+const { Producer: ProducerClass } = platformatic('the kafka offramp');
 
 type Message = MessageToProduce<Buffer, Buffer, Buffer, Buffer>;
 
@@ -72,6 +82,8 @@ export const kafkaOfframp: OfframpType<KafkaOfframpConfig> = {
   placement: 'every-worker', // producers write in parallel (docs/workers.md)
   // the machinery acks each event when its request was acknowledged, with the meta its promise resolves with (time)
   autoAck: true,
+  // fed by a kafka onramp with guarantee: exactly_once, its messages go out in that onramp's transactions
+  joinsTransactions: true,
   example: { topic: 'eddy-out', brokers: ['127.0.0.1:9092'] },
   configSchema,
   validate(config) {
@@ -90,6 +102,14 @@ export const kafkaOfframp: OfframpType<KafkaOfframpConfig> = {
 
 class KafkaSink implements Sink {
   private readonly producer: Producer<Buffer, Buffer, Buffer, Buffer>;
+  /** joined to a transactional source: its messages go there, sent in the source's next transaction */
+  private write: ((records: readonly Message[]) => void) | undefined;
+  readonly transactional = {
+    cluster: async (): Promise<string> => (await this.producer.metadata({ topics: [this.config.topic] })).id,
+    join: (write: (records: readonly unknown[]) => void): void => {
+      this.write = write as (records: readonly Message[]) => void;
+    },
+  };
   private readonly key: Buffer | undefined;
   private pending: Pending | undefined;
   private flushTimer: NodeJS.Immediate | NodeJS.Timeout | undefined;
@@ -100,8 +120,6 @@ class KafkaSink implements Sink {
   private readonly backoff = new Backoff();
   private readonly inFlight = new Set<Promise<void>>();
   private closed = false;
-  /** the next partition of a message without a key (the client takes it modulo the partition count) */
-  private roundRobin = 0;
 
   constructor(
     private readonly config: KafkaOfframpConfig,
@@ -111,7 +129,8 @@ class KafkaSink implements Sink {
   ) {
     this.key = config.key === undefined ? undefined : Buffer.from(config.key, 'utf8');
     const brokers = config.brokers.map(brokerAddress);
-    this.producer = new ProducerClass(producerOptions(settings, brokers, config.hostname ?? hostname(), { partitioner: this.partition }));
+    // the Java client's partition of a keyed message (not the client's default, see above); round robin without a key
+    this.producer = new ProducerClass(producerOptions(settings, brokers, config.hostname ?? hostname(), { partitioner: javaPartitioner() }));
   }
 
   /** Reaches a broker (its API versions): what must work for the activation to succeed. */
@@ -124,16 +143,14 @@ class KafkaSink implements Sink {
     }
   }
 
-  /** The Java client's partition of a keyed message (not the client's default, see above); round robin without a key. */
-  private readonly partition = (message: Message, key: Buffer | undefined): number => {
-    if (key !== undefined) return compatibilityPartitioner(message, key);
-    this.roundRobin = (this.roundRobin + 1) & 0x7fffffff;
-    return this.roundRobin;
-  };
-
-  send(payloads: Buffer[], event: EddyEvent): Promise<Meta> {
-    if (this.down) throw new Error(`kafka offramp: the brokers ${this.config.brokers.join(', ')} cannot be reached`);
+  send(payloads: Buffer[], event: EddyEvent): Promise<Meta> | void {
     const key = keyOf(event.meta.kafka_key) ?? this.key;
+    if (this.write) {
+      // in a source's transaction: handed over now (the event is acked), committed or aborted with the source's offsets
+      this.write(payloads.map((value) => ({ topic: this.config.topic, key, value })));
+      return;
+    }
+    if (this.down) throw new Error(`kafka offramp: the brokers ${this.config.brokers.join(', ')} cannot be reached`);
     const batch = (this.pending ??= this.newBatch());
     const topic = this.config.topic;
     for (const value of payloads) {

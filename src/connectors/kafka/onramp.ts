@@ -6,22 +6,16 @@ import { Backoff } from '../_shared/backoff';
 import { CommitTracker, type CommitOffset, type Entry } from './commits';
 import { baseOptions, brokerAddress, isConnectionError, kafkaSettings, platformatic, rdkafkaOptions, rootMessage, type KafkaSettings } from './options';
 import { s } from '../../schema/typed';
+import { durationMs, durationSchema } from '../../schema/duration';
+import { ExactlyOnceSource } from './exactly-once';
+import { kafkaMeta, reachTopics } from './consumer-common';
+export type { KafkaMeta } from './consumer-common';
 import type { Static } from '../../schema/typed';
 
 const { Consumer: ConsumerClass } = platformatic('the kafka onramp');
 
-/** The spec's `$kafka`. */
-export interface KafkaMeta {
-  topic: string;
-  partition: number;
-  offset: number;
-  /** ms since the epoch (the message's CreateTime or LogAppendTime) */
-  timestamp: number;
-  /** absent when the message has none */
-  key?: Buffer;
-  /** absent when the message has none */
-  headers?: Record<string, Buffer | Buffer[]>;
-}
+/** guarantee exactly_once: a transaction per this many ms unless commit_interval says otherwise */
+export const DEFAULT_COMMIT_INTERVAL = 100;
 
 /** Messages handed over but not settled, beyond which a transactional consumer stops fetching (see the docs). */
 export const UNSETTLED_LIMIT = 10_000;
@@ -46,6 +40,11 @@ const configSchema = s.object(
       default: true,
       description: 'with enable.auto.commit false: a failed event seeks its partition back to it, so it is read again; false gives it up and commits past it',
     }),
+    guarantee: s.literals(['at_least_once', 'exactly_once'], {
+      description:
+        'at_least_once (default): commits as rdkafka_options say; exactly_once: what the flow made of the messages (kafka offramps, stateful operators) and the offsets are committed in one Kafka transaction per commit_interval (docs/design-exactly-once.md)',
+    }),
+    commit_interval: durationSchema('guarantee exactly_once: how often a transaction commits (default 100ms)'),
     poll_interval: s.integer({
       minimum: 1,
       default: 100,
@@ -92,10 +91,17 @@ export const kafkaOnramp: OnrampType<KafkaOnrampConfig> = {
   validate(config) {
     consumerSettings(config);
   },
+  commitsDownstream: (config) => config.guarantee === 'exactly_once',
   async create(config, ctx) {
     const settings = consumerSettings(config);
     const brokers = config.brokers.map(brokerAddress);
     const who = `kafka onramp ${ctx.url}`;
+    if (config.guarantee === 'exactly_once') {
+      const commitIntervalMs = durationMs(config.commit_interval ?? DEFAULT_COMMIT_INTERVAL, 'commit_interval');
+      const source = new ExactlyOnceSource({ ...config, commitIntervalMs }, settings, brokers, ctx, who);
+      await source.open();
+      return source;
+    }
     const source = new KafkaSource(config, settings, brokers, ctx, who);
     await source.open();
     return source;
@@ -106,6 +112,19 @@ export const kafkaOnramp: OnrampType<KafkaOnrampConfig> = {
 function consumerSettings(config: KafkaOnrampConfig): KafkaSettings {
   const settings = kafkaSettings('onramp', config.rdkafka_options);
   const c = settings.consumer;
+  if (config.guarantee === 'exactly_once') {
+    if (String(config.rdkafka_options?.['enable.auto.commit']) === 'true') {
+      throw new Error('rdkafka_options.enable.auto.commit: true cannot be used with guarantee exactly_once: offsets are committed in its transactions');
+    }
+    if (c.readUncommitted) {
+      throw new Error(
+        'rdkafka_options.isolation.level: read_uncommitted cannot be used with guarantee exactly_once: it would read what upstream transactions may still abort',
+      );
+    }
+    durationMs(config.commit_interval ?? DEFAULT_COMMIT_INTERVAL, 'commit_interval');
+  } else if (config.commit_interval !== undefined) {
+    throw new Error('commit_interval: only with guarantee exactly_once (at least once commits as rdkafka_options say)');
+  }
   const wait = c.maxWaitTime ?? config.poll_interval;
   if (wait >= c.sessionTimeout) {
     const name = c.maxWaitTime === undefined ? 'poll_interval' : 'rdkafka_options.fetch.wait.max.ms';
@@ -220,30 +239,7 @@ class KafkaSource implements OnrampSource {
 
   /** Reaches the brokers and learns the topics: what must work for the activation to succeed. */
   async open(): Promise<void> {
-    try {
-      await this.consumer.listApis();
-    } catch (err) {
-      await this.consumer.close().catch(() => undefined);
-      throw new Error(`cannot reach the kafka brokers ${this.config.brokers.join(', ')}: ${rootMessage(err)}`);
-    }
-    // a topic the broker creates on first use (auto.create.topics.enable) has no leader for a moment: ask again, a few times
-    const backoff = new Backoff(100, 1000);
-    const absent = 'the broker does not have them and did not create them';
-    for (let attempt = 1; ; attempt++) {
-      let why = absent;
-      try {
-        const metadata = await this.consumer.metadata({ topics: this.config.topics, forceUpdate: true });
-        if (this.config.topics.every((t) => metadata.topics.get(t)?.partitions.every((p) => p.leader >= 0))) return;
-      } catch (err) {
-        why = rootMessage(err);
-        if (/UNKNOWN_TOPIC_OR_PARTITION|LEADER_NOT_AVAILABLE/.test(why)) why = absent;
-      }
-      if (why !== absent || attempt >= 8 || this.closed) {
-        await this.consumer.close().catch(() => undefined);
-        throw new Error(`cannot subscribe to the kafka topics ${this.config.topics.join(', ')}: ${why}`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, backoff.next()));
-    }
+    await reachTopics(this.consumer, this.config.topics, this.config.brokers, () => this.closed);
   }
 
   pause(): void {
@@ -592,22 +588,4 @@ class KafkaSource implements OnrampSource {
       );
     }
   }
-}
-
-/** `$kafka`: offset and timestamp as numbers (the client's are bigints); key and headers only when the message has them. */
-function kafkaMeta(m: KafkaMessage, offset: number): KafkaMeta {
-  const meta: KafkaMeta = { topic: m.topic, partition: m.partition, offset, timestamp: Number(m.timestamp) };
-  if (m.key !== undefined && m.key !== null) meta.key = m.key;
-  const entries = m.headerEntries;
-  if (entries.length > 0) {
-    const headers: Record<string, Buffer | Buffer[]> = {};
-    for (const [name, value] of entries) {
-      const key = name.toString('utf8');
-      const had = headers[key];
-      // a repeated header: a list, in the message's order (kafkajs's shape)
-      headers[key] = had === undefined ? value : Array.isArray(had) ? [...had, value] : [had, value];
-    }
-    meta.headers = headers;
-  }
-  return meta;
 }

@@ -427,3 +427,23 @@ export const SECRET_RDKAFKA_OPTIONS: Record<string, Schema<string | number | boo
 export function rdkafkaOptions(description: string): Schema<RdkafkaOptions> & Marked<{ default: RdkafkaOptions }> {
   return { ...s.record(OPTION_VALUE, { default: {}, description }), properties: SECRET_RDKAFKA_OPTIONS };
 }
+
+type ProducerPartitioner = NonNullable<Platformatic.ProducerOptions<Buffer, Buffer, Buffer, Buffer>['partitioner']>;
+
+/**
+ * The Java client's partition of a keyed message (murmur2 of the key,
+ * `& 0x7fffffff`, modulo the partition count; the client's own default,
+ * `murmur2 >>> 0`, differs for a negative hash when the partition count is
+ * not a power of two), and round robin without a key: the kafka offramp's
+ * partitioner, also in a transactional source's producer.
+ */
+export function javaPartitioner(): ProducerPartitioner {
+  const { compatibilityPartitioner } = platformatic('the kafka partitioner');
+  let roundRobin = 0;
+  return (message, key) => {
+    if (key !== undefined) return compatibilityPartitioner(message, key);
+    // the client takes it modulo the partition count
+    roundRobin = (roundRobin + 1) & 0x7fffffff;
+    return roundRobin;
+  };
+}

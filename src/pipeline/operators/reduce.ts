@@ -10,7 +10,7 @@ import { LruPartition, LruPartitionedState } from './lru-state';
 import { groupKey } from '../window/aggregator';
 import { durationMs, durationSchema } from '../../schema/duration';
 import { EventScope, compileEventExpression, type EventExpression } from '../window/expressions';
-import { idMinter, memberContraflow, withError } from './support';
+import { idMinter, memberContraflow, nodeUrl, withError } from './support';
 import { s } from '../../schema/typed';
 import type { Input } from '../../schema/typed';
 
@@ -234,6 +234,10 @@ class ReduceState extends LruPartitionedState<Reduction, ReducePartition> {
   private opened = 0;
   /** where emissions go: the node's subscriber, while it is subscribed */
   private sink: Subscriber<PortEvent> | undefined;
+  /** PartitionedState.savedWithSources: an event is acked once a reduction holds it */
+  private savedHeld = false;
+  private readonly raise: OperatorContext['insight'];
+  private readonly from: string;
 
   constructor(
     private readonly plan: Plan,
@@ -242,6 +246,12 @@ class ReduceState extends LruPartitionedState<Reduction, ReducePartition> {
     super(`generic::reduce node ${ctx.nodeId}`);
     this.mint = idMinter(ctx.uid);
     this.scheduler = ctx.scheduler;
+    this.raise = (insight) => ctx.insight(insight);
+    this.from = nodeUrl(ctx);
+  }
+
+  savedWithSources(): void {
+    this.savedHeld = true;
   }
 
   /** The node is subscribed: timers run from now (a partition restored before it waited for this). */
@@ -277,6 +287,8 @@ class ReduceState extends LruPartitionedState<Reduction, ReducePartition> {
       open.set(key, r);
     }
     r.members.push(event);
+    // held by the reduction, whose state is saved with the source's offsets: done
+    if (this.savedHeld && event.transactional) this.raise({ kind: 'ack', event, from: this.from });
     r.count++;
     r.last = this.scheduler.now();
     part.dirty?.add(key);
@@ -286,6 +298,8 @@ class ReduceState extends LruPartitionedState<Reduction, ReducePartition> {
 
   /** The input completed: every open reduction leaves, partition by partition (by name), in the order they opened. */
   complete(): void {
+    // saved with the sources' offsets: the open reductions stay in the saved state, for the next run to go on with
+    if (this.savedHeld) return;
     const parts = [...this.all()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     for (const [, part] of parts) {
       const open = [...part.lru.entries()].map(([, r]) => r).sort((a, b) => a.opened - b.opened);
@@ -337,7 +351,8 @@ class ReduceState extends LruPartitionedState<Reduction, ReducePartition> {
       ingestNs: head.ingestNs,
       originUri: head.originUri,
       isBatch: false,
-      ...memberContraflow(r.members),
+      // acked already when held (savedWithSources): the output answers for none of them
+      ...(this.savedHeld ? { tracked: [], transactional: false } : memberContraflow(r.members)),
     };
     // only a partitioned source's: an unpartitioned flow's events keep their shape
     if (partition !== WHOLE) event.partition = partition;

@@ -129,12 +129,17 @@ export function windowAggregateNode(config: WindowAggregateConfig, ctx: Operator
   let current: PartitionedAggregators | undefined;
   // restored before the first subscription (the runtime restores, then events flow): kept until it subscribes
   const waiting = new Map<string, ReadonlyMap<string, StateValue>>();
+  let savedHeld = false;
   const state: PartitionedState = {
     partitions: () => current?.partitions() ?? [...waiting.keys()],
     snapshot: (partition) => current?.snapshot(partition) ?? new Map(waiting.get(partition) ?? []),
     takeChanges: () => current?.takeChanges() ?? new Map(),
     restore: (partition, entries) => (current ? current.restore(partition, entries) : void waiting.set(partition, entries)),
     release: (partition) => (current ? current.release(partition) : void waiting.delete(partition)),
+    savedWithSources: () => {
+      savedHeld = true;
+      current?.savedWithSources();
+    },
   };
   return {
     ports: ['late', 'overflow', 'err'],
@@ -149,6 +154,7 @@ export function windowAggregateNode(config: WindowAggregateConfig, ctx: Operator
           nodeUrl(ctx),
           plan.idleTimeout,
         );
+        if (savedHeld) aggregator.savedWithSources();
         for (const [partition, entries] of waiting) aggregator.restore(partition, entries);
         waiting.clear();
         current = aggregator;

@@ -68,11 +68,14 @@ export class Window {
   /** events in a count window */
   count = 0;
 
+  /** a session or count window's state entry (`g:id`), named when its state is first saved (Aggregator.entryOf) */
+  entry?: string;
+
   constructor(
     public start: number,
     public end: number,
-    /** a session or count window's state entry (`g:id`); fixed windows keep one entry per group */
-    readonly entry?: string,
+    /** a session or count window (one group); a fixed window keeps one entry per group */
+    readonly perGroup = false,
   ) {}
 }
 
@@ -98,6 +101,8 @@ export class Aggregator {
    * so a pipeline that saves nothing pays nothing per event.
    */
   private tracking = false;
+  /** saved with its sources' offsets (PartitionedState.savedWithSources): an event is acked once held, a stop keeps what is open */
+  savedWithSources = false;
   private readonly dirty = new Set<string>();
   private savedWatermark = -Infinity;
   /** outputs whose delivery settles their members, by the seq of their id */
@@ -215,9 +220,10 @@ export class Aggregator {
       this.emit({ port: windows, event });
       return;
     }
-    const member: Member | undefined = event.transactional
-      ? { event: withoutData(event), open: windows instanceof Window ? 1 : windows.length, settled: false }
-      : undefined;
+    const member: Member | undefined =
+      event.transactional && !this.savedWithSources
+        ? { event: withoutData(event), open: windows instanceof Window ? 1 : windows.length, settled: false }
+        : undefined;
     try {
       // a tumbling window (the common case): the one window, without arrays
       if (windows instanceof Window) this.add(windows, windows.groups.get(key), key, groupValues, values, event, member);
@@ -233,6 +239,8 @@ export class Aggregator {
       if (member) member.settled = true;
       return;
     }
+    // held by its windows, whose state is saved with the source's offsets: done
+    if (event.transactional && this.savedWithSources) this.raise({ kind: 'ack', event, from: this.from });
     if (this.plan.time) this.advance(t);
   }
 
@@ -247,10 +255,10 @@ export class Aggregator {
     member: Member | undefined,
   ): void {
     if (!group) {
-      group = new Group(groupFields(this.plan.groupBy, groupValues), this.plan.calls, ++this.groupSeq, w.entry ?? `f:${w.start}:${key}`);
+      group = new Group(groupFields(this.plan.groupBy, groupValues), this.plan.calls, ++this.groupSeq, w.perGroup ? '' : `f:${w.start}:${key}`);
       w.groups.set(key, group);
     }
-    if (this.tracking) this.dirty.add(w.entry ?? group.entry);
+    if (this.tracking) this.dirty.add(w.perGroup ? this.entryOf(w) : group.entry);
     group.first ??= { ingestNs: event.ingestNs, originUri: event.originUri };
     for (let i = 0; i < values.length; i++) group.accumulators[i].add(values[i]);
     if (member) {
@@ -263,6 +271,8 @@ export class Aggregator {
 
   /** The source completed: emit every open window, marked partial, or drop them (failing their members back). */
   flush(): void {
+    // saved with the sources' offsets: the open windows stay in the saved state, for the next run to go on with
+    if (this.savedWithSources) return this.dispose();
     const open = [...this.fixed.values(), ...[...this.perGroup.values()].flat()].sort((a, b) => a.end - b.end);
     if (this.tracking) for (const w of open) this.markWindow(w);
     this.fixed.clear();
@@ -301,9 +311,11 @@ export class Aggregator {
     if (this.watermark > -Infinity) entries.set('wm', this.watermark);
     const all: [string, Group, StateValue][] = [];
     for (const w of this.fixed.values()) for (const group of w.groups.values()) all.push([group.entry, group, groupEntry(group)]);
-    for (const [entry, { key, window }] of this.perGroupByEntry) {
-      const group = window.groups.get(key);
-      if (group) all.push([entry, group, groupEntry(group, key, window)]);
+    for (const [key, windows] of this.perGroup) {
+      for (const window of windows) {
+        const group = window.groups.get(key);
+        if (group) all.push([this.entryOf(window), group, groupEntry(group, key, window)]);
+      }
     }
     all.sort((a, b) => a[1].seq - b[1].seq);
     for (const [entry, , value] of all) entries.set(entry, value);
@@ -314,7 +326,7 @@ export class Aggregator {
   takeChanges(): StateChanges {
     // the first save: everything there is (nothing was recorded before it)
     if (!this.tracking) {
-      this.tracking = true;
+      this.startTracking();
       const all = this.snapshot();
       this.dirty.clear();
       this.savedWatermark = this.watermark;
@@ -356,7 +368,7 @@ export class Aggregator {
         const id = Number(g.entry.slice(2));
         if (id > this.windowSeq) this.windowSeq = id;
       }
-      const group = new Group(g.fields, this.plan.calls, g.seq, w.entry ?? g.entry);
+      const group = new Group(g.fields, this.plan.calls, g.seq, w.perGroup ? '' : g.entry);
       g.restoreInto(group);
       w.groups.set(g.key, group);
       if (g.seq > this.groupSeq) this.groupSeq = g.seq;
@@ -376,9 +388,21 @@ export class Aggregator {
     return group && groupEntry(group);
   }
 
+  /** A session or count window's entry name, given when first asked (only saving asks). */
+  private entryOf(w: Window): string {
+    return (w.entry ??= `g:${++this.windowSeq}`);
+  }
+
+  /** The state is saved from now on: changes are recorded, and the per-group windows found by entry. */
+  private startTracking(): void {
+    if (this.tracking) return;
+    this.tracking = true;
+    for (const [key, windows] of this.perGroup) for (const window of windows) this.perGroupByEntry.set(this.entryOf(window), { key, window });
+  }
+
   /** A window closed or dropped: its entries change (to gone). */
   private markWindow(w: Window): void {
-    if (w.entry !== undefined) this.dirty.add(w.entry);
+    if (w.perGroup) this.dirty.add(this.entryOf(w));
     else for (const group of w.groups.values()) this.dirty.add(group.entry);
   }
 
@@ -456,7 +480,7 @@ export class Aggregator {
       if (sessions.length > 1) for (const other of sessions.filter((s) => s !== joined && overlaps(s))) this.mergeSession(key, joined, other);
       joined.start = Math.min(joined.start, t);
       joined.end = Math.max(joined.end, t + gap);
-      if (this.tracking) this.dirty.add(joined.entry!);
+      if (this.tracking) this.dirty.add(this.entryOf(joined));
       return [joined];
     }
     if (t + gap <= this.watermark) return 'late';
@@ -476,7 +500,7 @@ export class Aggregator {
   private mergeSession(key: string, into: Window, other: Window): void {
     other.timer?.unsubscribe();
     this.removePerGroup(key, other);
-    if (this.tracking) this.dirty.add(into.entry!);
+    if (this.tracking) this.dirty.add(this.entryOf(into));
     into.start = Math.min(into.start, other.start);
     into.end = Math.max(into.end, other.end);
     into.count += other.count;
@@ -491,12 +515,14 @@ export class Aggregator {
     if (from.members !== NO_MEMBERS) group.members = group.members === NO_MEMBERS ? from.members : group.members.concat(from.members);
   }
 
-  private openPerGroup(key: string, start: number, end: number, entry = `g:${++this.windowSeq}`): Window {
-    const w = new Window(start, end, entry);
+  private openPerGroup(key: string, start: number, end: number, entry?: string): Window {
+    const w = new Window(start, end, true);
+    w.entry = entry;
     const list = this.perGroup.get(key);
     if (list) list.push(w);
     else this.perGroup.set(key, [w]);
-    this.perGroupByEntry.set(entry, { key, window: w });
+    // kept only while the state is saved: a count window per few events would otherwise cost a Map entry each
+    if (this.tracking) this.perGroupByEntry.set(this.entryOf(w), { key, window: w });
     this.perGroupOpen++;
     return w;
   }
@@ -509,8 +535,10 @@ export class Aggregator {
     list.splice(i, 1);
     this.perGroupOpen--;
     if (list.length === 0) this.perGroup.delete(key);
-    this.perGroupByEntry.delete(w.entry!);
-    if (this.tracking) this.dirty.add(w.entry!);
+    if (this.tracking) {
+      this.perGroupByEntry.delete(this.entryOf(w));
+      this.dirty.add(this.entryOf(w));
+    }
   }
 
   /** A processing-time session's timer: closes it unless an event stretched it meanwhile. */
@@ -625,7 +653,7 @@ export class Aggregator {
     const first = group.first!;
     const transactional = group.members.length > 0;
     if (transactional) this.pending.set(id.seq, group.members);
-    return {
+    const event: EddyEvent = {
       id,
       data,
       meta: outputMeta(w, partial, error),
@@ -634,8 +662,10 @@ export class Aggregator {
       isBatch: false,
       transactional,
       opMeta: { [this.plan.uid]: id.seq },
-      ...(this.partition === '' ? {} : { partition: this.partition }),
     };
+    // set, not spread into the literal: the output keeps the one shape every event has (a spread made it slower to copy)
+    if (this.partition !== '') event.partition = this.partition;
+    return event;
   }
 
   /** One window's output was delivered (or not): a member is acked once every window holding it was, failed at its first fail. */

@@ -42,6 +42,8 @@ export class PartitionedAggregators implements PartitionedState {
   /** the task of the previous event, and its partition */
   private last: Task | undefined;
   private lastPartition = '';
+  /** PartitionedState.savedWithSources: every aggregator, now and to come */
+  private savedHeld = false;
 
   constructor(
     private readonly plan: AggregatorPlan,
@@ -127,6 +129,11 @@ export class PartitionedAggregators implements PartitionedState {
     task.aggregator.restore(entries);
   }
 
+  savedWithSources(): void {
+    this.savedHeld = true;
+    for (const task of this.tasks.values()) task.aggregator.savedWithSources = true;
+  }
+
   release(partition: string): void {
     const task = this.tasks.get(partition);
     if (!task) return;
@@ -139,6 +146,7 @@ export class PartitionedAggregators implements PartitionedState {
     let task = this.tasks.get(partition);
     if (!task) {
       const aggregator = new Aggregator(this.plan, this.scheduler, this.emit, this.raise, this.from, partition, this.mint);
+      aggregator.savedWithSources = this.savedHeld;
       this.tasks.set(partition, (task = new Task(aggregator, this.scheduler.now())));
     }
     return task;

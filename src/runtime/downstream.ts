@@ -1,0 +1,107 @@
+/**
+ * What a transactional source's events reach (kafka `guarantee:
+ * exactly_once`, docs/design-exactly-once.md): every pipeline and offramp
+ * downstream of it through a binding's links, followed from each of its
+ * ports, through every output of a pipeline (an event on `err` or `late` is
+ * an output too) and every output of a linked offramp.
+ *
+ * `checkDownstream` refuses, before anything opens, a flow whose outputs
+ * cannot join the source's transactions (an offramp type that cannot, or
+ * an offramp another source feeds too); `attachDownstream` hands the
+ * source the live parts once they are opened, before any event flows.
+ */
+import { invalid } from '../core/errors';
+import type { Downstream, OfframpType, OnrampType } from '../connectors/connector';
+import type { Artefact, OfframpArtefact, OnrampArtefact } from './artefacts';
+import type { LiveInstances } from './live';
+import type { Registries } from './registries';
+import { type InstancePort, instanceUrl } from './urls';
+import type { ResolvedLink } from './wiring';
+
+type End = Pick<InstancePort, 'kind' | 'artefact' | 'instance'>;
+
+const key = (at: End) => instanceUrl(at.kind, at.artefact, at.instance);
+
+/** The instances reachable from `from` through `links` (not `from` itself), in the order found. */
+function reachable(from: End, links: readonly ResolvedLink[]): End[] {
+  const seen = new Map<string, End>();
+  const queue: End[] = [from];
+  for (let at = queue.shift(); at !== undefined; at = queue.shift()) {
+    for (const { src, dsts } of links) {
+      if (key(src.at) !== key(at)) continue;
+      for (const { at: dst } of dsts) {
+        // a link back to an onramp is a linked reply, not a way further downstream
+        if (dst.kind === 'onramp' || seen.has(key(dst)) || key(dst) === key(from)) continue;
+        seen.set(key(dst), dst);
+        queue.push(dst);
+      }
+    }
+  }
+  return [...seen.values()];
+}
+
+/** The onramps of the links whose type commits what their events became downstream. */
+function transactionalSources(links: readonly ResolvedLink[], artefact: (kind: InstancePort['kind'], id: string) => Artefact, registries: Registries): End[] {
+  const found = new Map<string, End>();
+  for (const { src } of links) {
+    if (src.at.kind !== 'onramp' || found.has(key(src.at))) continue;
+    const onramp = artefact('onramp', src.at.artefact) as OnrampArtefact;
+    const type = registries.onramps.get(onramp.type) as OnrampType<unknown>;
+    if (type.commitsDownstream?.(onramp.config ?? {})) found.set(key(src.at), src.at);
+  }
+  return [...found.values()];
+}
+
+/**
+ * Refuses a binding where a transactional source's events reach an offramp
+ * that cannot join its transactions, or one another source of the binding
+ * feeds too (its writes would be committed with the wrong source's offsets).
+ */
+export function checkDownstream(
+  binding: string,
+  links: readonly ResolvedLink[],
+  artefact: (kind: InstancePort['kind'], id: string) => Artefact,
+  registries: Registries,
+): void {
+  for (const source of transactionalSources(links, artefact, registries)) {
+    for (const at of reachable(source, links)) {
+      if (at.kind !== 'offramp') continue;
+      const offramp = artefact('offramp', at.artefact) as OfframpArtefact;
+      const type = registries.offramps.get(offramp.type) as OfframpType<unknown>;
+      if (!type.joinsTransactions) {
+        throw invalid(
+          `binding ${binding}: ${key(source)} commits exactly once (guarantee: exactly_once), and its events reach ${key(at)}, a ${offramp.type} offramp, which cannot take part in its transactions: only kafka offramps on the same cluster can (docs/design-exactly-once.md)`,
+        );
+      }
+      const other = links.find(
+        ({ src }) => src.at.kind === 'onramp' && key(src.at) !== key(source) && reachable(src.at, links).some((r) => key(r) === key(at)),
+      );
+      if (other) {
+        throw invalid(
+          `binding ${binding}: ${key(at)} is fed by ${key(source)}, which commits exactly once, and by ${key(other.src.at)}: an offramp in a transaction takes one source's events only`,
+        );
+      }
+    }
+  }
+}
+
+/** Hands each transactional source of the binding the live stateful nodes and sinks its events reach. */
+export async function attachDownstream(links: readonly ResolvedLink[], instances: LiveInstances): Promise<void> {
+  const sources = new Map<string, End>();
+  for (const { src } of links) if (src.at.kind === 'onramp') sources.set(key(src.at), src.at);
+  for (const source of sources.values()) {
+    const onramp = instances.onramp(key(source));
+    const attach = onramp?.runtime.source.attachDownstream;
+    if (!onramp || !attach) continue;
+    const downstream: { stateful: Downstream['stateful'][number][]; sinks: Downstream['sinks'][number][] } = { stateful: [], sinks: [] };
+    for (const at of reachable(source, links)) {
+      const url = key(at);
+      const pipeline = instances.pipeline(url);
+      if (pipeline) for (const { node, state } of pipeline.statefulNodes()) downstream.stateful.push({ pipeline: at.artefact, node, state });
+      const offramp = instances.offramp(url);
+      const record = instances.get(url);
+      if (offramp && record) downstream.sinks.push({ url, type: (record.data as OfframpArtefact).type, sink: offramp.sinkOf() });
+    }
+    await attach.call(onramp.runtime.source, downstream);
+  }
+}
