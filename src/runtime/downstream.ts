@@ -90,9 +90,8 @@ export async function attachDownstream(links: readonly ResolvedLink[], instances
   const sources = new Map<string, End>();
   for (const { src } of links) if (src.at.kind === 'onramp') sources.set(key(src.at), src.at);
   for (const source of sources.values()) {
-    const onramp = instances.onramp(key(source));
-    const attach = onramp?.runtime.source.attachDownstream;
-    if (!onramp || !attach) continue;
+    const onramp = instances.onramp(key(source))?.runtime.source;
+    if (!onramp?.attachDownstream) continue;
     const downstream: { stateful: Downstream['stateful'][number][]; sinks: Downstream['sinks'][number][] } = { stateful: [], sinks: [] };
     for (const at of reachable(source, links)) {
       const url = key(at);
@@ -102,6 +101,6 @@ export async function attachDownstream(links: readonly ResolvedLink[], instances
       const record = instances.get(url);
       if (offramp && record) downstream.sinks.push({ url, type: (record.data as OfframpArtefact).type, sink: offramp.sinkOf() });
     }
-    await attach.call(onramp.runtime.source, downstream);
+    await onramp.attachDownstream(downstream);
   }
 }

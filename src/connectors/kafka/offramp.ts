@@ -107,7 +107,7 @@ class KafkaSink implements Sink {
   readonly transactional = {
     cluster: async (): Promise<string> => (await this.producer.metadata({ topics: [this.config.topic] })).id,
     join: (write: (records: readonly unknown[]) => void): void => {
-      this.write = write as (records: readonly Message[]) => void;
+      this.write = write;
     },
   };
   private readonly key: Buffer | undefined;

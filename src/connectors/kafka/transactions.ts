@@ -115,6 +115,6 @@ export class KafkaTransactions {
       // the previous transaction's markers are still being written: ask again soon, not after the default second
       retryDelay: (_client, _operation, attempt, _retries, error) =>
         findErrorBy(error, 'apiId', 'CONCURRENT_TRANSACTIONS') ? 20 : Math.min(1000, 50 * 2 ** (attempt - 1)),
-    } as typeof options);
+    });
   }
 }

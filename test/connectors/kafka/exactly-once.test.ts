@@ -205,8 +205,8 @@ describe('kafka onramp, guarantee: exactly_once', function () {
       v: id % 97,
       ts: BASE + Math.floor((id * secs * 1000) / total) - Math.floor(random() * WINDOW_MS),
     }));
-    const processes: (EddyChild | undefined)[] = [spawnEddy(config, 600000), spawnEddy(config, 600000)];
-    children.push(...(processes as EddyChild[]));
+    const processes: EddyChild[] = [spawnEddy(config, 600000), spawnEddy(config, 600000)];
+    children.push(...processes);
     let kills = 0;
     const started = Date.now();
     // every 8 s one of the two (in turn) is killed, and started again 2 s later
@@ -216,11 +216,11 @@ describe('kafka onramp, guarantee: exactly_once', function () {
         // at least five kills, the last ones after the input ended if need be
         if (Date.now() - started > secs * 1000 && kills >= 5) return;
         const i = kills % 2;
-        await processes[i]!.kill('SIGKILL');
+        await processes[i].kill('SIGKILL');
         kills++;
         await sleep(2000);
         processes[i] = spawnEddy(config, 600000);
-        children.push(processes[i]!);
+        children.push(processes[i]);
       }
     })();
     // produced at a steady rate, in 100 ms steps
@@ -238,7 +238,7 @@ describe('kafka onramp, guarantee: exactly_once', function () {
     );
     const expected = recompute(events);
     await eventually(() => out.values.length >= expected.size, 180000, `${expected.size} windows written (have ${out.values.length})`);
-    await Promise.all(processes.map((p) => p?.kill('SIGTERM')));
+    await Promise.all(processes.map((p) => p.kill('SIGTERM')));
 
     const seen = new Map<string, Output[]>();
     for (const o of out.values.map((v) => JSON.parse(v) as Output)) seen.set(`${o.k}@${o.start}`, [...(seen.get(`${o.k}@${o.start}`) ?? []), o]);
@@ -300,19 +300,19 @@ mapping:
     const spread = 10_000;
     const apart = Number(process.env.DEDUPE_APART_MS ?? 30_000);
     const copy = (id: number) => ({ id, k: `k${id % 20}`, v: 0, ts: 0 });
-    const processes: (EddyChild | undefined)[] = [spawnEddy(file, 600000), spawnEddy(file, 600000)];
-    children.push(...(processes as EddyChild[]));
+    const processes: EddyChild[] = [spawnEddy(file, 600000), spawnEddy(file, 600000)];
+    children.push(...processes);
     const started = Date.now();
     let kills = 0;
     const chaos = (async () => {
       for (let next = 8000; next < spread + apart; next += 8000) {
         await sleep(Math.max(0, started + next - Date.now()));
         const i = kills % 2;
-        await processes[i]!.kill('SIGKILL');
+        await processes[i].kill('SIGKILL');
         kills++;
         await sleep(2000);
         processes[i] = spawnEddy(file, 600000);
-        children.push(processes[i]!);
+        children.push(processes[i]);
       }
     })();
     const step = Math.ceil(ids / 100);
@@ -334,7 +334,7 @@ mapping:
       60000,
       'every copy read',
     );
-    await Promise.all(processes.map((p) => p?.kill('SIGTERM')));
+    await Promise.all(processes.map((p) => p.kill('SIGTERM')));
     const counts = new Map<number, number>();
     for (const v of out.values) {
       const id = (JSON.parse(v) as Input).id;
