@@ -24,7 +24,17 @@ export interface InstanceStatus {
   breaker: 'open' | 'closed' | null;
   ports: PortStatus[];
   /** pipelines: per node, events in, out per linked port, dropped per reason */
-  nodes?: { node: string; type: string; in: number; out: Record<string, number>; dropped: Record<string, number> }[];
+  nodes?: {
+    node: string;
+    type: string;
+    in: number;
+    out: Record<string, number>;
+    dropped: Record<string, number>;
+    /** stateful nodes: the source partitions they hold state for */
+    partitions?: string[];
+    /** event-time nodes: each partition's watermark, ms since the epoch */
+    watermarks?: Record<string, number>;
+  }[];
   /** pipelines: events dropped at an interface output no binding links */
   dropped?: Record<string, number>;
   /** udp onramps on Linux: datagrams the kernel dropped before eddy read them (a full socket receive buffer) */

@@ -41,7 +41,23 @@ export function renderStatus(status: Status, api: string): string {
     );
   const nodes = pipelineNodeRows(status.instances);
   if (nodes.length > 0) parts.push('\nPIPELINE NODES\n' + table(['PIPELINE', 'NODE', 'IN', 'OUT (port events)', 'DROPPED (reason events)'], nodes));
+  const stateful = statefulRows(status.instances);
+  if (stateful.length > 0) parts.push('\nSTATE BY SOURCE PARTITION\n' + table(['PIPELINE', 'NODE', 'PARTITION', 'WATERMARK'], stateful));
   return parts.join('');
+}
+
+/** One row per partition a stateful node holds state for, with its watermark (event time) as UTC. */
+function statefulRows(instances: InstanceStatus[]): string[][] {
+  const rows: string[][] = [];
+  for (const instance of [...instances].sort((a, b) => instancePath(a).localeCompare(instancePath(b)))) {
+    for (const n of instance.nodes ?? []) {
+      for (const partition of [...(n.partitions ?? [])].sort()) {
+        const watermark = n.watermarks?.[partition];
+        rows.push([instancePath(instance), n.node, partition === '' ? '(one)' : partition, watermark === undefined ? '-' : iso(watermark)]);
+      }
+    }
+  }
+  return rows;
 }
 
 /**
@@ -76,4 +92,10 @@ export function formatDuration(seconds: number): string {
   if (s < 60) return `${s}s`;
   if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+}
+
+/** A watermark as UTC, or its number when it is no date (event time need not be wall-clock time). */
+function iso(ms: number): string {
+  const date = new Date(ms);
+  return Number.isNaN(date.getTime()) ? String(ms) : date.toISOString();
 }

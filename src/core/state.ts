@@ -65,6 +65,11 @@ export interface PartitionedState {
    */
   restore(partition: string, entries: ReadonlyMap<string, StateValue>): void;
   /**
+   * Event time: the watermark of each partition that has one (ms since the
+   * epoch), for `/status` and `/metrics`. Absent for a node without event time.
+   */
+  watermarks?(): Record<string, number>;
+  /**
    * The runtime saves this node's state in one transaction with its
    * sources' offsets (a kafka source with `guarantee: exactly_once`). From
    * now on an event is acked as soon as the state holds it, not once the

@@ -24,6 +24,10 @@ export interface NodeStats {
    * `unlinked:err`, `unlinked:late`)
    */
   dropped: Record<string, number>;
+  /** a stateful node: the source partitions it holds state for ('' is an unpartitioned source's) */
+  partitions?: string[];
+  /** a node on event time: each partition's watermark (ms since the epoch), once it has one */
+  watermarks?: Record<string, number>;
 }
 
 /** The interval between two log lines about drops at one node and port, after the first. */

@@ -324,11 +324,17 @@ export class PipelineRuntime implements ContraflowTarget {
 
   /** Per node: events in, out on each linked port, and dropped by reason (see `NodeStats`). */
   nodeStats(): NodeStats[] {
-    return this.nodes.map(({ id, type }) => {
+    return this.nodes.map(({ id, type, node }) => {
       const feeding = this.graph.edges.filter((e) => e.to.kind === 'node' && e.to.id === id);
       const out: Record<string, number> = {};
       for (const e of this.graph.edges) if (e.from.kind === 'node' && e.from.id === id) out[e.from.port] = this.eventsFrom(e.from);
-      return { node: id, type, in: feeding.reduce((sum, e) => sum + this.eventsFrom(e.from), 0), out, dropped: this.droppedAt(id) };
+      const stats: NodeStats = { node: id, type, in: feeding.reduce((sum, e) => sum + this.eventsFrom(e.from), 0), out, dropped: this.droppedAt(id) };
+      if (node?.state) {
+        stats.partitions = node.state.partitions();
+        const watermarks = node.state.watermarks?.();
+        if (watermarks && Object.keys(watermarks).length > 0) stats.watermarks = watermarks;
+      }
+      return stats;
     });
   }
 

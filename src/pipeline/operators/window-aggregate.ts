@@ -136,6 +136,7 @@ export function windowAggregateNode(config: WindowAggregateConfig, ctx: Operator
     takeChanges: () => current?.takeChanges() ?? new Map(),
     restore: (partition, entries) => (current ? current.restore(partition, entries) : void waiting.set(partition, entries)),
     release: (partition) => (current ? current.release(partition) : void waiting.delete(partition)),
+    watermarks: () => current?.watermarks() ?? {},
     savedWithSources: () => {
       savedHeld = true;
       current?.savedWithSources();

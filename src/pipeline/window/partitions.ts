@@ -106,6 +106,12 @@ export class PartitionedAggregators implements PartitionedState {
 
   // ---- PartitionedState ----
 
+  watermarks(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const [partition, task] of this.tasks) if (task.aggregator.currentWatermark > -Infinity) out[partition] = task.aggregator.currentWatermark;
+    return out;
+  }
+
   partitions(): string[] {
     return [...this.tasks.keys()];
   }

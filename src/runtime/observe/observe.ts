@@ -165,6 +165,9 @@ function combineNodes(into: NodeStats[], more: NodeStats[]): NodeStats[] {
       same.in += n.in;
       addCounts(same.out, n.out);
       addCounts(same.dropped, n.dropped);
+      // each worker holds partitions of its own
+      if (n.partitions) same.partitions = [...new Set([...(same.partitions ?? []), ...n.partitions])];
+      if (n.watermarks) same.watermarks = { ...same.watermarks, ...n.watermarks };
     }
   }
   return into;

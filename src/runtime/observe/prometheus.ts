@@ -49,6 +49,8 @@ class RuntimeMetrics {
     'eddy_pipeline_node_dropped_total',
     'Events a pipeline node dropped and acked to their sources, by reason: filter, unlinked:<port> (a port no link takes); node "" = an interface output no binding links',
   );
+  readonly nodePartitions = gauge('eddy_pipeline_node_partitions', 'A stateful pipeline node: the source partitions it holds state for');
+  readonly nodeWatermark = gauge('eddy_pipeline_node_watermark_ms', 'An event-time pipeline node: the watermark of a source partition, ms since the epoch');
   readonly up = gauge('eddy_instance_running', '1 while the instance runs (paused by its circuit breaker counts), 0 when down or failed');
 
   constructor(observed: ObservedInstance[]) {
@@ -70,6 +72,8 @@ class RuntimeMetrics {
         this.nodeEvents.sample({ ...at, node: n.node, direction: 'in', port: 'in' }, n.in);
         for (const [port, events] of Object.entries(n.out)) this.nodeEvents.sample({ ...at, node: n.node, direction: 'out', port }, events);
         for (const [reason, events] of Object.entries(n.dropped)) this.nodeDropped.sample({ ...at, node: n.node, reason }, events);
+        if (n.partitions) this.nodePartitions.sample({ ...at, node: n.node }, n.partitions.length);
+        for (const [partition, ms] of Object.entries(n.watermarks ?? {})) this.nodeWatermark.sample({ ...at, node: n.node, partition }, ms);
       }
       for (const [reason, events] of Object.entries(o.dropped ?? {})) this.nodeDropped.sample({ ...at, node: '', reason }, events);
     }
@@ -89,6 +93,8 @@ class RuntimeMetrics {
       this.kernelDrops,
       this.nodeEvents,
       this.nodeDropped,
+      this.nodePartitions,
+      this.nodeWatermark,
       this.up,
     ]
       .map((f) => f.write())

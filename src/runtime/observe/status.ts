@@ -143,6 +143,16 @@ export const STATUS_SCHEMA: JsonSchema = {
                   additionalProperties: count,
                   description: 'events dropped and acked to their sources, by reason: filter (a runtime::cel filter), unlinked:<port> (a port no link takes)',
                 },
+                partitions: {
+                  type: 'array',
+                  items: { type: 'string' },
+                  description: "stateful nodes: the source partitions whose state the node holds (kafka: topic/partition; '' an unpartitioned source)",
+                },
+                watermarks: {
+                  type: 'object',
+                  additionalProperties: { type: 'number' },
+                  description: 'event-time nodes: the watermark of each partition, ms since the epoch',
+                },
               },
             },
           },
