@@ -57,7 +57,7 @@ describe('the state of a pipeline node by source partition, in /status, eddy sta
     expect(node.partitions).to.deep.equal(['t/0', 't/1']);
     expect(node.watermarks).to.deep.equal({ 't/0': 1_700_000_020_000, 't/1': 1_700_000_005_000 });
 
-    const text = renderStatus(body as unknown as Status, 'http://test');
+    const text = renderStatus(body, 'http://test');
     expect(text).to.match(/STATE BY SOURCE PARTITION\n.*PARTITION\s+WATERMARK/);
     expect(text).to.match(/\/pipeline\/win\/main\s+count\s+t\/1\s+2023-11-14T22:13:25\.000Z/);
 
