@@ -8,7 +8,6 @@ import { Subject } from 'rxjs';
 import type { Frame, OnrampType } from '../../src/connectors/connector';
 import { createLogger } from '../../src/core/logger';
 import { renderStatus } from '../../src/console/status';
-import type { Status } from '../../src/console/client';
 import { PrometheusExporter } from '../../src/runtime/observe/prometheus';
 import { status } from '../../src/runtime/observe/status';
 import { Runtime } from '../../src/runtime/runtime';
