@@ -67,7 +67,10 @@ export class Repository {
     return stored.artefact;
   }
 
-  /** Checks a body and returns the artefact to store (a copy; defaults are not written into it). */
+  /**
+   * Checks a body and returns the artefact to store (a copy; defaults are
+   * not written into it, but for a pipeline's chain: see chainIfUnlinked).
+   */
   validate(kind: Kind, body: unknown): Artefact {
     if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalid(`${kind}: the body must be an object`);
     const artefact = structuredClone(body) as Artefact;
@@ -80,6 +83,7 @@ export class Repository {
     // before the types' own checks: those may read the files the artefact names (a listener's TLS certificate),
     // and a path outside --allow-path must be refused as such, unread
     this.policy?.check(kind, artefact);
+    if (kind === 'pipeline') this.chainIfUnlinked(artefact as PipelineArtefact);
     if (kind === 'pipeline') this.validatePipeline(artefact as PipelineArtefact);
     if (kind === 'onramp') this.validateRamp(artefact as OnrampArtefact, 'onramp');
     if (kind === 'offramp') this.validateRamp(artefact as RampArtefact, 'offramp');
@@ -174,6 +178,40 @@ export class Repository {
     const copy = structuredClone(config ?? {});
     if (op.configSchema) this.validator.check(op.configSchema, copy, `${where}.config`);
     return copy;
+  }
+
+  /**
+   * A pipeline without `links` chains its nodes in the order written: its
+   * first input -> the first node -> ... -> the last node -> its first
+   * output, and every node that has an `err` port to the pipeline's `err`.
+   * Without `interface`: inputs [in], outputs [out, err]. Both are written
+   * into the stored artefact, so what runs is what GET shows.
+   */
+  private chainIfUnlinked(p: PipelineArtefact): void {
+    p.interface ??= { inputs: ['in'], outputs: ['out', 'err'] };
+    if (p.links !== undefined) return;
+    const input = p.interface.inputs?.[0] ?? 'in';
+    const output = p.interface.outputs?.[0] ?? 'out';
+    const links: Record<string, string[]> = {};
+    let from = input;
+    for (const node of p.nodes) {
+      links[from] = [node.id];
+      if (this.hasErrPort(node.type, node.config)) links[`${node.id}/err`] = ['err'];
+      from = node.id;
+    }
+    links[from] = [output];
+    p.links = links;
+  }
+
+  /** Whether a node of this type emits on `err` (a type that does not say which ports it has may emit on any). */
+  private hasErrPort(type: string, config: unknown): boolean {
+    if (!this.registries.operators.has(type)) return false; // refused below, naming the type
+    try {
+      const ports = this.registries.operators.get(type).outputPorts?.(config ?? {});
+      return ports === undefined || ports.includes('err');
+    } catch {
+      return false; // a config the type refuses: validatePipeline says why
+    }
   }
 
   private validatePipeline(p: PipelineArtefact): void {

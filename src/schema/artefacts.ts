@@ -101,7 +101,8 @@ export function artefactSchemas(names: SchemaNames): Record<'pipeline' | 'onramp
     pipeline: {
       type: 'object',
       additionalProperties: false,
-      required: ['id', 'interface', 'nodes', 'links'],
+      // without links the nodes are chained in order, without an interface it is [in] -> [out, err] (Repository.validate)
+      required: ['id', 'nodes'],
       properties: {
         id,
         description: { type: 'string' },
