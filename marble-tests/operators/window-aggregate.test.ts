@@ -450,3 +450,27 @@ describe('window::aggregate', () => {
     expect(outs[0].event.id).to.deep.equal({ uid: UID, seq: 1 });
   });
 });
+
+describe('window::aggregate window_fields', () => {
+  it("writes the window's bounds into each output's data, where having can read them too", () => {
+    const config: WindowAggregateConfig = {
+      window: { size: 10 },
+      group_by: { app: 'event.app' },
+      window_fields: { start: 'from', end: 'to' },
+      aggregate: { n: 'count()' },
+      having: 'from >= 0',
+    };
+    expectWindows(config, 'a-b|', { a: ev(1, { app: 'x' }), b: ev(2, { app: 'x' }) }, '---(X|)', {
+      X: out({ app: 'x', from: 0, to: 10, n: 2 }, 0, 10, { partial: true }),
+    });
+  });
+
+  it('refuses a bound named like an aggregate or group_by field, naming it', () => {
+    expect(() => compilePlan({ window: { size: 10 }, window_fields: { start: 'n' }, aggregate: { n: 'count()' } }, 'w')).to.throw(
+      /node w: window_fields.start: the output field "n" is also an aggregate field/,
+    );
+    expect(() => compilePlan({ window: { size: 10 }, group_by: { g: 'event.g' }, window_fields: { end: 'g' }, aggregate: { n: 'count()' } }, 'w')).to.throw(
+      /window_fields.end: the output field "g" is also a group_by field/,
+    );
+  });
+});

@@ -31,6 +31,13 @@ const configSchema = s.object(
     },
     where: expr('CEL: only events for which this is true are aggregated (the others are acked at once)'),
     having: expr('CEL over the output fields: only groups for which this is true are emitted'),
+    window_fields: s.object(
+      {
+        start: s.string({ minLength: 1, description: "output field for the window's start (epoch ms)" }),
+        end: s.string({ minLength: 1, description: "output field for the window's end (epoch ms)" }),
+      },
+      { description: "write the window's bounds into each output's data too (they are always in meta window)" },
+    ),
     max_groups: s.integer({
       minimum: 1,
       description: 'groups per window (open sessions or count windows in all); an event of a new group past it goes to overflow (default 10000)',
@@ -91,6 +98,16 @@ export function compilePlan(config: WindowAggregateConfig, nodeId: string, uid =
   const groupBy = Object.entries(config.group_by ?? {}).map(([field, source]) => [field, compile(`group_by.${field}`, source)] as const);
   const clash = groupBy.find(([field]) => field in config.aggregate);
   if (clash) throw invalid(`window::aggregate node ${nodeId}: group_by.${clash[0]}: the output field is also an aggregate field`);
+  const windowFields = config.window_fields ?? {};
+  for (const bound of ['start', 'end'] as const) {
+    const field = windowFields[bound];
+    if (field === undefined) continue;
+    const taken = field in config.aggregate ? 'an aggregate field' : groupBy.some(([f]) => f === field) ? 'a group_by field' : undefined;
+    if (taken) throw invalid(`window::aggregate node ${nodeId}: window_fields.${bound}: the output field ${JSON.stringify(field)} is also ${taken}`);
+  }
+  if (windowFields.start !== undefined && windowFields.start === windowFields.end) {
+    throw invalid(`window::aggregate node ${nodeId}: window_fields: start and end name the same field ${JSON.stringify(windowFields.start)}`);
+  }
   let having;
   if (config.having !== undefined) {
     try {
@@ -112,6 +129,7 @@ export function compilePlan(config: WindowAggregateConfig, nodeId: string, uid =
     calls,
     where,
     having,
+    windowFields,
     maxGroups: config.max_groups ?? 10_000,
     onShutdown: config.on_shutdown ?? 'emit',
     frameKeys: frameKeysOf([time, where, ...groupBy.map(([, e]) => e), ...calls.flatMap((c) => c.args)]),

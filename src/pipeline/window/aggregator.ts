@@ -28,6 +28,8 @@ export interface AggregatorPlan {
   readonly calls: readonly AggregateCall[];
   readonly where?: EventExpression;
   readonly having?: CelProgram;
+  /** output fields for the window's bounds (epoch ms), besides meta `window` */
+  readonly windowFields?: { readonly start?: string; readonly end?: string };
   readonly maxGroups: number;
   readonly onShutdown: 'emit' | 'drop';
   /** the top-level fields every expression reads, when they read nothing else: read from an undecoded json frame (expressions.ts) */
@@ -614,6 +616,10 @@ export class Aggregator {
     for (const group of w.groups.values()) {
       // Object.assign, not a spread: V8 copies these dynamically built objects ~10x faster this way (measured)
       const data: Record<string, unknown> = Object.assign({}, group.fields);
+      // the bounds first, so `having` can read them too
+      const bounds = this.plan.windowFields;
+      if (bounds?.start !== undefined) data[bounds.start] = w.start;
+      if (bounds?.end !== undefined) data[bounds.end] = w.end;
       // what a function says about its result (collect: {dropped}, distinct: {estimated}), by output field
       let facts: Record<string, unknown> | undefined;
       // the call being read, for the error (its name is built only when one fails)
