@@ -231,6 +231,9 @@ async function serverRun(options: RunOptions): Promise<number> {
   runtime.exitRequests.subscribe(({ code }) => void exit(code));
   process.once('SIGINT', () => void exit(0));
   process.once('SIGTERM', () => void exit(0));
+  // nothing keeps the process alive any more (every source ended, no API): it stops as on SIGTERM, so what
+  // operators hold (open windows, a batch) is flushed to the sinks instead of vanishing with the process
+  process.once('beforeExit', () => void exit(0));
   try {
     // what the data dir kept comes back first, then the files, then the API opens
     await runtime.start();

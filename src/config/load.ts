@@ -1,4 +1,5 @@
 import { readYamlFile } from './yaml-file';
+import { expandFlows } from './flow';
 import { EddyError, conflict, invalid } from '../core/errors';
 import { didYouMean } from '../core/suggest';
 import type { BindingRequest, Runtime } from '../runtime/runtime';
@@ -14,16 +15,17 @@ export async function readConfigFile(path: string): Promise<ConfigFile> {
   if (doc === null || doc === undefined) return {};
   if (typeof doc !== 'object' || Array.isArray(doc)) throw invalid(`${path}: the top level must be a map of sections`);
   for (const [key, value] of Object.entries(doc)) {
+    if (key === 'flow') continue; // expandFlows reads it
     if (key === 'mapping') {
       if (value !== null && (typeof value !== 'object' || Array.isArray(value))) throw invalid(`${path}: mapping must be a map`);
     } else if ((SECTIONS as readonly string[]).includes(key)) {
       if (value !== null && !Array.isArray(value)) throw invalid(`${path}: ${key} must be a list of ${key} artefacts`);
     } else {
-      const sections = [...SECTIONS, 'mapping'];
+      const sections = [...SECTIONS, 'mapping', 'flow'];
       throw invalid(`${path}: unknown section '${key}'${didYouMean(key, sections)} (sections: ${sections.join(', ')})`);
     }
   }
-  return doc;
+  return expandFlows(path, doc as ConfigFile);
 }
 
 /**

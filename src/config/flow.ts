@@ -1,0 +1,76 @@
+/**
+ * The `flow` section of a config file: a flow in a few lines, expanded
+ * into an ordinary binding and mapping before anything else reads the file
+ * (so the API shows, reloads compare and `--data-dir` stores them like any
+ * other; docs/config-files.md).
+ *
+ *   flow:
+ *     - id: counts        # the binding's id
+ *       from: in          # onramp id(s)
+ *       via: per_app      # pipeline id(s), chained out -> in; default system::passthrough
+ *       to: out           # offramp id(s) the last pipeline's out feeds
+ *       err: errors       # optional: offramp(s) every err port of the flow feeds (the onramps', each pipeline's)
+ *       instance: main    # optional: the instance activated (default main)
+ */
+import { invalid } from '../core/errors';
+import { didYouMean } from '../core/suggest';
+import type { ConfigFile } from './declared';
+
+const KEYS = ['id', 'from', 'via', 'to', 'err', 'instance'];
+const PASSTHROUGH = 'system::passthrough';
+
+/** The file's config with each `flow` entry added as a binding and a mapping (and `flow` gone). */
+export function expandFlows(path: string, config: ConfigFile & { flow?: unknown }): ConfigFile {
+  const { flow, ...rest } = config;
+  if (flow === undefined || flow === null) return rest;
+  if (!Array.isArray(flow)) throw invalid(`${path}: flow must be a list of flows`);
+  const bindings = [...(rest.binding ?? [])];
+  const mapping = { ...(rest.mapping ?? {}) };
+  for (const [i, entry] of flow.entries()) {
+    const { binding, key } = expandFlow(path, i, entry);
+    const where = `${path}: flow '${binding.id}'`;
+    if (bindings.some((b) => (b as { id?: unknown } | null)?.id === binding.id))
+      throw invalid(`${where}: a binding '${binding.id}' is declared in this file already`);
+    if (key in mapping) throw invalid(`${where}: the mapping '${key}' is declared in this file already`);
+    bindings.push(binding);
+    mapping[key] = {};
+  }
+  return { ...rest, binding: bindings, mapping };
+}
+
+function expandFlow(path: string, index: number, entry: unknown): { binding: { id: string; links: Record<string, string[]> }; key: string } {
+  const where = `${path}: flow #${index + 1}`;
+  if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) throw invalid(`${where}: a flow is a map {id, from, via, to, err}`);
+  const e = entry as Record<string, unknown>;
+  for (const k of Object.keys(e)) if (!KEYS.includes(k)) throw invalid(`${where}: unknown field '${k}'${didYouMean(k, KEYS)} (fields: ${KEYS.join(', ')})`);
+  if (typeof e.id !== 'string' || e.id === '') throw invalid(`${where}: id: the binding's id, a string, is required`);
+  const at = `${path}: flow '${e.id}'`;
+  const named = (field: string, required: boolean): string[] => {
+    const value = e[field];
+    if (value === undefined && !required) return [];
+    const list = typeof value === 'string' ? [value] : value;
+    if (!Array.isArray(list) || list.length === 0 || !list.every((v) => typeof v === 'string' && v !== '')) {
+      throw invalid(`${at}: ${field}: ${required ? 'required: ' : ''}an id or a list of ids`);
+    }
+    return list as string[];
+  };
+  const from = named('from', true);
+  const to = named('to', true);
+  const via = named('via', false);
+  const pipelines = via.length > 0 ? via : [PASSTHROUGH];
+  const errs = named('err', false);
+  const instance = e.instance ?? 'main';
+  if (typeof instance !== 'string' || instance === '') throw invalid(`${at}: instance: a string`);
+  const onramp = (id: string, port: string) => `/onramp/${id}/{instance}/${port}`;
+  const pipeline = (id: string, port: string) => `/pipeline/${id}/{instance}/${port}`;
+  const offramp = (id: string) => `/offramp/${id}/{instance}/in`;
+  const links: Record<string, string[]> = {};
+  for (const id of from) links[onramp(id, 'out')] = [pipeline(pipelines[0], 'in')];
+  for (let i = 0; i + 1 < pipelines.length; i++) links[pipeline(pipelines[i], 'out')] = [pipeline(pipelines[i + 1], 'in')];
+  links[pipeline(pipelines[pipelines.length - 1], 'out')] = to.map(offramp);
+  if (errs.length > 0) {
+    for (const id of from) links[onramp(id, 'err')] = errs.map(offramp);
+    for (const id of pipelines) links[pipeline(id, 'err')] = errs.map(offramp);
+  }
+  return { binding: { id: e.id, links }, key: `/binding/${e.id}/${instance}` };
+}
