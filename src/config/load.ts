@@ -25,7 +25,7 @@ export async function readConfigFile(path: string): Promise<ConfigFile> {
       throw invalid(`${path}: unknown section '${key}'${didYouMean(key, sections)} (sections: ${sections.join(', ')})`);
     }
   }
-  return expandFlows(path, doc as ConfigFile);
+  return expandFlows(path, doc);
 }
 
 /**
