@@ -20,25 +20,42 @@ export function overview(): string {
   const synopses = COMMANDS.map((c) => `eddy ${c.name} [FLAGS]${c.operands ? ` ${c.operands}` : ''}`);
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
   return [
-    ...[...synopses, 'eddy --version'].map((line, i) => `${i === 0 ? 'usage: ' : '       '}${line}`),
+    ...[...synopses, 'eddy help [COMMAND]', 'eddy version'].map((line, i) => `${i === 0 ? 'usage: ' : '       '}${line}`),
     '',
     'commands:',
     ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
-    "`eddy COMMAND --help` lists a command's flags.",
+    "`eddy COMMAND --help` (or `eddy help COMMAND`) lists a command's flags; `eddy version` (or --version) prints the version.",
     '',
   ].join('\n');
+}
+
+/** The commands whose name starts with these words (`server` finds `server run`). */
+function commandsStartingWith(words: readonly string[]): Command[] {
+  return COMMANDS.filter((c) => words.length > 0 && words.every((word, i) => c.name.split(' ')[i] === word));
 }
 
 const processIo: Io = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t), env: process.env };
 
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
-  if (argv[0] === '--version' || argv[0] === '-V') {
+  if (argv[0] === '--version' || argv[0] === '-V' || (argv[0] === 'version' && argv.length === 1)) {
     io.out(`eddy ${version}\n`);
     return 0;
   }
-  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h') {
+  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || (argv[0] === 'help' && argv.length === 1)) {
     io.out(overview());
+    return 0;
+  }
+  // `eddy help server run`, and `eddy server --help` (or `eddy server`): the help of the commands those words start
+  const asked = argv[0] === 'help' ? argv.slice(1) : argv.length === 1 || argv[1] === '--help' || argv[1] === '-h' ? argv.slice(0, 1) : undefined;
+  const matching = asked && !COMMANDS.some((c) => c.name === asked.join(' ')) ? commandsStartingWith(asked) : [];
+  if (asked && (argv[0] === 'help' || matching.length > 0)) {
+    const found = matching.length > 0 ? matching : COMMANDS.filter((c) => c.name === asked.join(' '));
+    if (found.length === 0) {
+      io.err(`error: unknown command '${asked.join(' ')}'\n${overview()}`);
+      return 2;
+    }
+    io.out(found.map(help).join('\n'));
     return 0;
   }
   const command = COMMANDS.find((c) => c.name.split(' ').every((word, i) => argv[i] === word));

@@ -104,6 +104,24 @@ describe('the command line (src/cli/): --help, usage errors, docs/command-line.m
     });
   });
 
+  it('eddy version, eddy help [COMMAND] and eddy server --help answer as --version and COMMAND --help do', async () => {
+    expect(await eddy(['version'])).to.deep.include(await eddy(['--version']));
+    expect(await eddy(['help'])).to.deep.include(await eddy(['--help']));
+    for (const command of COMMANDS) {
+      const viaHelp = await eddy(['help', ...argvOf(command)]);
+      expect(viaHelp, `eddy help ${command.name}`).to.deep.include({ code: 0, err: '', out: (await eddy([...argvOf(command), '--help'])).out });
+    }
+    // `eddy server` names no command by itself: its help is that of every command it starts (it used to be "unknown command 'server --help'")
+    for (const argv of [['server', '--help'], ['server', '-h'], ['server'], ['help', 'server']]) {
+      const { code, out, err } = await eddy(argv);
+      expect({ code, err }, argv.join(' ')).to.deep.equal({ code: 0, err: '' });
+      expect(out).to.match(/^usage: eddy server run /);
+    }
+    const unknown = await eddy(['help', 'serve']);
+    expect(unknown.code).to.equal(2);
+    expect(unknown.err).to.match(/^error: unknown command 'serve'\nusage: eddy server run /);
+  });
+
   it('an unknown command is exit 2 naming it, with the list of commands', async () => {
     for (const [argv, named] of [
       [['serve'], 'serve'],
