@@ -159,7 +159,7 @@ export interface TransactionalSink {
    * From now on, what it would send goes to `write` instead, for the source
    * to send in its next transaction; a send returns (acks) once written there.
    */
-  join(write: (records: readonly unknown[]) => void): void;
+  join(write: (record: unknown) => void): void;
 }
 
 /** A reply that reached a linked onramp's `in` port. */

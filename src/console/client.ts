@@ -3,6 +3,8 @@
  * API, with errors that say which URL failed and why.
  */
 
+import type { NodeStats } from '../pipeline/accounting';
+
 export const KINDS = ['onramp', 'offramp', 'pipeline', 'binding'] as const;
 export type ArtefactKind = (typeof KINDS)[number];
 
@@ -24,17 +26,7 @@ export interface InstanceStatus {
   breaker: 'open' | 'closed' | null;
   ports: PortStatus[];
   /** pipelines: per node, events in, out per linked port, dropped per reason */
-  nodes?: {
-    node: string;
-    type: string;
-    in: number;
-    out: Record<string, number>;
-    dropped: Record<string, number>;
-    /** stateful nodes: the source partitions they hold state for */
-    partitions?: string[];
-    /** event-time nodes: each partition's watermark, ms since the epoch */
-    watermarks?: Record<string, number>;
-  }[];
+  nodes?: NodeStats[];
   /** pipelines: events dropped at an interface output no binding links */
   dropped?: Record<string, number>;
   /** udp onramps on Linux: datagrams the kernel dropped before eddy read them (a full socket receive buffer) */

@@ -4,6 +4,7 @@ import { CONTROL, NON_ASCII, scanBytes } from '../../src/codecs/json/byte-scan';
 import { MAX_CANONICAL_DEPTH } from '../../src/codecs/codec';
 import { msgpackLines } from '../../bench/data';
 import { codec, sampleLines } from '../codecs/support';
+import { mulberry32 } from '../helpers/random';
 
 /**
  * `Codec.roundTrips` is a validator: for ANY bytes, `true` promises that
@@ -14,16 +15,10 @@ import { codec, sampleLines } from '../codecs/support';
  * every run).
  */
 
-/** A seeded generator (mulberry32): `next(n)` is an integer in [0, n). */
+/** A seeded generator: `next(n)` is an integer in [0, n). */
 function random(seed: number): (n: number) => number {
-  let s = seed >>> 0;
-  return (n) => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (((t ^ (t >>> 14)) >>> 0) % n) >>> 0;
-  };
+  const next = mulberry32(seed);
+  return (n) => next() % n;
 }
 
 type Pick = (n: number) => number;

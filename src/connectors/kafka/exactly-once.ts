@@ -138,7 +138,7 @@ export class ExactlyOnceSource implements OnrampSource {
         this.config.topics.map((source) => ({ changelog: changelogTopic(this.group, pipeline, node, source), source })),
       ),
     );
-    for (const { sink } of downstream.sinks) sink.transactional!.join((records) => this.write(records as Record_[]));
+    for (const { sink } of downstream.sinks) sink.transactional!.join((record) => void this.writes.push(record as Record_));
     // an event in a window (or a reduction) is done once there: that state is committed with the offsets
     for (const { state } of downstream.stateful) state.savedWithSources?.();
     this.downstream = downstream;
@@ -188,10 +188,6 @@ export class ExactlyOnceSource implements OnrampSource {
       await this.transactions.close();
     });
     await this.serial;
-  }
-
-  private write(records: readonly Record_[]): void {
-    for (const r of records) this.writes.push(r);
   }
 
   /** Joins the group: the join (joined) restores and opens the stream that counts. */
@@ -357,7 +353,15 @@ export class ExactlyOnceSource implements OnrampSource {
   private handOver(m: KafkaMessage): void {
     const name = this.partitionName(m.topic, m.partition);
     const consumer = (m.metadata as { consumer?: ConsumedOffset['consumer'] } | undefined)?.consumer;
-    if (consumer) this.progress.set(name, { topic: m.topic, partition: m.partition, offset: m.offset, consumer });
+    if (consumer) {
+      // one entry per partition and interval, moved on by each message (the map is emptied at each commit)
+      const entry = this.progress.get(name);
+      if (entry === undefined) this.progress.set(name, { topic: m.topic, partition: m.partition, offset: m.offset, consumer });
+      else {
+        entry.offset = m.offset;
+        entry.consumer = consumer;
+      }
+    }
     const offset = Number(m.offset);
     this.subscriber!.next({
       stream: name,

@@ -103,10 +103,10 @@ export const kafkaOfframp: OfframpType<KafkaOfframpConfig> = {
 class KafkaSink implements Sink {
   private readonly producer: Producer<Buffer, Buffer, Buffer, Buffer>;
   /** joined to a transactional source: its messages go there, sent in the source's next transaction */
-  private write: ((records: readonly Message[]) => void) | undefined;
+  private write: ((record: Message) => void) | undefined;
   readonly transactional = {
     cluster: async (): Promise<string> => (await this.producer.metadata({ topics: [this.config.topic] })).id,
-    join: (write: (records: readonly unknown[]) => void): void => {
+    join: (write: (record: unknown) => void): void => {
       this.write = write;
     },
   };
@@ -147,7 +147,7 @@ class KafkaSink implements Sink {
     const key = keyOf(event.meta.kafka_key) ?? this.key;
     if (this.write) {
       // in a source's transaction: handed over now (the event is acked), committed or aborted with the source's offsets
-      this.write(payloads.map((value) => ({ topic: this.config.topic, key, value })));
+      for (const value of payloads) this.write({ topic: this.config.topic, key, value });
       return;
     }
     if (this.down) throw new Error(`kafka offramp: the brokers ${this.config.brokers.join(', ')} cannot be reached`);

@@ -27,8 +27,8 @@ export interface ConsumedOffset {
   readonly topic: string;
   readonly partition: number;
   /** the last offset handed over (the transaction commits the one after it) */
-  readonly offset: bigint;
-  readonly consumer: { groupId: string; generationId: number; memberId: string; coordinatorId: number };
+  offset: bigint;
+  consumer: { groupId: string; generationId: number; memberId: string; coordinatorId: number };
 }
 
 /** Client errors after which this producer instance is dead: another one takes its place. */

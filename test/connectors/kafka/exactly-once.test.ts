@@ -11,6 +11,8 @@ import { createLogger } from '../../../src/core/logger';
 import { Runtime } from '../../../src/runtime/runtime';
 import { eventually } from '../../helpers/runtime';
 import { type EddyChild, spawnEddy, tail, unique, useSharedKafka } from './helpers';
+import { sleep } from '../net-helpers';
+import { mulberry32 } from '../../helpers/random';
 
 const PARTITIONS = 4;
 const KEYS = 8;
@@ -86,18 +88,10 @@ mapping:
   return file;
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** A small deterministic generator (mulberry32): the same out-of-order times in every run. */
+/** A number in [0, 1) from a seeded generator: the same out-of-order times in every run. */
 function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = mulberry32(seed);
+  return () => next() / 4294967296;
 }
 
 /** Every (key, window) of `events` with its count and sum: what the flow must write, once each. */
