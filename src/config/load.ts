@@ -129,7 +129,8 @@ export async function loadConfigFiles(runtime: Runtime, paths: string[]): Promis
  * an error, never a silent replacement of either.
  */
 function checkSame(runtime: Runtime, kind: Kind, id: string, artefact: unknown): void {
-  if (canonical(runtime.repository.get(kind, id)) === canonical(artefact)) return;
+  // compared as stored: a pipeline without links is stored with the chain it stands for
+  if (canonical(runtime.repository.get(kind, id)) === canonical(runtime.repository.validate(kind, artefact))) return;
   throw conflict(
     `differs from the ${kind} '${id}' that exists already (kept in the data dir or declared earlier); delete it first (DELETE /${kind}/${id}) or give this one another id`,
   );

@@ -1,6 +1,7 @@
 import type { Histogram } from 'hdr-histogram-js';
 import type { Server as NetServer } from 'node:net';
 import type { PartitionedState } from '../core/state';
+import type { CheckpointedSink } from '../core/checkpoint';
 import type { Observable, SchedulerLike, Subscriber } from '../core/rx';
 import type { Codec } from '../codecs/codec';
 import type { EddyEvent, EventId, Insight, Meta } from '../core/event';
@@ -193,6 +194,12 @@ export interface OnrampSource {
   /** the source wants acks and fails (events are marked transactional) */
   readonly transactional?: boolean;
   /**
+   * Read again after a restart, the source gives the same events in the same
+   * order (the file onramp): its events carry `replay`, so a checkpointing
+   * qos::wal can drop what it stored before (core/checkpoint.ts).
+   */
+  readonly replayable?: boolean;
+  /**
    * Source partitions (`Frame.partition`) this instance no longer reads,
    * another member of a consumer group does (kafka: a rebalance took them):
    * the stateful operators downstream drop their state of those partitions
@@ -349,6 +356,8 @@ export interface Sink {
   commit?(): Promise<void> | void;
   /** the sink can write inside a transactional source's transactions (kafka `guarantee: exactly_once`) */
   readonly transactional?: TransactionalSink;
+  /** the sink takes part in a `qos::wal` checkpoint (`guarantee: exactly_once` without Kafka; the file offramp) */
+  readonly checkpointed?: CheckpointedSink;
   /**
    * Release every resource; pending writes are flushed first. Also called
    * without `commit` when the activation failed: then it undoes what
@@ -374,6 +383,8 @@ export interface OfframpType<C = Record<string, unknown>> {
   readonly autoAck: boolean;
   /** its sink can write inside a transactional source's transactions (`Sink.transactional`; kafka) */
   readonly joinsTransactions?: boolean;
+  /** its sink takes part in a checkpointing `qos::wal`'s checkpoints (`Sink.checkpointed`; file) */
+  readonly joinsCheckpoints?: boolean;
   /** the type can be a linked transport; `'required'` when it only works linked (kv) */
   readonly linkable?: boolean | 'required';
   /**

@@ -37,6 +37,13 @@ export interface EddyEvent {
    * Absent: the one partition of an unpartitioned source.
    */
   partition?: string;
+  /**
+   * Set by a source that gives the same events in the same order when it
+   * is read again after a restart (the file onramp: its instance's URL): a
+   * checkpointing qos::wal counts what it stored of each such source and
+   * drops what it is sent again (core/checkpoint.ts).
+   */
+  replay?: string;
   /** per-operator bookkeeping, keyed by operator uid, echoed back in insights */
   opMeta?: Record<string, unknown>;
 }

@@ -30,6 +30,7 @@ export class LazyEvent implements EddyEvent {
   declare tracked?: EventId[];
   declare opMeta?: Record<string, unknown>;
   declare partition?: string;
+  declare replay?: string;
   // private fields (#): invisible to spread, Object.keys and JSON.stringify
   #frame: Buffer | undefined;
   #value: unknown = undefined;

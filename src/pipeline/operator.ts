@@ -3,6 +3,7 @@ import type { EddyEvent, Insight, PortEvent } from '../core/event';
 import type { Schema } from '../schema/typed';
 import type { Logger } from '../core/logger';
 import type { PartitionedState } from '../core/state';
+import type { CheckpointParts } from '../core/checkpoint';
 
 /** What an operator is created with: where it lives, its uid, the scheduler, and the way back to the sources. */
 export interface OperatorContext {
@@ -25,6 +26,8 @@ export interface OperatorContext {
   drop?(event: EddyEvent, rule: string): void;
   /** for what has no event to go with it (a lookup table that failed to reload); silent when absent */
   readonly logger?: Logger;
+  /** the server's `--data-dir`, when it has one: where a node keeps what must outlive the process unless its config names a place */
+  readonly dataDir?: string;
 }
 
 /**
@@ -42,6 +45,13 @@ export interface OperatorNode {
   stop?(): Promise<void> | void;
   /** a stateful node's state, per source partition, for the runtime to save and restore (core/state.ts) */
   readonly state?: PartitionedState;
+  /**
+   * A node that checkpoints what follows it (qos::wal with `guarantee:
+   * exactly_once`, core/checkpoint.ts): called at activation, before the
+   * sinks open and before any event flows, with the stateful nodes after it
+   * and the sinks its events reach; restores them from its last checkpoint.
+   */
+  attachCheckpoint?(parts: CheckpointParts): Promise<void>;
 }
 
 /** An operator type, registered by name (`type: generic::batch` in a pipeline node). */
@@ -78,4 +88,6 @@ export interface OperatorType<C = Record<string, unknown>> {
   outputPorts?(config: C): readonly string[] | undefined;
   /** extra checks at publish time (such as compiling an expression); throw `invalid(...)` */
   validate?(config: C, nodeId: string): void;
+  /** the config makes the node checkpoint what follows it: every offramp its pipeline reaches must `joinsCheckpoints` (runtime/downstream.ts) */
+  checkpoints?(config: C): boolean;
 }

@@ -17,6 +17,8 @@ export interface PipelineContext {
   readonly scheduler: SchedulerLike;
   readonly logger: Logger;
   nextUid(): number;
+  /** `--data-dir`, handed to every node (OperatorContext.dataDir) */
+  readonly dataDir?: string;
 }
 
 interface CompiledNode {
@@ -115,6 +117,7 @@ export class PipelineRuntime implements ContraflowTarget {
         uid: ctx.nextUid(),
         scheduler: ctx.scheduler,
         logger: ctx.logger,
+        dataDir: ctx.dataDir,
         // an operator's own insight starts at the nodes before it, as if it came from downstream of them
         insight: (insight) => this.runContraflow(insight, position - 1),
         drop: (event, rule) => drop(event, rule, position - 1),
@@ -234,6 +237,31 @@ export class PipelineRuntime implements ContraflowTarget {
   /** The nodes that keep state per source partition, by node id (a transactional source saves and restores them). */
   statefulNodes(): { node: string; state: PartitionedState }[] {
     return this.nodes.flatMap(({ id, node }) => (node?.state ? [{ node: id, state: node.state }] : []));
+  }
+
+  /** The nodes that checkpoint what follows them (a qos::wal with `guarantee: exactly_once`), with the stateful nodes after each. */
+  checkpointingNodes(): { node: string; attach: NonNullable<OperatorNode['attachCheckpoint']>; after: { node: string; state: PartitionedState }[] }[] {
+    return this.nodes.flatMap(({ id, node }) => {
+      if (!node?.attachCheckpoint) return [];
+      const reached = this.nodesAfter(id);
+      const after = this.statefulNodes().filter((s) => reached.has(s.node));
+      return [{ node: id, attach: node.attachCheckpoint.bind(node), after }];
+    });
+  }
+
+  /** The ids of the nodes reachable from node `id` through the pipeline's links (not `id` itself, unless in a cycle). */
+  private nodesAfter(id: string): Set<string> {
+    const seen = new Set<string>();
+    const queue = [id];
+    for (let at = queue.shift(); at !== undefined; at = queue.shift()) {
+      for (const { from, to } of this.graph.edges) {
+        if (from.kind === 'node' && from.id === at && to.kind === 'node' && !seen.has(to.id)) {
+          seen.add(to.id);
+          queue.push(to.id);
+        }
+      }
+    }
+    return seen;
   }
 
   /**

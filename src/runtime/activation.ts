@@ -6,7 +6,7 @@ import type { TapHub } from './observe/tap';
 import type { Artefact, BindingArtefact, OfframpArtefact, OnrampArtefact, PipelineArtefact } from './artefacts';
 import type { BindingInstance, InstanceRecord, Live, LiveInstances } from './live';
 import { stopInstances } from './shutdown';
-import { attachDownstream, checkDownstream } from './downstream';
+import { attachCheckpoints, attachDownstream, checkCheckpoints, checkDownstream } from './downstream';
 import { type LinkWiring, type ResolvedLink, checkLinks, resolveLinks } from './wiring';
 import { type InstancePort, type Kind, instanceUrl } from './urls';
 import { idProblem } from '../schema/ids';
@@ -138,6 +138,7 @@ export class Activation {
     const links = resolveLinks(binding, { ...request.params, instance: request.instance });
     checkLinks(links, artefact);
     checkDownstream(binding.id, links, artefact, this.parts.env.registries);
+    checkCheckpoints(binding.id, links, artefact, this.parts.env.registries);
     return links;
   }
 
@@ -197,6 +198,8 @@ export class Activation {
     }
     // a transactional source takes what its events reach (its changelogs made, its sinks joined) before anything commits
     for (const { links } of planned) await attachDownstream(links, this.parts.instances);
+    // a checkpointing WAL restores what follows it, and tells its sinks where they go on from, before they open
+    for (const { links } of planned) await attachCheckpoints(links, this.parts.instances);
     // every part opened: only now do the sinks take effect (a file offramp truncates its file here)
     for (const { binding } of planned) for (const used of binding.uses) await this.commit(used);
     // sinks first; then the pipelines start (a WAL may replay at once); then the sources

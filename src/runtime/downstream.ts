@@ -12,7 +12,9 @@
  */
 import { invalid } from '../core/errors';
 import type { Downstream, OfframpType, OnrampType } from '../connectors/connector';
-import type { Artefact, OfframpArtefact, OnrampArtefact } from './artefacts';
+import type { OperatorType } from '../pipeline/operator';
+import type { CheckpointParts } from '../core/checkpoint';
+import type { Artefact, OfframpArtefact, OnrampArtefact, PipelineArtefact } from './artefacts';
 import type { LiveInstances } from './live';
 import type { Registries } from './registries';
 import { type InstancePort, instanceUrl } from './urls';
@@ -80,6 +82,80 @@ export function checkDownstream(
         throw invalid(
           `binding ${binding}: ${key(at)} is fed by ${key(source)}, which commits exactly once, and by ${key(other.src.at)}: an offramp in a transaction takes one source's events only`,
         );
+      }
+    }
+  }
+}
+
+/** The pipelines of the links with a node that checkpoints what follows it (qos::wal, `guarantee: exactly_once`), with that node's id. */
+function checkpointingPipelines(links: readonly ResolvedLink[], artefact: (kind: InstancePort['kind'], id: string) => Artefact, registries: Registries): [End, string][] {
+  const found = new Map<string, [End, string]>();
+  for (const { src, dsts } of links) {
+    for (const at of [src.at, ...dsts.map((d) => d.at)]) {
+      if (at.kind !== 'pipeline' || found.has(key(at))) continue;
+      const pipeline = artefact('pipeline', at.artefact) as PipelineArtefact;
+      const node = pipeline.nodes.find((n) => (registries.operators.get(n.type) as OperatorType<unknown> | undefined)?.checkpoints?.(n.config ?? {}));
+      if (node) found.set(key(at), [at, node.id]);
+    }
+  }
+  return [...found.values()];
+}
+
+/**
+ * Refuses a binding where a checkpointing WAL's events reach an offramp
+ * that cannot take part in its checkpoints (it could not be cut back to
+ * one after a crash), or one that a source outside the WAL's flow feeds too
+ * (what that source wrote would be cut off with the rest).
+ */
+export function checkCheckpoints(
+  binding: string,
+  links: readonly ResolvedLink[],
+  artefact: (kind: InstancePort['kind'], id: string) => Artefact,
+  registries: Registries,
+): void {
+  for (const [pipeline, node] of checkpointingPipelines(links, artefact, registries)) {
+    const where = `${key(pipeline)} node ${node} (qos::wal, guarantee: exactly_once)`;
+    const reached = reachable(pipeline, links);
+    for (const at of reached) {
+      if (at.kind !== 'offramp') continue;
+      const offramp = artefact('offramp', at.artefact) as OfframpArtefact;
+      const type = registries.offramps.get(offramp.type) as OfframpType<unknown>;
+      if (!type.joinsCheckpoints) {
+        throw invalid(
+          `binding ${binding}: ${where} checkpoints what follows it, and its events reach ${key(at)}, a ${offramp.type} offramp, which cannot take part in its checkpoints: only file offramps can (docs/design-exactly-once.md)`,
+        );
+      }
+      const other = links.find(({ src }) => src.at.kind === 'onramp' && !reachable(src.at, links).some((r) => key(r) === key(pipeline)) && reachable(src.at, links).some((r) => key(r) === key(at)));
+      if (other) {
+        throw invalid(`binding ${binding}: ${key(at)} is fed by ${where} and by ${key(other.src.at)}, which does not go through it: a checkpointed offramp takes one WAL's events only`);
+      }
+    }
+  }
+}
+
+/** Hands each checkpointing WAL of the binding the stateful nodes after it and the sinks its events reach (and so restores them). */
+export async function attachCheckpoints(links: readonly ResolvedLink[], instances: LiveInstances): Promise<void> {
+  const pipelines = new Map<string, End>();
+  for (const { src, dsts } of links) for (const at of [src.at, ...dsts.map((d) => d.at)]) if (at.kind === 'pipeline') pipelines.set(key(at), at);
+  for (const at of pipelines.values()) {
+    const pipeline = instances.pipeline(key(at));
+    for (const { node, attach, after } of pipeline?.checkpointingNodes() ?? []) {
+      const parts: { stateful: CheckpointParts['stateful'][number][]; sinks: CheckpointParts['sinks'][number][] } = {
+        stateful: after.map(({ node: id, state }) => ({ pipeline: at.artefact, node: id, state })),
+        sinks: [],
+      };
+      for (const next of reachable(at, links)) {
+        const url = key(next);
+        const feeds = instances.pipeline(url);
+        if (feeds) for (const { node: id, state } of feeds.statefulNodes()) parts.stateful.push({ pipeline: next.artefact, node: id, state });
+        const offramp = instances.offramp(url);
+        const record = instances.get(url);
+        if (offramp && record) parts.sinks.push({ url, type: (record.data as OfframpArtefact).type, sink: offramp.sinkOf().checkpointed });
+      }
+      try {
+        await attach(parts);
+      } catch (err) {
+        throw new Error(`${key(at)} node ${node}: ${(err as Error).message}`);
       }
     }
   }

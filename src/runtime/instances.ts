@@ -28,6 +28,8 @@ export interface InstanceEnv {
   readonly scheduler?: SchedulerLike;
   /** plain functions (`this: void`), handed on to every instance's context */
   nextUid(this: void): number;
+  /** `--data-dir`: where operators keep what must outlive the process when their config names no place */
+  readonly dataDir?: string;
   requestExit(this: void, code: number, reason: string): void;
   /** where measuring offramps (blackhole) hand their finished measurements; absent: nobody collects them */
   readonly onMeasurement?: MeasurementListener;
@@ -212,5 +214,6 @@ export function createPipeline(url: string, artefact: PipelineArtefact, env: Ins
     scheduler: env.scheduler ?? asyncScheduler,
     logger: env.logger,
     nextUid: env.nextUid,
+    dataDir: env.dataDir,
   });
 }

@@ -343,6 +343,7 @@ export class Runtime {
       logger: this.logger,
       scheduler: this.scheduler,
       nextUid: () => ++uid,
+      dataDir: this.store?.dir,
       requestExit: (code, reason) => this.requestExit(code, reason),
       onMeasurement,
       sharedListeners,

@@ -36,6 +36,8 @@ export interface RestoreTarget {
 
 /** The small interface the Runtime calls; `LevelStore` is the one implementation. */
 export interface RuntimeStore {
+  /** the data dir: stateful operators keep their own stores under it (a checkpointing qos::wal) */
+  readonly dir?: string;
   /** publishes the stored artefacts, then activates the stored instances in the order they were first activated */
   restore(target: RestoreTarget): Promise<void>;
   /** the parameters an instance was stored with, if it is stored */

@@ -78,6 +78,8 @@ export class OnrampRuntime {
   private lastStream: string | number | undefined;
   private lastChain: Preprocessor[] | undefined;
   private readonly transactional: boolean;
+  /** `EddyEvent.replay` of every event, for a source that reads the same events again after a restart */
+  private readonly replay: string | undefined;
   private lastUnroutedLog = 0;
   private loggedErrors = 0;
   /** what the frame being handled made, for its `done` callback */
@@ -107,6 +109,7 @@ export class OnrampRuntime {
     this.breaker = parts.breaker;
     this.codec = codecPicker(parts.codec, parts.codecs, parts.ctx.url);
     this.transactional = parts.source.transactional === true;
+    this.replay = parts.source.replayable ? parts.ctx.url : undefined;
     const { source } = parts;
     if (source.kernelDrops) this.counters.kernelDrops = () => source.kernelDrops!();
     this.out$ = new Observable<EddyEvent>((subscriber) => {
@@ -342,6 +345,7 @@ export class OnrampRuntime {
       if (valid) {
         const lazy = new LazyEvent(this.nextId(), metaOf(frame), ingestNs, frame.originUri, this.transactional, payload, codec, this.lazyPolicy);
         if (frame.partition !== undefined) lazy.partition = frame.partition;
+        if (this.replay !== undefined) lazy.replay = this.replay;
         return emit(lazy);
       }
     }
@@ -376,6 +380,7 @@ export class OnrampRuntime {
       transactional: this.transactional,
     };
     if (frame.partition !== undefined) event.partition = frame.partition;
+    if (this.replay !== undefined) event.replay = this.replay;
     return event;
   }
 

@@ -1,7 +1,8 @@
 import { constants, createWriteStream } from 'node:fs';
-import { access, open, stat, type FileHandle } from 'node:fs/promises';
+import { access, open, stat, truncate, type FileHandle } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { OfframpContext, OfframpType, Sink } from '../connector';
+import type { CheckpointedSink } from '../../core/checkpoint';
 import { BufferedWriter } from '../_shared/buffered-writer';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
@@ -48,6 +49,7 @@ export const fileOfframp: OfframpType<FileOfframpConfig> = {
   name: 'file',
   defaultCodec: 'json',
   autoAck: true,
+  joinsCheckpoints: true,
   example: { file: 'out.json' },
   configSchema,
   // the stream's own buffer (its 'drain') is the backpressure: events waiting for their write are not capped by count
@@ -74,6 +76,13 @@ const openedThisRun = new Set<string>();
 class FileSink implements Sink {
   private writer: BufferedWriter | undefined;
   private committed = false;
+  /** fed by a checkpointing qos::wal (core/checkpoint.ts): set before `commit` */
+  private checkpoint: FileCheckpoint | undefined;
+  readonly checkpointed: CheckpointedSink = {
+    resumeAt: (length) => void (this.checkpoint = new FileCheckpoint(this.config.file, length)),
+    position: () => this.checkpoint!.position(),
+    rewind: (length) => this.checkpoint!.rewind(length),
+  };
 
   constructor(
     private readonly config: FileOfframpConfig,
@@ -87,7 +96,13 @@ class FileSink implements Sink {
     const file = this.config.file;
     const cannot = (err: unknown) => new Error(`file offramp: cannot open ${file}: ${(err as Error).message}`);
     let handle: FileHandle;
-    if (this.existing) {
+    if (this.checkpoint) {
+      await this.existing?.close();
+      this.existing = undefined;
+      handle = await this.checkpoint.open(this.config.append).catch((err: unknown) => {
+        throw cannot(err);
+      });
+    } else if (this.existing) {
       handle = this.existing;
       this.existing = undefined;
       try {
@@ -123,8 +138,10 @@ class FileSink implements Sink {
     let written!: Promise<void>;
     // a line and its newline together: once the stream broke, the one promise rejects, and it is the one returned
     for (const payload of payloads) written = writer.write(payload, NEWLINE);
+    if (payloads.length === 0) return Promise.resolve();
+    this.checkpoint?.wrote(payloads, written);
     // every write of a turn shares one promise: the last one's is the event's
-    return payloads.length > 0 ? written : Promise.resolve();
+    return written;
   }
 
   /** Closes the file after its pending writes; before `commit` (a failed activation) it only lets go of the handle. */
@@ -135,6 +152,55 @@ class FileSink implements Sink {
       return;
     }
     await this.writer?.close(true);
+  }
+}
+
+/**
+ * A file offramp in a checkpointed flow: it opens at the length the last
+ * checkpoint saved (cutting off what was written after it, which the flow
+ * writes again) and always appends, so a rewind's truncate is followed by
+ * writes at the new end, never at a stale offset with a hole before it.
+ */
+class FileCheckpoint {
+  /** bytes in the file once every write handed to the writer is done */
+  private length = 0;
+  private lastWrite: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly file: string,
+    private readonly resume: number | undefined,
+  ) {}
+
+  /** Cuts the file to the checkpoint's length (or, with none yet, empties it unless `append`) and opens it to append. */
+  async open(append: boolean): Promise<FileHandle> {
+    const size = await stat(this.file).then(
+      (info) => (info.isFile() ? info.size : undefined),
+      () => 0,
+    );
+    if (size === undefined) throw new Error('a checkpointed file offramp writes a regular file (it cuts it back after a crash)');
+    if (this.resume !== undefined && size < this.resume) {
+      throw new Error(`the checkpoint says it held ${this.resume} bytes, it holds ${size}: it was cut or replaced outside eddy, so the flow cannot go on exactly`);
+    }
+    this.length = this.resume ?? (append ? size : 0);
+    if (size > this.length) await truncate(this.file, this.length);
+    return open(this.file, 'a');
+  }
+
+  wrote(payloads: Buffer[], done: Promise<void>): void {
+    for (const payload of payloads) this.length += payload.length + 1;
+    // a failed write fails its events (the flow goes back to the checkpoint); the position waits for it either way
+    this.lastWrite = done.catch(() => undefined);
+  }
+
+  async position(): Promise<number> {
+    await this.lastWrite;
+    return this.length;
+  }
+
+  async rewind(length: number): Promise<void> {
+    await this.lastWrite;
+    await truncate(this.file, length);
+    this.length = length;
   }
 }
 

@@ -64,6 +64,8 @@ export const fileOnramp: OnrampType<Static<typeof configSchema>> = {
     });
     return {
       frames,
+      // the same file read again gives the same events in the same order (it is expected to only grow)
+      replayable: true,
       pause: () => {
         paused = true;
         stream?.pause();
