@@ -21,6 +21,9 @@ onramp:
   - { id: tick, type: metronome, config: { interval: ${interval} } }
 offramp:
   - { id: out, type: stdout, codec: json }
+pipeline:
+  # stored with the chain it stands for (links, interface): the same file again is still the same
+  - { id: chained, nodes: [{ id: pass, type: passthrough }] }
 binding:
   - ${JSON.stringify(FLOW)}
 mapping:

@@ -4,6 +4,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EDDY } from '../../helpers/cli';
+import { Runtime } from '../../../src/runtime/runtime';
+import { createLogger } from '../../../src/core/logger';
 import { mulberry32 } from '../../helpers/random';
 
 /**
@@ -171,5 +173,50 @@ describe('delivery: file -> qos::wal (exactly_once) -> window::aggregate -> file
       `      ${events.length} events, ${kills} kills, ${expected.size} windows expected, ${written.length} written: ${missing.length} missing, ${duplicated.length} duplicated, ${wrong.length} wrong, ${extra.length} extra, ${late} late`,
     );
     expect({ missing, duplicated, wrong, extra, late }).to.deep.equal({ missing: [], duplicated: [], wrong: [], extra: [], late: 0 });
+  });
+
+  describe('what it refuses, before anything opens', () => {
+    let runtime: Runtime;
+    beforeEach(async () => {
+      runtime = new Runtime({ logger: createLogger('silent') });
+      await runtime.start();
+      runtime.publish('onramp', { id: 'in', type: 'file', config: { source: __filename } });
+    });
+    afterEach(() => runtime.shutdown());
+
+    const flow = (wal: Record<string, unknown>, offramp: Record<string, unknown>) => {
+      runtime.publish('pipeline', { id: 'p', nodes: [{ id: 'log', type: 'qos::wal', config: { read_count: 10, max_elements: 100, guarantee: 'exactly_once', ...wal } }] });
+      runtime.publish('offramp', { id: 'out', ...offramp });
+      runtime.publish('binding', {
+        id: 'flow',
+        links: { '/onramp/in/{instance}/out': ['/pipeline/p/{instance}/in'], '/pipeline/p/{instance}/out': ['/offramp/out/{instance}/in'] },
+      });
+      return runtime.activate('binding', 'flow', 'main', {}).then(
+        () => undefined,
+        (err: Error & { code?: string }) => err,
+      );
+    };
+
+    it('an offramp that cannot take part in its checkpoints, named, as a 400; the file it would write untouched', async () => {
+      const refused = await flow({ dir: join(dir, 'wal') }, { type: 'stdout' });
+      expect(refused?.message).to.match(
+        /\/pipeline\/p\/main node log \(qos::wal, guarantee: exactly_once\) checkpoints what follows it, and its events reach \/offramp\/out\/main, a stdout offramp, which cannot take part in its checkpoints: only file offramps can/,
+      );
+      expect(refused?.code).to.equal('invalid');
+      expect(existsSync(join(dir, 'wal')), 'no log opened').to.equal(false);
+    });
+
+    it('a log with no place on disk: no dir and no --data-dir', async () => {
+      writeFileSync(join(dir, 'out.json'), 'kept\n');
+      const refused = await flow({}, { type: 'file', config: { file: join(dir, 'out.json') } });
+      expect(refused?.message).to.match(/guarantee exactly_once keeps its log and checkpoints on disk: give it a dir, or run the server with --data-dir/);
+      expect(readFileSync(join(dir, 'out.json'), 'utf8'), 'the output file untouched').to.equal('kept\n');
+    });
+
+    it('commit_interval without exactly_once, at publish', () => {
+      expect(() =>
+        runtime.publish('pipeline', { id: 'q', nodes: [{ id: 'log', type: 'qos::wal', config: { read_count: 10, max_elements: 100, commit_interval: '1s' } }] }),
+      ).to.throw(/commit_interval is only for guarantee exactly_once/);
+    });
   });
 });
