@@ -88,7 +88,11 @@ export function checkDownstream(
 }
 
 /** The pipelines of the links with a node that checkpoints what follows it (qos::wal, `guarantee: exactly_once`), with that node's id. */
-function checkpointingPipelines(links: readonly ResolvedLink[], artefact: (kind: InstancePort['kind'], id: string) => Artefact, registries: Registries): [End, string][] {
+function checkpointingPipelines(
+  links: readonly ResolvedLink[],
+  artefact: (kind: InstancePort['kind'], id: string) => Artefact,
+  registries: Registries,
+): [End, string][] {
   const found = new Map<string, [End, string]>();
   for (const { src, dsts } of links) {
     for (const at of [src.at, ...dsts.map((d) => d.at)]) {
@@ -125,9 +129,16 @@ export function checkCheckpoints(
           `binding ${binding}: ${where} checkpoints what follows it, and its events reach ${key(at)}, a ${offramp.type} offramp, which cannot take part in its checkpoints: only file offramps can (docs/design-exactly-once.md)`,
         );
       }
-      const other = links.find(({ src }) => src.at.kind === 'onramp' && !reachable(src.at, links).some((r) => key(r) === key(pipeline)) && reachable(src.at, links).some((r) => key(r) === key(at)));
+      const other = links.find(
+        ({ src }) =>
+          src.at.kind === 'onramp' &&
+          !reachable(src.at, links).some((r) => key(r) === key(pipeline)) &&
+          reachable(src.at, links).some((r) => key(r) === key(at)),
+      );
       if (other) {
-        throw invalid(`binding ${binding}: ${key(at)} is fed by ${where} and by ${key(other.src.at)}, which does not go through it: a checkpointed offramp takes one WAL's events only`);
+        throw invalid(
+          `binding ${binding}: ${key(at)} is fed by ${where} and by ${key(other.src.at)}, which does not go through it: a checkpointed offramp takes one WAL's events only`,
+        );
       }
     }
   }

@@ -179,7 +179,9 @@ class FileCheckpoint {
     );
     if (size === undefined) throw new Error('a checkpointed file offramp writes a regular file (it cuts it back after a crash)');
     if (this.resume !== undefined && size < this.resume) {
-      throw new Error(`the checkpoint says it held ${this.resume} bytes, it holds ${size}: it was cut or replaced outside eddy, so the flow cannot go on exactly`);
+      throw new Error(
+        `the checkpoint says it held ${this.resume} bytes, it holds ${size}: it was cut or replaced outside eddy, so the flow cannot go on exactly`,
+      );
     }
     this.length = this.resume ?? (append ? size : 0);
     if (size > this.length) await truncate(this.file, this.length);

@@ -22,7 +22,7 @@ import type { Subscription } from '../../core/rx';
 import type { EddyEvent } from '../../core/event';
 import type { CheckpointParts } from '../../core/checkpoint';
 import type { OperatorContext } from '../operator';
-import type { WalConfig } from './wal';
+import type { WalConfig } from './wal-config';
 import { WriteAheadLog } from './wal-log';
 import { stateKey, type CheckpointStorage, type SavedCheckpoint, type WalSnapshot } from './wal-storage';
 
@@ -159,7 +159,8 @@ export class CheckpointingLog extends WriteAheadLog {
     const removed = [...this.store.keys()].filter((seq) => seq <= upTo);
     const changes: [string, string, string, unknown][] = [];
     for (const { pipeline, node, state } of this.parts.stateful) {
-      for (const [partition, entries] of state.takeChanges()) for (const [key, value] of entries) changes.push([stateKey(pipeline, node), partition, key, value]);
+      for (const [partition, entries] of state.takeChanges())
+        for (const [key, value] of entries) changes.push([stateKey(pipeline, node), partition, key, value]);
     }
     try {
       await this.write_(upTo, removed, changes);

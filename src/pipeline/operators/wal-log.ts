@@ -3,7 +3,7 @@ import type { EddyEvent, Insight, PortEvent } from '../../core/event';
 import type { OperatorContext, OperatorNode } from '../operator';
 import { nodeUrl, ownSeqs, withError } from './support';
 import { deserialiseEvent, serialiseEvent, whenReady, type WalSnapshot, type WalStorage } from './wal-storage';
-import type { WalConfig } from './wal';
+import type { WalConfig } from './wal-config';
 
 /** A WAL node; `stop` waits for pending writes and closes the store. */
 export interface WalNode extends OperatorNode {
@@ -316,4 +316,3 @@ export class WriteAheadLog implements WalNode {
     this.subscriber?.error(err);
   }
 }
-

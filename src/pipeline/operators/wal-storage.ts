@@ -118,9 +118,9 @@ function readState(entries: Iterable<[string, string]>): Map<string, Map<string,
   for (const [name, text] of entries) {
     const [node, partition, key] = JSON.parse(name) as [string, string, string];
     let partitions = state.get(node);
-    if (!partitions) state.set(node, (partitions = new Map()));
+    if (!partitions) state.set(node, (partitions = new Map<string, Map<string, StateValue>>()));
     let values = partitions.get(partition);
-    if (!values) partitions.set(partition, (values = new Map()));
+    if (!values) partitions.set(partition, (values = new Map<string, StateValue>()));
     values.set(key, parsePrecise(text));
   }
   return state;
@@ -170,9 +170,11 @@ export class LevelWalStorage implements CheckpointStorage {
     await this.db.open();
     const seq = await this.db.get(CHECKPOINT_KEY);
     const sinks = new Map<string, number>();
-    for await (const [key, value] of this.db.iterator({ gte: SINK_PREFIX, lt: `${SINK_PREFIX}\uffff` })) sinks.set(key.slice(SINK_PREFIX.length), Number(value));
+    for await (const [key, value] of this.db.iterator({ gte: SINK_PREFIX, lt: `${SINK_PREFIX}\uffff` }))
+      sinks.set(key.slice(SINK_PREFIX.length), Number(value));
     const origins = new Map<string, number>();
-    for await (const [key, value] of this.db.iterator({ gte: ORIGIN_PREFIX, lt: `${ORIGIN_PREFIX}\uffff` })) origins.set(key.slice(ORIGIN_PREFIX.length), Number(value));
+    for await (const [key, value] of this.db.iterator({ gte: ORIGIN_PREFIX, lt: `${ORIGIN_PREFIX}\uffff` }))
+      origins.set(key.slice(ORIGIN_PREFIX.length), Number(value));
     const entries: [string, string][] = [];
     for await (const [key, value] of this.db.iterator({ gte: STATE_PREFIX, lt: 's"' })) entries.push([key.slice(STATE_PREFIX.length), value]);
     return { exists: seq !== undefined, seq: Number(seq ?? 0), sinks, state: readState(entries), origins };

@@ -111,7 +111,13 @@ mapping:
 const lineCount = (file: string): number => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').length - 1 : 0);
 
 /** One run of eddy on the flow; resolves with how it ended once `until` holds (then it is killed with `signal`). */
-async function runUntil(config: string, dataDir: string, until: () => boolean, signal: NodeJS.Signals, timeoutMs = 60000): Promise<{ signal: NodeJS.Signals | null; code: number | null; stderr: string }> {
+async function runUntil(
+  config: string,
+  dataDir: string,
+  until: () => boolean,
+  signal: NodeJS.Signals,
+  timeoutMs = 60000,
+): Promise<{ signal: NodeJS.Signals | null; code: number | null; stderr: string }> {
   // the API (on an ephemeral port) keeps the process running after the input is read
   const child = spawn(process.execPath, [EDDY, 'server', 'run', '-f', config, '--data-dir', dataDir, '--api-port', '0'], {
     env: { ...process.env, EDDY_LOG: 'warn' },
@@ -119,7 +125,9 @@ async function runUntil(config: string, dataDir: string, until: () => boolean, s
   });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  const exited = new Promise<{ signal: NodeJS.Signals | null; code: number | null }>((resolve) => child.on('exit', (code, sig) => resolve({ code, signal: sig })));
+  const exited = new Promise<{ signal: NodeJS.Signals | null; code: number | null }>((resolve) =>
+    child.on('exit', (code, sig) => resolve({ code, signal: sig })),
+  );
   let gone = false;
   void exited.then(() => (gone = true));
   const deadline = Date.now() + timeoutMs;
@@ -161,7 +169,10 @@ describe('delivery: file -> qos::wal (exactly_once) -> window::aggregate -> file
 
     const text = readFileSync(out, 'utf8');
     expect(text.endsWith('\n'), 'no line cut in half').to.equal(true);
-    const written = text.split('\n').slice(0, -1).map((l) => JSON.parse(l) as Output);
+    const written = text
+      .split('\n')
+      .slice(0, -1)
+      .map((l) => JSON.parse(l) as Output);
     const seen = new Map<string, Output[]>();
     for (const o of written) seen.set(`${o.k}@${o.start}`, [...(seen.get(`${o.k}@${o.start}`) ?? []), o]);
     const missing = [...expected.keys()].filter((id) => !seen.has(id));
@@ -185,7 +196,10 @@ describe('delivery: file -> qos::wal (exactly_once) -> window::aggregate -> file
     afterEach(() => runtime.shutdown());
 
     const flow = (wal: Record<string, unknown>, offramp: Record<string, unknown>) => {
-      runtime.publish('pipeline', { id: 'p', nodes: [{ id: 'log', type: 'qos::wal', config: { read_count: 10, max_elements: 100, guarantee: 'exactly_once', ...wal } }] });
+      runtime.publish('pipeline', {
+        id: 'p',
+        nodes: [{ id: 'log', type: 'qos::wal', config: { read_count: 10, max_elements: 100, guarantee: 'exactly_once', ...wal } }],
+      });
       runtime.publish('offramp', { id: 'out', ...offramp });
       runtime.publish('binding', {
         id: 'flow',
@@ -215,7 +229,10 @@ describe('delivery: file -> qos::wal (exactly_once) -> window::aggregate -> file
 
     it('commit_interval without exactly_once, at publish', () => {
       expect(() =>
-        runtime.publish('pipeline', { id: 'q', nodes: [{ id: 'log', type: 'qos::wal', config: { read_count: 10, max_elements: 100, commit_interval: '1s' } }] }),
+        runtime.publish('pipeline', {
+          id: 'q',
+          nodes: [{ id: 'log', type: 'qos::wal', config: { read_count: 10, max_elements: 100, commit_interval: '1s' } }],
+        }),
       ).to.throw(/commit_interval is only for guarantee exactly_once/);
     });
   });
