@@ -16,6 +16,8 @@ export interface RunOptions {
   signalWhen?: (output: { stdout: string; stderr: string }) => boolean;
   /** environment variables added to (or, undefined, removed from) the test process's own */
   env?: Record<string, string | undefined>;
+  /** the working directory (default: the test process's own) */
+  cwd?: string;
 }
 
 /** Runs the eddy command in a child process, killing it after `timeoutMs`. */
@@ -26,7 +28,7 @@ export function runEddy(args: string[], options: RunOptions = {}): Promise<Run> 
 /** Runs node with `args` in a child process, killing it after `timeoutMs`. */
 export function runNode(args: string[], options: RunOptions = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { env: { ...process.env, EDDY_LOG: 'info', ...options.env }, stdio: 'pipe' });
+    const child = spawn(process.execPath, args, { env: { ...process.env, EDDY_LOG: 'info', ...options.env }, stdio: 'pipe', cwd: options.cwd });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
