@@ -18,7 +18,8 @@ type Cli = typeof import('./cli');
  *
  * The plain modules are taken as well when there is no bundle, or when tsc
  * compiled after it was made (`npx tsc -p .` alone rewrites
- * dist/.tsbuildinfo when anything changed; the bundle would be stale).
+ * dist/.tsbuildinfo when anything changed, `tsc -p tsconfig.app.json`
+ * dist/.tsbuildinfo-app; the bundle would be stale).
  * An installed package has no .tsbuildinfo: its bundle is current.
  */
 export function cliModule(argv: readonly string[], distSrc = __dirname): string {
@@ -27,8 +28,9 @@ export function cliModule(argv: readonly string[], distSrc = __dirname): string 
   const bundled = join(distSrc, 'cli.bundle.js');
   const bundledAt = mtime(bundled);
   if (bundledAt === undefined) return plain;
-  const compiledAt = mtime(join(distSrc, '..', '.tsbuildinfo'));
-  return compiledAt !== undefined && compiledAt > bundledAt ? plain : bundled;
+  // either build writes its own: the whole tree (npm test) or only src and tools (npm start)
+  const compiled = ['.tsbuildinfo', '.tsbuildinfo-app'].map((name) => mtime(join(distSrc, '..', name)) ?? -Infinity);
+  return Math.max(...compiled) > bundledAt ? plain : bundled;
 }
 
 function mtime(path: string): number | undefined {

@@ -82,6 +82,17 @@ describe('the bundled CLI (scripts/bundle.js)', () => {
       expect(cliModule(['server', 'run'], src)).to.equal(join(src, 'cli.js'));
     });
 
+    it("npm start's build (tsconfig.app.json, its own .tsbuildinfo-app) after the bundle makes it stale too", () => {
+      const src = join(dist, 'src');
+      mkdirSync(src);
+      at(join(src, 'cli.bundle.js'), 2000);
+      at(join(dist, '.tsbuildinfo'), 1000);
+      at(join(dist, '.tsbuildinfo-app'), 1500);
+      expect(cliModule(['server', 'run'], src)).to.equal(join(src, 'cli.bundle.js'));
+      at(join(dist, '.tsbuildinfo-app'), 3000);
+      expect(cliModule(['server', 'run'], src)).to.equal(join(src, 'cli.js'));
+    });
+
     it('server run takes the plain modules without a bundle; every other command always does', () => {
       const src = join(dist, 'src');
       mkdirSync(src);
