@@ -38,7 +38,9 @@ function builtAt() {
 const sources = Math.max(...SOURCES.map((name) => newestMtime(join(root, name))));
 if (sources > builtAt()) {
   const first = builtAt() < 0;
-  process.stderr.write(`eddy: building src/ and tools/ (${first ? 'the first start compiles them: about a minute' : 'a source changed'}; npm test builds the tests) ...\n`);
+  process.stderr.write(
+    `eddy: building src/ and tools/ (${first ? 'the first start compiles them: about a minute' : 'a source changed'}; npm test builds the tests) ...\n`,
+  );
   const started = Date.now();
   execSync('npm run build:app --silent', { cwd: root, stdio: 'inherit' });
   process.stderr.write(`eddy: built in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
