@@ -51,6 +51,9 @@ const retrySchema = s.object(
       initial: durationSchema('the delay before the first retry; default 100ms'),
       max: durationSchema('no delay is longer; default 10s'),
       factor: s.number({ minimum: 1, description: 'each delay is the previous one times this; default 2' }),
+      jitter: s.boolean({
+        description: 'wait a random time up to each delay (full jitter), so senders that failed together do not retry together; default true',
+      }),
     }),
     on: s.array(
       // 429 as a number too: YAML reads `on: [5xx, 429]` so

@@ -7,6 +7,8 @@
  * worker ran less than `stableMs` since it was ready (or never got ready);
  * a worker that ran longer starts the count again.
  */
+import { fullJitter, type Random } from '../core/jitter';
+
 export interface RestartPolicyOptions {
   /** the delay before the first restart of a series */
   initialMs: number;
@@ -28,14 +30,18 @@ export type RestartDecision = { restart: true; delayMs: number; attempt: number 
 export class RestartPolicy {
   private deaths = 0;
 
-  constructor(private readonly options: RestartPolicyOptions = DEFAULT_RESTART_POLICY) {}
+  constructor(
+    private readonly options: RestartPolicyOptions = DEFAULT_RESTART_POLICY,
+    /** full jitter (core/jitter.ts): workers that died together are not restarted on the same beat */
+    private readonly random: Random = Math.random,
+  ) {}
 
   /** A worker died; `ranMs` is how long it ran since it was ready (undefined: it never got ready). */
   died(ranMs: number | undefined): RestartDecision {
     if (ranMs !== undefined && ranMs >= this.options.stableMs) this.deaths = 0;
     this.deaths++;
     if (this.deaths >= this.options.maxDeaths) return { restart: false, deaths: this.deaths };
-    const delayMs = Math.min(this.options.maxMs, this.options.initialMs * this.options.factor ** (this.deaths - 1));
+    const delayMs = fullJitter(Math.min(this.options.maxMs, this.options.initialMs * this.options.factor ** (this.deaths - 1)), this.random);
     return { restart: true, delayMs, attempt: this.deaths };
   }
 }

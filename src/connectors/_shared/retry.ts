@@ -4,6 +4,7 @@
  * long. The offramp machinery (offramp.ts) runs it on the runtime's
  * scheduler, so tests run the delays in virtual time.
  */
+import { NO_JITTER, fullJitter, type Random } from '../../core/jitter';
 import { durationMs } from '../../schema/duration';
 import { RETRY_ON, type RetryConfig } from '../../schema/artefacts';
 
@@ -55,6 +56,7 @@ export class RetryPolicy {
   private readonly initialMs: number;
   private readonly maxMs: number;
   private readonly factor: number;
+  private readonly random: Random;
   private readonly on: ReadonlySet<RetryOn>;
 
   /** Throws naming the field of a duration that is not one (the schema checked the rest). */
@@ -63,6 +65,7 @@ export class RetryPolicy {
     this.initialMs = config.backoff?.initial === undefined ? 100 : durationMs(config.backoff.initial, 'retry.backoff.initial');
     this.maxMs = config.backoff?.max === undefined ? 10_000 : durationMs(config.backoff.max, 'retry.backoff.max');
     this.factor = config.backoff?.factor ?? 2;
+    this.random = config.backoff?.jitter === false ? NO_JITTER : Math.random;
     this.on = new Set((config.on ?? DEFAULT_ON).map((c) => String(c) as RetryOn));
   }
 
@@ -73,12 +76,13 @@ export class RetryPolicy {
   }
 
   /**
-   * The delay before attempt `attempt + 1`: doubling (by `factor`) from
-   * `initial`, at most `max`; a `Retry-After` the sink read from the answer
+   * The delay before attempt `attempt + 1`: drawn up to a cap doubling (by
+   * `factor`) from `initial`, at most `max` (full jitter unless `jitter:
+   * false`); a `Retry-After` the sink read from the answer
    * (`err.retryAfterMs`) counts when it is longer.
    */
   delayMs(err: unknown, attempt: number): number {
-    const backoff = Math.min(this.maxMs, this.initialMs * this.factor ** (attempt - 1));
+    const backoff = fullJitter(Math.min(this.maxMs, this.initialMs * this.factor ** (attempt - 1)), this.random);
     const asked = (err as { retryAfterMs?: unknown } | undefined)?.retryAfterMs;
     return typeof asked === 'number' && asked > backoff ? Math.min(asked, this.maxMs) : backoff;
   }

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { fullJitter } from '../../core/jitter';
 import type { ConnectionOptions, MsgHdrs, NatsConnection, TlsOptions } from '@nats-io/nats-core';
 import type { Meta } from '../../core/event';
 import type { Logger } from '../../core/logger';
@@ -130,7 +131,7 @@ export class ReconnectDelay {
       this.delay = Math.min(this.delay * 2, ReconnectDelay.MAX);
       this.since = now;
     }
-    return this.delay;
+    return fullJitter(this.delay);
   }
 
   /** from the start: after a (re)connect, and when a connection is lost */

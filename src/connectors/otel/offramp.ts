@@ -1,4 +1,5 @@
 import type { Subscription } from '../../core/rx';
+import { NO_JITTER, fullJitter, type Random } from '../../core/jitter';
 import { batchValues, type EddyEvent, type Meta } from '../../core/event';
 import { durationMs, durationWithDefault } from '../../schema/duration';
 import { headerMap, secretHeaders } from '../../schema/fields';
@@ -50,6 +51,10 @@ const configSchema = s.object(
             initial: durationWithDefault('the wait before the first retry', '100ms'),
             max: durationWithDefault('the longest wait', '10s'),
             factor: s.number({ minimum: 1, default: 2, description: 'each wait is the one before times this' }),
+            jitter: s.boolean({
+              default: true,
+              description: 'wait a random time up to each wait (full jitter), so senders that failed together do not retry together',
+            }),
           },
           { default: {}, description: 'the wait before each retry, when the receiver did not ask for one' },
         ),
@@ -75,6 +80,8 @@ interface Settings {
   initialMs: number;
   maxMs: number;
   factor: number;
+  /** jitter's source: Math.random, or none */
+  random: Random;
 }
 
 function settings(config: OtelOfframpConfig): Settings {
@@ -91,7 +98,7 @@ function settings(config: OtelOfframpConfig): Settings {
     throw new Error(`endpoint: a gRPC endpoint is a host and port, without a path (${endpoint.pathname})`);
   }
   if (config.tls !== undefined && endpoint.protocol !== 'https:') throw new Error('tls: given for an http:// endpoint; use https:// for TLS');
-  const { initial, max, factor } = config.retry.backoff;
+  const { initial, max, factor, jitter } = config.retry.backoff;
   const s: Settings = {
     endpoint,
     batchSize: config.batch.size,
@@ -101,6 +108,7 @@ function settings(config: OtelOfframpConfig): Settings {
     initialMs: durationMs(initial, 'retry.backoff.initial'),
     maxMs: durationMs(max, 'retry.backoff.max'),
     factor,
+    random: jitter === false ? NO_JITTER : Math.random,
   };
   if (s.maxMs < s.initialMs) throw new Error(`retry.backoff.max (${s.maxMs} ms) is below retry.backoff.initial (${s.initialMs} ms)`);
   return s;
@@ -254,7 +262,7 @@ class OtelSink implements Sink {
         }
         if (!outcome.retryable) throw new Error(`the receiver refused ${what}: ${outcome.error}`);
         if (attempt >= this.s.attempts) throw new Error(`${what} not delivered after ${attempt} attempt${attempt === 1 ? '' : 's'}: ${outcome.error}`);
-        const wait = outcome.retryAfterMs !== undefined ? Math.min(outcome.retryAfterMs, MAX_SERVER_DELAY_MS) : delay;
+        const wait = outcome.retryAfterMs !== undefined ? Math.min(outcome.retryAfterMs, MAX_SERVER_DELAY_MS) : fullJitter(delay, this.s.random);
         delay = Math.min(delay * this.s.factor, this.s.maxMs);
         if (!waiting) {
           waiting = true;

@@ -3,6 +3,7 @@ import { connect as netConnect, createServer, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { VirtualTimeScheduler } from 'rxjs';
 import { Backoff } from '../../../src/connectors/_shared/backoff';
+import { NO_JITTER } from '../../../src/core/jitter';
 import { PeerWatch, connectProbe, type PeerWatchContext, type Probe } from '../../../src/connectors/_shared/peer-watch';
 import { freePort, recordingLogger } from '../net-helpers';
 
@@ -30,7 +31,7 @@ function setUp() {
     restore: () => void counts.restores++,
   };
   const watch = new PeerWatch<string>(ctx, {
-    backoff: new Backoff(100, 5000),
+    backoff: new Backoff(100, 5000, NO_JITTER),
     probe: (peer) => {
       let answer!: () => void;
       let fail!: () => void;

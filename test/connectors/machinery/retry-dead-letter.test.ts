@@ -67,7 +67,7 @@ describe('offramp machinery: retries and dead letters (virtual time)', () => {
   });
 
   it('retries a 503 with doubling delays, the breaker held meanwhile, and acks once the send succeeds', async () => {
-    const t = await setUp([status(503), status(503)], { retry: { attempts: 3, backoff: { initial: '100ms', factor: 2 } } });
+    const t = await setUp([status(503), status(503)], { retry: { attempts: 3, backoff: { initial: '100ms', factor: 2, jitter: false } } });
     t.input.next(event(1));
     expect(t.seen()).to.deep.equal(['trigger']);
     t.scheduler.flush();
@@ -90,12 +90,25 @@ describe('offramp machinery: retries and dead letters (virtual time)', () => {
   });
 
   it('gives up after `attempts` sends, the dead letter saying how many', async () => {
-    const t = await setUp([status(502), status(502), status(502)], { retry: { attempts: 3, backoff: { initial: 10 } } });
+    const t = await setUp([status(502), status(502), status(502)], { retry: { attempts: 3, backoff: { initial: 10, jitter: false } } });
     t.input.next(event(1));
     t.scheduler.flush();
     expect(t.sink.sentAt).to.deep.equal([0, 10, 30]);
     expect(t.seen()).to.deep.equal(['trigger', 'fail 1', 'restore']);
     expect((t.letters[0].meta.error as { attempt: number }).attempt).to.equal(3);
+  });
+
+  it('draws each delay with full jitter by default, up to the delay it would wait without (senders that failed together spread out)', async () => {
+    const t = await setUp(
+      Array.from({ length: 30 }, () => status(503)),
+      { retry: { attempts: 31, backoff: { initial: 100, factor: 1 } } },
+    );
+    t.input.next(event(1));
+    t.scheduler.flush();
+    const delays = t.sink.sentAt.slice(1).map((at, i) => at - t.sink.sentAt[i]);
+    expect(delays).to.have.length(30);
+    for (const delay of delays) expect(delay).to.be.within(1, 100);
+    expect(new Set(delays).size, 'not one beat').to.be.above(1);
   });
 
   it('waits for a Retry-After longer than its backoff, up to max', async () => {

@@ -300,7 +300,7 @@ describe('otel offramp', function () {
         endpoint: `http://127.0.0.1:${endpoint.port}`,
         protocol: 'http/json',
         batch: { size: 1 },
-        retry: { attempts: 6, backoff: { initial: '5ms', max: '30ms', factor: 3 } },
+        retry: { attempts: 6, backoff: { initial: '5ms', max: '30ms', factor: 3, jitter: false } },
       },
       logger,
     );
