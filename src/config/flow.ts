@@ -14,7 +14,7 @@
  */
 import { invalid } from '../core/errors';
 import { didYouMean } from '../core/suggest';
-import type { ConfigFile } from './declared';
+import { at, type ConfigFile } from './declared';
 
 const KEYS = ['id', 'from', 'via', 'to', 'err', 'instance'];
 const PASSTHROUGH = 'system::passthrough';
@@ -23,15 +23,15 @@ const PASSTHROUGH = 'system::passthrough';
 export function expandFlows(path: string, config: ConfigFile & { flow?: unknown }): ConfigFile {
   const { flow, ...rest } = config;
   if (flow === undefined || flow === null) return rest;
-  if (!Array.isArray(flow)) throw invalid(`${path}: flow must be a list of flows`);
+  if (!Array.isArray(flow)) throw invalid(at(path, 'flow must be a list of flows'));
   const bindings = [...(rest.binding ?? [])];
   const mapping = { ...(rest.mapping ?? {}) };
   for (const [i, entry] of flow.entries()) {
     const { binding, key } = expandFlow(path, i, entry);
-    const where = `${path}: flow '${binding.id}'`;
+    const where = at(path, `flow '${binding.id}'`);
     if (bindings.some((b) => (b as { id?: unknown } | null)?.id === binding.id))
-      throw invalid(`${where}: a binding '${binding.id}' is declared in this file already`);
-    if (key in mapping) throw invalid(`${where}: the mapping '${key}' is declared in this file already`);
+      throw invalid(`${where}: a binding '${binding.id}' is declared in this ${path === '' ? 'body' : 'file'} already`);
+    if (key in mapping) throw invalid(`${where}: the mapping '${key}' is declared in this ${path === '' ? 'body' : 'file'} already`);
     bindings.push(binding);
     mapping[key] = {};
   }
@@ -39,18 +39,18 @@ export function expandFlows(path: string, config: ConfigFile & { flow?: unknown 
 }
 
 function expandFlow(path: string, index: number, entry: unknown): { binding: { id: string; links: Record<string, string[]> }; key: string } {
-  const where = `${path}: flow #${index + 1}`;
+  const where = at(path, `flow #${index + 1}`);
   if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) throw invalid(`${where}: a flow is a map {id, from, via, to, err}`);
   const e = entry as Record<string, unknown>;
   for (const k of Object.keys(e)) if (!KEYS.includes(k)) throw invalid(`${where}: unknown field '${k}'${didYouMean(k, KEYS)} (fields: ${KEYS.join(', ')})`);
   if (typeof e.id !== 'string' || e.id === '') throw invalid(`${where}: id: the binding's id, a string, is required`);
-  const at = `${path}: flow '${e.id}'`;
+  const flowAt = at(path, `flow '${e.id}'`);
   const named = (field: string, required: boolean): string[] => {
     const value = e[field];
     if (value === undefined && !required) return [];
     const list = typeof value === 'string' ? [value] : value;
     if (!Array.isArray(list) || list.length === 0 || !list.every((v) => typeof v === 'string' && v !== '')) {
-      throw invalid(`${at}: ${field}: ${required ? 'required: ' : ''}an id or a list of ids`);
+      throw invalid(`${flowAt}: ${field}: ${required ? 'required: ' : ''}an id or a list of ids`);
     }
     return list as string[];
   };
@@ -60,7 +60,7 @@ function expandFlow(path: string, index: number, entry: unknown): { binding: { i
   const pipelines = via.length > 0 ? via : [PASSTHROUGH];
   const errs = named('err', false);
   const instance = e.instance ?? 'main';
-  if (typeof instance !== 'string' || instance === '') throw invalid(`${at}: instance: a string`);
+  if (typeof instance !== 'string' || instance === '') throw invalid(`${flowAt}: instance: a string`);
   const onramp = (id: string, port: string) => `/onramp/${id}/{instance}/${port}`;
   const pipeline = (id: string, port: string) => `/pipeline/${id}/{instance}/${port}`;
   const offramp = (id: string) => `/offramp/${id}/{instance}/in`;

@@ -90,6 +90,11 @@ export class ClusterRuntime extends Runtime {
     });
   }
 
+  /** One change here too: the workers' part of every activation inside it is done before anything queued after it starts. */
+  override exclusive<T>(change: () => Promise<T>): Promise<T> {
+    return this.serial.run(() => super.exclusive(change));
+  }
+
   override deactivate(kind: Kind, artefactId: string, instanceId: string): Promise<Artefact> {
     return this.serial.run(async () => {
       const artefact = await super.deactivate(kind, artefactId, instanceId);
