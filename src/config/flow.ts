@@ -14,9 +14,31 @@
  */
 import { invalid } from '../core/errors';
 import { didYouMean } from '../core/suggest';
+import type { JsonSchema } from '../schema/json-schema';
 import { at, type ConfigFile } from './declared';
 
-const KEYS = ['id', 'from', 'via', 'to', 'err', 'instance'];
+const ids = (what: string): JsonSchema => ({
+  anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }],
+  description: what,
+});
+
+/** A flow entry, as the OpenAPI document of `POST /config` describes it (expandFlow checks an entry with messages of its own). */
+export const FLOW_SCHEMA: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'from', 'to'],
+  description: 'a binding and its mapping in a few lines (docs/config-files.md)',
+  properties: {
+    id: { type: 'string', description: "the binding's id" },
+    from: ids("onramp id(s): each one's out feeds the first pipeline"),
+    via: ids('pipeline id(s), chained out -> in; system::passthrough when absent'),
+    to: ids("offramp id(s) the last pipeline's out feeds"),
+    err: ids('offramp id(s) that every err port of the flow feeds'),
+    instance: { type: 'string', description: 'the instance activated; main when absent' },
+  },
+};
+
+const KEYS = Object.keys(FLOW_SCHEMA.properties as object);
 const PASSTHROUGH = 'system::passthrough';
 
 /** The file's config with each `flow` entry added as a binding and a mapping (and `flow` gone). */
