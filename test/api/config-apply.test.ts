@@ -90,14 +90,18 @@ describe('POST /config: a whole config, all or nothing', function () {
     const output = join(dir, 'out-one.json');
     await eventually(() => completeLines(output).length > 0, 10000, 'the event in the output file');
     expect(completeLines(output)).to.deep.equal(['{"from":"one"}']);
-    expect((await call(api.base, 'GET', '/binding/one')).body).to.have.property('instances').that.deep.equals(['main']);
+    expect((await call(api.base, 'GET', '/binding/one')).body)
+      .to.have.property('instances')
+      .that.deep.equals(['main']);
   });
 
   it('takes JSON too', async () => {
     api = await startRuntime();
     const reply = await call(api.base, 'POST', '/config', { body: { pipeline: [{ id: 'p', nodes: [{ id: 'pass', type: 'passthrough' }] }] } });
     expect(reply.status, reply.text).to.equal(201);
-    expect(reply.body).to.have.property('published').that.deep.equals([{ kind: 'pipeline', id: 'p' }]);
+    expect(reply.body)
+      .to.have.property('published')
+      .that.deep.equals([{ kind: 'pipeline', id: 'p' }]);
   });
 
   it('answers with the schema its OpenAPI document gives (and the document names the operation)', async () => {
@@ -161,7 +165,9 @@ describe('POST /config: a whole config, all or nothing', function () {
   it('names the artefact and the field of an invalid artefact (400), and a misspelt section', async () => {
     api = await startRuntime();
     const before = await state();
-    const reply = await apply('pipeline:\n  - { id: p, nodes: [{ id: pass, type: passthrough }] }\nonramp:\n  - { id: ticks, type: metronome, config: { interval: soon } }\n');
+    const reply = await apply(
+      'pipeline:\n  - { id: p, nodes: [{ id: pass, type: passthrough }] }\nonramp:\n  - { id: ticks, type: metronome, config: { interval: soon } }\n',
+    );
     expect(reply.status, reply.text).to.equal(400);
     expect(error(reply)).to.equal("onramp 'ticks': config.interval: must be integer");
     const misspelt = await apply('onramps: []\n');
@@ -219,7 +225,10 @@ describe('POST /config: a whole config, all or nothing', function () {
     api = await startRuntime();
     const binding = {
       id: 'b',
-      links: { '/onramp/ticks/{instance}/out': ['/pipeline/system::passthrough/{via}/in'], '/pipeline/system::passthrough/{via}/out': ['/offramp/system::stdout/system/in'] },
+      links: {
+        '/onramp/ticks/{instance}/out': ['/pipeline/system::passthrough/{via}/in'],
+        '/pipeline/system::passthrough/{via}/out': ['/offramp/system::stdout/system/in'],
+      },
     };
     const yaml = (via: string) =>
       `onramp:\n  - { id: ticks, type: metronome, config: { interval: 3600000 } }\nbinding:\n  - ${JSON.stringify(binding)}\nmapping:\n  /binding/b/main: { via: ${via} }\n`;
@@ -228,7 +237,9 @@ describe('POST /config: a whole config, all or nothing', function () {
     expect((await apply(yaml('one'))).status).to.equal(200);
     const reply = await apply(yaml('two'));
     expect(reply.status, reply.text).to.equal(409);
-    expect(error(reply)).to.equal("mapping '/binding/b/main': already running with other links (GET /binding/b/main shows them); deactivate it first (DELETE /binding/b/main)");
+    expect(error(reply)).to.equal(
+      "mapping '/binding/b/main': already running with other links (GET /binding/b/main shows them); deactivate it first (DELETE /binding/b/main)",
+    );
   });
 
   it('with ?dry_run=true checks everything, changes nothing, and says what it would do', async () => {
@@ -251,7 +262,13 @@ describe('POST /config: a whole config, all or nothing', function () {
     expect(await state()).to.deep.equal(before);
     expect(readFileSync(join(dir, 'out-one.json'), 'utf8')).to.equal('precious\n');
     // the same refusals as the real thing: a link to a port that does not exist, found without publishing
-    const bad = await apply(yaml.replace('flow:', 'binding:\n  - { id: two, links: { "/onramp/one_in/{instance}/dupz": ["/offramp/one_out/{instance}/in"] } }\nmapping:\n  /binding/two/main: {}\nflow:'), '?dry_run=true');
+    const bad = await apply(
+      yaml.replace(
+        'flow:',
+        'binding:\n  - { id: two, links: { "/onramp/one_in/{instance}/dupz": ["/offramp/one_out/{instance}/in"] } }\nmapping:\n  /binding/two/main: {}\nflow:',
+      ),
+      '?dry_run=true',
+    );
     expect(bad.status, bad.text).to.equal(400);
     expect(error(bad)).to.match(/^mapping '\/binding\/two\/main': link \/onramp\/one_in\/main\/dupz -> /);
     const typo = await apply(yaml, '?dry_rum=true');
