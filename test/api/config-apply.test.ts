@@ -8,6 +8,7 @@ import { createLogger } from '../../src/core/logger';
 import { SerialQueue } from '../../src/core/serial-queue';
 import { PathPolicy } from '../../src/runtime/policy';
 import { Runtime } from '../../src/runtime/runtime';
+import { LevelStore } from '../../src/runtime/store';
 import { completeLines } from '../helpers/lines';
 import { call, eventually, startRuntime, type Reply, type Started } from '../helpers/runtime';
 
@@ -221,6 +222,16 @@ describe('POST /config: a whole config, all or nothing', function () {
     expect(completeLines(output)).to.deep.equal(['{"from":"one"}']);
   });
 
+  it('applies two requests of the same config one after the other: one publishes and activates (201), the other finds it all done (200)', async () => {
+    api = await startRuntime();
+    const yaml = flowYaml('one');
+    const replies = await Promise.all([apply(yaml), apply(yaml)]);
+    expect(replies.map((r) => r.status).sort(), replies.map((r) => r.text).join('\n')).to.deep.equal([200, 201]);
+    expect(replies.find((r) => r.status === 200)!.body)
+      .to.have.property('running')
+      .that.deep.equals(['/binding/one/main']);
+  });
+
   it('refuses a mapping that runs already with other links (409)', async () => {
     api = await startRuntime();
     const binding = {
@@ -298,6 +309,26 @@ describe('POST /config: a whole config, all or nothing', function () {
     expect(reply.status, reply.text).to.equal(201);
   });
 
+  it('with --data-dir, keeps what it applied across a restart, and nothing of a refused config', async () => {
+    const data = join(dir, 'data');
+    const open = async () => startRuntime(new Runtime({ logger: createLogger('silent'), store: await LevelStore.open(data) }));
+    api = await open();
+    const refused = await apply(stringify(flowDoc('two', { input: join(dir, 'missing.json') })));
+    expect(refused.status, refused.text).to.equal(400);
+    const applied = await apply(flowYaml('one'));
+    expect(applied.status, applied.text).to.equal(201);
+    await api.stop();
+    // a restart brings back what was applied, and nothing of what was refused
+    api = await open();
+    expect(api.runtime.list('onramp').filter((id) => !id.startsWith('system::'))).to.deep.equal(['one_in']);
+    expect(api.runtime.list('binding')).to.deep.equal(['one']);
+    expect(api.runtime.instancesOf('binding', 'one')).to.deep.equal(['main']);
+    // the same config again, against the restored runtime: nothing to do
+    const again = await apply(flowYaml('one'));
+    expect(again.status, again.text).to.equal(200);
+    expect(again.body).to.have.property('running').that.deep.equals(['/binding/one/main']);
+  });
+
   it('needs a body, and a map of sections', async () => {
     api = await startRuntime();
     const none = await call(api.base, 'POST', '/config', { raw: '', contentType: 'application/json' });
@@ -329,6 +360,9 @@ describe('Runtime.exclusive: one change made of others', () => {
       await insideDone;
       // asked for while the change holds the queue: it waits for the change, whatever the timing
       const outside = runtime.activate('pipeline', 'system::passthrough', 'outer').then(() => order.push('outer'));
+      // a pipeline opens without I/O: had it not waited, it would run by the next turn of the event loop
+      await new Promise((r) => setImmediate(r));
+      expect(runtime.instancesOf('pipeline', 'system::passthrough')).to.deep.equal(['inner']);
       release();
       await Promise.all([change, outside]);
       expect(order).to.deep.equal(['inner', 'change ends', 'outer']);
