@@ -42,7 +42,8 @@ export class ClusterRuntime extends Runtime {
     pool.restarted.subscribe((worker) => {
       // what it held is taken now: an activation queued meanwhile already runs on the new worker
       const held = [...this.placed].filter(([, p]) => p.workers.includes(worker));
-      void this.serial.run(() => this.replace(worker, held));
+      // queued even when the worker died during a change (say, its own re-placement): an event from outside, never a part of that change
+      void this.serial.enqueue(() => this.replace(worker, held));
     });
   }
 
