@@ -113,6 +113,7 @@ describe('POST /config: a whole config, all or nothing', function () {
     };
     const post = doc.paths['/config'].post;
     expect(post.operationId).to.equal('apply_config');
+    expect(Object.keys(post.responses).sort()).to.deep.equal(['200', '201', '400', '403', '406', '409', '413', '415', '503']);
     const ajv = new Ajv2020({ strict: false });
     ajv.addSchema({ components: doc.components }, 'doc');
     const validate = ajv.getSchema(`doc${post.responses['201'].content['application/json'].schema.$ref}`)!;
