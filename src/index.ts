@@ -20,7 +20,18 @@ export { Registries } from './runtime/registries';
 export type { Artefact, BindingArtefact, OfframpArtefact, OnrampArtefact, PipelineArtefact } from './runtime/artefacts';
 export type { Kind } from './runtime/urls';
 export { serveApi, type ServeOptions } from './api/public';
-export { loadConfigFile, loadConfigFiles, readConfigFile, type ConfigFile } from './config/load';
+export {
+  applyConfig,
+  configDocument,
+  loadConfigFile,
+  loadConfigFiles,
+  readConfigFile,
+  type Applied,
+  type ApplyOptions,
+  type ArtefactRef,
+  type ConfigFile,
+  type ConfigSource,
+} from './config/load';
 export { LevelStore, StoreError, type RuntimeStore, type StoredInstance } from './runtime/store';
 export { PathPolicy, type PolicyOptions, type PublishPolicy } from './runtime/policy';
 

@@ -4,7 +4,8 @@ import { artefactSchemas, ID_MAX_LENGTH, ID_PATTERN, type SchemaNames } from '..
 import type { JsonSchema } from '../schema/json-schema';
 import { version } from '../version';
 import { JSON_ONLY, JSON_OR_YAML } from './negotiate';
-import { PATH_PARAMETERS, PLACEHOLDERS_SCHEMA, type Operation } from './routes';
+import { CONFIG_APPLIED_SCHEMA, PATH_PARAMETERS, PLACEHOLDERS_SCHEMA, type Operation } from './routes';
+import { FLOW_SCHEMA } from '../config/flow';
 import { STATUS_SCHEMA } from '../runtime/observe/status';
 
 /**
@@ -35,6 +36,7 @@ export function openApiDocument(ops: Operation[], registries: Registries, access
     tags: [
       { name: 'service', description: 'version, health (liveness and readiness), status, metrics, the live tap and this document' },
       ...KINDS.map((kind) => ({ name: kind, description: `${kind} artefacts and their instances` })),
+      { name: 'config', description: 'a whole config (the content of a config file) applied at once, all or nothing' },
     ],
     paths,
     components: {
@@ -135,6 +137,27 @@ function componentSchemas(names: SchemaNames): Record<string, JsonSchema> {
     ...states,
     ids,
     placeholders: PLACEHOLDERS_SCHEMA,
+    config: {
+      type: 'object',
+      additionalProperties: false,
+      description: 'a config document: the sections of a config file (docs/config-files.md)',
+      properties: {
+        ...Object.fromEntries(KINDS.map((kind) => [kind, { type: ['array', 'null'], items: ref(kind), description: `${kind} artefacts to publish` }])),
+        mapping: {
+          type: ['object', 'null'],
+          description: 'binding instances to activate, /binding/{id}/{instance}, each with its placeholder values',
+          additionalProperties: { anyOf: [ref('placeholders'), { type: 'null' }] },
+        },
+        flow: { type: ['array', 'null'], items: FLOW_SCHEMA, description: 'flows: each a binding and its mapping in a few lines' },
+      },
+    },
+    config_applied: CONFIG_APPLIED_SCHEMA,
+    artefact_ref: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['kind', 'id'],
+      properties: { kind: { enum: [...KINDS] }, id: { type: 'string' } },
+    },
     status: STATUS_SCHEMA,
     version: { type: 'object', required: ['version'], properties: { version: { type: 'string', description: 'semantic version' } } },
     health: {

@@ -1,4 +1,5 @@
-import { conflict, invalid } from '../core/errors';
+import { EddyError, conflict, invalid } from '../core/errors';
+import { applyConfig, configDocument, type Applied } from '../config/load';
 import type { Runtime } from '../runtime/runtime';
 import { KINDS, type Kind } from '../runtime/urls';
 import { SchemaValidator } from '../schema/artefacts';
@@ -122,8 +123,78 @@ export function operations(runtime: Runtime, openApiDocument: () => unknown, opt
     ...observeOperations(runtime),
   ];
   for (const kind of KINDS) ops.push(...kindOperations(runtime, kind, options.allowSecrets === true));
+  ops.push(configOperation(runtime, options.allowSecrets === true));
   return ops;
 }
+
+/**
+ * POST /config: a whole config document (a config file's sections) applied
+ * all or nothing, by the very code `eddy server run -f` loads files with
+ * (config/load.ts), as one change of the runtime (docs/rest-api.md).
+ */
+function configOperation(runtime: Runtime, allowSecrets: boolean): Operation {
+  return {
+    method: 'post',
+    path: '/config',
+    operationId: 'apply_config',
+    summary: 'Apply a whole config all or nothing: publish its artefacts and activate its mappings (the sections of a config file, flow included)',
+    tag: 'config',
+    body: { schema: 'config', required: true, description: 'a config document, as a config file holds it (docs/config-files.md); no ${NAME} is replaced' },
+    query: [{ name: 'dry_run', description: '`true`: check everything, change nothing, and answer what would be done', schema: { enum: ['true', 'false'] } }],
+    responses: {
+      200: { description: 'nothing changed: everything declared was there already, the same; or a dry run', schema: 'config_applied' },
+      201: { description: 'what it published and activated, and what was there already', schema: 'config_applied' },
+      400: { description: 'the document or an artefact is invalid, or a mapping cannot start; the message names the artefact or mapping and the field' },
+      409: { description: 'an artefact differs from an existing one of the same id, or a mapping runs already with other links; nothing changed' },
+    },
+    run: async (input) => {
+      const dryRun = dryRunOf(input.query ?? {});
+      if (input.body === undefined) throw invalid('body: missing: POST /config needs a config document (the sections of a config file)');
+      const config = configDocument(input.body, '');
+      // the same checks as publishing each artefact by itself: a secret in clear text is refused; the policy (--allow-path) is the repository's
+      const check = allowSecrets ? undefined : (kind: Kind, artefact: unknown) => refuseSecrets(runtime, kind, artefact);
+      let applied: Applied;
+      try {
+        applied = await applyConfig(runtime, [{ name: '', config }], { dryRun, check });
+      } catch (err) {
+        // what is missing is named in the body (a binding, a linked artefact), not the URL: a bad request, not 404
+        if (err instanceof EddyError && err.code === 'not_found') throw invalid(err.message);
+        throw err;
+      }
+      if (!dryRun) await runtime.persisted();
+      const { published, unchanged, activated, running } = applied;
+      const changed = published.length + activated.length > 0 && !dryRun;
+      return { status: changed ? 201 : 200, body: { dry_run: dryRun, published, activated, unchanged, running } };
+    },
+  };
+}
+
+/** `?dry_run=true|false`, and nothing else. */
+function dryRunOf(query: Record<string, unknown>): boolean {
+  for (const name of Object.keys(query)) if (name !== 'dry_run') throw invalid(`query parameter '${name}' is unknown (known: dry_run)`);
+  const value = query.dry_run;
+  if (value === undefined || value === 'false') return false;
+  if (value === 'true') return true;
+  throw invalid(`query parameter 'dry_run' must be true or false, given once, not ${JSON.stringify(value)}`);
+}
+
+/** The answer of POST /config (documented by this same schema). */
+export const CONFIG_APPLIED_SCHEMA: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['dry_run', 'published', 'activated', 'unchanged', 'running'],
+  properties: {
+    dry_run: { type: 'boolean', description: 'true: nothing was changed; the lists say what would be' },
+    published: { type: 'array', items: { $ref: '#/components/schemas/artefact_ref' }, description: 'artefacts new to the repository, in the order published' },
+    activated: { type: 'array', items: { type: 'string' }, description: 'the binding instances the mappings activated: /binding/{id}/{instance}' },
+    unchanged: {
+      type: 'array',
+      items: { $ref: '#/components/schemas/artefact_ref' },
+      description: 'artefacts that existed already, the same as declared (compared as JSON, key order aside)',
+    },
+    running: { type: 'array', items: { type: 'string' }, description: 'mappings whose instance ran already with the same links, left running as it was' },
+  },
+};
 
 function kindOperations(runtime: Runtime, kind: Kind, allowSecrets: boolean): Operation[] {
   // every artefact the API gives back shows its secrets as "***" (schema/secrets.ts)

@@ -54,10 +54,11 @@ export function addDeclarations(declared: Declared, file: string, config: Config
   for (const kind of SECTIONS) {
     for (const [i, artefact] of (config[kind] ?? []).entries()) {
       const id = (artefact as { id?: unknown } | null)?.id;
-      if (typeof id !== 'string') throw invalid(`${file}: ${kind} #${i + 1}: id: must be a string`);
+      if (typeof id !== 'string') throw invalid(at(file, `${kind} #${i + 1}: id: must be a string`));
       const entry = { kind, id, artefact, file, canonical: canonical(artefact) };
       const earlier = declared.artefacts.get(`${kind}/${id}`);
-      if (earlier && earlier.canonical !== entry.canonical) throw conflict(`${file}: ${kind} '${id}': differs from its declaration in ${earlier.file}`);
+      if (earlier && earlier.canonical !== entry.canonical)
+        throw conflict(at(file, `${kind} '${id}': differs from its declaration ${earlier.file === '' ? 'before' : `in ${earlier.file}`}`));
       declared.artefacts.set(`${kind}/${id}`, entry);
     }
   }
@@ -65,9 +66,14 @@ export function addDeclarations(declared: Declared, file: string, config: Config
     try {
       declared.mappings.set(key, { key, ...mappingTarget(key), params: mappingValues(params), file });
     } catch (err) {
-      throw invalid(`${file}: mapping '${key}': ${(err as Error).message}`);
+      throw invalid(at(file, `mapping '${key}': ${(err as Error).message}`));
     }
   }
+}
+
+/** `NAME: what`: a message about a part of a config document, named by its file; a request body has no name, and the message starts with the part. */
+export function at(name: string, what: string): string {
+  return name === '' ? what : `${name}: ${what}`;
 }
 
 /** The binding and instance of a mapping key; an error says what the key must be. */

@@ -4,80 +4,165 @@ import { EddyError, conflict, invalid } from '../core/errors';
 import { didYouMean } from '../core/suggest';
 import type { BindingRequest, Runtime } from '../runtime/runtime';
 import type { Kind } from '../runtime/urls';
-import { SECTIONS, addDeclarations, canonical, emptyDeclared, mappingTarget, mappingValues, type ConfigFile, type Declared } from './declared';
+import type { Artefact } from '../runtime/artefacts';
+import { SECTIONS, addDeclarations, at, canonical, emptyDeclared, mappingTarget, mappingValues, type ConfigFile, type Declared } from './declared';
 
 export type { ConfigFile, Declared };
 
 /** Parses a YAML or JSON config file (YAML is a superset of JSON), `${NAME}` references replaced first, checking its top-level shape. */
 // eslint-disable-next-line @typescript-eslint/require-await -- exported as a promise, which a bad file rejects; the reading is synchronous today
 export async function readConfigFile(path: string): Promise<ConfigFile> {
-  const doc = readYamlFile(path, { substitute: true });
+  return configDocument(readYamlFile(path, { substitute: true }), path);
+}
+
+/**
+ * A parsed config document (a file's, or a body sent to `POST /config`)
+ * with its top-level shape checked and its `flow` entries expanded into
+ * bindings and mappings. `name` starts every message: the file, or '' for
+ * a request body, whose messages then start with the artefact.
+ */
+export function configDocument(doc: unknown, name: string): ConfigFile {
   if (doc === null || doc === undefined) return {};
-  if (typeof doc !== 'object' || Array.isArray(doc)) throw invalid(`${path}: the top level must be a map of sections`);
+  if (typeof doc !== 'object' || Array.isArray(doc)) throw invalid(at(name, 'the top level must be a map of sections'));
   for (const [key, value] of Object.entries(doc)) {
     if (key === 'flow') continue; // expandFlows reads it
     if (key === 'mapping') {
-      if (value !== null && (typeof value !== 'object' || Array.isArray(value))) throw invalid(`${path}: mapping must be a map`);
+      if (value !== null && (typeof value !== 'object' || Array.isArray(value))) throw invalid(at(name, 'mapping must be a map'));
     } else if ((SECTIONS as readonly string[]).includes(key)) {
-      if (value !== null && !Array.isArray(value)) throw invalid(`${path}: ${key} must be a list of ${key} artefacts`);
+      if (value !== null && !Array.isArray(value)) throw invalid(at(name, `${key} must be a list of ${key} artefacts`));
     } else {
       const sections = [...SECTIONS, 'mapping', 'flow'];
-      throw invalid(`${path}: unknown section '${key}'${didYouMean(key, sections)} (sections: ${sections.join(', ')})`);
+      throw invalid(at(name, `unknown section '${key}'${didYouMean(key, sections)} (sections: ${sections.join(', ')})`));
     }
   }
-  return expandFlows(path, doc);
+  return expandFlows(name, doc);
+}
+
+/** A parsed config document and the name its messages start with (see `configDocument`). */
+export interface ConfigSource {
+  readonly name: string;
+  readonly config: ConfigFile;
+}
+
+/** An artefact by kind and id, as the answer of `POST /config` lists it. */
+export interface ArtefactRef {
+  kind: Kind;
+  id: string;
+}
+
+/** What applying config documents did (or, in a dry run, would do). */
+export interface Applied {
+  /** artefacts new to the repository, in the order published */
+  published: ArtefactRef[];
+  /** artefacts that existed already, the same as declared (compared as JSON, key order aside) */
+  unchanged: ArtefactRef[];
+  /** the binding instances the mappings activated (`/binding/{id}/{instance}`) */
+  activated: string[];
+  /** mappings whose instance already ran with the same links, left as it was */
+  running: string[];
+  /** what the documents declare, for a later reload to compare with (reload.ts) */
+  declared: Declared;
+}
+
+export interface ApplyOptions {
+  /** check everything and change nothing: `Applied` says what would be published and activated */
+  dryRun?: boolean;
+  /** asked of each artefact before anything else (the API refuses secrets in clear text); throws to refuse */
+  check?: (kind: Kind, artefact: unknown) => void;
+}
+
+/** One apply under way: what it has published or checked so far, and what it did. */
+interface Applying {
+  readonly options: ApplyOptions;
+  /** `kind/id` -> the artefact as this apply published it (or, in a dry run, would) */
+  readonly planned: Map<string, Artefact>;
+  readonly applied: Applied;
+  /** how to take back each change made so far */
+  readonly journal: Undo[];
+}
+
+function applying(options: ApplyOptions = {}, journal: Undo[] = [], declared = emptyDeclared()): Applying {
+  return { options, planned: new Map(), applied: { published: [], unchanged: [], activated: [], running: [], declared }, journal };
 }
 
 /**
  * Publishes every artefact of a config file and activates its mappings, with
  * the same calls the REST API makes. An error names the file, the artefact
- * and the field.
+ * and the field. `journal` collects how to take each change back (the file
+ * itself takes nothing back: `loadConfigFiles` does).
  */
 export async function loadConfigFile(runtime: Runtime, path: string, journal: Undo[] = [], declared: Declared = emptyDeclared()): Promise<Declared> {
-  const mappings = await publishConfigFile(runtime, path, journal, declared);
-  await activateMappings(runtime, mappings, journal);
+  const state = applying({}, journal, declared);
+  const mappings = await publishConfig(runtime, { name: path, config: await readConfigFile(path) }, state);
+  await activateMappings(runtime, mappings, state);
   return declared;
 }
 
 /** A mapping of a config file, to activate once every file is published. */
 interface Mapping {
-  readonly file: string;
+  readonly source: string;
   readonly key: string;
   readonly request: BindingRequest;
 }
 
 /** `FILE: mapping 'KEY'`: where a message about one mapping comes from. */
-const mappingAt = (m: Mapping) => `${m.file}: mapping '${m.key}'`;
+const mappingAt = (m: Mapping) => at(m.source, `mapping '${m.key}'`);
 
-/** Publishes the artefacts of one file and returns its mappings, not yet activated. */
-async function publishConfigFile(runtime: Runtime, path: string, journal: Undo[], declared: Declared): Promise<Mapping[]> {
-  const config = await readConfigFile(path);
+/** The artefact this apply publishes, or the repository's: what its mappings will run. */
+function lookup(runtime: Runtime, state: Applying): (kind: Kind, id: string) => Artefact {
+  return (kind, id) => state.planned.get(`${kind}/${id}`) ?? runtime.repository.get(kind, id);
+}
+
+/** Publishes the artefacts of one document and returns its mappings, not yet activated (in a dry run, validates them only). */
+async function publishConfig(runtime: Runtime, source: ConfigSource, state: Applying): Promise<Mapping[]> {
+  const { name, config } = source;
+  const { planned, applied, journal, options } = state;
   for (const kind of SECTIONS) {
     for (const [i, artefact] of (config[kind] ?? []).entries()) {
       const id = (artefact as { id?: unknown } | null)?.id;
-      await withContext(`${path}: ${kind} ${typeof id === 'string' ? `'${id}'` : `#${i + 1}`}`, () => {
-        if (typeof id === 'string' && runtime.repository.has(kind, id)) return checkSame(runtime, kind, id, artefact);
-        runtime.publish(kind, artefact);
-        journal.push(() => void runtime.unpublish(kind, id as string));
+      await withContext(at(name, `${kind} ${typeof id === 'string' ? `'${id}'` : `#${i + 1}`}`), () => {
+        options.check?.(kind, artefact);
+        const ours = typeof id === 'string' ? planned.get(`${kind}/${id}`) : undefined;
+        if (ours) return checkSame(runtime, kind, id as string, ours, artefact); // declared twice by this apply
+        if (typeof id === 'string' && runtime.repository.has(kind, id)) {
+          checkSame(runtime, kind, id, runtime.repository.get(kind, id), artefact);
+          applied.unchanged.push({ kind, id });
+          return;
+        }
+        const published = options.dryRun ? runtime.repository.validate(kind, artefact) : runtime.publish(kind, artefact);
+        if (!options.dryRun) journal.push(() => void runtime.unpublish(kind, published.id));
+        planned.set(`${kind}/${published.id}`, published);
+        applied.published.push({ kind, id: published.id });
       });
     }
   }
   const mappings: Mapping[] = [];
   for (const [key, params] of Object.entries(config.mapping ?? {})) {
-    await withContext(`${path}: mapping '${key}'`, () => {
+    await withContext(at(name, `mapping '${key}'`), () => {
       const { binding, instance } = mappingTarget(key);
       const values = mappingValues(params);
+      const request = { binding, instance, params: values };
       // kept from a previous run (--data-dir): the same mapping is already running; another one is an error
       const stored = runtime.store?.storedInstance(`/binding/${binding}/${instance}`);
       if (stored) {
-        if (canonical(stored.params) === canonical(values)) return;
-        throw conflict(`already running with other parameters ${JSON.stringify(stored.params)} (kept in the data dir); deactivate it first (DELETE ${key})`);
+        if (canonical(stored.params) !== canonical(values))
+          throw conflict(`already running with other parameters ${JSON.stringify(stored.params)} (kept in the data dir); deactivate it first (DELETE ${key})`);
+        applied.running.push(key);
+        return;
       }
-      mappings.push({ file: path, key, request: { binding, instance, params: values } });
+      // running already (activated over the API, or by an earlier apply): the same if it runs the very links these values give
+      if (runtime.instancesOf('binding', binding).includes(instance)) {
+        const running = runtime.getInstance('binding', binding, instance);
+        if (canonical(running) !== canonical(runtime.checkActivation(request, lookup(runtime, state))))
+          throw conflict(`already running with other links (GET ${key} shows them); deactivate it first (DELETE ${key})`);
+        applied.running.push(key);
+        return;
+      }
+      mappings.push({ source: name, key, request });
     });
   }
   // what it declared, from the same parse, for a later reload to compare with (reload.ts)
-  addDeclarations(declared, path, config);
+  addDeclarations(applied.declared, name, config);
   return mappings;
 }
 
@@ -85,14 +170,20 @@ async function publishConfigFile(runtime: Runtime, path: string, journal: Undo[]
  * Activates the mappings as one activation: each is checked first (its
  * file and key named in the message), then all open together, so no file
  * offramp of one mapping truncates its file before every part of every
- * other has opened.
+ * other has opened. A dry run stops after the checks.
  */
-async function activateMappings(runtime: Runtime, mappings: readonly Mapping[], journal: Undo[]): Promise<void> {
-  for (const m of mappings) await withContext(mappingAt(m), () => runtime.checkActivation(m.request));
-  if (mappings.length === 0) return;
-  const where = mappings.length === 1 ? mappingAt(mappings[0]) : `${[...new Set(mappings.map((m) => m.file))].join(', ')}: mappings`;
+async function activateMappings(runtime: Runtime, mappings: readonly Mapping[], state: Applying): Promise<void> {
+  for (const m of mappings) await withContext(mappingAt(m), () => void runtime.checkActivation(m.request, lookup(runtime, state)));
+  const urls = mappings.map((m) => `/binding/${m.request.binding}/${m.request.instance}`);
+  if (mappings.length === 0 || state.options.dryRun) {
+    state.applied.activated.push(...urls);
+    return;
+  }
+  const sources = [...new Set(mappings.map((m) => m.source))];
+  const where = mappings.length === 1 ? mappingAt(mappings[0]) : at(sources.join(', '), 'mappings');
   await withContext(where, async () => void (await runtime.activateBindings(mappings.map((m) => m.request))));
-  for (const { request } of mappings) journal.push(() => runtime.deactivate('binding', request.binding, request.instance));
+  for (const { request } of mappings) state.journal.push(() => runtime.deactivate('binding', request.binding, request.instance));
+  state.applied.activated.push(...urls);
 }
 
 /** Takes back one change a config file made. */
@@ -105,32 +196,57 @@ type Undo = () => void | Promise<unknown>;
  * differing from its own broken version), then the error is thrown.
  */
 export async function loadConfigFiles(runtime: Runtime, paths: string[]): Promise<Declared> {
-  const journal: Undo[] = [];
-  const declared = emptyDeclared();
+  const sources: ConfigSource[] = [];
+  for (const path of paths) sources.push({ name: path, config: await readConfigFile(path) });
+  return (await applyConfig(runtime, sources)).declared;
+}
+
+/**
+ * Applies config documents all or nothing, as one change of the runtime
+ * (`Runtime.exclusive`: no activation or deactivation asked for meanwhile
+ * runs in between): every artefact of every document is published first
+ * (one the same as an existing artefact is left as it is, a different one
+ * is a conflict), then every mapping is checked, then all of them are
+ * activated as one activation. When anything fails, what was published and
+ * activated is taken back, inside the same change, before the error is
+ * thrown: the runtime is as it was. `eddy server run -f` and `POST /config`
+ * both apply through here.
+ */
+export async function applyConfig(runtime: Runtime, sources: readonly ConfigSource[], options: ApplyOptions = {}): Promise<Applied> {
+  const state = applying(options);
   try {
-    // every file published before any mapping opens: a mistake in the last file touches nothing of the first
-    const mappings: Mapping[] = [];
-    for (const path of paths) mappings.push(...(await publishConfigFile(runtime, path, journal, declared)));
-    await activateMappings(runtime, mappings, journal);
-    return declared;
+    return await runtime.exclusive(async () => {
+      try {
+        // every document published before any mapping opens: a mistake in the last one touches nothing of the first
+        const mappings: Mapping[] = [];
+        for (const source of sources) mappings.push(...(await publishConfig(runtime, source, state)));
+        await activateMappings(runtime, mappings, state);
+        return state.applied;
+      } catch (err) {
+        for (const undo of [...state.journal].reverse())
+          await Promise.resolve()
+            .then(undo)
+            .catch(() => undefined);
+        throw err;
+      }
+    });
   } catch (err) {
-    for (const undo of journal.reverse())
-      await Promise.resolve()
-        .then(undo)
-        .catch(() => undefined);
+    // the store writes of what was taken back follow the change: the store is as it was once this rejects
     await runtime.persisted().catch(() => undefined);
     throw err;
   }
 }
 
 /**
- * An artefact that exists already (kept in the data dir, or declared by an
- * earlier file) may be declared again if it is the same; a different one is
- * an error, never a silent replacement of either.
+ * An artefact that exists already (kept in the data dir, declared by an
+ * earlier file, published over the API) may be declared again if it is the
+ * same; a different one is an error, never a silent replacement of either.
+ * The same as written, or as stored (a pipeline without links is stored
+ * with its chain spelled out).
  */
-function checkSame(runtime: Runtime, kind: Kind, id: string, artefact: unknown): void {
-  // compared as stored: a pipeline without links is stored with the chain it stands for
-  if (canonical(runtime.repository.get(kind, id)) === canonical(runtime.repository.validate(kind, artefact))) return;
+function checkSame(runtime: Runtime, kind: Kind, id: string, existing: Artefact, artefact: unknown): void {
+  if (canonical(existing) === canonical(artefact)) return;
+  if (canonical(existing) === canonical(runtime.repository.validate(kind, artefact))) return;
   throw conflict(
     `differs from the ${kind} '${id}' that exists already (kept in the data dir or declared earlier); delete it first (DELETE /${kind}/${id}) or give this one another id`,
   );

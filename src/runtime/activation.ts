@@ -132,14 +132,20 @@ export class Activation {
    * opening anything: for a config reload, with the artefacts it is about
    * to publish in `artefact`.
    */
-  check(request: BindingRequest, artefact: (kind: Kind, id: string) => Artefact = (k, id) => this.parts.repository.get(k, id)): ResolvedLink[] {
+  check(
+    request: BindingRequest,
+    artefact: (kind: Kind, id: string) => Artefact = (k, id) => this.parts.repository.get(k, id),
+  ): { links: ResolvedLink[]; resolved: BindingArtefact } {
     const binding = artefact('binding', request.binding) as BindingArtefact;
     checkInstanceId(request.instance);
     const links = resolveLinks(binding, { ...request.params, instance: request.instance });
     checkLinks(links, artefact);
     checkDownstream(binding.id, links, artefact, this.parts.env.registries);
     checkCheckpoints(binding.id, links, artefact, this.parts.env.registries);
-    return links;
+    // the binding as its instance shows it (GET /binding/{id}/{instance}): the links with every placeholder filled in
+    const resolved: BindingArtefact = { ...binding, links: {} };
+    for (const { src, dsts } of links) resolved.links[src.raw] = dsts.map((d) => d.raw);
+    return { links, resolved };
   }
 
   /** Deactivates an instance and every instance only it kept alive. */
@@ -177,14 +183,13 @@ export class Activation {
   /** Every check of one binding activation that needs nothing opened; throws the first refusal. */
   private plan(request: BindingRequest, all: readonly BindingRequest[]): PlannedBinding {
     if (this.parts.shuttingDown()) throw conflict('the runtime is shutting down');
-    const artefact = this.parts.repository.get('binding', request.binding) as BindingArtefact;
+    this.parts.repository.get('binding', request.binding);
     checkInstanceId(request.instance);
     const url = instanceUrl('binding', request.binding, request.instance);
     if (this.parts.instances.has(url)) throw conflict(`instance ${url} is already running`);
     if (all.filter((r) => r.binding === request.binding && r.instance === request.instance).length > 1) throw conflict(`instance ${url} is asked for twice`);
-    const links = this.check(request);
-    const binding: BindingInstance = { resolved: { ...artefact, links: {} }, sourceDisconnects: [], disconnects: [], uses: new Set() };
-    for (const { src, dsts } of links) binding.resolved.links[src.raw] = dsts.map((d) => d.raw);
+    const { links, resolved } = this.check(request);
+    const binding: BindingInstance = { resolved, sourceDisconnects: [], disconnects: [], uses: new Set() };
     return { request, url, links, binding };
   }
 

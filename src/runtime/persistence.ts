@@ -25,7 +25,11 @@ export class Persistence {
     private readonly requestExit: (code: number, reason: string) => void,
   ) {}
 
-  /** Runs `change` once every change asked for before it has ended. */
+  /**
+   * Runs `change` once every change asked for before it has ended; asked
+   * from inside a change (a whole config applied as one), at once, as part
+   * of it.
+   */
   exclusive<T>(change: () => Promise<T>): Promise<T> {
     return this.changes.run(change);
   }
@@ -34,7 +38,8 @@ export class Persistence {
   later(write: (store: RuntimeStore) => Promise<void>): void {
     if (!this.store) return;
     // the failure is kept for persisted() and reported by now()
-    this.exclusive(() => this.now(write)).catch(() => undefined);
+    // queued even from inside a change: written after it, in the order memory saw the changes
+    this.changes.enqueue(() => this.now(write)).catch(() => undefined);
   }
 
   /**

@@ -12,7 +12,7 @@ import type { CodecType } from '../codecs/codec';
 import { Registries } from './registries';
 import { Repository } from './repository';
 import type { InstanceEnv, MeasurementListener, OnrampInstance } from './instances';
-import { SYSTEM_OFFRAMP, SYSTEM_PIPELINE, type Artefact } from './artefacts';
+import { SYSTEM_OFFRAMP, SYSTEM_PIPELINE, type Artefact, type BindingArtefact } from './artefacts';
 import { type InstancePort, type Kind, instanceUrl } from './urls';
 import type { RuntimeStore } from './store';
 import type { PublishPolicy } from './policy';
@@ -245,10 +245,24 @@ export class Runtime {
    * Throws what activating the binding instance would be refused for before
    * anything opened (ids, links, ports), without opening anything;
    * `artefact` looks artefacts up (the repository's by default: a reload
-   * passes the ones it is about to publish).
+   * passes the ones it is about to publish). Returns the binding with its
+   * links resolved, as the activation would run it.
    */
-  checkActivation(request: BindingRequest, artefact?: (kind: Kind, id: string) => Artefact): void {
-    this.activation.check(request, artefact);
+  checkActivation(request: BindingRequest, artefact?: (kind: Kind, id: string) => Artefact): BindingArtefact {
+    return this.activation.check(request, artefact).resolved;
+  }
+
+  /**
+   * Runs `change` as one change of the runtime: no activation or
+   * deactivation asked for meanwhile (by the API, a reload) starts before
+   * it has ended, and the runtime's own `activate`, `activateBindings` and
+   * `deactivate` called from inside it run at once, as parts of it (a whole
+   * config applied over the API: its activations, and its rollback when one
+   * fails). Publishing is synchronous and not queued; the store writes it
+   * asks for follow the change. Await `persisted()` after it, never inside.
+   */
+  exclusive<T>(change: () => Promise<T>): Promise<T> {
+    return this.persistence.exclusive(change);
   }
 
   /** Deactivates an instance and every instance only it kept alive. */

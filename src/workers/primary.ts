@@ -42,7 +42,8 @@ export class ClusterRuntime extends Runtime {
     pool.restarted.subscribe((worker) => {
       // what it held is taken now: an activation queued meanwhile already runs on the new worker
       const held = [...this.placed].filter(([, p]) => p.workers.includes(worker));
-      void this.serial.run(() => this.replace(worker, held));
+      // queued even when the worker died during a change (say, its own re-placement): an event from outside, never a part of that change
+      void this.serial.enqueue(() => this.replace(worker, held));
     });
   }
 
@@ -88,6 +89,11 @@ export class ClusterRuntime extends Runtime {
       }
       return artefacts;
     });
+  }
+
+  /** One change here too: the workers' part of every activation inside it is done before anything queued after it starts. */
+  override exclusive<T>(change: () => Promise<T>): Promise<T> {
+    return this.serial.run(() => super.exclusive(change));
   }
 
   override deactivate(kind: Kind, artefactId: string, instanceId: string): Promise<Artefact> {

@@ -36,6 +36,7 @@ const EXCEPTIONS: [string, string, string][] = [
   ['test/cli/status.test.ts', 'http://127.0.0.1:9898', "the console's default API URL, parsed only"],
   ['test/observe/tap-cli.test.ts', 'http://127.0.0.1:9898', "eddy tap's default API URL, parsed only"],
   ['test/docs/observe.test.ts', "replaceAll('127.0.0.1:9898'", "docs/observe.md's port, replaced by the test's own"],
+  ['test/docs/rest-api.test.ts', "substituted(line, '127.0.0.1:9898'", "docs/rest-api.md's port, replaced by the test's own"],
   ['test/connectors/rest/e2e.test.ts', "replace('127.0.0.1:8180/'", "examples/README.md's port, replaced by the test's own"],
   ['test/docs/quick-start.test.ts', 'const API_PORT = 9898', "the README's port: replaced by the test's own, and held while it runs"],
   ['test/docs/quick-start.test.ts', 'const ONRAMP_PORT = 8181', "the README's port: replaced by the test's own, and held while it runs"],

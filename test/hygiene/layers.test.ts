@@ -37,9 +37,11 @@ const LAYERS: { name: string; modules: Record<string, string[]> }[] = [
   { name: 'connector types', modules: { 'connectors/*': ['src/connectors/*/'] } },
   { name: 'catalogs', modules: { catalogs: ['src/connectors/catalog.ts', 'src/connectors/index.ts', 'src/builtins.ts'] } },
   { name: 'runtime', modules: { runtime: ['src/runtime/'] } },
+  // below the API, which applies a whole config document with the loader's own code (POST /config)
+  { name: 'config files', modules: { config: ['src/config/'] } },
   {
     name: 'on the runtime',
-    modules: { embed: ['src/embed/'], workers: ['src/workers/'], config: ['src/config/'], api: ['src/api/'], console: ['src/console/'] },
+    modules: { embed: ['src/embed/'], workers: ['src/workers/'], api: ['src/api/'], console: ['src/console/'] },
   },
   { name: 'testing', modules: { testing: ['src/testing/'] } },
   { name: 'entry points', modules: { entry: ['src/index.ts', 'src/cli.ts', 'src/cli/', 'src/cli-entry.ts'] } },
