@@ -6,6 +6,8 @@
  */
 import { version } from '../version';
 import { UsageError, help, usage, type Command, type Io } from './command';
+import { celCommand } from './cel';
+import { listCommand } from './list';
 import { serverRunCommand } from './server-run';
 import { statusCommand } from './status';
 import { tapCommand } from './tap';
@@ -13,7 +15,7 @@ import { testCommand } from './test';
 import { topCommand } from './top';
 
 /** Every command, in the order `eddy --help` lists them. */
-export const COMMANDS: readonly Command[] = [serverRunCommand, testCommand, tapCommand, statusCommand, topCommand];
+export const COMMANDS: readonly Command[] = [serverRunCommand, testCommand, tapCommand, statusCommand, topCommand, listCommand, celCommand];
 
 /** `eddy --help`: each command's short usage and what it does. */
 export function overview(): string {
