@@ -8,6 +8,8 @@ import { version } from '../version';
 import { UsageError, help, usage, type Command, type Io } from './command';
 import { celCommand } from './cel';
 import { listCommand } from './list';
+import { newCommand } from './new';
+import { schemaCommand } from './schema';
 import { serverRunCommand } from './server-run';
 import { statusCommand } from './status';
 import { tapCommand } from './tap';
@@ -15,7 +17,17 @@ import { testCommand } from './test';
 import { topCommand } from './top';
 
 /** Every command, in the order `eddy --help` lists them. */
-export const COMMANDS: readonly Command[] = [serverRunCommand, testCommand, tapCommand, statusCommand, topCommand, listCommand, celCommand];
+export const COMMANDS: readonly Command[] = [
+  serverRunCommand,
+  testCommand,
+  tapCommand,
+  statusCommand,
+  topCommand,
+  listCommand,
+  newCommand,
+  schemaCommand,
+  celCommand,
+];
 
 /** `eddy --help`: each command's short usage and what it does. */
 export function overview(): string {

@@ -15,7 +15,11 @@ const configSchema = s.object(
     key: s.string({ minLength: 1, description: "CEL: the event's key" }),
     max_keys: s.integer({ minimum: 1, description: 'per_second with key: keys tracked per second; events of further keys are dropped (default 10000)' }),
   },
-  { description: 'Keeps 1 in N events (deterministically per key with `key`) or at most R per second; the others leave on `dropped`.' },
+  {
+    description: 'Keeps 1 in N events (deterministically per key with `key`) or at most R per second; the others leave on `dropped`.',
+    // one of the two (validate refuses both): so the reference and `eddy new` show that one is required
+    anyOf: [{ required: ['one_in'] }, { required: ['per_second'] }],
+  },
 );
 
 export type SampleConfig = Input<typeof configSchema>;
