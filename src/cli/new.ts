@@ -1,10 +1,13 @@
 import { NEW_KINDS, checkType, kindOfType, skeleton, type NewKind } from '../config/skeleton';
 import { Registries } from '../runtime/registries';
+import { idProblem } from '../schema/ids';
 import { kindNamed, unknownKind } from '../runtime/type-info';
 import { defineCommand } from './command';
 
 interface NewOptions {
   kind: NewKind;
+  /** the artefact's id (and an operator's node id); from the type's name when absent */
+  id: string | undefined;
   type: string;
 }
 
@@ -27,8 +30,12 @@ export const newCommand = defineCommand({
     'description: the required ones as null placeholders marked `# required`, the optional ones commented out. An operator ' +
     'comes as a pipeline of one node. Exit 2 for an unknown or ambiguous type, with the nearest name.',
   operands: '[KIND] TYPE',
-  flags: {},
-  options: ({ operands }): NewOptions => {
+  flags: {
+    id: { type: 'string', value: 'ID', description: "the artefact's id (default: the type's name without its namespace, batch for generic::batch)" },
+  },
+  options: ({ operands, values }): NewOptions => {
+    const problem = values.id === undefined ? undefined : idProblem(values.id);
+    if (problem !== undefined) throw new Error(`--id: ${problem}`);
     if (operands.length === 0) throw new Error('which type? e.g. eddy new onramp metronome (eddy list names them)');
     if (operands.length > 2) throw new Error(`KIND TYPE at most, not ${operands.length} arguments`);
     const [kind, type] = operands.length === 2 ? [newKind(operands[0]), operands[1]] : [undefined, operands[0]];
@@ -36,10 +43,10 @@ export const newCommand = defineCommand({
     const registries = Registries.withBuiltins();
     const resolved = kind ?? kindOfType(registries, type);
     checkType(registries, resolved, type);
-    return { kind: resolved, type };
+    return { kind: resolved, type, id: values.id };
   },
   run: (options, io) => {
-    io.out(skeleton(Registries.withBuiltins(), options.kind, options.type));
+    io.out(skeleton(Registries.withBuiltins(), options.kind, options.type, options.id));
     return Promise.resolve(0);
   },
 });

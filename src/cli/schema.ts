@@ -1,4 +1,4 @@
-import { configFileSchema } from '../config/file-schema';
+import { configFileSchema, pipelineFileSchema } from '../config/file-schema';
 import { Registries } from '../runtime/registries';
 import { defineCommand } from './command';
 
@@ -9,10 +9,17 @@ export const schemaCommand = defineCommand({
     'The schema checks the sections (pipeline, onramp, offramp, binding, mapping, flow), each artefact, and the config of each ' +
     "onramp, offramp and pipeline node against its type's own schema: what publish checks, so an editor completes and flags " +
     'what eddy would refuse. `eddy schema > eddy.schema.json`, then point the editor at it (docs/config-files.md).',
-  flags: {},
-  options: () => ({}),
-  run: (_options, io) => {
-    io.out(`${JSON.stringify(configFileSchema(Registries.withBuiltins()), null, 2)}\n`);
+  flags: {
+    pipeline: {
+      type: 'boolean',
+      description: 'the schema of a pipeline file instead: one pipeline artefact by itself, as the case files of eddy test name it',
+    },
+  },
+  options: ({ values }) => ({ pipeline: values.pipeline }),
+  run: (options, io) => {
+    const registries = Registries.withBuiltins();
+    const schema = options.pipeline ? pipelineFileSchema(registries) : configFileSchema(registries);
+    io.out(`${JSON.stringify(schema, null, 2)}\n`);
     return Promise.resolve(0);
   },
 });

@@ -81,6 +81,15 @@ const MAPPING: JsonSchema = {
   additionalProperties: { type: ['object', 'null'], additionalProperties: { type: 'string' } },
 };
 
+/**
+ * The schema of a pipeline file: one pipeline artefact by itself, as a case
+ * file of `eddy test` names it (`pipeline: pipelines/batch.yaml`).
+ */
+export function pipelineFileSchema(registries: Registries): JsonSchema {
+  const { definitions, $schema } = configFileSchema(registries) as { definitions: Record<string, JsonSchema>; $schema: string };
+  return { $schema, title: 'eddy pipeline file', ...definitions.pipeline };
+}
+
 /** The schema of a config file whose types are those of `registries`. */
 export function configFileSchema(registries: Registries): JsonSchema {
   const artefacts = artefactSchemas({

@@ -124,7 +124,7 @@ function render(lines: readonly Line[]): string {
 }
 
 /** An id made from a type name: its last `::` part, `-` as `_` (`generic::batch` -> `batch`). */
-function idOf(type: string): string {
+export function idOf(type: string): string {
   const id = (type.split('::').pop() ?? type).replace(/[^a-zA-Z_:]/g, '_');
   return /^[a-z]/.test(id) ? id : `x${id}`;
 }
@@ -138,15 +138,9 @@ function configLines(schema: JsonSchema | undefined, indent: number): Line[] {
 }
 
 /** The config file for one type of `kind`: a ramp artefact, or a pipeline of one node for an operator. */
-export function skeleton(registries: Registries, kind: NewKind, type: string): string {
+export function skeleton(registries: Registries, kind: NewKind, type: string, id = idOf(type)): string {
   checkType(registries, kind, type);
   const info = typeInfo(registries, kind as TypeKind, type);
-  const head = [
-    `# ${type} ${kind}${info.description ? `: ${info.description}` : ''}`,
-    '# Fill in every field marked `# required` (null until then); the fields commented out are',
-    '# optional, shown at their default. `eddy server run -f THIS_FILE` refuses it until then.',
-  ];
-  const id = idOf(type);
   let lines: Line[];
   if (kind === 'operator') {
     lines = [
@@ -168,5 +162,12 @@ export function skeleton(registries: Registries, kind: NewKind, type: string): s
       ...configLines(info.schema, 4),
     ];
   }
+  const head = [
+    `# ${type} ${kind}${info.description ? `: ${info.description}` : ''}`,
+    ...(lines.some((l) => !l.commented && l.comment?.startsWith('required'))
+      ? ['# Fill in the fields marked `# required`: eddy refuses their null placeholders.']
+      : []),
+    '# The fields commented out are optional, shown at their default when they have one.',
+  ];
   return `${head.join('\n')}\n${render(lines)}\n`;
 }

@@ -124,11 +124,14 @@ describe('eddy new', function () {
     expect(parseYaml(skeleton(registries, 'offramp', 'kv'))).to.have.nested.property('offramp[0].linked', true);
   });
 
-  it('eddy new TYPE finds the kind when one kind has the type; KIND may be plural', async () => {
+  it('eddy new TYPE finds the kind when one kind has the type; KIND may be plural; --id names the artefact', async () => {
     const alone = await eddy(['new', 'runtime::cel']);
     expect(alone).to.deep.include({ code: 0, err: '' });
     expect(alone.out).to.equal(skeleton(registries, 'operator', 'runtime::cel'));
     expect((await eddy(['new', 'onramps', 'kafka'])).out).to.equal(skeleton(registries, 'onramp', 'kafka'));
+    const named = await eddy(['new', 'onramp', 'metronome', '--id', 'ticks']);
+    expect(parseYaml(named.out)).to.have.nested.property('onramp[0].id', 'ticks');
+    expect(parseYaml(skeleton(registries, 'operator', 'generic::batch'))).to.have.nested.property('pipeline[0].nodes[0].id', 'batch');
   });
 
   it('an unknown or ambiguous type, or a kind it does not write, is exit 2 saying what to write', async () => {
@@ -140,6 +143,7 @@ describe('eddy new', function () {
       [['new', 'onrmap', 'kafka'], "unknown kind 'onrmap' (did you mean 'onramp'?)"],
       [['new', 'codec', 'json'], 'eddy new writes onramps, offramps and operators'],
       [['new'], 'which type?'],
+      [['new', 'onramp', 'metronome', '--id', 'Ticks'], "--id: 'Ticks' starts with 'T'"],
     ] as const) {
       const run = await eddy([...argv]);
       expect(run.code, argv.join(' ')).to.equal(2);
