@@ -46,7 +46,7 @@ export function listTypes(registries: Registries, options: ListOptions, io: Pick
 
 export const listCommand = defineCommand({
   name: 'list',
-  summary: 'list the onramp, offramp, operator, codec and processor types with what each does',
+  summary: 'list the onramp, offramp, operator, codec and processor types',
   description:
     'KIND is onramps, offramps, operators, codecs, preprocessors or postprocessors (singular too; several may be given); without one, ' +
     "every kind is listed. Each type's one-line description comes from its registered schema. Exit 2 for an unknown kind.",

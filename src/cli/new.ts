@@ -23,7 +23,7 @@ function newKind(word: string): NewKind {
 
 export const newCommand = defineCommand({
   name: 'new',
-  summary: 'print a commented config file to start from, for one onramp, offramp or operator type',
+  summary: 'print a config file to start from, for one onramp, offramp or operator type',
   description:
     'KIND is onramp, offramp or operator; it may be left out when only one of them has a type of that name (kafka is an onramp and ' +
     "an offramp, runtime::cel only an operator). The file holds every field of the type's config with its type, default and " +

@@ -12,7 +12,7 @@ import { didYouMean } from '../core/suggest';
 import type { JsonSchema } from '../schema/json-schema';
 import { typeText } from '../schema/describe';
 import type { Registries } from '../runtime/registries';
-import { typeInfo, typeNames, type TypeKind } from '../runtime/type-info';
+import { typeInfo, typeNames } from '../runtime/type-info';
 
 /** The kinds `eddy new` writes a file for: the artefacts (an operator as a pipeline of one node). */
 export const NEW_KINDS = ['onramp', 'offramp', 'operator'] as const;
@@ -140,7 +140,7 @@ function configLines(schema: JsonSchema | undefined, indent: number): Line[] {
 /** The config file for one type of `kind`: a ramp artefact, or a pipeline of one node for an operator. */
 export function skeleton(registries: Registries, kind: NewKind, type: string, id = idOf(type)): string {
   checkType(registries, kind, type);
-  const info = typeInfo(registries, kind as TypeKind, type);
+  const info = typeInfo(registries, kind, type);
   let lines: Line[];
   if (kind === 'operator') {
     lines = [

@@ -57,6 +57,8 @@ describe('eddy list', () => {
   it('an unknown kind is exit 2, naming the nearest', async () => {
     const { code, err } = await eddy(['list', 'onramsp']);
     expect(code).to.equal(2);
-    expect(err).to.match(/^error: unknown kind 'onramsp' \(did you mean 'onramp'\?\); kinds: onramp, offramp, operator, codec, preprocessor, postprocessor \(or their plurals\)\nusage: eddy list /);
+    expect(err).to.match(
+      /^error: unknown kind 'onramsp' \(did you mean 'onramp'\?\); kinds: onramp, offramp, operator, codec, preprocessor, postprocessor \(or their plurals\)\nusage: eddy list /,
+    );
   });
 });

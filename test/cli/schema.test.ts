@@ -64,7 +64,11 @@ describe('eddy schema', () => {
   const refused: [string, unknown, RegExp][] = [
     ['an unknown section', { onramps: [ticks] }, /must NOT have additional properties/],
     ['an unknown onramp type', { onramp: [{ ...ticks, type: 'metronom' }] }, /^\/onramp\/0\/type must be equal to one of the allowed values/m],
-    ['an unknown field of a type', { onramp: [{ ...ticks, config: { interval: 1000, intervall: 5 } }] }, /^\/onramp\/0\/config must NOT have additional properties/m],
+    [
+      'an unknown field of a type',
+      { onramp: [{ ...ticks, config: { interval: 1000, intervall: 5 } }] },
+      /^\/onramp\/0\/config must NOT have additional properties/m,
+    ],
     ['a field of the wrong type', { onramp: [{ ...ticks, config: { interval: 'often' } }] }, /^\/onramp\/0\/config\/interval must be integer/m],
     ['a missing required field', { offramp: [{ id: 'out', type: 'file', config: {} }] }, /^\/offramp\/0\/config must have required property 'file'/m],
     [
@@ -72,7 +76,11 @@ describe('eddy schema', () => {
       { pipeline: [{ id: 'p', nodes: [{ id: 'b', type: 'generic::batch', config: { count: 0 } }] }] },
       /^\/pipeline\/0\/nodes\/0\/config\/count must be >= 1/m,
     ],
-    ['an unknown operator', { pipeline: [{ id: 'p', nodes: [{ id: 'b', type: 'generic::batc' }] }] }, /^\/pipeline\/0\/nodes\/0\/type must be equal to one of/m],
+    [
+      'an unknown operator',
+      { pipeline: [{ id: 'p', nodes: [{ id: 'b', type: 'generic::batc' }] }] },
+      /^\/pipeline\/0\/nodes\/0\/type must be equal to one of/m,
+    ],
     ['a flow without to', { flow: [{ id: 'f', from: 'ticks' }] }, /^\/flow\/0 must have required property 'to'/m],
     ['a mapping value that is no string', { mapping: { '/binding/b/main': { n: 1 } } }, /^\/mapping\/~1binding~1b~1main\/n must be string/m],
     ['a bad mapping key', { mapping: { 'binding/b': {} } }, /^\/mapping .*must match pattern/m],

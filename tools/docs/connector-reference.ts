@@ -10,9 +10,9 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { dirname, join, relative, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import type { OfframpType, OnrampType } from '../../src/connectors/connector';
-import type { JsonSchema } from '../../src/schema/json-schema';
 import { Registries } from '../../src/runtime/registries';
 import { configRows } from '../../src/schema/describe';
+import { typeInfo } from '../../src/runtime/type-info';
 
 export { configRows, typeText, type ConfigRow } from '../../src/schema/describe';
 
@@ -72,8 +72,8 @@ export function renderConnectorPages(registries: Registries, options: RenderOpti
   pages.set('README.md', index.join('\n') + '\n');
   for (const name of names) {
     const out: string[] = [GENERATED_NOTE, '', `# ${name}`, '', `[All connectors](README.md)`];
-    if (onramps.has(name)) out.push('', ...renderSide('onramp', name, registries.onramps.get(name)));
-    if (offramps.has(name)) out.push('', ...renderSide('offramp', name, registries.offramps.get(name)));
+    if (onramps.has(name)) out.push('', ...renderSide('onramp', name, registries.onramps.get(name), typeInfo(registries, 'onramp', name).description));
+    if (offramps.has(name)) out.push('', ...renderSide('offramp', name, registries.offramps.get(name), typeInfo(registries, 'offramp', name).description));
     const prose = readProse(docsDir, name, 3, join(repoRoot(), CONNECTOR_REFERENCE_DIR));
     if (prose !== undefined) out.push('', '## Behaviour', '', prose);
     pages.set(`${name}.md`, out.join('\n') + '\n');
@@ -98,9 +98,9 @@ export function writePages(dir: string, pages: Map<string, string>): { write: st
   return stale;
 }
 
-function renderSide(side: Side, name: string, type: AnyType): string[] {
+function renderSide(side: Side, name: string, type: AnyType, description: string): string[] {
   const linkable = type.linkable === 'required' ? 'only linked (`linked: true` is required)' : type.linkable ? 'yes' : 'no';
-  const lines = [`## ${name} ${side}`, '', `Default codec: \`${type.defaultCodec}\`. Linkable: ${linkable}.`, ''];
+  const lines = [`## ${name} ${side}`, '', ...(description ? [description, ''] : []), `Default codec: \`${type.defaultCodec}\`. Linkable: ${linkable}.`, ''];
   const rows = configRows(type.configSchema);
   if (rows.length === 0) lines.push('No config.');
   else {
