@@ -4,6 +4,7 @@
  * types are there too). `eddy list`, `eddy new`, `eddy schema` and the
  * references (tools/docs/) read the types through this.
  */
+import { MissingPackageError } from '../core/packages';
 import { didYouMean } from '../core/suggest';
 import type { JsonSchema } from '../schema/json-schema';
 import type { Registries } from './registries';
@@ -42,9 +43,23 @@ export function typeNames(registries: Registries, kind: TypeKind): string[] {
   return registryOf(registries, kind).names();
 }
 
-/** Every type of `kinds`, kind by kind, each kind's sorted by name (each type's module is loaded). */
+/**
+ * Every type of `kinds`, kind by kind, each kind's sorted by name (each
+ * type's module is loaded). A type whose optional npm package is not
+ * installed is there too: its description says which package it needs, and
+ * it has no schema (its module, which holds it, cannot load).
+ */
 export function typeInfos(registries: Registries, kinds: readonly TypeKind[] = TYPE_KINDS): TypeInfo[] {
-  return kinds.flatMap((kind) => typeNames(registries, kind).map((name) => typeInfo(registries, kind, name)));
+  return kinds.flatMap((kind) =>
+    typeNames(registries, kind).map((name) => {
+      try {
+        return typeInfo(registries, kind, name);
+      } catch (err) {
+        if (!(err instanceof MissingPackageError)) throw err;
+        return { kind, type: name, description: `(not installed: needs the npm package '${err.packageName}', see docs/install.md)`, schema: undefined };
+      }
+    }),
+  );
 }
 
 /**

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { main } from '../../src/cli/main';
+import { MissingPackageError } from '../../src/core/packages';
 import { listTypes } from '../../src/cli/list';
 import { Registries } from '../../src/runtime/registries';
 import { TYPE_KINDS, typeInfos } from '../../src/runtime/type-info';
@@ -52,6 +53,21 @@ describe('eddy list', () => {
     let out = '';
     listTypes(own, { kinds: ['operator'], json: false }, { out: (t) => (out += t) });
     expect(out).to.match(/^ {2}acme::shout {2,}Upper-cases every string event\.$/m);
+  });
+
+  it('lists a type whose optional npm package is not installed, saying which package it needs', () => {
+    const own = new Registries();
+    own.onramps.registerLazy('acme', () => {
+      throw new MissingPackageError('pg', "onramp 'acme'");
+    });
+    expect(typeInfos(own, ['onramp'])).to.deep.equal([
+      { kind: 'onramp', type: 'acme', description: "(not installed: needs the npm package 'pg', see docs/install.md)", schema: undefined },
+    ]);
+    // another failure to load is not hidden
+    own.offramps.registerLazy('broken', () => {
+      throw new Error('a bug');
+    });
+    expect(() => typeInfos(own, ['offramp'])).to.throw('a bug');
   });
 
   it('an unknown kind is exit 2, naming the nearest', async () => {
