@@ -3,7 +3,8 @@
  * and check one as it is written. Made from what publish checks: the
  * artefact schemas of schema/artefacts.ts and each registered type's config
  * schema, chosen by the artefact's `type` (an onramp's `config` is checked
- * against its type's schema), plus the file-only sections `mapping` and
+ * against its type's schema; a codec's or processor's `{name, config}` by
+ * its name), plus the file-only sections `mapping` and
  * `flow` (declared.ts, flow.ts). Publish checks more than a schema can say
  * (a pipeline's links against its nodes, a cron expression); what the
  * editor accepts, publish may still refuse, never the other way round.
@@ -18,20 +19,42 @@ import { MAPPING_KEY, SECTIONS } from './declared';
  * `allOf` of one `if type is T then config is T's schema` per type: an
  * editor completes and checks `config` once `type` is written.
  */
-function configByType(registries: Registries, kind: TypeKind, typeKey: string): JsonSchema[] {
+function configByType(registries: Registries, kind: TypeKind, typeKey: string, noSchema: JsonSchema | boolean = { type: 'object' }): JsonSchema[] {
   return typeInfos(registries, [kind]).map((t) => ({
     if: { properties: { [typeKey]: { const: t.type } }, required: [typeKey] },
-    then: { properties: { config: t.schema ?? { type: 'object' } } },
+    then: { properties: { config: t.schema ?? noSchema } },
   }));
+}
+
+/**
+ * A codec or processor spec (a name, or `{name, config}`) whose config is
+ * checked by the named type's schema. A codec without one takes no config
+ * (`false`: no value is valid), as publish says.
+ */
+function namedWithConfig(registries: Registries, spec: JsonSchema, kind: 'codec' | 'preprocessor' | 'postprocessor'): JsonSchema {
+  const branches = (spec.anyOf as JsonSchema[]).map((branch) =>
+    branch.type === 'object' ? { ...branch, allOf: configByType(registries, kind, 'name', kind === 'codec' ? false : { type: 'object' }) } : branch,
+  );
+  return { ...spec, anyOf: branches };
 }
 
 /** An onramp or offramp: the artefact schema, its `type` one of the registered names, its `config` by type. */
 function ramp(registries: Registries, base: JsonSchema, kind: 'onramp' | 'offramp'): JsonSchema {
   const properties = base.properties as Record<string, JsonSchema>;
+  const processors = (field: 'preprocessors' | 'postprocessors', of: 'preprocessor' | 'postprocessor'): JsonSchema => ({
+    ...properties[field],
+    items: namedWithConfig(registries, properties[field].items as JsonSchema, of),
+  });
   return {
     ...base,
     description: `an ${kind} artefact (docs/concepts.md)`,
-    properties: { ...properties, type: { ...properties.type, enum: typeNames(registries, kind) } },
+    properties: {
+      ...properties,
+      type: { ...properties.type, enum: typeNames(registries, kind) },
+      codec: namedWithConfig(registries, properties.codec, 'codec'),
+      preprocessors: processors('preprocessors', 'preprocessor'),
+      postprocessors: processors('postprocessors', 'postprocessor'),
+    },
     allOf: configByType(registries, kind, 'type'),
   };
 }

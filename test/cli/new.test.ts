@@ -1,5 +1,7 @@
 import { expect } from 'chai';
+import Ajv from 'ajv';
 import { parse as parseYaml } from 'yaml';
+import { configFileSchema } from '../../src/config/file-schema';
 import { main } from '../../src/cli/main';
 import { NEW_KINDS, skeleton } from '../../src/config/skeleton';
 import { createLogger } from '../../src/core/logger';
@@ -73,9 +75,10 @@ function activeLines(text: string): string[] {
 describe('eddy new', function () {
   this.timeout(60_000);
   const registries = Registries.withBuiltins();
+  const configFile = new Ajv({ strict: false, allErrors: true }).compile(configFileSchema(registries));
 
   for (const kind of NEW_KINDS) {
-    it(`every builtin ${kind} type: the file parses, is refused as printed, and publishes once its placeholders are filled`, () => {
+    it(`every builtin ${kind} type: the file parses, is refused as printed, and publishes (and passes eddy schema) once its placeholders are filled`, () => {
       const runtime = new Runtime({ logger: createLogger('silent') });
       const section = kind === 'operator' ? 'pipeline' : kind;
       const failures: string[] = [];
@@ -100,6 +103,8 @@ describe('eddy new', function () {
         // as printed, a file with a required field is refused: the user has something to fill in
         if (activeLines(text).some((l) => l.includes('# required')))
           expect(() => runtime.repository.validate(section, printed()), `${type} as printed`).to.throw();
+        // what publish takes, the editor's schema takes too (eddy schema)
+        if (!configFile({ [section]: [filled] })) failures.push(`${type}: refused by eddy schema: ${JSON.stringify(configFile.errors)}`);
         try {
           runtime.publish(section, filled);
         } catch (err) {

@@ -81,6 +81,16 @@ describe('eddy schema', () => {
       { pipeline: [{ id: 'p', nodes: [{ id: 'b', type: 'generic::batc' }] }] },
       /^\/pipeline\/0\/nodes\/0\/type must be equal to one of/m,
     ],
+    [
+      "a processor's bad config",
+      { onramp: [{ ...ticks, preprocessors: [{ name: 'lines', config: { max_length: 0 } }] }] },
+      /^\/onramp\/0\/preprocessors\/0\/config\/max_length must be >= 1/m,
+    ],
+    [
+      'config for a codec that takes none',
+      { offramp: [{ id: 'out', type: 'stdout', codec: { name: 'json', config: {} } }] },
+      /^\/offramp\/0\/codec\/config boolean schema is false/m,
+    ],
     ['a flow without to', { flow: [{ id: 'f', from: 'ticks' }] }, /^\/flow\/0 must have required property 'to'/m],
     ['a mapping value that is no string', { mapping: { '/binding/b/main': { n: 1 } } }, /^\/mapping\/~1binding~1b~1main\/n must be string/m],
     ['a bad mapping key', { mapping: { 'binding/b': {} } }, /^\/mapping .*must match pattern/m],
