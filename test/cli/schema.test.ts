@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import Ajv, { type ValidateFunction } from 'ajv';
+import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -7,6 +8,7 @@ import { main } from '../../src/cli/main';
 import { configFileSchema, pipelineFileSchema } from '../../src/config/file-schema';
 import { Registries } from '../../src/runtime/registries';
 import type { JsonSchema } from '../../src/schema/json-schema';
+import { EDDY } from '../helpers/cli';
 import { EXAMPLES } from '../helpers/examples';
 
 async function eddy(argv: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -38,6 +40,15 @@ describe('eddy schema', () => {
     expect(printed).to.deep.include({ code: 0, err: '' });
     expect(JSON.parse(printed.out)).to.deep.equal(configFileSchema(registries));
     expect(JSON.parse((await eddy(['schema', '--pipeline'])).out)).to.deep.equal(pipelineFileSchema(registries));
+  });
+
+  it('bin/eddy writes the whole schema into a pipe before it exits (`eddy schema | ...` was cut at 64 KiB)', async () => {
+    // a shell's pipe, not the socket a child process gets from node, into which a write completes at once
+    const stdout = await new Promise<string>((resolve, reject) =>
+      execFile('sh', ['-c', `'${process.execPath}' '${EDDY}' schema | cat`], { maxBuffer: 1 << 24 }, (err, out) => (err ? reject(err) : resolve(out))),
+    );
+    expect(stdout.length).to.be.greaterThan(65536);
+    expect(JSON.parse(stdout)).to.deep.equal(configFileSchema(registries));
   });
 
   it('takes every config file of examples/', () => {
