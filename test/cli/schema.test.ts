@@ -45,7 +45,9 @@ describe('eddy schema', () => {
   it('bin/eddy writes the whole schema into a pipe before it exits (`eddy schema | ...` was cut at 64 KiB)', async () => {
     // a shell's pipe, not the socket a child process gets from node, into which a write completes at once
     const stdout = await new Promise<string>((resolve, reject) =>
-      execFile('sh', ['-c', `'${process.execPath}' '${EDDY}' schema | cat`], { maxBuffer: 1 << 24 }, (err, out) => (err ? reject(err) : resolve(out))),
+      execFile('sh', ['-c', `'${process.execPath}' '${EDDY}' schema | cat`], { maxBuffer: 1 << 24 }, (err, out) =>
+        err ? reject(new Error(err.message)) : resolve(out),
+      ),
     );
     expect(stdout.length).to.be.greaterThan(65536);
     expect(JSON.parse(stdout)).to.deep.equal(configFileSchema(registries));
