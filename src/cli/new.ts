@@ -27,7 +27,7 @@ export const newCommand = defineCommand({
   description:
     'KIND is onramp, offramp or operator; it may be left out when only one of them has a type of that name (kafka is an onramp and ' +
     "an offramp, runtime::cel only an operator). The file holds every field of the type's config with its type, default and " +
-    'description: the required ones as null placeholders marked `# required`, the optional ones commented out. An operator ' +
+    'description: the required ones as null placeholders (their comment says required), the optional ones commented out. An operator ' +
     'comes as a pipeline of one node. Exit 2 for an unknown or ambiguous type, with the nearest name.',
   operands: '[KIND] TYPE',
   flags: {
