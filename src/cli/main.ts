@@ -6,6 +6,10 @@
  */
 import { version } from '../version';
 import { UsageError, help, usage, type Command, type Io } from './command';
+import { celCommand } from './cel';
+import { listCommand } from './list';
+import { newCommand } from './new';
+import { schemaCommand } from './schema';
 import { serverRunCommand } from './server-run';
 import { statusCommand } from './status';
 import { tapCommand } from './tap';
@@ -13,7 +17,17 @@ import { testCommand } from './test';
 import { topCommand } from './top';
 
 /** Every command, in the order `eddy --help` lists them. */
-export const COMMANDS: readonly Command[] = [serverRunCommand, testCommand, tapCommand, statusCommand, topCommand];
+export const COMMANDS: readonly Command[] = [
+  serverRunCommand,
+  testCommand,
+  tapCommand,
+  statusCommand,
+  topCommand,
+  listCommand,
+  newCommand,
+  schemaCommand,
+  celCommand,
+];
 
 /** `eddy --help`: each command's short usage and what it does. */
 export function overview(): string {
@@ -37,7 +51,21 @@ function commandsStartingWith(words: readonly string[]): Command[] {
 
 const processIo: Io = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t), env: process.env };
 
+/** Resolves once what was written to `stream` before is handed to the OS (an empty write's callback comes after theirs). */
+const drained = (stream: NodeJS.WriteStream) => new Promise<void>((resolve) => stream.write('', () => resolve()));
+
+/**
+ * Runs `argv`; with the process's own streams, answers only once stdout and
+ * stderr took everything: the caller exits at once (process.exit), which
+ * would cut a pipe's output short at 64 KiB (`eddy schema > file` is 160 KB).
+ */
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
+  const code = await command(argv, io);
+  if (io === processIo) await Promise.all([drained(process.stdout), drained(process.stderr)]);
+  return code;
+}
+
+async function command(argv: string[], io: Io): Promise<number> {
   if (argv[0] === '--version' || argv[0] === '-V' || (argv[0] === 'version' && argv.length === 1)) {
     io.out(`eddy ${version}\n`);
     return 0;

@@ -10,6 +10,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { JsonSchema } from '../../src/schema/json-schema';
 import { Registries } from '../../src/runtime/registries';
+import { typeInfos } from '../../src/runtime/type-info';
 import { configRows, repoRoot } from './connector-reference';
 
 /** Where the reference lives, under the repository root. */
@@ -26,15 +27,9 @@ interface Entry {
 
 /** The reference for every operator, processor and codec in `registries`. */
 export function renderConfigReference(registries: Registries): string {
-  const operators = registries.operators.names().map((name): Entry => {
-    const type = registries.operators.get(name);
-    return { name, summary: summaryOf(type.configSchema), schema: type.configSchema ?? { properties: {} } };
-  });
-  const processors = (registry: Registries['preprocessors'] | Registries['postprocessors']) =>
-    registry.names().map((name): Entry => {
-      const { configSchema } = registry.get(name);
-      return { name, summary: summaryOf(configSchema), schema: configSchema };
-    });
+  const operators = typeInfos(registries, ['operator']).map((t): Entry => ({ name: t.type, summary: t.description || undefined, schema: t.schema ?? { properties: {} } }));
+  const processors = (kind: 'preprocessor' | 'postprocessor') =>
+    typeInfos(registries, [kind]).map((t): Entry => ({ name: t.type, summary: t.description || undefined, schema: t.schema }));
   const codecs = registries.codecs.names().map((name): Entry => {
     const type = registries.codecs.get(name);
     const mimes = type.mimeTypes ?? [];
@@ -67,14 +62,10 @@ export function renderConfigReference(registries: Registries): string {
     '  (avro, protobuf) are named as `{name, config}`.',
   ];
   out.push(...section('Operators', operators));
-  out.push(...section('Preprocessors', processors(registries.preprocessors)));
-  out.push(...section('Postprocessors', processors(registries.postprocessors)));
+  out.push(...section('Preprocessors', processors('preprocessor')));
+  out.push(...section('Postprocessors', processors('postprocessor')));
   out.push(...section('Codecs', codecs));
   return out.join('\n') + '\n';
-}
-
-function summaryOf(schema: JsonSchema | undefined): string | undefined {
-  return typeof schema?.description === 'string' ? schema.description : undefined;
 }
 
 function section(title: string, entries: Entry[]): string[] {

@@ -10,8 +10,11 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { dirname, join, relative, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import type { OfframpType, OnrampType } from '../../src/connectors/connector';
-import type { JsonSchema } from '../../src/schema/json-schema';
 import { Registries } from '../../src/runtime/registries';
+import { configRows } from '../../src/schema/describe';
+import { typeInfo } from '../../src/runtime/type-info';
+
+export { configRows, typeText, type ConfigRow } from '../../src/schema/describe';
 
 /** Where the generated pages live, under the repository root: one `<type>.md` per connector type and a `README.md` index. */
 export const CONNECTOR_REFERENCE_DIR = join('docs', 'reference', 'connectors');
@@ -69,8 +72,8 @@ export function renderConnectorPages(registries: Registries, options: RenderOpti
   pages.set('README.md', index.join('\n') + '\n');
   for (const name of names) {
     const out: string[] = [GENERATED_NOTE, '', `# ${name}`, '', `[All connectors](README.md)`];
-    if (onramps.has(name)) out.push('', ...renderSide('onramp', name, registries.onramps.get(name)));
-    if (offramps.has(name)) out.push('', ...renderSide('offramp', name, registries.offramps.get(name)));
+    if (onramps.has(name)) out.push('', ...renderSide('onramp', name, registries.onramps.get(name), typeInfo(registries, 'onramp', name).description));
+    if (offramps.has(name)) out.push('', ...renderSide('offramp', name, registries.offramps.get(name), typeInfo(registries, 'offramp', name).description));
     const prose = readProse(docsDir, name, 3, join(repoRoot(), CONNECTOR_REFERENCE_DIR));
     if (prose !== undefined) out.push('', '## Behaviour', '', prose);
     pages.set(`${name}.md`, out.join('\n') + '\n');
@@ -95,9 +98,9 @@ export function writePages(dir: string, pages: Map<string, string>): { write: st
   return stale;
 }
 
-function renderSide(side: Side, name: string, type: AnyType): string[] {
+function renderSide(side: Side, name: string, type: AnyType, description: string): string[] {
   const linkable = type.linkable === 'required' ? 'only linked (`linked: true` is required)' : type.linkable ? 'yes' : 'no';
-  const lines = [`## ${name} ${side}`, '', `Default codec: \`${type.defaultCodec}\`. Linkable: ${linkable}.`, ''];
+  const lines = [`## ${name} ${side}`, '', ...(description ? [description, ''] : []), `Default codec: \`${type.defaultCodec}\`. Linkable: ${linkable}.`, ''];
   const rows = configRows(type.configSchema);
   if (rows.length === 0) lines.push('No config.');
   else {
@@ -109,86 +112,6 @@ function renderSide(side: Side, name: string, type: AnyType): string[] {
     lines.push('', 'Example:', '', '```yaml', stringify({ [side]: [artefact] }).trimEnd(), '```');
   }
   return lines;
-}
-
-export interface ConfigRow {
-  /** dotted path: `endpoint.host`, `entries[].name` */
-  field: string;
-  type: string;
-  default?: string;
-  required: boolean;
-  description: string;
-}
-
-/**
- * One row per property, nested ones under their parent's path: an object's
- * fields as `parent.field`, the fields of a list's objects as
- * `parent[].field`, and the fields of an object alternative (`oneOf`) as
- * `parent.field` too.
- */
-export function configRows(schema: JsonSchema, prefix = ''): ConfigRow[] {
-  const rows: ConfigRow[] = [];
-  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
-  const required = new Set((schema.required as string[] | undefined) ?? []);
-  for (const [key, property] of Object.entries(properties)) {
-    const field = `${prefix}${key}`;
-    rows.push({
-      field,
-      type: typeText(property),
-      default: property.default === undefined ? undefined : JSON.stringify(property.default),
-      required: required.has(key),
-      description: typeof property.description === 'string' ? property.description : '',
-    });
-    rows.push(...nestedRows(property, field));
-  }
-  return rows;
-}
-
-function nestedRows(schema: JsonSchema, field: string): ConfigRow[] {
-  if (schema.properties) return configRows(schema, `${field}.`);
-  const items = schema.items as JsonSchema | undefined;
-  if (items && typeof items === 'object' && items.properties) return configRows(items, `${field}[].`);
-  const branches = ((schema.oneOf ?? schema.anyOf) as JsonSchema[] | undefined) ?? [];
-  return branches.flatMap((branch) => nestedRows(branch, field));
-}
-
-/** A readable type: `integer (≥ 1)`, `list of string`, `map of string to string`, `string or object`, `one of "a", "b"`. */
-export function typeText(schema: JsonSchema): string {
-  if (Array.isArray(schema.enum)) return `one of ${schema.enum.map((v) => JSON.stringify(v)).join(', ')}`;
-  if (schema.const !== undefined) return JSON.stringify(schema.const);
-  const branches = (schema.oneOf ?? schema.anyOf) as JsonSchema[] | undefined;
-  if (Array.isArray(branches)) return [...new Set(branches.map(typeText))].join(' or ');
-  const types = Array.isArray(schema.type) ? (schema.type as string[]) : typeof schema.type === 'string' ? [schema.type] : [];
-  if (types.length === 0) return 'any';
-  return types.map((t) => singleType(t, schema)).join(' or ');
-}
-
-function singleType(type: string, schema: JsonSchema): string {
-  switch (type) {
-    case 'array': {
-      const items = schema.items as JsonSchema | undefined;
-      return items && typeof items === 'object' ? `list of ${typeText(items)}` : 'list';
-    }
-    case 'object': {
-      const values = schema.additionalProperties;
-      if (!schema.properties && values && typeof values === 'object') return `map of string to ${typeText(values as JsonSchema)}`;
-      return 'object';
-    }
-    case 'integer':
-    case 'number':
-      return `${type}${bounds(schema)}`;
-    default:
-      return type;
-  }
-}
-
-function bounds(schema: JsonSchema): string {
-  const parts: string[] = [];
-  if (typeof schema.minimum === 'number') parts.push(`≥ ${schema.minimum}`);
-  if (typeof schema.exclusiveMinimum === 'number') parts.push(`> ${schema.exclusiveMinimum}`);
-  if (typeof schema.maximum === 'number') parts.push(`≤ ${schema.maximum}`);
-  if (typeof schema.exclusiveMaximum === 'number') parts.push(`< ${schema.exclusiveMaximum}`);
-  return parts.length === 0 ? '' : ` (${parts.join(', ')})`;
 }
 
 /** A table cell: one line, pipes escaped. */

@@ -16,7 +16,7 @@ const configSchema = s.object(
       description: 'publish persistent messages (delivery mode 2): a durable queue keeps them across a broker restart',
     }),
   },
-  { required: ['amqp_addr'] },
+  { description: 'Publishes events to an AMQP 0.9.1 exchange (RabbitMQ) with publisher confirms.', required: ['amqp_addr'] },
 );
 
 export type AmqpOfframpConfig = Static<typeof configSchema>;

@@ -41,7 +41,10 @@ const configSchema = s.object(
       description: 'a message whose event failed is requeued (and redelivered); false: rejected (dead-lettered if the queue has a dead-letter exchange)',
     }),
   },
-  { required: ['amqp_addr', 'queue_name', 'queue_options'] },
+  {
+    description: 'Consumes an AMQP 0.9.1 queue (RabbitMQ), settling each message once its events are acked or failed.',
+    required: ['amqp_addr', 'queue_name', 'queue_options'],
+  },
 );
 
 export type AmqpOnrampConfig = Static<typeof configSchema>;

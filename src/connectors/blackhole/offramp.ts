@@ -33,6 +33,7 @@ const configSchema = s.object(
     }),
   },
   {
+    description: 'Acks and discards every event; with its benchmark keys, measures their latency.',
     // one benchmark key asks for the measurement, which needs all three; the report's options need a measurement
     dependencies: {
       warmup_secs: ['stop_after_secs', 'significant_figures'],

@@ -12,7 +12,7 @@ const configSchema = s.object(
     iters: s.integer({ minimum: 1, description: 'number of events to send, then stop' }),
     base64: s.boolean({ default: false, description: 'base64-decode each line' }),
   },
-  { required: ['source'] },
+  { description: 'For benchmarks: replays the lines of a file, read into memory at creation, as fast as it can or at an interval.', required: ['source'] },
 );
 
 /**

@@ -72,7 +72,7 @@ export const cbOfframp: OfframpType<Record<string, never>> = {
   defaultCodec: 'json',
   autoAck: false,
   example: {},
-  configSchema: s.object({}, { description: 'the cb offramp takes no config' }),
+  configSchema: s.object({}, { description: 'For tests: answers each event with the acks, fails and circuit-breaker changes it asks for.' }),
   create(_config, ctx) {
     return {
       send(_payloads, event) {

@@ -14,7 +14,7 @@ const configSchema = s.object(
       description: 'ms to wait for the missing acks and fails after everything was sent (or while paused by a circuit breaker) before exiting with status 1',
     }),
   },
-  { required: ['source'] },
+  { description: 'For tests: sends the lines of a file as events and expects one ack or fail for each.', required: ['source'] },
 );
 
 /** Lines sent per macrotask at most; the breaker is checked before every line. */

@@ -64,7 +64,7 @@ const configSchema = s.object(
       description: 'gateway events held while the circuit breaker is triggered; beyond it events are dropped and reported on err',
     }),
   },
-  { required: ['token'] },
+  { description: 'A Discord bot: the gateway events it receives (messages and the rest) become events.', required: ['token'] },
 );
 
 type ChatOnrampConfig = Static<typeof configSchema>;

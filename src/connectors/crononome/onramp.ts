@@ -24,7 +24,7 @@ const entrySchema = s.object(
 
 const configSchema = s.object(
   { entries: s.array(entrySchema, { minItems: 1, description: 'the schedules, each firing its own events' }) },
-  { required: ['entries'] },
+  { description: 'Emits an event each time the cron expression of one of its entries matches.', required: ['entries'] },
 );
 
 type Entry = Static<typeof entrySchema>;

@@ -8,7 +8,7 @@ export const debug: OfframpType<Record<string, never>> = {
   placement: 'every-worker', // counts per worker (docs/workers.md)
   autoAck: true,
   example: {},
-  configSchema: s.object({}),
+  configSchema: s.object({}, { description: 'Counts events per class and prints the counts to stdout every second.' }),
   create() {
     let counts = new Map<string, number>();
     let total = 0;

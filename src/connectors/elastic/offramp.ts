@@ -27,7 +27,7 @@ const configSchema = s.object(
       description: 'bulk requests in flight at most; as many more wait ready, and at twice this many sent the breaker is triggered',
     }),
   },
-  { required: ['nodes'] },
+  { description: 'Indexes events into Elasticsearch with the bulk API.', required: ['nodes'] },
 );
 
 type ElasticConfig = Static<typeof configSchema>;

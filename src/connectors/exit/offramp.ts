@@ -9,7 +9,7 @@ export const exit: OfframpType<Record<string, never>> = {
   placement: 'every-worker', // any worker's exit ends the server (docs/workers.md)
   autoAck: true,
   example: {},
-  configSchema: s.object({}),
+  configSchema: s.object({}, { description: 'Shuts eddy down and exits the process with the status an event names.' }),
   create(_config, ctx) {
     // the delay runs on the runtime's scheduler, so a runtime in virtual time exits in virtual time
     const pending = new Subscription();

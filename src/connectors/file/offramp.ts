@@ -23,7 +23,7 @@ const configSchema = s.object(
       description: 'ack an event only once the file is fsynced (survives a power loss, not only a process kill); one fsync per flush, not per event',
     }),
   },
-  { required: ['file'] },
+  { description: 'Writes each event to a file, one line per event.', required: ['file'] },
 );
 
 type FileOfframpConfig = Static<typeof configSchema>;

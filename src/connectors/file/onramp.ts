@@ -13,7 +13,7 @@ const configSchema = s.object(
     close_on_done: s.boolean({ default: false, description: 'stop the runtime when the file is read' }),
     sleep_on_done: s.integer({ minimum: 0, default: 0, description: 'ms to wait after the end before closing' }),
   },
-  { required: ['source'] },
+  { description: 'Reads a file (xz when its name ends in .xz), one event per line.', required: ['source'] },
 );
 
 /**

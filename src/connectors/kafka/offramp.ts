@@ -38,7 +38,7 @@ const configSchema = s.object(
       'librdkafka option names mapped onto the client (see docs/connectors/kafka.md): client.id, acks, compression.codec (none, gzip, snappy, lz4, zstd), linger.ms, batch.num.messages, security.protocol, sasl.*, ssl.* and more; any other name is refused',
     ),
   },
-  { required: ['topic', 'brokers'] },
+  { description: 'Produces events to a Kafka topic.', required: ['topic', 'brokers'] },
 );
 
 export type KafkaOfframpConfig = Static<typeof configSchema>;

@@ -51,7 +51,7 @@ const configSchema = s.object(
       description: 'ms a fetch waits at the broker for new messages when there are none (also how often a paused consumer heartbeats)',
     }),
   },
-  { required: ['group_id', 'topics', 'brokers'] },
+  { description: 'Consumes Kafka topics as a member of a consumer group.', required: ['group_id', 'topics', 'brokers'] },
 );
 
 export type KafkaOnrampConfig = Static<typeof configSchema>;

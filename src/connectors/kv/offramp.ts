@@ -10,7 +10,7 @@ const { Level } = requirePackage<typeof LevelPackage>('level', 'the kv offramp')
 
 const configSchema = s.object(
   { dir: s.string({ minLength: 1, description: 'directory holding the store; created if absent, and held (locked) by one instance at a time' }) },
-  { required: ['dir'] },
+  { description: 'A key-value store on local disk that a pipeline drives with command events (linked only).', required: ['dir'] },
 );
 
 type Op = 'get' | 'put' | 'delete' | 'scan' | 'cas';

@@ -38,7 +38,7 @@ const configSchema = s.object(
     }),
     concurrency: s.integer({ minimum: 1, default: 4, description: 'requests in flight at most; more trigger the circuit breaker' }),
   },
-  { required: ['license_key'] },
+  { description: 'Posts events as log lines to a New Relic style log API over HTTPS.', required: ['license_key'] },
 );
 
 export type LogvendorConfig = Static<typeof configSchema>;

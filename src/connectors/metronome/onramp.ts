@@ -4,7 +4,10 @@ import type { Frame, OnrampType } from '../connector';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 
-const configSchema = s.object({ interval: s.integer({ minimum: 1, description: 'milliseconds between ticks' }) }, { required: ['interval'] });
+const configSchema = s.object(
+  { interval: s.integer({ minimum: 1, description: 'milliseconds between ticks' }) },
+  { description: 'Emits a tick event every `interval` milliseconds.', required: ['interval'] },
+);
 
 /** metronome: a structured tick every `interval` ms; none while the circuit breaker is triggered. */
 export const metronome: OnrampType<Static<typeof configSchema>> = {

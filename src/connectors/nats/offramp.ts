@@ -40,7 +40,7 @@ const configSchema = s.object(
       description: 'publish through JetStream and ack an event once the stream stored it (a stream must capture the subject)',
     }),
   },
-  { required: ['hosts', 'subject'] },
+  { description: 'Publishes events to a NATS subject, or to JetStream with an ack once stored.', required: ['hosts', 'subject'] },
 );
 
 type NatsOfframpConfig = Static<typeof configSchema>;

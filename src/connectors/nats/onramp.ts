@@ -69,7 +69,7 @@ const configSchema = s.object(
     options: optionsSchema,
     jetstream: jetstreamSchema,
   },
-  { required: ['hosts', 'subject'] },
+  { description: 'Subscribes to a NATS subject, or consumes a JetStream stream with acks.', required: ['hosts', 'subject'] },
 );
 
 type NatsOnrampConfig = Static<typeof configSchema>;

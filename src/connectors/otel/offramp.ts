@@ -62,7 +62,7 @@ const configSchema = s.object(
       { default: {}, description: 'what happens to a request that failed in a way the OTLP spec calls retryable' },
     ),
   },
-  { required: ['endpoint'] },
+  { description: 'Exports OpenTelemetry logs, metrics and traces over OTLP/gRPC or OTLP/HTTP.', required: ['endpoint'] },
 );
 
 type OtelOfframpConfig = Static<typeof configSchema>;

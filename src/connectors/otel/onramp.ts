@@ -14,18 +14,21 @@ import { requirePackage } from '../../core/packages';
 
 const grpc = requirePackage<typeof import('@grpc/grpc-js')>('@grpc/grpc-js', 'the otel connector');
 
-const configSchema = s.object({
-  host: listenHost('address to listen on; the default takes exporters on this machine only (0.0.0.0 or :: for every interface)'),
-  port: listenPort({ default: 4317, description: "port to listen on (OTLP/gRPC's standard port by default); 0 picks a free one" }),
-  http_port: listenPort({
-    description:
-      'port to serve OTLP/HTTP on as well (/v1/traces, /v1/logs, /v1/metrics; 4318 is its standard port); absent: OTLP/HTTP is not served; 0 picks a free one',
-  }),
-  logs: s.boolean({ default: true, description: 'accept logs (LogsService); when false, log exports are answered with success and dropped' }),
-  metrics: s.boolean({ default: true, description: 'accept metrics (MetricsService); when false, metric exports are answered with success and dropped' }),
-  trace: s.boolean({ default: true, description: 'accept traces (TraceService); when false, span exports are answered with success and dropped' }),
-  tls: serverTls('serve OTLP/gRPC and OTLP/HTTP over TLS with this certificate (the files are reloaded when they change, on both ports); absent: plaintext'),
-});
+const configSchema = s.object(
+  {
+    host: listenHost('address to listen on; the default takes exporters on this machine only (0.0.0.0 or :: for every interface)'),
+    port: listenPort({ default: 4317, description: "port to listen on (OTLP/gRPC's standard port by default); 0 picks a free one" }),
+    http_port: listenPort({
+      description:
+        'port to serve OTLP/HTTP on as well (/v1/traces, /v1/logs, /v1/metrics; 4318 is its standard port); absent: OTLP/HTTP is not served; 0 picks a free one',
+    }),
+    logs: s.boolean({ default: true, description: 'accept logs (LogsService); when false, log exports are answered with success and dropped' }),
+    metrics: s.boolean({ default: true, description: 'accept metrics (MetricsService); when false, metric exports are answered with success and dropped' }),
+    trace: s.boolean({ default: true, description: 'accept traces (TraceService); when false, span exports are answered with success and dropped' }),
+    tls: serverTls('serve OTLP/gRPC and OTLP/HTTP over TLS with this certificate (the files are reloaded when they change, on both ports); absent: plaintext'),
+  },
+  { description: 'Receives OpenTelemetry logs, metrics and traces over OTLP/gRPC and OTLP/HTTP.' },
+);
 
 /** What a refused exporter is asked to wait before it retries (RetryInfo), while the circuit breaker is triggered. */
 export const RETRY_DELAY_MS = 1000;

@@ -28,7 +28,7 @@ const configSchema = s.object(
         'INSERTs running at most (connections in the pool); as many more wait ready behind them, and at twice this many sent the circuit breaker is triggered until half have finished',
     }),
   },
-  { required: ['host', 'user', 'dbname', 'table'] },
+  { description: 'Inserts each event as a row of a PostgreSQL table.', required: ['host', 'user', 'dbname', 'table'] },
 );
 
 export type PostgresOfframpConfig = Static<typeof configSchema>;

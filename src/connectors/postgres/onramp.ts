@@ -37,7 +37,7 @@ const configSchema = s.object(
       },
     ),
   },
-  { required: ['host', 'user', 'dbname', 'query', 'interval_ms'] },
+  { description: 'Polls a PostgreSQL query over consecutive time intervals, one event per row.', required: ['host', 'user', 'dbname', 'query', 'interval_ms'] },
 );
 
 export type PostgresOnrampConfig = Static<typeof configSchema>;

@@ -37,7 +37,7 @@ const configSchema = s.object(
       }),
     },
   },
-  { required: ['subscription'] },
+  { description: 'Pulls messages from a Google Cloud Pub/Sub subscription, acking each once its events are acked.', required: ['subscription'] },
 );
 
 export type PubsubOnrampConfig = Static<typeof configSchema>;

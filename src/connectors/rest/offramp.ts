@@ -96,7 +96,7 @@ const configSchema = s.object(
     secret_headers: secretHeaders(),
     concurrency: s.integer({ minimum: 1, default: 4, description: 'requests in flight at most; more wait, and the breaker is triggered' }),
   },
-  { required: ['endpoint'] },
+  { description: 'An HTTP client: sends each event as a request.', required: ['endpoint'] },
 );
 
 type RestOfframpConfig = Static<typeof configSchema>;

@@ -12,18 +12,21 @@ import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 import { listenHost, listenPort, serverTls } from '../../schema/fields';
 
-const configSchema = s.object({
-  host: listenHost(),
-  port: listenPort({ default: 8000, description: 'TCP port to listen on (0: any free port, logged)' }),
-  timeout: s.integer({
-    minimum: 1,
-    default: 10000,
-    description:
-      'linked only: ms from the arrival of a request to its answer: the reply, else 504 (503 with Retry-After when backpressure kept it out of the flow)',
-  }),
-  max_body_bytes: s.integer({ minimum: 0, default: 10485760, description: 'largest request body read; a larger one is answered 413 and makes no event' }),
-  tls: serverTls('serve HTTPS with this certificate (the files are reloaded when they change); absent: plain HTTP'),
-});
+const configSchema = s.object(
+  {
+    host: listenHost(),
+    port: listenPort({ default: 8000, description: 'TCP port to listen on (0: any free port, logged)' }),
+    timeout: s.integer({
+      minimum: 1,
+      default: 10000,
+      description:
+        'linked only: ms from the arrival of a request to its answer: the reply, else 504 (503 with Retry-After when backpressure kept it out of the flow)',
+    }),
+    max_body_bytes: s.integer({ minimum: 0, default: 10485760, description: 'largest request body read; a larger one is answered 413 and makes no event' }),
+    tls: serverTls('serve HTTPS with this certificate (the files are reloaded when they change); absent: plain HTTP'),
+  },
+  { description: 'An HTTP server: the body of each request becomes an event.' },
+);
 
 type RestOnrampConfig = Static<typeof configSchema>;
 

@@ -5,17 +5,23 @@ import { BufferedWriter } from '../_shared/buffered-writer';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 
-const configSchema = s.object({
-  prefix: s.string({ default: '', description: 'written before each event' }),
-  raw: s.boolean({ default: false, description: 'write non-UTF-8 payloads as they are instead of as a byte list' }),
-});
+/** The same config for both; the description names the stream. */
+function configSchema(name: 'stdout' | 'stderr') {
+  return s.object(
+    {
+      prefix: s.string({ default: '', description: 'written before each event' }),
+      raw: s.boolean({ default: false, description: 'write non-UTF-8 payloads as they are instead of as a byte list' }),
+    },
+    { description: `Writes each event to standard ${name === 'stdout' ? 'output' : 'error'}, one line per event.` },
+  );
+}
 
 const NEWLINE = Buffer.from('\n');
 
 /** Writers are shared per process stream, so the system offramp and custom ones interleave whole lines. */
 const writers = new WeakMap<Writable, BufferedWriter>();
 
-function stdOfframp(name: 'stdout' | 'stderr', stream: () => Writable): OfframpType<Static<typeof configSchema>> {
+function stdOfframp(name: 'stdout' | 'stderr', stream: () => Writable): OfframpType<Static<ReturnType<typeof configSchema>>> {
   return {
     name,
     defaultCodec: 'json',
@@ -24,7 +30,7 @@ function stdOfframp(name: 'stdout' | 'stderr', stream: () => Writable): OfframpT
     // the process stream's own buffer (its 'drain') is the backpressure, not a count of events waiting for their write
     maxInFlight: () => 1 << 20,
     example: { prefix: '' },
-    configSchema,
+    configSchema: configSchema(name),
     create(config, ctx) {
       const out = stream();
       let writer = writers.get(out);

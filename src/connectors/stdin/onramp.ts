@@ -7,7 +7,7 @@ export const stdin: OnrampType<Record<string, never>> = {
   name: 'stdin',
   defaultCodec: 'string',
   example: {},
-  configSchema: s.object({}),
+  configSchema: s.object({}, { description: 'Reads standard input in chunks as they arrive (add the lines preprocessor for one event per line).' }),
   create(_config, ctx) {
     const originUri = `svc-stdin://${ctx.hostname}`;
     return {

@@ -28,7 +28,7 @@ const configSchema = s.object(
       description: 'accepted for configs of the original, where it was ignored too; Node sockets are always non-blocking',
     }),
   },
-  { required: ['host', 'port'] },
+  { description: 'Writes events to one outbound TCP connection.', required: ['host', 'port'] },
 );
 
 export type TcpOfframpConfig = Static<typeof configSchema>;

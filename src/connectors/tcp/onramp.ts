@@ -14,7 +14,7 @@ const configSchema = s.object(
     port: listenPort(),
     tls: serverTls('accept TLS connections with this certificate (the files are reloaded when they change); absent: plaintext'),
   },
-  { required: ['port'] },
+  { description: 'A TCP server: the bytes its clients send become events.', required: ['port'] },
 );
 
 /**

@@ -17,7 +17,7 @@ const configSchema = s.object(
     dst_host: connectHost('destination host (resolved once, when the offramp starts)'),
     dst_port: connectPort({ description: 'destination port' }),
   },
-  { required: ['dst_host', 'dst_port'] },
+  { description: 'Sends each event as one UDP datagram.', required: ['dst_host', 'dst_port'] },
 );
 
 export type UdpOfframpConfig = Static<typeof configSchema>;

@@ -21,7 +21,7 @@ const configSchema = s.object(
         "the socket's receive buffer (SO_RCVBUF) in bytes; default: the system's (net.core.rmem_default). Linux doubles the request for its bookkeeping and caps it at net.core.rmem_max; the size granted is logged",
     }),
   },
-  { required: ['port'] },
+  { description: 'Receives UDP datagrams on a port, one frame per datagram.', required: ['port'] },
 );
 
 type UdpOnrampConfig = Static<typeof configSchema>;

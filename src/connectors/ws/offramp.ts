@@ -21,7 +21,7 @@ const configSchema = s.object(
     url: s.string({ pattern: WS_URL.source, description: 'WebSocket server to send to (ws:// or wss://); meta `url` overrides it per event' }),
     binary: s.boolean({ default: false, description: 'send binary messages instead of text; meta `binary` overrides it per event' }),
   },
-  { required: ['url'] },
+  { description: 'A WebSocket client: sends each event as a message.', required: ['url'] },
 );
 
 /**

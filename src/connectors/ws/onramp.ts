@@ -33,7 +33,7 @@ const configSchema = s.object(
     }),
     tls: serverTls('serve wss:// with this certificate (the files are reloaded when they change); absent: ws://'),
   },
-  { required: ['port'] },
+  { description: 'A WebSocket server: each message it receives becomes an event.', required: ['port'] },
 );
 
 type WsOnrampConfig = Static<typeof configSchema>;

@@ -121,6 +121,28 @@ export function compileCel(source: string, options: { interpreterOnly?: boolean 
 }
 
 /**
+ * One evaluation of `program` on an event as runtime::cel makes it, and the
+ * engine that gave the result: `interpreted` when the expression is not in
+ * the compiled subset, or when the compiled code declined this evaluation
+ * (the interpreter is the only one that asks the scope for its CEL
+ * conversion). For `eddy cel`.
+ */
+export function evaluateTraced(program: CelProgram, data: unknown, meta: unknown): { value: unknown; engine: 'compiled' | 'interpreted' } {
+  const scope = new LazyCelScope(data, meta);
+  let interpreted = false;
+  const traced: CelScope = {
+    data,
+    meta,
+    cel: () => {
+      interpreted = true;
+      return scope.cel();
+    },
+  };
+  const value = program.evaluateJson(traced);
+  return { value, engine: program.compiled && !interpreted ? 'compiled' : 'interpreted' };
+}
+
+/**
  * JSON to CEL: integral numbers become CEL `int` so that `event.count + 1`
  * type-checks (CEL has no implicit int/double conversion); other numbers are
  * `double`. Everything else passes as is.

@@ -10,12 +10,19 @@ import type { Input } from '../../schema/typed';
 
 const configSchema = s.object(
   {
-    one_in: s.integer({ minimum: 1, description: 'keep one event in this many; with key, the keys whose hash is 0 modulo this' }),
+    one_in: s.integer({
+      minimum: 1,
+      description: 'keep one event in this many; with key, the keys whose hash is 0 modulo this (this or per_second, not both)',
+    }),
     per_second: s.integer({ minimum: 1, description: 'keep at most this many events per second (per key with key)' }),
     key: s.string({ minLength: 1, description: "CEL: the event's key" }),
     max_keys: s.integer({ minimum: 1, description: 'per_second with key: keys tracked per second; events of further keys are dropped (default 10000)' }),
   },
-  { description: 'Keeps 1 in N events (deterministically per key with `key`) or at most R per second; the others leave on `dropped`.' },
+  {
+    description: 'Keeps 1 in N events (deterministically per key with `key`) or at most R per second; the others leave on `dropped`.',
+    // one of the two (validate refuses both): so the reference and `eddy new` show that one is required
+    anyOf: [{ required: ['one_in'] }, { required: ['per_second'] }],
+  },
 );
 
 export type SampleConfig = Input<typeof configSchema>;
