@@ -10,9 +10,10 @@ import { Runtime } from '../runtime/runtime';
 import { LevelStore } from '../runtime/store';
 import { PathPolicy } from '../runtime/policy';
 import { maskUrlCredentials } from '../core/redact';
+import { parseLogLevels, type LogFormat } from '../core/logger';
 import { version } from '../version';
 import { startClusterRuntime } from '../workers/start';
-import { defineCommand, optionsOf, type CommandLine } from './command';
+import { UsageError, defineCommand, optionsOf, type CommandLine } from './command';
 
 const FLAGS = {
   file: {
@@ -29,6 +30,13 @@ const FLAGS = {
     description: 'reload the config files when one changes (SIGHUP reloads them too, with or without it; docs/config-files.md)',
   },
   'no-api': { type: 'boolean', short: 'n', description: 'run without the REST API' },
+  'log-format': {
+    type: 'string',
+    value: 'FORMAT',
+    env: 'EDDY_LOG_FORMAT',
+    default: 'text',
+    description: 'text, or json: one JSON object per log line (time, level, module, instance, msg, fields); levels come from EDDY_LOG (docs/observe.md)',
+  },
   'api-host': { type: 'string', value: 'HOST', default: '127.0.0.1', description: 'the address the REST API listens on' },
   'api-port': { type: 'string', value: 'PORT', default: '9898', description: "the REST API's port; 0 takes a free one" },
   'api-token': {
@@ -104,6 +112,8 @@ export interface RunOptions {
   apiTls?: ServerTlsConfig;
   /** processes running the flows (docs/workers.md); 1, the default, runs everything in this process */
   workers: number;
+  /** how log lines are written */
+  logFormat: LogFormat;
 }
 
 /** `--workers N` (a whole number ≥ 1) or `auto` (one per core: os.availableParallelism()). */
@@ -159,7 +169,15 @@ function runOptions(line: CommandLine<typeof FLAGS>, env: NodeJS.ProcessEnv): Ru
     apiOptions: api ? apiOptionsFromFlags(apiFlags, host, env) : undefined,
     apiTls,
     workers: parseWorkers(values.workers),
+    logFormat: logFormat(values['log-format'], env),
   };
+}
+
+/** `--log-format`; EDDY_LOG is read here too, so a level it cannot read stops the start with a message naming it. */
+function logFormat(value: string, env: NodeJS.ProcessEnv): LogFormat {
+  if (value !== 'text' && value !== 'json') throw new UsageError(`--log-format: text or json, not '${value}'`);
+  parseLogLevels(env.EDDY_LOG ?? 'info');
+  return value;
 }
 
 /** The --api-tls-* flags as a `tls` config; the files are read when the API starts. */
@@ -197,6 +215,8 @@ function failed(err: unknown): void {
 }
 
 async function serverRun(options: RunOptions): Promise<number> {
+  // the runtime's logger and every worker's read it from the environment
+  process.env.EDDY_LOG_FORMAT = options.logFormat;
   process.stderr.write(`eddy version: ${version}\n`);
   let store: LevelStore | undefined;
   try {

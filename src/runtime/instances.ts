@@ -1,7 +1,7 @@
 import type { Histogram } from 'hdr-histogram-js';
 import { hostname } from 'node:os';
 import { BehaviorSubject, Observable, asyncScheduler, filter, switchMap, take, type SchedulerLike } from '../core/rx';
-import type { Logger } from '../core/logger';
+import { childLogger, type Logger } from '../core/logger';
 import { CircuitBreaker } from '../contraflow/circuit-breaker';
 import { OnrampRuntime, onrampContext } from '../connectors/_shared/onramp';
 import { OfframpRuntime } from '../connectors/_shared/offramp';
@@ -69,7 +69,7 @@ export class OnrampInstance {
     const codecs = codecCache(env);
     const codec = await rampCodec('onramp', artefact, env, type.defaultCodec);
     const breaker = new CircuitBreaker();
-    const ctx = onrampContext(rampContext(url, env), breaker, {
+    const ctx = onrampContext(rampContext(url, artefact.type, env), breaker, {
       linked: artefact.linked === true,
       codecForMime: mimeLookup(env, artefact, codec.name),
       scheduler: env.scheduler,
@@ -109,7 +109,7 @@ export async function createOfframp(url: string, artefact: OfframpArtefact, env:
   const codec = await rampCodec('offramp', artefact, env, type.defaultCodec);
   const concurrency = type.maxInFlight?.(config) ?? (typeof config.concurrency === 'number' ? config.concurrency : 256);
   const offramp = new OfframpRuntime({
-    ctx: rampContext(url, env),
+    ctx: rampContext(url, artefact.type, env),
     publishMeasurement: env.onMeasurement && ((report, histogram) => env.onMeasurement!(url, report, histogram)),
     codec,
     codecs,
@@ -145,8 +145,9 @@ function withFraming(env: InstanceEnv, framing: string | undefined, specs: Proce
   return [framing, ...specs];
 }
 
-function rampContext(url: string, env: InstanceEnv) {
-  return { url, uid: env.nextUid(), hostname: HOST, logger: env.logger, requestExit: env.requestExit };
+/** A ramp's context; its logger's lines name the type and the instance (`[kafka /onramp/in/main]`; EDDY_LOG=kafka=debug picks them). */
+function rampContext(url: string, type: string, env: InstanceEnv) {
+  return { url, uid: env.nextUid(), hostname: HOST, logger: childLogger(env.logger, { module: type, instance: url }), requestExit: env.requestExit };
 }
 
 /** Builds a fresh preprocessor chain (each stream, each response keeps its own state). */
@@ -212,7 +213,7 @@ export function createPipeline(url: string, artefact: PipelineArtefact, env: Ins
     // each type is created with the config the repository validated against its own schema
     operators: env.registries.operators as TypeRegistry<OperatorType>,
     scheduler: env.scheduler ?? asyncScheduler,
-    logger: env.logger,
+    logger: childLogger(env.logger, { module: 'pipeline', instance: url }),
     nextUid: env.nextUid,
     dataDir: env.dataDir,
   });

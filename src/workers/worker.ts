@@ -5,7 +5,7 @@
  * and reports health, metrics, measurements and exit requests back.
  */
 import { EddyError } from '../core/errors';
-import { createLogger, type Logger } from '../core/logger';
+import { createLogger } from '../core/logger';
 import { maskUrlCredentials } from '../core/redact';
 import { Runtime } from '../runtime/runtime';
 import type { Artefact } from '../runtime/artefacts';
@@ -23,15 +23,6 @@ const HEALTH_INTERVAL_MS = 1000;
 function send(message: FromWorker): void {
   // the channel may be closing (the primary died): what is lost then has no one to read it
   if (process.connected) process.send!(message);
-}
-
-function prefixed(logger: Logger, prefix: string): Logger {
-  return {
-    debug: (m, f) => logger.debug(`${prefix} ${m}`, f),
-    info: (m, f) => logger.info(`${prefix} ${m}`, f),
-    warn: (m, f) => logger.warn(`${prefix} ${m}`, f),
-    error: (m, f) => logger.error(`${prefix} ${m}`, f),
-  };
 }
 
 /** Puts the primary's version of an artefact in this worker's repository (the primary checked it and its paths already). */
@@ -63,7 +54,7 @@ async function answer(message: Extract<ToWorker, { id: number }>, runtime: Runti
 
 export async function workerMain(): Promise<void> {
   const id = Number(process.env[WORKER_ID_ENV]);
-  const logger = prefixed(createLogger(), `[worker ${id}]`);
+  const logger = createLogger().child!({ worker: id });
   // the primary listens for the tcp onramps and hands each worker its share of the connections (balancer.ts)
   const listeners = new WorkerListeners(send);
   // the primary prints one combined report of every worker's blackhole (the only type that measures)

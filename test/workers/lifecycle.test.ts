@@ -61,7 +61,12 @@ describe('eddy server run --workers 2: failures, signals, exit', function () {
     );
     await eventually(async () => (await workersRunning(server.base, '/onramp/in/main')).join() === '0,1', 30000, 'the onramp to run on both workers again');
     expect(await workersRunning(server.base, '/offramp/hole/main')).to.deep.equal([0, 1]);
-    expect(server.out.stderr).to.include(`worker 1 (pid ${second}) exited with signal SIGKILL; restarting it in 250 ms (restart 1 in a row)`);
+    // the delay is drawn with full jitter up to 250 ms (core/jitter.ts)
+    const restarting = new RegExp(`worker 1 \\(pid ${second}\\) exited with signal SIGKILL; restarting it in (\\d+) ms \\(restart 1 in a row\\)`).exec(
+      server.out.stderr,
+    );
+    expect(restarting, server.out.stderr).to.not.equal(null);
+    expect(Number(restarting![1])).to.be.within(1, 250);
     expect(server.out.stderr).to.include('/binding/f/main activated again on worker 1');
     await eventually(async () => (await health(server.base)).status === 200, 30000, 'GET /health to answer 200 again');
     expect((await call(server.base, 'GET', '/health/live')).status).to.equal(200);
