@@ -1,9 +1,9 @@
 import type { ProcessorSpec } from '../processors/processor';
-import type { PipelineArtefact } from '../pipeline/graph';
+import type { BuiltinOperatorName, OperatorName, PipelineArtefact, PipelineNode, StoredPipeline } from '../pipeline/graph';
 import type { DeadLetterConfig, RetryConfig } from '../schema/artefacts';
 import type { CodecSpec } from '../codecs/spec';
 
-export type { PipelineArtefact };
+export type { BuiltinOperatorName, OperatorName, PipelineArtefact, PipelineNode, StoredPipeline };
 
 /** What onramp and offramp artefacts share (the spec's schema): type, codec, processors, config. */
 export interface RampArtefact {
@@ -41,7 +41,7 @@ export interface BindingArtefact {
 export type Artefact = PipelineArtefact | OnrampArtefact | OfframpArtefact | BindingArtefact;
 
 /** The artefacts that exist at start and cannot be deleted. */
-export const SYSTEM_PIPELINE = (id: string): PipelineArtefact => ({
+export const SYSTEM_PIPELINE = (id: string): StoredPipeline => ({
   id,
   description: id === 'system::metrics' ? 'Metrics of every ramp and pipeline instance' : 'Forwards every event unchanged',
   interface: { inputs: ['in'], outputs: ['out'] },
