@@ -82,7 +82,7 @@ const insightMarbles: JsonSchema = {
   properties: { marbles: { type: 'string' }, values: { type: 'object', additionalProperties: insight, default: {} } },
 };
 const pipelineRef: JsonSchema = { type: ['string', 'object'] };
-const letters = { propertyNames: { minLength: 1, maxLength: 1, pattern: '^[^-|#^()\\s\\d]$' } };
+const letters = { propertyNames: { minLength: 1, maxLength: 1, pattern: '^[^-|#^()‹›\\s\\d]$' } };
 
 const caseSchema: JsonSchema = {
   type: 'object',

@@ -12,7 +12,9 @@ const json = (v: unknown) => JSON.stringify(v, (_k, x: unknown) => (typeof x ===
  * Draws frames as a marble diagram. Values are named by the letter of an
  * expected value they equal, else by a digit listed in the report. In marble
  * syntax a group `(ab)` takes as many frames as it has characters; a
- * notification falling inside that width is drawn with its frame: `‹4›c`.
+ * notification falling inside that width is drawn after a frame marker,
+ * `‹4›c`, which `parseDiagram` reads back: a drawn diagram is a valid
+ * expected one.
  */
 export function drawMarbles(frames: Frame[], letterOf: (value: unknown) => string): string {
   const byFrame = new Map<number, string[]>();
@@ -30,7 +32,7 @@ export function drawMarbles(frames: Frame[], letterOf: (value: unknown) => strin
     else if (gap > 0) out += '-'.repeat(gap);
     const group = symbols.length === 1 ? symbols[0] : `(${symbols.join('')})`;
     out += group;
-    time = Math.max(time, frame) + group.length; // in virtual time every character of a diagram is a frame
+    time = frame + group.length; // in virtual time every character of a diagram is a frame, counted from where the group starts
   }
   return out === '' ? '-' : out;
 }

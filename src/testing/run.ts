@@ -9,6 +9,7 @@ import { wal } from '../pipeline/operators/wal';
 import { checkPort, standalonePipeline } from '../embed/standalone';
 import { Registries } from '../runtime/registries';
 import type { EventSpec, InsightSpec, PipelineCase } from './cases';
+import { parseDiagram, type MarbleMessage } from './marbles';
 
 /** One notification as the comparison sees it: a frame, and the value's comparable view. */
 export interface Frame {
@@ -60,9 +61,7 @@ export function runCase(c: PipelineCase, artefact: unknown, options: RunOptions 
     for (const port of Object.keys(c.in)) checkPort(pipeline, 'input', port);
     for (const port of Object.keys(c.out)) checkPort(pipeline, 'output', port);
     const letters = letterTable(c);
-    // parsed inside `run`, where one character is one frame (outside it is ten)
-    const expectedOf = (marbles: string, what: string) =>
-      TestScheduler.parseMarbles(marbles, lookup(letters, what), undefined, undefined, true).map((m) => toFrame(m));
+    const expectedOf = (marbles: string, what: string) => parseDiagram(marbles, lookup(letters, what)).map((m) => toFrame(m));
     const expectedOut = new Map<string, Frame[]>();
     let expectedInsights: Frame[] = [];
 
@@ -75,7 +74,7 @@ export function runCase(c: PipelineCase, artefact: unknown, options: RunOptions 
       for (const [port, marbles] of Object.entries(c.out)) expectedOut.set(port, expectedOf(marbles, `out.${port}`));
       if (c.insights) {
         const specs = Object.entries(c.insights.values).map(([letter, spec]): [string, Expected] => [letter, { view: insightView(spec), keys: [], letter }]);
-        expectedInsights = TestScheduler.parseMarbles(c.insights.marbles, lookup(new Map(specs), 'insights'), undefined, undefined, true).map(toFrame);
+        expectedInsights = parseDiagram(c.insights.marbles, lookup(new Map(specs), 'insights')).map(toFrame);
       }
       const instance = pipeline.instantiate();
       instance.addSource({ url: 'eddy-test://source', contraflow: (i) => insightsSeen.push(insightFrame(scheduler.now(), i, inputIds)) });
@@ -157,9 +156,7 @@ function lookup<T>(letters: Map<string, T>, what: string): Record<string, T> {
   );
 }
 
-type Message = ReturnType<typeof TestScheduler.parseMarbles>[number];
-
-function toFrame(m: Message): Frame {
+function toFrame(m: MarbleMessage): Frame {
   const n = m.notification as { kind: 'N' | 'C' | 'E'; value?: unknown };
   if (n.kind !== 'N') return { frame: m.frame, kind: n.kind };
   return { frame: m.frame, kind: 'N', value: n.value };
