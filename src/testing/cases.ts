@@ -110,11 +110,12 @@ const caseSchema: JsonSchema = {
   },
 };
 
+/** The file's own fields; its cases are checked one by one (readCases), so one malformed case does not stop the others. */
 const fileSchema: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['cases'],
-  properties: { pipeline: pipelineRef, id: { type: 'string' }, cases: { type: 'array', minItems: 1, items: caseSchema } },
+  properties: { pipeline: pipelineRef, id: { type: 'string' }, cases: { type: 'array', minItems: 1 } },
 };
 
 const validator = new SchemaValidator();
@@ -124,15 +125,42 @@ export function checkCase(c: unknown, where = 'case'): asserts c is PipelineCase
   validator.check(caseSchema, c, where);
 }
 
-/** Reads and checks a case file (YAML or JSON); errors name the file and the field. */
-export function readCaseFile(path: string): CaseFile {
+/** A case of a file as read: checked, or what is wrong with it (the case's name, else `cases[i]`, and the error). */
+export type ReadCase = { case: PipelineCase } | { name: string; error: string };
+
+/**
+ * Reads a case file (YAML or JSON) and checks its own fields, then each case
+ * on its own: a malformed case is an entry with its error (naming the file,
+ * the case's place and the field), and the other cases stay runnable. A file
+ * that cannot be read, or whose own fields are wrong, throws.
+ */
+export function readCases(path: string): { file: CaseFile; entries: ReadCase[] } {
   const doc = readYamlFile(path);
   try {
     validator.check(fileSchema, doc, '');
   } catch (err) {
     throw invalid(`${path}: ${(err as Error).message.replace(/^: /, '')}`);
   }
-  return { ...(doc as CaseFile), path };
+  const { cases, ...rest } = doc as { cases: unknown[] };
+  const entries = cases.map((c, i): ReadCase => {
+    try {
+      checkCase(c, `cases[${i}]`);
+      return { case: c };
+    } catch (err) {
+      const name = (c as { name?: unknown } | null)?.name;
+      return { name: typeof name === 'string' && name !== '' ? name : `cases[${i}]`, error: `${path}: ${(err as Error).message}` };
+    }
+  });
+  const good = entries.flatMap((e) => ('case' in e ? [e.case] : []));
+  return { file: { ...rest, path, cases: good }, entries };
+}
+
+/** Reads and checks a case file (YAML or JSON), every case included; errors name the file and the field. */
+export function readCaseFile(path: string): CaseFile {
+  const { file, entries } = readCases(path);
+  const bad = entries.find((e) => 'error' in e);
+  if (bad && 'error' in bad) throw invalid(bad.error);
+  return file;
 }
 
 /**

@@ -21,13 +21,13 @@
  *
  * The same cases in YAML files run with `eddy test FILE...`.
  */
-import { checkCase, readCaseFile, resolvePipeline, type CaseFile, type PipelineCase } from './cases';
+import { checkCase, readCases, resolvePipeline, type CaseFile, type PipelineCase, type ReadCase } from './cases';
 import { formatCase } from './format';
 import { runCase, type CaseResult, type RunOptions } from './run';
 
-export type { CaseFile, EventSpec, InsightMarbles, InsightSpec, PipelineCase } from './cases';
+export type { CaseFile, EventSpec, InsightMarbles, InsightSpec, PipelineCase, ReadCase } from './cases';
 export type { CaseResult, Frame, PortResult, RunOptions } from './run';
-export { readCaseFile } from './cases';
+export { readCaseFile, readCases } from './cases';
 export { drawMarbles, formatCase } from './format';
 
 /** The outcome of one case file. */
@@ -58,15 +58,22 @@ export function expectPipeline(c: PipelineCase, options: RunOptions = {}): void 
   if (!result.passed) throw new Error(`pipeline case failed\n${formatCase(result)}`);
 }
 
-/** Runs every case of a case file; a file that cannot be read or checked is one failure. */
+/**
+ * Runs every case of a case file. A malformed case fails alone, with the
+ * error naming it and the field, and the other cases still run; a file that
+ * cannot be read, or whose own fields are wrong, is one failure.
+ */
 export function runCaseFile(path: string, options: RunOptions = {}): FileResult {
-  let file: CaseFile;
+  let read: { file: CaseFile; entries: ReadCase[] };
   try {
-    file = readCaseFile(path);
+    read = readCases(path);
   } catch (err) {
     return { path, passed: false, cases: [], error: (err as Error).message };
   }
-  const cases = file.cases.map((c) => {
+  const { file, entries } = read;
+  const cases = entries.map((entry): CaseResult => {
+    if ('error' in entry) return { name: entry.name, passed: false, ports: [], error: entry.error };
+    const c = entry.case;
     try {
       return runCase(c, resolvePipeline(file, c), options);
     } catch (err) {

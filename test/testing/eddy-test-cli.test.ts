@@ -59,6 +59,35 @@ describe('eddy test (the command)', () => {
     expect(run.stdout).to.include(`${path}: cases[0]: unknown field 'ouput'`);
   });
 
+  it('a malformed case fails alone: the cases before and after it run and report, the exit status is 1', async () => {
+    const ok = (name: string) => `  - name: ${name}\n    values: { a: { level: info, host: h } }\n    in: { in: "a|" }\n    out: { out: "-|" }\n`;
+    const path = caseFile(
+      `pipeline: ${JSON.stringify(PIPELINE)}\ncases:\n${ok('first')}  - name: misspelt\n    in: { in: "a|" }\n    out: { out: "-|" }\n    ouput: {}\n` +
+        `  - values: { a: 1 }\n    in: { in: "a|" }\n    out: 7\n${ok('last')}`,
+    );
+    const run = await runEddy(['test', path]);
+    expect(run.code).to.equal(1);
+    const lines = run.stdout.split('\n').map((l) => l.trim());
+    expect(lines).to.include.ordered.members([
+      path,
+      '✓ first',
+      '✗ misspelt',
+      `error: ${path}: cases[1]: unknown field 'ouput'`,
+      '✗ cases[2]',
+      `error: ${path}: cases[2]: missing required field 'name'`,
+    ]);
+    expect(lines).to.include('✓ last');
+    expect(lines).to.include('2 passing, 2 failing');
+    const json = JSON.parse((await runEddy(['test', '--reporter', 'json', path])).stdout);
+    expect(json.files[0].cases.map((c: { name: string; passed: boolean }) => [c.name, c.passed])).to.deep.equal([
+      ['first', true],
+      ['misspelt', false],
+      ['cases[2]', false],
+      ['last', true],
+    ]);
+    expect(json.files[0].cases[1].error).to.equal(`${path}: cases[1]: unknown field 'ouput'`);
+  });
+
   it('a marble letter without a value fails the case naming the port and the letter', async () => {
     const path = caseFile(
       `pipeline: ${JSON.stringify(PIPELINE)}\ncases:\n  - name: typo\n    values: { a: 1 }\n    in: { in: "a-q|" }\n    out: { out: "---|" }\n`,
