@@ -5,6 +5,8 @@ import { yamlErrorMessage } from '../core/yaml-error';
 import { SchemaValidator } from '../schema/artefacts';
 import { readYamlFile } from '../config/yaml-file';
 import type { JsonSchema } from '../schema/json-schema';
+import type { CodecSpec } from '../codecs/spec';
+import type { ProcessorSpec } from '../processors/processor';
 
 /** An insight as a case writes it: `{kind: ack, event: a}`; `event` names a marble letter. */
 export interface InsightSpec {
@@ -54,13 +56,41 @@ export interface PipelineCase {
   insights?: InsightMarbles;
 }
 
+/**
+ * What a flow case runs bytes through: an onramp's preprocessors and codec,
+ * the pipelines, an offramp's codec and postprocessors (json codecs and no
+ * processors when absent).
+ */
+export interface FlowSpec {
+  onramp?: { codec?: CodecSpec; preprocessors?: ProcessorSpec[] };
+  offramp?: { codec?: CodecSpec; postprocessors?: ProcessorSpec[] };
+  /** pipeline ids of the case's config file, chained out -> in; the case's pipeline alone when absent */
+  via?: string[];
+  /** the bytes read, as text */
+  input: string;
+  /** the bytes expected to be written, as text */
+  output: string;
+}
+
+/** A flow case: raw input through ramps and pipelines, the bytes written compared. */
+export interface FlowCase {
+  name: string;
+  /** the pipeline, or the config file `via` names pipelines of: as in `PipelineCase` */
+  pipeline?: unknown;
+  id?: string;
+  flow: FlowSpec;
+}
+
+/** A case of a case file: marbles, or a flow. */
+export type Case = PipelineCase | FlowCase;
+
 /** A case file: a default pipeline for its cases, and the cases. */
 export interface CaseFile {
   /** where it was read from (absent for cases built in code) */
   path?: string;
   pipeline?: unknown;
   id?: string;
-  cases: PipelineCase[];
+  cases: Case[];
 }
 
 const marbleMap: JsonSchema = { type: 'object', minProperties: 1, additionalProperties: { type: 'string' } };
@@ -84,10 +114,37 @@ const insightMarbles: JsonSchema = {
 const pipelineRef: JsonSchema = { type: ['string', 'object'] };
 const letters = { propertyNames: { minLength: 1, maxLength: 1, pattern: '^[^-|#^()‹›\\s\\d]$' } };
 
+const processors: JsonSchema = {
+  type: 'array',
+  items: {
+    anyOf: [
+      { type: 'string', minLength: 1 },
+      { type: 'object', additionalProperties: false, required: ['name'], properties: { name: { type: 'string', minLength: 1 }, config: { type: 'object' } } },
+    ],
+  },
+};
+const codec: JsonSchema = processors.items as JsonSchema;
+// codec and processor names are looked up when the case runs: the registries an `--require` adds to are known only then
+const flow: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['input', 'output'],
+  properties: {
+    onramp: { type: 'object', additionalProperties: false, properties: { codec, preprocessors: processors } },
+    offramp: { type: 'object', additionalProperties: false, properties: { codec, postprocessors: processors } },
+    via: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } },
+    input: { type: 'string' },
+    output: { type: 'string' },
+  },
+};
+
+/** The fields of a marble case a flow case has no use for (it gives `flow` instead). */
+const MARBLE_FIELDS = ['values', 'events', 'in', 'out', 'contraflow', 'insights'];
+
 const caseSchema: JsonSchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['name', 'in', 'out'],
+  required: ['name'],
   properties: {
     name: { type: 'string', minLength: 1 },
     pipeline: pipelineRef,
@@ -107,6 +164,7 @@ const caseSchema: JsonSchema = {
     out: marbleMap,
     contraflow: insightMarbles,
     insights: insightMarbles,
+    flow,
   },
 };
 
@@ -120,13 +178,26 @@ const fileSchema: JsonSchema = {
 
 const validator = new SchemaValidator();
 
-/** Checks a case built in code; throws an `EddyError` naming the field. */
+/** Checks a marble case built in code; throws an `EddyError` naming the field. */
 export function checkCase(c: unknown, where = 'case'): asserts c is PipelineCase {
+  checkAnyCase(c, where);
+  if ('flow' in c) throw invalid(`${where}: flow: a flow case runs from a case file (runCaseFile, eddy test)`);
+}
+
+/** Checks a case of a case file, a marble case or a flow case; throws an `EddyError` naming the field. */
+export function checkAnyCase(c: unknown, where = 'case'): asserts c is Case {
   validator.check(caseSchema, c, where);
+  const fields = Object.keys(c as object);
+  if (fields.includes('flow')) {
+    const marble = fields.find((f) => MARBLE_FIELDS.includes(f));
+    if (marble) throw invalid(`${where}: ${marble}: a flow case gives flow.input and flow.output, not marbles`);
+  } else {
+    for (const field of ['in', 'out']) if (!fields.includes(field)) throw invalid(`${where}: missing required field '${field}' (or a flow)`);
+  }
 }
 
 /** A case of a file as read: checked, or what is wrong with it (the case's name, else `cases[i]`, and the error). */
-export type ReadCase = { case: PipelineCase } | { name: string; error: string };
+export type ReadCase = { case: Case } | { name: string; error: string };
 
 /**
  * Reads a case file (YAML or JSON) and checks its own fields, then each case
@@ -144,7 +215,7 @@ export function readCases(path: string): { file: CaseFile; entries: ReadCase[] }
   const { cases, ...rest } = doc as { cases: unknown[] };
   const entries = cases.map((c, i): ReadCase => {
     try {
-      checkCase(c, `cases[${i}]`);
+      checkAnyCase(c, `cases[${i}]`);
       return { case: c };
     } catch (err) {
       const name = (c as { name?: unknown } | null)?.name;
@@ -169,7 +240,7 @@ export function readCaseFile(path: string): CaseFile {
  * artefact, or a config file whose `pipeline` section is searched for `id`
  * (or holds exactly one). A string with a newline is the artefact's text.
  */
-export function resolvePipeline(file: CaseFile, c: PipelineCase): unknown {
+export function resolvePipeline(file: CaseFile, c: { name: string; pipeline?: unknown; id?: string }): unknown {
   const ref = c.pipeline ?? file.pipeline;
   const id = c.id ?? file.id;
   const where = `${file.path ?? 'case'}: case '${c.name}'`;

@@ -21,12 +21,13 @@
  *
  * The same cases in YAML files run with `eddy test FILE...`.
  */
-import { checkCase, readCases, resolvePipeline, type CaseFile, type PipelineCase, type ReadCase } from './cases';
+import { checkCase, readCases, resolvePipeline, type CaseFile, type FlowCase, type PipelineCase, type ReadCase } from './cases';
 import { formatCase } from './format';
 import { runCase, type CaseResult, type RunOptions } from './run';
+import { runFlowCase } from './flow';
 
-export type { CaseFile, EventSpec, InsightMarbles, InsightSpec, PipelineCase, ReadCase } from './cases';
-export type { CaseResult, Frame, PortResult, RunOptions } from './run';
+export type { Case, CaseFile, EventSpec, FlowCase, FlowSpec, InsightMarbles, InsightSpec, PipelineCase, ReadCase } from './cases';
+export type { BytesResult, CaseResult, Frame, PortResult, RunOptions } from './run';
 export { readCaseFile, readCases } from './cases';
 export { drawMarbles, formatCase } from './format';
 
@@ -75,10 +76,16 @@ export function runCaseFile(path: string, options: RunOptions = {}): FileResult 
     if ('error' in entry) return { name: entry.name, passed: false, ports: [], error: entry.error };
     const c = entry.case;
     try {
+      if ('flow' in c) return runFlowCase(c, flowPipelines(file, c), options);
       return runCase(c, resolvePipeline(file, c), options);
     } catch (err) {
       return { name: c.name, passed: false, ports: [], error: (err as Error).message };
     }
   });
   return { path, passed: cases.every((c) => c.passed), cases };
+}
+
+/** The pipelines a flow case runs: those `via` names in its config file, chained, else the case's pipeline. */
+function flowPipelines(file: CaseFile, c: FlowCase): unknown[] {
+  return c.flow.via ? c.flow.via.map((id) => resolvePipeline(file, { ...c, id })) : [resolvePipeline(file, c)];
 }

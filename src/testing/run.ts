@@ -30,10 +30,19 @@ export interface PortResult {
   firstDifference: number;
 }
 
+/** A flow case's bytes: what was expected and what the offramp wrote, as text, and the first byte where they differ (-1: none). */
+export interface BytesResult {
+  expected: string;
+  actual: string;
+  firstDifference: number;
+}
+
 export interface CaseResult {
   name: string;
   passed: boolean;
   ports: PortResult[];
+  /** a flow case's written bytes */
+  bytes?: BytesResult;
   /** an error that stopped the case (a bad pipeline, an unknown letter) */
   error?: string;
   /** the case's letters and the views they stand for, to name values in reports */
@@ -232,7 +241,7 @@ function toInsight(spec: InsightSpec, lastMatching: Map<string, EddyEvent>): Ins
  * The registries a case runs with: the WAL keeps its log in memory, since
  * virtual time cannot wait for a disk; everything else as given.
  */
-function virtualTimeRegistries(base: Registries = Registries.withBuiltins()): Registries {
+export function virtualTimeRegistries(base: Registries = Registries.withBuiltins()): Registries {
   const r = new Registries();
   // lazily: a type's module (and the optional package it may need, core/packages.ts) loads only when a case names it
   const copy = <T>(from: { names(): string[]; get(n: string): T }, to: { registerLazy(n: string, load: () => T): void }) => {

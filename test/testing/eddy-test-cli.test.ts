@@ -23,7 +23,7 @@ describe('eddy test (the command)', () => {
     const run = await runEddy(['test', EXAMPLE]);
     expect(run.stderr).to.equal('');
     expect(run.stdout).to.include('✓ keeps errors only, three to a batch');
-    expect(run.stdout).to.include('3 passing, 0 failing');
+    expect(run.stdout).to.include('4 passing, 0 failing');
     expect(run.code).to.equal(0);
   });
 
@@ -46,7 +46,7 @@ describe('eddy test (the command)', () => {
     const run = await runEddy(['test', '--reporter', 'json', EXAMPLE, caseFile(WRONG_BATCH)]);
     expect(run.code).to.equal(1);
     const report = JSON.parse(run.stdout);
-    expect(report.passed).to.equal(3);
+    expect(report.passed).to.equal(4);
     expect(report.failed).to.equal(1);
     expect(report.files[1].cases[0].failures[0].port).to.equal('out');
     expect(report.files[1].cases[0].failures[0].report).to.include('expected: ---x----|');
