@@ -178,14 +178,8 @@ const fileSchema: JsonSchema = {
 
 const validator = new SchemaValidator();
 
-/** Checks a marble case built in code; throws an `EddyError` naming the field. */
-export function checkCase(c: unknown, where = 'case'): asserts c is PipelineCase {
-  checkAnyCase(c, where);
-  if ('flow' in c) throw invalid(`${where}: flow: a flow case runs from a case file (runCaseFile, eddy test)`);
-}
-
-/** Checks a case of a case file, a marble case or a flow case; throws an `EddyError` naming the field. */
-export function checkAnyCase(c: unknown, where = 'case'): asserts c is Case {
+/** Checks a case, a marble case or a flow case; throws an `EddyError` naming the field. */
+export function checkCase(c: unknown, where = 'case'): asserts c is Case {
   validator.check(caseSchema, c, where);
   const fields = Object.keys(c as object);
   if (fields.includes('flow')) {
@@ -215,7 +209,7 @@ export function readCases(path: string): { file: CaseFile; entries: ReadCase[] }
   const { cases, ...rest } = doc as { cases: unknown[] };
   const entries = cases.map((c, i): ReadCase => {
     try {
-      checkAnyCase(c, `cases[${i}]`);
+      checkCase(c, `cases[${i}]`);
       return { case: c };
     } catch (err) {
       const name = (c as { name?: unknown } | null)?.name;

@@ -21,7 +21,7 @@
  *
  * The same cases in YAML files run with `eddy test FILE...`.
  */
-import { checkCase, readCases, resolvePipeline, type CaseFile, type FlowCase, type PipelineCase, type ReadCase } from './cases';
+import { checkCase, readCases, resolvePipeline, type Case, type CaseFile, type FlowCase, type ReadCase } from './cases';
 import { formatCase } from './format';
 import { runCase, type CaseResult, type RunOptions } from './run';
 import { runFlowCase } from './flow';
@@ -41,20 +41,22 @@ export interface FileResult {
 }
 
 /**
- * Runs one case. `pipeline` is an artefact object, its YAML/JSON text, or a
- * path (relative to the working directory) to a pipeline or config file.
+ * Runs one case, marbles or a flow. `pipeline` is an artefact object, its
+ * YAML/JSON text, or a path (relative to the working directory) to a
+ * pipeline or config file.
  */
-export function testPipeline(c: PipelineCase, options: RunOptions = {}): CaseResult {
+export function testPipeline(c: Case, options: RunOptions = {}): CaseResult {
   try {
     checkCase(c);
-    return runCase(c, resolvePipeline({ cases: [c] }, c), options);
+    const file: CaseFile = { cases: [c] };
+    return 'flow' in c ? runFlowCase(c, flowPipelines(file, c), options) : runCase(c, resolvePipeline(file, c), options);
   } catch (err) {
     return { name: typeof c?.name === 'string' ? c.name : '(unnamed case)', passed: false, ports: [], error: (err as Error).message };
   }
 }
 
-/** Runs one case and throws an Error carrying the drawn diagrams when it fails: for mocha, jest or node:test. */
-export function expectPipeline(c: PipelineCase, options: RunOptions = {}): void {
+/** Runs one case and throws an Error carrying the drawn report when it fails: for mocha, jest or node:test. */
+export function expectPipeline(c: Case, options: RunOptions = {}): void {
   const result = testPipeline(c, options);
   if (!result.passed) throw new Error(`pipeline case failed\n${formatCase(result)}`);
 }

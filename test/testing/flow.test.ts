@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { formatCase, runCaseFile } from '../../src/testing';
+import { expectPipeline, formatCase, runCaseFile } from '../../src/testing';
 import { runEddy } from '../helpers/cli';
 import { ERRORS_BY_HOST } from '../helpers/cases';
 
@@ -141,5 +141,14 @@ describe('eddy test: flow cases (bytes in, bytes out)', () => {
     ]);
     const json = JSON.parse((await runEddy(['test', '--reporter', 'json', path])).stdout);
     expect(json.files[0].cases[0].failures.map((f: { port: string }) => f.port)).to.deep.equal(['bytes']);
+  });
+
+  it('expectPipeline runs a flow case built in code, and throws the report of one that fails', () => {
+    const shout = { id: 'shout', nodes: [{ id: 's', type: 'runtime::cel', config: { set: { msg: 'event.msg.upperAscii()' } } }] };
+    const flow = { onramp: { preprocessors: ['lines'] }, offramp: { codec: 'yaml' }, input: '{"msg":"hi"}\n' };
+    expect(() => expectPipeline({ name: 'shouts', pipeline: shout, flow: { ...flow, output: 'msg: HI\n' } })).not.to.throw();
+    expect(() => expectPipeline({ name: 'whispers', pipeline: shout, flow: { ...flow, output: 'msg: hi\n' } })).to.throw(
+      /✗ whispers\n.*bytes written:[\s\S]*first difference at byte 5 \(line 1, column 6\): expected "hi\\n", got "HI\\n"/,
+    );
   });
 });
