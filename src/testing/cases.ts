@@ -212,8 +212,10 @@ export function readCases(path: string): { file: CaseFile; entries: ReadCase[] }
       checkCase(c, `cases[${i}]`);
       return { case: c };
     } catch (err) {
+      // named as resolvePipeline names a case, when it has a name to go by
       const name = (c as { name?: unknown } | null)?.name;
-      return { name: typeof name === 'string' && name !== '' ? name : `cases[${i}]`, error: `${path}: ${(err as Error).message}` };
+      const named = typeof name === 'string' && name !== '';
+      return { name: named ? name : `cases[${i}]`, error: `${path}: ${named ? `case '${name}': ` : ''}${(err as Error).message}` };
     }
   });
   const good = entries.flatMap((e) => ('case' in e ? [e.case] : []));

@@ -56,7 +56,7 @@ describe('eddy test (the command)', () => {
     const path = caseFile(`pipeline: ${JSON.stringify(PIPELINE)}\ncases:\n  - name: x\n    in: { in: "a|" }\n    out: { out: "-|" }\n    ouput: {}\n`);
     const run = await runEddy(['test', path]);
     expect(run.code).to.equal(1);
-    expect(run.stdout).to.include(`${path}: cases[0]: unknown field 'ouput'`);
+    expect(run.stdout).to.include(`${path}: case 'x': cases[0]: unknown field 'ouput'`);
   });
 
   it('a malformed case fails alone: the cases before and after it run and report, the exit status is 1', async () => {
@@ -72,7 +72,7 @@ describe('eddy test (the command)', () => {
       path,
       '✓ first',
       '✗ misspelt',
-      `error: ${path}: cases[1]: unknown field 'ouput'`,
+      `error: ${path}: case 'misspelt': cases[1]: unknown field 'ouput'`,
       '✗ cases[2]',
       `error: ${path}: cases[2]: missing required field 'name'`,
     ]);
@@ -85,7 +85,7 @@ describe('eddy test (the command)', () => {
       ['cases[2]', false],
       ['last', true],
     ]);
-    expect(json.files[0].cases[1].error).to.equal(`${path}: cases[1]: unknown field 'ouput'`);
+    expect(json.files[0].cases[1].error).to.equal(`${path}: case 'misspelt': cases[1]: unknown field 'ouput'`);
   });
 
   it('a marble letter without a value fails the case naming the port and the letter', async () => {

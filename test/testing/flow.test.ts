@@ -122,7 +122,7 @@ describe('eddy test: flow cases (bytes in, bytes out)', () => {
         "flow.offramp.postprocessors[1]: unknown postprocessor 'gzipp' (did you mean 'gzip'?) (known: base64, gelf-chunking, gzip, ingest-ns, length-prefixed, lines, lz4, snappy, textual-length-prefix, xz2, zlib, zstd)",
       ],
       ['codec config', false, 'flow.onramp.codec.config: the json codec takes no config'],
-      ['marbles too', false, 'cases[4]: in: a flow case gives flow.input and flow.output, not marbles'],
+      ['marbles too', false, "case 'marbles too': cases[4]: in: a flow case gives flow.input and flow.output, not marbles"],
       ['undecodable', false, 'flow.input: frame 2 "not json": the json codec cannot decode it: …'],
     ]);
   });
