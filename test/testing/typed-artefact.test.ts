@@ -5,6 +5,7 @@ import ts from 'typescript';
 import type { PipelineArtefact, PipelineNode } from '../../src/index';
 import { artefactSchemas } from '../../src/schema/artefacts';
 import { docBlock, ROOT } from '../helpers/readme';
+import { pipelineOperator, validatePipeline } from '../../src/index';
 
 const FIXTURE = join(ROOT, 'test/fixtures/typed-artefact.ts');
 const DOC_PROGRAM = join(ROOT, 'test/fixtures/embedding-doc.ts');
@@ -104,5 +105,15 @@ describe('pipelineOperator is typed', function () {
     const nodeRequired: Keys<Pick<PipelineNode, RequiredKeys<PipelineNode>>> = { id: true, type: true };
     expect(Object.keys(nodeFields).sort()).to.deep.equal(Object.keys(schema.properties.nodes.items.properties).sort());
     expect(Object.keys(nodeRequired).sort()).to.deep.equal(schema.properties.nodes.items.required.slice().sort());
+  });
+
+  it('what compiles is still validated when the operator is made: a misspelt operator type, an unknown value', () => {
+    expect(() => pipelineOperator({ id: 'p', nodes: [{ id: 'n', type: 'runtime::cell' }] })).to.throw(
+      "pipeline 'p': nodes[0].type: unknown operator 'runtime::cell' (did you mean 'runtime::cel'?) (known: ",
+    );
+    const parsed: unknown = JSON.parse('{"id":"p","nodes":[{"id":"n","type":"passthrough"}]}');
+    // validatePipeline fills in what publishing fills in: the interface, and links chaining the nodes
+    expect(validatePipeline(parsed)).to.deep.include({ interface: { inputs: ['in'], outputs: ['out', 'err'] }, links: { in: ['n'], n: ['out'] } });
+    expect(() => validatePipeline({ id: 'p', nodes: [{ id: 'n' }] })).to.throw("pipeline 'p': nodes[0]: missing required field 'type'");
   });
 });
