@@ -37,8 +37,8 @@ export interface BindingArtefact {
   links: Record<string, string[]>;
 }
 
-/** Any artefact, as published and returned by the repository. */
-export type Artefact = PipelineArtefact | OnrampArtefact | OfframpArtefact | BindingArtefact;
+/** Any artefact, as published and returned by the repository (a pipeline with its interface and links filled in). */
+export type Artefact = StoredPipeline | OnrampArtefact | OfframpArtefact | BindingArtefact;
 
 /** The artefacts that exist at start and cannot be deleted. */
 export const SYSTEM_PIPELINE = (id: string): StoredPipeline => ({
