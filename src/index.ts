@@ -17,7 +17,17 @@
  */
 export { Runtime, type ExitRequest, type Health, type InstanceHealth, type RuntimeOptions } from './runtime/runtime';
 export { Registries } from './runtime/registries';
-export type { Artefact, BindingArtefact, OfframpArtefact, OnrampArtefact, PipelineArtefact } from './runtime/artefacts';
+export type {
+  Artefact,
+  BindingArtefact,
+  BuiltinOperatorName,
+  OfframpArtefact,
+  OnrampArtefact,
+  OperatorName,
+  PipelineArtefact,
+  PipelineNode,
+  StoredPipeline,
+} from './runtime/artefacts';
 export type { Kind } from './runtime/urls';
 export { serveApi, type ServeOptions } from './api/public';
 export {
@@ -41,7 +51,7 @@ export { EddyError } from './core/errors';
 export { createLogger, type Logger } from './core/logger';
 
 export { pipelineOperator, pipelinePorts, type PipelineOperatorOptions } from './embed/pipeline-operator';
-export { standalonePipeline, type StandaloneOptions, type StandalonePipeline } from './embed/standalone';
+export { standalonePipeline, validatePipeline, type StandaloneOptions, type StandalonePipeline } from './embed/standalone';
 export { PipelineRuntime } from './pipeline/pipeline';
 export type { OperatorType, OperatorNode, OperatorContext } from './pipeline/operator';
 

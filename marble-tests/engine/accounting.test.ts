@@ -4,7 +4,7 @@ import type { TestScheduler } from 'rxjs/testing';
 import type { EddyEvent, Insight } from '../../src/core/event';
 import type { Logger } from '../../src/core/logger';
 import { DROP_LOG_INTERVAL_MS } from '../../src/pipeline/accounting';
-import type { PipelineArtefact } from '../../src/pipeline/graph';
+import type { StoredPipeline } from '../../src/pipeline/graph';
 import { PipelineRuntime } from '../../src/pipeline/pipeline';
 import { Registries } from '../../src/runtime/registries';
 import { ev, testScheduler } from '../helpers';
@@ -17,7 +17,7 @@ function recordingLogger(): Logger & { warnings: string[] } {
 }
 
 /** A started pipeline whose insights towards its sources are collected in `insights`. */
-function pipeline(artefact: PipelineArtefact, scheduler: TestScheduler, logger: Logger = recordingLogger()) {
+function pipeline(artefact: StoredPipeline, scheduler: TestScheduler, logger: Logger = recordingLogger()) {
   let uid = 1000;
   const p = new PipelineRuntime(artefact, {
     url: '/pipeline/acc/one',
@@ -161,7 +161,7 @@ describe('pipeline accounting: every event that reaches a node leaves on a port 
           interface: { inputs: ['in'], outputs: ['out'] },
           nodes: nodes.map(({ id, type, config }) => ({ id, type, ...(config ? { config } : {}) })),
           links,
-        } satisfies PipelineArtefact;
+        } satisfies StoredPipeline;
       });
     fc.assert(
       fc.property(arbitraryPipeline, fc.array(fc.integer({ min: 0, max: 20 }), { maxLength: 40 }), (artefact, values) => {

@@ -5,11 +5,11 @@ import { createLogger } from '../../src/core/logger';
 import type { EddyEvent, Insight } from '../../src/core/event';
 import { Registries } from '../../src/runtime/registries';
 import { PipelineRuntime } from '../../src/pipeline/pipeline';
-import type { PipelineArtefact } from '../../src/pipeline/graph';
+import type { StoredPipeline } from '../../src/pipeline/graph';
 import type { OperatorType } from '../../src/pipeline/operator';
 import { ev, testScheduler } from '../helpers';
 
-function pipeline(artefact: PipelineArtefact, scheduler: TestScheduler, registries = Registries.withBuiltins()): PipelineRuntime {
+function pipeline(artefact: StoredPipeline, scheduler: TestScheduler, registries = Registries.withBuiltins()): PipelineRuntime {
   let uid = 1000;
   const p = new PipelineRuntime(artefact, {
     url: '/pipeline/test/one',

@@ -15,10 +15,14 @@ export interface EventId {
 /** An event's metadata: what connectors set and read besides the data (headers, keys, offsets). */
 export type Meta = Record<string, unknown>;
 
-/** One event on its way through onramps, pipelines and offramps. */
-export interface EddyEvent {
+/**
+ * One event on its way through onramps, pipelines and offramps. `T` is what
+ * an application declares its data to be (`pipelineOperator<In, Out>`); eddy
+ * itself never knows more than `unknown`.
+ */
+export interface EddyEvent<T = unknown> {
   id: EventId;
-  data: unknown;
+  data: T;
   meta: Meta;
   /** wall-clock nanoseconds since the epoch when the onramp read the event */
   ingestNs: bigint;
@@ -54,9 +58,9 @@ export function trackedIds(event: EddyEvent): readonly EventId[] {
 }
 
 /** A port-tagged event, as emitted by a pipeline node. */
-export interface PortEvent {
+export interface PortEvent<T = unknown> {
   port: string;
-  event: EddyEvent;
+  event: EddyEvent<T>;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { Observable, Subscription, filter, map, type OperatorFunction } from '../core/rx';
 import { event, isEvent, type EddyEvent, type Insight, type PortEvent } from '../core/event';
+import type { PipelineArtefact } from '../runtime/artefacts';
 import { checkPort, standalonePipeline, type StandaloneOptions, type StandalonePipeline } from './standalone';
 
 /** Options of `pipelineOperator` and `pipelinePorts`. */
@@ -21,16 +22,26 @@ export interface PipelineOperatorOptions extends StandaloneOptions {
  * wrapped with `event(value)`. When the source completes, the pipeline
  * drains (a batch flushes its partial batch) and the result completes once
  * every linked output has.
+ *
+ * `In` and `Out` are what the application declares the data of the events
+ * going in and coming out to be (see `pipelineOperator`).
  */
-export function pipelinePorts(artefact: unknown, options: PipelineOperatorOptions = {}): OperatorFunction<unknown, PortEvent> {
+export function pipelinePorts<In = unknown, Out = unknown>(
+  artefact: PipelineArtefact | string,
+  options: PipelineOperatorOptions = {},
+): OperatorFunction<In | EddyEvent<In>, PortEvent<Out>> {
   return portsOperator(standalonePipeline(artefact, options), options);
 }
 
-function portsOperator(standalone: StandalonePipeline, options: PipelineOperatorOptions): OperatorFunction<unknown, PortEvent> {
+/**
+ * Each port's events, as the application typed them: eddy checks the artefact, not the data, so the events are
+ * passed on as they come and `Out` is the application's word for what its pipeline emits.
+ */
+function portsOperator<In, Out>(standalone: StandalonePipeline, options: PipelineOperatorOptions): OperatorFunction<In | EddyEvent<In>, PortEvent<Out>> {
   const inputPort = options.input ?? 'in';
   checkPort(standalone, 'input', inputPort);
   return (source) =>
-    new Observable<PortEvent>((subscriber) => {
+    new Observable<PortEvent<Out>>((subscriber) => {
       const pipeline = standalone.instantiate();
       const subscriptions = new Subscription();
       const linked = pipeline.linkedOutputs();
@@ -38,7 +49,7 @@ function portsOperator(standalone: StandalonePipeline, options: PipelineOperator
       for (const port of linked) {
         subscriptions.add(
           pipeline.output(port).subscribe({
-            next: (e) => subscriber.next({ port, event: e }),
+            next: (e) => subscriber.next({ port, event: e as EddyEvent<Out> }),
             error: (err) => subscriber.error(err),
             complete: () => --open === 0 && subscriber.complete(),
           }),
@@ -72,13 +83,29 @@ function portsOperator(standalone: StandalonePipeline, options: PipelineOperator
  * from([{ n: 1 }, { n: 2 }]).pipe(pipelineOperator(yamlText)).subscribe(console.log);
  * ```
  *
+ * The artefact is a `PipelineArtefact`, so a misspelt field of a literal
+ * does not compile, or its YAML or JSON text. Either is validated when this
+ * is called, exactly as publishing it would (an unknown operator type, a
+ * config its type refuses, a link to nowhere throw an `EddyError`). A value
+ * of type `unknown` (an artefact read at run time) goes through
+ * `validatePipeline` first.
+ *
+ * `In` is the data of the values (or events) the source emits, `Out` the
+ * data of the events the pipeline emits: `pipelineOperator<Log, Alert>(p)`
+ * fits `Observable<Log>` and yields `EddyEvent<Alert>`. eddy does not check
+ * the data against them: they are the application's declaration, in place of
+ * a cast. Both are `unknown` when not given.
+ *
  * Use `pipelinePorts` to see `err` and the other ports too.
  */
-export function pipelineOperator(artefact: unknown, options: PipelineOperatorOptions & { output?: string } = {}): OperatorFunction<unknown, EddyEvent> {
+export function pipelineOperator<In = unknown, Out = unknown>(
+  artefact: PipelineArtefact | string,
+  options: PipelineOperatorOptions & { output?: string } = {},
+): OperatorFunction<In | EddyEvent<In>, EddyEvent<Out>> {
   const port = options.output ?? 'out';
   const standalone = standalonePipeline(artefact, options);
   checkPort(standalone, 'output', port);
-  const ports = portsOperator(standalone, options);
+  const ports = portsOperator<In, Out>(standalone, options);
   return (source) =>
     source.pipe(
       ports,

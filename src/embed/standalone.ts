@@ -7,7 +7,7 @@ import { Registries } from '../runtime/registries';
 import { Repository } from '../runtime/repository';
 import { createPipeline } from '../runtime/instances';
 import { SchemaValidator } from '../schema/artefacts';
-import { buildGraph, type PipelineArtefact } from '../pipeline/graph';
+import { buildGraph, type StoredPipeline } from '../pipeline/graph';
 import type { PipelineRuntime } from '../pipeline/pipeline';
 
 /** How a pipeline is built outside a Runtime. */
@@ -24,7 +24,7 @@ export interface StandaloneOptions {
 
 /** A validated pipeline artefact, ready to be instantiated any number of times. */
 export interface StandalonePipeline {
-  readonly artefact: PipelineArtefact;
+  readonly artefact: StoredPipeline;
   /** its input ports */
   readonly inputs: readonly string[];
   /** its output ports, `err` included */
@@ -43,7 +43,7 @@ export function standalonePipeline(artefact: unknown, options: StandaloneOptions
   const registries = options.registries ?? Registries.withBuiltins();
   const repository = new Repository(registries, new SchemaValidator());
   const body = typeof artefact === 'string' ? parseArtefactText(artefact) : artefact;
-  const validated = named(body, () => repository.validate('pipeline', body) as PipelineArtefact);
+  const validated = named(body, () => repository.validate('pipeline', body) as StoredPipeline);
   const url = options.url ?? `/pipeline/${validated.id}/standalone`;
   const logger = options.logger ?? createLogger('silent');
   let uid = 0;
@@ -57,6 +57,17 @@ export function standalonePipeline(artefact: unknown, options: StandaloneOptions
   };
   const graph = buildGraph(validated);
   return { artefact: validated, inputs: graph.inputs, outputs: graph.outputs, instantiate: () => createPipeline(url, validated, env) };
+}
+
+/**
+ * Checks a pipeline artefact of unknown shape (parsed from a file, received
+ * over the wire) exactly as publishing it would, and returns it typed, with
+ * its `interface` and `links` filled in, for `pipelineOperator` and
+ * `pipelinePorts`. Throws an `EddyError` naming the field. `registries`
+ * holds the operator types it may use (the builtin ones when absent).
+ */
+export function validatePipeline(artefact: unknown, options: Pick<StandaloneOptions, 'registries'> = {}): StoredPipeline {
+  return standalonePipeline(artefact, options).artefact;
 }
 
 /** Throws a clear error unless `port` is one of `ports`. */

@@ -1,13 +1,46 @@
 import { invalid } from '../core/errors';
+import type { operatorCatalog } from './operators/catalog';
 
-/** The spec's pipeline artefact. */
+/**
+ * The name of a builtin operator type (`runtime::cel`, `generic::batch`, ...),
+ * read from the operator catalog so the two cannot drift apart.
+ */
+export type BuiltinOperatorName = (typeof operatorCatalog)[number]['name'];
+
+/**
+ * A node's operator type: a builtin name, which editors complete, or the name
+ * of a type registered with `registerOperator`. `string & {}` keeps the
+ * builtin names in the completion list while still accepting any other name:
+ * an unknown name is refused when the pipeline is validated, naming the node.
+ */
+export type OperatorName = BuiltinOperatorName | (string & {});
+
+/** A node of a pipeline artefact, as the schema describes it. */
+export interface PipelineNode {
+  id: string;
+  type: OperatorName;
+  config?: Record<string, unknown>;
+  description?: string;
+}
+
+/**
+ * A pipeline artefact as written and published (the schema of
+ * schema/artefacts.ts, field for field): without `links` its nodes are
+ * chained in order, without `interface` it is [in] -> [out, err].
+ */
 export interface PipelineArtefact {
   id: string;
   description?: string;
-  interface: { inputs?: string[]; outputs?: string[] };
-  nodes: { id: string; type: string; config?: Record<string, unknown>; description?: string }[];
-  links: Record<string, string[]>;
+  interface?: { inputs?: string[]; outputs?: string[] };
+  nodes: PipelineNode[];
+  links?: Record<string, string[]>;
   metrics_interval_s?: number;
+}
+
+/** A pipeline artefact as the repository stores it: its `interface` and `links` filled in (Repository.validate). */
+export interface StoredPipeline extends PipelineArtefact {
+  interface: { inputs?: string[]; outputs?: string[] };
+  links: Record<string, string[]>;
 }
 
 export type Endpoint = { kind: 'input'; name: string } | { kind: 'node'; id: string; port: string } | { kind: 'output'; name: string };
@@ -34,7 +67,7 @@ export const IMPLICIT_OUTPUTS = ['err'];
  * unknown names, names used both as node and interface, and cycles, with a
  * message naming the link.
  */
-export function buildGraph(p: PipelineArtefact): Graph {
+export function buildGraph(p: StoredPipeline): Graph {
   const inputs = p.interface.inputs ?? ['in'];
   const outputs = [...new Set([...(p.interface.outputs ?? ['out']), ...IMPLICIT_OUTPUTS])];
   const nodeIds = new Set<string>();
@@ -98,7 +131,7 @@ function topologicalOrder(nodes: string[], edges: Edge[]): string[] {
  * gives a node's ports besides `out`, or undefined when it may emit on
  * any port (or, for a type that does not say, before the node exists).
  */
-export function checkNodePorts(p: PipelineArtefact, ports: (nodeId: string) => readonly string[] | undefined): void {
+export function checkNodePorts(p: StoredPipeline, ports: (nodeId: string) => readonly string[] | undefined): void {
   for (const key of Object.keys(p.links)) {
     const [id, port] = key.split('/');
     const node = p.nodes.find((n) => n.id === id);

@@ -5,7 +5,7 @@ import type { TypeRegistry } from '../core/registry';
 import type { ContraflowTarget } from '../contraflow/contraflow';
 import type { OperatorNode, OperatorType } from './operator';
 import type { PartitionedState } from '../core/state';
-import { Endpoint, PipelineArtefact, buildGraph, checkNodePorts } from './graph';
+import { Endpoint, StoredPipeline, buildGraph, checkNodePorts } from './graph';
 import { DropPoint, type NodeStats } from './accounting';
 // the hot path's Subject (no allocation per event); it lives with the ramp machinery it is shared with
 import { FastSubject } from '../core/fast-subject';
@@ -59,7 +59,7 @@ export class PipelineRuntime implements ContraflowTarget {
   private started = false;
 
   constructor(
-    readonly artefact: PipelineArtefact,
+    readonly artefact: StoredPipeline,
     private readonly ctx: PipelineContext,
   ) {
     const graph = buildGraph(artefact);

@@ -3,7 +3,7 @@ import type { Repository } from './repository';
 import { OnrampInstance, commitOfframp, createOfframp, createPipeline, type InstanceEnv } from './instances';
 import type { MetricsReporter, MetricsSource } from './observe/metrics';
 import type { TapHub } from './observe/tap';
-import type { Artefact, BindingArtefact, OfframpArtefact, OnrampArtefact, PipelineArtefact } from './artefacts';
+import type { Artefact, BindingArtefact, OfframpArtefact, OnrampArtefact, StoredPipeline } from './artefacts';
 import type { BindingInstance, InstanceRecord, Live, LiveInstances } from './live';
 import { stopInstances } from './shutdown';
 import { attachCheckpoints, attachDownstream, checkCheckpoints, checkDownstream } from './downstream';
@@ -243,7 +243,7 @@ export class Activation {
   private async create(url: string, kind: InstancePort['kind'], artefact: Artefact): Promise<{ live: Live; source: MetricsSource }> {
     const { env } = this.parts;
     if (kind === 'pipeline') {
-      const pipeline = createPipeline(url, artefact as PipelineArtefact, env);
+      const pipeline = createPipeline(url, artefact as StoredPipeline, env);
       return { live: { kind, pipeline }, source: { kind, pipeline } };
     }
     if (kind === 'offramp') {

@@ -1,9 +1,9 @@
 import type { ProcessorSpec } from '../processors/processor';
-import type { PipelineArtefact } from '../pipeline/graph';
+import type { BuiltinOperatorName, OperatorName, PipelineArtefact, PipelineNode, StoredPipeline } from '../pipeline/graph';
 import type { DeadLetterConfig, RetryConfig } from '../schema/artefacts';
 import type { CodecSpec } from '../codecs/spec';
 
-export type { PipelineArtefact };
+export type { BuiltinOperatorName, OperatorName, PipelineArtefact, PipelineNode, StoredPipeline };
 
 /** What onramp and offramp artefacts share (the spec's schema): type, codec, processors, config. */
 export interface RampArtefact {
@@ -37,11 +37,11 @@ export interface BindingArtefact {
   links: Record<string, string[]>;
 }
 
-/** Any artefact, as published and returned by the repository. */
-export type Artefact = PipelineArtefact | OnrampArtefact | OfframpArtefact | BindingArtefact;
+/** Any artefact, as published and returned by the repository (a pipeline with its interface and links filled in). */
+export type Artefact = StoredPipeline | OnrampArtefact | OfframpArtefact | BindingArtefact;
 
 /** The artefacts that exist at start and cannot be deleted. */
-export const SYSTEM_PIPELINE = (id: string): PipelineArtefact => ({
+export const SYSTEM_PIPELINE = (id: string): StoredPipeline => ({
   id,
   description: id === 'system::metrics' ? 'Metrics of every ramp and pipeline instance' : 'Forwards every event unchanged',
   interface: { inputs: ['in'], outputs: ['out'] },

@@ -14,7 +14,7 @@ import { PipelineRuntime } from '../pipeline/pipeline';
 import { processorConfig, processorName, type Preprocessor, type ProcessorSpec } from '../processors/processor';
 import type { Registries } from './registries';
 import type { Repository } from './repository';
-import type { OnrampArtefact, OfframpArtefact, PipelineArtefact, RampArtefact } from './artefacts';
+import type { OnrampArtefact, OfframpArtefact, RampArtefact, StoredPipeline } from './artefacts';
 import { RetryPolicy } from '../connectors/_shared/retry';
 import type { TypeRegistry } from '../core/registry';
 import type { OperatorType } from '../pipeline/operator';
@@ -203,8 +203,8 @@ async function cannotStart<T>(kind: 'onramp' | 'offramp', artefact: RampArtefact
   }
 }
 
-export function createPipeline(url: string, artefact: PipelineArtefact, env: InstanceEnv): PipelineRuntime {
-  const withDefaults: PipelineArtefact = {
+export function createPipeline(url: string, artefact: StoredPipeline, env: InstanceEnv): PipelineRuntime {
+  const withDefaults: StoredPipeline = {
     ...artefact,
     nodes: artefact.nodes.map((n, i) => ({ ...n, config: env.repository.operatorConfig(n.type, n.config, `nodes[${i}]`) })),
   };

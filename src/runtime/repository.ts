@@ -7,7 +7,7 @@ import type { JsonSchema } from '../schema/json-schema';
 import { processorConfig, processorName, type ProcessorSpec } from '../processors/processor';
 import { codecConfig, codecName, type CodecSpec } from '../codecs/spec';
 import type { Registries } from './registries';
-import type { Artefact, BindingArtefact, OnrampArtefact, PipelineArtefact, RampArtefact } from './artefacts';
+import type { Artefact, BindingArtefact, OnrampArtefact, PipelineArtefact, RampArtefact, StoredPipeline } from './artefacts';
 import { KINDS, type Kind } from './urls';
 import type { PublishPolicy } from './policy';
 
@@ -84,7 +84,7 @@ export class Repository {
     // and a path outside --allow-path must be refused as such, unread
     this.policy?.check(kind, artefact);
     if (kind === 'pipeline') this.chainIfUnlinked(artefact as PipelineArtefact);
-    if (kind === 'pipeline') this.validatePipeline(artefact as PipelineArtefact);
+    if (kind === 'pipeline') this.validatePipeline(artefact as StoredPipeline); // chainIfUnlinked filled in interface and links
     if (kind === 'onramp') this.validateRamp(artefact as OnrampArtefact, 'onramp');
     if (kind === 'offramp') this.validateRamp(artefact as RampArtefact, 'offramp');
     if (kind === 'binding') validateBindingShape(artefact as BindingArtefact);
@@ -214,7 +214,7 @@ export class Repository {
     }
   }
 
-  private validatePipeline(p: PipelineArtefact): void {
+  private validatePipeline(p: StoredPipeline): void {
     buildGraph(p);
     const ports = new Map<string, readonly string[] | undefined>();
     for (const [i, node] of p.nodes.entries()) {

@@ -1,7 +1,7 @@
 import { invalid } from '../core/errors';
 import { buildGraph } from '../pipeline/graph';
 import type { PipelineRuntime } from '../pipeline/pipeline';
-import type { Artefact, BindingArtefact, PipelineArtefact } from './artefacts';
+import type { Artefact, BindingArtefact, StoredPipeline } from './artefacts';
 import type { LiveInstances } from './live';
 import { SharedLinks } from './shared-links';
 import { type InstancePort, instanceUrl, parseLinkUrl, substitute } from './urls';
@@ -41,7 +41,7 @@ export function checkLinks(links: readonly ResolvedLink[], artefact: (kind: Inst
   const ports = new Map<string, PipelinePorts>();
   const pipelinePorts = (at: InstancePort): PipelinePorts => {
     let known = ports.get(at.artefact);
-    if (!known) ports.set(at.artefact, (known = buildGraph(artefact('pipeline', at.artefact) as PipelineArtefact)));
+    if (!known) ports.set(at.artefact, (known = buildGraph(artefact('pipeline', at.artefact) as StoredPipeline)));
     return known;
   };
   for (const { src, dsts } of links) {

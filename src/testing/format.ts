@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { CaseResult, Frame, PortResult } from './run';
+import type { BytesResult, CaseResult, Frame, PortResult } from './run';
 
 /** Gaps longer than this are drawn as a time progression (` 600000ms `) instead of dashes. */
 const MAX_DASHES = 30;
@@ -12,7 +12,9 @@ const json = (v: unknown) => JSON.stringify(v, (_k, x: unknown) => (typeof x ===
  * Draws frames as a marble diagram. Values are named by the letter of an
  * expected value they equal, else by a digit listed in the report. In marble
  * syntax a group `(ab)` takes as many frames as it has characters; a
- * notification falling inside that width is drawn with its frame: `‹4›c`.
+ * notification falling inside that width is drawn after a frame marker,
+ * `‹4›c`, which `parseDiagram` reads back: a drawn diagram is a valid
+ * expected one.
  */
 export function drawMarbles(frames: Frame[], letterOf: (value: unknown) => string): string {
   const byFrame = new Map<number, string[]>();
@@ -30,7 +32,7 @@ export function drawMarbles(frames: Frame[], letterOf: (value: unknown) => strin
     else if (gap > 0) out += '-'.repeat(gap);
     const group = symbols.length === 1 ? symbols[0] : `(${symbols.join('')})`;
     out += group;
-    time = Math.max(time, frame) + group.length; // in virtual time every character of a diagram is a frame
+    time = frame + group.length; // in virtual time every character of a diagram is a frame, counted from where the group starts
   }
   return out === '' ? '-' : out;
 }
@@ -89,6 +91,32 @@ export function caseLetters(result: CaseResult): Map<string, unknown> {
   return letters;
 }
 
+/** The text of a flow's bytes, line by line after `| `; `(no newline at end)` when the last line has none. */
+function textLines(text: string): string[] {
+  if (text === '') return ['(nothing)'];
+  const lines = text.split('\n');
+  const ended = lines[lines.length - 1] === '';
+  if (ended) lines.pop();
+  return [...lines.map((l) => `| ${l}`), ...(ended ? [] : ['(no newline at end)'])];
+}
+
+/** A flow case's bytes that differ: both texts, and where they part, with the next few bytes of each. */
+export function formatBytes(bytes: BytesResult): string {
+  const at = bytes.firstDifference;
+  const expected = Buffer.from(bytes.expected);
+  const actual = Buffer.from(bytes.actual);
+  const before = expected.subarray(0, at).toString().split('\n');
+  const excerpt = (b: Buffer) => (at < b.length ? json(b.subarray(at, at + 20).toString()) : 'the end');
+  return [
+    'bytes written:',
+    '  expected:',
+    ...textLines(bytes.expected).map((l) => `    ${l}`),
+    '  actual:',
+    ...textLines(bytes.actual).map((l) => `    ${l}`),
+    `  first difference at byte ${at} (line ${before.length}, column ${before[before.length - 1].length + 1}): expected ${excerpt(expected)}, got ${excerpt(actual)}`,
+  ].join('\n');
+}
+
 /** A case's outcome in words: `✓ name`, or `✗ name` with every failing port drawn. */
 export function formatCase(result: CaseResult, indent = '  '): string {
   if (result.passed) return `${indent}✓ ${result.name}`;
@@ -103,5 +131,11 @@ export function formatCase(result: CaseResult, indent = '  '): string {
         .map((l) => `${indent}    ${l}`),
     );
   }
+  if (result.bytes && result.bytes.firstDifference !== -1)
+    lines.push(
+      ...formatBytes(result.bytes)
+        .split('\n')
+        .map((l) => `${indent}    ${l}`),
+    );
   return lines.join('\n');
 }

@@ -21,13 +21,14 @@
  *
  * The same cases in YAML files run with `eddy test FILE...`.
  */
-import { checkCase, readCaseFile, resolvePipeline, type CaseFile, type PipelineCase } from './cases';
+import { checkCase, readCases, resolvePipeline, type Case, type CaseFile, type FlowCase, type ReadCase } from './cases';
 import { formatCase } from './format';
 import { runCase, type CaseResult, type RunOptions } from './run';
+import { runFlowCase } from './flow';
 
-export type { CaseFile, EventSpec, InsightMarbles, InsightSpec, PipelineCase } from './cases';
-export type { CaseResult, Frame, PortResult, RunOptions } from './run';
-export { readCaseFile } from './cases';
+export type { Case, CaseFile, EventSpec, FlowCase, FlowSpec, InsightMarbles, InsightSpec, PipelineCase, ReadCase } from './cases';
+export type { BytesResult, CaseResult, Frame, PortResult, RunOptions } from './run';
+export { readCaseFile, readCases } from './cases';
 export { drawMarbles, formatCase } from './format';
 
 /** The outcome of one case file. */
@@ -40,38 +41,53 @@ export interface FileResult {
 }
 
 /**
- * Runs one case. `pipeline` is an artefact object, its YAML/JSON text, or a
- * path (relative to the working directory) to a pipeline or config file.
+ * Runs one case, marbles or a flow. `pipeline` is an artefact object, its
+ * YAML/JSON text, or a path (relative to the working directory) to a
+ * pipeline or config file.
  */
-export function testPipeline(c: PipelineCase, options: RunOptions = {}): CaseResult {
+export function testPipeline(c: Case, options: RunOptions = {}): CaseResult {
   try {
     checkCase(c);
-    return runCase(c, resolvePipeline({ cases: [c] }, c), options);
+    const file: CaseFile = { cases: [c] };
+    return 'flow' in c ? runFlowCase(c, flowPipelines(file, c), options) : runCase(c, resolvePipeline(file, c), options);
   } catch (err) {
     return { name: typeof c?.name === 'string' ? c.name : '(unnamed case)', passed: false, ports: [], error: (err as Error).message };
   }
 }
 
-/** Runs one case and throws an Error carrying the drawn diagrams when it fails: for mocha, jest or node:test. */
-export function expectPipeline(c: PipelineCase, options: RunOptions = {}): void {
+/** Runs one case and throws an Error carrying the drawn report when it fails: for mocha, jest or node:test. */
+export function expectPipeline(c: Case, options: RunOptions = {}): void {
   const result = testPipeline(c, options);
   if (!result.passed) throw new Error(`pipeline case failed\n${formatCase(result)}`);
 }
 
-/** Runs every case of a case file; a file that cannot be read or checked is one failure. */
+/**
+ * Runs every case of a case file. A malformed case fails alone, with the
+ * error naming it and the field, and the other cases still run; a file that
+ * cannot be read, or whose own fields are wrong, is one failure.
+ */
 export function runCaseFile(path: string, options: RunOptions = {}): FileResult {
-  let file: CaseFile;
+  let read: { file: CaseFile; entries: ReadCase[] };
   try {
-    file = readCaseFile(path);
+    read = readCases(path);
   } catch (err) {
     return { path, passed: false, cases: [], error: (err as Error).message };
   }
-  const cases = file.cases.map((c) => {
+  const { file, entries } = read;
+  const cases = entries.map((entry): CaseResult => {
+    if ('error' in entry) return { name: entry.name, passed: false, ports: [], error: entry.error };
+    const c = entry.case;
     try {
+      if ('flow' in c) return runFlowCase(c, flowPipelines(file, c), options);
       return runCase(c, resolvePipeline(file, c), options);
     } catch (err) {
       return { name: c.name, passed: false, ports: [], error: (err as Error).message };
     }
   });
   return { path, passed: cases.every((c) => c.passed), cases };
+}
+
+/** The pipelines a flow case runs: those `via` names in its config file, chained, else the case's pipeline. */
+function flowPipelines(file: CaseFile, c: FlowCase): unknown[] {
+  return c.flow.via ? c.flow.via.map((id) => resolvePipeline(file, { ...c, id })) : [resolvePipeline(file, c)];
 }

@@ -89,7 +89,11 @@ function jsonReport(results: FileResult[]) {
         name: c.name,
         passed: c.passed,
         ...(c.error ? { error: c.error } : {}),
-        failures: c.ports.filter((p) => p.firstDifference !== -1).map((p) => ({ port: p.port, report: formatCase({ ...c, ports: [p] }, '') })),
+        failures: [
+          ...c.ports.filter((p) => p.firstDifference !== -1).map((p) => ({ port: p.port, report: formatCase({ ...c, ports: [p], bytes: undefined }, '') })),
+          // a flow case's bytes, under the name its report gives them
+          ...(c.bytes && c.bytes.firstDifference !== -1 ? [{ port: 'bytes', report: formatCase({ ...c, ports: [] }, '') }] : []),
+        ],
       })),
     })),
   };

@@ -9,6 +9,7 @@ import { wal } from '../pipeline/operators/wal';
 import { checkPort, standalonePipeline } from '../embed/standalone';
 import { Registries } from '../runtime/registries';
 import type { EventSpec, InsightSpec, PipelineCase } from './cases';
+import { parseDiagram, type MarbleMessage } from './marbles';
 
 /** One notification as the comparison sees it: a frame, and the value's comparable view. */
 export interface Frame {
@@ -29,10 +30,19 @@ export interface PortResult {
   firstDifference: number;
 }
 
+/** A flow case's bytes: what was expected and what the offramp wrote, as text, and the first byte where they differ (-1: none). */
+export interface BytesResult {
+  expected: string;
+  actual: string;
+  firstDifference: number;
+}
+
 export interface CaseResult {
   name: string;
   passed: boolean;
   ports: PortResult[];
+  /** a flow case's written bytes */
+  bytes?: BytesResult;
   /** an error that stopped the case (a bad pipeline, an unknown letter) */
   error?: string;
   /** the case's letters and the views they stand for, to name values in reports */
@@ -60,9 +70,7 @@ export function runCase(c: PipelineCase, artefact: unknown, options: RunOptions 
     for (const port of Object.keys(c.in)) checkPort(pipeline, 'input', port);
     for (const port of Object.keys(c.out)) checkPort(pipeline, 'output', port);
     const letters = letterTable(c);
-    // parsed inside `run`, where one character is one frame (outside it is ten)
-    const expectedOf = (marbles: string, what: string) =>
-      TestScheduler.parseMarbles(marbles, lookup(letters, what), undefined, undefined, true).map((m) => toFrame(m));
+    const expectedOf = (marbles: string, what: string) => parseDiagram(marbles, lookup(letters, what)).map((m) => toFrame(m));
     const expectedOut = new Map<string, Frame[]>();
     let expectedInsights: Frame[] = [];
 
@@ -75,7 +83,7 @@ export function runCase(c: PipelineCase, artefact: unknown, options: RunOptions 
       for (const [port, marbles] of Object.entries(c.out)) expectedOut.set(port, expectedOf(marbles, `out.${port}`));
       if (c.insights) {
         const specs = Object.entries(c.insights.values).map(([letter, spec]): [string, Expected] => [letter, { view: insightView(spec), keys: [], letter }]);
-        expectedInsights = TestScheduler.parseMarbles(c.insights.marbles, lookup(new Map(specs), 'insights'), undefined, undefined, true).map(toFrame);
+        expectedInsights = parseDiagram(c.insights.marbles, lookup(new Map(specs), 'insights')).map(toFrame);
       }
       const instance = pipeline.instantiate();
       instance.addSource({ url: 'eddy-test://source', contraflow: (i) => insightsSeen.push(insightFrame(scheduler.now(), i, inputIds)) });
@@ -157,9 +165,7 @@ function lookup<T>(letters: Map<string, T>, what: string): Record<string, T> {
   );
 }
 
-type Message = ReturnType<typeof TestScheduler.parseMarbles>[number];
-
-function toFrame(m: Message): Frame {
+function toFrame(m: MarbleMessage): Frame {
   const n = m.notification as { kind: 'N' | 'C' | 'E'; value?: unknown };
   if (n.kind !== 'N') return { frame: m.frame, kind: n.kind };
   return { frame: m.frame, kind: 'N', value: n.value };
@@ -235,7 +241,7 @@ function toInsight(spec: InsightSpec, lastMatching: Map<string, EddyEvent>): Ins
  * The registries a case runs with: the WAL keeps its log in memory, since
  * virtual time cannot wait for a disk; everything else as given.
  */
-function virtualTimeRegistries(base: Registries = Registries.withBuiltins()): Registries {
+export function virtualTimeRegistries(base: Registries = Registries.withBuiltins()): Registries {
   const r = new Registries();
   // lazily: a type's module (and the optional package it may need, core/packages.ts) loads only when a case names it
   const copy = <T>(from: { names(): string[]; get(n: string): T }, to: { registerLazy(n: string, load: () => T): void }) => {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { firstValueFrom, from, toArray } from 'rxjs';
 import { parse } from 'yaml';
 import { pipelinePorts } from '../../src/embed/pipeline-operator';
+import { validatePipeline } from '../../src/embed/standalone';
 import { Runtime } from '../../src/runtime/runtime';
 import { docBlock, ROOT } from '../helpers/readme';
 
@@ -47,7 +48,7 @@ describe('the pipeline snippets of the docs', () => {
       { msg: 'GET /api/users 200', host: 'web.example.org', path: '/api/users' },
       { msg: 'GET /health 200', host: 'db.example.org', path: '/health' },
     ];
-    const out = await firstValueFrom(from(events).pipe(pipelinePorts(artefact), toArray()));
+    const out = await firstValueFrom(from(events).pipe(pipelinePorts(validatePipeline(artefact)), toArray()));
     const byPort = (port: string) => out.filter((p) => p.port === port).map((p) => p.event);
     expect(byPort('out').map((e) => [e.meta.words, e.meta.host_key, (e.data as { path: string }).path])).to.deep.equal([
       [3, 'web_example_org', '/api/users'],

@@ -21,6 +21,12 @@ describe("docs/testing-pipelines.md", function () {
     expect(shown.cases).to.deep.equal([real.cases[0]]);
   });
 
+  it('shows the flow case of the example case file as it is', () => {
+    const shown = parseYaml(docBlock(PAGE, '## Flow cases', 'yaml')) as unknown[];
+    const real = parseYaml(readFileSync(join(ROOT, CASES), 'utf8')) as { cases: { flow?: unknown }[] };
+    expect(shown).to.deep.equal(real.cases.filter((c) => c.flow));
+  });
+
   it('its command passes on the example', async () => {
     expect(docBlock(PAGE, SECTION, 'sh').trim()).to.equal(`npx eddy test ${CASES}`);
     const run = await runEddy(['test', join(ROOT, CASES)]);

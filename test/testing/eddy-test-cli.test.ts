@@ -23,7 +23,7 @@ describe('eddy test (the command)', () => {
     const run = await runEddy(['test', EXAMPLE]);
     expect(run.stderr).to.equal('');
     expect(run.stdout).to.include('✓ keeps errors only, three to a batch');
-    expect(run.stdout).to.include('3 passing, 0 failing');
+    expect(run.stdout).to.include('4 passing, 0 failing');
     expect(run.code).to.equal(0);
   });
 
@@ -46,7 +46,7 @@ describe('eddy test (the command)', () => {
     const run = await runEddy(['test', '--reporter', 'json', EXAMPLE, caseFile(WRONG_BATCH)]);
     expect(run.code).to.equal(1);
     const report = JSON.parse(run.stdout);
-    expect(report.passed).to.equal(3);
+    expect(report.passed).to.equal(4);
     expect(report.failed).to.equal(1);
     expect(report.files[1].cases[0].failures[0].port).to.equal('out');
     expect(report.files[1].cases[0].failures[0].report).to.include('expected: ---x----|');
@@ -56,7 +56,36 @@ describe('eddy test (the command)', () => {
     const path = caseFile(`pipeline: ${JSON.stringify(PIPELINE)}\ncases:\n  - name: x\n    in: { in: "a|" }\n    out: { out: "-|" }\n    ouput: {}\n`);
     const run = await runEddy(['test', path]);
     expect(run.code).to.equal(1);
-    expect(run.stdout).to.include(`${path}: cases[0]: unknown field 'ouput'`);
+    expect(run.stdout).to.include(`${path}: case 'x': cases[0]: unknown field 'ouput'`);
+  });
+
+  it('a malformed case fails alone: the cases before and after it run and report, the exit status is 1', async () => {
+    const ok = (name: string) => `  - name: ${name}\n    values: { a: { level: info, host: h } }\n    in: { in: "a|" }\n    out: { out: "-|" }\n`;
+    const path = caseFile(
+      `pipeline: ${JSON.stringify(PIPELINE)}\ncases:\n${ok('first')}  - name: misspelt\n    in: { in: "a|" }\n    out: { out: "-|" }\n    ouput: {}\n` +
+        `  - values: { a: 1 }\n    in: { in: "a|" }\n    out: 7\n${ok('last')}`,
+    );
+    const run = await runEddy(['test', path]);
+    expect(run.code).to.equal(1);
+    const lines = run.stdout.split('\n').map((l) => l.trim());
+    expect(lines).to.include.ordered.members([
+      path,
+      '✓ first',
+      '✗ misspelt',
+      `error: ${path}: case 'misspelt': cases[1]: unknown field 'ouput'`,
+      '✗ cases[2]',
+      `error: ${path}: cases[2]: missing required field 'name'`,
+    ]);
+    expect(lines).to.include('✓ last');
+    expect(lines).to.include('2 passing, 2 failing');
+    const json = JSON.parse((await runEddy(['test', '--reporter', 'json', path])).stdout);
+    expect(json.files[0].cases.map((c: { name: string; passed: boolean }) => [c.name, c.passed])).to.deep.equal([
+      ['first', true],
+      ['misspelt', false],
+      ['cases[2]', false],
+      ['last', true],
+    ]);
+    expect(json.files[0].cases[1].error).to.equal(`${path}: case 'misspelt': cases[1]: unknown field 'ouput'`);
   });
 
   it('a marble letter without a value fails the case naming the port and the letter', async () => {

@@ -7,7 +7,7 @@ import type { OperatorType } from '../operator';
  * first looked up (runtime::cel's CEL engine is the heavy one). Adding an
  * operator is one file plus one line here.
  */
-export const operatorCatalog: readonly LazyType<OperatorType<any>>[] = [
+export const operatorCatalog = [
   { name: 'passthrough', load: () => (require('./passthrough') as typeof import('./passthrough')).passthrough },
   { name: 'generic::batch', load: () => (require('./batch') as typeof import('./batch')).batch },
   { name: 'generic::counter', load: () => (require('./counter') as typeof import('./counter')).counter },
@@ -23,5 +23,6 @@ export const operatorCatalog: readonly LazyType<OperatorType<any>>[] = [
   { name: 'generic::sample', load: () => (require('./sample') as typeof import('./sample')).sample },
   { name: 'enrich::lookup', load: () => (require('./lookup') as typeof import('./lookup')).lookup },
   { name: 'window::aggregate', load: () => (require('./window-aggregate') as typeof import('./window-aggregate')).windowAggregate },
-];
+  // as const keeps each name a literal: graph.ts's BuiltinOperatorName is read from it
+] as const satisfies readonly LazyType<OperatorType<any>>[];
 /* eslint-enable @typescript-eslint/no-require-imports, @typescript-eslint/no-explicit-any -- the catalog ends here */
