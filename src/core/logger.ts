@@ -106,19 +106,25 @@ class LineLogger implements Logger {
     masking.add(this);
   }
 
-  debug(msg: string, fields?: Record<string, unknown>): void {
+  // own properties (not prototype methods), so `{ ...logger, warn: mine }` keeps every level, as an object literal would
+  readonly debug = (msg: string, fields?: Record<string, unknown>): void => {
     if (order.debug >= this.threshold) this.line('debug', msg, fields);
-  }
-  info(msg: string, fields?: Record<string, unknown>): void {
+  };
+  readonly info = (msg: string, fields?: Record<string, unknown>): void => {
     if (order.info >= this.threshold) this.line('info', msg, fields);
-  }
-  warn(msg: string, fields?: Record<string, unknown>): void {
+  };
+  readonly warn = (msg: string, fields?: Record<string, unknown>): void => {
     if (order.warn >= this.threshold) this.line('warn', msg, fields);
-  }
-  error(msg: string, fields?: Record<string, unknown>): void {
+  };
+  readonly error = (msg: string, fields?: Record<string, unknown>): void => {
     if (order.error >= this.threshold) this.line('error', msg, fields);
-  }
+  };
 
+  /**
+   * On the prototype, unlike the four above: `{ ...logger, warn: mine }` has
+   * no `child`, so its children (childLogger) call its own methods, `mine`
+   * included, instead of this logger's.
+   */
   child(bindings: Record<string, unknown>): Logger {
     return new LineLogger(this.sink, { ...this.bindings, ...bindings });
   }

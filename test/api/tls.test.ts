@@ -119,7 +119,10 @@ describe('API: TLS (--api-tls-*)', () => {
     });
     running = api.child;
     expect(api.stderr()).to.match(
-      new RegExp(`^WARN API: the TLS certificate ${certs.expired.cert} expired on \\w+ +\\d+ [\\d:]+ \\d{4} GMT \\(its notAfter\\): clients refuse it$`, 'm'),
+      new RegExp(
+        `^\\S+ WARN  API: the TLS certificate ${certs.expired.cert} expired on \\w+ +\\d+ [\\d:]+ \\d{4} GMT \\(its notAfter\\): clients refuse it$`,
+        'm',
+      ),
     );
     const plain = await sh(`${peer('curl')} -sS -i -m 10 http://127.0.0.1:${api.port}/version`, certs.dir);
     expect(plain.code, plain.stderr).to.equal(0);

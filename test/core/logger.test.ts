@@ -55,4 +55,15 @@ describe('core/logger: timestamps, levels per module, JSON lines, child loggers'
     expect(() => parseLogLevels('=debug')).to.throw("EDDY_LOG: '=debug' names no module");
     expect(parseLogLevels('silent').base).to.be.above(parseLogLevels('error').base);
   });
+
+  it('spreads like an object literal: `{ ...logger, warn }` keeps every level, and its children call its own warn', () => {
+    const { logger, lines } = recording('debug');
+    const mine: string[] = [];
+    const spread: Logger = { ...logger, warn: (m) => void mine.push(m) };
+    spread.debug('d');
+    childLogger(spread, { module: 'm' }).warn('w');
+    childLogger(spread, { module: 'm' }).info('i');
+    expect(mine).to.deep.equal(['w']);
+    expect(lines.map((l) => l.slice(25))).to.deep.equal(['DEBUG d', 'INFO  i {"module":"m"}']);
+  });
 });
