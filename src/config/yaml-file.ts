@@ -8,11 +8,13 @@ import { substituteVariables } from './substitute';
  * Reads a YAML or JSON file (YAML is a superset of JSON); errors name the file
  * and say whether it was unreadable or malformed. With `substitute`, `${NAME}`
  * and the other references of substitute.ts are replaced in the text first.
+ * With `text`, that is the file's content (read already: standard input),
+ * and `path` only names it.
  */
-export function readYamlFile(path: string, options: { substitute?: boolean } = {}): unknown {
+export function readYamlFile(path: string, options: { substitute?: boolean; text?: string } = {}): unknown {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = options.text ?? readFileSync(path, 'utf8');
   } catch (err) {
     throw invalid(`${path}: cannot read: ${(err as Error).message}`);
   }
