@@ -4,7 +4,7 @@ import { readStdin } from './stdin';
 
 export const configCommand = defineCommand({
   name: 'config',
-  summary: 'print config files as a start resolves them (variables, flows, defaults), secrets as ***',
+  summary: 'print config files as a start resolves them, secrets as ***',
   description:
     'Reads the files in order as one start does and prints what each comes to: ${NAME} and ${file:PATH} replaced, relative paths ' +
     'made absolute, flow entries as bindings and mappings, the chain of a pipeline without links, and the schema defaults of every ' +

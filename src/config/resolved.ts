@@ -106,14 +106,19 @@ function withDefaults(runtime: Runtime, kind: Kind, declared: unknown): Artefact
   const artefact = repository.validate(kind, declared);
   if (kind === 'onramp' || kind === 'offramp') {
     const ramp = artefact as RampArtefact;
-    ramp.config = repository.rampConfig(kind, ramp);
+    ramp.config = orAbsent(ramp.config, repository.rampConfig(kind, ramp));
     if (typeof ramp.codec === 'object' && ramp.codec.config !== undefined) ramp.codec.config = repository.codecConfig(ramp.codec);
   }
   if (kind === 'pipeline') {
     const pipeline = artefact as PipelineArtefact;
-    pipeline.nodes = pipeline.nodes.map((node, i) => ({ ...node, config: repository.operatorConfig(node.type, node.config, `nodes[${i}]`) }));
+    pipeline.nodes = pipeline.nodes.map((node, i) => ({ ...node, config: orAbsent(node.config, repository.operatorConfig(node.type, node.config, `nodes[${i}]`)) }));
   }
   return repository.redacted(kind, artefact);
+}
+
+/** The config with its defaults; still absent when it was and the type has no defaults (`config: {}` says nothing). */
+function orAbsent(given: Record<string, unknown> | undefined, filled: Record<string, unknown>): Record<string, unknown> | undefined {
+  return given === undefined && Object.keys(filled).length === 0 ? undefined : filled;
 }
 
 /** The value with every string that holds one of `secrets` replaced by "***". */

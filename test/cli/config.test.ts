@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { main } from '../../src/cli/main';
 import { runEddy } from '../helpers/cli';
+import { docBlock } from '../helpers/readme';
 
 /** `eddy ARGV`, in this process, with what it wrote; `env` is what `${NAME}` reads. */
 async function eddy(argv: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; out: string; err: string }> {
@@ -125,5 +126,29 @@ offramp:
     expect((parseYaml(run.stdout) as Resolved).onramp).to.deep.equal([
       { id: 'in', type: 'file', config: { source: join(dir, 'in.json'), close_on_done: false, sleep_on_done: 0 } },
     ]);
+  });
+});
+
+describe('docs/config-files.md: checking a config', () => {
+  const SECTION = '## Checking a config: eddy validate and eddy config';
+
+  /** Runs a documented `NAME=value ... eddy ARGS` line in `cwd`. */
+  function runDocLine(line: string, cwd: string) {
+    const words = line.trim().split(/\s+/);
+    const at = words.indexOf('eddy');
+    const env = Object.fromEntries(words.slice(0, at).map((w) => [w.slice(0, w.indexOf('=')), w.slice(w.indexOf('=') + 1)]));
+    return runEddy(words.slice(at + 1), { env, cwd });
+  }
+
+  it('runs the eddy validate and eddy config lines on the ticks.yaml of the page, and prints what the page shows', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'eddy-config-doc-'));
+    writeFileSync(join(dir, 'ticks.yaml'), docBlock('docs/config-files.md', '## Environment variables and secrets', 'yaml'));
+    for (const nth of [0, 1]) {
+      const line = docBlock('docs/config-files.md', SECTION, 'sh', nth);
+      const run = await runDocLine(line, dir);
+      expect(run.stderr, line).to.equal('');
+      expect(run.code, line).to.equal(0);
+      expect(run.stdout, line).to.equal(docBlock('docs/config-files.md', SECTION, '', nth));
+    }
   });
 });
