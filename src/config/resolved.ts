@@ -111,7 +111,10 @@ function withDefaults(runtime: Runtime, kind: Kind, declared: unknown): Artefact
   }
   if (kind === 'pipeline') {
     const pipeline = artefact as PipelineArtefact;
-    pipeline.nodes = pipeline.nodes.map((node, i) => ({ ...node, config: orAbsent(node.config, repository.operatorConfig(node.type, node.config, `nodes[${i}]`)) }));
+    pipeline.nodes = pipeline.nodes.map((node, i) => ({
+      ...node,
+      config: orAbsent(node.config, repository.operatorConfig(node.type, node.config, `nodes[${i}]`)),
+    }));
   }
   return repository.redacted(kind, artefact);
 }

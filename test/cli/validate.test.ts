@@ -105,7 +105,10 @@ describe('eddy validate', () => {
 
   it('refuses a file a flow reads that does not exist, and an output file whose folder does not exist, naming the field', async () => {
     const config = join(dir, 'missing.yaml');
-    writeFileSync(config, `onramp:\n  - { id: reader, type: file, config: { source: nothing.json } }\nflow:\n  - { id: copy, from: reader, to: system::stdout }\n`);
+    writeFileSync(
+      config,
+      `onramp:\n  - { id: reader, type: file, config: { source: nothing.json } }\nflow:\n  - { id: copy, from: reader, to: system::stdout }\n`,
+    );
     const run = await eddy(['validate', config]);
     expect(run.err).to.equal(`error: ${config}: onramp 'reader': config.source: cannot read '${join(dir, 'nothing.json')}': no such file\n`);
     expect(run.code).to.equal(1);
@@ -153,7 +156,7 @@ describe('eddy validate', () => {
     expect(missing.code).to.equal(1);
   });
 
-  it('validates every config file of examples/ (from any working directory: their relative paths are their folder\'s)', async () => {
+  it("validates every config file of examples/ (from any working directory: their relative paths are their folder's)", async () => {
     const configs = readdirSync(EXAMPLES).filter((f) => f.endsWith('.yaml') && !f.endsWith('.cases.yaml'));
     expect(configs).to.include.members(['default.yaml', 'kv.yaml', 'elastic.yaml']);
     for (const name of configs) {
