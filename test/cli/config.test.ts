@@ -29,7 +29,7 @@ describe('eddy config', () => {
   - { id: ticks, type: metronome, config: { interval: \${TICK_MS:-1000} } }
 offramp:
   - { id: out, type: file, config: { file: "\${OUT:-out.json}" } }
-  - { id: hook, type: rest, config: { endpoint: "http://127.0.0.1:8080/" } }
+  - { id: hook, type: rest, config: { endpoint: "http://hook.invalid/" } }
 pipeline:
   - id: two
     nodes: [{ id: batch, type: generic::batch, config: { count: 2 } }]
@@ -46,7 +46,7 @@ flow:
     const [out, hook] = resolved.offramp as Array<{ config: Record<string, unknown> }>;
     expect(out.config.file).to.equal(join(dir, 'out.json'));
     // the rest offramp's schema defaults
-    expect(hook.config).to.deep.include({ endpoint: 'http://127.0.0.1:8080/', method: 'POST' });
+    expect(hook.config).to.deep.include({ endpoint: 'http://hook.invalid/', method: 'POST' });
     expect(resolved.pipeline).to.deep.equal([
       {
         id: 'two',
@@ -80,7 +80,7 @@ offramp:
   - id: hook
     type: rest
     config:
-      endpoint: "http://eddy:\${HOOK_PASSWORD}@127.0.0.1:8080/"
+      endpoint: "http://eddy:\${HOOK_PASSWORD}@hook.invalid/"
       headers: { x-note: "key \${NOTE_KEY} here", x-plain: "\${PLAIN}" }
   - { id: copy, type: file, config: { file: "/tmp/\${file:pg-password}.json" } }
 `,
@@ -93,7 +93,7 @@ offramp:
     const [pg] = resolved.onramp as Array<{ config: Record<string, unknown> }>;
     expect(pg.config).to.deep.include({ host: '127.0.0.1', password: '***' });
     const [hook, copy] = resolved.offramp as Array<{ config: Record<string, unknown> }>;
-    expect(hook.config.endpoint).to.equal('http://eddy:***@127.0.0.1:8080/');
+    expect(hook.config.endpoint).to.equal('http://eddy:***@hook.invalid/');
     expect(hook.config.headers).to.deep.equal({ 'x-note': '***', 'x-plain': 'visible' });
     expect(copy.config.file).to.equal('***');
     expect(run.out).to.not.match(/from-the-file|k123|:pw@/);

@@ -16,7 +16,7 @@ describe('relative paths in a config file', () => {
       config,
       `onramp:
   - { id: reader, type: file, config: { source: data/in.json }, codec: { name: avro, config: { schema_file: ../schemas/e.avsc } } }
-  - { id: web, type: rest, config: { host: 127.0.0.1, port: 8080, tls: { cert: certs/a.pem, key: /etc/eddy/a.key } } }
+  - { id: web, type: rest, config: { host: 127.0.0.1, port: 0, tls: { cert: certs/a.pem, key: /etc/eddy/a.key } } }
 offramp:
   - { id: writer, type: file, config: { file: out.json } }
 pipeline:
