@@ -4,6 +4,7 @@ import { invalid } from '../core/errors';
 import { yamlErrorMessage } from '../core/yaml-error';
 import { SchemaValidator } from '../schema/artefacts';
 import { readYamlFile } from '../config/yaml-file';
+import { resolveArtefactPaths } from '../config/paths';
 import type { JsonSchema } from '../schema/json-schema';
 
 /** An insight as a case writes it: `{kind: ack, event: a}`; `event` names a marble letter. */
@@ -162,7 +163,10 @@ export function resolvePipeline(file: CaseFile, c: PipelineCase): unknown {
       throw invalid(`${where}: inline pipeline: not valid YAML or JSON: ${yamlErrorMessage(err, ref)}`);
     }
   }
-  return pickPipeline(doc, id, `${where}: ${source}`);
+  const pipeline = pickPipeline(doc, id, `${where}: ${source}`);
+  // its relative paths (a lookup table) are its file's, as in a config file
+  if (typeof ref === 'string' && !ref.includes('\n')) resolveArtefactPaths('pipeline', pipeline, dirname(source));
+  return pipeline;
 }
 
 function pickPipeline(doc: unknown, id: string | undefined, where: string): unknown {
