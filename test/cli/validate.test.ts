@@ -99,6 +99,10 @@ describe('eddy validate', () => {
     const together = await eddy(['validate', first, second]);
     expect(together.out).to.equal(`${first}: ok (1 onramp)\n${second}: ok (1 binding, 1 mapping)\n`);
     expect(together.code).to.equal(0);
+    // a mapping two files ask for is refused as a start refuses it, before anything would open
+    const twice = await eddy(['validate', first, second, second]);
+    expect(twice.err).to.equal(`error: ${second}: mappings: instance /binding/copy/main is asked for twice\n`);
+    expect(twice.code).to.equal(1);
     const alone = await eddy(['validate', second]);
     expect(alone.err).to.equal(`error: ${second}: mapping '/binding/copy/main': onramp 'reader' not found\n`);
   });
