@@ -19,8 +19,6 @@ import { validateCommand } from './validate';
 import { configCommand } from './config';
 
 /** Every command, in the order `eddy --help` lists them. */
-// one command a line: a command added is a line added, whatever else changes beside it
-// prettier-ignore
 export const COMMANDS: readonly Command[] = [
   serverRunCommand,
   validateCommand,
