@@ -55,7 +55,7 @@ flow:
     expect(run.code, run.stderr).to.equal(0);
     const logLines = run.stderr.split('\n').filter((l) => /^\d{4}-/.test(l));
     expect(
-      logLines.some((l) => / INFO  \[tcp \/onramp\/net\/main\] .*listening/.test(l)),
+      logLines.some((l) => / INFO {2}\[tcp \/onramp\/net\/main\] .*listening/.test(l)),
       run.stderr,
     ).to.equal(true);
     for (const line of logLines) expect(line, 'only tcp lines, and errors').to.match(/ (ERROR|\w+ +\[tcp \/onramp\/net\/main\])/);

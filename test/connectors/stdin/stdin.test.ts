@@ -55,7 +55,7 @@ mapping:
     const run = await runEddy(['server', 'run', '-f', file, '--api-port', '0'], { stdin: input, signalWhen: () => linesOf(out).length >= records.length });
     expect(run.code, run.stderr).to.equal(0);
     expect(linesOf(out).map((l) => JSON.parse(l))).to.deep.equal(records);
-    expect(run.stderr).to.match(/WARN  \[stdin \/onramp\/input\/main\] Onramp \/onramp\/input\/main: .*err port not connected; counted/);
+    expect(run.stderr).to.match(/WARN {2}\[stdin \/onramp\/input\/main\] Onramp \/onramp\/input\/main: .*err port not connected; counted/);
   });
 
   it('lines, string codec, into a stdout offramp with a prefix: one event per line, a blank line an event too, ending at the end of input', async () => {
