@@ -15,10 +15,14 @@ import { statusCommand } from './status';
 import { tapCommand } from './tap';
 import { testCommand } from './test';
 import { topCommand } from './top';
+import { validateCommand } from './validate';
+import { configCommand } from './config';
 
 /** Every command, in the order `eddy --help` lists them. */
 export const COMMANDS: readonly Command[] = [
   serverRunCommand,
+  validateCommand,
+  configCommand,
   testCommand,
   tapCommand,
   statusCommand,

@@ -1,18 +1,29 @@
+import { dirname } from 'node:path';
 import { readYamlFile } from './yaml-file';
 import { expandFlows } from './flow';
+import { resolveRelativePaths } from './paths';
+import type { SubstitutionSources } from './substitute';
 import { EddyError, conflict, invalid } from '../core/errors';
 import { didYouMean } from '../core/suggest';
 import type { BindingRequest, Runtime } from '../runtime/runtime';
-import type { Kind } from '../runtime/urls';
+import type { InstancePort, Kind } from '../runtime/urls';
 import type { Artefact } from '../runtime/artefacts';
 import { SECTIONS, addDeclarations, at, canonical, emptyDeclared, mappingTarget, mappingValues, type ConfigFile, type Declared } from './declared';
 
 export type { ConfigFile, Declared };
 
-/** Parses a YAML or JSON config file (YAML is a superset of JSON), `${NAME}` references replaced first, checking its top-level shape. */
+/**
+ * Parses a YAML or JSON config file (YAML is a superset of JSON), `${NAME}`
+ * references replaced first, checking its top-level shape (`configDocument`);
+ * its relative paths made absolute against the file's folder (paths.ts).
+ * With `text`, that is the file's content (read already: standard input)
+ * and `path` names it; a relative path is then taken from `dirname(path)`,
+ * the working directory for a bare name. With `sources`, `${NAME}` and
+ * `${file:PATH}` take their values there.
+ */
 // eslint-disable-next-line @typescript-eslint/require-await -- exported as a promise, which a bad file rejects; the reading is synchronous today
-export async function readConfigFile(path: string): Promise<ConfigFile> {
-  return configDocument(readYamlFile(path, { substitute: true }), path);
+export async function readConfigFile(path: string, options: { text?: string; sources?: SubstitutionSources } = {}): Promise<ConfigFile> {
+  return resolveRelativePaths(configDocument(readYamlFile(path, { substitute: true, ...options }), path), dirname(path));
 }
 
 /**
@@ -62,6 +73,12 @@ export interface Applied {
   running: string[];
   /** what the documents declare, for a later reload to compare with (reload.ts) */
   declared: Declared;
+  /**
+   * A dry run only: the pipeline, offramp and onramp instances the
+   * activation would open, each once (`eddy validate` checks the files
+   * they would read and write).
+   */
+  opened: InstancePort[];
 }
 
 export interface ApplyOptions {
@@ -82,7 +99,7 @@ interface Applying {
 }
 
 function applying(options: ApplyOptions = {}, journal: Undo[] = [], declared = emptyDeclared()): Applying {
-  return { options, planned: new Map(), applied: { published: [], unchanged: [], activated: [], running: [], declared }, journal };
+  return { options, planned: new Map(), applied: { published: [], unchanged: [], activated: [], running: [], declared, opened: [] }, journal };
 }
 
 /**
@@ -170,18 +187,22 @@ async function publishConfig(runtime: Runtime, source: ConfigSource, state: Appl
  * Activates the mappings as one activation: each is checked first (its
  * file and key named in the message), then all open together, so no file
  * offramp of one mapping truncates its file before every part of every
- * other has opened. A dry run stops after the checks.
+ * other has opened. A dry run stops after the checks, the activation's own
+ * before it opens anything included (`Runtime.planBindings`).
  */
 async function activateMappings(runtime: Runtime, mappings: readonly Mapping[], state: Applying): Promise<void> {
   for (const m of mappings) await withContext(mappingAt(m), () => void runtime.checkActivation(m.request, lookup(runtime, state)));
   const urls = mappings.map((m) => `/binding/${m.request.binding}/${m.request.instance}`);
-  if (mappings.length === 0 || state.options.dryRun) {
+  if (mappings.length === 0) return;
+  const sources = [...new Set(mappings.map((m) => m.source))];
+  const where = mappings.length === 1 ? mappingAt(mappings[0]) : at(sources.join(', '), 'mappings');
+  const requests = mappings.map((m) => m.request);
+  if (state.options.dryRun) {
+    await withContext(where, () => void state.applied.opened.push(...runtime.planBindings(requests, lookup(runtime, state))));
     state.applied.activated.push(...urls);
     return;
   }
-  const sources = [...new Set(mappings.map((m) => m.source))];
-  const where = mappings.length === 1 ? mappingAt(mappings[0]) : at(sources.join(', '), 'mappings');
-  await withContext(where, async () => void (await runtime.activateBindings(mappings.map((m) => m.request))));
+  await withContext(where, async () => void (await runtime.activateBindings(requests)));
   for (const { request } of mappings) state.journal.push(() => runtime.deactivate('binding', request.binding, request.instance));
   state.applied.activated.push(...urls);
 }

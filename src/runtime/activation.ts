@@ -128,6 +128,18 @@ export class Activation {
   }
 
   /**
+   * Every check `activateBindings` makes before it opens anything, and
+   * nothing opened (a dry run, `eddy validate`), with the artefacts
+   * `artefact` looks up: the instances it would open, each once, in the
+   * order it would open them (pipelines, offramps, onramps).
+   */
+  planBindings(requests: readonly BindingRequest[], artefact?: (kind: Kind, id: string) => Artefact): InstancePort[] {
+    const ends = requests.map((r) => this.plan(r, requests, artefact)).flatMap((p) => p.links.flatMap(({ src, dsts }) => [src.at, ...dsts.map((d) => d.at)]));
+    const unique = new Map(ends.map((at) => [instanceUrl(at.kind, at.artefact, at.instance), at]));
+    return (['pipeline', 'offramp', 'onramp'] as const).flatMap((kind) => [...unique.values()].filter((at) => at.kind === kind));
+  }
+
+  /**
    * What `activateBindings` would refuse before opening anything, without
    * opening anything: for a config reload, with the artefacts it is about
    * to publish in `artefact`.
@@ -181,14 +193,18 @@ export class Activation {
   }
 
   /** Every check of one binding activation that needs nothing opened; throws the first refusal. */
-  private plan(request: BindingRequest, all: readonly BindingRequest[]): PlannedBinding {
+  private plan(
+    request: BindingRequest,
+    all: readonly BindingRequest[],
+    artefact: (kind: Kind, id: string) => Artefact = (k, id) => this.parts.repository.get(k, id),
+  ): PlannedBinding {
     if (this.parts.shuttingDown()) throw conflict('the runtime is shutting down');
-    this.parts.repository.get('binding', request.binding);
+    artefact('binding', request.binding);
     checkInstanceId(request.instance);
     const url = instanceUrl('binding', request.binding, request.instance);
     if (this.parts.instances.has(url)) throw conflict(`instance ${url} is already running`);
     if (all.filter((r) => r.binding === request.binding && r.instance === request.instance).length > 1) throw conflict(`instance ${url} is asked for twice`);
-    const { links, resolved } = this.check(request);
+    const { links, resolved } = this.check(request, artefact);
     const binding: BindingInstance = { resolved, sourceDisconnects: [], disconnects: [], uses: new Set() };
     return { request, url, links, binding };
   }

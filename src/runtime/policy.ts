@@ -17,8 +17,8 @@
 import { lstatSync, readlinkSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { invalid } from '../core/errors';
-import type { Artefact, PipelineArtefact, RampArtefact } from './artefacts';
-import { codecConfig, codecName } from '../codecs/spec';
+import type { Artefact, RampArtefact } from './artefacts';
+import { codecConfig, type CodecSpec } from '../codecs/spec';
 import type { Kind } from './urls';
 
 /** What the Repository asks at publish; throws a 400 naming the field to refuse. */
@@ -142,25 +142,69 @@ export class PathPolicy implements PublishPolicy {
   }
 }
 
-/** The path-bearing fields an artefact sets, with their names as a 400 gives them. */
-export function pathsOf(kind: Kind, artefact: Artefact): Array<{ field: string; value: string }> {
-  const found: Array<{ field: string; value: string }> = [];
-  const collect = (config: unknown, fields: readonly PathField[] | undefined, prefix: string) => {
+/** The path-bearing fields an artefact sets, with their names as a 400 gives them, and whether eddy writes them (`Written`). */
+export function pathsOf(kind: Kind, artefact: Artefact): Array<{ field: string; value: string; written: Written | undefined }> {
+  const found: Array<{ field: string; value: string; written: Written | undefined }> = [];
+  visitPaths(kind, artefact, (field, value, written) => void found.push({ field, value, written }));
+  return found;
+}
+
+/**
+ * A path eddy writes, and creates when missing: `file`, a file created in
+ * a folder that must exist (a file offramp's); `tree`, created with the
+ * folders leading to it (a directory of state). Every other path field
+ * names a file eddy reads, which must exist (`eddy validate` checks both).
+ */
+export type Written = 'file' | 'tree';
+
+const WRITTEN_PATHS = new Map<string, Written>([
+  ['offramp file config.file', 'file'],
+  ['offramp kv config.dir', 'tree'],
+  ['onramp postgres config.cache.path', 'tree'],
+  ['operator qos::wal config.dir', 'tree'],
+]);
+
+/**
+ * Calls `visit` with each path-bearing field an artefact sets, as a string:
+ * its name as a 400 gives it, its value, whether eddy writes it, and a
+ * setter that replaces the value. Safe on an artefact not validated yet
+ * (config files resolve relative paths before publishing): what is not
+ * shaped as expected is skipped, and the schema check refuses it later.
+ */
+export function visitPaths(
+  kind: Kind,
+  artefact: unknown,
+  visit: (field: string, value: string, written: Written | undefined, set: (value: string) => void) => void,
+): void {
+  const object = (v: unknown): Record<string, unknown> | undefined =>
+    v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  const collect = (config: unknown, fields: readonly PathField[] | undefined, prefix: string, role: string) => {
     for (const keys of fields ?? []) {
-      let value: unknown = config;
-      for (const key of keys) value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
-      if (typeof value === 'string') found.push({ field: `${prefix}${keys.join('.')}`, value });
+      let holder = object(config);
+      for (const key of keys.slice(0, -1)) holder = object(holder?.[key]);
+      const last = keys[keys.length - 1];
+      const value = holder?.[last];
+      if (holder === undefined || typeof value !== 'string') continue;
+      const target = holder;
+      visit(`${prefix}${keys.join('.')}`, value, WRITTEN_PATHS.get(`${role} config.${keys.join('.')}`), (v) => (target[last] = v));
     }
   };
-  if (kind === 'onramp' || kind === 'offramp') {
-    const ramp = artefact as RampArtefact;
-    collect(ramp.config, RAMP_PATH_FIELDS[kind][ramp.type], 'config.');
-    if (ramp.codec !== undefined) collect(codecConfig(ramp.codec), CODEC_PATH_FIELDS[codecName(ramp.codec)], 'codec.config.');
+  const body = object(artefact);
+  if (body === undefined) return;
+  if ((kind === 'onramp' || kind === 'offramp') && typeof body.type === 'string') {
+    const fields = Object.hasOwn(RAMP_PATH_FIELDS[kind], body.type) ? RAMP_PATH_FIELDS[kind][body.type] : undefined;
+    collect(body.config, fields, 'config.', `${kind} ${body.type}`);
+    const codec = object(body.codec);
+    if (codec !== undefined && typeof codec.name === 'string' && Object.hasOwn(CODEC_PATH_FIELDS, codec.name))
+      collect(codecConfig(codec as CodecSpec), CODEC_PATH_FIELDS[codec.name], 'codec.config.', `codec ${codec.name}`);
   }
-  if (kind === 'pipeline') {
-    for (const [i, node] of (artefact as PipelineArtefact).nodes.entries()) collect(node.config, OPERATOR_PATH_FIELDS[node.type], `nodes[${i}].config.`);
+  if (kind === 'pipeline' && Array.isArray(body.nodes)) {
+    for (const [i, node] of (body.nodes as unknown[]).entries()) {
+      const type = object(node)?.type;
+      if (typeof type === 'string' && Object.hasOwn(OPERATOR_PATH_FIELDS, type))
+        collect(object(node)!.config, OPERATOR_PATH_FIELDS[type], `nodes[${i}].config.`, `operator ${type}`);
+    }
   }
-  return found;
 }
 
 /**

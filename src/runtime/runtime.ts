@@ -118,15 +118,26 @@ export class Runtime {
 
   /** Publishes the system artefacts and starts their instances. */
   async start(): Promise<this> {
-    for (const id of ['system::passthrough', 'system::metrics']) this.repository.publish('pipeline', SYSTEM_PIPELINE(id), true);
-    this.repository.publish('offramp', SYSTEM_OFFRAMP('system::stdout', 'stdout'), true);
-    this.repository.publish('offramp', SYSTEM_OFFRAMP('system::stderr', 'stderr'), true);
+    this.publishSystem();
     await this.activation.startSystem();
     // back what a previous run had, before anyone (config file, API) can change it
     await this.store?.restore({
       publish: (kind, artefact) => this.repository.publish(kind, artefact),
       activate: (i) => this.persistence.exclusive(() => this.activation.activate(i.kind, i.artefact, i.instance, i.params)),
     });
+    return this;
+  }
+
+  /**
+   * Publishes the system artefacts (system::passthrough, system::metrics,
+   * system::stdout, system::stderr) without starting their instances, as
+   * `start()` does first: what `eddy validate` checks configs against in a
+   * runtime that opens nothing.
+   */
+  publishSystem(): this {
+    for (const id of ['system::passthrough', 'system::metrics']) this.repository.publish('pipeline', SYSTEM_PIPELINE(id), true);
+    this.repository.publish('offramp', SYSTEM_OFFRAMP('system::stdout', 'stdout'), true);
+    this.repository.publish('offramp', SYSTEM_OFFRAMP('system::stderr', 'stderr'), true);
     return this;
   }
 
@@ -263,6 +274,17 @@ export class Runtime {
    */
   exclusive<T>(change: () => Promise<T>): Promise<T> {
     return this.persistence.exclusive(change);
+  }
+
+  /**
+   * Every check `activateBindings` makes before anything opens, with
+   * nothing opened: the instances the activation would open (a dry run,
+   * `eddy validate`); `artefact` looks artefacts up as for
+   * `checkActivation`. Not queued behind changes under way: it changes
+   * nothing.
+   */
+  planBindings(requests: readonly BindingRequest[], artefact?: (kind: Kind, id: string) => Artefact): InstancePort[] {
+    return this.activation.planBindings(requests, artefact);
   }
 
   /** Deactivates an instance and every instance only it kept alive. */

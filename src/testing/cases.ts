@@ -4,6 +4,7 @@ import { invalid } from '../core/errors';
 import { yamlErrorMessage } from '../core/yaml-error';
 import { SchemaValidator } from '../schema/artefacts';
 import { readYamlFile } from '../config/yaml-file';
+import { resolveArtefactPaths } from '../config/paths';
 import type { JsonSchema } from '../schema/json-schema';
 import type { CodecSpec } from '../codecs/spec';
 import type { ProcessorSpec } from '../processors/processor';
@@ -257,7 +258,10 @@ export function resolvePipeline(file: CaseFile, c: { name: string; pipeline?: un
       throw invalid(`${where}: inline pipeline: not valid YAML or JSON: ${yamlErrorMessage(err, ref)}`);
     }
   }
-  return pickPipeline(doc, id, `${where}: ${source}`);
+  const pipeline = pickPipeline(doc, id, `${where}: ${source}`);
+  // its relative paths (a lookup table) are its file's, as in a config file
+  if (typeof ref === 'string' && !ref.includes('\n')) resolveArtefactPaths('pipeline', pipeline, dirname(source));
+  return pipeline;
 }
 
 function pickPipeline(doc: unknown, id: string | undefined, where: string): unknown {

@@ -40,7 +40,7 @@ const argvOf = (command: Command) => command.name.split(' ');
 
 describe('the command line (src/cli/): --help, usage errors, docs/command-line.md', () => {
   it('has commands, each with flags (so the tests below test something)', () => {
-    expect(COMMANDS.map((c) => c.name)).to.deep.equal(['server run', 'test', 'tap', 'status', 'top', 'list', 'new', 'schema', 'cel']);
+    expect(COMMANDS.map((c) => c.name)).to.deep.equal(['server run', 'validate', 'config', 'test', 'tap', 'status', 'top', 'list', 'new', 'schema', 'cel']);
     for (const command of COMMANDS) expect(Object.keys(command.flags).length, command.name).to.be.greaterThan(1);
   });
 
