@@ -3,35 +3,32 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { OfframpType, OnrampType } from '../../src/connectors/connector';
-import { CONNECTOR_REFERENCE_DIR, configRows, renderConnectorPages, repoRoot, stalePages, writePages } from '../../tools/docs/connector-reference';
+import { CONNECTOR_DOCS_DIR, GENERATED_END, GENERATED_START, configRows, renderConnectorPages, repoRoot, stalePages, writePages } from '../../tools/docs/connector-reference';
 import { Registries } from '../../src/runtime/registries';
 
 const ROOT = repoRoot(__dirname);
 
 describe('connector reference', () => {
-  describe(CONNECTOR_REFERENCE_DIR, () => {
-    it('holds exactly the pages the connector reference renders, and no page of a type that is gone', () => {
+  describe(CONNECTOR_DOCS_DIR, () => {
+    it("holds each type's page with its configuration as the types render it, and the index (run `npm run docs` after changing a type)", () => {
       const pages = renderConnectorPages(Registries.withBuiltins());
-      const { write, remove } = stalePages(join(ROOT, CONNECTOR_REFERENCE_DIR), pages);
-      if (write.length > 0 || remove.length > 0) {
-        const file = write[0] ?? remove[0];
-        const path = join(ROOT, CONNECTOR_REFERENCE_DIR, file);
+      const stale = stalePages(join(ROOT, CONNECTOR_DOCS_DIR), pages);
+      if (stale.length > 0) {
+        const file = stale[0];
+        const path = join(ROOT, CONNECTOR_DOCS_DIR, file);
         const a = existsSync(path) ? readFileSync(path, 'utf8').split('\n') : [];
         const b = (pages.get(file) ?? '').split('\n');
         const line = a.findIndex((l, i) => l !== b[i]);
         const at = line < 0 ? Math.min(a.length, b.length) : line;
         expect.fail(
-          `the connector reference is out of date (${[...write.map((f) => `${f} to write`), ...remove.map((f) => `${f} to remove`)].join(', ')}): run \`npm run docs\` and commit ${CONNECTOR_REFERENCE_DIR}.\n` +
+          `the connector pages are out of date (${stale.join(', ')}): run \`npm run docs\` and commit ${CONNECTOR_DOCS_DIR}.\n` +
             `First difference in ${file} at line ${at + 1}:\n  file:     ${JSON.stringify(a[at] ?? '<end>')}\n  rendered: ${JSON.stringify(b[at] ?? '<end>')}`,
         );
       }
     });
 
-    it('has prose in docs/connectors/<type>.md for every builtin onramp and offramp type', () => {
-      const registries = Registries.withBuiltins();
-      const names = [...new Set([...registries.onramps.names(), ...registries.offramps.names()])];
-      const missing = names.filter((name) => !existsSync(join(ROOT, 'docs', 'connectors', `${name}.md`)));
-      expect(missing, 'types without docs/connectors/<type>.md').to.deep.equal([]);
+    it('keeps each connector\'s prose once: no second copy of the pages elsewhere in docs/', () => {
+      expect(existsSync(join(ROOT, 'docs', 'reference', 'connectors')), 'docs/reference/connectors/ is gone').to.equal(false);
     });
   });
 
@@ -98,13 +95,17 @@ describe('connector reference', () => {
       return r;
     }
 
-    it('renders one page per type, sorted in the index, with both sides, the escaped table, the example as YAML, and linked where required', () => {
-      const pages = renderConnectorPages(registries(), { docsDir: dir });
+    it('fills the end of each page with its configuration: sorted in the index, both sides, the escaped table, the example as YAML, linked where required', () => {
+      writeFileSync(join(dir, 'alpha.md'), '# alpha\n\nWrites nowhere.\n');
+      writeFileSync(join(dir, 'zeta.md'), '# zeta\n\n## Onramp\n\nReads.\n');
+      const pages = renderConnectorPages(registries(), dir);
       expect([...pages.keys()]).to.deep.equal(['README.md', 'alpha.md', 'zeta.md']);
       const headings = (file: string) => pages.get(file)!.split('\n').filter((l) => l.startsWith('#'));
-      expect(headings('alpha.md')).to.deep.equal(['# alpha', '## alpha offramp']);
-      expect(headings('zeta.md')).to.deep.equal(['# zeta', '## zeta onramp', '## zeta offramp']);
-      expect(pages.get('README.md')).to.contain('| [alpha](alpha.md) |  | yes |\n| [zeta](zeta.md) | yes | yes |');
+      expect(headings('alpha.md')).to.deep.equal(['# alpha', '## Configuration', '### Offramp']);
+      expect(headings('zeta.md')).to.deep.equal(['# zeta', '## Onramp', '## Configuration', '### Onramp', '### Offramp']);
+      expect(pages.get('zeta.md')!.startsWith('# zeta\n\n## Onramp\n\nReads.\n\n' + GENERATED_START)).to.equal(true);
+      expect(pages.get('README.md')).to.contain('| [alpha](alpha.md) |  | yes |');
+      expect(pages.get('README.md')).to.contain('| [zeta](zeta.md) | yes | yes |');
       const text = pages.get('zeta.md')! + pages.get('alpha.md')!;
       expect(text).to.contain('Default codec: `string`. Linkable: yes.');
       expect(text).to.contain('Linkable: only linked (`linked: true` is required).');
@@ -113,14 +114,23 @@ describe('connector reference', () => {
       expect(text).to.contain('```yaml\nonramp:\n  - id: zeta\n    type: zeta\n    config:\n      endpoint: http://x/\n      entries:\n        - name: a\n```');
       expect(text).to.contain('```yaml\nofframp:\n  - id: zeta\n    type: zeta\n    linked: true\n    config: {}\n```');
       expect(text).to.contain('No config.');
-      expect(text).not.to.contain('## Behaviour');
     });
 
-    it('adds the prose of docs/connectors/<type>.md: its title dropped, its headings below the type, code blocks untouched', () => {
-      writeFileSync(join(dir, 'zeta.md'), '# zeta\n\nIntro.\r\n\n## Onramp\n\nText.\n\n```yaml\n# a comment, not a heading\n```\n\n### Linked\n\nMore.\n');
-      const text = renderConnectorPages(registries(), { docsDir: dir }).get('zeta.md')!;
-      const prose = text.slice(text.indexOf('## Behaviour'));
-      expect(prose).to.equal('## Behaviour\n\nIntro.\n\n### Onramp\n\nText.\n\n```yaml\n# a comment, not a heading\n```\n\n#### Linked\n\nMore.\n');
+    it('rewrites only the generated part: the prose around it stays as written, and a second run changes nothing', () => {
+      writeFileSync(join(dir, 'alpha.md'), `# alpha\n\nBefore.\n\n${GENERATED_START}\nstale\n${GENERATED_END}\n\nAfter.\n`);
+      writeFileSync(join(dir, 'zeta.md'), '# zeta\n');
+      const pages = renderConnectorPages(registries(), dir);
+      const alpha = pages.get('alpha.md')!;
+      expect(alpha.startsWith('# alpha\n\nBefore.\n\n' + GENERATED_START)).to.equal(true);
+      expect(alpha.endsWith(GENERATED_END + '\n\nAfter.\n')).to.equal(true);
+      expect(alpha).not.to.contain('stale');
+      writePages(dir, pages);
+      expect(stalePages(dir, renderConnectorPages(registries(), dir))).to.deep.equal([]);
+    });
+
+    it('refuses a type without a page, naming the file to write', () => {
+      writeFileSync(join(dir, 'alpha.md'), '# alpha\n');
+      expect(() => renderConnectorPages(registries(), dir)).to.throw(/zeta\.md: the zeta connector has no page/);
     });
 
     it('finds the repository root from the compiled module, so docs/connectors/ is read from there', () => {
@@ -135,17 +145,13 @@ describe('connector reference', () => {
     beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'eddy-docs-'))));
     afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-    it('writes missing and changed pages, removes pages no type renders, and then finds nothing stale', () => {
+    it('writes missing and changed pages, and then finds nothing stale', () => {
       writeFileSync(join(dir, 'a.md'), 'old\n');
-      writeFileSync(join(dir, 'gone.md'), 'a type that was removed\n');
-      writeFileSync(join(dir, 'notes.txt'), 'not a page\n');
       const pages = new Map([['a.md', 'new\n'], ['b.md', 'b\n']]);
-      expect(stalePages(dir, pages)).to.deep.equal({ write: ['a.md', 'b.md'], remove: ['gone.md'] });
-      expect(writePages(dir, pages)).to.deep.equal({ write: ['a.md', 'b.md'], remove: ['gone.md'] });
+      expect(stalePages(dir, pages)).to.deep.equal(['a.md', 'b.md']);
+      expect(writePages(dir, pages)).to.deep.equal(['a.md', 'b.md']);
       expect(readFileSync(join(dir, 'a.md'), 'utf8')).to.equal('new\n');
-      expect(existsSync(join(dir, 'gone.md'))).to.equal(false);
-      expect(existsSync(join(dir, 'notes.txt'))).to.equal(true);
-      expect(stalePages(dir, pages)).to.deep.equal({ write: [], remove: [] });
+      expect(stalePages(dir, pages)).to.deep.equal([]);
     });
   });
 });

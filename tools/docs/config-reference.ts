@@ -53,7 +53,7 @@ export function renderConfigReference(registries: Registries): string {
     'is refused, and so is a value of the wrong type (a 400 naming the field,',
     'such as `preprocessors[0].config.max_length: must be >= 1`). A default is',
     'used when the key is absent. Connectors (onramps and offramps) are in the',
-    '[connector reference](reference/connectors/README.md).',
+    '[connector reference](connectors/README.md).',
     '',
     '- [Operators](#operators): a pipeline node is `{id, type, config}`.',
     '- [Preprocessors](#preprocessors) and [postprocessors](#postprocessors): a',
