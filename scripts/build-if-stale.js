@@ -39,7 +39,7 @@ const sources = Math.max(...SOURCES.map((name) => newestMtime(join(root, name)))
 if (sources > builtAt()) {
   const first = builtAt() < 0;
   process.stderr.write(
-    `eddy: building src/ and tools/ (${first ? 'the first start compiles them: about a minute' : 'a source changed'}; npm test builds the tests) ...\n`,
+    `eddy: building src/ and tools/ (${first ? 'the first start compiles them once' : 'a source changed'}; npm test builds the tests) ...\n`,
   );
   const started = Date.now();
   execSync('npm run build:app --silent', { cwd: root, stdio: 'inherit' });
