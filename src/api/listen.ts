@@ -1,6 +1,6 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { Server as TlsServer } from 'node:https';
-import type { CertificateWatch, Log, ServerTlsConfig } from '../connectors/_shared/tls';
+import type { CertificateWatch, Log, ServerTlsConfig } from '../net/tls';
 
 /*
  * node:https and the certificate code are required only when the API serves
@@ -8,9 +8,8 @@ import type { CertificateWatch, Log, ServerTlsConfig } from '../connectors/_shar
  * take 2-3 ms).
  */
 /* eslint-disable @typescript-eslint/no-require-imports -- loaded on first use: a plain start must not load the TLS code */
-const https = () => require('node:https') as typeof import('node:https');
-const certificates = () => require('../connectors/_shared/tls') as typeof import('../connectors/_shared/tls');
-const plainHttp = () => require('../connectors/_shared/plain-http') as typeof import('../connectors/_shared/plain-http');
+const certificates = () => require('../net/tls') as typeof import('../net/tls');
+const httpsServer = () => require('../net/http-server') as typeof import('../net/http-server');
 /* eslint-enable @typescript-eslint/no-require-imports -- the lazy requires end here */
 
 /** The flag that sets each field of the API's TLS (a 400 names a config field, a start error the flag). */
@@ -32,13 +31,8 @@ export function listenLazily(buildHandler: () => RequestListener, host: string, 
   let server: Server;
   try {
     if (tls === undefined) server = createServer(serve);
-    else {
-      const { readServerTls, serverOptions } = certificates();
-      const secure = https().createServer(serverOptions(tls, readServerTls(tls, apiTlsFlag)), serve);
-      // an http:// request (curl, eddy status without https) is told to use https:// rather than answered with nothing
-      plainHttp().answerPlainHttp(secure);
-      server = secure;
-    }
+    // an http:// request (curl, eddy status without https) is told to use https:// rather than answered with nothing
+    else server = httpsServer().httpServer(tls, { field: apiTlsFlag }, serve);
   } catch (err) {
     return Promise.reject(err instanceof Error ? err : new Error(String(err)));
   }

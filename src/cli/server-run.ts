@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import { availableParallelism } from 'node:os';
 import { API_DEFAULTS, apiOptionsFromFlags, checkToken, MAX_DEPTH_CEILING, normalizeOrigin, type ApiFlags, type ApiOptions } from '../api/options';
 import { apiTlsFlag, listenLazily, watchCertificates } from '../api/listen';
-import type { CertificateWatch, ServerTlsConfig } from '../connectors/_shared/tls';
+import type { CertificateWatch, ServerTlsConfig } from '../net/tls';
 import { loadConfigFiles } from '../config/load';
 import { ConfigReloader } from '../config/reload';
 import { ConfigWatcher } from '../config/watch';

@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { makeCerts, type TestCerts } from '../helpers/certs';
-import { outOfDate } from '../../src/connectors/_shared/tls';
+import { outOfDate } from '../../src/net/tls';
 
 describe('TLS certificate dates', () => {
   let certs: TestCerts;

@@ -28,7 +28,7 @@ const LAYERS: { name: string; modules: Record<string, string[]> }[] = [
   { name: 'schema', modules: { schema: ['src/schema/'] } },
   {
     name: 'components',
-    modules: { codecs: ['src/codecs/'], processors: ['src/processors/'], contraflow: ['src/contraflow/'] },
+    modules: { codecs: ['src/codecs/'], processors: ['src/processors/'], contraflow: ['src/contraflow/'], net: ['src/net/'] },
   },
   {
     name: 'engine and connector toolkit',

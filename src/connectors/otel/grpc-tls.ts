@@ -1,6 +1,6 @@
 import type { experimental, ServerCredentials } from '@grpc/grpc-js';
 import { requirePackage } from '../../core/packages';
-import type { TlsIdentity } from '../_shared/tls';
+import type { TlsIdentity } from '../../net/tls';
 
 const grpc = requirePackage<typeof import('@grpc/grpc-js')>('@grpc/grpc-js', 'the otel connector');
 

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer, type Server as TlsServer } from 'node:https';
 import type { SecureContextOptions, TlsOptions } from 'node:tls';
-import { answerPlainHttp } from '../_shared/plain-http';
+import { answerPlainHttp } from '../../net/plain-http';
 import { createGunzip, createInflate } from 'node:zlib';
 import type { Readable } from 'node:stream';
 import { decodeJsonResources, decodeResources, encodeResponse, encodeStatus, SIGNALS, SIGNAL_SPECS, type Signal } from './otlp';

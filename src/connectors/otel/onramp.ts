@@ -8,7 +8,7 @@ import { OtlpHttpReceiver, type Intake } from './http-receiver';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 import { listenHost, listenPort, serverTls } from '../../schema/fields';
-import { CertificateWatch, readServerTls, serverOptions, type TlsIdentity } from '../_shared/tls';
+import { CertificateWatch, readServerTls, serverOptions, type TlsIdentity } from '../../net/tls';
 import { GrpcIdentity, grpcServerCredentials } from './grpc-tls';
 import { requirePackage } from '../../core/packages';
 

@@ -1,13 +1,13 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createServer as createTlsServer, type Server as TlsServer } from 'node:https';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Server as TlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { Observable, type Subscriber } from '../../core/rx';
 import type { Frame, FrameResult, OnrampContext, OnrampReply, OnrampSource, OnrampType, SourceInputs } from '../connector';
 import { Alarm, Waiters, idKey, type WaitEnd } from '../_shared/waiters';
 import { listen, uriHost } from '../_shared/net';
 import { headerLists, headerNamed, headerValues, mimeOf, type HeaderLists } from './http';
-import { readServerTls, reloadOnChange, serverOptions, type CertificateWatch } from '../_shared/tls';
-import { answerPlainHttp } from '../_shared/plain-http';
+import { readServerTls, reloadOnChange, type CertificateWatch } from '../../net/tls';
+import { httpServer } from '../../net/http-server';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 import { listenHost, listenPort, serverTls } from '../../schema/fields';
@@ -107,9 +107,8 @@ export const restOnramp: OnrampType<RestOnrampConfig> = {
   },
   async create(config, ctx) {
     const tls = config.tls;
-    const server = tls === undefined ? createServer({ noDelay: true }) : createTlsServer({ ...serverOptions(tls, readServerTls(tls)), noDelay: true });
-    // an http:// request is told to use https:// rather than answered with nothing
-    if (tls !== undefined) answerPlainHttp(server as TlsServer);
+    // with tls, an http:// request is told to use https:// rather than answered with nothing
+    const server = httpServer(tls, { noDelay: true });
     // bound now: a port in use fails the activation
     const port = await listen(server, config.host, config.port);
     const watch = tls === undefined ? undefined : reloadOnChange(server as TlsServer, tls, ctx.logger, `Onramp ${ctx.url}`);

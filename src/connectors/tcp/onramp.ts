@@ -6,7 +6,7 @@ import { uriHost } from '../_shared/net';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 import { listenHost, listenPort, serverTls } from '../../schema/fields';
-import { readServerTls, reloadOnChange, serverOptions } from '../_shared/tls';
+import { readServerTls, reloadOnChange, serverOptions } from '../../net/tls';
 
 const configSchema = s.object(
   {

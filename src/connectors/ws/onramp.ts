@@ -1,12 +1,12 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { createServer as createTlsServer, type Server as TlsServer } from 'node:https';
+import type { IncomingMessage, Server } from 'node:http';
+import type { Server as TlsServer } from 'node:https';
 import { Observable, type Subscriber } from '../../core/rx';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import type { Frame, FrameResult, OnrampContext, OnrampReply, OnrampSource, OnrampType, SourceInputs } from '../connector';
 import { Waiters, idKey } from '../_shared/waiters';
 import { listen, uriHost } from '../_shared/net';
-import { readServerTls, reloadOnChange, serverOptions, type CertificateWatch } from '../_shared/tls';
-import { answerPlainHttp } from '../_shared/plain-http';
+import { readServerTls, reloadOnChange, type CertificateWatch } from '../../net/tls';
+import { httpServer } from '../../net/http-server';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 import { listenHost, listenPort, serverTls } from '../../schema/fields';
@@ -123,9 +123,8 @@ export const wsOnramp: OnrampType<WsOnrampConfig> = {
   configSchema,
   async create(config, ctx): Promise<WsOnrampSource> {
     const tls = config.tls;
-    const http = tls === undefined ? createServer() : createTlsServer(serverOptions(tls, readServerTls(tls)));
-    // a ws:// client is told to use wss:// rather than answered with nothing
-    if (tls !== undefined) answerPlainHttp(http as TlsServer, 'wss');
+    // with tls, a ws:// client is told to use wss:// rather than answered with nothing
+    const http = httpServer(tls, { scheme: 'wss' });
     // bound now: a port in use fails the activation
     const port = await listen(http, config.host, config.port);
     const watch = tls === undefined ? undefined : reloadOnChange(http as TlsServer, tls, ctx.logger, `Onramp ${ctx.url}`);

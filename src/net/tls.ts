@@ -1,8 +1,8 @@
 import { readFileSync, unwatchFile, watchFile, type Stats } from 'node:fs';
 import { createSecureContext, type SecureContextOptions, type TlsOptions } from 'node:tls';
 import { X509Certificate } from 'node:crypto';
-import type { Static } from '../../schema/typed';
-import type { serverTls } from '../../schema/fields';
+import type { Static } from '../schema/typed';
+import type { serverTls } from '../schema/fields';
 
 /** A listener's `tls` config (schema/fields.ts `serverTls`), after validation. */
 export type ServerTlsConfig = Static<ReturnType<typeof serverTls>>;
