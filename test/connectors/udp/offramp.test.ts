@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { Subscription, type SchedulerLike } from 'rxjs';
 import { createSocket, type Socket, type SocketType } from 'node:dgram';
 import { createLogger } from '../../../src/core/logger';
 import type { Sink } from '../../../src/connectors/connector';
@@ -124,12 +125,23 @@ describe('udp offramp sink (the type on its own)', () => {
       made.push(socket);
       return socket;
     };
-    const { ctx, log } = fakeOfframpContext();
+    // the rebind runs when the test says: its back-off is jittered (core/jitter.ts), as short as 1 ms, and the down state must be seen first
+    const rebinds: (() => void)[] = [];
+    const manual: SchedulerLike = {
+      now: () => Date.now(),
+      schedule: (work: (this: unknown, state?: unknown) => void, _delay?: number, state?: unknown) => {
+        rebinds.push(() => work.call(undefined, state));
+        return new Subscription();
+      },
+    };
+    const { ctx: plain, log } = fakeOfframpContext();
+    const ctx = { ...plain, scheduler: manual };
     sink = await createUdpSink({ host: '127.0.0.1', port: local, dst_host: '127.0.0.1', dst_port: receiver.port }, ctx, factory);
     await sink.send([Buffer.from('one')], testEvent(1));
     made[0].close(); // the socket goes away under the sink
-    await eventually(() => log.down, 5000, 'the breaker triggered');
+    await eventually(() => log.down && rebinds.length === 1, 5000, 'the breaker triggered, a rebind scheduled');
     expect(() => sink!.send([Buffer.from('lost')], testEvent(2))).to.throw(/no socket bound to 127\.0\.0\.1:/);
+    rebinds.shift()!();
     await eventually(() => log.restores === 1, 5000, 'rebound and restored');
     expect(made).to.have.length.at.least(2);
     await sink.send([Buffer.from('two')], testEvent(3));
