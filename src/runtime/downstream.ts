@@ -11,7 +11,7 @@
  * source the live parts once they are opened, before any event flows.
  */
 import { invalid } from '../core/errors';
-import type { Downstream, OfframpType, OnrampType } from '../connectors/connector';
+import type { Downstream, OfframpType, OnrampType, Sink } from '../connectors/connector';
 import type { OperatorType } from '../pipeline/operator';
 import type { CheckpointParts } from '../core/checkpoint';
 import type { Artefact, OfframpArtefact, OnrampArtefact, PipelineArtefact } from './artefacts';
@@ -40,6 +40,28 @@ function reachable(from: End, links: readonly ResolvedLink[]): End[] {
     }
   }
   return [...seen.values()];
+}
+
+/** Every end of the links, sources and destinations, each once. */
+function endsOf(links: readonly ResolvedLink[], kind: InstancePort['kind']): End[] {
+  const found = new Map<string, End>();
+  for (const { src, dsts } of links) for (const at of [src.at, ...dsts.map((d) => d.at)]) if (at.kind === kind) found.set(key(at), at);
+  return [...found.values()];
+}
+
+/** The live stateful nodes of the pipelines and the sinks of the offramps among `ends`: what a source or a WAL attaches. */
+function liveParts(ends: readonly End[], instances: LiveInstances) {
+  const stateful: Downstream['stateful'][number][] = [];
+  const sinks: { url: string; type: string; sink: Sink }[] = [];
+  for (const at of ends) {
+    const url = key(at);
+    const pipeline = instances.pipeline(url);
+    if (pipeline) for (const { node, state } of pipeline.statefulNodes()) stateful.push({ pipeline: at.artefact, node, state });
+    const offramp = instances.offramp(url);
+    const record = instances.get(url);
+    if (offramp && record) sinks.push({ url, type: (record.data as OfframpArtefact).type, sink: offramp.sinkOf() });
+  }
+  return { stateful, sinks };
 }
 
 /** The onramps of the links whose type commits what their events became downstream. */
@@ -93,16 +115,11 @@ function checkpointingPipelines(
   artefact: (kind: InstancePort['kind'], id: string) => Artefact,
   registries: Registries,
 ): [End, string][] {
-  const found = new Map<string, [End, string]>();
-  for (const { src, dsts } of links) {
-    for (const at of [src.at, ...dsts.map((d) => d.at)]) {
-      if (at.kind !== 'pipeline' || found.has(key(at))) continue;
-      const pipeline = artefact('pipeline', at.artefact) as PipelineArtefact;
-      const node = pipeline.nodes.find((n) => (registries.operators.get(n.type) as OperatorType<unknown> | undefined)?.checkpoints?.(n.config ?? {}));
-      if (node) found.set(key(at), [at, node.id]);
-    }
-  }
-  return [...found.values()];
+  return endsOf(links, 'pipeline').flatMap((at): [End, string][] => {
+    const pipeline = artefact('pipeline', at.artefact) as PipelineArtefact;
+    const node = pipeline.nodes.find((n) => (registries.operators.get(n.type) as OperatorType<unknown> | undefined)?.checkpoints?.(n.config ?? {}));
+    return node ? [[at, node.id]] : [];
+  });
 }
 
 /**
@@ -146,23 +163,14 @@ export function checkCheckpoints(
 
 /** Hands each checkpointing WAL of the binding the stateful nodes after it and the sinks its events reach (and so restores them). */
 export async function attachCheckpoints(links: readonly ResolvedLink[], instances: LiveInstances): Promise<void> {
-  const pipelines = new Map<string, End>();
-  for (const { src, dsts } of links) for (const at of [src.at, ...dsts.map((d) => d.at)]) if (at.kind === 'pipeline') pipelines.set(key(at), at);
-  for (const at of pipelines.values()) {
+  for (const at of endsOf(links, 'pipeline')) {
     const pipeline = instances.pipeline(key(at));
     for (const { node, attach, after } of pipeline?.checkpointingNodes() ?? []) {
-      const parts: { stateful: CheckpointParts['stateful'][number][]; sinks: CheckpointParts['sinks'][number][] } = {
-        stateful: after.map(({ node: id, state }) => ({ pipeline: at.artefact, node: id, state })),
-        sinks: [],
+      const reached = liveParts(reachable(at, links), instances);
+      const parts: CheckpointParts = {
+        stateful: [...after.map(({ node: id, state }) => ({ pipeline: at.artefact, node: id, state })), ...reached.stateful],
+        sinks: reached.sinks.map(({ url, type, sink }) => ({ url, type, sink: sink.checkpointed })),
       };
-      for (const next of reachable(at, links)) {
-        const url = key(next);
-        const feeds = instances.pipeline(url);
-        if (feeds) for (const { node: id, state } of feeds.statefulNodes()) parts.stateful.push({ pipeline: next.artefact, node: id, state });
-        const offramp = instances.offramp(url);
-        const record = instances.get(url);
-        if (offramp && record) parts.sinks.push({ url, type: (record.data as OfframpArtefact).type, sink: offramp.sinkOf().checkpointed });
-      }
       try {
         await attach(parts);
       } catch (err) {
@@ -174,20 +182,11 @@ export async function attachCheckpoints(links: readonly ResolvedLink[], instance
 
 /** Hands each transactional source of the binding the live stateful nodes and sinks its events reach. */
 export async function attachDownstream(links: readonly ResolvedLink[], instances: LiveInstances): Promise<void> {
-  const sources = new Map<string, End>();
-  for (const { src } of links) if (src.at.kind === 'onramp') sources.set(key(src.at), src.at);
+  // the onramps the links start from (an onramp a link ends at takes linked replies, not events to commit)
+  const sources = new Map(links.filter(({ src }) => src.at.kind === 'onramp').map(({ src }) => [key(src.at), src.at]));
   for (const source of sources.values()) {
     const onramp = instances.onramp(key(source))?.runtime.source;
     if (!onramp?.attachDownstream) continue;
-    const downstream: { stateful: Downstream['stateful'][number][]; sinks: Downstream['sinks'][number][] } = { stateful: [], sinks: [] };
-    for (const at of reachable(source, links)) {
-      const url = key(at);
-      const pipeline = instances.pipeline(url);
-      if (pipeline) for (const { node, state } of pipeline.statefulNodes()) downstream.stateful.push({ pipeline: at.artefact, node, state });
-      const offramp = instances.offramp(url);
-      const record = instances.get(url);
-      if (offramp && record) downstream.sinks.push({ url, type: (record.data as OfframpArtefact).type, sink: offramp.sinkOf() });
-    }
-    await onramp.attachDownstream(downstream);
+    await onramp.attachDownstream(liveParts(reachable(source, links), instances));
   }
 }

@@ -190,17 +190,22 @@ class FileCheckpoint {
 
   wrote(payloads: Buffer[], done: Promise<void>): void {
     for (const payload of payloads) this.length += payload.length + 1;
-    // a failed write fails its events (the flow goes back to the checkpoint); the position waits for it either way
-    this.lastWrite = done.catch(() => undefined);
+    // the send's own promise (the machinery handles its failure): no promise made per send here
+    this.lastWrite = done;
+  }
+
+  /** Until the writes handed over are done; a failed one fails its events (the flow goes back to the checkpoint), the wait ends either way. */
+  private async written(): Promise<void> {
+    await this.lastWrite.catch(() => undefined);
   }
 
   async position(): Promise<number> {
-    await this.lastWrite;
+    await this.written();
     return this.length;
   }
 
   async rewind(length: number): Promise<void> {
-    await this.lastWrite;
+    await this.written();
     await truncate(this.file, length);
     this.length = length;
   }

@@ -33,6 +33,8 @@ export class CheckpointingLog extends WriteAheadLog {
   private parts: CheckpointParts = { stateful: [], sinks: [] };
   /** every event up to this seq is in the last checkpoint */
   private checkpointSeq = 0;
+  /** a checkpoint was written before (read at attach): without one, the first is written before the replay */
+  private hasCheckpoint = false;
   /** the last seq sent downstream */
   private sentSeq = 0;
   /** sent and not yet acked or failed */
@@ -76,6 +78,7 @@ export class CheckpointingLog extends WriteAheadLog {
     this.restoreState(saved);
     for (const { url, sink } of parts.sinks) sink!.resumeAt(saved.exists ? (saved.sinks.get(url) ?? 0) : undefined);
     this.checkpointSeq = saved.seq;
+    this.hasCheckpoint = saved.exists;
     this.skip = new Map(saved.origins);
     for (const [origin, n] of saved.origins) this.origins.set(origin, n);
   }
@@ -102,8 +105,8 @@ export class CheckpointingLog extends WriteAheadLog {
   /** After the log is read: the first checkpoint, when there is none (the sinks' lengths to go back to), then replay from the last one. */
   protected override restore(snapshot: WalSnapshot): void {
     this.queue_(async () => {
-      const saved = await this.checkpoints.loadCheckpoint();
-      if (!saved.exists) await this.write_(0, [], []);
+      if (!this.hasCheckpoint) await this.write_(0, [], []);
+      this.hasCheckpoint = true;
       // what a checkpoint covered left the log with it: the replay starts after it
       super.restore({ entries: snapshot.entries.filter(([seq]) => seq > this.checkpointSeq), lastSeq: snapshot.lastSeq });
       this.sentSeq = this.readSeq - 1;
@@ -156,7 +159,12 @@ export class CheckpointingLog extends WriteAheadLog {
     if (this.inFlight.size > 0) return;
     if (this.failure !== undefined) return this.goBack(this.failure);
     const upTo = this.sentSeq;
-    const removed = [...this.store.keys()].filter((seq) => seq <= upTo);
+    // the store is in seq order: what was sent comes first
+    const removed: number[] = [];
+    for (const seq of this.store.keys()) {
+      if (seq > upTo) break;
+      removed.push(seq);
+    }
     const changes: [string, string, string, unknown][] = [];
     for (const { pipeline, node, state } of this.parts.stateful) {
       for (const [partition, entries] of state.takeChanges())
