@@ -15,6 +15,16 @@ export type Random = () => number;
 /** No jitter: every delay is its cap (tests that check delays exactly, and users who ask for `jitter: false`). */
 export const NO_JITTER: Random = () => 0;
 
+/**
+ * For a retry loop with a fixed count and no user setting (the kafka
+ * client's): a delay in [cap, 1.5 cap], jittered upwards, so the count still
+ * covers at least as long an outage as without jitter (full jitter would
+ * halve it on average, and a broker restart could outlast it).
+ */
+export function upwardJitter(capMs: number, random: Random = Math.random): number {
+  return capMs + Math.floor((capMs * random()) / 2);
+}
+
 /** A delay in (0, cap] ms, whole milliseconds, never 0 (a 0 would retry in a tight loop). */
 export function fullJitter(capMs: number, random: Random = Math.random): number {
   return Math.max(1, Math.ceil(capMs * (1 - random())));

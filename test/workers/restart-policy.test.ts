@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { DEFAULT_RESTART_POLICY, RestartPolicy } from '../../src/workers/restart-policy';
-import { NO_JITTER } from '../../src/core/jitter';
+import { NO_JITTER, upwardJitter } from '../../src/core/jitter';
 
 describe('workers: the restart policy', () => {
   it('restarts with doubling delays and gives up at the fifth death in a row', () => {
@@ -48,6 +48,12 @@ describe('workers: the restart policy', () => {
   it('draws each delay with full jitter, up to the delay it would wait without: workers that died together are not restarted together', () => {
     const delays = Array.from({ length: 40 }, () => new RestartPolicy().died(10)).map((d) => (d as { delayMs: number }).delayMs);
     for (const delay of delays) expect(delay).to.be.within(1, DEFAULT_RESTART_POLICY.initialMs);
+    expect(new Set(delays).size, 'not one beat').to.be.above(1);
+  });
+
+  it("upwardJitter (the kafka client's counted retries): each delay in [cap, 1.5 cap], so a count covers at least as long an outage", () => {
+    const delays = Array.from({ length: 40 }, () => upwardJitter(200));
+    for (const delay of delays) expect(delay).to.be.within(200, 300);
     expect(new Set(delays).size, 'not one beat').to.be.above(1);
   });
 });

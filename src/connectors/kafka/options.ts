@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { fullJitter } from '../../core/jitter';
+import { upwardJitter } from '../../core/jitter';
 import type { ConnectionOptions } from 'node:tls';
 import type * as Platformatic from '@platformatic/kafka';
 import { requirePackage } from '../../core/packages';
@@ -303,7 +303,7 @@ export function baseOptions(s: KafkaSettings, brokers: string[], clientId: strin
     connectTimeout: s.connectTimeout,
     retries,
     // the client waits a fixed delay (1 s) by default; eddy's back-off starts small and doubles, bounded (attempt is 1 at the first retry)
-    retryDelay: (_client, _operation, attempt) => fullJitter(Math.min(max, initial * 2 ** (attempt - 1))),
+    retryDelay: (_client, _operation, attempt) => upwardJitter(Math.min(max, initial * 2 ** (attempt - 1))),
     // as kafkajs and librdkafka did: a topic the broker creates on first use (auto.create.topics.enable) is created
     autocreateTopics: true,
   };

@@ -13,7 +13,7 @@
  * it is replaced; an empty transaction cannot be committed, so none is
  * begun without records or offsets.
  */
-import { fullJitter } from '../../core/jitter';
+import { upwardJitter } from '../../core/jitter';
 import { randomUUID } from 'node:crypto';
 import type { Consumer, MessageToProduce, Producer } from '@platformatic/kafka';
 import type { Logger } from '../../core/logger';
@@ -115,7 +115,7 @@ export class KafkaTransactions {
       retries: Math.max(2, typeof options.retries === 'number' ? options.retries : 0),
       // the previous transaction's markers are still being written: ask again soon, not after the default second
       retryDelay: (_client, _operation, attempt, _retries, error) =>
-        fullJitter(findErrorBy(error, 'apiId', 'CONCURRENT_TRANSACTIONS') ? 20 : Math.min(1000, 50 * 2 ** (attempt - 1))),
+        upwardJitter(findErrorBy(error, 'apiId', 'CONCURRENT_TRANSACTIONS') ? 20 : Math.min(1000, 50 * 2 ** (attempt - 1))),
     });
   }
 }
