@@ -28,6 +28,7 @@ import { ChangelogStore, changelogRecords, changelogTopic } from './changelog';
 import { baseOptions, platformatic, rootMessage, type KafkaSettings } from './options';
 import { KafkaTransactions, type ConsumedOffset, type Record_ } from './transactions';
 import { kafkaMeta, reachTopics } from './consumer-common';
+import { GroupRejoin } from './rejoin';
 
 /** What the exactly-once source reads of the onramp's config (onramp.ts checked it). */
 export interface ExactlyOnceConfig {
@@ -57,6 +58,7 @@ export class ExactlyOnceSource implements OnrampSource {
   readonly partitionsReleased = this.released.asObservable();
 
   private readonly consumer: Consumer<Buffer, Buffer, Buffer, Buffer>;
+  private readonly rejoin: GroupRejoin;
   private readonly admin: Admin;
   private readonly store: ChangelogStore;
   private readonly transactions: KafkaTransactions;
@@ -108,6 +110,16 @@ export class ExactlyOnceSource implements OnrampSource {
     this.store = new ChangelogStore(settings, brokers, hostname(), ctx.logger);
     this.transactions = new KafkaTransactions(settings, brokers, hostname(), this.group, this.transactionTimeout(), ctx.logger, who);
     this.consumer.on('consumer:group:join', (payload) => this.joined(payload.assignments ?? []));
+    this.rejoin = new GroupRejoin(
+      this.consumer,
+      ctx.logger,
+      who,
+      () => this.phase !== 'closed' && this.subscriber !== undefined,
+      (err) => {
+        this.phase = 'closed';
+        this.subscriber?.error(new Error(`${this.who}: cannot rejoin the group: ${rootMessage(err)}`));
+      },
+    );
     this.frames = new Observable<Frame>((subscriber) => {
       this.subscriber = subscriber;
       this.queue('start', () => this.start());
@@ -181,6 +193,7 @@ export class ExactlyOnceSource implements OnrampSource {
     this.queue('close', async (): Promise<void> => {
       this.phase = 'closed';
       clearInterval(this.timer);
+      this.rejoin.stop();
       this.retire();
       await this.consumer.close(true).catch((err: unknown) => this.ctx.logger.debug(`${this.who}: close: ${rootMessage(err)}`));
       await this.admin.close().catch(() => undefined);

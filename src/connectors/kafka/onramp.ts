@@ -4,7 +4,18 @@ import type { Consumer, GroupAssignment, Message, MessagesStream } from '@platfo
 import type { Frame, FrameResult, OnrampContext, OnrampSource, OnrampType, SourceInputs } from '../connector';
 import { Backoff } from '../_shared/backoff';
 import { CommitTracker, type CommitOffset, type Entry } from './commits';
-import { baseOptions, brokerAddress, isConnectionError, kafkaSettings, platformatic, rdkafkaOptions, rootMessage, type KafkaSettings } from './options';
+import { GroupRejoin } from './rejoin';
+import {
+  baseOptions,
+  brokerAddress,
+  isConnectionError,
+  isTransientError,
+  kafkaSettings,
+  platformatic,
+  rdkafkaOptions,
+  rootMessage,
+  type KafkaSettings,
+} from './options';
 import { s } from '../../schema/typed';
 import { durationMs, durationSchema } from '../../schema/duration';
 import { ExactlyOnceSource } from './exactly-once';
@@ -197,6 +208,7 @@ class KafkaSource implements OnrampSource {
   private stopping: Promise<void> | undefined;
   private closed = false;
   private readonly backoff = new Backoff();
+  private readonly rejoin: GroupRejoin;
   private restartTimer: NodeJS.Timeout | undefined;
   private stallTimer: NodeJS.Timeout | undefined;
   /** the oldest unsettled message of each partition, with when it was first seen there */
@@ -226,6 +238,13 @@ class KafkaSource implements OnrampSource {
     });
     this.consumer.on('consumer:group:join', (payload) => this.joined(payload.assignments ?? []));
     this.consumer.on('consumer:heartbeat:error', (payload) => this.ctx.logger.debug(`${this.who}: heartbeat: ${rootMessage(payload.error)}`));
+    this.rejoin = new GroupRejoin(
+      this.consumer,
+      ctx.logger,
+      who,
+      () => !this.closed && this.subscriber !== undefined,
+      (err) => this.joinFailed(err),
+    );
     this.frames = new Observable<Frame>((subscriber) => {
       this.subscriber = subscriber;
       // subscribed again after an unsubscribe: the consumer must have left the group first
@@ -279,6 +298,7 @@ class KafkaSource implements OnrampSource {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.rejoin.stop();
     clearTimeout(this.restartTimer);
     clearInterval(this.stallTimer);
     await this.stopping;
@@ -323,10 +343,7 @@ class KafkaSource implements OnrampSource {
     } catch (err) {
       this.opening = false;
       this.reopen = false;
-      // the brokers went away: try again; the group refused this member (authorisation, a member of another client
-      // whose protocols do not match): trying again would not help, the source fails saying why
-      if (isConnectionError(err)) this.restartAfter(err);
-      else this.subscriber?.error(new Error(`${this.who}: cannot join the group: ${rootMessage(err)}`));
+      this.joinFailed(err);
       return;
     }
     this.opening = false;
@@ -389,10 +406,22 @@ class KafkaSource implements OnrampSource {
     this.restartAfter(err);
   }
 
+  /**
+   * Joining (or opening a stream, which joins) failed. The brokers away, or
+   * answering what waiting may cure: try again after a back-off. The group
+   * refused this member (authorisation, a member of another client whose
+   * protocols do not match): trying again would not help, the source fails
+   * saying why.
+   */
+  private joinFailed(err: unknown): void {
+    if (isTransientError(err)) this.restartAfter(err);
+    else this.subscriber?.error(new Error(`${this.who}: cannot join the group: ${rootMessage(err)}`));
+  }
+
   private restartAfter(err: unknown): void {
     if (this.closed || !this.subscriber) return;
     const delay = this.backoff.next();
-    const what = isConnectionError(err) ? `the consumer lost the brokers ${this.config.brokers.join(', ')}` : 'the fetch stream failed';
+    const what = isConnectionError(err) ? `the consumer lost the brokers ${this.config.brokers.join(', ')}` : 'the consumer failed';
     this.ctx.logger.warn(`${this.who}: ${what} (${rootMessage(err)}); restarting in ${delay} ms`);
     clearTimeout(this.restartTimer);
     this.restartTimer = setTimeout(() => void this.openStream(), delay);

@@ -373,6 +373,8 @@ interface ErrorLike {
   code?: string;
   message?: string;
   apiId?: string;
+  /** set by the client on a broker's answer: whether the same request may succeed later (a coordinator still loading) */
+  canRetry?: boolean;
   cause?: unknown;
   errors?: unknown[];
 }
@@ -393,6 +395,26 @@ export function isConnectionError(err: unknown): boolean {
     if (e.code === 'PLT_KFK_NETWORK' || e.code === 'ECONNREFUSED' || e.code === 'ECONNRESET' || e.code === 'EPIPE' || e.code === 'ETIMEDOUT') return true;
   }
   return false;
+}
+
+/**
+ * A failure that waiting may cure: no broker reached, or brokers that
+ * answered an error the client marks retriable (a coordinator still loading
+ * its groups after a restart, a leader being elected, a rebalance under way)
+ * and kept answering it through the client's own retries. A restarted broker
+ * under load answers COORDINATOR_LOAD_IN_PROGRESS or NOT_COORDINATOR for
+ * seconds; a source that gave up on it would stay down after the brokers came
+ * back. An answer that refuses for good (authorisation, a group whose members
+ * speak another protocol) is not transient: one of those anywhere in the
+ * chain decides.
+ */
+export function isTransientError(err: unknown): boolean {
+  let retriable = false;
+  for (const e of chain(err)) {
+    if (e.apiId && e.canRetry === false) return false;
+    if (e.apiId && e.canRetry === true) retriable = true;
+  }
+  return retriable || isConnectionError(err);
 }
 
 /**

@@ -1,9 +1,10 @@
 /** The parts of the kafka connectors that need no broker: the option mapping and the commit bookkeeping. */
+import { AuthenticationError, MultipleErrors, NetworkError, ProtocolError } from '@platformatic/kafka';
 import { expect } from 'chai';
 import { CommitTracker } from '../../../src/connectors/kafka/commits';
 import { kafkaOfframp } from '../../../src/connectors/kafka/offramp';
 import { kafkaOnramp } from '../../../src/connectors/kafka/onramp';
-import { brokerAddress, kafkaSettings, supportedOptions } from '../../../src/connectors/kafka/options';
+import { brokerAddress, isTransientError, kafkaSettings, supportedOptions } from '../../../src/connectors/kafka/options';
 
 const ids = (...seqs: number[]) => seqs.map((seq) => ({ uid: 1, seq }));
 
@@ -292,5 +293,26 @@ describe('kafka commit on ack (CommitTracker)', () => {
     expect(t.unsettled).to.equal(0);
     const track = (t as unknown as { tracks: Map<string, { entries: unknown[] }> }).tracks.values().next().value!;
     expect(track.entries.length).to.be.below(2100);
+  });
+});
+
+describe("kafka errors: which failures waiting may cure (the client's own error classes)", () => {
+  it("takes unreachable brokers and retriable broker answers, after the client's retries, as transient", () => {
+    expect(isTransientError(new NetworkError('connect ECONNREFUSED 127.0.0.1:9092'))).to.equal(true);
+    const loading = new ProtocolError('COORDINATOR_LOAD_IN_PROGRESS');
+    expect(isTransientError(new MultipleErrors('joinGroup failed 6 times.', [loading, new ProtocolError('NOT_COORDINATOR')]))).to.equal(true);
+    expect(isTransientError(new MultipleErrors('consume failed', [new MultipleErrors('joinGroup failed 6 times.', [loading])]))).to.equal(true);
+  });
+
+  it('takes a refusal for good as final, also beside retriable answers', () => {
+    expect(isTransientError(new ProtocolError('INCONSISTENT_GROUP_PROTOCOL'))).to.equal(false);
+    expect(isTransientError(new ProtocolError('GROUP_AUTHORIZATION_FAILED'))).to.equal(false);
+    expect(
+      isTransientError(
+        new MultipleErrors('joinGroup failed 2 times.', [new ProtocolError('REBALANCE_IN_PROGRESS'), new ProtocolError('INCONSISTENT_GROUP_PROTOCOL')]),
+      ),
+    ).to.equal(false);
+    expect(isTransientError(new AuthenticationError('SASL authentication failed'))).to.equal(false);
+    expect(isTransientError(new Error('something else'))).to.equal(false);
   });
 });
