@@ -218,8 +218,11 @@ export interface NodeChild {
   exited: Promise<number | null>;
 }
 
+/** BENCH_NODE_ARGS: node flags for every side's processes, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` (as bench/sinks.ts) */
+const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+
 export function spawnNode(args: string[], env: NodeJS.ProcessEnv = process.env): NodeChild {
-  const child = spawn(process.execPath, args, { cwd: REPO, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...NODE_ARGS, ...args], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
   const exited = new Promise<number | null>((r) => child.once('close', (code) => r(code)));
