@@ -1,4 +1,4 @@
-import { showStatus, type StatusOptions } from '../console/status';
+import { showStatus, type StatusOptions } from '../terminal/status';
 import { defineCommand } from './command';
 import { API_URL_FLAG, apiUrl, TOKEN_FLAG } from './remote';
 

@@ -1,5 +1,5 @@
-import type { ClientOptions } from '../console/client';
-import { runTop } from '../console/top';
+import type { ClientOptions } from '../terminal/client';
+import { runTop } from '../terminal/top';
 import { defineCommand } from './command';
 import { API_URL_FLAG, apiUrl, TOKEN_FLAG } from './remote';
 

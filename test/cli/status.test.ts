@@ -7,8 +7,8 @@ import { statusCommand } from '../../src/cli/status';
 import { topCommand } from '../../src/cli/top';
 import { tapCommand } from '../../src/cli/tap';
 import { serve, startTicker, type Served } from './status-flow';
-import { renderStatus } from '../../src/console/status';
-import type { Status } from '../../src/console/client';
+import { renderStatus } from '../../src/terminal/status';
+import type { Status } from '../../src/terminal/client';
 
 interface StatusJson {
   artefacts: Record<string, string[]>;

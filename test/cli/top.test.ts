@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EDDY } from '../helpers/cli';
 import { eventually } from '../helpers/runtime';
-import type { Status } from '../../src/console/client';
-import { portRates } from '../../src/console/top';
+import type { Status } from '../../src/terminal/client';
+import { portRates } from '../../src/terminal/top';
 import { serve, startTicker, type Served } from './status-flow';
 
 const TMUX = '/usr/bin/tmux';

@@ -41,7 +41,7 @@ const LAYERS: { name: string; modules: Record<string, string[]> }[] = [
   { name: 'config files', modules: { config: ['src/config/'] } },
   {
     name: 'on the runtime',
-    modules: { embed: ['src/embed/'], workers: ['src/workers/'], api: ['src/api/'], console: ['src/console/'] },
+    modules: { embed: ['src/embed/'], workers: ['src/workers/'], api: ['src/api/'], terminal: ['src/terminal/'] },
   },
   { name: 'testing', modules: { testing: ['src/testing/'] } },
   { name: 'entry points', modules: { entry: ['src/index.ts', 'src/cli.ts', 'src/cli/', 'src/cli-entry.ts'] } },

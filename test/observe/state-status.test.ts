@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { Subject } from 'rxjs';
 import type { Frame, OnrampType } from '../../src/connectors/connector';
 import { createLogger } from '../../src/core/logger';
-import { renderStatus } from '../../src/console/status';
+import { renderStatus } from '../../src/terminal/status';
 import { PrometheusExporter } from '../../src/runtime/observe/prometheus';
 import { status } from '../../src/runtime/observe/status';
 import { Runtime } from '../../src/runtime/runtime';
