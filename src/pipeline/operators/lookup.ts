@@ -20,6 +20,7 @@ const configSchema = s.object(
         s.object(
           {
             file: s.string({
+              path: 'read',
               minLength: 1,
               description: 'a .csv (or .tsv) file, a header line naming the columns, or JSON lines (one object per line, any other extension)',
             }),
