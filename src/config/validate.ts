@@ -52,7 +52,8 @@ export async function validateConfigFiles(options: ValidateOptions, io: Validate
     for (const at of opened) {
       // as declared, its relative paths made absolute; a system artefact is declared by no file, and names no path
       const entry = declared.artefacts.get(`${at.kind}/${at.artefact}`);
-      if (entry !== undefined) await withContext(`${entry.file}: ${at.kind} '${at.artefact}'`, () => checkPaths(runtime.registries, at.kind, entry.artefact as Artefact));
+      if (entry !== undefined)
+        await withContext(`${entry.file}: ${at.kind} '${at.artefact}'`, () => checkPaths(runtime.registries, at.kind, entry.artefact as Artefact));
     }
     for (const { name, config } of configs) io.out(`${name}: ok (${summary(config)})\n`);
     return 0;

@@ -136,7 +136,11 @@ describe('policy: what published artefacts may reach (--allow-path, --allow-exit
     const written = (['onramp', 'offramp'] as const).flatMap((kind) =>
       rampRegistry(kind)
         .names()
-        .flatMap((type) => pathFields(rampRegistry(kind).get(type).configSchema).filter((f) => f.use !== 'read').map((f) => `${kind} ${type} ${f.keys.join('.')} ${f.use}`)),
+        .flatMap((type) =>
+          pathFields(rampRegistry(kind).get(type).configSchema)
+            .filter((f) => f.use !== 'read')
+            .map((f) => `${kind} ${type} ${f.keys.join('.')} ${f.use}`),
+        ),
     );
     expect(written).to.have.members(['offramp file file file', 'offramp kv dir tree', 'onramp postgres cache.path tree']);
   });

@@ -61,7 +61,7 @@ export function renderOperatorsReadme(text: string, registries: Registries): str
     const [, name, , rest] = row;
     if (!names.has(name)) throw new Error(`${OPERATORS_README}: a row for '${name}', which is no operator type`);
     seen.add(name);
-    return `| \`${name}\` | ${portsCell(registries.operators.get(name))} | ${rest}`;
+    return `| \`${name}\` | ${portsCell(registries.operators.get(name) as OperatorType)} | ${rest}`;
   });
   const missing = [...names].filter((n) => !seen.has(n));
   if (missing.length > 0) throw new Error(`${OPERATORS_README}: no row for ${missing.join(', ')}: add one (its ports are generated)`);

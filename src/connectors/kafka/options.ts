@@ -422,10 +422,7 @@ export const SECRET_RDKAFKA_OPTIONS: Record<string, Schema<string | number | boo
 
 /** The rdkafka_options that name files eddy reads (schema/paths.ts): confined by `--allow-path` like any path field. */
 const FILE_RDKAFKA_OPTIONS: Record<string, Schema<string | number | boolean>> = Object.fromEntries(
-  Object.values(FILE_OPTION).map((name) => [
-    name,
-    { ...OPTION_VALUE, path: 'read', description: 'a file eddy reads (PEM; the keystore PKCS#12)' },
-  ]),
+  Object.values(FILE_OPTION).map((name) => [name, { ...OPTION_VALUE, path: 'read', description: 'a file eddy reads (PEM; the keystore PKCS#12)' }]),
 );
 
 /**
