@@ -9,7 +9,7 @@ const configSchema = s.object(
   {
     // text or an object: no builder takes a list of types, so the one field is written out
     schema: { type: ['string', 'object'], description: 'the Avro schema (.avsc JSON), as text or as an object' },
-    schema_file: s.string({ minLength: 1, description: 'a .avsc file holding the schema' }),
+    schema_file: s.string({ path: 'read', minLength: 1, description: 'a .avsc file holding the schema' }),
     registry: registrySchema,
   },
   {

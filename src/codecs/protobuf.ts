@@ -9,7 +9,7 @@ import type { Input } from '../schema/typed';
 const configSchema = s.object(
   {
     schema: s.string({ description: 'the .proto text (proto2 or proto3)' }),
-    schema_file: s.string({ minLength: 1, description: 'a .proto file holding the schema' }),
+    schema_file: s.string({ path: 'read', minLength: 1, description: 'a .proto file holding the schema' }),
     message: s.string({ minLength: 1, description: 'the message type a frame holds, e.g. shop.Order; default: the first message of the schema' }),
     registry: registrySchema,
   },

@@ -9,8 +9,16 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import { visitPaths } from '../runtime/policy';
+import { Registries } from '../runtime/registries';
 import type { Kind } from '../runtime/urls';
 import { SECTIONS, type ConfigFile } from './declared';
+
+/**
+ * The types whose path fields are resolved: the builtin ones, since a file
+ * is read before (and apart from) the runtime it is applied to; made on the
+ * first file read, each type's module loaded when an artefact names it.
+ */
+let builtins: Registries | undefined;
 
 /** The config with every relative path field of its artefacts made absolute against `dir`, in place. */
 export function resolveRelativePaths(config: ConfigFile, dir: string): ConfigFile {
@@ -20,7 +28,7 @@ export function resolveRelativePaths(config: ConfigFile, dir: string): ConfigFil
 
 /** One artefact (not validated yet) with its relative path fields made absolute against `dir`, in place: a pipeline file `eddy test` reads too. */
 export function resolveArtefactPaths(kind: Kind, artefact: unknown, dir: string): void {
-  visitPaths(kind, artefact, (_field, value, _written, set) => {
+  visitPaths((builtins ??= Registries.withBuiltins()), kind, artefact, (_field, value, _use, set) => {
     // an empty path stays as written: the type's own check names the field
     if (value !== '' && !isAbsolute(value)) set(resolve(dir, value));
   });

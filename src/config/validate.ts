@@ -18,8 +18,10 @@ import { dirname } from 'node:path';
 import { invalid } from '../core/errors';
 import { createLogger } from '../core/logger';
 import { maskUrlCredentials } from '../core/redact';
+import type { PathUse } from '../schema/paths';
 import type { Artefact } from '../runtime/artefacts';
-import { PathPolicy, pathsOf, type Written } from '../runtime/policy';
+import { PathPolicy, pathsOf } from '../runtime/policy';
+import type { Registries } from '../runtime/registries';
 import { Runtime } from '../runtime/runtime';
 import type { Kind } from '../runtime/urls';
 import { SECTIONS } from './declared';
@@ -50,7 +52,8 @@ export async function validateConfigFiles(options: ValidateOptions, io: Validate
     for (const at of opened) {
       // as declared, its relative paths made absolute; a system artefact is declared by no file, and names no path
       const entry = declared.artefacts.get(`${at.kind}/${at.artefact}`);
-      if (entry !== undefined) await withContext(`${entry.file}: ${at.kind} '${at.artefact}'`, () => checkPaths(at.kind, entry.artefact as Artefact));
+      if (entry !== undefined)
+        await withContext(`${entry.file}: ${at.kind} '${at.artefact}'`, () => checkPaths(runtime.registries, at.kind, entry.artefact as Artefact));
     }
     for (const { name, config } of configs) io.out(`${name}: ok (${summary(config)})\n`);
     return 0;
@@ -72,9 +75,9 @@ function summary(config: ConfigSource['config']): string {
 }
 
 /** The paths an instance would open: what it reads must be readable, what it writes writable or creatable. */
-function checkPaths(kind: Kind, artefact: Artefact): void {
-  for (const { field, value, written } of pathsOf(kind, artefact)) {
-    const problem = written === undefined ? unreadable(value) : unwritable(value, written);
+function checkPaths(registries: Registries, kind: Kind, artefact: Artefact): void {
+  for (const { field, value, use } of pathsOf(registries, kind, artefact)) {
+    const problem = use === 'read' ? unreadable(value) : unwritable(value, use);
     if (problem !== undefined) throw invalid(`${field}: ${problem}`);
   }
 }
@@ -89,7 +92,7 @@ function unreadable(path: string): string | undefined {
   }
 }
 
-function unwritable(path: string, written: Written): string | undefined {
+function unwritable(path: string, written: Exclude<PathUse, 'read'>): string | undefined {
   const stat = statSync(path, { throwIfNoEntry: false });
   if (stat !== undefined) {
     if (written === 'file' && stat.isDirectory()) return `'${path}' is a directory, not a file to write`;

@@ -253,6 +253,24 @@ export interface SourceInputs {
   dropped?: number;
 }
 
+/**
+ * Why an instance can stop the whole process: the field that makes it so
+ * (`type` when every instance does) and what it does, as a refusal says it.
+ * The publish policy refuses such an artefact beyond loopback unless
+ * `--allow-exit` is given (runtime/policy.ts, docs/security.md).
+ */
+export interface ProcessStop {
+  readonly field: string;
+  readonly what: string;
+}
+
+/**
+ * A ramp type's `stopsProcess`: asked at publish with the config as written
+ * (the policy asks before the schema has checked it or filled its defaults),
+ * undefined when an instance with this config cannot stop the process.
+ */
+export type StopsProcess = (config: Readonly<Record<string, unknown>>) => ProcessStop | undefined;
+
 /** An onramp type, registered by name (`type: tcp`); `create` opens the source of one instance. */
 export interface OnrampType<C = Record<string, unknown>> {
   readonly name: string;
@@ -277,6 +295,8 @@ export interface OnrampType<C = Record<string, unknown>> {
   readonly placement?: Placement | ((config: C) => Placement);
   /** checks what the schema cannot (a cron expression) at publish time; throws naming the field */
   validate?(config: C): void;
+  /** an instance with this config can stop the process (see `StopsProcess`) */
+  readonly stopsProcess?: StopsProcess;
   /**
    * Builds the source. Resources whose failure should fail the activation
    * (binding a port, opening a file) are opened here: a rejection answers
@@ -405,6 +425,8 @@ export interface OfframpType<C = Record<string, unknown>> {
   readonly placement?: Placement | ((config: C) => Placement);
   /** checks what the schema cannot at publish time; throws naming the field */
   validate?(config: C): void;
+  /** an instance with this config can stop the process (see `StopsProcess`) */
+  readonly stopsProcess?: StopsProcess;
   /** sends in flight beyond which the machinery triggers the circuit breaker (default: config `concurrency`, else 256) */
   maxInFlight?(config: C): number;
   create(config: C, ctx: OfframpContext): Sink | Promise<Sink>;

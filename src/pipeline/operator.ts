@@ -86,6 +86,13 @@ export interface OperatorType<C = Record<string, unknown>> {
    * it is checked when its node is created, against the node's `ports`.
    */
   outputPorts?(config: C): readonly string[] | undefined;
+  /**
+   * Configs as written that show the type, the first its plainest and each
+   * other one a variant that changes its ports (`on_miss: port`): the
+   * operators README lists the ports of each (`npm run docs`), and a test
+   * holds `outputPorts` to the ports of the node `create` makes from each.
+   */
+  readonly examples?: readonly Readonly<Record<string, unknown>>[];
   /** extra checks at publish time (such as compiling an expression); throw `invalid(...)` */
   validate?(config: C, nodeId: string): void;
   /** the config makes the node checkpoint what follows it: every offramp its pipeline reaches must `joinsCheckpoints` (runtime/downstream.ts) */

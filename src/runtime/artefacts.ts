@@ -39,19 +39,3 @@ export interface BindingArtefact {
 
 /** Any artefact, as published and returned by the repository (a pipeline with its interface and links filled in). */
 export type Artefact = StoredPipeline | OnrampArtefact | OfframpArtefact | BindingArtefact;
-
-/** The artefacts that exist at start and cannot be deleted. */
-export const SYSTEM_PIPELINE = (id: string): StoredPipeline => ({
-  id,
-  description: id === 'system::metrics' ? 'Metrics of every ramp and pipeline instance' : 'Forwards every event unchanged',
-  interface: { inputs: ['in'], outputs: ['out'] },
-  nodes: [{ id: 'passthrough', type: 'passthrough' }],
-  links: { in: ['passthrough'], passthrough: ['out'] },
-});
-
-export const SYSTEM_OFFRAMP = (id: string, type: 'stdout' | 'stderr'): OfframpArtefact => ({
-  id,
-  type,
-  codec: 'json',
-  description: `Prints events as JSON lines to standard ${type === 'stdout' ? 'output' : 'error'}`,
-});

@@ -13,17 +13,28 @@
  * - Beyond loopback, artefacts that can stop the process (the exit offramp,
  *   and the benchmark and file parts that end the run) are refused unless
  *   `--allow-exit` is given.
+ *
+ * Which fields are paths, and which configs can stop the process, each type
+ * declares itself: `path` on a field of its config schema (schema/paths.ts),
+ * `stopsProcess` on a ramp type (connectors/connector.ts).
  */
 import { lstatSync, readlinkSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { invalid } from '../core/errors';
-import type { Artefact, RampArtefact } from './artefacts';
+import { MissingPackageError } from '../core/packages';
+import type { TypeRegistry } from '../core/registry';
+import type { ProcessStop } from '../connectors/connector';
 import { codecConfig, type CodecSpec } from '../codecs/spec';
+import type { JsonSchema } from '../schema/json-schema';
+import { pathFields, type PathUse } from '../schema/paths';
+import type { Artefact, RampArtefact } from './artefacts';
+import type { Registries } from './registries';
 import type { Kind } from './urls';
 
 /** What the Repository asks at publish; throws a 400 naming the field to refuse. */
 export interface PublishPolicy {
-  check(kind: Kind, artefact: Artefact): void;
+  /** `registries`: the types the artefact's parts name, which declare their path fields and whether they can stop the process */
+  check(kind: Kind, artefact: Artefact, registries: Registries): void;
 }
 
 export interface PolicyOptions {
@@ -35,76 +46,14 @@ export interface PolicyOptions {
   apiHost?: string;
 }
 
-/** A field of a config holding a path, as the keys leading to it. */
-type PathField = readonly string[];
-
 /**
- * Every config field of a builtin type that names a file or directory. A
- * test walks every registered schema for fields that look like paths, so a
- * new one cannot be forgotten here.
+ * Why an artefact can stop the process, or undefined when it cannot: its
+ * ramp type says so from the config (`stopsProcess`, connectors/connector.ts).
  */
-export const RAMP_PATH_FIELDS: Record<'onramp' | 'offramp', Record<string, readonly PathField[]>> = {
-  onramp: {
-    file: [['source']],
-    blaster: [['source']],
-    cb: [['source']],
-    postgres: [['cache', 'path']],
-    nats: NATS_PATHS(),
-    kafka: KAFKA_PATHS(),
-    pubsub: [['pem']],
-    rest: TLS_PATHS(),
-    ws: TLS_PATHS(),
-    tcp: TLS_PATHS(),
-    otel: TLS_PATHS(),
-  },
-  offramp: {
-    file: [['file']],
-    kv: [['dir']],
-    nats: NATS_PATHS(),
-    kafka: KAFKA_PATHS(),
-    logvendor: [['ca_file']],
-    otel: TLS_PATHS(),
-  },
-};
-
-export const OPERATOR_PATH_FIELDS: Record<string, readonly PathField[]> = {
-  'qos::wal': [['dir']],
-  'enrich::lookup': [['table', 'file']],
-};
-
-/** Codec config fields that name a file (`codec: {name, config}`), checked like a ramp's. */
-export const CODEC_PATH_FIELDS: Record<string, readonly PathField[]> = {
-  avro: [['schema_file']],
-  protobuf: [['schema_file']],
-};
-
-/** A listener's `tls` (schema/fields.ts serverTls), and the otel offramp's client-side one (the same three files). */
-function TLS_PATHS(): PathField[] {
-  return ['cert', 'key', 'ca'].map((f) => ['tls', f]);
-}
-
-function NATS_PATHS(): PathField[] {
-  return ['credentials_path', 'cert_path', 'key_path', 'root_cert'].map((f) => ['options', f]);
-}
-
-function KAFKA_PATHS(): PathField[] {
-  return ['ssl.ca.location', 'ssl.certificate.location', 'ssl.key.location', 'ssl.keystore.location', 'ssl.crl.location'].map((f) => ['rdkafka_options', f]);
-}
-
-/** Why an artefact can stop the process, or undefined when it cannot. */
-function exitCapability(kind: Kind, artefact: Artefact): { field: string; what: string } | undefined {
+function exitCapability(kind: Kind, artefact: Artefact, registries: Registries): ProcessStop | undefined {
   if (kind !== 'onramp' && kind !== 'offramp') return undefined;
   const ramp = artefact as RampArtefact;
-  const config = ramp.config ?? {};
-  if (kind === 'offramp' && ramp.type === 'exit') return { field: 'type', what: 'the exit offramp stops the process on an event' };
-  // only a measuring blackhole (the benchmark keys) ends the run; a plain one (no config) only acks and discards
-  if (kind === 'offramp' && ramp.type === 'blackhole' && config.stop_after_secs !== undefined && config.stop_after_secs !== 0) {
-    return { field: 'config.stop_after_secs', what: 'a blackhole with stop_after_secs stops the process when it has measured' };
-  }
-  if (kind === 'onramp' && ramp.type === 'cb') return { field: 'type', what: 'the cb onramp stops the process when its run is over' };
-  if (kind === 'onramp' && ramp.type === 'file' && config.close_on_done === true)
-    return { field: 'config.close_on_done', what: 'close_on_done stops the process at the end of the file' };
-  return undefined;
+  return rampType(registries, kind, ramp.type)?.stopsProcess?.(ramp.config ?? {});
 }
 
 export function isLoopback(host: string): boolean {
@@ -122,9 +71,9 @@ export class PathPolicy implements PublishPolicy {
     this.exposed = options.apiHost !== undefined && !isLoopback(options.apiHost);
   }
 
-  check(kind: Kind, artefact: Artefact): void {
-    for (const { field, value } of pathsOf(kind, artefact)) this.checkPath(field, value);
-    const exit = exitCapability(kind, artefact);
+  check(kind: Kind, artefact: Artefact, registries: Registries): void {
+    for (const { field, value } of pathsOf(registries, kind, artefact)) this.checkPath(field, value);
+    const exit = exitCapability(kind, artefact, registries);
     if (exit && this.exposed && !this.options.allowExit) {
       throw invalid(`${exit.field}: refused: ${exit.what}, and the API listens beyond loopback (${this.options.apiHost}); start with --allow-exit to allow it`);
     }
@@ -142,67 +91,69 @@ export class PathPolicy implements PublishPolicy {
   }
 }
 
-/** The path-bearing fields an artefact sets, with their names as a 400 gives them, and whether eddy writes them (`Written`). */
-export function pathsOf(kind: Kind, artefact: Artefact): Array<{ field: string; value: string; written: Written | undefined }> {
-  const found: Array<{ field: string; value: string; written: Written | undefined }> = [];
-  visitPaths(kind, artefact, (field, value, written) => void found.push({ field, value, written }));
+/** The path fields an artefact sets, with their names as a 400 gives them and how eddy uses them. */
+export function pathsOf(registries: Registries, kind: Kind, artefact: Artefact): Array<{ field: string; value: string; use: PathUse }> {
+  const found: Array<{ field: string; value: string; use: PathUse }> = [];
+  visitPaths(registries, kind, artefact, (field, value, use) => void found.push({ field, value, use }));
   return found;
 }
 
 /**
- * A path eddy writes, and creates when missing: `file`, a file created in
- * a folder that must exist (a file offramp's); `tree`, created with the
- * folders leading to it (a directory of state). Every other path field
- * names a file eddy reads, which must exist (`eddy validate` checks both).
+ * A registered type, or undefined when the name is none (the schema check
+ * refuses it later, naming the field) or its optional package is missing
+ * (the type's own lookup at publish says which).
  */
-export type Written = 'file' | 'tree';
+function lookUp<T>(registry: TypeRegistry<T>, name: unknown): T | undefined {
+  if (typeof name !== 'string' || !registry.has(name)) return undefined;
+  try {
+    return registry.get(name);
+  } catch (err) {
+    if (err instanceof MissingPackageError) return undefined;
+    throw err;
+  }
+}
 
-const WRITTEN_PATHS = new Map<string, Written>([
-  ['offramp file config.file', 'file'],
-  ['offramp kv config.dir', 'tree'],
-  ['onramp postgres config.cache.path', 'tree'],
-  ['operator qos::wal config.dir', 'tree'],
-]);
+function rampType(registries: Registries, kind: 'onramp' | 'offramp', name: unknown) {
+  return kind === 'onramp' ? lookUp(registries.onramps, name) : lookUp(registries.offramps, name);
+}
 
 /**
- * Calls `visit` with each path-bearing field an artefact sets, as a string:
- * its name as a 400 gives it, its value, whether eddy writes it, and a
- * setter that replaces the value. Safe on an artefact not validated yet
- * (config files resolve relative paths before publishing): what is not
- * shaped as expected is skipped, and the schema check refuses it later.
+ * Calls `visit` with each path field an artefact sets, as a string, by the
+ * schemas of the types it names (`path` on a field, schema/paths.ts): its
+ * name as a 400 gives it, its value, how eddy uses it, and a setter that
+ * replaces the value. Safe on an artefact not validated yet (config files
+ * resolve relative paths before publishing): what is not shaped as expected
+ * is skipped, and the schema check refuses it later.
  */
 export function visitPaths(
+  registries: Registries,
   kind: Kind,
   artefact: unknown,
-  visit: (field: string, value: string, written: Written | undefined, set: (value: string) => void) => void,
+  visit: (field: string, value: string, use: PathUse, set: (value: string) => void) => void,
 ): void {
   const object = (v: unknown): Record<string, unknown> | undefined =>
     v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
-  const collect = (config: unknown, fields: readonly PathField[] | undefined, prefix: string, role: string) => {
-    for (const keys of fields ?? []) {
+  const collect = (config: unknown, schema: JsonSchema | undefined, prefix: string) => {
+    for (const { keys, use } of pathFields(schema)) {
       let holder = object(config);
       for (const key of keys.slice(0, -1)) holder = object(holder?.[key]);
       const last = keys[keys.length - 1];
       const value = holder?.[last];
       if (holder === undefined || typeof value !== 'string') continue;
       const target = holder;
-      visit(`${prefix}${keys.join('.')}`, value, WRITTEN_PATHS.get(`${role} config.${keys.join('.')}`), (v) => (target[last] = v));
+      visit(`${prefix}${keys.join('.')}`, value, use, (v) => (target[last] = v));
     }
   };
   const body = object(artefact);
   if (body === undefined) return;
-  if ((kind === 'onramp' || kind === 'offramp') && typeof body.type === 'string') {
-    const fields = Object.hasOwn(RAMP_PATH_FIELDS[kind], body.type) ? RAMP_PATH_FIELDS[kind][body.type] : undefined;
-    collect(body.config, fields, 'config.', `${kind} ${body.type}`);
+  if (kind === 'onramp' || kind === 'offramp') {
+    collect(body.config, rampType(registries, kind, body.type)?.configSchema, 'config.');
     const codec = object(body.codec);
-    if (codec !== undefined && typeof codec.name === 'string' && Object.hasOwn(CODEC_PATH_FIELDS, codec.name))
-      collect(codecConfig(codec as CodecSpec), CODEC_PATH_FIELDS[codec.name], 'codec.config.', `codec ${codec.name}`);
+    if (codec !== undefined) collect(codecConfig(codec as CodecSpec), lookUp(registries.codecs, codec.name)?.configSchema, 'codec.config.');
   }
   if (kind === 'pipeline' && Array.isArray(body.nodes)) {
     for (const [i, node] of (body.nodes as unknown[]).entries()) {
-      const type = object(node)?.type;
-      if (typeof type === 'string' && Object.hasOwn(OPERATOR_PATH_FIELDS, type))
-        collect(object(node)!.config, OPERATOR_PATH_FIELDS[type], `nodes[${i}].config.`, `operator ${type}`);
+      collect(object(node)?.config, lookUp(registries.operators, object(node)?.type)?.configSchema, `nodes[${i}].config.`);
     }
   }
 }

@@ -82,7 +82,7 @@ export class Repository {
     this.validator.check(this.schemas(names)[kind], artefact, '');
     // before the types' own checks: those may read the files the artefact names (a listener's TLS certificate),
     // and a path outside --allow-path must be refused as such, unread
-    this.policy?.check(kind, artefact);
+    this.policy?.check(kind, artefact, this.registries);
     if (kind === 'pipeline') this.chainIfUnlinked(artefact as PipelineArtefact);
     if (kind === 'pipeline') this.validatePipeline(artefact as StoredPipeline); // chainIfUnlinked filled in interface and links
     if (kind === 'onramp') this.validateRamp(artefact as OnrampArtefact, 'onramp');
@@ -233,7 +233,7 @@ export class Repository {
     const config = this.rampConfig(kind, r);
     // the paths it names are confined before the type's own checks read any file (a TLS certificate, a schema):
     // a file outside the allowed paths is refused unread, not probed
-    this.policy?.check(kind, r);
+    this.policy?.check(kind, r, this.registries);
     try {
       type.validate?.(config);
     } catch (err) {

@@ -12,7 +12,8 @@ import type { CodecType } from '../codecs/codec';
 import { Registries } from './registries';
 import { Repository } from './repository';
 import type { InstanceEnv, MeasurementListener, OnrampInstance } from './instances';
-import { SYSTEM_OFFRAMP, SYSTEM_PIPELINE, type Artefact, type BindingArtefact } from './artefacts';
+import type { Artefact, BindingArtefact } from './artefacts';
+import { SYSTEM_ARTEFACTS } from '../system-artefacts';
 import { type InstancePort, type Kind, instanceUrl } from './urls';
 import type { RuntimeStore } from './store';
 import type { PublishPolicy } from './policy';
@@ -135,9 +136,7 @@ export class Runtime {
    * runtime that opens nothing.
    */
   publishSystem(): this {
-    for (const id of ['system::passthrough', 'system::metrics']) this.repository.publish('pipeline', SYSTEM_PIPELINE(id), true);
-    this.repository.publish('offramp', SYSTEM_OFFRAMP('system::stdout', 'stdout'), true);
-    this.repository.publish('offramp', SYSTEM_OFFRAMP('system::stderr', 'stderr'), true);
+    for (const { kind, artefact } of SYSTEM_ARTEFACTS) this.repository.publish(kind, artefact, true);
     return this;
   }
 

@@ -61,11 +61,13 @@ export function serverTls(description = 'serve TLS with this certificate; absent
   return s.object(
     {
       cert: s.string({
+        path: 'read',
         minLength: 1,
         description: "file of the server's certificate (PEM), followed by its intermediate certificates if any; reloaded when it changes",
       }),
-      key: s.string({ minLength: 1, description: "file of the certificate's private key (PEM, unencrypted); reloaded when it changes" }),
+      key: s.string({ path: 'read', minLength: 1, description: "file of the certificate's private key (PEM, unencrypted); reloaded when it changes" }),
       ca: s.string({
+        path: 'read',
         minLength: 1,
         description: 'file of the CA certificates (PEM) a client certificate is checked against; with it, clients are asked for one',
       }),

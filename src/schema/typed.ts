@@ -1,4 +1,5 @@
 import type { JsonSchema } from './json-schema';
+import type { PathUse } from './paths';
 
 /**
  * Schemas that carry their TypeScript type. Each builder returns the plain
@@ -59,6 +60,8 @@ interface Annotations {
 export type Marked<O> = O extends { readonly default: unknown } ? { readonly default: unknown } : unknown;
 
 interface StringOptions extends Annotations {
+  /** the string names a file or directory, used so (schema/paths.ts): confined by `--allow-path`, relative in a config file to its folder */
+  readonly path?: PathUse;
   readonly minLength?: number;
   readonly maxLength?: number;
   readonly pattern?: string;

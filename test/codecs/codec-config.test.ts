@@ -87,7 +87,9 @@ describe('codec config: codec: {name, config}', () => {
         `codec.config.schema_file: '${AVRO_SCHEMA_FILE}' is outside the allowed paths (/nonexistent-root)`,
       );
       const allowed = new PathPolicy({ allowPaths: [dirname(AVRO_SCHEMA_FILE)] });
-      expect(() => allowed.check('onramp', { id: 'file', type: 'push', codec: { name: 'avro', config: { schema_file: AVRO_SCHEMA_FILE } } })).to.not.throw();
+      expect(() =>
+        allowed.check('onramp', { id: 'file', type: 'push', codec: { name: 'avro', config: { schema_file: AVRO_SCHEMA_FILE } } }, guarded.registries),
+      ).to.not.throw();
     } finally {
       await guarded.shutdown();
     }

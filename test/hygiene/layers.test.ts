@@ -35,7 +35,7 @@ const LAYERS: { name: string; modules: Record<string, string[]> }[] = [
     modules: { pipeline: ['src/pipeline/'], 'connector toolkit': ['src/connectors/connector.ts', 'src/connectors/_shared/'] },
   },
   { name: 'connector types', modules: { 'connectors/*': ['src/connectors/*/'] } },
-  { name: 'catalogs', modules: { catalogs: ['src/connectors/catalog.ts', 'src/connectors/index.ts', 'src/builtins.ts'] } },
+  { name: 'catalogs', modules: { catalogs: ['src/connectors/catalog.ts', 'src/connectors/index.ts', 'src/builtins.ts', 'src/system-artefacts.ts'] } },
   { name: 'runtime', modules: { runtime: ['src/runtime/'] } },
   // below the API, which applies a whole config document with the loader's own code (POST /config)
   { name: 'config files', modules: { config: ['src/config/'] } },

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createLogger } from '../../src/core/logger';
 import { Runtime } from '../../src/runtime/runtime';
-import { OPERATOR_PATH_FIELDS, PathPolicy, RAMP_PATH_FIELDS, isLoopback, type PolicyOptions } from '../../src/runtime/policy';
+import { PathPolicy, isLoopback, type PolicyOptions } from '../../src/runtime/policy';
+import { pathFields } from '../../src/schema/paths';
 import { parseRunArgs } from '../../src/cli/server-run';
 import type { JsonSchema } from '../../src/schema/json-schema';
 import { call, startRuntime } from '../helpers/runtime';
@@ -55,12 +56,25 @@ const walPipeline = (dir: string) => ({
   links: { in: ['wal'], wal: ['out'] },
 });
 
-/** Every path-bearing field as [kind, type, keys, field name in the 400]. */
+/** The builtin types, whose schemas declare their path fields (`path`, schema/paths.ts). */
+const BUILTINS = new Runtime({ logger: createLogger('silent') }).registries;
+
+const rampRegistry = (kind: 'onramp' | 'offramp') => (kind === 'onramp' ? BUILTINS.onramps : BUILTINS.offramps);
+
+/** Every path field of a builtin ramp type as [kind, type, keys, field name in the 400]. */
 const PATH_FIELDS: Array<['onramp' | 'offramp', string, readonly string[], string]> = (['onramp', 'offramp'] as const).flatMap((kind) =>
-  Object.entries(RAMP_PATH_FIELDS[kind]).flatMap(([type, fields]) =>
-    fields.map((keys) => [kind, type, keys, `config.${keys.join('.')}`] as ['onramp' | 'offramp', string, readonly string[], string]),
-  ),
+  rampRegistry(kind)
+    .names()
+    .flatMap((type) =>
+      pathFields(rampRegistry(kind).get(type).configSchema).map(
+        ({ keys }) => [kind, type, keys, `config.${keys.join('.')}`] as ['onramp' | 'offramp', string, readonly string[], string],
+      ),
+    ),
 );
+
+/** The path fields of the builtin operators and codecs, as `type keys`. */
+const pathsOfTypes = (registry: { names(): string[]; get(name: string): { configSchema?: JsonSchema } }) =>
+  registry.names().flatMap((type) => pathFields(registry.get(type).configSchema).map(({ keys, use }) => `${type} ${keys.join('.')} ${use}`));
 
 describe('policy: what published artefacts may reach (--allow-path, --allow-exit)', () => {
   let dir: string;
@@ -116,7 +130,19 @@ describe('policy: what published artefacts may reach (--allow-path, --allow-exit
       'offramp logvendor config.ca_file',
       ...['cert', 'key', 'ca'].map((f) => `offramp otel config.tls.${f}`),
     ]);
-    expect(OPERATOR_PATH_FIELDS).to.deep.equal({ 'qos::wal': [['dir']], 'enrich::lookup': [['table', 'file']] });
+    expect(pathsOfTypes(BUILTINS.operators)).to.have.members(['qos::wal dir tree', 'enrich::lookup table.file read']);
+    expect(pathsOfTypes(BUILTINS.codecs)).to.have.members(['avro schema_file read', 'protobuf schema_file read']);
+    // what eddy writes (and `eddy validate` checks can be written); every other path is read
+    const written = (['onramp', 'offramp'] as const).flatMap((kind) =>
+      rampRegistry(kind)
+        .names()
+        .flatMap((type) =>
+          pathFields(rampRegistry(kind).get(type).configSchema)
+            .filter((f) => f.use !== 'read')
+            .map((f) => `${kind} ${type} ${f.keys.join('.')} ${f.use}`),
+        ),
+    );
+    expect(written).to.have.members(['offramp file file file', 'offramp kv dir tree', 'onramp postgres cache.path tree']);
   });
 
   it('confines the file of an enrich::lookup table, naming the node', () => {
@@ -247,7 +273,6 @@ describe('policy: what published artefacts may reach (--allow-path, --allow-exit
   });
 
   it('knows every path-like field of every builtin type (a new one must be confined or listed here as no path)', () => {
-    const runtime = new Runtime({ logger: createLogger('silent') });
     // a URL path; a listener's switch for client certificates; PEM text given inline
     const NOT_PATHS = new Set([
       'offramp rest endpoint.path',
@@ -259,18 +284,14 @@ describe('policy: what published artefacts may reach (--allow-path, --allow-exit
     const fields = (schema: JsonSchema | undefined, prefix = ''): string[] =>
       Object.entries((schema?.properties ?? {}) as Record<string, JsonSchema>).flatMap(([key, sub]) => [`${prefix}${key}`, ...fields(sub, `${prefix}${key}.`)]);
     const unconfined: string[] = [];
-    const known = (list: readonly (readonly string[])[] | undefined, field: string) => (list ?? []).some((keys) => keys.join('.') === field);
-    for (const kind of ['onramp', 'offramp'] as const) {
-      const registry = kind === 'onramp' ? runtime.registries.onramps : runtime.registries.offramps;
+    const known = (schema: JsonSchema | undefined, field: string) => pathFields(schema).some(({ keys }) => keys.join('.') === field);
+    for (const kind of ['onramp', 'offramp', 'operator', 'codec'] as const) {
+      const registry = kind === 'onramp' || kind === 'offramp' ? rampRegistry(kind) : kind === 'operator' ? BUILTINS.operators : BUILTINS.codecs;
       for (const type of registry.names()) {
-        for (const field of fields(registry.get(type).configSchema).filter((f) => looksLikePath.test(f))) {
-          if (!known(RAMP_PATH_FIELDS[kind][type], field) && !NOT_PATHS.has(`${kind} ${type} ${field}`)) unconfined.push(`${kind} ${type} ${field}`);
+        const schema = (registry.get(type) as { configSchema?: JsonSchema }).configSchema;
+        for (const field of fields(schema).filter((f) => looksLikePath.test(f))) {
+          if (!known(schema, field) && !NOT_PATHS.has(`${kind} ${type} ${field}`)) unconfined.push(`${kind} ${type} ${field}`);
         }
-      }
-    }
-    for (const type of runtime.registries.operators.names()) {
-      for (const field of fields(runtime.registries.operators.get(type).configSchema).filter((f) => looksLikePath.test(f))) {
-        if (!known(OPERATOR_PATH_FIELDS[type], field)) unconfined.push(`operator ${type} ${field}`);
       }
     }
     expect(unconfined).to.deep.equal([]);

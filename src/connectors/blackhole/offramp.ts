@@ -84,6 +84,11 @@ export const blackhole: OfframpType<BlackholeConfig> = {
   autoAck: true,
   example: {},
   configSchema,
+  // only a measuring blackhole (the benchmark keys) ends the run; a plain one (no config) only acks and discards
+  stopsProcess: (config) =>
+    config.stop_after_secs !== undefined && config.stop_after_secs !== 0
+      ? { field: 'config.stop_after_secs', what: 'a blackhole with stop_after_secs stops the process when it has measured' }
+      : undefined,
   create(config, ctx) {
     if (!measures(config)) return { send() {} };
     const measurement = new Measurement(config, ctx);

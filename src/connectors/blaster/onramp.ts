@@ -7,7 +7,7 @@ import type { Static } from '../../schema/typed';
 
 const configSchema = s.object(
   {
-    source: s.string({ minLength: 1, description: 'file to replay, one event per line' }),
+    source: s.string({ path: 'read', minLength: 1, description: 'file to replay, one event per line' }),
     interval: s.integer({ minimum: 0, description: 'nanoseconds between events; absent or 0 means as fast as possible' }),
     iters: s.integer({ minimum: 1, description: 'number of events to send, then stop' }),
     base64: s.boolean({ default: false, description: 'base64-decode each line' }),

@@ -7,7 +7,7 @@ import type { Static } from '../../schema/typed';
 
 const configSchema = s.object(
   {
-    source: s.string({ minLength: 1, description: 'file with one event payload per line (xz compressed when the name ends in .xz)' }),
+    source: s.string({ path: 'read', minLength: 1, description: 'file with one event payload per line (xz compressed when the name ends in .xz)' }),
     timeout: s.integer({
       minimum: 0,
       default: 10000,
@@ -47,6 +47,7 @@ export const cbOnramp: OnrampType<Static<typeof configSchema>> = {
   defaultCodec: 'json',
   example: { source: 'cb-events.json', timeout: 4000 },
   configSchema,
+  stopsProcess: () => ({ field: 'type', what: 'the cb onramp stops the process when its run is over' }),
   async create(config, ctx) {
     const originUri = `svc-cb://${ctx.hostname}`;
     // read now: a missing or unreadable source fails the activation (a 400 naming the onramp), not a later run

@@ -10,6 +10,7 @@ export const exit: OfframpType<Record<string, never>> = {
   autoAck: true,
   example: {},
   configSchema: s.object({}, { description: 'Shuts eddy down and exits the process with the status an event names.' }),
+  stopsProcess: () => ({ field: 'type', what: 'the exit offramp stops the process on an event' }),
   create(_config, ctx) {
     // the delay runs on the runtime's scheduler, so a runtime in virtual time exits in virtual time
     const pending = new Subscription();

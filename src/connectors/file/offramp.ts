@@ -10,6 +10,7 @@ import type { Static } from '../../schema/typed';
 const configSchema = s.object(
   {
     file: s.string({
+      path: 'file',
       minLength: 1,
       description:
         'path to write; created, or truncated if it exists (unless append, or this process wrote it before: a reloaded or reactivated flow appends), when the activation has opened every part',

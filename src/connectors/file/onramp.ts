@@ -9,7 +9,7 @@ import type { Static } from '../../schema/typed';
 
 const configSchema = s.object(
   {
-    source: s.string({ minLength: 1, description: 'path of the file to read' }),
+    source: s.string({ path: 'read', minLength: 1, description: 'path of the file to read' }),
     close_on_done: s.boolean({ default: false, description: 'stop the runtime when the file is read' }),
     sleep_on_done: s.integer({ minimum: 0, default: 0, description: 'ms to wait after the end before closing' }),
   },
@@ -31,6 +31,8 @@ export const fileOnramp: OnrampType<Static<typeof configSchema>> = {
   framing: 'lines',
   example: { source: 'events.json', close_on_done: true },
   configSchema,
+  stopsProcess: (config) =>
+    config.close_on_done === true ? { field: 'config.close_on_done', what: 'close_on_done stops the process at the end of the file' } : undefined,
   async create(config, ctx) {
     const originUri = `svc-file://${ctx.hostname}/${config.source.replace(/^\//, '')}`;
     // opened now: a missing or unreadable file fails the activation, not a later read

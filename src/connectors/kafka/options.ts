@@ -442,13 +442,19 @@ export const SECRET_RDKAFKA_OPTIONS: Record<string, Schema<string | number | boo
   ]),
 );
 
+/** The rdkafka_options that name files eddy reads (schema/paths.ts): confined by `--allow-path` like any path field. */
+const FILE_RDKAFKA_OPTIONS: Record<string, Schema<string | number | boolean>> = Object.fromEntries(
+  Object.values(FILE_OPTION).map((name) => [name, { ...OPTION_VALUE, path: 'read', description: 'a file eddy reads (PEM; the keystore PKCS#12)' }]),
+);
+
 /**
  * Both sides' `rdkafka_options`: any name with a string, number or boolean
  * value (the names are checked by `kafkaSettings`, which says which it
- * takes), the secret ones listed so that they are shown as ***.
+ * takes), the secret ones listed so that they are shown as ***, and those
+ * naming files so that they are confined as paths.
  */
 export function rdkafkaOptions(description: string): Schema<RdkafkaOptions> & Marked<{ default: RdkafkaOptions }> {
-  return { ...s.record(OPTION_VALUE, { default: {}, description }), properties: SECRET_RDKAFKA_OPTIONS };
+  return { ...s.record(OPTION_VALUE, { default: {}, description }), properties: { ...SECRET_RDKAFKA_OPTIONS, ...FILE_RDKAFKA_OPTIONS } };
 }
 
 type ProducerPartitioner = NonNullable<Platformatic.ProducerOptions<Buffer, Buffer, Buffer, Buffer>['partitioner']>;

@@ -9,7 +9,7 @@ import type { Static } from '../../schema/typed';
 const { Level } = requirePackage<typeof LevelPackage>('level', 'the kv offramp');
 
 const configSchema = s.object(
-  { dir: s.string({ minLength: 1, description: 'directory holding the store; created if absent, and held (locked) by one instance at a time' }) },
+  { dir: s.string({ path: 'tree', minLength: 1, description: 'directory holding the store; created if absent, and held (locked) by one instance at a time' }) },
   { description: 'A key-value store on local disk that a pipeline drives with command events (linked only).', required: ['dir'] },
 );
 

@@ -33,6 +33,7 @@ const configSchema = s.object(
       description: "an http:// or https:// URL to post to instead of the region's endpoint: a forwarding proxy, or a test server; region is then unused",
     }),
     ca_file: s.string({
+      path: 'read',
       minLength: 1,
       description: "a PEM file of CA certificates to trust besides the system's (a proxy's or a test server's own CA); TLS is always verified",
     }),

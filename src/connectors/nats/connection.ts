@@ -42,11 +42,12 @@ export const optionsSchema = s.object(
     // not the shared password(): that one defaults to '', and here an absent password is what tells "no user/password" (validateOptions)
     password: s.string({ writeOnly: true, description: 'password for user/password authentication; requires username' }),
     credentials_path: s.string({
+      path: 'read',
       minLength: 1,
       description: 'a NATS credentials file (user JWT and nkey seed, as `nsc` writes it), read when the instance is created',
     }),
-    cert_path: s.string({ minLength: 1, description: 'client certificate (PEM) for mutual TLS; requires key_path and implies TLS' }),
-    key_path: s.string({ minLength: 1, description: 'private key (PEM) of cert_path; requires cert_path' }),
+    cert_path: s.string({ path: 'read', minLength: 1, description: 'client certificate (PEM) for mutual TLS; requires key_path and implies TLS' }),
+    key_path: s.string({ path: 'read', minLength: 1, description: 'private key (PEM) of cert_path; requires cert_path' }),
     name: s.string({ minLength: 1, description: 'client name the server shows in its connection list (default: `eddy <instance url>`)' }),
     echo: s.boolean({
       default: true,
@@ -63,7 +64,7 @@ export const optionsSchema = s.object(
         "bytes of publishes the original's client held while reconnecting; nats.js holds none: accepted without effect on the onramp (it publishes nothing to hold), only 0 on the offramp (sends while disconnected fail)",
     }),
     tls: s.boolean({ default: false, description: 'require TLS (verified against the system CAs, or root_cert); cert_path and root_cert imply it too' }),
-    root_cert: s.string({ minLength: 1, description: 'CA certificate (PEM) to verify the server with; implies TLS' }),
+    root_cert: s.string({ path: 'read', minLength: 1, description: 'CA certificate (PEM) to verify the server with; implies TLS' }),
   },
   { default: {}, description: 'connection options: authentication, TLS, client name, reconnects' },
 );

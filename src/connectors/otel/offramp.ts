@@ -24,9 +24,9 @@ const configSchema = s.object(
     secret_headers: secretHeaders(),
     tls: s.object(
       {
-        ca: s.string({ minLength: 1, description: 'path of a PEM CA certificate to verify the receiver with, instead of the system CAs' }),
-        cert: s.string({ minLength: 1, description: 'path of a PEM client certificate (mutual TLS); needs key' }),
-        key: s.string({ minLength: 1, description: 'path of the PEM private key of cert' }),
+        ca: s.string({ path: 'read', minLength: 1, description: 'path of a PEM CA certificate to verify the receiver with, instead of the system CAs' }),
+        cert: s.string({ path: 'read', minLength: 1, description: 'path of a PEM client certificate (mutual TLS); needs key' }),
+        key: s.string({ path: 'read', minLength: 1, description: 'path of the PEM private key of cert' }),
       },
       { description: 'TLS files for an https:// endpoint (without them the system CAs verify the receiver)' },
     ),

@@ -24,7 +24,7 @@ const configSchema = s.object(
     interval_ms: s.integer({ minimum: 1, description: 'milliseconds between the end of one poll and the start of the next' }),
     cache: s.object(
       {
-        path: s.string({ minLength: 1, description: 'file holding the last interval (JSON); written atomically after each poll' }),
+        path: s.string({ path: 'tree', minLength: 1, description: 'file holding the last interval (JSON); written atomically after each poll' }),
         size: s.integer({
           minimum: 128,
           default: 4096,

@@ -47,6 +47,7 @@ export const subscriptionProperties = {
       "the subscription to pull from: its id (the project is then project_id, or the credentials file's) or its full name projects/<project>/subscriptions/<id>",
   }),
   pem: s.string({
+    path: 'read',
     minLength: 1,
     description:
       "path of the credentials file (the service account's JSON key file); absent: Application Default Credentials (the file GOOGLE_APPLICATION_CREDENTIALS names, or the metadata server on Google Cloud)",

@@ -107,6 +107,7 @@ export function backpressureNode(config: BackpressureConfig, ctx: OperatorContex
 /** qos::backpressure */
 export const backpressure: OperatorType<BackpressureConfig> = {
   name: 'qos::backpressure',
+  examples: [{ timeout: 100 }],
   outputPorts: () => ['overflow'],
   configSchema,
   create: (config, ctx) => backpressureNode(config, ctx),

@@ -81,6 +81,7 @@ export function batchEvents(config: BatchConfig, uid: number, scheduler: Schedul
 /** generic::batch */
 export const batch: OperatorType<BatchConfig> = {
   name: 'generic::batch',
+  examples: [{ count: 10 }],
   outputPorts: () => [],
   configSchema,
   create: (config, ctx) => batchEvents(config, ctx.uid, ctx.scheduler),

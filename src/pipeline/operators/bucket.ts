@@ -114,6 +114,7 @@ export function bucketNode(scheduler: SchedulerLike): OperatorNode {
 /** grouper::bucket: takes no config; everything comes from event meta. */
 export const bucket: OperatorType<Record<string, never>> = {
   name: 'grouper::bucket',
+  examples: [{}],
   outputPorts: () => ['overflow', 'err'],
   // reads meta only, and forwards the event objects (an err copy through withError): no own data needed
   forwardsUnchanged: true,

@@ -181,7 +181,7 @@ export function applyCel(c: Compiled, event: EddyEvent, nodeId: string): PortEve
 export function celNode(config: CelConfig, nodeId: string, drop?: (event: EddyEvent, rule: string) => void): OperatorNode {
   const compiled = compileConfig(config, nodeId);
   return {
-    ports: ['err'],
+    ports: celPorts(config),
     apply: (input) =>
       new Observable<PortEvent>((subscriber) =>
         input.subscribe({
@@ -221,6 +221,7 @@ export const cel: OperatorType<CelConfig> = {
   forwardsUnchanged: true,
   configSchema,
   validate: (config, nodeId) => void compileConfig(config, nodeId),
+  examples: [{}, { route: 'event.level == "error" ? "alerts" : "out"' }],
   outputPorts: (config) => celPorts(config),
   create: (config, ctx) => celNode(config, ctx.nodeId, ctx.drop?.bind(ctx)),
 };

@@ -23,6 +23,7 @@ export function countEvents(): OperatorFunction<EddyEvent, EddyEvent> {
 /** generic::counter */
 export const counter: OperatorType<Record<string, never>> = {
   name: 'generic::counter',
+  examples: [{}],
   outputPorts: () => [],
   configSchema: s.object({}, { description: "Replaces each event's value with `{count, event}`, counting from 1." }),
   create: () => countEvents(),

@@ -138,6 +138,7 @@ function keyString(value: unknown): string {
 /** generic::dedupe */
 export const dedupe: OperatorType<DedupeConfig> = {
   name: 'generic::dedupe',
+  examples: [{ key: 'event.id' }],
   outputPorts: () => ['duplicate', 'err'],
   configSchema,
   validate: (config, nodeId) => void compile(config, nodeId),

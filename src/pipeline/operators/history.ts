@@ -30,6 +30,7 @@ export function recordHistory(config: HistoryConfig): OperatorFunction<EddyEvent
 /** debug::history */
 export const history: OperatorType<HistoryConfig> = {
   name: 'debug::history',
+  examples: [{ op: 'seen', name: 'history' }],
   outputPorts: () => [],
   configSchema,
   create: (config) => recordHistory(config),

@@ -20,6 +20,7 @@ const configSchema = s.object(
         s.object(
           {
             file: s.string({
+              path: 'read',
               minLength: 1,
               description: 'a .csv (or .tsv) file, a header line naming the columns, or JSON lines (one object per line, any other extension)',
             }),
@@ -99,6 +100,11 @@ function compile(config: LookupConfig, nodeId: string): Plan {
  * again every `refresh`. A reload that fails keeps the rows it had, logged
  * (a file: once per version of it). `table` is given by tests.
  */
+/** A node's ports besides `out`: `miss` only when the config sends misses there. */
+function lookupPorts(config: LookupConfig): string[] {
+  return config.on_miss === 'port' ? ['miss', 'err'] : ['err'];
+}
+
 export function lookupNode(config: LookupConfig, ctx: OperatorContext, given?: LookupTable): OperatorNode {
   const plan = compile(config, ctx.nodeId);
   const table = given ?? makeTable(config, ctx.nodeId);
@@ -139,7 +145,7 @@ export function lookupNode(config: LookupConfig, ctx: OperatorContext, given?: L
   };
 
   return {
-    ports: ['miss', 'err'],
+    ports: lookupPorts(config),
     apply: (input) =>
       new Observable<PortEvent>((subscriber) => {
         // events that came before a database table first loaded (sources are held back meanwhile)
@@ -245,7 +251,11 @@ function makeTable(config: LookupConfig, nodeId: string): LookupTable {
 /** enrich::lookup */
 export const lookup: OperatorType<LookupConfig> = {
   name: 'enrich::lookup',
-  outputPorts: (config) => (config.on_miss === 'port' ? ['miss', 'err'] : ['err']),
+  examples: [
+    { table: { file: 'owners.jsonl', key: 'host' }, key: 'event.host', into: 'owner' },
+    { table: { file: 'owners.jsonl', key: 'host' }, key: 'event.host', into: 'owner', on_miss: 'port' },
+  ],
+  outputPorts: lookupPorts,
   configSchema,
   validate: (config, nodeId) => void compile(config, nodeId),
   create: (config, ctx) => lookupNode(config, ctx),

@@ -54,6 +54,7 @@ const round = (x: number) => Math.round(x * 1e9) / 1e9;
 /** qos::percentile */
 export const percentile: OperatorType<PercentileConfig> = {
   name: 'qos::percentile',
+  examples: [{ timeout: 100 }],
   outputPorts: () => ['overflow'],
   configSchema,
   create: (config, ctx) => percentileNode(config, ctx),

@@ -697,6 +697,7 @@ class BestFold implements FieldFold {
 /** generic::reduce */
 export const reduce: OperatorType<ReduceConfig> = {
   name: 'generic::reduce',
+  examples: [{}],
   outputPorts: () => ['overflow', 'err'],
   configSchema,
   validate: (config, nodeId) => void compile(config, nodeId),

@@ -80,6 +80,7 @@ export function roundRobinNode(config: RoundRobinConfig, ctx: OperatorContext): 
 /** qos::roundrobin */
 export const roundrobin: OperatorType<RoundRobinConfig> = {
   name: 'qos::roundrobin',
+  examples: [{}, { outputs: ['a', 'b'] }],
   outputPorts: (config) => roundRobinPorts(config),
   configSchema,
   create: (config, ctx) => roundRobinNode(config, ctx),

@@ -125,6 +125,7 @@ export function fnv1a(text: string): number {
 /** generic::sample */
 export const sample: OperatorType<SampleConfig> = {
   name: 'generic::sample',
+  examples: [{ one_in: 10 }],
   outputPorts: () => ['dropped', 'err'],
   configSchema,
   validate: (config, nodeId) => void compile(config, nodeId),

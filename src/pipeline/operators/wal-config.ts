@@ -7,7 +7,7 @@ import { durationMs, durationSchema } from '../../schema/duration';
 export const configSchema = s.object(
   {
     read_count: s.integer({ minimum: 1, description: 'stored events emitted per turn before yielding' }),
-    dir: s.string({ minLength: 1, description: 'directory of the log; temporary when absent' }),
+    dir: s.string({ path: 'tree', minLength: 1, description: 'directory of the log; temporary when absent' }),
     max_elements: s.integer({ minimum: 1, description: 'full (breaker triggered) at this many unacknowledged events' }),
     max_bytes: s.integer({ minimum: 1, description: 'full (breaker triggered) at this many bytes of unacknowledged events' }),
     flush_on_event: s.boolean({ default: false, description: 'fsync every write' }),

@@ -19,6 +19,7 @@ const sanitise = (s: string) => s.replace(/[^A-Za-z0-9_.-]+/g, '_').replace(/^_+
 /** qos::wal */
 export const wal: OperatorType<WalConfig> = {
   name: 'qos::wal',
+  examples: [{ read_count: 10, max_elements: 1000 }],
   outputPorts: () => ['err'],
   configSchema,
   checkpoints: (config) => config.guarantee === 'exactly_once',

@@ -197,6 +197,7 @@ export function windowAggregateNode(config: WindowAggregateConfig, ctx: Operator
 /** window::aggregate */
 export const windowAggregate: OperatorType<WindowAggregateConfig> = {
   name: 'window::aggregate',
+  examples: [{ window: { size: '10s' }, aggregate: { n: 'count()' } }],
   outputPorts: () => ['late', 'overflow', 'err'],
   configSchema,
   validate: (config, nodeId) => void compilePlan(config, nodeId),
