@@ -1,9 +1,9 @@
 import type { CodecType } from './codecs/codec';
 import { codecCatalog } from './codecs/catalog';
-import type { OfframpType, OnrampType } from './connectors/connector';
+import type { AnyOfframpType, AnyOnrampType } from './connectors/connector';
 import { offrampCatalog, onrampCatalog } from './connectors/catalog';
 import type { LazyType } from './core/registry';
-import type { OperatorType } from './pipeline/operator';
+import type { AnyOperatorType } from './pipeline/operator';
 import { operatorCatalog } from './pipeline/operators/catalog';
 import type { PostprocessorType, PreprocessorType } from './processors/processor';
 import { postprocessorCatalog, preprocessorCatalog } from './processors/catalog';
@@ -23,8 +23,7 @@ function byName<T>(catalog: readonly LazyType<T>[]): Readonly<Record<string, T>>
 }
 
 /** The built-in operator types by type name: `operators['generic::batch'].create(config, ctx)`. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the record holds types whose config types all differ; any lets each keep its own C
-export const operators: Readonly<Record<string, OperatorType<any>>> = byName(operatorCatalog);
+export const operators: Readonly<Record<string, AnyOperatorType>> = byName(operatorCatalog);
 /** The built-in codecs by name: `codecs.json.create().decode(bytes)`. */
 export const codecs: Readonly<Record<string, CodecType>> = byName(codecCatalog);
 /** The built-in preprocessors by name: `preprocessors.lines.create({})`. */
@@ -32,8 +31,6 @@ export const preprocessors: Readonly<Record<string, PreprocessorType>> = byName(
 /** The built-in postprocessors by name: `postprocessors.gzip.create({})`. */
 export const postprocessors: Readonly<Record<string, PostprocessorType>> = byName(postprocessorCatalog);
 /** The built-in onramp types by name. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the record holds types whose config types all differ; any lets each keep its own C
-export const onramps: Readonly<Record<string, OnrampType<any>>> = byName(onrampCatalog);
+export const onramps: Readonly<Record<string, AnyOnrampType>> = byName(onrampCatalog);
 /** The built-in offramp types by name. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the record holds types whose config types all differ; any lets each keep its own C
-export const offramps: Readonly<Record<string, OfframpType<any>>> = byName(offrampCatalog);
+export const offramps: Readonly<Record<string, AnyOfframpType>> = byName(offrampCatalog);

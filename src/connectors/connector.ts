@@ -1,6 +1,7 @@
 import type { Histogram } from 'hdr-histogram-js';
 import type { Server as NetServer } from 'node:net';
 import type { PartitionedState } from '../core/state';
+import type { AnyConfig } from '../core/registry';
 import type { CheckpointedSink } from '../core/checkpoint';
 import type { Observable, SchedulerLike, Subscriber } from '../core/rx';
 import type { Codec } from '../codecs/codec';
@@ -272,6 +273,11 @@ export interface ProcessStop {
 export type StopsProcess = (config: Readonly<Record<string, unknown>>) => ProcessStop | undefined;
 
 /** An onramp type, registered by name (`type: tcp`); `create` opens the source of one instance. */
+/** An onramp type of any config, as registries and catalogs hold them (core/registry.ts AnyConfig). */
+export type AnyOnrampType = OnrampType<AnyConfig>;
+/** An offramp type of any config (core/registry.ts AnyConfig). */
+export type AnyOfframpType = OfframpType<AnyConfig>;
+
 export interface OnrampType<C = Record<string, unknown>> {
   readonly name: string;
   readonly defaultCodec: string;

@@ -7,6 +7,15 @@ import { didYouMean } from './suggest';
  * up, so a process pays (in start-up time and memory) only for the types its
  * artefacts use: @platformatic/kafka, pg, grpc and the rest stay unloaded otherwise.
  */
+/**
+ * The config type of a type held beside others: a registry, catalog or list
+ * holds types whose config types all differ, and `create(config: C)` takes
+ * its parameter contravariantly, so no common `C` but `any` lets each keep
+ * its own (`unknown` would refuse every one). The one `any` of the code.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above: the one place it is written
+export type AnyConfig = any;
+
 export interface LazyType<T> {
   readonly name: string;
   readonly load: () => T;

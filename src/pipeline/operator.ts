@@ -1,4 +1,5 @@
 import type { Observable, OperatorFunction, SchedulerLike } from '../core/rx';
+import type { AnyConfig } from '../core/registry';
 import type { EddyEvent, Insight, PortEvent } from '../core/event';
 import type { Schema } from '../schema/typed';
 import type { Logger } from '../core/logger';
@@ -55,6 +56,9 @@ export interface OperatorNode {
 }
 
 /** An operator type, registered by name (`type: generic::batch` in a pipeline node). */
+/** An operator type of any config, as registries and catalogs hold them (core/registry.ts AnyConfig). */
+export type AnyOperatorType = OperatorType<AnyConfig>;
+
 export interface OperatorType<C = Record<string, unknown>> {
   readonly name: string;
   /**

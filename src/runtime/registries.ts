@@ -1,8 +1,8 @@
 import { TypeRegistry, type LazyType } from '../core/registry';
 import type { CodecType } from '../codecs/codec';
 import type { PostprocessorType, PreprocessorType } from '../processors/processor';
-import type { OperatorType } from '../pipeline/operator';
-import type { OfframpType, OnrampType } from '../connectors/connector';
+import type { AnyOperatorType } from '../pipeline/operator';
+import type { AnyOfframpType, AnyOnrampType } from '../connectors/connector';
 import { codecCatalog } from '../codecs/catalog';
 import { postprocessorCatalog, preprocessorCatalog } from '../processors/catalog';
 import { operatorCatalog } from '../pipeline/operators/catalog';
@@ -10,12 +10,12 @@ import { offrampCatalog, onrampCatalog } from '../connectors/catalog';
 
 /** Every type a runtime knows, by name. Owned by one Runtime. */
 export class Registries {
-  readonly onramps = new TypeRegistry<OnrampType<any>>('onramp'); // eslint-disable-line @typescript-eslint/no-explicit-any -- holds types whose config types all differ
-  readonly offramps = new TypeRegistry<OfframpType<any>>('offramp'); // eslint-disable-line @typescript-eslint/no-explicit-any -- holds types whose config types all differ
+  readonly onramps = new TypeRegistry<AnyOnrampType>('onramp');
+  readonly offramps = new TypeRegistry<AnyOfframpType>('offramp');
   readonly codecs = new TypeRegistry<CodecType>('codec');
   readonly preprocessors = new TypeRegistry<PreprocessorType>('preprocessor');
   readonly postprocessors = new TypeRegistry<PostprocessorType>('postprocessor');
-  readonly operators = new TypeRegistry<OperatorType<any>>('operator'); // eslint-disable-line @typescript-eslint/no-explicit-any -- holds types whose config types all differ
+  readonly operators = new TypeRegistry<AnyOperatorType>('operator');
 
   /** The builtin types, each loaded by name when an artefact first uses it. */
   static withBuiltins(): Registries {

@@ -6,8 +6,8 @@ import type { EddyEvent } from '../core/event';
 import { SchemaValidator } from '../schema/artefacts';
 import type { OfframpRuntime } from '../connectors/_shared/offramp';
 import type { PipelineRuntime } from '../pipeline/pipeline';
-import type { OperatorType } from '../pipeline/operator';
-import type { OfframpType, OnrampType, SharedListeners } from '../connectors/connector';
+import type { AnyOperatorType } from '../pipeline/operator';
+import type { AnyOfframpType, AnyOnrampType, SharedListeners } from '../connectors/connector';
 import type { CodecType } from '../codecs/codec';
 import { Registries } from './registries';
 import { Repository } from './repository';
@@ -143,20 +143,17 @@ export class Runtime {
   // ---- registering an application's own types ----
 
   /** Adds an operator type (an RxJS OperatorFunction factory or a ported node) usable by name in pipelines. */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a type of any config type
-  registerOperator(type: OperatorType<any>): this {
+  registerOperator(type: AnyOperatorType): this {
     this.registries.operators.register(type.name, type);
     return this;
   }
 
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a type of any config type
-  registerOnramp(type: OnrampType<any>): this {
+  registerOnramp(type: AnyOnrampType): this {
     this.registries.onramps.register(type.name, type);
     return this;
   }
 
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a type of any config type
-  registerOfframp(type: OfframpType<any>): this {
+  registerOfframp(type: AnyOfframpType): this {
     this.registries.offramps.register(type.name, type);
     return this;
   }

@@ -1,6 +1,6 @@
-/* eslint-disable @typescript-eslint/no-require-imports, @typescript-eslint/no-explicit-any -- each module is required when its type is first looked up, so a process loads only what its config names (an import would load every one at start); the catalog holds types whose config types all differ; any lets each keep its own C */
+/* eslint-disable @typescript-eslint/no-require-imports -- each module is required when its type is first looked up, so a process loads only what its config names (an import would load every one at start) */
 import type { LazyType } from '../../core/registry';
-import type { OperatorType } from '../operator';
+import type { AnyOperatorType } from '../operator';
 
 /**
  * The builtin operators by name, each module required when the operator is
@@ -24,5 +24,5 @@ export const operatorCatalog = [
   { name: 'enrich::lookup', load: () => (require('./lookup') as typeof import('./lookup')).lookup },
   { name: 'window::aggregate', load: () => (require('./window-aggregate') as typeof import('./window-aggregate')).windowAggregate },
   // as const keeps each name a literal: graph.ts's BuiltinOperatorName is read from it
-] as const satisfies readonly LazyType<OperatorType<any>>[];
-/* eslint-enable @typescript-eslint/no-require-imports, @typescript-eslint/no-explicit-any -- the catalog ends here */
+] as const satisfies readonly LazyType<AnyOperatorType>[];
+/* eslint-enable @typescript-eslint/no-require-imports -- the catalog ends here */
