@@ -6,6 +6,12 @@ import type { AnyOfframpType, AnyOnrampType } from './connector';
  * The builtin connectors by name, each module required when its type is
  * first looked up (see LazyType). Adding a connector is one file plus one
  * line here.
+ *
+ * Each line spells its module twice on purpose: the bundler (scripts/bundle.js)
+ * follows only a literal `require('./x')`, and the type-aware lint needs the
+ * module's type (`typeof import('./x')`) to check the export's name. A
+ * `lazy(path)` helper would take the path as a variable, which neither can
+ * follow; one generic over the module would still repeat both.
  */
 export const onrampCatalog: readonly LazyType<AnyOnrampType>[] = [
   { name: 'amqp', load: () => (require('./amqp/onramp') as typeof import('./amqp/onramp')).amqpOnramp },
