@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import * as buf from '@bufbuild/cel';
 import * as mb from '@marcbachmann/cel-js';
 import { xz } from '@napi-rs/lzma';
-import { LazyCelScope, compileCel } from '../src/pipeline/operators/cel-engine';
+import { LazyCelScope, compileCel } from '../src/pipeline/cel/engine';
 
 type Vars = Record<string, unknown>;
 interface Engine {

@@ -3,7 +3,7 @@ import { map, type SchedulerLike } from 'rxjs';
 import type { TestScheduler } from 'rxjs/testing';
 import { createLogger } from '../../src/core/logger';
 import { CircuitBreaker } from '../../src/contraflow/circuit-breaker';
-import { OnrampRuntime, onrampContext } from '../../src/connectors/_shared/onramp';
+import { OnrampRuntime, onrampContext } from '../../src/ramps/onramp';
 import { crononome } from '../../src/connectors/crononome/onramp';
 import type { Frame, OnrampSource } from '../../src/connectors/connector';
 import { json } from '../../src/codecs/json';

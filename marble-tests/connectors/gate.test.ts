@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { map, tap } from 'rxjs';
 import { createLogger } from '../../src/core/logger';
 import { CircuitBreaker } from '../../src/contraflow/circuit-breaker';
-import { OnrampRuntime, onrampContext } from '../../src/connectors/_shared/onramp';
+import { OnrampRuntime, onrampContext } from '../../src/ramps/onramp';
 import type { Frame, OnrampSource } from '../../src/connectors/connector';
 import { string } from '../../src/codecs/string';
 import { testScheduler } from '../helpers';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { EddyEvent, Insight } from '../../src/core/event';
 import { walNode } from '../../src/pipeline/operators/wal';
-import { MemoryWalStorage } from '../../src/pipeline/operators/wal-storage';
+import { MemoryWalStorage } from '../../src/pipeline/operators/wal/storage';
 import { PIPELINE, UID, ev, testContext, testScheduler } from './helpers';
 
 /** What the WAL sends downstream for an input event stored under `seq`. */

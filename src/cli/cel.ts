@@ -1,5 +1,5 @@
 import { json } from '../codecs/json';
-import { compileCel, evaluateTraced } from '../pipeline/operators/cel-engine';
+import { compileCel, evaluateTraced } from '../pipeline/cel/engine';
 import { defineCommand, type Io } from './command';
 
 interface CelOptions {

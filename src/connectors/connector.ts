@@ -368,7 +368,7 @@ export interface Sink {
   /**
    * An auto-acking sink may resolve with the ack's meta (kafka: `time`).
    * Sends gathered into one request may share one promise: the machinery
-   * then waits on it once for all of them (_shared/offramp.ts).
+   * then waits on it once for all of them (src/ramps/offramp.ts).
    */
   send(payloads: Buffer[], event: EddyEvent): Promise<Meta | void> | void;
   /** the codec to encode this event with, when not the ramp's (rest: by Content-Type) */

@@ -1,4 +1,4 @@
-import type { OfframpRuntime } from '../connectors/_shared/offramp';
+import type { OfframpRuntime } from '../ramps/offramp';
 import type { PipelineRuntime } from '../pipeline/pipeline';
 import type { OnrampInstance } from './instances';
 import type { Artefact, BindingArtefact } from './artefacts';

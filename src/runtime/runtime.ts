@@ -4,7 +4,7 @@ import { createLogger, maskingLogger, type Logger } from '../core/logger';
 import { nowNs } from '../core/clock';
 import type { EddyEvent } from '../core/event';
 import { SchemaValidator } from '../schema/artefacts';
-import type { OfframpRuntime } from '../connectors/_shared/offramp';
+import type { OfframpRuntime } from '../ramps/offramp';
 import type { PipelineRuntime } from '../pipeline/pipeline';
 import type { AnyOperatorType } from '../pipeline/operator';
 import type { AnyOfframpType, AnyOnrampType, SharedListeners } from '../connectors/connector';

@@ -4,7 +4,7 @@ import { invalid } from '../core/errors';
 import { batchValues, event as makeEvent, trackedIds, type EddyEvent, type EventId, type Insight } from '../core/event';
 import { checkWalConfig, walNode, type WalConfig } from '../pipeline/operators/wal';
 import type { OperatorType } from '../pipeline/operator';
-import { MemoryWalStorage } from '../pipeline/operators/wal-storage';
+import { MemoryWalStorage } from '../pipeline/operators/wal/storage';
 import { wal } from '../pipeline/operators/wal';
 import { checkPort, standalonePipeline } from '../embed/standalone';
 import { Registries } from '../runtime/registries';

@@ -10,7 +10,7 @@ import { CircuitBreaker } from '../../src/contraflow/circuit-breaker';
 import { blaster } from '../../src/connectors/blaster/onramp';
 import type { Frame, OnrampContext } from '../../src/connectors/connector';
 import { FastSubject } from '../../src/core/fast-subject';
-import { onrampContext } from '../../src/connectors/_shared/onramp';
+import { onrampContext } from '../../src/ramps/onramp';
 import { BENCHES, missingTypes, template } from '../../bench/run';
 
 const REPO = join(__dirname, '../..', '..');

@@ -9,7 +9,7 @@ import { parse } from '@bufbuild/cel';
 import { cases } from '../../bench/cel';
 import { compileAst } from '../../src/pipeline/cel/compile';
 import { Bail, CelEvalError, toJson } from '../../src/pipeline/cel/values';
-import { LazyCelScope, compileCel } from '../../src/pipeline/operators/cel-engine';
+import { LazyCelScope, compileCel } from '../../src/pipeline/cel/engine';
 import { compileConfig, applyCel } from '../../src/pipeline/operators/cel';
 import { event as makeEvent } from '../../src/core/event';
 

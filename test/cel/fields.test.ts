@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { parse } from '@bufbuild/cel';
 import { eventFields } from '../../src/pipeline/cel/fields';
-import { LazyCelScope, compileCel } from '../../src/pipeline/operators/cel-engine';
+import { LazyCelScope, compileCel } from '../../src/pipeline/cel/engine';
 
 /**
  * eventFields (src/pipeline/cel/fields.ts): the top-level fields of `event`

@@ -3,7 +3,7 @@ import { Subject } from 'rxjs';
 import { createLogger } from '../../src/core/logger';
 import type { EddyEvent, Insight, Meta } from '../../src/core/event';
 import type { ContraflowTarget } from '../../src/contraflow/contraflow';
-import { OfframpRuntime } from '../../src/connectors/_shared/offramp';
+import { OfframpRuntime } from '../../src/ramps/offramp';
 import { cbActions, cbOfframp } from '../../src/connectors/cb/offramp';
 import { batchEvent } from '../../src/pipeline/operators/batch';
 import { json } from '../../src/codecs/json';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { withError } from '../../src/pipeline/operators/support';
+import { withError } from '../../src/pipeline/operators/_shared/support';
 import { map } from 'rxjs';
 import type { Codec, CodecType, EddyEvent, OperatorType, Registries } from '../../src/index';
 import { LazyEvent, LazyMember, LazyPolicy, batchMember, ownData, unreadMemberFrame } from '../../src/core/lazy-event';

@@ -34,7 +34,8 @@ const LAYERS: { name: string; modules: Record<string, string[]> }[] = [
     name: 'engine and connector toolkit',
     modules: { pipeline: ['src/pipeline/'], 'connector toolkit': ['src/connectors/connector.ts', 'src/connectors/_shared/'] },
   },
-  { name: 'connector types', modules: { 'connectors/*': ['src/connectors/*/'] } },
+  // the onramp/offramp machinery that runs any connector type (preprocess, decode; encode, postprocess, send), beside the types
+  { name: 'connector types and ramps', modules: { 'connectors/*': ['src/connectors/*/'], ramps: ['src/ramps/'] } },
   { name: 'catalogs', modules: { catalogs: ['src/connectors/catalog.ts', 'src/connectors/index.ts', 'src/builtins.ts', 'src/system-artefacts.ts'] } },
   { name: 'runtime', modules: { runtime: ['src/runtime/'] } },
   // below the API, which applies a whole config document with the loader's own code (POST /config)

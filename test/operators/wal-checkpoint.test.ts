@@ -3,8 +3,8 @@ import { Subject, VirtualTimeScheduler, type Subscription } from 'rxjs';
 import type { EddyEvent, Insight, PortEvent } from '../../src/core/event';
 import type { PartitionedState, StateChanges, StateValue } from '../../src/core/state';
 import type { CheckpointedSink } from '../../src/core/checkpoint';
-import { CheckpointingLog, STORED_BEFORE } from '../../src/pipeline/operators/wal-checkpoint';
-import { MemoryWalStorage } from '../../src/pipeline/operators/wal-storage';
+import { CheckpointingLog, STORED_BEFORE } from '../../src/pipeline/operators/wal/checkpoint';
+import { MemoryWalStorage } from '../../src/pipeline/operators/wal/storage';
 
 /**
  * qos::wal with guarantee exactly_once (core/checkpoint.ts), on a memory

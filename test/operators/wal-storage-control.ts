@@ -1,4 +1,4 @@
-import type { WalSnapshot, WalStorage } from '../../src/pipeline/operators/wal-storage';
+import type { WalSnapshot, WalStorage } from '../../src/pipeline/operators/wal/storage';
 
 const ignore = () => undefined;
 

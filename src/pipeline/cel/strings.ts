@@ -5,7 +5,7 @@
  * interpreter).
  *
  * The reference is the interpreter eddy runs, @bufbuild/cel 0.6.1 with its
- * `strings` extension (cel-engine.ts), not the CEL spec's wording: its
+ * `strings` extension (engine.ts), not the CEL spec's wording: its
  * indexes count UTF-16 code units (`"😀a".charAt(2)` is "a", `charAt(0)` half
  * of the emoji), `split(sep, n)` keeps the first n pieces as JavaScript's
  * split does (an n of 0 is `[]`, a negative one all pieces), `replace(old,

@@ -1,7 +1,7 @@
 /**
  * The value model of compiled CEL (see compile.ts): an event's JSON values
  * are CEL values as they are, so nothing is converted before an expression
- * runs. The rules are those of `toCel` (src/pipeline/operators/cel-engine.ts),
+ * runs. The rules are those of `toCel` (src/pipeline/cel/engine.ts),
  * which the interpreter sees:
  *
  * - a `number` that is a safe integer is a CEL `int`; any other `number`

@@ -1,7 +1,7 @@
 import { Observable, Subscription, type OperatorFunction, type SchedulerLike } from '../../core/rx';
 import type { EddyEvent, EventId } from '../../core/event';
 import type { OperatorType } from '../operator';
-import { idMinter, memberContraflow } from './support';
+import { idMinter, memberContraflow } from './_shared/support';
 import { batchMember } from '../../core/lazy-event';
 import { s } from '../../schema/typed';
 import type { Input } from '../../schema/typed';

@@ -2,7 +2,7 @@ import { Observable, type SchedulerLike } from '../../core/rx';
 import type { EddyEvent, PortEvent } from '../../core/event';
 import type { OperatorNode, OperatorType } from '../operator';
 import { Lru } from '../../core/lru';
-import { withError } from './support';
+import { withError } from './_shared/support';
 import { s } from '../../schema/typed';
 
 /** Defaults of the original runtime for the per-event meta parameters. */

@@ -4,10 +4,10 @@ import { invalid } from '../../core/errors';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
 import { partitionOf, type StateValue } from '../../core/state';
 import { showValue } from '../state-entry';
-import { LruPartition, LruPartitionedState } from './lru-state';
+import { LruPartition, LruPartitionedState } from './_shared/lru-state';
 import { durationMs, durationSchema } from '../../schema/duration';
 import { EventScope, compileEventExpression, type EventExpression } from '../window/expressions';
-import { withError } from './support';
+import { withError } from './_shared/support';
 import { s } from '../../schema/typed';
 import type { Input } from '../../schema/typed';
 

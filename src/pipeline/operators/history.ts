@@ -1,7 +1,7 @@
 import { map, type OperatorFunction } from '../../core/rx';
 import type { EddyEvent } from '../../core/event';
 import type { OperatorType } from '../operator';
-import { showId } from './support';
+import { showId } from './_shared/support';
 import { s } from '../../schema/typed';
 import type { Input } from '../../schema/typed';
 

@@ -9,7 +9,7 @@ import { delimiterProblem } from '../lookup/csv';
 import { durationMs, durationSchema } from '../../schema/duration';
 import { EventScope, compileEventExpression, type EventExpression } from '../window/expressions';
 import { setPath } from './cel';
-import { nodeUrl, withError } from './support';
+import { nodeUrl, withError } from './_shared/support';
 import { s } from '../../schema/typed';
 import type { Input } from '../../schema/typed';
 

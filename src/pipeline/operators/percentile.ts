@@ -2,7 +2,7 @@ import { map } from '../../core/rx';
 import type { PortEvent } from '../../core/event';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
 import { isBad } from './backpressure';
-import { markOwn, ownMeta } from './support';
+import { markOwn, ownMeta } from './_shared/support';
 import { s } from '../../schema/typed';
 import type { Input } from '../../schema/typed';
 

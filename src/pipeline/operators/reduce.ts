@@ -6,11 +6,11 @@ import { compactJson } from '../../codecs/json/compact';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
 import { WHOLE, partitionOf, type StateValue } from '../../core/state';
 import { packEntry, showValue, unpackEntry } from '../state-entry';
-import { LruPartition, LruPartitionedState } from './lru-state';
+import { LruPartition, LruPartitionedState } from './_shared/lru-state';
 import { groupKey } from '../window/aggregator';
 import { durationMs, durationSchema } from '../../schema/duration';
 import { EventScope, compileEventExpression, type EventExpression } from '../window/expressions';
-import { idMinter, memberContraflow, nodeUrl, withError } from './support';
+import { idMinter, memberContraflow, nodeUrl, withError } from './_shared/support';
 import { s } from '../../schema/typed';
 import type { Input } from '../../schema/typed';
 

@@ -1,7 +1,7 @@
 import { Observable } from '../../core/rx';
 import type { PortEvent } from '../../core/event';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
-import { markOwn, nodeUrl, ownMeta } from './support';
+import { markOwn, nodeUrl, ownMeta } from './_shared/support';
 import { s } from '../../schema/typed';
 import type { Input } from '../../schema/typed';
 

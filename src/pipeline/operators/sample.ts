@@ -3,7 +3,7 @@ import type { PortEvent } from '../../core/event';
 import { invalid } from '../../core/errors';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
 import { EventScope, compileEventExpression, type EventExpression } from '../window/expressions';
-import { withError } from './support';
+import { withError } from './_shared/support';
 import { groupKey } from '../window/aggregator';
 import { s } from '../../schema/typed';
 import type { Input } from '../../schema/typed';

@@ -4,15 +4,15 @@ import { join } from 'node:path';
 import { invalid } from '../../core/errors';
 import { checkInstalled } from '../../core/packages';
 import type { OperatorType } from '../operator';
-import { LevelWalStorage } from './wal-storage';
-import { walNode } from './wal-log';
+import { LevelWalStorage } from './wal/storage';
+import { walNode } from './wal/log';
 import { durationMs } from '../../schema/duration';
-import { DEFAULT_COMMIT_INTERVAL, checkWalConfig, configSchema, type WalConfig } from './wal-config';
-import { CheckpointingLog } from './wal-checkpoint';
+import { DEFAULT_COMMIT_INTERVAL, checkWalConfig, configSchema, type WalConfig } from './wal/config';
+import { CheckpointingLog } from './wal/checkpoint';
 
 export type { WalConfig };
 export { checkWalConfig };
-export { walNode, type WalNode } from './wal-log';
+export { walNode, type WalNode } from './wal/log';
 
 const sanitise = (s: string) => s.replace(/[^A-Za-z0-9_.-]+/g, '_').replace(/^_+|_+$/g, '');
 

@@ -11,8 +11,8 @@ import { compileEventExpression, frameKeysOf, type EventExpression } from '../wi
 import { windowSchema, windowSpec } from '../window/windows';
 import { s } from '../../schema/typed';
 import type { Input } from '../../schema/typed';
-import { compileCel } from './cel-engine';
-import { nodeUrl } from './support';
+import { compileCel } from '../cel/engine';
+import { nodeUrl } from './_shared/support';
 
 const expr = (description: string) => s.string({ minLength: 1, description });
 

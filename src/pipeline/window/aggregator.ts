@@ -11,8 +11,8 @@ import type { Accumulator } from '../aggregate/functions';
 import type { AggregateCall } from './calls';
 import { EventScope, type EventExpression } from './expressions';
 import { fixedWindowStarts, type WindowSpec } from './windows';
-import { idMinter, withError } from '../operators/support';
-import { toCel, type CelProgram } from '../operators/cel-engine';
+import { idMinter, withError } from '../operators/_shared/support';
+import { toCel, type CelProgram } from '../cel/engine';
 
 /** Everything compiled from the config. */
 export interface AggregatorPlan {

@@ -11,7 +11,7 @@
  */
 import type { EddyEvent } from '../../core/event';
 import { unreadFields } from '../../codecs/json/top-level';
-import { compileCel, fromCel, toCel, type CelProgram, type CelScope, type CelVars } from '../operators/cel-engine';
+import { compileCel, fromCel, toCel, type CelProgram, type CelScope, type CelVars } from '../cel/engine';
 
 const UNREAD = Symbol('unread');
 

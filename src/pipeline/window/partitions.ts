@@ -19,7 +19,7 @@
 import type { SchedulerLike } from '../../core/rx';
 import type { EddyEvent, Insight } from '../../core/event';
 import { partitionOf, type PartitionedState, type StateChanges, type StateValue } from '../../core/state';
-import { idMinter } from '../operators/support';
+import { idMinter } from '../operators/_shared/support';
 import { Aggregator, type AggregatorPlan, type Emit } from './aggregator';
 
 class Task {

@@ -1,5 +1,5 @@
 import type { OnrampInstance } from '../instances';
-import type { OfframpRuntime } from '../../connectors/_shared/offramp';
+import type { OfframpRuntime } from '../../ramps/offramp';
 import type { PipelineRuntime } from '../../pipeline/pipeline';
 import type { Kind } from '../urls';
 import type { NodeStats } from '../../pipeline/accounting';

@@ -2,7 +2,7 @@ import type { Observable } from '../../core/rx';
 import { batchValues, type EddyEvent } from '../../core/event';
 import { invalid, notFound } from '../../core/errors';
 import type { TapHook } from '../../core/tap-hook';
-import type { OfframpRuntime } from '../../connectors/_shared/offramp';
+import type { OfframpRuntime } from '../../ramps/offramp';
 import type { PipelineRuntime } from '../../pipeline/pipeline';
 import type { OnrampInstance } from '../instances';
 import type { Repository } from '../repository';

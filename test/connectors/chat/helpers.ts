@@ -2,7 +2,7 @@ import { asyncScheduler } from 'rxjs';
 import type { EddyEvent } from '../../../src/core/event';
 import { createLogger } from '../../../src/core/logger';
 import { CircuitBreaker } from '../../../src/contraflow/circuit-breaker';
-import { OnrampRuntime, onrampContext } from '../../../src/connectors/_shared/onramp';
+import { OnrampRuntime, onrampContext } from '../../../src/ramps/onramp';
 import { chatOnramp, type ChatOnrampSource } from '../../../src/connectors/chat/onramp';
 import { Registries } from '../../../src/runtime/registries';
 import { TOKEN, type StandIn } from './stand-in';

@@ -1,6 +1,6 @@
 import type { Subscription } from 'rxjs';
 import type { EddyEvent, Insight, Meta } from '../../../src/core/event';
-import type { OfframpRuntime } from '../../../src/connectors/_shared/offramp';
+import type { OfframpRuntime } from '../../../src/ramps/offramp';
 import type { Runtime } from '../../../src/runtime/runtime';
 import { eventually } from '../../helpers/runtime';
 

@@ -3,7 +3,7 @@ import { Observable, asyncScheduler } from 'rxjs';
 import type { EddyEvent } from '../../../src/core/event';
 import { createLogger } from '../../../src/core/logger';
 import { CircuitBreaker } from '../../../src/contraflow/circuit-breaker';
-import { OnrampRuntime, onrampContext } from '../../../src/connectors/_shared/onramp';
+import { OnrampRuntime, onrampContext } from '../../../src/ramps/onramp';
 import type { Frame, FrameResult, OnrampSource } from '../../../src/connectors/connector';
 import { Registries } from '../../../src/runtime/registries';
 

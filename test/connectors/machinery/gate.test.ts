@@ -6,7 +6,7 @@ import { Runtime } from '../../../src/runtime/runtime';
 import { activatePushFlow, pushOnramp } from '../../helpers/push-onramp';
 
 /**
- * The onramp gate (src/connectors/_shared/onramp.ts): frames a source delivers
+ * The onramp gate (src/ramps/onramp.ts): frames a source delivers
  * while the circuit breaker is shut are held, in order, and released when it
  * opens. These tests shut the breaker again from inside a release: the sink
  * triggers it when it sees a released frame, synchronously, while the

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { VirtualTimeScheduler } from 'rxjs';
 import { createLogger } from '../../../src/core/logger';
 import type { EddyEvent, Insight } from '../../../src/core/event';
-import { OfframpRuntime } from '../../../src/connectors/_shared/offramp';
+import { OfframpRuntime } from '../../../src/ramps/offramp';
 import { RetryPolicy, classify } from '../../../src/connectors/_shared/retry';
 import type { DeadLetterConfig, RetryConfig } from '../../../src/schema/artefacts';
 import { json } from '../../../src/codecs/json';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { createLogger } from '../../../src/core/logger';
 import type { EddyEvent, Insight, Meta } from '../../../src/core/event';
-import { OfframpRuntime } from '../../../src/connectors/_shared/offramp';
+import { OfframpRuntime } from '../../../src/ramps/offramp';
 import type { Sink } from '../../../src/connectors/connector';
 import { json } from '../../../src/codecs/json';
 

@@ -5,7 +5,7 @@ import { expect } from 'chai';
 // a real Prometheus text-format parser, not ours
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import type { EddyEvent } from '../../../src/core/event';
-import type { OnrampRuntime } from '../../../src/connectors/_shared/onramp';
+import type { OnrampRuntime } from '../../../src/ramps/onramp';
 import { UNREAD_REPLIES, UNREAD_REPLIES_CLOSE_CODE, type WsOnrampSource } from '../../../src/connectors/ws/onramp';
 import type { Runtime } from '../../../src/runtime/runtime';
 import { eventually, startRuntime, type Started } from '../../helpers/runtime';

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { EddyEvent } from '../../../src/core/event';
 import type { OperatorType } from '../../../src/pipeline/operator';
 import { walNode, type WalConfig } from '../../../src/pipeline/operators/wal';
-import { MemoryWalStorage, type WalStorage } from '../../../src/pipeline/operators/wal-storage';
+import { MemoryWalStorage, type WalStorage } from '../../../src/pipeline/operators/wal/storage';
 import { eventually } from '../../helpers/runtime';
 import { type Flow, type ProbeLog, idOf, probeOnramp, range, registriesWith, startFlow, testOfframp } from './helpers';
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import type { EddyEvent } from '../../../src/core/event';
-import { compileCel } from '../../../src/pipeline/operators/cel-engine';
+import { compileCel } from '../../../src/pipeline/cel/engine';
 import { EventScope, compileEventExpression } from '../../../src/pipeline/window/expressions';
 
 const event = (data: unknown): EddyEvent => ({

@@ -9,9 +9,9 @@
 import { celEnv, isCelError, isCelList, isCelMap, isCelUint, parse, plan, type CelInput } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
 import { setOwn } from '../../codecs/integers';
-import { compileAst, type Compiled } from '../cel/compile';
-import { eventFields, literalStrings } from '../cel/fields';
-import { Bail, CelEvalError, toJson } from '../cel/values';
+import { compileAst, type Compiled } from './compile';
+import { eventFields, literalStrings } from './fields';
+import { Bail, CelEvalError, toJson } from './values';
 
 export interface CelProgram {
   readonly source: string;

@@ -1,8 +1,8 @@
-/** qos::wal's config: its schema and what the schema cannot say, for the node kinds (wal-log.ts, wal-checkpoint.ts) and the type (wal.ts). */
-import { invalid } from '../../core/errors';
-import { s } from '../../schema/typed';
-import type { Input } from '../../schema/typed';
-import { durationMs, durationSchema } from '../../schema/duration';
+/** qos::wal's config: its schema and what the schema cannot say, for the node kinds (log.ts, checkpoint.ts) and the type (../wal.ts). */
+import { invalid } from '../../../core/errors';
+import { s } from '../../../schema/typed';
+import type { Input } from '../../../schema/typed';
+import { durationMs, durationSchema } from '../../../schema/duration';
 
 export const configSchema = s.object(
   {

@@ -18,13 +18,13 @@
  * the events it stored, so what is read again is dropped (counted as the
  * rule `stored before a restart`) instead of stored twice.
  */
-import type { Subscription } from '../../core/rx';
-import type { EddyEvent } from '../../core/event';
-import type { CheckpointParts } from '../../core/checkpoint';
-import type { OperatorContext } from '../operator';
-import type { WalConfig } from './wal-config';
-import { WriteAheadLog } from './wal-log';
-import { stateKey, type CheckpointStorage, type SavedCheckpoint, type WalSnapshot } from './wal-storage';
+import type { Subscription } from '../../../core/rx';
+import type { EddyEvent } from '../../../core/event';
+import type { CheckpointParts } from '../../../core/checkpoint';
+import type { OperatorContext } from '../../operator';
+import type { WalConfig } from './config';
+import { WriteAheadLog } from './log';
+import { stateKey, type CheckpointStorage, type SavedCheckpoint, type WalSnapshot } from './storage';
 
 /** The rule a replayed event that the log stored before is dropped by: counted per node in /metrics. */
 export const STORED_BEFORE = 'stored before a restart';

@@ -12,8 +12,8 @@
  * path only adds a key to a Set, and nothing is copied before the runtime
  * asks.
  */
-import { Lru } from '../../core/lru';
-import type { PartitionedState, StateChanges, StateValue } from '../../core/state';
+import { Lru } from '../../../core/lru';
+import type { PartitionedState, StateChanges, StateValue } from '../../../core/state';
 
 /** One partition's entries, and the keys changed since the runtime last took its changes. */
 export class LruPartition<V> {

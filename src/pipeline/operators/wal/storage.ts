@@ -5,11 +5,11 @@
  */
 import { mkdirSync } from 'node:fs';
 import type { Level } from 'level';
-import { requirePackage } from '../../core/packages';
-import type { EddyEvent } from '../../core/event';
-import type { StateValue } from '../../core/state';
-import { compactJson } from '../../codecs/json/compact';
-import { parsePrecise } from '../../codecs/json/precise-parse';
+import { requirePackage } from '../../../core/packages';
+import type { EddyEvent } from '../../../core/event';
+import type { StateValue } from '../../../core/state';
+import { compactJson } from '../../../codecs/json/compact';
+import { parsePrecise } from '../../../codecs/json/precise-parse';
 
 /** A value that is ready now (memory) or later (disk). */
 export type Maybe<T> = T | Promise<T>;

@@ -1,9 +1,9 @@
-import { Observable, Subscriber, Subscription } from '../../core/rx';
-import type { EddyEvent, Insight, PortEvent } from '../../core/event';
-import type { OperatorContext, OperatorNode } from '../operator';
-import { nodeUrl, ownSeqs, withError } from './support';
-import { deserialiseEvent, serialiseEvent, whenReady, type WalSnapshot, type WalStorage } from './wal-storage';
-import type { WalConfig } from './wal-config';
+import { Observable, Subscriber, Subscription } from '../../../core/rx';
+import type { EddyEvent, Insight, PortEvent } from '../../../core/event';
+import type { OperatorContext, OperatorNode } from '../../operator';
+import { nodeUrl, ownSeqs, withError } from '../_shared/support';
+import { deserialiseEvent, serialiseEvent, whenReady, type WalSnapshot, type WalStorage } from './storage';
+import type { WalConfig } from './config';
 
 /** A WAL node; `stop` waits for pending writes and closes the store. */
 export interface WalNode extends OperatorNode {

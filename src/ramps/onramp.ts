@@ -1,19 +1,19 @@
-import { EMPTY, Observable, Subject, Subscription, asyncScheduler, share, type SchedulerLike } from '../../core/rx';
-import type { EddyEvent, EventId, Insight } from '../../core/event';
-import { trackedIds } from '../../core/event';
-import { nowNs } from '../../core/clock';
-import type { Codec } from '../../codecs/codec';
-import { runProcessors, type FrameContext, type Postprocessor, type Preprocessor, type ProcessorError } from '../../processors/processor';
-import type { Frame, ListenForConnections, OnrampContext, OnrampSource, RampContext, SourceInputs } from '../connector';
-import { listenHere } from './net';
-import { CircuitBreaker } from '../../contraflow/circuit-breaker';
-import { RampCounters } from './ramp-metrics';
-import { FastSubject } from '../../core/fast-subject';
-import { pullLoop } from './pull-loop';
-import { batchValues } from '../../core/event';
-import { codecPicker } from './codecs';
-import { TapHook } from '../../core/tap-hook';
-import { LazyEvent, LazyPolicy } from '../../core/lazy-event';
+import { EMPTY, Observable, Subject, Subscription, asyncScheduler, share, type SchedulerLike } from '../core/rx';
+import type { EddyEvent, EventId, Insight } from '../core/event';
+import { trackedIds } from '../core/event';
+import { nowNs } from '../core/clock';
+import type { Codec } from '../codecs/codec';
+import { runProcessors, type FrameContext, type Postprocessor, type Preprocessor, type ProcessorError } from '../processors/processor';
+import type { Frame, ListenForConnections, OnrampContext, OnrampSource, RampContext, SourceInputs } from '../connectors/connector';
+import { listenHere } from '../connectors/_shared/net';
+import { CircuitBreaker } from '../contraflow/circuit-breaker';
+import { RampCounters } from '../connectors/_shared/ramp-metrics';
+import { FastSubject } from '../core/fast-subject';
+import { pullLoop } from '../connectors/_shared/pull-loop';
+import { batchValues } from '../core/event';
+import { codecPicker } from '../connectors/_shared/codecs';
+import { TapHook } from '../core/tap-hook';
+import { LazyEvent, LazyPolicy } from '../core/lazy-event';
 
 export interface OnrampParts {
   readonly ctx: RampContext;

@@ -1,18 +1,18 @@
-import { Observer, Subject, asyncScheduler, type SchedulerLike } from '../../core/rx';
-import type { EddyEvent, EventId, Insight, Meta } from '../../core/event';
-import { maskUrlCredentials } from '../../core/redact';
-import { nowNs } from '../../core/clock';
-import { batchEntries, batchValue, trackedIds } from '../../core/event';
-import { codecPicker } from './codecs';
-import type { Codec } from '../../codecs/codec';
-import { runProcessors, type FrameContext, type Postprocessor, type Preprocessor } from '../../processors/processor';
-import type { ContraflowTarget } from '../../contraflow/contraflow';
-import type { OfframpContext, RampContext, Sink } from '../connector';
-import { RampCounters } from './ramp-metrics';
-import { TapHook } from '../../core/tap-hook';
-import { LazyEvent, unreadMemberFrame } from '../../core/lazy-event';
-import { RetryPolicy } from './retry';
-import { DeadLetters, type DeadLetterConfig, type DeliveryFailure } from './dead-letters';
+import { Observer, Subject, asyncScheduler, type SchedulerLike } from '../core/rx';
+import type { EddyEvent, EventId, Insight, Meta } from '../core/event';
+import { maskUrlCredentials } from '../core/redact';
+import { nowNs } from '../core/clock';
+import { batchEntries, batchValue, trackedIds } from '../core/event';
+import { codecPicker } from '../connectors/_shared/codecs';
+import type { Codec } from '../codecs/codec';
+import { runProcessors, type FrameContext, type Postprocessor, type Preprocessor } from '../processors/processor';
+import type { ContraflowTarget } from '../contraflow/contraflow';
+import type { OfframpContext, RampContext, Sink } from '../connectors/connector';
+import { RampCounters } from '../connectors/_shared/ramp-metrics';
+import { TapHook } from '../core/tap-hook';
+import { LazyEvent, unreadMemberFrame } from '../core/lazy-event';
+import { RetryPolicy } from '../connectors/_shared/retry';
+import { DeadLetters, type DeadLetterConfig, type DeliveryFailure } from '../connectors/_shared/dead-letters';
 
 export interface OfframpParts {
   readonly ctx: RampContext;

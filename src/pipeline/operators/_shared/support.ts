@@ -2,10 +2,10 @@
  * Small helpers shared by the builtin operators: id minting, err-port events,
  * recognising one's own insights, and the node-URL used as insight `from`.
  */
-import type { EddyEvent, EventId, Insight } from '../../core/event';
-import { trackedIds } from '../../core/event';
-import type { OperatorContext } from '../operator';
-import { withMeta } from '../../core/lazy-event';
+import type { EddyEvent, EventId, Insight } from '../../../core/event';
+import { trackedIds } from '../../../core/event';
+import type { OperatorContext } from '../../operator';
+import { withMeta } from '../../../core/lazy-event';
 
 /**
  * What an event made of members (a batch, a reduced event) carries so that
