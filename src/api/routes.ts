@@ -12,6 +12,7 @@ import { LivenessCheck } from '../runtime/observe/liveness';
 import { PROMETHEUS_CONTENT_TYPE, PrometheusExporter } from '../runtime/observe/prometheus';
 import { streamTap } from './tap';
 import type { Artefact } from '../runtime/artefacts';
+import { typeOperations } from './types';
 
 /**
  * The one route table: the express app is built from it (server.ts) and so
@@ -58,6 +59,7 @@ export const PATH_PARAMETERS: Record<string, string> = {
   artefact_id: 'the id of an artefact in the repository',
   instance_id: 'the id of an instance of the artefact',
   port: 'a port of the instance',
+  type: 'the name of a type (`file`, `window::aggregate`)',
 };
 
 export function operations(runtime: Runtime, openApiDocument: () => unknown, options: { allowSecrets?: boolean } = {}): Operation[] {
@@ -124,6 +126,7 @@ export function operations(runtime: Runtime, openApiDocument: () => unknown, opt
   ];
   for (const kind of KINDS) ops.push(...kindOperations(runtime, kind, options.allowSecrets === true));
   ops.push(configOperation(runtime, options.allowSecrets === true));
+  ops.push(...typeOperations(runtime));
   return ops;
 }
 
