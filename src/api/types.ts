@@ -81,7 +81,8 @@ function checkOperation(runtime: Runtime, kind: FlowKind): Operation {
         return { status: 200, body: { config, error: null, outputs: outputsOf(runtime, kind, type, config as Record<string, unknown>) } };
       } catch (err) {
         if (!(err instanceof EddyError) || err.code !== 'invalid') throw err;
-        return { status: 200, body: { config, error: err.message, outputs: kind === 'operator' ? ['out'] : RAMP_PORTS[kind].outputs } };
+        // no outputs: what a config the type refuses would give is not known
+        return { status: 200, body: { config, error: err.message } };
       }
     },
   };
@@ -134,14 +135,14 @@ export const TYPE_SCHEMAS: Record<string, JsonSchema> = {
   type_check: {
     type: 'object',
     additionalProperties: false,
-    required: ['config', 'error', 'outputs'],
+    required: ['config', 'error'],
     properties: {
       config: { type: 'object', description: 'the config as the server read it (YAML sent is answered as JSON)' },
       error: { type: ['string', 'null'], description: 'null: a publish would take it; otherwise its message, naming the field first (`config.window.size: ...`)' },
       outputs: {
         type: ['array', 'null'],
         items: { type: 'string' },
-        description: 'the output ports a node with this config has, `out` first; null: any port (a route computed from each event)',
+        description: 'the output ports a node with this config has, `out` first; null: any port (a route computed from each event); absent when the config is refused',
       },
     },
   },

@@ -17,6 +17,7 @@ const flow = new Flow();
 let types = []; // GET /types
 let canvas;
 let lastStatus;
+let wiring; // the Wire fieldset of the node shown
 
 const typeOf = (node) => types.find((t) => t.kind === node.kind && t.type === node.type);
 
@@ -61,6 +62,7 @@ function addNode(kind, type, x, y) {
 /** The side panel: the selected node's form, or what a multi-selection holds. */
 function inspect() {
   const panel = $('#inspector');
+  wiring = null;
   const ids = [...canvas.selected].filter((id) => flow.nodes.has(id));
   if (ids.length !== 1) {
     panel.replaceChildren(
@@ -110,13 +112,13 @@ function inspect() {
     h('div', { class: 'field' }, h('label', { for: 'node-id' }, 'id'), idInput, idMsg),
     form.element,
     raw,
-    wiringForm(node),
+    (wiring = wiringForm(node)),
   );
 }
 
 /** Wiring without a mouse: pick one of the node's output ports and a node to feed. */
 function wiringForm(node) {
-  if (node.kind === 'offramp') return null;
+  if (!node || node.kind === 'offramp') return null;
   const port = h('select', { id: 'wire-port', 'aria-label': `output port of ${node.id}` }, (node.outputs ?? ['out']).map((p) => h('option', {}, p)));
   const target = h(
     'select',
@@ -198,6 +200,8 @@ export async function setupEditor() {
     canvas.draw();
     if (lastStatus) showLive($('#canvas'), flow, lastStatus);
     if (what === 'graph' || what === 'layout') inspect();
+    // new ports: the form stays as it is (the user may be typing in it), the wiring choices follow
+    if (what === 'ports') wiring?.replaceWith((wiring = wiringForm(flow.nodes.get([...canvas.selected][0]))) ?? '');
   });
   setupBar();
   setupKeys();

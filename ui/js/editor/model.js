@@ -144,8 +144,8 @@ export class Flow {
   }
 
   /**
-   * What the API said of a node: its error (null: none) and, when given, its
-   * output ports (wires from ports it lost are dropped). Not an undo step:
+   * What the API said of a node: its error (null: none) and, when it has
+   * them (a config it takes), its output ports (wires from ports it lost are dropped). Not an undo step:
    * it follows from the config, which is.
    */
   verdict(id, { error, outputs }) {
@@ -158,7 +158,7 @@ export class Flow {
       node.outputs = outputs;
       if (outputs) this.wires = this.wires.filter((w) => w.from !== id || outputs.includes(w.port));
     }
-    this.#changed(portsChanged ? 'graph' : 'marks');
+    this.#changed(portsChanged ? 'ports' : 'marks');
   }
 
   /**
