@@ -12,7 +12,7 @@ import { operatorCatalog } from '../pipeline/operators/catalog';
 import type { Runtime } from '../runtime/runtime';
 import { typeInfos, type TypeKind } from '../runtime/type-info';
 import type { JsonSchema } from '../schema/json-schema';
-import type { Operation } from './routes';
+import type { Operation } from './operation';
 
 /** The kinds a flow is drawn with: sources, pipeline nodes, sinks. */
 const FLOW_KINDS = ['onramp', 'operator', 'offramp'] as const satisfies readonly TypeKind[];
@@ -96,7 +96,12 @@ function outputsOf(runtime: Runtime, kind: FlowKind, type: string, config: Recor
   }
   try {
     // a pipeline of this node alone: its type's schema and own checks (a CEL expression), with the messages a publish gives
-    runtime.repository.validate('pipeline', { id: 'check', interface: { inputs: ['in'], outputs: ['out'] }, nodes: [{ id: 'node', type, config }], links: { in: ['node'], node: ['out'] } });
+    runtime.repository.validate('pipeline', {
+      id: 'check',
+      interface: { inputs: ['in'], outputs: ['out'] },
+      nodes: [{ id: 'node', type, config }],
+      links: { in: ['node'], node: ['out'] },
+    });
   } catch (err) {
     // the schema names `nodes[0].config.window.size`, a type's own check `window::aggregate node node: aggregate.n`: both are the node's `config.…`
     if (err instanceof EddyError) throw invalid(err.message.replace(/^nodes\[0\]\./, '').replace(/^\S+ node node: /, 'config.'));
@@ -126,7 +131,7 @@ export const TYPE_SCHEMAS: Record<string, JsonSchema> = {
         outputs: {
           type: ['array', 'null'],
           items: { type: 'string' },
-          description: "the ports it emits on; null for an operator, whose ports follow from its config (ask the check)",
+          description: 'the ports it emits on; null for an operator, whose ports follow from its config (ask the check)',
         },
       },
     },
@@ -138,11 +143,15 @@ export const TYPE_SCHEMAS: Record<string, JsonSchema> = {
     required: ['config', 'error'],
     properties: {
       config: { type: 'object', description: 'the config as the server read it (YAML sent is answered as JSON)' },
-      error: { type: ['string', 'null'], description: 'null: a publish would take it; otherwise its message, naming the field first (`config.window.size: ...`)' },
+      error: {
+        type: ['string', 'null'],
+        description: 'null: a publish would take it; otherwise its message, naming the field first (`config.window.size: ...`)',
+      },
       outputs: {
         type: ['array', 'null'],
         items: { type: 'string' },
-        description: 'the output ports a node with this config has, `out` first; null: any port (a route computed from each event); absent when the config is refused',
+        description:
+          'the output ports a node with this config has, `out` first; null: any port (a route computed from each event); absent when the config is refused',
       },
     },
   },
