@@ -7,6 +7,7 @@ import { JSON_ONLY, JSON_OR_YAML } from './negotiate';
 import { CONFIG_APPLIED_SCHEMA, PATH_PARAMETERS, PLACEHOLDERS_SCHEMA, type Operation } from './routes';
 import { FLOW_SCHEMA } from '../config/flow';
 import { STATUS_SCHEMA } from '../runtime/observe/status';
+import { TYPE_SCHEMAS } from './types';
 
 /**
  * The OpenAPI 3.1 document of the API, built from the route table (every
@@ -37,6 +38,7 @@ export function openApiDocument(ops: Operation[], registries: Registries, access
       { name: 'service', description: 'version, health (liveness and readiness), status, metrics, the live tap and this document' },
       ...KINDS.map((kind) => ({ name: kind, description: `${kind} artefacts and their instances` })),
       { name: 'config', description: 'a whole config (the content of a config file) applied at once, all or nothing' },
+      { name: 'types', description: 'the onramp, operator and offramp types this runtime knows, and a check of a config against one (for editors)' },
     ],
     paths,
     components: {
@@ -159,6 +161,7 @@ function componentSchemas(names: SchemaNames): Record<string, JsonSchema> {
       properties: { kind: { enum: [...KINDS] }, id: { type: 'string' } },
     },
     status: STATUS_SCHEMA,
+    ...TYPE_SCHEMAS,
     version: { type: 'object', required: ['version'], properties: { version: { type: 'string', description: 'semantic version' } } },
     health: {
       type: 'object',

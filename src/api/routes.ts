@@ -5,59 +5,23 @@ import { KINDS, type Kind } from '../runtime/urls';
 import { SchemaValidator } from '../schema/artefacts';
 import type { JsonSchema } from '../schema/json-schema';
 import { version } from '../version';
-import type { Request, Response } from 'express';
 import { TAP_KINDS, TAP_QUEUE_DEFAULT, TAP_QUEUE_MAX, tapOptions, type TapKind } from '../runtime/observe/tap';
 import { status } from '../runtime/observe/status';
 import { LivenessCheck } from '../runtime/observe/liveness';
 import { PROMETHEUS_CONTENT_TYPE, PrometheusExporter } from '../runtime/observe/prometheus';
 import { streamTap } from './tap';
 import type { Artefact } from '../runtime/artefacts';
+import type { Operation, OperationInput } from './operation';
+import { typeOperations } from './types';
 
-/**
- * The one route table: the express app is built from it (server.ts) and so
- * is the OpenAPI document (openapi.ts), so no route can exist undocumented,
- * and 405's Allow header lists exactly what the table has for a path.
- */
-export interface Operation {
-  method: 'get' | 'post' | 'delete';
-  /** an OpenAPI path template: `/pipeline/{artefact_id}/{instance_id}` */
-  path: string;
-  operationId: string;
-  summary: string;
-  tag: string;
-  /** answers in JSON only (no YAML) */
-  jsonOnly?: boolean;
-  body?: { schema: string; required: boolean; description: string };
-  /** the media type of its successful replies when they are neither JSON nor YAML (a stream, Prometheus text) */
-  produces?: string;
-  /** the query parameters it reads */
-  query?: { name: string; description: string; schema: JsonSchema }[];
-  /** by status: what it means and the schema (a name in components.schemas) of the body; no schema: the error body */
-  responses: Record<number, { description: string; schema?: string }>;
-  run(input: OperationInput): Reply | Promise<Reply>;
-}
-
-export interface OperationInput {
-  params: Record<string, string>;
-  body: unknown;
-  /** the parsed query string; empty when there is none */
-  query?: Record<string, unknown>;
-}
-
-export interface Reply {
-  status: number;
-  body: unknown;
-  /** the body is text of this media type, sent as it is (Prometheus text) */
-  type?: string;
-  /** the operation answers by itself on the raw response (a stream of Server-Sent Events); body is ignored */
-  stream?: (req: Request, res: Response) => void;
-}
+export type { Operation, OperationInput, Reply } from './operation';
 
 /** The path parameters every template uses, with what they name. */
 export const PATH_PARAMETERS: Record<string, string> = {
   artefact_id: 'the id of an artefact in the repository',
   instance_id: 'the id of an instance of the artefact',
   port: 'a port of the instance',
+  type: 'the name of a type (`file`, `window::aggregate`)',
 };
 
 export function operations(runtime: Runtime, openApiDocument: () => unknown, options: { allowSecrets?: boolean } = {}): Operation[] {
@@ -124,6 +88,7 @@ export function operations(runtime: Runtime, openApiDocument: () => unknown, opt
   ];
   for (const kind of KINDS) ops.push(...kindOperations(runtime, kind, options.allowSecrets === true));
   ops.push(configOperation(runtime, options.allowSecrets === true));
+  ops.push(...typeOperations(runtime));
   return ops;
 }
 

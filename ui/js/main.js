@@ -6,9 +6,10 @@ import { $ } from './dom.js';
 import { drawBindingGraph, updateBindingGraph } from './graph.js';
 import { deactivate, renderInstances, setupActivate } from './instances.js';
 import { startTap, stopTap, tapOptions } from './tap.js';
+import { editorStatus, setupEditor } from './editor/editor.js';
 
 const POLL_MS = 1000;
-const VIEWS = ['artefacts', 'instances', 'graph', 'tap'];
+const VIEWS = ['artefacts', 'instances', 'graph', 'tap', 'editor'];
 
 let status; // the last GET /status
 let artefacts = { onramp: [], offramp: [], pipeline: [], binding: [] };
@@ -56,6 +57,7 @@ async function pollOnce() {
   if (JSON.stringify(status.artefacts) !== JSON.stringify(artefacts)) await reloadArtefacts();
   renderInstances(status, { onDeactivate, onTap });
   tapOptions(status);
+  editorStatus(status);
   const running = status.instances.filter((i) => i.kind === 'binding').map(instancePath).join() + '|' + status.artefacts.binding.join();
   if (view() === 'graph' && running !== graphDrawn) {
     graphDrawn = running;
@@ -100,6 +102,7 @@ function setup() {
     if (url) void startTap(url, port);
   });
   $('#tap-stop').addEventListener('click', stopTap);
+  void setupEditor().catch((err) => banner(`the editor's types: ${err.message}`));
   window.addEventListener('hashchange', showView);
   showView();
   void reloadArtefacts().catch((err) => banner(err.status === 401 ? `${err.message}: enter the API token above` : err.message));
