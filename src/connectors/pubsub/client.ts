@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
 import type { ClientConfig } from '@google-cloud/pubsub';
 import { s } from '../../schema/typed';
 import type { ObjectStatic } from '../../schema/typed';
+import { readCredentials, type Credentials } from './credentials';
 
 /**
  * What the pubsub onramp needs before it talks to Pub/Sub: the
@@ -15,9 +15,6 @@ const SUBSCRIPTION_ID = /^[A-Za-z][A-Za-z0-9\-_.~+%]{2,254}$/;
 /** A project id (6 to 30 characters) or a legacy domain-scoped one (`example.com:project`). */
 const PROJECT_ID = /^(?:[a-z0-9.-]+:)?[a-z][a-z0-9-]{4,28}[a-z0-9]$/;
 const FULL_NAME = /^projects\/([^/]+)\/subscriptions\/([^/]+)$/;
-
-/** The credential types Google's auth library reads from a file. */
-const CREDENTIAL_TYPES = ['service_account', 'authorized_user', 'external_account', 'impersonated_service_account', 'external_account_authorized_user'];
 
 export interface SubscriptionName {
   /** the id part (`my-sub`) */
@@ -52,6 +49,11 @@ export const subscriptionProperties = {
     description:
       "path of the credentials file (the service account's JSON key file); absent: Application Default Credentials (the file GOOGLE_APPLICATION_CREDENTIALS names, or the metadata server on Google Cloud)",
   }),
+  allow_external_credentials: s.boolean({
+    default: false,
+    description:
+      'take a credentials file of a type that fetches its tokens from a command, file or URL it names (external_account, external_account_authorized_user, impersonated_service_account): only for a file from a source you control',
+  }),
   project_id: s.string({
     minLength: 1,
     description:
@@ -60,7 +62,7 @@ export const subscriptionProperties = {
 };
 
 /** Those keys of a config that passed the onramp's schema (it requires subscription). */
-type NamesConfig = ObjectStatic<typeof subscriptionProperties, 'subscription'>;
+type NamesConfig = ObjectStatic<typeof subscriptionProperties, 'subscription' | 'allow_external_credentials'>;
 
 /** Checks `subscription` and `project_id` and that they agree (publish time); throws naming the field. */
 export function checkNames(config: NamesConfig): SubscriptionName {
@@ -74,53 +76,11 @@ export function checkNames(config: NamesConfig): SubscriptionName {
   return sub;
 }
 
-/** A credentials file as far as eddy reads it: its type and the project it names. */
-export interface Credentials {
-  readonly type: string;
-  readonly project?: string;
-}
-
-/**
- * Reads the credentials file of `pem` (a service-account key file, JSON, as
- * the Cloud console downloads it): a missing, unreadable or malformed file
- * fails the activation with a message that says what is wrong, rather than
- * the auth library's first failed request much later.
- */
-export function readCredentials(path: string): Credentials {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    throw new Error(`pem: cannot read the credentials file ${path}: ${(err as Error).message}`);
-  }
-  if (text.trimStart().startsWith('-----BEGIN')) {
-    throw new Error(
-      `pem: ${path} is a PEM file; a credentials file is the service account's JSON key file (with client_email and private_key), as the Cloud console downloads it`,
-    );
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    // the parser's message would quote the file: not for an error that may travel back over the API
-    throw new Error(`pem: ${path} is not a JSON credentials file`);
-  }
-  const creds = json as Record<string, unknown>;
-  if (creds === null || typeof creds !== 'object' || Array.isArray(creds) || typeof creds.type !== 'string') {
-    throw new Error(`pem: ${path} is not a credentials file (a JSON object with a "type", such as "service_account")`);
-  }
-  if (!CREDENTIAL_TYPES.includes(creds.type)) throw new Error(`pem: ${path} has credentials of an unknown type '${creds.type}'`);
-  if (creds.type === 'service_account') {
-    for (const key of ['client_email', 'private_key']) {
-      if (typeof creds[key] !== 'string' || creds[key] === '') throw new Error(`pem: the service-account file ${path} has no ${key}`);
-    }
-  }
-  const project = typeof creds.project_id === 'string' && creds.project_id !== '' ? creds.project_id : undefined;
-  return { type: creds.type, project };
-}
-
 export interface ClientPlan {
+  /** the client options, but the auth client (credentials.ts `authClientOf`, once the library is loaded) */
   readonly options: ClientConfig;
+  /** the checked credentials file of `pem` */
+  readonly credentials?: Credentials;
   /** the subscription as the client is given it: the full name when the project is known */
   readonly name: string;
   /** the project, when known without asking the auth library */
@@ -136,12 +96,11 @@ export interface ClientPlan {
  */
 export function clientPlan(config: NamesConfig): ClientPlan {
   const sub = checkNames(config);
-  const creds = config.pem === undefined ? undefined : readCredentials(config.pem);
-  const project = sub.project ?? config.project_id ?? creds?.project;
+  const credentials = config.pem === undefined ? undefined : readCredentials(config.pem, config.allow_external_credentials);
+  const project = sub.project ?? config.project_id ?? credentials?.project;
   const options: ClientConfig = {};
   if (project !== undefined) options.projectId = project;
-  if (config.pem !== undefined) options.keyFilename = config.pem;
-  return { options, name: project === undefined ? sub.id : `projects/${project}/subscriptions/${sub.id}`, project };
+  return { options, credentials, name: project === undefined ? sub.id : `projects/${project}/subscriptions/${sub.id}`, project };
 }
 
 /** An error's message with its gRPC status name when it has one (NOT_FOUND, PERMISSION_DENIED). */

@@ -1,4 +1,4 @@
-import type { Message, PubSub, Subscription } from '@google-cloud/pubsub';
+import type { ClientConfig, Message, PubSub, Subscription } from '@google-cloud/pubsub';
 import { checkInstalled, requirePackage } from '../../core/packages';
 import { Observable, type Subscriber, type Subscription as RxSubscription } from '../../core/rx';
 import type { EventId, Meta } from '../../core/event';
@@ -8,6 +8,7 @@ import { Settlements, type Outcome } from '../_shared/settlement';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 import { checkNames, clientPlan, describe, subscriptionProperties, type ClientPlan } from './client';
+import { authClientOf } from './credentials';
 
 // Google's client is loaded at activation (see create); publishing checks that it is there
 checkInstalled('@google-cloud/pubsub', 'the pubsub onramp');
@@ -89,6 +90,10 @@ export const pubsubOnramp: OnrampType<PubsubOnrampConfig> = {
     // loaded on first use: Google's client (gRPC, protobufs, auth) takes seconds and tens of MB to load,
     // which an eddy that runs no pubsub onramp should not pay at every start
     const lib = requirePackage<typeof import('@google-cloud/pubsub')>('@google-cloud/pubsub', 'the pubsub onramp');
+    // credentials eddy read and checked, as the client of their type (never a file for the auth library to interpret)
+    // (typed as google-gax's copy of the auth library, which Pub/Sub's GoogleAuth, made from its own copy, does not use)
+    if (plan.credentials && config.pem !== undefined)
+      plan.options.authClient = authClientOf(plan.credentials, config.pem) as unknown as ClientConfig['authClient'];
     const source = new PubsubSource(config, ctx, plan, lib);
     try {
       await source.open();

@@ -89,6 +89,33 @@ describe('pubsub onramp activation (Pub/Sub fake pstest)', function () {
     expect(await refusal(config('eddy-anything', { pem: noKey }))).to.match(/cannot start: pem: the service-account file .*no-key\.json has no private_key/);
   });
 
+  it('takes credentials that fetch their tokens from what the file names (external_account, impersonated) only with allow_external_credentials', async () => {
+    const external = join(dir, 'external.json');
+    writeFileSync(
+      external,
+      JSON.stringify({
+        type: 'external_account',
+        audience: '//iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/pool/providers/provider',
+        subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+        token_url: 'https://sts.googleapis.com/v1/token',
+        credential_source: { file: join(dir, 'token') },
+      }),
+    );
+    expect(await refusal(config('eddy-anything', { pem: external }))).to.match(
+      /cannot start: pem: .*external\.json holds external_account credentials, which fetch their tokens from a command, file or URL the file names; set allow_external_credentials: true/,
+    );
+    const impersonated = join(dir, 'impersonated.json');
+    writeFileSync(impersonated, JSON.stringify({ type: 'impersonated_service_account', source_credentials: {}, service_account_impersonation_url: '' }));
+    expect(await refusal(config('eddy-anything', { pem: impersonated }))).to.match(/impersonated_service_account credentials, .*allow_external_credentials/);
+    // with the opt-in the credentials pass and the client asks the service (which knows no such subscription)
+    expect(await refusal(config('eddy-no-such-subscription', { pem: external, allow_external_credentials: true }))).to.match(
+      /cannot use subscription 'eddy-no-such-subscription': .*NOT_FOUND/,
+    );
+    expect(await refusal(config('eddy-anything', { pem: impersonated, allow_external_credentials: true }))).to.match(
+      /pem: .*impersonated\.json: impersonated_service_account credentials need source_credentials and a service_account_impersonation_url/,
+    );
+  });
+
   it('refuses at publish a subscription name that cannot be one, and a project that contradicts the full name', async () => {
     expect(await refusal(config('no'))).to.match(/subscription: 'no' is not a subscription id/);
     expect(await refusal({ subscription: 'projects/other-project/subscriptions/eddy-sub', project_id: PROJECT })).to.match(
