@@ -256,9 +256,7 @@ class OtelSource implements OnrampSource, Intake {
     if (to === undefined) return false;
     const ingestNs = nowNs();
     // the request's size counts once, with its first resource
-    resources.forEach((resource, i) =>
-      to.next({ stream: 0, value: resource, bytes: i === 0 ? bytes : 0, meta: { otel: { signal } }, originUri, ingestNs }),
-    );
+    resources.forEach((resource, i) => to.next({ stream: 0, value: resource, bytes: i === 0 ? bytes : 0, meta: { otel: { signal } }, originUri, ingestNs }));
     return true;
   }
 

@@ -127,9 +127,7 @@ class TcpSource implements OnrampSource {
 
   private accept(socket: Socket): void {
     this.sockets.add(socket);
-    socket.on('error', (err) =>
-      this.ctx.logger.debug(`tcp onramp ${this.ctx.url}: connection ${socket.remoteAddress}:${socket.remotePort}: ${err.message}`),
-    );
+    socket.on('error', (err) => this.ctx.logger.debug(`tcp onramp ${this.ctx.url}: connection ${socket.remoteAddress}:${socket.remotePort}: ${err.message}`));
     socket.once('close', () => this.sockets.delete(socket));
     if (this.subscriber) this.attach(socket, this.subscriber);
   }

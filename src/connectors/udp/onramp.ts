@@ -101,9 +101,7 @@ class UdpSource implements OnrampSource {
     this.kernelDropCount = new KernelDrops(bound.family === 'IPv6' ? 'IPv6' : 'IPv4', bound.address, this.port);
     // the drops are in the metrics and eddy status; the log says when they start (and, at most a minute apart, that they go on)
     const dropLog = new KernelDropLog(ctx.url, (line) => ctx.logger.warn(line));
-    this.dropPoll = interval(KERNEL_DROPS_POLL_MS, ctx.scheduler).subscribe(() =>
-      dropLog.observe(this.kernelDropCount.read(), ctx.scheduler.now()),
-    );
+    this.dropPoll = interval(KERNEL_DROPS_POLL_MS, ctx.scheduler).subscribe(() => dropLog.observe(this.kernelDropCount.read(), ctx.scheduler.now()));
     socket.on('message', (data, from) => this.onMessage(data, from));
     socket.on('error', (err) => ctx.logger.error(`udp onramp ${ctx.url}: ${err.message}`));
     this.frames = new Observable<Frame>((sub) => {
