@@ -75,6 +75,7 @@ class TcpSource implements OnrampSource {
   private readonly reading = new Set<Socket>();
   private subscriber: Subscriber<Frame> | undefined;
   private paused = false;
+  /** the last stream number handed out: every connection is its own stream */
   private streams = 0;
   /** TLS: the certificate files' watch, stopped at close */
   private readonly watch: CertificateWatch | undefined;
