@@ -1,6 +1,6 @@
-import { finalize } from '../../core/rx';
+import { finalize, type Observable, type Subscriber } from '../../core/rx';
 import type { EventId } from '../../core/event';
-import type { Frame, OnrampType } from '../connector';
+import type { Frame, OnrampContext, OnrampSource, OnrampType } from '../connector';
 import { readPayloadLines } from '../_shared/read-source';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
@@ -16,6 +16,8 @@ const configSchema = s.object(
   },
   { description: 'For tests: sends the lines of a file as events and expects one ack or fail for each.', required: ['source'] },
 );
+
+type CbOnrampConfig = Static<typeof configSchema>;
 
 /** Lines sent per macrotask at most; the breaker is checked before every line. */
 const CHUNK = 256;
@@ -49,86 +51,126 @@ export const cbOnramp: OnrampType<Static<typeof configSchema>> = {
   configSchema,
   stopsProcess: () => ({ field: 'type', what: 'the cb onramp stops the process when its run is over' }),
   async create(config, ctx) {
-    const originUri = `svc-cb://${ctx.hostname}`;
     // read now: a missing or unreadable source fails the activation (a 400 naming the onramp), not a later run
     const payloads = await readPayloadLines(config.source).catch((err: Error) => {
       throw new Error(`cb onramp: cannot read ${config.source}: ${err.message}`);
     });
-    const total = payloads.length; // payload lines in the file
-    const sent: number[] = []; // ids of the events emitted on out, ascending
-    const awaiting = new Set<number>(); // sent, no ack or fail yet
-    let lines = 0; // payload lines handed to the machinery
-    let eof = false;
-    let finished = false;
-    let deadline: NodeJS.Timeout | undefined;
+    return new CbSource(config, ctx, payloads);
+  },
+};
 
-    const report = (code: 0 | 1, text: string) => {
-      finished = true;
-      clearTimeout(deadline);
-      process.stderr.write(text);
-      ctx.requestExit(code, `cb onramp ${ctx.url}: ${code === 0 ? 'all CB events received' : 'CB events missing'}`);
-    };
-    const complete = () => eof && awaiting.size === 0;
-    const finish = () => {
-      if (finished) return;
-      if (complete()) return report(0, 'All required CB events received.\n');
-      const missing = sent.filter((seq) => awaiting.has(seq));
-      let text = `Expected CB events up to id ${sent.length > 0 ? sent[sent.length - 1] : 0}.\n`;
-      text += `Missing CB events for ids: [${missing.join(', ')}]\n`;
-      text += `Received CB events for ids: [${sent.filter((seq) => !awaiting.has(seq)).join(', ')}]\n`;
-      if (!eof) text += `Paused by a circuit breaker with ${total - lines} of ${total} payloads not sent.\n`;
-      report(1, text);
-    };
-    const arm = () => {
-      clearTimeout(deadline);
-      deadline = setTimeout(finish, config.timeout); // not unref'd: it keeps the process alive until it decides
-    };
-    const reply = (id: EventId) => {
-      awaiting.delete(id.seq);
-      if (!finished && complete()) finish();
-    };
+/**
+ * The source of one cb onramp: the file's lines pulled out while the gate
+ * is open, the ids sent and not yet answered, and the deadline that decides
+ * the exit status (`arm`, `finish`).
+ */
+class CbSource implements OnrampSource {
+  readonly frames: Observable<Frame>;
+  readonly transactional = true;
+  private readonly originUri: string;
+  /** ids of the events emitted on out, ascending */
+  private readonly sent: number[] = [];
+  /** sent, no ack or fail yet */
+  private readonly awaiting = new Set<number>();
+  /** payload lines handed to the machinery */
+  private lines = 0;
+  private eof = false;
+  /** the exit was asked for, or the stream unsubscribed: nothing more is decided */
+  private finished = false;
+  private deadline: NodeJS.Timeout | undefined;
 
-    const frames = ctx
+  constructor(
+    private readonly config: CbOnrampConfig,
+    private readonly ctx: OnrampContext,
+    private readonly payloads: Buffer[],
+  ) {
+    this.originUri = `svc-cb://${ctx.hostname}`;
+    this.frames = ctx
       .pullLoop<Frame>(
-        (subscriber) => {
-          for (let n = 0; n < CHUNK && lines < total && ctx.gate.isOpen; n++) {
-            subscriber.next({ stream: 0, data: payloads[lines++], originUri });
-          }
-          // 'done' as soon as the last line is out, even if that very line closed the breaker
-          return lines >= total ? 'done' : 'more';
-        },
-        (subscriber) => {
-          subscriber.next({ stream: 0, end: true, originUri });
-          eof = true;
-          if (complete()) finish();
-          else if (!finished) arm();
-          // not completed: the stream stays open until the instance goes away
-        },
+        (subscriber) => this.step(subscriber),
+        (subscriber) => this.ended(subscriber),
       )
       .pipe(
         // unsubscribed (shutdown, deactivation): decide nothing any more
         finalize(() => {
-          finished = true;
-          clearTimeout(deadline);
+          this.finished = true;
+          clearTimeout(this.deadline);
         }),
       );
+  }
 
-    return {
-      frames,
-      // paused before the end: the timeout runs while the pause lasts
-      pause: () => {
-        if (!eof && !finished) arm();
-      },
-      resume: () => {
-        if (!eof && !finished) clearTimeout(deadline);
-      },
-      transactional: true,
-      onEvent: (id) => {
-        sent.push(id.seq);
-        awaiting.add(id.seq);
-      },
-      onAck: reply,
-      onFail: reply,
-    };
-  },
-};
+  // paused before the end: the timeout runs while the pause lasts
+  pause(): void {
+    if (!this.eof && !this.finished) this.arm();
+  }
+
+  resume(): void {
+    if (!this.eof && !this.finished) clearTimeout(this.deadline);
+  }
+
+  onEvent(id: EventId): void {
+    this.sent.push(id.seq);
+    this.awaiting.add(id.seq);
+  }
+
+  onAck(id: EventId): void {
+    this.answered(id);
+  }
+
+  onFail(id: EventId): void {
+    this.answered(id);
+  }
+
+  private step(subscriber: Subscriber<Frame>): 'more' | 'done' {
+    const total = this.payloads.length;
+    for (let n = 0; n < CHUNK && this.lines < total && this.ctx.gate.isOpen; n++) {
+      subscriber.next({ stream: 0, data: this.payloads[this.lines++], originUri: this.originUri });
+    }
+    // 'done' as soon as the last line is out, even if that very line closed the breaker
+    return this.lines >= total ? 'done' : 'more';
+  }
+
+  /** The whole file is out: end the stream, and wait for the replies still missing. */
+  private ended(subscriber: Subscriber<Frame>): void {
+    subscriber.next({ stream: 0, end: true, originUri: this.originUri });
+    this.eof = true;
+    if (this.complete()) this.finish();
+    else if (!this.finished) this.arm();
+    // not completed: the stream stays open until the instance goes away
+  }
+
+  /** An ack or fail came back for one of its events. */
+  private answered(id: EventId): void {
+    this.awaiting.delete(id.seq);
+    if (!this.finished && this.complete()) this.finish();
+  }
+
+  private complete(): boolean {
+    return this.eof && this.awaiting.size === 0;
+  }
+
+  private arm(): void {
+    clearTimeout(this.deadline);
+    this.deadline = setTimeout(() => this.finish(), this.config.timeout); // not unref'd: it keeps the process alive until it decides
+  }
+
+  private finish(): void {
+    if (this.finished) return;
+    if (this.complete()) return this.report(0, 'All required CB events received.\n');
+    const { sent, awaiting } = this;
+    const total = this.payloads.length;
+    const missing = sent.filter((seq) => awaiting.has(seq));
+    let text = `Expected CB events up to id ${sent.length > 0 ? sent[sent.length - 1] : 0}.\n`;
+    text += `Missing CB events for ids: [${missing.join(', ')}]\n`;
+    text += `Received CB events for ids: [${sent.filter((seq) => !awaiting.has(seq)).join(', ')}]\n`;
+    if (!this.eof) text += `Paused by a circuit breaker with ${total - this.lines} of ${total} payloads not sent.\n`;
+    this.report(1, text);
+  }
+
+  private report(code: 0 | 1, text: string): void {
+    this.finished = true;
+    clearTimeout(this.deadline);
+    process.stderr.write(text);
+    this.ctx.requestExit(code, `cb onramp ${this.ctx.url}: ${code === 0 ? 'all CB events received' : 'CB events missing'}`);
+  }
+}

@@ -1,8 +1,8 @@
-import { Observable, type Subscriber, type Subscription } from '../../core/rx';
+import { Observable, type SchedulerLike, type Subscriber, type Subscription } from '../../core/rx';
 import type * as CronParser from 'cron-parser';
 import type { CronExpression } from 'cron-parser';
 import { requirePackage } from '../../core/packages';
-import type { Frame, OnrampType } from '../connector';
+import type { Frame, OnrampContext, OnrampSource, OnrampType } from '../connector';
 import { Years, nextInYears } from './years';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
@@ -54,85 +54,116 @@ export const crononome: OnrampType<Static<typeof configSchema>> = {
   create(config, ctx) {
     // every expression is checked before anything runs: a bad one fails the activation, naming the entry
     const parsed = config.entries.map((entry, i): Schedule => ({ entry, ...parseExpr(entry.expr, `entries[${i}] (${entry.name})`) }));
-    const originUri = `svc-crononome://${ctx.hostname}`;
-    const scheduler = ctx.scheduler;
-    // the spec: entries in the past are ignored; said once, here, rather than each time the entries are planned
-    const schedules = parsed.filter((schedule) => {
-      if (nextAfter(schedule, scheduler.now()) !== undefined) return true;
-      const now = new Date(scheduler.now()).toISOString();
-      ctx.logger.warn(
-        `Onramp ${ctx.url}: crononome entry '${schedule.entry.name}' is ignored: '${schedule.entry.expr}' has no time after ${now}, it lies in the past`,
-        {
-          entry: schedule.entry.name,
-        },
-      );
-      return false;
-    });
-    let subscriber: Subscriber<Frame> | undefined;
-    let paused = false;
-    let id = 0;
-    const timers = new Set<Subscription>();
-
-    const cancelAll = () => {
-      for (const timer of timers) timer.unsubscribe();
-      timers.clear();
-    };
-    /** Waits for `due`, in steps no longer than a Node timer can take. */
-    const wait = (schedule: Schedule, due: number) => {
-      const delay = due - scheduler.now();
-      const step = Math.min(Math.max(delay, 0), MAX_DELAY_MS);
-      const timer = scheduler.schedule(() => {
-        timers.delete(timer);
-        if (step < delay) wait(schedule, due);
-        else fire(schedule, due);
-      }, step);
-      timers.add(timer);
-    };
-    /** Plans the schedule's first time strictly after `after`; one without an upcoming time is done. */
-    const plan = (schedule: Schedule, after: number) => {
-      const next = nextAfter(schedule, after);
-      if (next === undefined) ctx.logger.info(`Onramp ${ctx.url}: crononome entry '${schedule.entry.name}' has no upcoming time; it is done`);
-      else wait(schedule, next);
-    };
-    const fire = (schedule: Schedule, due: number) => {
-      const now = scheduler.now();
-      if (now < due + GRACE_MS && subscriber) {
-        const { name, payload } = schedule.entry;
-        const ingestNs = BigInt(Math.trunc(now)) * 1_000_000n;
-        const trigger = payload === undefined ? { name } : { name, payload };
-        subscriber.next({ stream: 0, value: { onramp: 'crononome', ingest_ns: ingestNs, id: id++, trigger }, originUri, ingestNs });
-      }
-      // the next time after the one just handled, or after now if that one passed long ago: missed times are skipped
-      plan(schedule, Math.max(now, due));
-    };
-    const start = () => {
-      const now = scheduler.now();
-      for (const schedule of schedules) plan(schedule, now);
-    };
-
-    return {
-      frames: new Observable<Frame>((sub) => {
-        subscriber = sub;
-        if (!paused) start();
-        return () => {
-          cancelAll();
-          subscriber = undefined;
-        };
-      }),
-      // paused: no timers at all; resumed: each entry's next time from now, so the times that passed meanwhile are skipped
-      pause: () => {
-        paused = true;
-        cancelAll();
-      },
-      resume: () => {
-        if (!paused) return;
-        paused = false;
-        if (subscriber) start();
-      },
-      close: cancelAll,
-    };
+    return new CrononomeSource(ctx, upcoming(parsed, ctx));
   },
 };
+
+/** The spec: entries in the past are ignored; said once, here, rather than each time the entries are planned. */
+function upcoming(parsed: Schedule[], ctx: OnrampContext): Schedule[] {
+  const scheduler = ctx.scheduler;
+  return parsed.filter((schedule) => {
+    if (nextAfter(schedule, scheduler.now()) !== undefined) return true;
+    const now = new Date(scheduler.now()).toISOString();
+    ctx.logger.warn(
+      `Onramp ${ctx.url}: crononome entry '${schedule.entry.name}' is ignored: '${schedule.entry.expr}' has no time after ${now}, it lies in the past`,
+      {
+        entry: schedule.entry.name,
+      },
+    );
+    return false;
+  });
+}
+
+/**
+ * The source of one crononome onramp: while subscribed and not paused,
+ * one timer per entry waiting for its next time (`plan`, `wait`), which
+ * fires an event and plans the next (`fire`).
+ */
+class CrononomeSource implements OnrampSource {
+  readonly frames: Observable<Frame>;
+  private readonly originUri: string;
+  private readonly scheduler: SchedulerLike;
+  private subscriber: Subscriber<Frame> | undefined;
+  private paused = false;
+  /** the `id` of the next event */
+  private id = 0;
+  /** the pending timers, one per entry, all cancelled on pause and unsubscribe */
+  private readonly timers = new Set<Subscription>();
+
+  constructor(
+    private readonly ctx: OnrampContext,
+    private readonly schedules: Schedule[],
+  ) {
+    this.originUri = `svc-crononome://${ctx.hostname}`;
+    this.scheduler = ctx.scheduler;
+    this.frames = new Observable<Frame>((sub) => {
+      this.subscriber = sub;
+      if (!this.paused) this.start();
+      return () => {
+        this.cancelAll();
+        this.subscriber = undefined;
+      };
+    });
+  }
+
+  // paused: no timers at all; resumed: each entry's next time from now, so the times that passed meanwhile are skipped
+  pause(): void {
+    this.paused = true;
+    this.cancelAll();
+  }
+
+  resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    if (this.subscriber) this.start();
+  }
+
+  close(): void {
+    this.cancelAll();
+  }
+
+  private cancelAll(): void {
+    for (const timer of this.timers) timer.unsubscribe();
+    this.timers.clear();
+  }
+
+  private start(): void {
+    const now = this.scheduler.now();
+    for (const schedule of this.schedules) this.plan(schedule, now);
+  }
+
+  /** Plans the schedule's first time strictly after `after`; one without an upcoming time is done. */
+  private plan(schedule: Schedule, after: number): void {
+    const next = nextAfter(schedule, after);
+    if (next === undefined) this.ctx.logger.info(`Onramp ${this.ctx.url}: crononome entry '${schedule.entry.name}' has no upcoming time; it is done`);
+    else this.wait(schedule, next);
+  }
+
+  /** Waits for `due`, in steps no longer than a Node timer can take. */
+  private wait(schedule: Schedule, due: number): void {
+    const delay = due - this.scheduler.now();
+    const step = Math.min(Math.max(delay, 0), MAX_DELAY_MS);
+    const timer = this.scheduler.schedule(() => {
+      this.timers.delete(timer);
+      if (step < delay) this.wait(schedule, due);
+      else this.fire(schedule, due);
+    }, step);
+    this.timers.add(timer);
+  }
+
+  private fire(schedule: Schedule, due: number): void {
+    const now = this.scheduler.now();
+    if (now < due + GRACE_MS && this.subscriber) {
+      const { name, payload } = schedule.entry;
+      const ingestNs = BigInt(Math.trunc(now)) * 1_000_000n;
+      const trigger = payload === undefined ? { name } : { name, payload };
+      const value = { onramp: 'crononome', ingest_ns: ingestNs, id: this.id++, trigger };
+      this.subscriber.next({ stream: 0, value, originUri: this.originUri, ingestNs });
+    }
+    // the next time after the one just handled, or after now if that one passed long ago: missed times are skipped
+    this.plan(schedule, Math.max(now, due));
+  }
+}
 
 interface Expression {
   /** the first six fields */

@@ -1,7 +1,7 @@
 import type { sendUnaryData, Server, ServerCredentials, ServerUnaryCall, ServiceDefinition } from '@grpc/grpc-js';
 import { Observable, type Subscriber } from '../../core/rx';
 import { nowNs } from '../../core/clock';
-import type { Frame, OnrampType } from '../connector';
+import type { Frame, OnrampContext, OnrampSource, OnrampType } from '../connector';
 import { uriHost } from '../_shared/net';
 import { countItems, decodeResources, encodeResponse, SIGNALS, SIGNAL_SPECS, statusWithRetryInfo, type Signal } from './otlp';
 import { OtlpHttpReceiver, type Intake } from './http-receiver';
@@ -29,6 +29,8 @@ const configSchema = s.object(
   },
   { description: 'Receives OpenTelemetry logs, metrics and traces over OTLP/gRPC and OTLP/HTTP.' },
 );
+
+type OtelOnrampConfig = Static<typeof configSchema>;
 
 /** What a refused exporter is asked to wait before it retries (RetryInfo), while the circuit breaker is triggered. */
 export const RETRY_DELAY_MS = 1000;
@@ -110,136 +112,188 @@ export const otelOnramp: OnrampType<Static<typeof configSchema>> = {
     if (config.tls !== undefined) readServerTls(config.tls);
   },
   async create(config, ctx) {
+    const source = new OtelSource(config, ctx);
+    await source.listen();
+    return source;
+  },
+};
+
+/**
+ * The source of one otel onramp, and the intake both transports hand their
+ * export requests to: the gRPC server's Export handlers (`export`), the
+ * OTLP/HTTP receiver when `http_port` is set, refusing while not reading.
+ */
+class OtelSource implements OnrampSource, Intake {
+  readonly frames: Observable<Frame>;
+  readonly retryDelayMs = RETRY_DELAY_MS;
+  private readonly identity: TlsIdentity | undefined;
+  /** TLS: the gRPC port's certificate provider, updated by the watch */
+  private readonly grpcIdentity: GrpcIdentity | undefined;
+  private readonly credentials: ServerCredentials;
+  private readonly server: Server;
+  private readonly unavailable: string;
+  /** the google.rpc.Status with RetryInfo sent with every UNAVAILABLE, built once */
+  private readonly retryDetails: Buffer;
+  private subscriber: Subscriber<Frame> | undefined;
+  private paused = false;
+  /** requests answered UNAVAILABLE since the last report */
+  private refusedCount = 0;
+  /** the gRPC port: the configured one until `listen` learns the bound one */
+  private serverPort: number;
+  private http: OtlpHttpReceiver | undefined;
+  /** TLS: one watch of the files, for both ports */
+  private watch: CertificateWatch | undefined;
+
+  constructor(
+    private readonly config: OtelOnrampConfig,
+    private readonly ctx: OnrampContext,
+  ) {
     const tls = config.tls;
-    const identity = tls === undefined ? undefined : readServerTls(tls);
-    const grpcIdentity = identity === undefined ? undefined : new GrpcIdentity(identity);
-    const credentials =
-      grpcIdentity === undefined || tls === undefined
+    this.identity = tls === undefined ? undefined : readServerTls(tls);
+    this.grpcIdentity = this.identity === undefined ? undefined : new GrpcIdentity(this.identity);
+    this.credentials =
+      this.grpcIdentity === undefined || tls === undefined
         ? grpc.ServerCredentials.createInsecure()
-        : grpcServerCredentials(grpcIdentity, tls.ca !== undefined, tls.require_client_cert);
-    const server = new grpc.Server();
-    let subscriber: Subscriber<Frame> | undefined;
-    let paused = false;
-    /** requests answered UNAVAILABLE since the last report */
-    let refused = 0;
-    let serverPort = config.port;
+        : grpcServerCredentials(this.grpcIdentity, tls.ca !== undefined, tls.require_client_cert);
+    this.server = new grpc.Server();
+    this.serverPort = config.port;
+    this.unavailable = `eddy onramp ${ctx.url} is not reading (its circuit breaker is triggered, or no pipeline reads it yet); retry in ${RETRY_DELAY_MS} ms`;
+    this.retryDetails = statusWithRetryInfo(grpc.status.UNAVAILABLE, this.unavailable, RETRY_DELAY_MS);
+    for (const signal of SIGNALS) {
+      this.server.addService(serviceFor(signal), {
+        Export: (call: ServerUnaryCall<Buffer, Buffer>, callback: sendUnaryData<Buffer>) => this.export(signal, call, callback),
+      });
+    }
+    this.frames = new Observable<Frame>((sub) => {
+      this.subscriber = sub;
+      return () => {
+        if (this.subscriber === sub) this.subscriber = undefined;
+      };
+    });
+  }
 
-    const unavailable = `eddy onramp ${ctx.url} is not reading (its circuit breaker is triggered, or no pipeline reads it yet); retry in ${RETRY_DELAY_MS} ms`;
-    const retryDetails = statusWithRetryInfo(grpc.status.UNAVAILABLE, unavailable, RETRY_DELAY_MS);
-
-    const intake: Intake = {
-      reading: () => subscriber !== undefined && !paused,
-      retryDelayMs: RETRY_DELAY_MS,
-      enabled: (signal) => config[signal],
-      refused(signal, peer) {
-        refused++;
-        ctx.logger.debug(`otel onramp ${ctx.url}: refused a ${signal} export from ${peer} (UNAVAILABLE, retry in ${RETRY_DELAY_MS} ms)`);
-      },
-      dropped(signal, originUri, resources) {
-        subscriber?.next({ stream: 0, error: `a ${signal} export was dropped: this onramp has ${signal}: false`, originUri });
-        return resources === undefined ? 0 : countItems(signal, resources);
-      },
-      bad: (message, data, originUri) => subscriber?.next({ stream: 0, error: message, data, originUri }),
-      accepted(signal, resources, originUri, bytes) {
-        const to = subscriber;
-        if (to === undefined) return false;
-        const ingestNs = nowNs();
-        // the request's size counts once, with its first resource
-        resources.forEach((resource, i) =>
-          to.next({ stream: 0, value: resource, bytes: i === 0 ? bytes : 0, meta: { otel: { signal } }, originUri, ingestNs }),
-        );
-        return true;
-      },
-    };
-
-    const handler = (signal: Signal) => (call: ServerUnaryCall<Buffer, Buffer>, callback: sendUnaryData<Buffer>) => {
-      const originUri = `svc-otel://${peerAddress(call)}/${serverPort}/${signal}`;
-      if (!intake.enabled(signal)) {
-        // answered with a partial success naming what was dropped: the exporter does not send it again
-        const rejected = intake.dropped(signal, originUri, tryDecode(signal, call.request));
-        callback(null, encodeResponse(signal, false, { rejected, message: `this onramp has ${signal}: false; the ${signal} data was dropped` }));
-        return;
-      }
-      if (!intake.reading()) {
-        // refused before it is read: the exporter keeps the data and retries after the delay
-        intake.refused(signal, peerAddress(call));
-        const metadata = new grpc.Metadata();
-        metadata.set('grpc-status-details-bin', retryDetails);
-        callback({ code: grpc.status.UNAVAILABLE, details: unavailable, metadata });
-        return;
-      }
-      let resources: Record<string, unknown>[];
-      try {
-        resources = decodeResources(signal, call.request);
-      } catch (err) {
-        const message = `not an OTLP ${signal} export request: ${(err as Error).message}`;
-        callback({ code: grpc.status.INVALID_ARGUMENT, details: message });
-        intake.bad(message, call.request, originUri);
-        return;
-      }
-      intake.accepted(signal, resources, originUri, call.request.length);
-      // answered once every event is with the machinery (held there if the breaker triggered meanwhile)
-      callback(null, FULL_SUCCESS);
-    };
-
-    for (const signal of SIGNALS) server.addService(serviceFor(signal), { Export: handler(signal) });
-    let http: OtlpHttpReceiver | undefined;
+  /** Binds the gRPC port, then the HTTP one; either failing releases both and fails the activation. */
+  async listen(): Promise<void> {
+    const { config, ctx } = this;
+    const tls = config.tls;
     try {
-      serverPort = await bind(server, config.host, config.port, credentials);
+      this.serverPort = await bind(this.server, config.host, config.port, this.credentials);
       if (config.http_port !== undefined) {
-        const httpTls = tls === undefined || identity === undefined ? undefined : serverOptions(tls, identity);
-        http = new OtlpHttpReceiver(intake, (message) => ctx.logger.warn(`otel onramp ${ctx.url}: ${message}`), httpTls);
-        await http.listen(config.host, config.http_port);
+        const httpTls = tls === undefined || this.identity === undefined ? undefined : serverOptions(tls, this.identity);
+        this.http = new OtlpHttpReceiver(this, (message) => ctx.logger.warn(`otel onramp ${ctx.url}: ${message}`), httpTls);
+        await this.http.listen(config.host, config.http_port);
       }
     } catch (err) {
-      server.forceShutdown();
-      await http?.close(0);
+      this.server.forceShutdown();
+      await this.http?.close(0);
       throw err;
     }
     // the bound ports: the only way to learn them with port 0
     const scheme = tls === undefined ? 'http' : 'https';
-    ctx.logger.info(`otel onramp ${ctx.url}: OTLP/gRPC listening on ${scheme}://${uriHost(config.host)}:${serverPort}/`);
-    if (http !== undefined) ctx.logger.info(`otel onramp ${ctx.url}: OTLP/HTTP listening on ${scheme}://${uriHost(config.host)}:${http.boundPort}/`);
-    // one watch of the files, for both ports
-    const receiver = http;
-    const apply = (next: TlsIdentity) => {
-      receiver?.setSecureContext(next);
-      grpcIdentity?.update(next);
-    };
-    const watch = tls === undefined ? undefined : new CertificateWatch(tls, apply, ctx.logger, `otel onramp ${ctx.url}`);
+    ctx.logger.info(`otel onramp ${ctx.url}: OTLP/gRPC listening on ${scheme}://${uriHost(config.host)}:${this.serverPort}/`);
+    if (this.http !== undefined) {
+      ctx.logger.info(`otel onramp ${ctx.url}: OTLP/HTTP listening on ${scheme}://${uriHost(config.host)}:${this.http.boundPort}/`);
+    }
+    if (tls !== undefined) this.watch = new CertificateWatch(tls, (next) => this.applyCertificate(next), ctx.logger, `otel onramp ${ctx.url}`);
+  }
 
-    const frames = new Observable<Frame>((sub) => {
-      subscriber = sub;
-      return () => {
-        if (subscriber === sub) subscriber = undefined;
-      };
-    });
+  pause(): void {
+    this.paused = true;
+  }
 
-    return {
-      frames,
-      pause: () => void (paused = true),
-      resume() {
-        paused = false;
-        if (refused > 0)
-          ctx.logger.info(`otel onramp ${ctx.url}: refused ${refused} export requests (UNAVAILABLE) while not reading; exporters that retry send them again`);
-        refused = 0;
-      },
-      close: () =>
-        Promise.all([
-          Promise.resolve(watch?.stop()),
-          http?.close(SHUTDOWN_GRACE_MS),
-          new Promise<void>((resolve) => {
-            // calls in progress may finish; after the grace period every connection is dropped
-            const force = setTimeout(() => {
-              server.forceShutdown();
-              resolve();
-            }, SHUTDOWN_GRACE_MS);
-            server.tryShutdown(() => {
-              clearTimeout(force);
-              resolve();
-            });
-          }),
-        ]).then(() => undefined),
-    };
-  },
-};
+  resume(): void {
+    this.paused = false;
+    if (this.refusedCount > 0) {
+      this.ctx.logger.info(
+        `otel onramp ${this.ctx.url}: refused ${this.refusedCount} export requests (UNAVAILABLE) while not reading; exporters that retry send them again`,
+      );
+    }
+    this.refusedCount = 0;
+  }
+
+  close(): Promise<void> {
+    return Promise.all([
+      Promise.resolve(this.watch?.stop()),
+      this.http?.close(SHUTDOWN_GRACE_MS),
+      new Promise<void>((resolve) => {
+        // calls in progress may finish; after the grace period every connection is dropped
+        const force = setTimeout(() => {
+          this.server.forceShutdown();
+          resolve();
+        }, SHUTDOWN_GRACE_MS);
+        this.server.tryShutdown(() => {
+          clearTimeout(force);
+          resolve();
+        });
+      }),
+    ]).then(() => undefined);
+  }
+
+  reading(): boolean {
+    return this.subscriber !== undefined && !this.paused;
+  }
+
+  enabled(signal: Signal): boolean {
+    return this.config[signal];
+  }
+
+  refused(signal: Signal, peer: string): void {
+    this.refusedCount++;
+    this.ctx.logger.debug(`otel onramp ${this.ctx.url}: refused a ${signal} export from ${peer} (UNAVAILABLE, retry in ${RETRY_DELAY_MS} ms)`);
+  }
+
+  dropped(signal: Signal, originUri: string, resources: Record<string, unknown>[] | undefined): number {
+    this.subscriber?.next({ stream: 0, error: `a ${signal} export was dropped: this onramp has ${signal}: false`, originUri });
+    return resources === undefined ? 0 : countItems(signal, resources);
+  }
+
+  bad(message: string, data: Buffer, originUri: string): void {
+    this.subscriber?.next({ stream: 0, error: message, data, originUri });
+  }
+
+  accepted(signal: Signal, resources: Record<string, unknown>[], originUri: string, bytes: number): boolean {
+    const to = this.subscriber;
+    if (to === undefined) return false;
+    const ingestNs = nowNs();
+    // the request's size counts once, with its first resource
+    resources.forEach((resource, i) => to.next({ stream: 0, value: resource, bytes: i === 0 ? bytes : 0, meta: { otel: { signal } }, originUri, ingestNs }));
+    return true;
+  }
+
+  /** TLS: the files changed; both ports serve the new certificate to new connections. */
+  private applyCertificate(next: TlsIdentity): void {
+    this.http?.setSecureContext(next);
+    this.grpcIdentity?.update(next);
+  }
+
+  /** One gRPC Export call, answered as the HTTP receiver answers its requests. */
+  private export(signal: Signal, call: ServerUnaryCall<Buffer, Buffer>, callback: sendUnaryData<Buffer>): void {
+    const originUri = `svc-otel://${peerAddress(call)}/${this.serverPort}/${signal}`;
+    if (!this.enabled(signal)) {
+      // answered with a partial success naming what was dropped: the exporter does not send it again
+      const rejected = this.dropped(signal, originUri, tryDecode(signal, call.request));
+      callback(null, encodeResponse(signal, false, { rejected, message: `this onramp has ${signal}: false; the ${signal} data was dropped` }));
+      return;
+    }
+    if (!this.reading()) {
+      // refused before it is read: the exporter keeps the data and retries after the delay
+      this.refused(signal, peerAddress(call));
+      const metadata = new grpc.Metadata();
+      metadata.set('grpc-status-details-bin', this.retryDetails);
+      callback({ code: grpc.status.UNAVAILABLE, details: this.unavailable, metadata });
+      return;
+    }
+    let resources: Record<string, unknown>[];
+    try {
+      resources = decodeResources(signal, call.request);
+    } catch (err) {
+      const message = `not an OTLP ${signal} export request: ${(err as Error).message}`;
+      callback({ code: grpc.status.INVALID_ARGUMENT, details: message });
+      this.bad(message, call.request, originUri);
+      return;
+    }
+    this.accepted(signal, resources, originUri, call.request.length);
+    // answered once every event is with the machinery (held there if the breaker triggered meanwhile)
+    callback(null, FULL_SUCCESS);
+  }
+}

@@ -1,12 +1,12 @@
 import { createServer, type Server, type Socket } from 'node:net';
-import { createServer as createTlsServer } from 'node:tls';
+import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls';
 import { Observable, type Subscriber } from '../../core/rx';
-import type { Frame, OnrampType } from '../connector';
+import type { BoundListener, Frame, OnrampContext, OnrampSource, OnrampType, SourceInputs } from '../connector';
 import { uriHost } from '../_shared/net';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 import { listenHost, listenPort, serverTls } from '../../schema/fields';
-import { readServerTls, reloadOnChange, serverOptions } from '../../net/tls';
+import { readServerTls, reloadOnChange, serverOptions, type CertificateWatch } from '../../net/tls';
 
 const configSchema = s.object(
   {
@@ -16,6 +16,8 @@ const configSchema = s.object(
   },
   { description: 'A TCP server: the bytes its clients send become events.', required: ['port'] },
 );
+
+type TcpOnrampConfig = Static<typeof configSchema>;
 
 /**
  * tcp: a listening socket; every accepted connection is its own stream (its
@@ -57,74 +59,97 @@ export const tcpOnramp: OnrampType<Static<typeof configSchema>> = {
     }
     // bound here, or under --workers N by the primary, which hands this worker its share of the connections
     const listener = await ctx.listenForConnections(server, config.host, config.port);
-    const serverPort = listener.port;
-    server.on('error', (err) => ctx.logger.error(`tcp onramp ${ctx.url}: ${err.message}`));
-    ctx.logger.info(`tcp onramp ${ctx.url}: listening on ${tls === undefined ? 'tcp' : 'tls'}://${uriHost(config.host)}:${serverPort}/`);
-    const watch = tls === undefined ? undefined : reloadOnChange(server as ReturnType<typeof createTlsServer>, tls, ctx.logger, `tcp onramp ${ctx.url}`);
-
-    const sockets = new Set<Socket>();
-    /** connections with a reader attached (only while subscribed) */
-    const reading = new Set<Socket>();
-    let subscriber: Subscriber<Frame> | undefined;
-    let paused = false;
-    let streams = 0;
-
-    const attach = (socket: Socket, to: Subscriber<Frame>) => {
-      const stream = ++streams;
-      const originUri = `svc-tcp://${uriHost(socket.remoteAddress)}:${socket.remotePort}/${serverPort}`;
-      let ended = false;
-      // 'end' after the last byte was read; 'close' alone after a reset: either way the stream ends once
-      const end = () => {
-        if (ended) return;
-        ended = true;
-        reading.delete(socket);
-        to.next({ stream, end: true, originUri });
-      };
-      reading.add(socket);
-      if (paused) socket.pause(); // so that adding the 'data' listener does not start the flow
-      socket.on('data', (data: Buffer) => to.next({ stream, data, originUri }));
-      socket.once('end', end);
-      socket.once('close', end);
-      if (!paused) socket.resume();
-    };
-
-    // a TLS server's 'connection' is the raw socket: the stream is the decrypted one, once the handshake is done
-    server.on(tls === undefined ? 'connection' : 'secureConnection', (socket: Socket) => {
-      sockets.add(socket);
-      socket.on('error', (err) => ctx.logger.debug(`tcp onramp ${ctx.url}: connection ${socket.remoteAddress}:${socket.remotePort}: ${err.message}`));
-      socket.once('close', () => sockets.delete(socket));
-      if (subscriber) attach(socket, subscriber);
-    });
-
-    const frames = new Observable<Frame>((sub) => {
-      subscriber = sub;
-      // connections accepted before the subscription waited, paused
-      for (const socket of sockets) attach(socket, sub);
-      return () => {
-        subscriber = undefined;
-        // their preprocessor state is gone with the subscription: a later subscriber could not continue them
-        for (const socket of sockets) socket.destroy();
-        reading.clear();
-      };
-    });
-
-    return {
-      frames,
-      pause() {
-        paused = true;
-        for (const socket of reading) socket.pause();
-      },
-      resume() {
-        paused = false;
-        for (const socket of reading) socket.resume();
-      },
-      // a socket reads only once flowing: one not yet attached (accepted paused) or paused does not
-      inputs: () => ({ open: sockets.size, reading: [...sockets].filter((s) => s.readableFlowing === true).length }),
-      close: () => {
-        watch?.stop();
-        for (const socket of sockets) socket.destroy();
-        return listener.close();
-      },
-    };
+    return new TcpSource(config, ctx, server, listener);
   },
 };
+
+/**
+ * The source of one tcp onramp: the accepted connections (`accept`), each
+ * attached as a stream while subscribed (`attach`), paused and resumed
+ * together by the breaker.
+ */
+class TcpSource implements OnrampSource {
+  readonly frames: Observable<Frame>;
+  private readonly sockets = new Set<Socket>();
+  /** connections with a reader attached (only while subscribed) */
+  private readonly reading = new Set<Socket>();
+  private subscriber: Subscriber<Frame> | undefined;
+  private paused = false;
+  /** the last stream number handed out: every connection is its own stream */
+  private streams = 0;
+  /** TLS: the certificate files' watch, stopped at close */
+  private readonly watch: CertificateWatch | undefined;
+
+  constructor(
+    config: TcpOnrampConfig,
+    private readonly ctx: OnrampContext,
+    server: Server,
+    private readonly listener: BoundListener,
+  ) {
+    const tls = config.tls;
+    server.on('error', (err) => ctx.logger.error(`tcp onramp ${ctx.url}: ${err.message}`));
+    ctx.logger.info(`tcp onramp ${ctx.url}: listening on ${tls === undefined ? 'tcp' : 'tls'}://${uriHost(config.host)}:${listener.port}/`);
+    this.watch = tls === undefined ? undefined : reloadOnChange(server as TlsServer, tls, ctx.logger, `tcp onramp ${ctx.url}`);
+    // a TLS server's 'connection' is the raw socket: the stream is the decrypted one, once the handshake is done
+    server.on(tls === undefined ? 'connection' : 'secureConnection', (socket: Socket) => this.accept(socket));
+    this.frames = new Observable<Frame>((sub) => {
+      this.subscriber = sub;
+      // connections accepted before the subscription waited, paused
+      for (const socket of this.sockets) this.attach(socket, sub);
+      return () => {
+        this.subscriber = undefined;
+        // their preprocessor state is gone with the subscription: a later subscriber could not continue them
+        for (const socket of this.sockets) socket.destroy();
+        this.reading.clear();
+      };
+    });
+  }
+
+  pause(): void {
+    this.paused = true;
+    for (const socket of this.reading) socket.pause();
+  }
+
+  resume(): void {
+    this.paused = false;
+    for (const socket of this.reading) socket.resume();
+  }
+
+  // a socket reads only once flowing: one not yet attached (accepted paused) or paused does not
+  inputs(): SourceInputs {
+    return { open: this.sockets.size, reading: [...this.sockets].filter((s) => s.readableFlowing === true).length };
+  }
+
+  close(): Promise<void> {
+    this.watch?.stop();
+    for (const socket of this.sockets) socket.destroy();
+    return this.listener.close();
+  }
+
+  private accept(socket: Socket): void {
+    this.sockets.add(socket);
+    socket.on('error', (err) => this.ctx.logger.debug(`tcp onramp ${this.ctx.url}: connection ${socket.remoteAddress}:${socket.remotePort}: ${err.message}`));
+    socket.once('close', () => this.sockets.delete(socket));
+    if (this.subscriber) this.attach(socket, this.subscriber);
+  }
+
+  /** A connection becomes a stream of `to`, read unless paused, ended by an `end` frame once. */
+  private attach(socket: Socket, to: Subscriber<Frame>): void {
+    const stream = ++this.streams;
+    const originUri = `svc-tcp://${uriHost(socket.remoteAddress)}:${socket.remotePort}/${this.listener.port}`;
+    let ended = false;
+    // 'end' after the last byte was read; 'close' alone after a reset: either way the stream ends once
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      this.reading.delete(socket);
+      to.next({ stream, end: true, originUri });
+    };
+    this.reading.add(socket);
+    if (this.paused) socket.pause(); // so that adding the 'data' listener does not start the flow
+    socket.on('data', (data: Buffer) => to.next({ stream, data, originUri }));
+    socket.once('end', end);
+    socket.once('close', end);
+    if (!this.paused) socket.resume();
+  }
+}

@@ -1,9 +1,9 @@
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import { isIPv6 } from 'node:net';
-import { interval, Observable, type Subscriber } from '../../core/rx';
+import { interval, Observable, type Subscriber, type Subscription } from '../../core/rx';
 import { nowNs } from '../../core/clock';
 import { uriHost } from '../_shared/net';
-import type { Frame, OnrampContext, OnrampSource, OnrampType } from '../connector';
+import type { Frame, OnrampContext, OnrampSource, OnrampType, SourceInputs } from '../connector';
 import { KernelDrops } from './kernel-drops';
 import { KERNEL_DROPS_POLL_MS, KernelDropLog } from './kernel-drop-log';
 import { s } from '../../schema/typed';
@@ -64,89 +64,120 @@ export const udpOnramp: OnrampType<UdpOnrampConfig> = {
 export async function createUdpSource(config: UdpOnrampConfig, ctx: OnrampContext, limit: UdpHoldLimit): Promise<OnrampSource> {
   const socket = createSocket(isIPv6(config.host) ? 'udp6' : 'udp4');
   await bind(socket, config.host, config.port);
-  const bound = socket.address();
-  const port = bound.port;
   if (config.receive_buffer_size !== undefined) setReceiveBuffer(socket, config.receive_buffer_size, ctx);
-  const kernelDrops = new KernelDrops(bound.family === 'IPv6' ? 'IPv6' : 'IPv4', bound.address, port);
-  // the drops are in the metrics and eddy status; the log says when they start (and, at most a minute apart, that they go on)
-  const dropLog = new KernelDropLog(ctx.url, (line) => ctx.logger.warn(line));
-  const dropPoll = interval(KERNEL_DROPS_POLL_MS, ctx.scheduler).subscribe(() => dropLog.observe(kernelDrops.read(), ctx.scheduler.now()));
+  return new UdpSource(ctx, limit, socket);
+}
 
-  let subscriber: Subscriber<Frame> | undefined;
-  let paused = false;
-  const held: (Frame | undefined)[] = [];
-  let head = 0;
-  let heldBytes = 0;
-  let dropped = 0;
-
+/**
+ * The source of one udp onramp: every datagram a frame (`onMessage`),
+ * passed on at once while it reads, else held in order (`hold`) until
+ * `release`; the kernel's own drops polled for the log.
+ */
+class UdpSource implements OnrampSource {
+  readonly frames: Observable<Frame>;
+  private readonly port: number;
+  private readonly kernelDropCount: KernelDrops;
+  private readonly dropPoll: Subscription;
+  private subscriber: Subscriber<Frame> | undefined;
+  private paused = false;
+  /** datagrams read while not reading, in order; the released ones before `head` are cleared (undefined) */
+  private readonly held: (Frame | undefined)[] = [];
+  private head = 0;
+  private heldBytes = 0;
+  /** datagrams dropped since the hold filled; logged and reset once it is empty again */
+  private dropped = 0;
   // the origin of the last sender, reused while the same sender keeps sending
-  let lastAddress = '';
-  let lastPort = -1;
-  let lastOrigin = '';
-  const origin = (from: RemoteInfo) => {
-    if (from.port !== lastPort || from.address !== lastAddress) {
-      lastAddress = from.address;
-      lastPort = from.port;
-      lastOrigin = `svc-udp://${uriHost(from.address)}:${from.port}/${port}`;
-    }
-    return lastOrigin;
-  };
+  private lastAddress = '';
+  private lastPort = -1;
+  private lastOrigin = '';
 
-  const hold = (frame: Frame, size: number) => {
-    if (heldBytes + size > limit.maxBytes) {
-      if (dropped++ === 0) ctx.logger.warn(`udp onramp ${ctx.url}: ${heldBytes} bytes held while paused; dropping newer datagrams until it resumes`);
+  constructor(
+    private readonly ctx: OnrampContext,
+    private readonly limit: UdpHoldLimit,
+    private readonly socket: Socket,
+  ) {
+    const bound = socket.address();
+    this.port = bound.port;
+    this.kernelDropCount = new KernelDrops(bound.family === 'IPv6' ? 'IPv6' : 'IPv4', bound.address, this.port);
+    // the drops are in the metrics and eddy status; the log says when they start (and, at most a minute apart, that they go on)
+    const dropLog = new KernelDropLog(ctx.url, (line) => ctx.logger.warn(line));
+    this.dropPoll = interval(KERNEL_DROPS_POLL_MS, ctx.scheduler).subscribe(() => dropLog.observe(this.kernelDropCount.read(), ctx.scheduler.now()));
+    socket.on('message', (data, from) => this.onMessage(data, from));
+    socket.on('error', (err) => ctx.logger.error(`udp onramp ${ctx.url}: ${err.message}`));
+    this.frames = new Observable<Frame>((sub) => {
+      this.subscriber = sub;
+      this.release();
+      return () => {
+        this.subscriber = undefined;
+      };
+    });
+  }
+
+  pause(): void {
+    this.paused = true;
+  }
+
+  resume(): void {
+    this.paused = false;
+    this.release();
+  }
+
+  // a datagram socket always reads: what it read while paused is held here (or dropped beyond the limit)
+  inputs(): SourceInputs {
+    return { open: 1, reading: 1, held: this.held.length - this.head, dropped: this.dropped };
+  }
+
+  kernelDrops(): number | undefined {
+    return this.kernelDropCount.read();
+  }
+
+  close(): Promise<void> {
+    this.dropPoll.unsubscribe();
+    return new Promise<void>((resolve) => this.socket.close(() => resolve()));
+  }
+
+  private onMessage(data: Buffer, from: RemoteInfo): void {
+    const frame: Frame = { stream: 0, data, originUri: this.origin(from) };
+    if (this.subscriber && !this.paused && this.head === this.held.length) this.subscriber.next(frame);
+    else this.hold(frame, data.length);
+  }
+
+  private origin(from: RemoteInfo): string {
+    if (from.port !== this.lastPort || from.address !== this.lastAddress) {
+      this.lastAddress = from.address;
+      this.lastPort = from.port;
+      this.lastOrigin = `svc-udp://${uriHost(from.address)}:${from.port}/${this.port}`;
+    }
+    return this.lastOrigin;
+  }
+
+  private hold(frame: Frame, size: number): void {
+    if (this.heldBytes + size > this.limit.maxBytes) {
+      if (this.dropped++ === 0) {
+        this.ctx.logger.warn(`udp onramp ${this.ctx.url}: ${this.heldBytes} bytes held while paused; dropping newer datagrams until it resumes`);
+      }
       return;
     }
     frame.ingestNs = nowNs(); // the time it arrived, not the time it is released
-    held.push(frame);
-    heldBytes += size;
-  };
+    this.held.push(frame);
+    this.heldBytes += size;
+  }
 
-  // delivers what was held, in order, until the gate closes again (a frame may close it)
-  const release = () => {
-    while (head < held.length && subscriber && !paused) {
-      const frame = held[head]!;
-      held[head++] = undefined;
-      heldBytes -= frame.data!.length;
-      subscriber.next(frame);
+  /** Delivers what was held, in order, until the gate closes again (a frame may close it). */
+  private release(): void {
+    const held = this.held;
+    while (this.head < held.length && this.subscriber && !this.paused) {
+      const frame = held[this.head]!;
+      held[this.head++] = undefined;
+      this.heldBytes -= frame.data!.length;
+      this.subscriber.next(frame);
     }
-    if (head === held.length) held.length = head = 0;
-    if (dropped > 0 && head === held.length) {
-      ctx.logger.warn(`udp onramp ${ctx.url}: ${dropped} datagrams were dropped while paused (hold limit ${limit.maxBytes} bytes)`);
-      dropped = 0;
+    if (this.head === held.length) held.length = this.head = 0;
+    if (this.dropped > 0 && this.head === held.length) {
+      this.ctx.logger.warn(`udp onramp ${this.ctx.url}: ${this.dropped} datagrams were dropped while paused (hold limit ${this.limit.maxBytes} bytes)`);
+      this.dropped = 0;
     }
-  };
-
-  socket.on('message', (data, from) => {
-    const frame: Frame = { stream: 0, data, originUri: origin(from) };
-    if (subscriber && !paused && head === held.length) subscriber.next(frame);
-    else hold(frame, data.length);
-  });
-  socket.on('error', (err) => ctx.logger.error(`udp onramp ${ctx.url}: ${err.message}`));
-
-  return {
-    frames: new Observable<Frame>((sub) => {
-      subscriber = sub;
-      release();
-      return () => {
-        subscriber = undefined;
-      };
-    }),
-    pause() {
-      paused = true;
-    },
-    resume() {
-      paused = false;
-      release();
-    },
-    // a datagram socket always reads: what it read while paused is held here (or dropped beyond the limit)
-    inputs: () => ({ open: 1, reading: 1, held: held.length - head, dropped }),
-    kernelDrops: () => kernelDrops.read(),
-    close: () => {
-      dropPoll.unsubscribe();
-      return new Promise<void>((resolve) => socket.close(() => resolve()));
-    },
-  };
+  }
 }
 
 /** Asks for a receive buffer and logs what the kernel granted (which is what counts). */
