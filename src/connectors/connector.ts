@@ -148,9 +148,9 @@ export interface OnrampContext extends RampContext {
 /** What a transactional source's events reach (`OnrampSource.attachDownstream`), found by the runtime at activation. */
 export interface Downstream {
   /** every stateful node of the pipelines its events reach: its state is saved with the source's offsets */
-  readonly stateful: ReadonlyArray<{ readonly pipeline: string; readonly node: string; readonly state: PartitionedState }>;
+  readonly stateful: readonly { readonly pipeline: string; readonly node: string; readonly state: PartitionedState }[];
   /** every offramp its events reach: each must take part in its transactions (`Sink.transactional`) */
-  readonly sinks: ReadonlyArray<{ readonly url: string; readonly type: string; readonly sink: Sink }>;
+  readonly sinks: readonly { readonly url: string; readonly type: string; readonly sink: Sink }[];
 }
 
 /** What a sink offers a transactional source (the kafka offramp): where it writes, and a way into the transaction. */

@@ -1,14 +1,12 @@
 import { Observable, SchedulerLike, Subscriber, Subscription } from '../../core/rx';
 import type { CircuitBreaker } from '../../contraflow/circuit-breaker';
 
-export interface PullStep<T> {
-  /**
-   * Emits up to a bounded number of items into `subscriber`. Returns 'more'
-   * to be called again, 'done' when the source is exhausted, or a number of
-   * milliseconds to wait before the next call (a paced source).
-   */
-  (subscriber: Subscriber<T>): 'more' | 'done' | number;
-}
+/**
+ * Emits up to a bounded number of items into `subscriber`. Returns 'more'
+ * to be called again, 'done' when the source is exhausted, or a number of
+ * milliseconds to wait before the next call (a paced source).
+ */
+export type PullStep<T> = (subscriber: Subscriber<T>) => 'more' | 'done' | number;
 
 /**
  * A source that reads as fast as it may: one bounded step per macrotask

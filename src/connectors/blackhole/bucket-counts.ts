@@ -29,7 +29,7 @@ export class BucketCounts {
 
   /** One latency, a positive integer of nanoseconds. */
   record(value: number): void {
-    if (this.counts === undefined || value >= LIMIT) return void this.histogram.recordValue(value);
+    if (this.counts === undefined || value >= LIMIT) return this.histogram.recordValue(value);
     const shift = Math.max(0, 31 - Math.clz32(value) - this.magnitude);
     this.counts[(shift << (this.magnitude + 1)) + (value >>> shift)]++;
     if (value > this.max) this.max = value;

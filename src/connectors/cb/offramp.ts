@@ -21,7 +21,7 @@ function cbPayload(value: unknown, meta: Meta | undefined): unknown {
 }
 
 /** The (value, meta) pairs to look at: each member of a batch, else the event itself. */
-function members(event: EddyEvent): Array<[unknown, Meta | undefined]> {
+function members(event: EddyEvent): [unknown, Meta | undefined][] {
   if (!event.isBatch || !Array.isArray(event.data)) return [[event.data, event.meta]];
   return event.data.map((entry) => {
     const inner = (entry as { data?: { value?: unknown; meta?: Meta } } | null)?.data;

@@ -37,7 +37,7 @@ const {
   findErrorBy,
 } = platformatic('kafka changelogs (exactly-once state)');
 
-type ChangelogRecord = MessageToProduce<Buffer, Buffer, Buffer, Buffer>;
+type ChangelogRecord = MessageToProduce;
 type FetchResponse = fetchV17.FetchResponse;
 type AbortedTransaction = fetchV17.FetchResponsePartitionAbortedTransaction;
 
@@ -157,7 +157,7 @@ export class ChangelogStore {
   private readonly brokers: string[];
   private readonly options: Required<Pick<ChangelogOptions, 'stableWaitMs'>> & ChangelogOptions;
   private admin: Admin | undefined;
-  private consumer: Consumer<Buffer, Buffer, Buffer, Buffer> | undefined;
+  private consumer: Consumer | undefined;
   /**
    * Restores run one at a time: the client keeps one fetch session per
    * broker, which concurrent fetches of different partitions keep breaking
@@ -185,7 +185,7 @@ export class ChangelogStore {
    * Where the brokers refuse to create topics (no authorisation), the Error
    * names the topic, the broker's reason and the command that creates it.
    */
-  async ensure(topics: ReadonlyArray<{ changelog: string; source: string }>): Promise<void> {
+  async ensure(topics: readonly { changelog: string; source: string }[]): Promise<void> {
     const wanted = new Map<string, string>();
     for (const { changelog, source } of topics) {
       const other = wanted.get(changelog);
@@ -460,7 +460,7 @@ export class ChangelogStore {
     return this.admin;
   }
 
-  private consumerClient(): Consumer<Buffer, Buffer, Buffer, Buffer> {
+  private consumerClient(): Consumer {
     this.consumer ??= new ConsumerClass<Buffer, Buffer, Buffer, Buffer>({
       ...baseOptions(this.settings, this.brokers, this.clientId),
       autocreateTopics: false,

@@ -161,7 +161,10 @@ export class CommitTracker {
    */
   fail(seq: number): Seek | undefined {
     // without retry the event is given up: for the commit it counts as acked
-    if (!this.retry) return void this.ack(seq);
+    if (!this.retry) {
+      this.ack(seq);
+      return undefined;
+    }
     const entry = this.bySeq.get(seq);
     if (entry === undefined) return undefined;
     this.dropFrom(entry.track, entry.offset);

@@ -26,12 +26,7 @@ export interface KafkaMeta {
  * (auto.create.topics.enable) has no leader for a moment: asked again, a
  * few times. The consumer is closed when it fails.
  */
-export async function reachTopics(
-  consumer: Consumer<Buffer, Buffer, Buffer, Buffer>,
-  topics: string[],
-  brokers: string[],
-  closed: () => boolean,
-): Promise<void> {
+export async function reachTopics(consumer: Consumer, topics: string[], brokers: string[], closed: () => boolean): Promise<void> {
   try {
     await consumer.listApis();
   } catch (err) {
@@ -58,7 +53,7 @@ export async function reachTopics(
 }
 
 /** `$kafka`: offset and timestamp as numbers (the client's are bigints); key and headers only when the message has them. */
-export function kafkaMeta(m: Message<Buffer, Buffer, Buffer, Buffer>, offset: number): KafkaMeta {
+export function kafkaMeta(m: Message, offset: number): KafkaMeta {
   const meta: KafkaMeta = { topic: m.topic, partition: m.partition, offset, timestamp: Number(m.timestamp) };
   if (m.key !== undefined && m.key !== null) meta.key = m.key;
   const entries = m.headerEntries;

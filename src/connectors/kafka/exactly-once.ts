@@ -42,7 +42,7 @@ export interface ExactlyOnceConfig {
 
 const { Consumer: ConsumerClass, Admin: AdminClass } = platformatic('the kafka onramp (guarantee: exactly_once)');
 
-type KafkaMessage = Message<Buffer, Buffer, Buffer, Buffer>;
+type KafkaMessage = Message;
 type Stream = MessagesStream<Buffer, Buffer, Buffer, Buffer>;
 
 /** How long a commit waits for the events handed over to settle before it says so in the log (it goes on waiting). */
@@ -57,7 +57,7 @@ export class ExactlyOnceSource implements OnrampSource {
   private readonly released = new Subject<string[]>();
   readonly partitionsReleased = this.released.asObservable();
 
-  private readonly consumer: Consumer<Buffer, Buffer, Buffer, Buffer>;
+  private readonly consumer: Consumer;
   private readonly rejoin: GroupRejoin;
   private readonly admin: Admin;
   private readonly store: ChangelogStore;

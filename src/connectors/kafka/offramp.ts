@@ -19,7 +19,7 @@ import type { Static } from '../../schema/typed';
 
 const { Producer: ProducerClass } = platformatic('the kafka offramp');
 
-type Message = MessageToProduce<Buffer, Buffer, Buffer, Buffer>;
+type Message = MessageToProduce;
 
 /**
  * The bytes of message values gathered into one produce request at most.
@@ -101,7 +101,7 @@ export const kafkaOfframp: OfframpType<KafkaOfframpConfig> = {
 };
 
 class KafkaSink implements Sink {
-  private readonly producer: Producer<Buffer, Buffer, Buffer, Buffer>;
+  private readonly producer: Producer;
   /** joined to a transactional source: its messages go there, sent in the source's next transaction */
   private write: ((record: Message) => void) | undefined;
   readonly transactional = {

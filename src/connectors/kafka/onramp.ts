@@ -144,7 +144,7 @@ function consumerSettings(config: KafkaOnrampConfig): KafkaSettings {
   return settings;
 }
 
-type KafkaMessage = Message<Buffer, Buffer, Buffer, Buffer>;
+type KafkaMessage = Message;
 
 interface PartitionState {
   readonly stream: string;
@@ -181,7 +181,7 @@ class TrackedFrame implements Frame {
 class KafkaSource implements OnrampSource {
   readonly frames: Observable<Frame>;
   readonly transactional: boolean;
-  private readonly consumer: Consumer<Buffer, Buffer, Buffer, Buffer>;
+  private readonly consumer: Consumer;
   private readonly tracker: CommitTracker | undefined;
   private readonly originPrefix: string;
   /** per topic, per partition: the frame's stream name and the origin URI's prefix (built once, not per message), and with auto commit what to commit */

@@ -22,7 +22,7 @@ export class GroupRejoin {
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly consumer: Consumer<Buffer, Buffer, Buffer, Buffer>,
+    private readonly consumer: Consumer,
     private readonly logger: Logger,
     private readonly who: string,
     /** whether the member should still be in its group (not closing) */

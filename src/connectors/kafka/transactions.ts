@@ -21,7 +21,7 @@ import { javaPartitioner, platformatic, producerOptions, rootMessage, type Kafka
 
 const { Producer: ProducerClass, findErrorBy } = platformatic('the kafka onramp (guarantee: exactly_once)');
 
-export type Record_ = MessageToProduce<Buffer, Buffer, Buffer, Buffer>;
+export type Record_ = MessageToProduce;
 
 /** A consumed offset to commit: the last message handed over of a partition, with the group generation it was fetched in. */
 export interface ConsumedOffset {
@@ -36,7 +36,7 @@ export interface ConsumedOffset {
 const FENCED = /PRODUCER_FENCED|INVALID_PRODUCER_EPOCH|There is already an active transaction/;
 
 export class KafkaTransactions {
-  private producer: Producer<Buffer, Buffer, Buffer, Buffer>;
+  private producer: Producer;
   private readonly transactionalId: string;
 
   constructor(
@@ -59,7 +59,7 @@ export class KafkaTransactions {
    * then the commit. Rejects (the transaction aborted, nothing of it
    * visible to read_committed readers) naming the step that failed.
    */
-  async commit(records: readonly Record_[], offsets: readonly ConsumedOffset[], consumer: Consumer<Buffer, Buffer, Buffer, Buffer>): Promise<void> {
+  async commit(records: readonly Record_[], offsets: readonly ConsumedOffset[], consumer: Consumer): Promise<void> {
     if (records.length === 0 && offsets.length === 0) return;
     let step = 'begin';
     const tx = await this.producer.beginTransaction().catch((err: unknown) => this.failed(err, step));
@@ -99,7 +99,7 @@ export class KafkaTransactions {
     throw new Error(`the transaction failed (${step}): ${reason}`);
   }
 
-  private newProducer(): Producer<Buffer, Buffer, Buffer, Buffer> {
+  private newProducer(): Producer {
     const options = producerOptions(this.settings, this.brokers, this.clientId, {
       partitioner: javaPartitioner(),
       transactionalId: this.transactionalId,

@@ -163,7 +163,7 @@ export async function clientOptions(hosts: string[], options: NatsOptions, defau
     maxReconnectAttempts: options.max_reconnects,
     reconnectDelayHandler: () => backoff.next(),
   };
-  if (options.echo === false) result.noEcho = true;
+  if (!options.echo) result.noEcho = true;
   if (options.token !== undefined) result.token = options.token;
   if (options.username !== undefined) {
     result.user = options.username;

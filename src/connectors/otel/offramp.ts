@@ -108,7 +108,7 @@ function settings(config: OtelOfframpConfig): Settings {
     initialMs: durationMs(initial, 'retry.backoff.initial'),
     maxMs: durationMs(max, 'retry.backoff.max'),
     factor,
-    random: jitter === false ? NO_JITTER : Math.random,
+    random: !jitter ? NO_JITTER : Math.random,
   };
   if (s.maxMs < s.initialMs) throw new Error(`retry.backoff.max (${s.maxMs} ms) is below retry.backoff.initial (${s.initialMs} ms)`);
   return s;

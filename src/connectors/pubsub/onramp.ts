@@ -224,7 +224,7 @@ class PubsubSource implements OnrampSource {
     this.subscription = subscription;
     this.setupSettled = new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
     subscription.on('message', (message: Message) => {
-      if (this.subscription !== subscription) return void message.nack();
+      if (this.subscription !== subscription) return message.nack();
       this.backoff.reset();
       if (this.paused) this.held.push(message);
       else this.deliver(message);
@@ -269,7 +269,7 @@ class PubsubSource implements OnrampSource {
 
   /** The frame of one message; `done` learns which events it made. */
   private deliver(message: Message): void {
-    if (!this.subscriber) return void message.nack();
+    if (!this.subscriber) return message.nack();
     const frame: Frame = {
       stream: ++this.streams,
       data: message.data,
