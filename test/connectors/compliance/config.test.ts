@@ -40,8 +40,9 @@ function schemaProblems(schema: JsonSchema, path = 'config'): string[] {
   const problems: string[] = [];
   const isMap = typeof schema.additionalProperties === 'object';
   // a map (free keys, each value checked by additionalProperties) may list keys only to mark them
-  // secret (writeOnly, schema/secrets.ts): kafka's rdkafka_options, whose names its validate checks
-  const listed = Object.entries((schema.properties ?? {}) as Record<string, JsonSchema>).filter(([, p]) => !(isMap && p.writeOnly === true));
+  // secret (writeOnly, schema/secrets.ts) or a path (schema/paths.ts): kafka's rdkafka_options, whose names its validate checks
+  const marksOnly = (p: JsonSchema) => p.writeOnly === true || p.path !== undefined;
+  const listed = Object.entries((schema.properties ?? {}) as Record<string, JsonSchema>).filter(([, p]) => !(isMap && marksOnly(p)));
   const properties = listed.length > 0 ? Object.fromEntries(listed) : undefined;
   if (properties !== undefined && schema.additionalProperties !== false) problems.push(`${path}: accepts unknown keys (additionalProperties is not false)`);
   for (const [key, property] of Object.entries(properties ?? {})) {
