@@ -3,15 +3,15 @@ import type { EventId } from '../../core/event';
 import type { Frame, OnrampType } from '../connector';
 import { readPayloadLines } from '../_shared/read-source';
 import { s } from '../../schema/typed';
+import { duration, durationMs } from '../../schema/duration';
 import type { Static } from '../../schema/typed';
 
 const configSchema = s.object(
   {
     source: s.string({ path: 'read', minLength: 1, description: 'file with one event payload per line (xz compressed when the name ends in .xz)' }),
-    timeout: s.integer({
-      minimum: 0,
+    timeout: duration('how long to wait for the missing acks and fails after everything was sent (or while paused by a circuit breaker) before exiting with status 1', {
       default: 10000,
-      description: 'ms to wait for the missing acks and fails after everything was sent (or while paused by a circuit breaker) before exiting with status 1',
+      zero: 'does not wait',
     }),
   },
   { description: 'For tests: sends the lines of a file as events and expects one ack or fail for each.', required: ['source'] },
@@ -81,7 +81,7 @@ export const cbOnramp: OnrampType<Static<typeof configSchema>> = {
     };
     const arm = () => {
       clearTimeout(deadline);
-      deadline = setTimeout(finish, config.timeout); // not unref'd: it keeps the process alive until it decides
+      deadline = setTimeout(finish, durationMs(config.timeout, 'timeout', { zero: 'does not wait' })); // not unref'd: it keeps the process alive until it decides
     };
     const reply = (id: EventId) => {
       awaiting.delete(id.seq);
