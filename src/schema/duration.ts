@@ -79,7 +79,8 @@ export function durationUnit(schema: { readonly unit?: unknown; readonly anyOf?:
  */
 export function durationMs(value: unknown, field: string, options: DurationOptions = {}): number {
   const unit = options.unit ?? 'ms';
-  const refuse = () => new Error(`${field}: ${typeof value === 'number' ? value : JSON.stringify(value)} is not a duration; ${durationWords(unit, options.zero !== undefined)}`);
+  const refuse = () =>
+    new Error(`${field}: ${typeof value === 'number' ? value : JSON.stringify(value)} is not a duration; ${durationWords(unit, options.zero !== undefined)}`);
   let ms: number;
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) throw refuse();
@@ -97,6 +98,7 @@ export function durationMs(value: unknown, field: string, options: DurationOptio
     throw refuse();
   }
   if (options.zero === undefined ? !(ms > 0) : !(ms >= 0)) throw refuse();
-  if (options.minimumMs !== undefined && ms < options.minimumMs) throw new Error(`${field}: ${JSON.stringify(value)} is shorter than the shortest allowed, ${options.minimumMs}ms`);
+  if (options.minimumMs !== undefined && ms < options.minimumMs)
+    throw new Error(`${field}: ${JSON.stringify(value)} is shorter than the shortest allowed, ${options.minimumMs}ms`);
   return ms;
 }

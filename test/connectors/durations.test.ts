@@ -26,7 +26,7 @@ describe('durations: the numeric spelling and the string mean the same', () => {
       globalThis.setTimeout = ((_fn: () => void, ms: number) => (delays.push(ms), { unref() {} })) as unknown as typeof setTimeout;
       try {
         const ctx = { url: '/offramp/sink/test', logger: createLogger('silent'), requestExit: () => undefined } as unknown as OfframpContext;
-        const sink = await blackhole.create({ significant_figures: 2, ...config } as never, ctx);
+        const sink = await blackhole.create({ significant_figures: 2, ...config }, ctx);
         await sink.close?.();
       } finally {
         globalThis.setTimeout = real;
@@ -68,7 +68,7 @@ describe('durations: the numeric spelling and the string mean the same', () => {
         gate: { isOpen: true },
         pullLoop: (s: PullStep<Frame>) => ((step = s), EMPTY),
       } as unknown as OnrampContext;
-      const onramp = (await blaster.create({ source: join(dir, 'in.json'), interval, base64: false } as never, ctx)) as { frames: Observable<Frame> };
+      const onramp = (await blaster.create({ source: join(dir, 'in.json'), interval, base64: false }, ctx)) as { frames: Observable<Frame> };
       onramp.frames.subscribe().unsubscribe();
       const realNow = performance.now.bind(performance);
       const out: [number, number | string][] = [];
@@ -106,7 +106,7 @@ describe('durations: the numeric spelling and the string mean the same', () => {
     async function ticksIn(interval: number | string, frames: number): Promise<number> {
       const scheduler = new VirtualTimeScheduler(undefined, frames);
       const ctx = { hostname: 'test', scheduler } as unknown as OnrampContext;
-      const onramp = (await metronome.create({ interval } as never, ctx)) as { frames: Observable<Frame> };
+      const onramp = (await metronome.create({ interval }, ctx)) as { frames: Observable<Frame> };
       let ticks = 0;
       const subscription = onramp.frames.subscribe(() => ticks++);
       scheduler.flush();

@@ -32,32 +32,43 @@ describe('durations (src/schema/duration.ts): one field type for every time sett
       ['1d2h3m4s5ms', 93_784_005],
       ['30s1m', 90_000], // any order: the parts add up
     ];
-    for (const [text, ms] of table) it(`${text} is ${ms} ms, whatever the unit of a bare number`, () => {
-      for (const unit of ['ms', 's', 'ns'] as const) expect(durationMs(text, 'f', { unit })).to.equal(ms);
-    });
+    for (const [text, ms] of table)
+      it(`${text} is ${ms} ms, whatever the unit of a bare number`, () => {
+        for (const unit of ['ms', 's', 'ns'] as const) expect(durationMs(text, 'f', { unit })).to.equal(ms);
+      });
 
     it('any combination of parts is the sum of its parts (property)', () => {
       fc.assert(
-        fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 1000 }), fc.constantFrom(...(Object.keys(UNIT_MS) as (keyof typeof UNIT_MS)[]))), { minLength: 1, maxLength: 5 }), (parts) => {
-          const text = parts.map(([n, unit]) => `${n}${unit}`).join('');
-          const sum = parts.reduce((total, [n, unit]) => total + n * UNIT_MS[unit], 0);
-          if (sum === 0) expect(() => durationMs(text, 'f')).to.throw('f: ');
-          else expect(durationMs(text, 'f')).to.equal(sum);
-          // where 0 is allowed, it is 0
-          expect(durationMs(text, 'f', { zero: 'off' })).to.equal(sum);
-        }),
+        fc.property(
+          fc.array(fc.tuple(fc.integer({ min: 0, max: 1000 }), fc.constantFrom(...(Object.keys(UNIT_MS) as (keyof typeof UNIT_MS)[]))), {
+            minLength: 1,
+            maxLength: 5,
+          }),
+          (parts) => {
+            const text = parts.map(([n, unit]) => `${n}${unit}`).join('');
+            const sum = parts.reduce((total, [n, unit]) => total + n * UNIT_MS[unit], 0);
+            if (sum === 0) expect(() => durationMs(text, 'f')).to.throw('f: ');
+            else expect(durationMs(text, 'f')).to.equal(sum);
+            // where 0 is allowed, it is 0
+            expect(durationMs(text, 'f', { zero: 'off' })).to.equal(sum);
+          },
+        ),
       );
     });
 
     for (const bad of ['', '10', '10 s', 'ten seconds', '1x', 's', '1.s', '-1s', '1s ', ' 1s', '1sms', '1.5.5s']) {
       it(`refuses ${JSON.stringify(bad)}, naming the field and saying what a duration is`, () => {
-        expect(() => durationMs(bad, 'nodes[2].config.timeout')).to.throw(`nodes[2].config.timeout: ${JSON.stringify(bad)} is not a duration; ${durationWords()}`);
+        expect(() => durationMs(bad, 'nodes[2].config.timeout')).to.throw(
+          `nodes[2].config.timeout: ${JSON.stringify(bad)} is not a duration; ${durationWords()}`,
+        );
       });
     }
 
     it('refuses what is not a number or a string, and 0 unless the field gives it a meaning', () => {
       for (const bad of [null, true, [1], { s: 1 }, Number.NaN, Infinity, -1, 0, '0s'])
-        expect(() => durationMs(bad, 'timeout'), String(bad)).to.throw(/^timeout: .* is not a duration; a duration is a positive number of milliseconds/);
+        expect(() => durationMs(bad, 'timeout'), JSON.stringify(bad)).to.throw(
+          /^timeout: .* is not a duration; a duration is a positive number of milliseconds/,
+        );
       expect(durationMs(0, 'stop_after_secs', { unit: 's', zero: 'never stops' })).to.equal(0);
       expect(durationMs('0s', 'stop_after_secs', { unit: 's', zero: 'never stops' })).to.equal(0);
       expect(() => durationMs(-1, 'stop_after_secs', { unit: 's', zero: 'never stops' })).to.throw(

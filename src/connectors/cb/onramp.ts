@@ -9,10 +9,13 @@ import type { Static } from '../../schema/typed';
 const configSchema = s.object(
   {
     source: s.string({ path: 'read', minLength: 1, description: 'file with one event payload per line (xz compressed when the name ends in .xz)' }),
-    timeout: duration('how long to wait for the missing acks and fails after everything was sent (or while paused by a circuit breaker) before exiting with status 1', {
-      default: 10000,
-      zero: 'does not wait',
-    }),
+    timeout: duration(
+      'how long to wait for the missing acks and fails after everything was sent (or while paused by a circuit breaker) before exiting with status 1',
+      {
+        default: 10000,
+        zero: 'does not wait',
+      },
+    ),
   },
   { description: 'For tests: sends the lines of a file as events and expects one ack or fail for each.', required: ['source'] },
 );

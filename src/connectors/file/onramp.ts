@@ -56,10 +56,13 @@ export const fileOnramp: OnrampType<Static<typeof configSchema>> = {
       s.on('end', () => {
         subscriber.next({ stream: 0, end: true, originUri });
         // on the runtime's scheduler: a runtime in virtual time waits in virtual time
-        doneTimer = ctx.scheduler.schedule(() => {
-          if (config.close_on_done) ctx.requestExit(0, `file onramp ${ctx.url} read all of ${config.source}`);
-          else subscriber.complete();
-        }, durationMs(config.sleep_on_done, 'sleep_on_done', SLEEP_ON_DONE));
+        doneTimer = ctx.scheduler.schedule(
+          () => {
+            if (config.close_on_done) ctx.requestExit(0, `file onramp ${ctx.url} read all of ${config.source}`);
+            else subscriber.complete();
+          },
+          durationMs(config.sleep_on_done, 'sleep_on_done', SLEEP_ON_DONE),
+        );
       });
       return () => {
         doneTimer?.unsubscribe();

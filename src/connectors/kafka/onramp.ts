@@ -107,7 +107,13 @@ export const kafkaOnramp: OnrampType<KafkaOnrampConfig> = {
     const who = `kafka onramp ${ctx.url}`;
     if (config.guarantee === 'exactly_once') {
       const commitIntervalMs = durationMs(config.commit_interval ?? DEFAULT_COMMIT_INTERVAL, 'commit_interval');
-      const source = new ExactlyOnceSource({ ...config, poll_interval: durationMs(config.poll_interval, 'poll_interval'), commitIntervalMs }, settings, brokers, ctx, who);
+      const source = new ExactlyOnceSource(
+        { ...config, poll_interval: durationMs(config.poll_interval, 'poll_interval'), commitIntervalMs },
+        settings,
+        brokers,
+        ctx,
+        who,
+      );
       await source.open();
       return source;
     }

@@ -275,8 +275,7 @@ class WsSource implements WsOnrampSource {
         conn,
         (answer) => this.deliver(conn, answer),
         (end) =>
-          end === 'timeout' &&
-          this.ctx.logger.debug(`Onramp ${this.ctx.url}: no reply to ${idKey(id)} from ${conn.originUri} within ${this.timeoutMs} ms`),
+          end === 'timeout' && this.ctx.logger.debug(`Onramp ${this.ctx.url}: no reply to ${idKey(id)} from ${conn.originUri} within ${this.timeoutMs} ms`),
       );
     }
   }
