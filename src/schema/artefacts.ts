@@ -1,7 +1,7 @@
 import type Ajv from 'ajv';
 import type { ValidateFunction } from 'ajv';
 import { invalid } from '../core/errors';
-import { durationSchema } from './duration';
+import { duration } from './duration';
 import { s } from './typed';
 import type { Input } from './typed';
 import type { JsonSchema } from './json-schema';
@@ -48,8 +48,8 @@ const retrySchema = s.object(
   {
     attempts: s.integer({ minimum: 1, maximum: 1000, description: 'sends in all, the first one included' }),
     backoff: s.object({
-      initial: durationSchema('the delay before the first retry; default 100ms'),
-      max: durationSchema('no delay is longer; default 10s'),
+      initial: duration('the delay before the first retry; default 100ms'),
+      max: duration('no delay is longer; default 10s'),
       factor: s.number({ minimum: 1, description: 'each delay is the previous one times this; default 2' }),
       jitter: s.boolean({
         description: 'wait a random time up to each delay (full jitter), so senders that failed together do not retry together; default true',

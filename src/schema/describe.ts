@@ -5,6 +5,7 @@
  * comments its skeletons with them.
  */
 import type { JsonSchema } from './json-schema';
+import { durationUnit, type DurationUnit } from './duration';
 
 export interface ConfigRow {
   /** dotted path: `endpoint.host`, `entries[].name` */
@@ -13,6 +14,8 @@ export interface ConfigRow {
   default?: string;
   required: boolean;
   description: string;
+  /** a duration field: what its bare number counts (docs/config-files.md#durations) */
+  unit?: DurationUnit;
 }
 
 /**
@@ -33,6 +36,7 @@ export function configRows(schema: JsonSchema, prefix = ''): ConfigRow[] {
       default: property.default === undefined ? undefined : JSON.stringify(property.default),
       required: required.has(key),
       description: typeof property.description === 'string' ? property.description : '',
+      ...(durationUnit(property) === undefined ? {} : { unit: durationUnit(property) }),
     });
     rows.push(...nestedRows(property, field));
   }
@@ -49,6 +53,8 @@ function nestedRows(schema: JsonSchema, field: string): ConfigRow[] {
 
 /** A readable type: `integer (≥ 1)`, `list of string`, `map of string to string`, `string or object`, `one of "a", "b"`. */
 export function typeText(schema: JsonSchema): string {
+  const unit = durationUnit(schema);
+  if (unit !== undefined) return `duration (a bare number: ${unit})`;
   if (Array.isArray(schema.enum)) return `one of ${schema.enum.map((v) => JSON.stringify(v)).join(', ')}`;
   if (schema.const !== undefined) return JSON.stringify(schema.const);
   const branches = (schema.oneOf ?? schema.anyOf) as JsonSchema[] | undefined;

@@ -1,6 +1,6 @@
 import type { ErrorObject } from 'ajv';
 import { didYouMean } from '../core/suggest';
-import { DURATION_PATTERN, DURATION_WORDS } from './duration';
+import { DURATION_PATTERN, DURATION_WORDS, durationUnit, durationWords } from './duration';
 import { ID_PATTERN, PATTERN_WORDS, idProblem, shown } from './ids';
 import type { JsonSchema } from './json-schema';
 
@@ -105,9 +105,12 @@ class Described {
   /** An `anyOf` no branch of which matched at its own level: what the branches asked for. */
   private alternatives(alternatives: ErrorObject): string {
     const data = valueAt(this.value, alternatives.instancePath);
-    const branchSchemas = this.parentSchema(alternatives)?.anyOf;
-    if (Array.isArray(branchSchemas) && branchSchemas.some((b) => (b as JsonSchema).pattern === DURATION_PATTERN)) {
-      return `${shown(data)} is not a duration; ${DURATION_WORDS}`;
+    const parent = this.parentSchema(alternatives);
+    const branchSchemas = parent?.anyOf;
+    if (parent && Array.isArray(branchSchemas) && branchSchemas.some((b) => (b as JsonSchema).pattern === DURATION_PATTERN)) {
+      // the field's unit of a bare number, and whether 0 is one (its number branch's minimum)
+      const zero = branchSchemas.some((b) => (b as JsonSchema).minimum === 0);
+      return `${shown(data)} is not a duration; ${durationWords(durationUnit(parent), zero)}`;
     }
     // each branch's errors, by the branch's place in the schema (`…/anyOf/0/type`)
     const branches = new Map<string, ErrorObject[]>();

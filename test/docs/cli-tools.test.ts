@@ -64,7 +64,7 @@ describe('the command blocks of eddy list, new, schema and cel in the docs', fun
     const runtime = new Runtime({ logger: createLogger('silent') });
     const path = join(dir, 'ticks.yaml');
     const [onramp] = (await readConfigFile(path)).onramp as unknown[];
-    expect(() => runtime.publish('onramp', onramp)).to.throw(/config\.interval: must be integer/);
+    expect(() => runtime.publish('onramp', onramp)).to.throw(/config\.interval: null is not a duration/);
     writeFileSync(path, written.replace('interval: null', 'interval: 1000'));
     runtime.publish('onramp', ((await readConfigFile(path)).onramp as unknown[])[0]);
     expect(runtime.list('onramp')).to.deep.equal(['ticks']);

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CodecType } from '../../src/codecs/codec';
-import { REFERENCE_PATH, renderConfigReference } from '../../tools/docs/config-reference';
+import { CONFIG_FILES_PATH, REFERENCE_PATH, renderConfigReference, withDurationFields } from '../../tools/docs/config-reference';
 import { repoRoot } from '../../tools/docs/connector-reference';
 import type { OperatorType } from '../../src/pipeline/operator';
 import type { PostprocessorType, PreprocessorType } from '../../src/processors/processor';
@@ -44,6 +44,12 @@ describe('config reference (docs/reference.md)', () => {
           `First difference at line ${at + 1}:\n  file:     ${JSON.stringify(a[at] ?? '<end>')}\n  rendered: ${JSON.stringify(b[at] ?? '<end>')}`,
       );
     }
+  });
+
+  it('docs/config-files.md lists the duration fields whose bare number is not ms, as the schemas say (run `npm run docs`)', () => {
+    const current = readFileSync(join(ROOT, CONFIG_FILES_PATH), 'utf8');
+    expect(withDurationFields(current, registries) === current, `${CONFIG_FILES_PATH}: the durations table is out of date`).to.equal(true);
+    expect(current).to.contain('| offramp | blackhole | `stop_after_secs` | s |');
   });
 
   it('README.md links it', () => {

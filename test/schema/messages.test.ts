@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { artefactSchemas, SchemaValidator } from '../../src/schema/artefacts';
-import { durationSchema } from '../../src/schema/duration';
+import { duration } from '../../src/schema/duration';
 import type { JsonSchema } from '../../src/schema/json-schema';
 import { s } from '../../src/schema/typed';
 
@@ -64,7 +64,7 @@ describe('schema error messages (issue 33)', () => {
   });
 
   describe('durations: what one looks like', () => {
-    const schema = s.object({ within: durationSchema('how long') });
+    const schema = s.object({ within: duration('how long') });
     for (const value of ['10 seconds', '10', 'soon', -5, 0, true, [1]]) {
       it(`refuses ${JSON.stringify(value)} saying what a duration is`, () => {
         expect(refusal(schema, { within: value }, 'config')).to.equal(

@@ -25,6 +25,11 @@ export const GENERATED_START =
   '<!-- generated from the connector type by tools/docs/connector-reference.ts: edit the type (or the text above), then run `npm run docs` -->';
 export const GENERATED_END = '<!-- end of the generated part -->';
 
+/** A type cell's `duration` linked to what a duration is (docs/config-files.md#durations), from a page `href` away. */
+export function linkDuration(type: string, href: string): string {
+  return type.replace(/\bduration \(/, `[duration](${href}#durations) (`);
+}
+
 /** The repository root: the nearest directory above this file with a package.json (works from src/ and dist/src/). */
 export function repoRoot(from: string = __dirname): string {
   let dir = from;
@@ -121,7 +126,7 @@ function renderSide(side: Side, name: string, type: AnyType, description: string
   if (rows.length === 0) lines.push('No config.');
   else {
     lines.push('| Field | Type | Default | Required | Description |', '|---|---|---|---|---|');
-    for (const r of rows) lines.push(`| \`${r.field}\` | ${cell(r.type)} | ${r.default === undefined ? '' : `\`${cell(r.default)}\``} | ${r.required ? 'yes' : 'no'} | ${cell(r.description)} |`);
+    for (const r of rows) lines.push(`| \`${r.field}\` | ${linkDuration(cell(r.type), '../config-files.md')} | ${r.default === undefined ? '' : `\`${cell(r.default)}\``} | ${r.required ? 'yes' : 'no'} | ${cell(r.description)} |`);
   }
   if (type.example !== undefined) {
     const artefact = { id: name, type: name, ...(type.linkable === 'required' ? { linked: true } : {}), config: type.example };

@@ -1,5 +1,6 @@
 import { SyncGet, type GetReply } from './sync-get';
 import { s } from '../../schema/typed';
+import { duration, durationMs } from '../../schema/duration';
 import type { Input } from '../../schema/typed';
 
 export type SchemaType = 'AVRO' | 'PROTOBUF';
@@ -25,7 +26,7 @@ export const registrySchema = s.object(
     username: s.string({ description: 'HTTP basic auth user' }),
     password: s.string({ writeOnly: true, description: 'HTTP basic auth password' }),
     auto_register: s.boolean({ default: false, description: 'encoding with a local schema: register it under the subject when it is not there yet' }),
-    timeout_ms: s.integer({ minimum: 1, default: DEFAULT_TIMEOUT_MS, description: 'each registry request fails after this long' }),
+    timeout_ms: duration('each registry request fails after this long', { default: DEFAULT_TIMEOUT_MS }),
   },
   {
     required: ['url'],
@@ -71,7 +72,7 @@ export class SchemaRegistry {
 
   /** The registry at `config.url` (with these credentials), made once per process. */
   static for(config: RegistryConfig): SchemaRegistry {
-    const timeoutMs = config.timeout_ms ?? DEFAULT_TIMEOUT_MS;
+    const timeoutMs = durationMs(config.timeout_ms ?? DEFAULT_TIMEOUT_MS, 'registry.timeout_ms');
     const key = JSON.stringify([config.url, config.username, config.password, timeoutMs]);
     let registry = SchemaRegistry.shared.get(key);
     if (!registry) SchemaRegistry.shared.set(key, (registry = new SchemaRegistry(config, timeoutMs)));

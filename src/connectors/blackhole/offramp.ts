@@ -5,21 +5,20 @@ import type { OfframpContext, OfframpType } from '../connector';
 import type { EddyEvent } from '../../core/event';
 import { BucketCounts } from './bucket-counts';
 import { s } from '../../schema/typed';
+import { duration, durationMs } from '../../schema/duration';
 import type { Static } from '../../schema/typed';
 
 /** The benchmark's keys: given together they turn the measurement on; none of them, a plain sink. */
 const MEASURE_KEYS = ['warmup_secs', 'stop_after_secs', 'significant_figures'] as const;
 
+/** The benchmark's times: a bare number is seconds, as they always were (the keys say so). */
+const WARMUP = { unit: 's', zero: 'measures from the start' } as const;
+const STOP_AFTER = { unit: 's', zero: 'never stops' } as const;
+
 const configSchema = s.object(
   {
-    warmup_secs: s.number({
-      minimum: 0,
-      description: 'benchmark: seconds after start during which nothing is measured (with stop_after_secs and significant_figures)',
-    }),
-    stop_after_secs: s.number({
-      minimum: 0,
-      description: 'benchmark: seconds of measurement, then report and stop the process; 0 never stops (with warmup_secs and significant_figures)',
-    }),
+    warmup_secs: duration('benchmark: the time after start during which nothing is measured (with stop_after_secs and significant_figures)', WARMUP),
+    stop_after_secs: duration('benchmark: the time of measurement, then report and stop the process (with warmup_secs and significant_figures)', STOP_AFTER),
     significant_figures: s.integer({
       minimum: 1,
       maximum: 5,
@@ -48,7 +47,7 @@ const configSchema = s.object(
 type BlackholeConfig = Static<typeof configSchema>;
 
 /** A config that asks for the measurement: the three benchmark keys, which the schema lets come only together. */
-export type MeasureConfig = BlackholeConfig & { warmup_secs: number; stop_after_secs: number; significant_figures: number };
+export type MeasureConfig = BlackholeConfig & { warmup_secs: number | string; stop_after_secs: number | string; significant_figures: number };
 
 /** Whether a config asks for the measurement (any benchmark key: after validation, all three are there). */
 export function measures(config: BlackholeConfig): config is MeasureConfig {
@@ -86,7 +85,7 @@ export const blackhole: OfframpType<BlackholeConfig> = {
   configSchema,
   // only a measuring blackhole (the benchmark keys) ends the run; a plain one (no config) only acks and discards
   stopsProcess: (config) =>
-    config.stop_after_secs !== undefined && config.stop_after_secs !== 0
+    config.stop_after_secs !== undefined && durationMs(config.stop_after_secs, 'stop_after_secs', STOP_AFTER) !== 0
       ? { field: 'config.stop_after_secs', what: 'a blackhole with stop_after_secs stops the process when it has measured' }
       : undefined,
   create(config, ctx) {
@@ -129,17 +128,19 @@ class Measurement {
     this.histogram = new JsHistogram(1, 100_000_000_000, config.significant_figures);
     this.histogram.autoResize = true;
     this.latencies = new BucketCounts(this.histogram);
+    const warmupMs = durationMs(config.warmup_secs, 'warmup_secs', WARMUP);
+    const stopAfterMs = durationMs(config.stop_after_secs, 'stop_after_secs', STOP_AFTER);
     const started = monoNs();
-    this.warmupEnd = started + config.warmup_secs * 1e9;
-    this.measuring = config.warmup_secs === 0;
+    this.warmupEnd = started + warmupMs * 1e6;
+    this.measuring = warmupMs === 0;
     this.measureStart = started;
     this.warmupTimer = this.measuring
       ? undefined
       : setTimeout(() => {
           this.measuring = true;
           this.measureStart = monoNs();
-        }, config.warmup_secs * 1000);
-    this.stopTimer = config.stop_after_secs > 0 ? setTimeout(() => this.report(), (config.warmup_secs + config.stop_after_secs) * 1000) : undefined;
+        }, warmupMs);
+    this.stopTimer = stopAfterMs > 0 ? setTimeout(() => this.report(), warmupMs + stopAfterMs) : undefined;
   }
 
   record(payloads: readonly Buffer[], event: EddyEvent): void {

@@ -3,12 +3,16 @@ import { nowNs } from '../../core/clock';
 import type { Frame, OnrampType } from '../connector';
 import { readPayloadLines } from '../_shared/read-source';
 import { s } from '../../schema/typed';
+import { duration, durationMs } from '../../schema/duration';
 import type { Static } from '../../schema/typed';
+
+/** A bare number is nanoseconds, as in the original. */
+const INTERVAL = { unit: 'ns', zero: 'as fast as possible' } as const;
 
 const configSchema = s.object(
   {
     source: s.string({ path: 'read', minLength: 1, description: 'file to replay, one event per line' }),
-    interval: s.integer({ minimum: 0, description: 'nanoseconds between events; absent or 0 means as fast as possible' }),
+    interval: duration('the time between events; absent means as fast as possible', INTERVAL),
     iters: s.integer({ minimum: 1, description: 'number of events to send, then stop' }),
     base64: s.boolean({ default: false, description: 'base64-decode each line' }),
   },
@@ -49,7 +53,7 @@ export const blaster: OnrampType<Static<typeof configSchema>> = {
     const frames = new Observable<Frame>((subscriber) => ctx.pullLoop<Frame>(step(lines)).subscribe(subscriber));
     const step = (lines: Buffer[]) => {
       const limit = config.iters ?? Infinity;
-      const intervalNs = config.interval ?? 0;
+      const intervalNs = config.interval === undefined ? 0 : Math.round(durationMs(config.interval, 'interval', INTERVAL) * 1e6);
       const gate = ctx.gate;
       let sent = 0;
       let started = 0;

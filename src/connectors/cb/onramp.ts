@@ -3,16 +3,19 @@ import type { EventId } from '../../core/event';
 import type { Frame, OnrampContext, OnrampSource, OnrampType } from '../connector';
 import { readPayloadLines } from '../_shared/read-source';
 import { s } from '../../schema/typed';
+import { duration, durationMs } from '../../schema/duration';
 import type { Static } from '../../schema/typed';
 
 const configSchema = s.object(
   {
     source: s.string({ path: 'read', minLength: 1, description: 'file with one event payload per line (xz compressed when the name ends in .xz)' }),
-    timeout: s.integer({
-      minimum: 0,
-      default: 10000,
-      description: 'ms to wait for the missing acks and fails after everything was sent (or while paused by a circuit breaker) before exiting with status 1',
-    }),
+    timeout: duration(
+      'how long to wait for the missing acks and fails after everything was sent (or while paused by a circuit breaker) before exiting with status 1',
+      {
+        default: 10000,
+        zero: 'does not wait',
+      },
+    ),
   },
   { description: 'For tests: sends the lines of a file as events and expects one ack or fail for each.', required: ['source'] },
 );
@@ -151,7 +154,7 @@ class CbSource implements OnrampSource {
 
   private arm(): void {
     clearTimeout(this.deadline);
-    this.deadline = setTimeout(() => this.finish(), this.config.timeout); // not unref'd: it keeps the process alive until it decides
+    this.deadline = setTimeout(() => this.finish(), durationMs(this.config.timeout, 'timeout', { zero: 'does not wait' })); // not unref'd: it keeps the process alive until it decides
   }
 
   private finish(): void {

@@ -6,6 +6,7 @@ import type { Frame, OnrampContext, OnrampReply, OnrampSource, OnrampType } from
 import { batchValues } from '../../core/event';
 import { BadReply, execute, parseReply, type Command } from './replies';
 import { s } from '../../schema/typed';
+import { duration, durationMs } from '../../schema/duration';
 import type { Static } from '../../schema/typed';
 
 // discord.js is loaded at activation (see create); publishing checks that it is there
@@ -57,7 +58,7 @@ const configSchema = s.object(
       pattern: '^https?://',
       description: 'REST base URL instead of https://discord.com/api (for tests and proxies); the gateway URL is whatever its GET /gateway/bot answers',
     }),
-    timeout: s.integer({ minimum: 1, default: 15000, description: 'ms a REST call, and the login when the instance starts, may take' }),
+    timeout: duration('how long a REST call, and the login when the instance starts, may take', { default: 15000 }),
     buffer: s.integer({
       minimum: 0,
       default: 10000,
@@ -141,7 +142,7 @@ export const chatOnramp: OnrampType<ChatOnrampConfig> = {
       intents: config.intents.map((name) => INTENTS.get(name)!),
       // uncached messages, channels, members and reactions still make events
       partials: [Partials.Message, Partials.Channel, Partials.GuildMember, Partials.Reaction, Partials.User],
-      rest: { timeout: config.timeout, ...(config.api_url ? { api: config.api_url.replace(/\/+$/, '') } : {}) },
+      rest: { timeout: durationMs(config.timeout, 'timeout'), ...(config.api_url ? { api: config.api_url.replace(/\/+$/, '') } : {}) },
     });
     const source = new ChatSource(config, ctx, client);
     await source.login();
@@ -197,8 +198,9 @@ class ChatSource implements ChatOnrampSource {
   /** A wrong token or an unreachable platform fails the activation; the client is destroyed then. */
   async login(): Promise<void> {
     const { config, client } = this;
+    const timeoutMs = durationMs(config.timeout, 'timeout');
     try {
-      await withTimeout(client.login(config.token), config.timeout, `chat: login did not complete within ${config.timeout} ms`);
+      await withTimeout(client.login(config.token), timeoutMs, `chat: login did not complete within ${timeoutMs} ms`);
     } catch (err) {
       this.closed = true;
       await client.destroy();

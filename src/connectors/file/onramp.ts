@@ -5,13 +5,16 @@ import { Observable, type Subscription } from '../../core/rx';
 import type { Frame, OnrampType } from '../connector';
 import { readMaybeXz } from '../_shared/read-source';
 import { s } from '../../schema/typed';
+import { duration, durationMs } from '../../schema/duration';
 import type { Static } from '../../schema/typed';
+
+const SLEEP_ON_DONE = { default: 0, zero: 'closes at once' } as const;
 
 const configSchema = s.object(
   {
     source: s.string({ path: 'read', minLength: 1, description: 'path of the file to read' }),
     close_on_done: s.boolean({ default: false, description: 'stop the runtime when the file is read' }),
-    sleep_on_done: s.integer({ minimum: 0, default: 0, description: 'ms to wait after the end before closing' }),
+    sleep_on_done: duration('how long to wait after the end before closing', SLEEP_ON_DONE),
   },
   { description: 'Reads a file (xz when its name ends in .xz), one event per line.', required: ['source'] },
 );
@@ -53,10 +56,13 @@ export const fileOnramp: OnrampType<Static<typeof configSchema>> = {
       s.on('end', () => {
         subscriber.next({ stream: 0, end: true, originUri });
         // on the runtime's scheduler: a runtime in virtual time waits in virtual time
-        doneTimer = ctx.scheduler.schedule(() => {
-          if (config.close_on_done) ctx.requestExit(0, `file onramp ${ctx.url} read all of ${config.source}`);
-          else subscriber.complete();
-        }, config.sleep_on_done);
+        doneTimer = ctx.scheduler.schedule(
+          () => {
+            if (config.close_on_done) ctx.requestExit(0, `file onramp ${ctx.url} read all of ${config.source}`);
+            else subscriber.complete();
+          },
+          durationMs(config.sleep_on_done, 'sleep_on_done', SLEEP_ON_DONE),
+        );
       });
       return () => {
         doneTimer?.unsubscribe();

@@ -35,6 +35,7 @@ export interface ExactlyOnceConfig {
   readonly group_id: string;
   readonly topics: string[];
   readonly brokers: string[];
+  /** poll_interval, in ms */
   readonly poll_interval: number;
   /** commit_interval, in ms */
   readonly commitIntervalMs: number;

@@ -17,7 +17,7 @@ import {
   type KafkaSettings,
 } from './options';
 import { s } from '../../schema/typed';
-import { durationMs, durationSchema } from '../../schema/duration';
+import { durationMs, duration } from '../../schema/duration';
 import { ExactlyOnceSource } from './exactly-once';
 import { kafkaMeta, reachTopics } from './consumer-common';
 export type { KafkaMeta } from './consumer-common';
@@ -55,11 +55,9 @@ const configSchema = s.object(
       description:
         'at_least_once (default): commits as rdkafka_options say; exactly_once: what the flow made of the messages (kafka offramps, stateful operators) and the offsets are committed in one Kafka transaction per commit_interval (docs/design-exactly-once.md)',
     }),
-    commit_interval: durationSchema('guarantee exactly_once: how often a transaction commits (default 100ms)'),
-    poll_interval: s.integer({
-      minimum: 1,
+    commit_interval: duration('guarantee exactly_once: how often a transaction commits (default 100ms)'),
+    poll_interval: duration('how long a fetch waits at the broker for new messages when there are none (also how often a paused consumer heartbeats)', {
       default: 100,
-      description: 'ms a fetch waits at the broker for new messages when there are none (also how often a paused consumer heartbeats)',
     }),
   },
   { description: 'Consumes Kafka topics as a member of a consumer group.', required: ['group_id', 'topics', 'brokers'] },
@@ -109,7 +107,13 @@ export const kafkaOnramp: OnrampType<KafkaOnrampConfig> = {
     const who = `kafka onramp ${ctx.url}`;
     if (config.guarantee === 'exactly_once') {
       const commitIntervalMs = durationMs(config.commit_interval ?? DEFAULT_COMMIT_INTERVAL, 'commit_interval');
-      const source = new ExactlyOnceSource({ ...config, commitIntervalMs }, settings, brokers, ctx, who);
+      const source = new ExactlyOnceSource(
+        { ...config, poll_interval: durationMs(config.poll_interval, 'poll_interval'), commitIntervalMs },
+        settings,
+        brokers,
+        ctx,
+        who,
+      );
       await source.open();
       return source;
     }
@@ -136,7 +140,7 @@ function consumerSettings(config: KafkaOnrampConfig): KafkaSettings {
   } else if (config.commit_interval !== undefined) {
     throw new Error('commit_interval: only with guarantee exactly_once (at least once commits as rdkafka_options say)');
   }
-  const wait = c.maxWaitTime ?? config.poll_interval;
+  const wait = c.maxWaitTime ?? durationMs(config.poll_interval, 'poll_interval');
   if (wait >= c.sessionTimeout) {
     const name = c.maxWaitTime === undefined ? 'poll_interval' : 'rdkafka_options.fetch.wait.max.ms';
     throw new Error(`${name}: ${wait} ms must be below session.timeout.ms (${c.sessionTimeout}): the consumer heartbeats between fetches`);
@@ -334,7 +338,7 @@ class KafkaSource implements OnrampSource {
         // eddy commits by hand: on ack the tracker's offsets; with auto commit what was handed over (the client's own
         // autocommit would commit what a fetch brought, also while it waits in the paused stream)
         autocommit: false,
-        maxWaitTime: c.maxWaitTime ?? this.config.poll_interval,
+        maxWaitTime: c.maxWaitTime ?? durationMs(this.config.poll_interval, 'poll_interval'),
         minBytes: c.minBytes,
         maxBytes: c.maxBytes,
         maxBytesPerPartition: c.maxBytesPerPartition,

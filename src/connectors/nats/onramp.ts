@@ -20,6 +20,7 @@ import {
 } from './connection';
 import { requirePackage } from '../../core/packages';
 import { s } from '../../schema/typed';
+import { duration, durationMs } from '../../schema/duration';
 import type { Static } from '../../schema/typed';
 
 const { nanos } = requirePackage<typeof import('@nats-io/nats-core')>('@nats-io/nats-core', 'the nats connector');
@@ -27,6 +28,9 @@ const { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, JetStreamApiCodes
   '@nats-io/jetstream',
   'the nats connector',
 );
+
+/** The server's lower bound for a consumer's ack wait: 1 s. */
+const ACK_WAIT = { default: 30000, minimumMs: 1000 } as const;
 
 const jetstreamSchema = s.object(
   {
@@ -43,11 +47,7 @@ const jetstreamSchema = s.object(
       default: 100,
       description: 'messages per pull; at most this many arrive after the circuit breaker is triggered',
     }),
-    ack_wait_ms: s.integer({
-      minimum: 1000,
-      default: 30000,
-      description: "when eddy creates the consumer: ms after which the server redelivers a message that was neither acked nor nak'ed",
-    }),
+    ack_wait_ms: duration("when eddy creates the consumer: the time after which the server redelivers a message that was neither acked nor nak'ed", ACK_WAIT),
   },
   {
     required: ['stream', 'durable'],
@@ -337,7 +337,7 @@ async function bindConsumer({ nc }: NatsClient, subject: string, js: JetStreamCo
         ack_policy: AckPolicy.Explicit,
         deliver_policy: DeliverPolicy.All,
         filter_subject: subject,
-        ack_wait: nanos(js.ack_wait_ms),
+        ack_wait: nanos(durationMs(js.ack_wait_ms, 'jetstream.ack_wait_ms', ACK_WAIT)),
       });
     } catch (err) {
       throw new Error(`${where}: cannot create it: ${describe(err)}`);

@@ -1,7 +1,7 @@
 import type { Subscription } from '../../core/rx';
 import { NO_JITTER, fullJitter, type Random } from '../../core/jitter';
 import { batchValues, type EddyEvent, type Meta } from '../../core/event';
-import { durationMs, durationWithDefault } from '../../schema/duration';
+import { durationMs, duration } from '../../schema/duration';
 import { headerMap, secretHeaders } from '../../schema/fields';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
@@ -34,12 +34,12 @@ const configSchema = s.object(
       default: 'gzip',
       description: 'compression of request bodies (gzip, as the OpenTelemetry exporters and the Collector do by default)',
     }),
-    timeout: durationWithDefault('how long one attempt of a request may take before it counts as failed (and is retried)', '10s'),
+    timeout: duration('how long one attempt of a request may take before it counts as failed (and is retried)', { default: '10s' }),
     concurrency: s.integer({ minimum: 1, default: 4, description: 'Export requests in flight at most; full batches beyond that wait their turn' }),
     batch: s.object(
       {
         size: s.integer({ minimum: 1, default: 100, description: 'resources (events) in one request at most: a full batch is sent at once' }),
-        timeout: durationWithDefault('how long a batch waits for more events after its first', '200ms'),
+        timeout: duration('how long a batch waits for more events after its first', { default: '200ms' }),
       },
       { default: {}, description: 'how events are gathered into Export requests, per signal' },
     ),
@@ -48,8 +48,8 @@ const configSchema = s.object(
         attempts: s.integer({ minimum: 1, default: 10, description: 'tries of one request in all (1: no retry); then its events are failed' }),
         backoff: s.object(
           {
-            initial: durationWithDefault('the wait before the first retry', '100ms'),
-            max: durationWithDefault('the longest wait', '10s'),
+            initial: duration('the wait before the first retry', { default: '100ms' }),
+            max: duration('the longest wait', { default: '10s' }),
             factor: s.number({ minimum: 1, default: 2, description: 'each wait is the one before times this' }),
             jitter: s.boolean({
               default: true,

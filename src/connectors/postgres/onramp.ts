@@ -10,6 +10,7 @@ import { Backoff } from '../_shared/backoff';
 import { clientConfig, connectionProperties, describe, isConnectionError } from './connection';
 import { BUILTIN_OIDS, fromText, type FieldRecord } from './types';
 import { s } from '../../schema/typed';
+import { duration, durationMs } from '../../schema/duration';
 import type { Static } from '../../schema/typed';
 
 const { Client } = requirePackage<typeof Pg>('pg', 'the postgres onramp');
@@ -21,7 +22,7 @@ const configSchema = s.object(
       minLength: 1,
       description: 'the query to poll; $1 is the start, $2 the end of the interval (timestamps, ISO 8601 UTC text): rows with start <= ts < end',
     }),
-    interval_ms: s.integer({ minimum: 1, description: 'milliseconds between the end of one poll and the start of the next' }),
+    interval_ms: duration('the time between the end of one poll and the start of the next'),
     cache: s.object(
       {
         path: s.string({ path: 'tree', minLength: 1, description: 'file holding the last interval (JSON); written atomically after each poll' }),
@@ -116,6 +117,8 @@ class Poller {
   private closed = false;
   /** the cache write under way (close waits for it); settled when none is */
   private caching: Promise<void> = Promise.resolve();
+  /** interval_ms, read */
+  private readonly intervalMs: number;
 
   constructor(
     private readonly config: PostgresOnrampConfig,
@@ -124,7 +127,8 @@ class Poller {
     this.target = describe(config);
     this.originUri = `svc-postgres://${config.host}:${config.port}/${config.dbname}`;
     // reconnects no faster than the poll interval, and back off to 5 s at most
-    this.backoff = new Backoff(Math.max(config.interval_ms, 100), Math.max(config.interval_ms, 5000));
+    this.intervalMs = durationMs(config.interval_ms, 'interval_ms');
+    this.backoff = new Backoff(Math.max(this.intervalMs, 100), Math.max(this.intervalMs, 5000));
   }
 
   /** Connects, and reads or starts the cache: any failure here fails the activation. */
@@ -265,7 +269,7 @@ class Poller {
         this.ctx.logger.error(`postgres onramp ${this.ctx.url}: cannot write the cache ${this.config.cache.path}: ${(err as Error).message}`);
       }
     }
-    if (this.subscriber === subscriber) this.schedule(this.config.interval_ms);
+    if (this.subscriber === subscriber) this.schedule(this.intervalMs);
   }
 
   private toEvent(row: unknown[], fields: FieldDef[]): Record<string, FieldRecord> {
@@ -323,7 +327,7 @@ class Poller {
     if (failure !== this.lastFailure) this.ctx.logger.warn(message);
     else this.ctx.logger.debug(message);
     this.lastFailure = failure;
-    this.schedule(lost ? this.backoff.next() : this.config.interval_ms);
+    this.schedule(lost ? this.backoff.next() : this.intervalMs);
   }
 
   private recovered(): void {

@@ -9,6 +9,7 @@ import { headerLists, headerNamed, headerValues, mimeOf, type HeaderLists } from
 import { readServerTls, reloadOnChange, type CertificateWatch } from '../../net/tls';
 import { httpServer } from '../../net/http-server';
 import { s } from '../../schema/typed';
+import { duration, durationMs } from '../../schema/duration';
 import type { Static } from '../../schema/typed';
 import { listenHost, listenPort, serverTls } from '../../schema/fields';
 
@@ -16,12 +17,10 @@ const configSchema = s.object(
   {
     host: listenHost(),
     port: listenPort({ default: 8000, description: 'TCP port to listen on (0: any free port, logged)' }),
-    timeout: s.integer({
-      minimum: 1,
-      default: 10000,
-      description:
-        'linked only: ms from the arrival of a request to its answer: the reply, else 504 (503 with Retry-After when backpressure kept it out of the flow)',
-    }),
+    timeout: duration(
+      'linked only: the time from the arrival of a request to its answer: the reply, else 504 (503 with Retry-After when backpressure kept it out of the flow)',
+      { default: 10000 },
+    ),
     max_body_bytes: s.integer({ minimum: 0, default: 10485760, description: 'largest request body read; a larger one is answered 413 and makes no event' }),
     tls: serverTls('serve HTTPS with this certificate (the files are reloaded when they change); absent: plain HTTP'),
   },
@@ -135,6 +134,8 @@ class RestSource implements OnrampSource {
   private readonly waiters: Waiters<OnrampReply>;
   /** the Retry-After of a 503 for a request backpressure kept out: the timeout, in whole seconds */
   private readonly retryAfter: string;
+  /** timeout, read */
+  private readonly timeoutMs: number;
   private subscriber: Subscriber<Frame> | undefined;
   /** paused by the circuit breaker */
   private paused = false;
@@ -164,8 +165,9 @@ class RestSource implements OnrampSource {
     this.localHost = `${uriHost((server.address() as AddressInfo).address)}:${port}`;
     ctx.logger.info(`Onramp ${ctx.url} listening on ${this.scheme}://${this.localHost}/`);
     this.rampCodec = this.lastCodec = ctx.codecForMime(undefined);
-    this.waiters = new Waiters<OnrampReply>(config.timeout, ctx.scheduler);
-    this.retryAfter = String(Math.max(1, Math.ceil(config.timeout / 1000)));
+    this.timeoutMs = durationMs(config.timeout, 'timeout');
+    this.waiters = new Waiters<OnrampReply>(this.timeoutMs, ctx.scheduler);
+    this.retryAfter = String(Math.max(1, Math.ceil(this.timeoutMs / 1000)));
     server.on('request', this.onRequest);
     this.frames = new Observable<Frame>((s) => {
       this.subscriber = s;
@@ -255,7 +257,7 @@ class RestSource implements OnrampSource {
 
   /** Linked: the clock starts at arrival, not when the body is read, so a request held back by backpressure is answered in time too. */
   private startClock(ex: Exchange): void {
-    const deadline = (ex.deadline = this.ctx.scheduler.now() + this.config.timeout);
+    const deadline = (ex.deadline = this.ctx.scheduler.now() + this.timeoutMs);
     ex.clock = new Alarm(this.ctx.scheduler, deadline, () => this.expire(ex));
     // a client that goes away frees its clock and its waiter at once
     ex.res.once('close', () => {
@@ -345,7 +347,7 @@ class RestSource implements OnrampSource {
    */
   private expire(ex: Exchange): void {
     const { req, res } = ex;
-    const timeout = this.config.timeout;
+    const timeout = this.timeoutMs;
     if (res.writableEnded || res.destroyed) return;
     ex.discard = true;
     if (ex.body !== undefined) {
@@ -378,7 +380,7 @@ class RestSource implements OnrampSource {
     // from here the waiter keeps the request's deadline
     ex.clock?.cancel();
     // the machinery calls `done` before the events go downstream, so even a synchronous pipeline finds the waiter in place
-    const timeout = this.config.timeout;
+    const timeout = this.timeoutMs;
     this.waiters.wait(
       result.ids.map(idKey),
       res,

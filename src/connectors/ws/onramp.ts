@@ -8,6 +8,7 @@ import { listen, uriHost } from '../_shared/net';
 import { readServerTls, reloadOnChange, type CertificateWatch } from '../../net/tls';
 import { httpServer } from '../../net/http-server';
 import { s } from '../../schema/typed';
+import { duration, durationMs } from '../../schema/duration';
 import type { Static } from '../../schema/typed';
 import { listenHost, listenPort, serverTls } from '../../schema/fields';
 
@@ -15,10 +16,8 @@ const configSchema = s.object(
   {
     host: listenHost(),
     port: listenPort({ description: 'port to listen on (0 picks a free port, logged at start)' }),
-    timeout: s.integer({
-      minimum: 1,
+    timeout: duration('linked only: how long a request waits for its reply; after that a late reply is dropped (the connection stays open)', {
       default: 30000,
-      description: 'linked only: ms a request waits for its reply; after that a late reply is dropped (the connection stays open)',
     }),
     reply_pause_bytes: s.integer({
       minimum: 1,
@@ -147,6 +146,8 @@ class WsSource implements WsOnrampSource {
   private readonly server: WebSocketServer;
   private readonly connections = new Set<Connection>();
   private readonly waiters: Waiters<Answer>;
+  /** timeout, read */
+  private readonly timeoutMs: number;
   private out: Subscriber<Frame> | undefined;
   // frames read before the first subscriber (sockets are paused then, so only what was already parsed)
   private early: Frame[] = [];
@@ -168,7 +169,8 @@ class WsSource implements WsOnrampSource {
     this.server.on('error', (err) => ctx.logger.error(`Onramp ${ctx.url}: server error: ${err.message}`));
     http.on('tlsClientError', (err: Error) => ctx.logger.debug(`Onramp ${ctx.url}: TLS handshake failed: ${err.message}`));
     ctx.logger.info(`Onramp ${ctx.url}: listening on ${watch === undefined ? 'ws' : 'wss'}://${uriHost(config.host)}:${port}/`);
-    this.waiters = new Waiters<Answer>(config.timeout, ctx.scheduler);
+    this.timeoutMs = durationMs(config.timeout, 'timeout');
+    this.waiters = new Waiters<Answer>(this.timeoutMs, ctx.scheduler);
     if (ctx.linked) {
       this.reply = (reply) => this.answer(reply);
       this.closedConnections = () => ({ ...this.closedCount });
@@ -273,8 +275,7 @@ class WsSource implements WsOnrampSource {
         conn,
         (answer) => this.deliver(conn, answer),
         (end) =>
-          end === 'timeout' &&
-          this.ctx.logger.debug(`Onramp ${this.ctx.url}: no reply to ${idKey(id)} from ${conn.originUri} within ${this.config.timeout} ms`),
+          end === 'timeout' && this.ctx.logger.debug(`Onramp ${this.ctx.url}: no reply to ${idKey(id)} from ${conn.originUri} within ${this.timeoutMs} ms`),
       );
     }
   }

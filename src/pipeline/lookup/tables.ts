@@ -11,7 +11,7 @@ import { requirePackage } from '../../core/packages';
 import { s } from '../../schema/typed';
 import type { Static } from '../../schema/typed';
 import { connectHost, connectPort, userName } from '../../schema/fields';
-import { durationSchema } from '../../schema/duration';
+import { duration } from '../../schema/duration';
 
 export type Row = Readonly<Record<string, unknown>>;
 
@@ -66,7 +66,7 @@ export const postgresTableSchema = s.object(
     password: s.string({ writeOnly: true, description: 'password; empty for none' }),
     dbname: s.string({ minLength: 1, description: 'database' }),
     query: s.string({ minLength: 1, description: 'the query whose rows make the table' }),
-    refresh: durationSchema('the query runs again this often (default 30s)'),
+    refresh: duration('the query runs again this often (default 30s)'),
   },
   { required: ['host', 'user', 'dbname', 'query'] },
 );

@@ -3,14 +3,24 @@ import type { Insight, PortEvent } from '../../core/event';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
 import { markOwn, nodeUrl, ownMeta } from './_shared/support';
 import { s } from '../../schema/typed';
+import { duration, durationMs } from '../../schema/duration';
 import type { Input } from '../../schema/typed';
 
 const DEFAULT_STEPS = [50, 100, 250, 500, 1000, 5000, 10000];
 
+/** What an ack's meta time is measured against: a bare number is ms; 0 lets none pass. */
+const ACK_TIMEOUT = { zero: 'counts every timed ack as a failure' } as const;
+
+/** The `timeout` of backpressure and percentile: the slowest ack that is still good news. */
+export const ackTimeout = () => duration('an ack with a meta time above this counts as a failure', ACK_TIMEOUT);
+
+/** The `timeout` of backpressure and percentile, read. */
+export const ackTimeoutMs = (value: number | string) => durationMs(value, 'timeout', ACK_TIMEOUT);
+
 const configSchema = s.object(
   {
-    timeout: s.number({ minimum: 0, description: 'ms; an ack with meta time above this counts as a failure' }),
-    steps: s.array(s.number({ exclusiveMinimum: 0 }), { minItems: 1, default: DEFAULT_STEPS, description: 'back-off steps in ms' }),
+    timeout: ackTimeout(),
+    steps: s.array(duration('a back-off step'), { minItems: 1, default: DEFAULT_STEPS, description: 'back-off steps (durations)' }),
     circuit_breaker: s.boolean({ default: false, description: 'trigger the upstream circuit breaker while backing off' }),
   },
   {
@@ -37,7 +47,8 @@ export function isBad(insight: Insight, timeout: number): boolean {
  * probed again and, with `circuit_breaker`, the upstream breaker is restored.
  */
 export function backpressureNode(config: BackpressureConfig, ctx: OperatorContext): OperatorNode {
-  const steps = config.steps ?? DEFAULT_STEPS;
+  const steps = (config.steps ?? DEFAULT_STEPS).map((step, i) => durationMs(step, `steps[${i}]`));
+  const timeoutMs = ackTimeoutMs(config.timeout);
   const from = nodeUrl(ctx);
   let step = 0; // 0: healthy; n: backing off steps[n-1] ms
   let next = -Infinity; // scheduler time before which events overflow
@@ -96,7 +107,7 @@ export function backpressureNode(config: BackpressureConfig, ctx: OperatorContex
       }),
     onInsight(insight) {
       if (ownMeta(insight, ctx.uid) === undefined) return insight;
-      if (isBad(insight, config.timeout)) backOff();
+      if (isBad(insight, timeoutMs)) backOff();
       else recover();
       // its own trigger/restore is handled here (or by its own breaker signal); acks and fails go on
       return insight.kind === 'trigger' || insight.kind === 'restore' ? null : insight;

@@ -4,15 +4,13 @@ import type { OperatorType } from '../operator';
 import { idMinter, memberContraflow } from './_shared/support';
 import { batchMember } from '../../core/lazy-event';
 import { s } from '../../schema/typed';
+import { duration, durationMs } from '../../schema/duration';
 import type { Input } from '../../schema/typed';
 
 const configSchema = s.object(
   {
     count: s.integer({ minimum: 1, description: 'number of events per batch' }),
-    timeout: s.number({
-      exclusiveMinimum: 0,
-      description: 'ms after the first member after which a partial batch is flushed; without it a batch waits until it is full',
-    }),
+    timeout: duration('the time after the first member after which a partial batch is flushed; without it a batch waits until it is full'),
   },
   { description: 'Collects events into batches of `count` events, flushing a partial batch after `timeout`.', required: ['count'] },
 );
@@ -46,6 +44,7 @@ export function batchEvent(members: readonly EddyEvent[], id: EventId): EddyEven
  * left when the source completes is flushed, so no event is lost.
  */
 export function batchEvents(config: BatchConfig, uid: number, scheduler: SchedulerLike): OperatorFunction<EddyEvent, EddyEvent> {
+  const timeoutMs = config.timeout === undefined ? undefined : durationMs(config.timeout, 'timeout');
   return (source) =>
     new Observable<EddyEvent>((subscriber) => {
       const mint = idMinter(uid);
@@ -63,7 +62,7 @@ export function batchEvents(config: BatchConfig, uid: number, scheduler: Schedul
         next: (event) => {
           members.push(event);
           if (members.length >= config.count) flush();
-          else if (members.length === 1 && config.timeout !== undefined) timer = scheduler.schedule(flush, config.timeout);
+          else if (members.length === 1 && timeoutMs !== undefined) timer = scheduler.schedule(flush, timeoutMs);
         },
         error: (err: unknown) => subscriber.error(err),
         complete: () => {

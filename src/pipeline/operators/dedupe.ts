@@ -5,7 +5,7 @@ import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
 import { partitionOf, type StateValue } from '../../core/state';
 import { showValue } from '../state-entry';
 import { LruPartition, LruPartitionedState } from './_shared/lru-state';
-import { durationMs, durationSchema } from '../../schema/duration';
+import { durationMs, duration } from '../../schema/duration';
 import { EventScope, compileEventExpression, type EventExpression } from '../window/expressions';
 import { withError } from './_shared/support';
 import { s } from '../../schema/typed';
@@ -14,7 +14,7 @@ import type { Input } from '../../schema/typed';
 const configSchema = s.object(
   {
     key: s.string({ minLength: 1, description: "CEL: the event's key, e.g. event.request_id" }),
-    within: durationSchema('a key counts as seen for this long after its first sighting (default: as long as it is remembered)'),
+    within: duration('a key counts as seen for this long after its first sighting (default: as long as it is remembered)'),
     max_keys: s.integer({ minimum: 1, description: 'keys remembered per source partition, least recently seen forgotten first (default 100000)' }),
   },
   {

@@ -6,7 +6,7 @@ import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
 import { PostgresTable, keyOf, postgresTableSchema, type LookupTable, type Refreshed } from '../lookup/tables';
 import { FileTable, csvDelimiter } from '../lookup/file-table';
 import { delimiterProblem } from '../lookup/csv';
-import { durationMs, durationSchema } from '../../schema/duration';
+import { durationMs, duration } from '../../schema/duration';
 import { EventScope, compileEventExpression, type EventExpression } from '../window/expressions';
 import { setPath } from './cel';
 import { nodeUrl, withError } from './_shared/support';
@@ -25,7 +25,7 @@ const configSchema = s.object(
               description: 'a .csv (or .tsv) file, a header line naming the columns, or JSON lines (one object per line, any other extension)',
             }),
             key: s.string({ minLength: 1, description: 'the key column' }),
-            check_every: durationSchema('how often the file is checked for a change (default 1s)'),
+            check_every: duration('how often the file is checked for a change (default 1s)'),
             delimiter: s.string({
               minLength: 1,
               maxLength: 1,

@@ -1,14 +1,14 @@
 import { map } from '../../core/rx';
 import type { PortEvent } from '../../core/event';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
-import { isBad } from './backpressure';
+import { ackTimeout, ackTimeoutMs, isBad } from './backpressure';
 import { markOwn, ownMeta } from './_shared/support';
 import { s } from '../../schema/typed';
 import type { Input } from '../../schema/typed';
 
 const configSchema = s.object(
   {
-    timeout: s.number({ minimum: 0, description: 'ms; an ack with meta time above this counts as a failure' }),
+    timeout: ackTimeout(),
     step_down: s.number({ minimum: 0, maximum: 1, default: 0.05, description: 'pass ratio lost per bad insight' }),
     step_up: s.number({ minimum: 0, maximum: 1, default: 0.001, description: 'pass ratio regained per good insight' }),
   },
@@ -28,6 +28,7 @@ export type PercentileConfig = Input<typeof configSchema>;
 export function percentileNode(config: PercentileConfig, ctx: OperatorContext): OperatorNode {
   const stepDown = config.step_down ?? 0.05;
   const stepUp = config.step_up ?? 0.001;
+  const timeoutMs = ackTimeoutMs(config.timeout);
   let perc = 1;
   return {
     ports: ['overflow'],
@@ -42,7 +43,7 @@ export function percentileNode(config: PercentileConfig, ctx: OperatorContext): 
     onInsight(insight) {
       if (ownMeta(insight, ctx.uid) === undefined) return insight;
       // clamp and round away float drift so the ratio can return to exactly 1
-      if (isBad(insight, config.timeout)) perc = Math.max(0, round(perc - stepDown));
+      if (isBad(insight, timeoutMs)) perc = Math.max(0, round(perc - stepDown));
       else perc = Math.min(1, round(perc + stepUp));
       return insight;
     },

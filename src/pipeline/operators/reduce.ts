@@ -8,7 +8,7 @@ import { WHOLE, partitionOf, type StateValue } from '../../core/state';
 import { packEntry, showValue, unpackEntry } from '../state-entry';
 import { LruPartition, LruPartitionedState } from './_shared/lru-state';
 import { groupKey } from '../window/aggregator';
-import { durationMs, durationSchema } from '../../schema/duration';
+import { durationMs, duration } from '../../schema/duration';
 import { EventScope, compileEventExpression, type EventExpression } from '../window/expressions';
 import { idMinter, memberContraflow, nodeUrl, withError } from './_shared/support';
 import { s } from '../../schema/typed';
@@ -24,7 +24,7 @@ const configSchema = s.object(
     group_by: s.record(s.string({ minLength: 1 }), { description: 'output field -> CEL; one group when absent' }),
     starts_when: s.string({ minLength: 1, description: 'CEL: an event for which this is true starts a new reduction' }),
     ends_when: s.string({ minLength: 1, description: 'CEL: an event for which this is true is the last of its reduction' }),
-    timeout: durationSchema('a reduction is emitted after this long without an event of its group (default 30s)'),
+    timeout: duration('a reduction is emitted after this long without an event of its group (default 30s)'),
     max_events: s.integer({ minimum: 1, description: 'a reduction is emitted at this many events (default 1000)' }),
     max_groups: s.integer({
       minimum: 1,

@@ -6,7 +6,7 @@ import type { AggregatorPlan } from '../window/aggregator';
 import { PartitionedAggregators } from '../window/partitions';
 import type { PartitionedState, StateValue } from '../../core/state';
 import { compileCall } from '../window/calls';
-import { durationMs, durationSchema } from '../../schema/duration';
+import { durationMs, duration } from '../../schema/duration';
 import { compileEventExpression, frameKeysOf, type EventExpression } from '../window/expressions';
 import { windowSchema, windowSpec } from '../window/windows';
 import { s } from '../../schema/typed';
@@ -20,8 +20,8 @@ const configSchema = s.object(
   {
     window: windowSchema,
     time: expr('CEL: the event time (epoch ms, or a timestamp); processing time (the runtime scheduler) when absent'),
-    allowed_lateness: durationSchema('event time only: how long after its end a window still takes events (default 0)'),
-    idle_timeout: durationSchema(
+    allowed_lateness: duration('event time only: how long after its end a window still takes events (default 0)'),
+    idle_timeout: duration(
       "event time only: a source partition without events for this long stops holding its windows open; they close as the other partitions' watermark passes them (default 10s)",
     ),
     group_by: s.record(expr('CEL expression'), { description: 'output field -> CEL expression; one group when absent' }),

@@ -3,7 +3,7 @@
  * window::aggregate. Windows are half-open, `[start, end)` in epoch ms: an
  * event exactly at a window's end belongs to the next one.
  */
-import { durationMs, durationSchema } from '../../schema/duration';
+import { durationMs, duration } from '../../schema/duration';
 import { s } from '../../schema/typed';
 import type { Input } from '../../schema/typed';
 
@@ -17,9 +17,9 @@ export type WindowSpec =
 /** `window` of window::aggregate: exactly one kind (checked by `windowSpec`, naming the field). */
 export const windowSchema = s.object(
   {
-    size: durationSchema('window length: tumbling, or sliding with hop'),
-    hop: durationSchema('how far a sliding window moves; at most size'),
-    gap: durationSchema("session window: a group's session closes after this long without an event"),
+    size: duration('window length: tumbling, or sliding with hop'),
+    hop: duration('how far a sliding window moves; at most size'),
+    gap: duration("session window: a group's session closes after this long without an event"),
     count: s.integer({ minimum: 1, description: 'count window: closes at this many events of the group' }),
   },
   { description: '{size} tumbling; {size, hop} sliding; {gap} session; {count} count' },

@@ -1,5 +1,6 @@
 import type { PreprocessorType } from '../processor';
 import { errorWithFrames, positiveIntegerProperty, processorSchema, withDefaults } from './options';
+import { duration, durationMs } from '../../schema/duration';
 
 /** A chunked GELF datagram: magic, 8-byte message id, sequence number, sequence count, data. */
 export const GELF_CHUNK_MAGIC = [0x1e, 0x0f] as const;
@@ -28,7 +29,7 @@ interface PartialMessage {
 export function gelfReassembly(name: string, summary: string, finishMessage: (message: Buffer) => Buffer): PreprocessorType {
   const configSchema = processorSchema(summary, {
     max_messages: positiveIntegerProperty(1000, 'most incomplete messages kept; beyond it the oldest is dropped (an error)'),
-    timeout_ms: positiveIntegerProperty(5000, 'age (by ingest time) after which an incomplete message is dropped (an error)'),
+    timeout_ms: duration('age (by ingest time) after which an incomplete message is dropped (an error)', { default: 5000 }),
   });
   return {
     name,
@@ -36,7 +37,7 @@ export function gelfReassembly(name: string, summary: string, finishMessage: (me
     create(config) {
       const limits = withDefaults(configSchema, config);
       const maxMessages = limits.max_messages;
-      const timeoutNs = BigInt(limits.timeout_ms) * 1_000_000n;
+      const timeoutNs = BigInt(Math.round(durationMs(limits.timeout_ms, 'timeout_ms') * 1e6));
       const partial = new Map<string, PartialMessage>(); // insertion order = arrival order of first chunks
       return {
         process(chunk, ctx) {

@@ -2,7 +2,7 @@
 import { invalid } from '../../../core/errors';
 import { s } from '../../../schema/typed';
 import type { Input } from '../../../schema/typed';
-import { durationMs, durationSchema } from '../../../schema/duration';
+import { durationMs, duration } from '../../../schema/duration';
 
 export const configSchema = s.object(
   {
@@ -15,7 +15,7 @@ export const configSchema = s.object(
       description:
         'at_least_once (default): an event leaves the log once downstream acked it; exactly_once: the log checkpoints what follows it (the state of the stateful nodes after it, the length of the files its flow writes) each commit_interval, and after a crash goes on from the last checkpoint (docs/design-exactly-once.md)',
     }),
-    commit_interval: durationSchema('guarantee exactly_once: how often a checkpoint is written (default 100ms)'),
+    commit_interval: duration('guarantee exactly_once: how often a checkpoint is written (default 100ms)'),
   },
   {
     description: 'A write-ahead log: stores each event before acknowledging it upstream and replays what is not acknowledged downstream.',
