@@ -55,7 +55,13 @@ describe('processor configs are validated by their schemas at publish', () => {
     { kind: 'onramp', name: 'length-prefixed', config: { max_length: -1 }, error: 'preprocessors[0].config.max_length: must be >= 1' },
     { kind: 'onramp', name: 'textual-length-prefix', config: { max_length: 'big' }, error: 'preprocessors[0].config.max_length: must be integer' },
     { kind: 'onramp', name: 'gelf-chunking', config: { max_messages: 0 }, error: 'preprocessors[0].config.max_messages: must be >= 1' },
-    { kind: 'onramp', name: 'gelf-chunking-tcp', config: { timeout_ms: 0.5 }, error: 'preprocessors[0].config.timeout_ms: must be integer' },
+    {
+      kind: 'onramp',
+      name: 'gelf-chunking-tcp',
+      config: { timeout_ms: 'soon' },
+      error:
+        "preprocessors[0].config.timeout_ms: 'soon' is not a duration; a duration is a positive number of milliseconds, or a number with a unit: 500ms, 10s, 1m, 2h, 1d, or combined: 1h30m",
+    },
     { kind: 'onramp', name: 'gzip', config: { level: 3 }, error: "preprocessors[0].config: unknown field 'level'" },
     { kind: 'offramp', name: 'lines', config: { separator: '' }, error: 'postprocessors[0].config.separator: must match ^[\\u0000-\\u007f]$' },
     { kind: 'offramp', name: 'gelf-chunking', config: { chunk_size: 0 }, error: 'postprocessors[0].config.chunk_size: must be >= 1' },
