@@ -24,8 +24,9 @@ export function onTestCase(show) {
 function tapPath(wire, flow) {
   const from = flow.nodes.get(wire.from);
   const to = flow.nodes.get(wire.to);
-  if (from?.kind === 'onramp') return `/tap/onramp/${wire.from}/main/${wire.port}`;
-  if (to?.kind === 'offramp') return `/tap/offramp/${wire.to}/main/in`;
+  const instance = (n) => (n.system ? 'system' : 'main');
+  if (from && from.kind !== 'operator') return `/tap/${from.kind}/${wire.from}/${instance(from)}/${wire.port}`;
+  if (to?.kind === 'offramp') return `/tap/offramp/${wire.to}/${instance(to)}/in`;
   return undefined;
 }
 
