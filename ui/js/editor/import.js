@@ -160,8 +160,8 @@ export async function runningFlows() {
   return status.instances.filter((i) => i.kind === 'binding').map((i) => ({ binding: i.artefact, instance: i.instance }));
 }
 
-/** A running binding with the artefacts it links, as the server has them (GET /binding/ID; the rest through POST /editor/read). */
+/** A running binding with the artefacts it links, as the server has them (GET /binding/ID: `{ artefact, instances }`; the rest through POST /editor/read). */
 export async function readRunning(binding) {
-  const artefact = await api('GET', `/binding/${encodeURIComponent(binding)}`);
+  const { artefact } = await api('GET', `/binding/${encodeURIComponent(binding)}`);
   return fromDocument(await api('POST', '/editor/read', { binding: [{ id: artefact.id, links: artefact.links }] }));
 }
