@@ -31,7 +31,8 @@ interface End {
 
 function end(url: string, side: 'source' | 'destination', where: string): End {
   const [empty, kind, id, instance, port, ...rest] = url.replace(/^svc:\/\/[^/]*/, '').split('/');
-  if (empty !== '' || !kind || !id || instance === undefined || rest.length) throw invalid(`${where}: '${url}' is not of the form /kind/artefact/instance[/port]`);
+  if (empty !== '' || !kind || !id || instance === undefined || rest.length)
+    throw invalid(`${where}: '${url}' is not of the form /kind/artefact/instance[/port]`);
   return { kind, id, instance, port: port ?? (side === 'source' ? 'out' : 'in') };
 }
 
@@ -119,13 +120,16 @@ export const READ_SCHEMAS: Record<string, JsonSchema> = {
         type: 'array',
         items: {
           type: 'object',
-          properties: { id: { type: 'string' }, links: { type: 'array', items: { type: 'object', properties: { from: END, to: { type: 'array', items: END } } } } },
+          properties: {
+            id: { type: 'string' },
+            links: { type: 'array', items: { type: 'object', properties: { from: END, to: { type: 'array', items: END } } } },
+          },
         },
       },
       from_server: {
         type: 'array',
         items: { type: 'object', properties: { kind: { type: 'string' }, id: { type: 'string' }, system: { type: 'boolean' } } },
-        description: "artefacts the bindings name that the document does not declare, taken from this server (secrets masked)",
+        description: 'artefacts the bindings name that the document does not declare, taken from this server (secrets masked)',
       },
       missing: { type: 'array', items: { type: 'string' }, description: 'artefacts the bindings name that neither the document nor the server has' },
     },

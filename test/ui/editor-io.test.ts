@@ -172,7 +172,7 @@ describe('the flow editor opens and exports config files, in headless chromium',
     await page.press('#tap-filter', 'Enter');
     await page.locator('#inspector .tap-state', { hasText: /^[3-9]\d* events|^\d{2,} events/ }).waitFor();
     await page.click('#inspector .tap-pause');
-    const ids = await page.$$eval('#inspector .tap-list li', (lis) => lis.map((li) => (JSON.parse(li.textContent!) as { id: number }).id));
+    const ids = await page.$$eval('#inspector .tap-list li', (lis) => lis.map((li) => (JSON.parse(li.textContent) as { id: number }).id));
     expect(ids.length).to.be.greaterThan(2);
     for (const id of ids) expect(id % 2).to.equal(0);
     // a filter that does not parse is the server's 400, shown where the events would be
