@@ -321,7 +321,12 @@ function observeOperations(runtime: Runtime): Operation[] {
       jsonOnly: true,
       produces: 'text/event-stream',
       query: [
-        { name: 'sample', description: 'send every Nth event passing the port (default 1: all)', schema: positive(true) },
+        {
+          name: 'filter',
+          description: 'a CEL expression on `event` and `meta`: only the events it gives true for are sent (an evaluation error does not pass)',
+          schema: { type: 'string' },
+        },
+        { name: 'sample', description: 'send every Nth event passing the port and the filter (default 1: all)', schema: positive(true) },
         { name: 'rate', description: 'at most R events a second to this client; the rest are reported as missed', schema: positive(false) },
         { name: 'max', description: 'end the stream after M events', schema: positive(true) },
         {
@@ -332,7 +337,7 @@ function observeOperations(runtime: Runtime): Operation[] {
       ],
       responses: {
         200: { description: 'a text/event-stream of `event`, `missed` and `end` messages (docs/observe.md)' },
-        400: { description: 'a query parameter is unknown or not a positive number; the message names it' },
+        400: { description: 'a query parameter is unknown, not a positive number, or a filter that does not parse; the message names it' },
         404: { description: 'no such artefact, instance or port; the message says which' },
         409: { description: 'the tap is not available in this server (`--workers N > 1`); the message says why' },
       },

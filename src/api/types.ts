@@ -12,6 +12,7 @@ import { operatorCatalog } from '../pipeline/operators/catalog';
 import type { Runtime } from '../runtime/runtime';
 import { typeInfos, type TypeKind } from '../runtime/type-info';
 import type { JsonSchema } from '../schema/json-schema';
+import { READ_SCHEMAS, readOperation } from './editor-read';
 import type { Operation } from './operation';
 
 /** The kinds a flow is drawn with: sources, pipeline nodes, sinks. */
@@ -55,7 +56,7 @@ export function typeOperations(runtime: Runtime): Operation[] {
       }),
     }),
   };
-  return [list, ...FLOW_KINDS.map((kind) => checkOperation(runtime, kind))];
+  return [list, ...FLOW_KINDS.map((kind) => checkOperation(runtime, kind)), readOperation(runtime)];
 }
 
 function checkOperation(runtime: Runtime, kind: FlowKind): Operation {
@@ -115,6 +116,7 @@ function outputsOf(runtime: Runtime, kind: FlowKind, type: string, config: Recor
 
 /** The schemas of these answers, for the OpenAPI document. */
 export const TYPE_SCHEMAS: Record<string, JsonSchema> = {
+  ...READ_SCHEMAS,
   type_infos: {
     type: 'array',
     items: {

@@ -82,6 +82,21 @@ describe('live tap: GET /tap/{kind}/{id}/{instance}/{port}', function () {
     await eventually(() => flow.kept.length === 20, 5000, 'all 20 delivered');
   });
 
+  it('filter=CEL sends only the events it gives true for; sample counts those, seq every event passing the port', async () => {
+    // odd i: `false || error` is an evaluation error (event.nope is missing), which does not pass
+    const filter = encodeURIComponent('event.i % 2 == 0 || event.nope == 1');
+    const reading = await tap(`/tap/onramp/push/main/out?filter=${filter}&sample=2&max=3`, ended);
+    for (let i = 1; i <= 20; i++) flow.push({ i });
+    const messages = await reading.messages;
+    // the even i pass, every second of them is sent; seq is the event's place among all passing the port
+    expect(events(messages).map((e) => [e.seq, e.data])).to.deep.equal([
+      [4, { i: 4 }],
+      [8, { i: 8 }],
+      [12, { i: 12 }],
+    ]);
+    expect(messages.at(-1)).to.deep.equal({ event: 'end', data: { reason: 'max reached' } });
+  });
+
   it('rate=R passes at most R a second and reports the rest as missed', async () => {
     const reading = await tap('/tap/pipeline/relay/main/out?rate=1', (m) => m.some((x) => x.event === 'missed'));
     for (let i = 0; i < 50; i++) flow.push({ i });
@@ -160,7 +175,8 @@ describe('live tap: GET /tap/{kind}/{id}/{instance}/{port}', function () {
       ['/tap/pipeline/relay/main/out?rate=fast', 400, "query parameter 'rate' must be a positive number, not 'fast'"],
       ['/tap/pipeline/relay/main/out?queue=100000', 400, "query parameter 'queue' must be at most 10000, not 100000"],
       ['/tap/pipeline/relay/main/out?max=1&max=2', 400, "query parameter 'max' must be given once, as a number"],
-      ['/tap/pipeline/relay/main/out?smaple=2', 400, "query parameter 'smaple' is unknown (known: sample, rate, max, queue)"],
+      ['/tap/pipeline/relay/main/out?smaple=2', 400, "query parameter 'smaple' is unknown (known: filter, sample, rate, max, queue)"],
+      ['/tap/pipeline/relay/main/out?filter=event.a%20%2B', 400, "query parameter 'filter': 1:9: found + but expecting end of input"],
     ];
     for (const [path, status, error] of cases) {
       const reply = await call(flow.base, 'GET', path);

@@ -3,6 +3,7 @@ import { batchValues, type EddyEvent } from '../../core/event';
 import { invalid, notFound } from '../../core/errors';
 import type { TapHook } from '../../core/tap-hook';
 import type { OfframpRuntime } from '../../ramps/offramp';
+import { compileCel, LazyCelScope, type CelProgram } from '../../pipeline/cel/engine';
 import type { PipelineRuntime } from '../../pipeline/pipeline';
 import type { OnrampInstance } from '../instances';
 import type { Repository } from '../repository';
@@ -15,8 +16,10 @@ export type TapKind = (typeof TAP_KINDS)[number];
 export const TAP_QUEUE_DEFAULT = 1000;
 export const TAP_QUEUE_MAX = 10_000;
 
-/** What one tap client asked for (`?sample=N&rate=R&max=M&queue=Q`). */
+/** What one tap client asked for (`?filter=CEL&sample=N&rate=R&max=M&queue=Q`). */
 export interface TapOptions {
+  /** only the events for which this CEL expression is true (on `event` and `meta`; a batch's `event` is its list of member values) */
+  filter?: CelProgram;
   /** every Nth event passing the port (1: all) */
   sample: number;
   /** at most this many events a second to this client; the rest are counted as missed */
@@ -29,7 +32,7 @@ export interface TapOptions {
 
 /** Reads the tap's query parameters; a bad one is a 400 naming it and why. */
 export function tapOptions(query: Record<string, unknown>): TapOptions {
-  const known = ['sample', 'rate', 'max', 'queue'];
+  const known = ['filter', 'sample', 'rate', 'max', 'queue'];
   for (const name of Object.keys(query)) {
     if (!known.includes(name)) throw invalid(`query parameter '${name}' is unknown (known: ${known.join(', ')})`);
   }
@@ -45,11 +48,32 @@ export function tapOptions(query: Record<string, unknown>): TapOptions {
     return value;
   };
   return {
+    filter: celFilter(query.filter),
     sample: number('sample', true) ?? 1,
     rate: number('rate', false),
     max: number('max', true),
     queue: number('queue', true, TAP_QUEUE_MAX) ?? TAP_QUEUE_DEFAULT,
   };
+}
+
+/** The `filter` parameter compiled; a syntax error is a 400 naming it, with the position. */
+function celFilter(raw: unknown): CelProgram | undefined {
+  if (raw === undefined) return undefined;
+  if (typeof raw !== 'string' || raw.trim() === '') throw invalid("query parameter 'filter' must be given once, as a CEL expression");
+  try {
+    return compileCel(raw);
+  } catch (err) {
+    throw invalid(`query parameter 'filter': ${(err as Error).message}`);
+  }
+}
+
+/** Whether `event` passes the client's filter: true only when the expression gives true (an evaluation error does not pass). */
+function passes(filter: CelProgram, event: EddyEvent): boolean {
+  try {
+    return filter.evaluateJson(new LazyCelScope(event.isBatch ? batchValues(event.data) : event.data, event.meta)) === true;
+  } catch {
+    return false;
+  }
 }
 
 /** One message a client has still to get. */
@@ -67,6 +91,8 @@ type Pending = { kind: 'event'; text: string } | { kind: 'missed'; count: number
 export class TapClient {
   /** events that passed the port since the client started tapping */
   private seen = 0;
+  /** of those, the events the filter let through (all of them without a filter): what `sample` counts */
+  private matched = 0;
   private delivered = 0;
   private totalMissed = 0;
   /** events missed since the socket last drained */
@@ -96,7 +122,8 @@ export class TapClient {
   offer(event: EddyEvent): void {
     if (this.ended !== undefined) return;
     const seq = ++this.seen;
-    if (seq % this.options.sample !== 0) return;
+    if (this.options.filter !== undefined && !passes(this.options.filter, event)) return;
+    if (++this.matched % this.options.sample !== 0) return;
     if (this.options.rate !== undefined && !this.takeToken()) return this.miss();
     if (this.queued >= this.options.queue) return this.miss();
     this.pending.push({ kind: 'event', text: eventMessage(event, this.port, seq) });

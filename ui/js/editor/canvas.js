@@ -3,6 +3,7 @@
 // together), drag from an output port to an input port to wire them, drag
 // the background to pan (shift: select a rectangle), wheel to zoom.
 import { s } from '../dom.js';
+import { linked } from './model.js';
 
 export const NODE_W = 190;
 const HEAD_H = 46; // title and type lines
@@ -138,8 +139,8 @@ export class Canvas {
     const height = nodeHeight(n);
     const outputs = n.outputs ?? ['out'];
     const ports = [];
-    if (n.kind !== 'onramp') ports.push(s('circle', { class: 'port in', cx: 0, cy: HEAD_H / 2 + 4, r: PORT_R, 'data-port': 'in' }, s('title', {}, `${n.id} input in`)));
-    if (n.kind !== 'offramp') {
+    if (n.kind !== 'onramp' || linked(n)) ports.push(s('circle', { class: 'port in', cx: 0, cy: HEAD_H / 2 + 4, r: PORT_R, 'data-port': 'in' }, s('title', {}, `${n.id} input in`)));
+    if (n.kind !== 'offramp' || n.outputs?.length) {
       outputs.forEach((port, i) => {
         const y = HEAD_H + i * PORT_H + PORT_H / 2 - 4;
         ports.push(

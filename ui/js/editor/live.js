@@ -9,10 +9,10 @@ const STATES = ['running', 'paused', 'down', 'failed'];
 /** The cumulative counts of the flow's instances (`main`), by keys the wires and nodes name. */
 function counts(status, flow) {
   const at = new Map();
-  const instance = (kind, artefact) => status.instances.find((i) => i.kind === kind && i.artefact === artefact && i.instance === 'main');
+  const instance = (kind, artefact, id = 'main') => status.instances.find((i) => i.kind === kind && i.artefact === artefact && i.instance === id);
   for (const n of flow.nodes.values()) {
     if (n.kind === 'operator') continue;
-    const i = instance(n.kind, n.id);
+    const i = instance(n.kind, n.id, n.system ? 'system' : 'main');
     if (!i) continue;
     at.set(`${n.id}#state`, { events: i.state });
     for (const p of i.ports) at.set(`${n.id}#${p.direction}:${p.port}`, { events: p.events, errors: p.errors });

@@ -18,6 +18,9 @@ export function freshId(type, taken) {
   }
 }
 
+/** A linked ramp: an onramp that takes replies, an offramp that answers (`linked: true` in its artefact). */
+export const linked = (node) => node.extra?.linked === true;
+
 const ARTICLE = { onramp: 'an onramp', offramp: 'an offramp', operator: 'an operator' };
 
 export class Flow {
@@ -171,8 +174,8 @@ export class Flow {
     const b = this.nodes.get(to);
     if (!a || !b) return 'no such node';
     if (from === to) return 'a node cannot feed itself';
-    if (a.kind === 'offramp') return 'an offramp has no output the editor wires';
-    if (b.kind === 'onramp') return 'an onramp has no input the editor wires (replies to a linked onramp are written in YAML)';
+    if (a.kind === 'offramp' && !a.outputs?.length) return 'this offramp has no output (a linked offramp answers on out and err)';
+    if (b.kind === 'onramp' && !linked(b)) return 'an onramp takes no input (a linked onramp takes the replies to its requests)';
     if (a.kind !== 'operator' && b.kind !== 'operator') {
       return `${ARTICLE[a.kind]} cannot be linked to ${ARTICLE[b.kind]}: a pipeline goes between them (add a passthrough operator: it passes events on unchanged)`;
     }
