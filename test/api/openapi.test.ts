@@ -1,5 +1,6 @@
 import Ajv2020 from 'ajv/dist/2020';
 import { expect } from 'chai';
+import { EDDY_KEYWORDS } from '../../src/schema/keywords';
 import { createApi } from '../../src/api/server';
 import { createLogger } from '../../src/core/logger';
 import { Runtime } from '../../src/runtime/runtime';
@@ -71,6 +72,7 @@ describe('GET /openapi.json', () => {
   it('has schemas that are JSON Schema 2020-12 (the dialect of OpenAPI 3.1) and compile with their refs, and unique operation ids', () => {
     const ajv = new Ajv2020({ strict: true, strictTypes: false });
     ajv.addKeyword('components'); // the document's root holds the schemas the refs point into
+    for (const keyword of EDDY_KEYWORDS) ajv.addKeyword(keyword); // eddy's annotations (schema/keywords.ts)
     ajv.addSchema({ components: doc.components }, 'doc');
     for (const [name, schema] of Object.entries(doc.components.schemas)) {
       expect(ajv.validateSchema(schema as object), `${name}: ${JSON.stringify(ajv.errors)}`).to.equal(true);

@@ -48,7 +48,11 @@ describe('GET /types and the config check', () => {
 
   it('checks a ramp config with the messages of a publish, and names an unknown type', async () => {
     const bad = await call(rt.base, 'POST', '/types/onramp/metronome/check', { body: { interval: 'soon' }, accept: 'application/json' });
-    expect(bad.body).to.deep.equal({ config: { interval: 'soon' }, error: 'config.interval: must be integer' });
+    expect(bad.body).to.deep.equal({
+      config: { interval: 'soon' },
+      error:
+        "config.interval: 'soon' is not a duration; a duration is a positive number of milliseconds, or a number with a unit: 500ms, 10s, 1m, 2h, 1d, or combined: 1h30m",
+    });
     const yaml = await call(rt.base, 'POST', '/types/offramp/file/check', { body: { file: '/tmp/out.jsonl' }, yaml: true, accept: 'application/json' });
     expect(yaml.body).to.deep.equal({ config: { file: '/tmp/out.jsonl' }, error: null, outputs: [] });
     const unknown = await call(rt.base, 'POST', '/types/onramp/nope/check', { body: {}, accept: 'application/json' });
