@@ -10,6 +10,7 @@ import { attachCheckpoints, attachDownstream, checkCheckpoints, checkDownstream 
 import { type LinkWiring, type ResolvedLink, checkLinks, resolveLinks } from './wiring';
 import { type InstancePort, type Kind, instanceUrl } from './urls';
 import { idProblem } from '../schema/ids';
+import { swapBlocker, swapPipelines } from './swap';
 
 /** The system pipeline that takes the metrics events; it reports none of its own. */
 export const METRICS_PIPELINE = '/pipeline/system::metrics/system';
@@ -160,6 +161,16 @@ export class Activation {
     return { links, resolved };
   }
 
+  /** Why the running pipeline instance cannot be swapped in place for `artefact`, if it cannot (swap.ts). */
+  swapBlocker(url: string, artefact: StoredPipeline): string | undefined {
+    return swapBlocker(this.parts, url, artefact);
+  }
+
+  /** Swaps each running pipeline instance in `urls` for one of `artefact`, its onramps paused meanwhile, not stopped (swap.ts). */
+  swapPipelines(urls: readonly string[], artefact: StoredPipeline): Promise<void> {
+    return swapPipelines(this.parts, urls, artefact);
+  }
+
   /** Deactivates an instance and every instance only it kept alive. */
   async deactivate(kind: Kind, artefactId: string, instanceId: string): Promise<Artefact> {
     this.parts.repository.get(kind, artefactId);
@@ -205,7 +216,7 @@ export class Activation {
     if (this.parts.instances.has(url)) throw conflict(`instance ${url} is already running`);
     if (all.filter((r) => r.binding === request.binding && r.instance === request.instance).length > 1) throw conflict(`instance ${url} is asked for twice`);
     const { links, resolved } = this.check(request, artefact);
-    const binding: BindingInstance = { resolved, sourceDisconnects: [], disconnects: [], uses: new Set() };
+    const binding: BindingInstance = { resolved, params: request.params, sourceDisconnects: [], disconnects: [], uses: new Set() };
     return { request, url, links, binding };
   }
 
