@@ -22,16 +22,28 @@
 import { conflict } from '../core/errors';
 import type { OfframpRuntime } from '../ramps/offramp';
 import type { PipelineRuntime } from '../pipeline/pipeline';
-import type { ActivationParts } from './activation';
 import type { Artefact, StoredPipeline } from './artefacts';
 import { attachedFlow } from './downstream';
-import { createPipeline, type OnrampInstance } from './instances';
-import type { InstanceRecord } from './live';
+import { createPipeline, type InstanceEnv, type OnrampInstance } from './instances';
+import type { InstanceRecord, LiveInstances } from './live';
+import type { Repository } from './repository';
+import type { MetricsReporter } from './observe/metrics';
+import type { TapHub } from './observe/tap';
 import { type InstancePort, type Kind, instanceUrl } from './urls';
-import { checkLinks, resolveLinks, type ResolvedLink } from './wiring';
+import { checkLinks, resolveLinks, type LinkWiring, type ResolvedLink } from './wiring';
 
 /** Who holds the onramps' breakers while a pipeline instance is swapped (followed by its URL). */
 export const SWAP = 'pipeline swap';
+
+/** The runtime's parts a swap reads and changes (activation's, which hands them in). */
+export interface SwapParts {
+  readonly repository: Repository;
+  readonly instances: LiveInstances;
+  readonly wiring: LinkWiring;
+  readonly metrics: MetricsReporter;
+  readonly taps: TapHub;
+  readonly env: InstanceEnv;
+}
 
 /** One link of a binding, end to end. */
 type Link = readonly [src: InstancePort, dst: InstancePort];
@@ -48,7 +60,7 @@ interface Site {
 const urlOf = (at: InstancePort) => instanceUrl(at.kind, at.artefact, at.instance);
 
 /** The instance's site, or why it cannot be swapped in place. */
-function siteOf(parts: ActivationParts, url: string): Site | string {
+function siteOf(parts: SwapParts, url: string): Site | string {
   const record = parts.instances.get(url);
   if (record?.live.kind !== 'pipeline') return `${url} does not run`;
   const users = [...record.users];
@@ -71,7 +83,7 @@ function siteOf(parts: ActivationParts, url: string): Site | string {
 }
 
 /** Artefacts as the repository holds them, but `artefact` for its own pipeline. */
-function withPipeline(parts: ActivationParts, artefact: StoredPipeline): (kind: Kind, id: string) => Artefact {
+function withPipeline(parts: SwapParts, artefact: StoredPipeline): (kind: Kind, id: string) => Artefact {
   return (kind, id) => (kind === 'pipeline' && id === artefact.id ? artefact : parts.repository.get(kind, id));
 }
 
@@ -82,7 +94,7 @@ function withPipeline(parts: ActivationParts, artefact: StoredPipeline): (kind: 
  * transactional source or checkpointing WAL was attached to (before or
  * after). Anything else is restarted (deactivated and activated again).
  */
-export function swapBlocker(parts: ActivationParts, url: string, artefact: StoredPipeline): string | undefined {
+export function swapBlocker(parts: SwapParts, url: string, artefact: StoredPipeline): string | undefined {
   const site = siteOf(parts, url);
   if (typeof site === 'string') return site;
   const registries = parts.env.registries;
@@ -96,7 +108,7 @@ export function swapBlocker(parts: ActivationParts, url: string, artefact: Store
  * before anything pauses: a refusal leaves the old instances running as
  * they were.
  */
-export async function swapPipelines(parts: ActivationParts, urls: readonly string[], artefact: StoredPipeline): Promise<void> {
+export async function swapPipelines(parts: SwapParts, urls: readonly string[], artefact: StoredPipeline): Promise<void> {
   const sites = urls.map((url) => {
     const site = siteOf(parts, url);
     const blocker = typeof site === 'string' ? site : swapBlocker(parts, url, artefact);
@@ -115,7 +127,7 @@ export async function swapPipelines(parts: ActivationParts, urls: readonly strin
 }
 
 /** The swap itself, as the module comment says. */
-async function swapOne(parts: ActivationParts, site: Site, next: PipelineRuntime, artefact: StoredPipeline): Promise<void> {
+async function swapOne(parts: SwapParts, site: Site, next: PipelineRuntime, artefact: StoredPipeline): Promise<void> {
   const { instances, wiring, metrics, taps } = parts;
   const old = (site.record.live as { pipeline: PipelineRuntime }).pipeline;
   const onramps = unique(site.into.map(([src]) => instances.onramp(urlOf(src))));
