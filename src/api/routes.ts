@@ -119,7 +119,8 @@ function configOperation(runtime: Runtime, allowSecrets: boolean): Operation {
       { name: 'dry_run', description: '`true`: check everything, change nothing, and answer what would be done', schema: { enum: ['true', 'false'] } },
       {
         name: 'replace',
-        description: '`true`: a changed artefact replaces the existing one by the hot-reload rules instead of a 409; the answer lists `replaced`, `restarted` and `swapped`',
+        description:
+          '`true`: a changed artefact replaces the existing one by the hot-reload rules instead of a 409; the answer lists `replaced`, `restarted` and `swapped`',
         schema: { enum: ['true', 'false'] },
       },
     ],
@@ -157,7 +158,8 @@ function configOperation(runtime: Runtime, allowSecrets: boolean): Operation {
 
 /** The query's flags, each `true` or `false` (absent: false), and no other parameter. */
 function flagsOf<F extends string>(query: Record<string, unknown>, flags: readonly F[]): Record<F, boolean> {
-  for (const name of Object.keys(query)) if (!(flags as readonly string[]).includes(name)) throw invalid(`query parameter '${name}' is unknown (known: ${flags.join(', ')})`);
+  for (const name of Object.keys(query))
+    if (!(flags as readonly string[]).includes(name)) throw invalid(`query parameter '${name}' is unknown (known: ${flags.join(', ')})`);
   const values = {} as Record<F, boolean>;
   for (const flag of flags) {
     const value = query[flag];

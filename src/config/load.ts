@@ -78,7 +78,12 @@ interface Applying {
 }
 
 function applying(options: ApplyOptions = {}, journal: Undo[] = [], declared = emptyDeclared()): Applying {
-  return { options, planned: new Map(), applied: { published: [], unchanged: [], activated: [], running: [], replaced: [], restarted: [], swapped: [], declared, opened: [] }, journal };
+  return {
+    options,
+    planned: new Map(),
+    applied: { published: [], unchanged: [], activated: [], running: [], replaced: [], restarted: [], swapped: [], declared, opened: [] },
+    journal,
+  };
 }
 
 /**

@@ -98,7 +98,8 @@ export function swapBlocker(parts: SwapParts, url: string, artefact: StoredPipel
   const site = siteOf(parts, url);
   if (typeof site === 'string') return site;
   const registries = parts.env.registries;
-  const attached = attachedFlow(site.links, (k, id) => parts.repository.get(k, id), registries) ?? attachedFlow(site.links, withPipeline(parts, artefact), registries);
+  const attached =
+    attachedFlow(site.links, (k, id) => parts.repository.get(k, id), registries) ?? attachedFlow(site.links, withPipeline(parts, artefact), registries);
   return attached && `its flow is bound to the instances it was activated with: ${attached}`;
 }
 

@@ -29,13 +29,17 @@ describe('POST /config?replace=true: changing a running flow', function () {
   const flow = (count: number, interval = 1) => ({
     onramp: [{ id: 'ticks', type: 'metronome', config: { interval } }],
     offramp: [{ id: 'windows_file', type: 'file', config: { file: output() } }],
-    pipeline: [{ id: 'windows', nodes: [{ id: 'w', type: 'window::aggregate', config: { window: { count }, aggregate: { ids: 'collect(event.id, 1000)' } } }] }],
+    pipeline: [
+      { id: 'windows', nodes: [{ id: 'w', type: 'window::aggregate', config: { window: { count }, aggregate: { ids: 'collect(event.id, 1000)' } } }] },
+    ],
     flow: [{ id: 'ticks', from: 'ticks', via: 'windows', to: 'windows_file' }],
   });
-  const apply = (doc: unknown, query = ''): Promise<Reply> => call(api.base, 'POST', `/config${query}`, { raw: stringify(doc), contentType: 'application/yaml' });
+  const apply = (doc: unknown, query = ''): Promise<Reply> =>
+    call(api.base, 'POST', `/config${query}`, { raw: stringify(doc), contentType: 'application/yaml' });
   const error = (reply: Reply) => (reply.body as { error: string }).error;
   const written = () => completeLines(output()).map((l) => (JSON.parse(l) as { ids: number[] }).ids);
-  const windowCount = () => (api.runtime.describe('pipeline', 'windows').artefact as unknown as { nodes: { config: { window: { count: number } } }[] }).nodes[0].config.window.count;
+  const windowCount = () =>
+    (api.runtime.describe('pipeline', 'windows').artefact as unknown as { nodes: { config: { window: { count: number } } }[] }).nodes[0].config.window.count;
   /** The live instances of the flow: a change that did not happen leaves every one of them the very same object. */
   const live = () => ({
     onramp: api.runtime.onramp('/onramp/ticks/main'),
@@ -121,7 +125,10 @@ describe('POST /config?replace=true: changing a running flow', function () {
     const firstOfFive = sizes.indexOf(5);
     // windows of 3, then the window open at the swap flushed (1 or 2 ticks, or none), then windows of 5 (the last one flushed at the DELETE)
     expect(sizes.slice(0, firstOfFive).filter((n) => n !== 3).length, sizes.join(',')).to.be.at.most(1);
-    expect(sizes.slice(firstOfFive, -1).every((n) => n === 5), sizes.join(',')).to.equal(true);
+    expect(
+      sizes.slice(firstOfFive, -1).every((n) => n === 5),
+      sizes.join(','),
+    ).to.equal(true);
     const ids = windows.flat();
     expect(ids.length).to.be.greaterThan(20);
     expect(ids, 'every tick once, in order, counted on from 0 by the one metronome').to.deep.equal(ids.map((_, i) => i));

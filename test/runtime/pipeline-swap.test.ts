@@ -65,10 +65,16 @@ describe('replacing a running pipeline in place', function () {
     const sizes = all.map((ids) => ids.length);
     const swap = sizes.findIndex((n) => n !== 3);
     // windows of 3, the window open at the swap flushed (1 or 2 ticks; none when it was empty), windows of 5, the last flushed
-    expect(sizes.slice(0, swap).every((n) => n === 3), sizes.join(',')).to.equal(true);
+    expect(
+      sizes.slice(0, swap).every((n) => n === 3),
+      sizes.join(','),
+    ).to.equal(true);
     const after = sizes.slice(sizes[swap] < 3 ? swap + 1 : swap, -1);
     expect(after.length).to.be.greaterThan(4);
-    expect(after.every((n) => n === 5), sizes.join(',')).to.equal(true);
+    expect(
+      after.every((n) => n === 5),
+      sizes.join(','),
+    ).to.equal(true);
     const ids = all.flat();
     // the metronome counts from 0 for as long as its source runs: a restart would have started it again at 0
     expect(ids, 'every tick once, in order').to.deep.equal(ids.map((_, i) => i));
