@@ -170,6 +170,13 @@ function flagsOf<F extends string>(query: Record<string, unknown>, flags: readon
   return values;
 }
 
+/** A list in the answer of POST /config: of artefacts (`{kind, id}`) or of instance URLs. */
+const listOf = (of: 'artefacts' | 'urls', description: string): JsonSchema => ({
+  type: 'array',
+  items: of === 'artefacts' ? { $ref: '#/components/schemas/artefact_ref' } : { type: 'string' },
+  description,
+});
+
 /** The answer of POST /config (documented by this same schema). */
 export const CONFIG_APPLIED_SCHEMA: JsonSchema = {
   type: 'object',
@@ -177,33 +184,19 @@ export const CONFIG_APPLIED_SCHEMA: JsonSchema = {
   required: ['dry_run', 'published', 'activated', 'unchanged', 'running'],
   properties: {
     dry_run: { type: 'boolean', description: 'true: nothing was changed; the lists say what would be' },
-    published: { type: 'array', items: { $ref: '#/components/schemas/artefact_ref' }, description: 'artefacts new to the repository, in the order published' },
-    activated: { type: 'array', items: { type: 'string' }, description: 'the binding instances the mappings activated: /binding/{id}/{instance}' },
-    unchanged: {
-      type: 'array',
-      items: { $ref: '#/components/schemas/artefact_ref' },
-      description: 'artefacts that existed already, the same as declared (compared as JSON, key order aside)',
-    },
-    running: {
-      type: 'array',
-      items: { type: 'string' },
-      description: 'mappings whose instance ran already with the same links, left running as it was (with replace: left running, its pipelines maybe swapped)',
-    },
-    replaced: {
-      type: 'array',
-      items: { $ref: '#/components/schemas/artefact_ref' },
-      description: 'with replace only: artefacts that existed with another declaration, replaced by this one',
-    },
-    restarted: {
-      type: 'array',
-      items: { type: 'string' },
-      description: 'with replace only: running binding instances deactivated (their flow drained) and activated again: /binding/{id}/{instance}',
-    },
-    swapped: {
-      type: 'array',
-      items: { type: 'string' },
-      description: 'with replace only: pipeline instances replaced in place, their onramps paused meanwhile and never stopped: /pipeline/{id}/{instance}',
-    },
+    published: listOf('artefacts', 'artefacts new to the repository, in the order published'),
+    activated: listOf('urls', 'the binding instances the mappings activated: /binding/{id}/{instance}'),
+    unchanged: listOf('artefacts', 'artefacts that existed already, the same as declared (compared as JSON, key order aside)'),
+    running: listOf(
+      'urls',
+      'mappings whose instance ran already with the same links, left running as it was (with replace: left running, its pipelines maybe swapped)',
+    ),
+    replaced: listOf('artefacts', 'with replace only: artefacts that existed with another declaration, replaced by this one'),
+    restarted: listOf('urls', 'with replace only: running binding instances deactivated (their flow drained) and activated again: /binding/{id}/{instance}'),
+    swapped: listOf(
+      'urls',
+      'with replace only: pipeline instances replaced in place, their onramps paused meanwhile and never stopped: /pipeline/{id}/{instance}',
+    ),
   },
 };
 

@@ -10,7 +10,7 @@ import { attachCheckpoints, attachDownstream, checkCheckpoints, checkDownstream 
 import { type LinkWiring, type ResolvedLink, checkLinks, resolveLinks } from './wiring';
 import { type InstancePort, type Kind, instanceUrl } from './urls';
 import { idProblem } from '../schema/ids';
-import { swapBlocker, swapPipelines } from './swap';
+import { swapBlocker, swapPipelines, type SwapParts } from './swap';
 
 /** The system pipeline that takes the metrics events; it reports none of its own. */
 export const METRICS_PIPELINE = '/pipeline/system::metrics/system';
@@ -30,15 +30,8 @@ interface PlannedBinding {
   readonly binding: BindingInstance;
 }
 
-/** What activation works with: the runtime's parts it reads and fills. */
-export interface ActivationParts {
-  readonly repository: Repository;
-  readonly instances: LiveInstances;
-  readonly wiring: LinkWiring;
-  readonly metrics: MetricsReporter;
-  readonly taps: TapHub;
-  /** what a new instance is built with */
-  readonly env: InstanceEnv;
+/** What activation works with: the runtime's parts it reads and fills (a swap's, and one more). */
+export interface ActivationParts extends SwapParts {
   /** true once the runtime shuts down: nothing is activated any more */
   shuttingDown(): boolean;
 }

@@ -46,11 +46,21 @@ describe('POST /config?replace=true: changing a running flow', function () {
     pipeline: api.runtime.pipeline('/pipeline/windows/main'),
     offramp: api.runtime.offramp('/offramp/windows_file/main'),
   });
-  const unchanged = [
-    { kind: 'offramp', id: 'windows_file' },
-    { kind: 'onramp', id: 'ticks' },
-    { kind: 'binding', id: 'ticks' },
-  ];
+  /** The answer of a replace that swaps the pipeline, the rest unchanged. */
+  const swapAnswer = (dryRun: boolean) => ({
+    dry_run: dryRun,
+    published: [],
+    activated: [],
+    unchanged: [
+      { kind: 'offramp', id: 'windows_file' },
+      { kind: 'onramp', id: 'ticks' },
+      { kind: 'binding', id: 'ticks' },
+    ],
+    running: ['/binding/ticks/main'],
+    replaced: [{ kind: 'pipeline', id: 'windows' }],
+    restarted: [],
+    swapped: ['/pipeline/windows/main'],
+  });
 
   async function running(count = 3): Promise<void> {
     const first = await apply(flow(count));
@@ -63,16 +73,7 @@ describe('POST /config?replace=true: changing a running flow', function () {
     const before = live();
     const dry = await apply(flow(5), '?replace=true&dry_run=true');
     expect(dry.status, dry.text).to.equal(200);
-    expect(dry.body).to.deep.equal({
-      dry_run: true,
-      published: [],
-      activated: [],
-      unchanged,
-      running: ['/binding/ticks/main'],
-      replaced: [{ kind: 'pipeline', id: 'windows' }],
-      restarted: [],
-      swapped: ['/pipeline/windows/main'],
-    });
+    expect(dry.body).to.deep.equal(swapAnswer(true));
     expect(windowCount()).to.equal(3);
     expect(live()).to.deep.equal(before);
     expect(live().pipeline).to.equal(before.pipeline);
@@ -94,16 +95,7 @@ describe('POST /config?replace=true: changing a running flow', function () {
     const outBefore = (await status()).out;
     const reply = await apply(flow(5), '?replace=true');
     expect(reply.status, reply.text).to.equal(201);
-    expect(reply.body).to.deep.equal({
-      dry_run: false,
-      published: [],
-      activated: [],
-      unchanged,
-      running: ['/binding/ticks/main'],
-      replaced: [{ kind: 'pipeline', id: 'windows' }],
-      restarted: [],
-      swapped: ['/pipeline/windows/main'],
-    });
+    expect(reply.body).to.deep.equal(swapAnswer(false));
     expect(windowCount()).to.equal(5);
     // the same onramp and offramp instances; the pipeline instance is a new one
     expect(live().onramp).to.equal(before.onramp);
