@@ -1,13 +1,11 @@
 import { conflict, invalid, notFound } from '../core/errors';
-import type { Repository } from './repository';
-import { OnrampInstance, commitOfframp, createOfframp, createPipeline, type InstanceEnv } from './instances';
-import type { MetricsReporter, MetricsSource } from './observe/metrics';
-import type { TapHub } from './observe/tap';
+import { OnrampInstance, commitOfframp, createOfframp, createPipeline } from './instances';
+import type { MetricsSource } from './observe/metrics';
 import type { Artefact, BindingArtefact, OfframpArtefact, OnrampArtefact, StoredPipeline } from './artefacts';
-import type { BindingInstance, InstanceRecord, Live, LiveInstances } from './live';
+import type { BindingInstance, InstanceRecord, Live } from './live';
 import { stopInstances } from './shutdown';
 import { attachCheckpoints, attachDownstream, checkCheckpoints, checkDownstream } from './downstream';
-import { type LinkWiring, type ResolvedLink, checkLinks, resolveLinks } from './wiring';
+import { type ResolvedLink, checkLinks, resolveLinks } from './wiring';
 import { type InstancePort, type Kind, instanceUrl } from './urls';
 import { idProblem } from '../schema/ids';
 import { swapBlocker, swapPipelines, type SwapParts } from './swap';
