@@ -106,6 +106,7 @@ function operation(op: Operation, access: { token: boolean }): Record<string, un
   return {
     operationId: op.operationId,
     summary: op.summary,
+    ...(op.description ? { description: op.description } : {}),
     tags: [op.tag],
     ...(op.query ? { parameters: op.query.map((q) => ({ name: q.name, in: 'query', required: false, description: q.description, schema: q.schema })) } : {}),
     ...(op.body

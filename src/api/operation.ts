@@ -12,6 +12,8 @@ export interface Operation {
   path: string;
   operationId: string;
   summary: string;
+  /** more than the summary says, when there is more (OpenAPI `description`) */
+  description?: string;
   tag: string;
   /** answers in JSON only (no YAML) */
   jsonOnly?: boolean;

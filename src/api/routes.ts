@@ -103,45 +103,79 @@ function configOperation(runtime: Runtime, allowSecrets: boolean): Operation {
     path: '/config',
     operationId: 'apply_config',
     summary: 'Apply a whole config all or nothing: publish its artefacts and activate its mappings (the sections of a config file, flow included)',
+    description: [
+      'Without `replace`, an artefact that differs from the existing one of its id is refused (409).',
+      'With `?replace=true` it replaces it by the hot-reload rules (docs/rest-api.md, "Replacing a running flow"):',
+      'unchanged artefacts and mappings keep running; a mapping whose only changes are pipelines it runs between unchanged onramps and offramps keeps running,',
+      'each changed pipeline instance swapped in place (listed in `swapped`: its onramps pause meanwhile and never stop, the old version drains to the offramps, open windows flushed);',
+      'a mapping using any other changed artefact, or whose values changed, is deactivated and activated again (`restarted`).',
+      'The answer then also lists `replaced` (artefacts), `restarted` (binding instances) and `swapped` (pipeline instances).',
+      'Artefacts and mappings the document does not declare are never touched; a changed artefact that an instance outside the document runs is refused (409), naming it.',
+      'With `dry_run=true` too, it answers that plan and changes nothing: what an editor shows before applying.',
+    ].join(' '),
     tag: 'config',
     body: { schema: 'config', required: true, description: 'a config document, as a config file holds it (docs/config-files.md); no ${NAME} is replaced' },
-    query: [{ name: 'dry_run', description: '`true`: check everything, change nothing, and answer what would be done', schema: { enum: ['true', 'false'] } }],
+    query: [
+      { name: 'dry_run', description: '`true`: check everything, change nothing, and answer what would be done', schema: { enum: ['true', 'false'] } },
+      {
+        name: 'replace',
+        description:
+          '`true`: a changed artefact replaces the existing one by the hot-reload rules instead of a 409; the answer lists `replaced`, `restarted` and `swapped`',
+        schema: { enum: ['true', 'false'] },
+      },
+    ],
     responses: {
       200: { description: 'nothing changed: everything declared was there already, the same; or a dry run', schema: 'config_applied' },
-      201: { description: 'what it published and activated, and what was there already', schema: 'config_applied' },
+      201: { description: 'what it published, replaced and activated, and what was there already', schema: 'config_applied' },
       400: { description: 'the document or an artefact is invalid, or a mapping cannot start; the message names the artefact or mapping and the field' },
-      409: { description: 'an artefact differs from an existing one of the same id, or a mapping runs already with other links; nothing changed' },
+      409: {
+        description:
+          'without replace: an artefact differs from an existing one of the same id, or a mapping runs already with other links; with replace: a changed artefact runs in an instance the document does not declare; nothing changed',
+      },
     },
     run: async (input) => {
-      const dryRun = dryRunOf(input.query ?? {});
+      const { dry_run: dryRun, replace } = flagsOf(input.query ?? {}, ['dry_run', 'replace']);
       if (input.body === undefined) throw invalid('body: missing: POST /config needs a config document (the sections of a config file)');
       const config = configDocument(input.body, '');
       // the same checks as publishing each artefact by itself: a secret in clear text is refused; the policy (--allow-path) is the repository's
       const check = allowSecrets ? undefined : (kind: Kind, artefact: unknown) => refuseSecrets(runtime, kind, artefact);
       let applied: Applied;
       try {
-        applied = await applyConfig(runtime, [{ name: '', config }], { dryRun, check });
+        applied = await applyConfig(runtime, [{ name: '', config }], { dryRun, check, replace });
       } catch (err) {
         // what is missing is named in the body (a binding, a linked artefact), not the URL: a bad request, not 404
         if (err instanceof EddyError && err.code === 'not_found') throw invalid(err.message);
         throw err;
       }
       if (!dryRun) await runtime.persisted();
-      const { published, unchanged, activated, running } = applied;
-      const changed = published.length + activated.length > 0 && !dryRun;
-      return { status: changed ? 201 : 200, body: { dry_run: dryRun, published, activated, unchanged, running } };
+      const { published, unchanged, activated, running, replaced, restarted, swapped } = applied;
+      const changed = published.length + activated.length + replaced.length + restarted.length > 0 && !dryRun;
+      const body = { dry_run: dryRun, published, activated, unchanged, running };
+      return { status: changed ? 201 : 200, body: replace ? { ...body, replaced, restarted, swapped } : body };
     },
   };
 }
 
-/** `?dry_run=true|false`, and nothing else. */
-function dryRunOf(query: Record<string, unknown>): boolean {
-  for (const name of Object.keys(query)) if (name !== 'dry_run') throw invalid(`query parameter '${name}' is unknown (known: dry_run)`);
-  const value = query.dry_run;
-  if (value === undefined || value === 'false') return false;
-  if (value === 'true') return true;
-  throw invalid(`query parameter 'dry_run' must be true or false, given once, not ${JSON.stringify(value)}`);
+/** The query's flags, each `true` or `false` (absent: false), and no other parameter. */
+function flagsOf<F extends string>(query: Record<string, unknown>, flags: readonly F[]): Record<F, boolean> {
+  for (const name of Object.keys(query))
+    if (!(flags as readonly string[]).includes(name)) throw invalid(`query parameter '${name}' is unknown (known: ${flags.join(', ')})`);
+  const values = {} as Record<F, boolean>;
+  for (const flag of flags) {
+    const value = query[flag];
+    if (value !== undefined && value !== 'true' && value !== 'false')
+      throw invalid(`query parameter '${flag}' must be true or false, given once, not ${JSON.stringify(value)}`);
+    values[flag] = value === 'true';
+  }
+  return values;
 }
+
+/** A list in the answer of POST /config: of artefacts (`{kind, id}`) or of instance URLs. */
+const listOf = (of: 'artefacts' | 'urls', description: string): JsonSchema => ({
+  type: 'array',
+  items: of === 'artefacts' ? { $ref: '#/components/schemas/artefact_ref' } : { type: 'string' },
+  description,
+});
 
 /** The answer of POST /config (documented by this same schema). */
 export const CONFIG_APPLIED_SCHEMA: JsonSchema = {
@@ -150,14 +184,19 @@ export const CONFIG_APPLIED_SCHEMA: JsonSchema = {
   required: ['dry_run', 'published', 'activated', 'unchanged', 'running'],
   properties: {
     dry_run: { type: 'boolean', description: 'true: nothing was changed; the lists say what would be' },
-    published: { type: 'array', items: { $ref: '#/components/schemas/artefact_ref' }, description: 'artefacts new to the repository, in the order published' },
-    activated: { type: 'array', items: { type: 'string' }, description: 'the binding instances the mappings activated: /binding/{id}/{instance}' },
-    unchanged: {
-      type: 'array',
-      items: { $ref: '#/components/schemas/artefact_ref' },
-      description: 'artefacts that existed already, the same as declared (compared as JSON, key order aside)',
-    },
-    running: { type: 'array', items: { type: 'string' }, description: 'mappings whose instance ran already with the same links, left running as it was' },
+    published: listOf('artefacts', 'artefacts new to the repository, in the order published'),
+    activated: listOf('urls', 'the binding instances the mappings activated: /binding/{id}/{instance}'),
+    unchanged: listOf('artefacts', 'artefacts that existed already, the same as declared (compared as JSON, key order aside)'),
+    running: listOf(
+      'urls',
+      'mappings whose instance ran already with the same links, left running as it was (with replace: left running, its pipelines maybe swapped)',
+    ),
+    replaced: listOf('artefacts', 'with replace only: artefacts that existed with another declaration, replaced by this one'),
+    restarted: listOf('urls', 'with replace only: running binding instances deactivated (their flow drained) and activated again: /binding/{id}/{instance}'),
+    swapped: listOf(
+      'urls',
+      'with replace only: pipeline instances replaced in place, their onramps paused meanwhile and never stopped: /pipeline/{id}/{instance}',
+    ),
   },
 };
 

@@ -4,7 +4,7 @@
  * (load.ts) from the same parse that published them, and by every reload
  * (reload.ts), which compares the two.
  */
-import { conflict, invalid } from '../core/errors';
+import { EddyError, conflict, invalid } from '../core/errors';
 import type { Kind } from '../runtime/urls';
 
 /** The sections of a config file, published in this order, then the mappings activated. */
@@ -98,4 +98,14 @@ export function canonical(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) =>
     v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
   );
+}
+
+/** Runs `action`, its error's message prefixed with `where` (a file, an artefact, a mapping). */
+export async function withContext(where: string, action: () => void | Promise<void>): Promise<void> {
+  try {
+    await action();
+  } catch (err) {
+    if (err instanceof EddyError) throw new EddyError(err.code, `${where}: ${err.message}`);
+    throw new Error(`${where}: ${(err as Error).message}`);
+  }
 }

@@ -1,59 +1,26 @@
-import { dirname } from 'node:path';
-import { readYamlFile } from './yaml-file';
-import { expandFlows } from './flow';
-import { resolveRelativePaths } from './paths';
-import type { SubstitutionSources } from './substitute';
-import { EddyError, conflict, invalid } from '../core/errors';
-import { didYouMean } from '../core/suggest';
+import { conflict } from '../core/errors';
 import type { BindingRequest, Runtime } from '../runtime/runtime';
 import type { InstancePort, Kind } from '../runtime/urls';
 import type { Artefact } from '../runtime/artefacts';
-import { SECTIONS, addDeclarations, at, canonical, emptyDeclared, mappingTarget, mappingValues, type ConfigFile, type Declared } from './declared';
+import {
+  SECTIONS,
+  addDeclarations,
+  at,
+  canonical,
+  emptyDeclared,
+  mappingTarget,
+  mappingValues,
+  withContext,
+  type ConfigFile,
+  type Declared,
+  type DeclaredArtefact,
+} from './declared';
+import { readConfigFile, type ConfigSource } from './document';
+import { checkReload, planReload, swapInPlace, type ReloadPlan } from './reload';
 
-export type { ConfigFile, Declared };
-
-/**
- * Parses a YAML or JSON config file (YAML is a superset of JSON), `${NAME}`
- * references replaced first, checking its top-level shape (`configDocument`);
- * its relative paths made absolute against the file's folder (paths.ts).
- * With `text`, that is the file's content (read already: standard input)
- * and `path` names it; a relative path is then taken from `dirname(path)`,
- * the working directory for a bare name. With `sources`, `${NAME}` and
- * `${file:PATH}` take their values there.
- */
-// eslint-disable-next-line @typescript-eslint/require-await -- exported as a promise, which a bad file rejects; the reading is synchronous today
-export async function readConfigFile(path: string, options: { text?: string; sources?: SubstitutionSources } = {}): Promise<ConfigFile> {
-  return resolveRelativePaths(configDocument(readYamlFile(path, { substitute: true, ...options }), path), dirname(path));
-}
-
-/**
- * A parsed config document (a file's, or a body sent to `POST /config`)
- * with its top-level shape checked and its `flow` entries expanded into
- * bindings and mappings. `name` starts every message: the file, or '' for
- * a request body, whose messages then start with the artefact.
- */
-export function configDocument(doc: unknown, name: string): ConfigFile {
-  if (doc === null || doc === undefined) return {};
-  if (typeof doc !== 'object' || Array.isArray(doc)) throw invalid(at(name, 'the top level must be a map of sections'));
-  for (const [key, value] of Object.entries(doc)) {
-    if (key === 'flow') continue; // expandFlows reads it
-    if (key === 'mapping') {
-      if (value !== null && (typeof value !== 'object' || Array.isArray(value))) throw invalid(at(name, 'mapping must be a map'));
-    } else if ((SECTIONS as readonly string[]).includes(key)) {
-      if (value !== null && !Array.isArray(value)) throw invalid(at(name, `${key} must be a list of ${key} artefacts`));
-    } else {
-      const sections = [...SECTIONS, 'mapping', 'flow'];
-      throw invalid(at(name, `unknown section '${key}'${didYouMean(key, sections)} (sections: ${sections.join(', ')})`));
-    }
-  }
-  return expandFlows(name, doc);
-}
-
-/** A parsed config document and the name its messages start with (see `configDocument`). */
-export interface ConfigSource {
-  readonly name: string;
-  readonly config: ConfigFile;
-}
+export type { ConfigFile, ConfigSource, Declared };
+export { configDocument, readConfigFile } from './document';
+export { withContext };
 
 /** An artefact by kind and id, as the answer of `POST /config` lists it. */
 export interface ArtefactRef {
@@ -69,8 +36,14 @@ export interface Applied {
   unchanged: ArtefactRef[];
   /** the binding instances the mappings activated (`/binding/{id}/{instance}`) */
   activated: string[];
-  /** mappings whose instance already ran with the same links, left as it was */
+  /** mappings whose instance already ran with the same links, left as it was (with `replace`: left running, its pipelines maybe swapped) */
   running: string[];
+  /** `replace` only: artefacts that existed with another declaration and are replaced by this one */
+  replaced: ArtefactRef[];
+  /** `replace` only: running binding instances deactivated and activated again (they use a replaced artefact, or their values changed) */
+  restarted: string[];
+  /** `replace` only: pipeline instances replaced in place, their onramps and offramps running on (runtime/swap.ts) */
+  swapped: string[];
   /** what the documents declare, for a later reload to compare with (reload.ts) */
   declared: Declared;
   /**
@@ -86,6 +59,12 @@ export interface ApplyOptions {
   dryRun?: boolean;
   /** asked of each artefact before anything else (the API refuses secrets in clear text); throws to refuse */
   check?: (kind: Kind, artefact: unknown) => void;
+  /**
+   * An artefact that differs from the existing one replaces it by the
+   * reload rules instead of being refused (`POST /config?replace=true`):
+   * see `replaceConfig`.
+   */
+  replace?: boolean;
 }
 
 /** One apply under way: what it has published or checked so far, and what it did. */
@@ -99,7 +78,12 @@ interface Applying {
 }
 
 function applying(options: ApplyOptions = {}, journal: Undo[] = [], declared = emptyDeclared()): Applying {
-  return { options, planned: new Map(), applied: { published: [], unchanged: [], activated: [], running: [], declared, opened: [] }, journal };
+  return {
+    options,
+    planned: new Map(),
+    applied: { published: [], unchanged: [], activated: [], running: [], replaced: [], restarted: [], swapped: [], declared, opened: [] },
+    journal,
+  };
 }
 
 /**
@@ -130,29 +114,35 @@ function lookup(runtime: Runtime, state: Applying): (kind: Kind, id: string) => 
   return (kind, id) => state.planned.get(`${kind}/${id}`) ?? runtime.repository.get(kind, id);
 }
 
+/** Runs `action` on each artefact of a document, section by section, its message prefixed with the document and the artefact (its id, or its place when it has none). */
+async function eachArtefact(source: ConfigSource, action: (kind: Kind, id: string | undefined, artefact: unknown) => void | Promise<void>): Promise<void> {
+  for (const kind of SECTIONS) {
+    for (const [i, artefact] of (source.config[kind] ?? []).entries()) {
+      const id = (artefact as { id?: unknown } | null)?.id;
+      const known = typeof id === 'string' ? id : undefined;
+      await withContext(at(source.name, `${kind} ${known !== undefined ? `'${known}'` : `#${i + 1}`}`), () => action(kind, known, artefact));
+    }
+  }
+}
+
 /** Publishes the artefacts of one document and returns its mappings, not yet activated (in a dry run, validates them only). */
 async function publishConfig(runtime: Runtime, source: ConfigSource, state: Applying): Promise<Mapping[]> {
   const { name, config } = source;
   const { planned, applied, journal, options } = state;
-  for (const kind of SECTIONS) {
-    for (const [i, artefact] of (config[kind] ?? []).entries()) {
-      const id = (artefact as { id?: unknown } | null)?.id;
-      await withContext(at(name, `${kind} ${typeof id === 'string' ? `'${id}'` : `#${i + 1}`}`), () => {
-        options.check?.(kind, artefact);
-        const ours = typeof id === 'string' ? planned.get(`${kind}/${id}`) : undefined;
-        if (ours) return checkSame(runtime, kind, id as string, ours, artefact); // declared twice by this apply
-        if (typeof id === 'string' && runtime.repository.has(kind, id)) {
-          checkSame(runtime, kind, id, runtime.repository.get(kind, id), artefact);
-          applied.unchanged.push({ kind, id });
-          return;
-        }
-        const published = options.dryRun ? runtime.repository.validate(kind, artefact) : runtime.publish(kind, artefact);
-        if (!options.dryRun) journal.push(() => void runtime.unpublish(kind, published.id));
-        planned.set(`${kind}/${published.id}`, published);
-        applied.published.push({ kind, id: published.id });
-      });
+  await eachArtefact(source, (kind, id, artefact) => {
+    options.check?.(kind, artefact);
+    const ours = id !== undefined ? planned.get(`${kind}/${id}`) : undefined;
+    if (ours) return checkSame(runtime, kind, id!, ours, artefact); // declared twice by this apply
+    if (id !== undefined && runtime.repository.has(kind, id)) {
+      checkSame(runtime, kind, id, runtime.repository.get(kind, id), artefact);
+      applied.unchanged.push({ kind, id });
+      return;
     }
-  }
+    const published = options.dryRun ? runtime.repository.validate(kind, artefact) : runtime.publish(kind, artefact);
+    if (!options.dryRun) journal.push(() => void runtime.unpublish(kind, published.id));
+    planned.set(`${kind}/${published.id}`, published);
+    applied.published.push({ kind, id: published.id });
+  });
   const mappings: Mapping[] = [];
   for (const [key, params] of Object.entries(config.mapping ?? {})) {
     await withContext(at(name, `mapping '${key}'`), () => {
@@ -238,6 +228,10 @@ export async function applyConfig(runtime: Runtime, sources: readonly ConfigSour
   try {
     return await runtime.exclusive(async () => {
       try {
+        if (options.replace) {
+          await replaceConfig(runtime, sources, state);
+          return state.applied;
+        }
         // every document published before any mapping opens: a mistake in the last one touches nothing of the first
         const mappings: Mapping[] = [];
         for (const source of sources) mappings.push(...(await publishConfig(runtime, source, state)));
@@ -273,11 +267,119 @@ function checkSame(runtime: Runtime, kind: Kind, id: string, existing: Artefact,
   );
 }
 
-export async function withContext(where: string, action: () => void | Promise<void>): Promise<void> {
+/** The same as `checkSame` would take it; an artefact that does not validate is not (the plan's checks name its field). */
+function isSame(runtime: Runtime, kind: Kind, existing: Artefact, artefact: unknown): boolean {
   try {
-    await action();
-  } catch (err) {
-    if (err instanceof EddyError) throw new EddyError(err.code, `${where}: ${err.message}`);
-    throw new Error(`${where}: ${(err as Error).message}`);
+    checkSame(runtime, kind, '', existing, artefact);
+    return true;
+  } catch {
+    return false;
   }
+}
+
+/**
+ * `POST /config?replace=true`: the documents applied by the reload rules
+ * (reload.ts), a changed artefact replacing the existing one instead of
+ * being refused. The plan goes from what the runtime runs of what the
+ * documents declare (`runningDeclared`) to what they declare, so an
+ * artefact or mapping they do not declare is never touched; it is checked
+ * whole before anything changes (`checkReload`: an artefact that does not
+ * validate, a link to a port that does not exist, a changed artefact that
+ * an instance outside the documents runs, each refuses it all). A dry run
+ * stops there. Then, as a reload: the mappings to restart are deactivated
+ * (each drains its flow), changed artefacts unpublished and published
+ * again, new ones published, pipelines swapped in place (runtime/swap.ts),
+ * mappings activated; each step is journaled, so a failure takes it all
+ * back (`applyConfig`).
+ */
+async function replaceConfig(runtime: Runtime, sources: readonly ConfigSource[], state: Applying): Promise<void> {
+  const { applied, options, journal } = state;
+  const after = applied.declared;
+  for (const source of sources) {
+    await eachArtefact(source, (kind, _id, artefact) => options.check?.(kind, artefact));
+    addDeclarations(after, source.name, source.config);
+  }
+  const declared = [...after.artefacts.values()];
+  const before = runningDeclared(runtime, after);
+  const plan = swapInPlace(runtime, planReload(before, after), before, after);
+  checkReload(runtime, plan, "the document's");
+  if (!options.dryRun) {
+    for (const key of plan.deactivate) {
+      const { binding, instance } = mappingTarget(key);
+      const params = runtime.activatedWith(binding, instance);
+      await withContext(`mapping '${key}'`, async () => void (await runtime.deactivate('binding', binding, instance)));
+      journal.push(() => runtime.activate('binding', binding, instance, params));
+    }
+    for (const d of plan.unpublish) {
+      const old = runtime.unpublish(d.kind, d.id);
+      journal.push(() => void runtime.publish(d.kind, old));
+    }
+    for (const d of plan.publish) {
+      await withContext(at(d.file, `${d.kind} '${d.id}'`), () => void runtime.publish(d.kind, d.artefact));
+      journal.push(() => void runtime.unpublish(d.kind, d.id));
+    }
+    for (const d of plan.swap) {
+      const old = runtime.repository.get('pipeline', d.id);
+      await withContext(at(d.file, `${d.kind} '${d.id}'`), async () => void (await runtime.replacePipeline(d.artefact)));
+      journal.push(() => runtime.replacePipeline(old));
+    }
+    const request = (m: ReloadPlan['activate'][number]) => ({ binding: m.binding, instance: m.instance, params: m.params });
+    await activateMappings(
+      runtime,
+      plan.activate.map((m) => ({ source: m.file, key: m.key, request: request(m) })),
+      state,
+    );
+  }
+  answer(runtime, plan, declared, applied);
+}
+
+/** What a replace did (or would do), in the lists of `Applied`. */
+function answer(runtime: Runtime, plan: ReloadPlan, declared: readonly DeclaredArtefact[], applied: Applied): void {
+  const key = (d: DeclaredArtefact) => `${d.kind}/${d.id}`;
+  const ref = (d: DeclaredArtefact): ArtefactRef => ({ kind: d.kind, id: d.id });
+  const unpublished = new Set(plan.unpublish.map(key));
+  const touched = new Set([...plan.publish, ...plan.swap].map(key));
+  const restarting = new Set(plan.deactivate);
+  const swappedBy = new Set(plan.swapped.map((m) => m.key));
+  applied.published = plan.publish.filter((d) => !unpublished.has(key(d))).map(ref);
+  applied.replaced = [...plan.swap, ...plan.publish.filter((d) => unpublished.has(key(d)))].map(ref);
+  applied.unchanged = declared.filter((d) => !touched.has(key(d))).map(ref);
+  applied.activated = plan.activate.filter((m) => !restarting.has(m.key)).map((m) => m.key);
+  applied.restarted = plan.activate.filter((m) => restarting.has(m.key)).map((m) => m.key);
+  applied.swapped = plan.swap.flatMap((d) =>
+    runtime
+      .instancesOf('pipeline', d.id)
+      .map((i) => `/pipeline/${d.id}/${i}`)
+      .filter((url) => runtime.usersOf(url).some((u) => swappedBy.has(u))),
+  );
+  const activating = new Set(plan.activate.map((m) => m.key));
+  applied.running = [...applied.declared.mappings.keys()].filter((k) => !activating.has(k));
+}
+
+/**
+ * What the runtime runs of what `after` declares, as the `before` of a
+ * reload plan: each declared artefact that exists, as the repository holds
+ * it (the same as declared when `checkSame` takes it so), and each declared
+ * mapping whose instance runs, with the values it runs with. The binding of
+ * such a mapping that the documents do not declare goes into both sides,
+ * the same, so that what it links is known. Nothing else is in either
+ * side: nothing else is touched.
+ */
+function runningDeclared(runtime: Runtime, after: Declared): Declared {
+  const before = emptyDeclared();
+  for (const [key, d] of after.artefacts) {
+    if (!runtime.repository.has(d.kind, d.id)) continue;
+    const existing = runtime.repository.get(d.kind, d.id);
+    before.artefacts.set(key, { ...d, artefact: existing, canonical: isSame(runtime, d.kind, existing, d.artefact) ? d.canonical : canonical(existing) });
+  }
+  for (const [key, m] of after.mappings) {
+    if (!runtime.instancesOf('binding', m.binding).includes(m.instance)) continue;
+    before.mappings.set(key, { ...m, params: runtime.activatedWith(m.binding, m.instance) });
+    if (after.artefacts.has(`binding/${m.binding}`)) continue;
+    const existing = runtime.repository.get('binding', m.binding);
+    const d: DeclaredArtefact = { kind: 'binding', id: m.binding, artefact: existing, file: m.file, canonical: canonical(existing) };
+    before.artefacts.set(`binding/${m.binding}`, d);
+    after.artefacts.set(`binding/${m.binding}`, d);
+  }
+  return before;
 }

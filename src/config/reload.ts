@@ -13,17 +13,25 @@
  * - the whole new set is validated first (every changed or added artefact,
  *   every mapping): a file that does not read or validate changes nothing,
  *   and the error names the file, the artefact and the field;
+ * - a mapping whose only changes are pipelines it runs between unchanged
+ *   onramps and offramps keeps running: each changed pipeline's instance is
+ *   swapped in place (`swapInPlace`, runtime/swap.ts), the onramps paused
+ *   meanwhile, never stopped;
  * - an artefact the files changed but something else uses (an instance
  *   activated over the REST API) is refused the same way: the reload would
  *   have to stop what it does not own.
+ *
+ * `POST /config?replace=true` plans and checks with the same functions
+ * (config/load.ts), from what the runtime runs of the document instead of
+ * what the files declared before.
  */
 import { EddyError, conflict, notFound } from '../core/errors';
 import type { Logger } from '../core/logger';
 import type { Runtime } from '../runtime/runtime';
 import type { Artefact, BindingArtefact } from '../runtime/artefacts';
 import { instanceUrl, parseLinkUrl, type Kind } from '../runtime/urls';
-import { withContext, readConfigFile } from './load';
-import { addDeclarations, canonical, emptyDeclared, type Declared, type DeclaredArtefact, type DeclaredMapping } from './declared';
+import { readConfigFile } from './document';
+import { addDeclarations, at, withContext, canonical, emptyDeclared, type Declared, type DeclaredArtefact, type DeclaredMapping } from './declared';
 
 export type { Declared, DeclaredArtefact, DeclaredMapping };
 
@@ -44,6 +52,10 @@ export interface ReloadPlan {
   publish: DeclaredArtefact[];
   /** mappings to activate last (those deactivated that remain, and new ones), in file order */
   activate: DeclaredMapping[];
+  /** changed pipelines replaced while they run (`Runtime.replacePipeline`), after the artefacts and before the activations */
+  swap: DeclaredArtefact[];
+  /** mappings left running whose changed pipelines `swap` replaces in place */
+  swapped: DeclaredMapping[];
   /** how many artefacts and mappings are left as they are */
   unchanged: number;
 }
@@ -76,7 +88,63 @@ export function planReload(before: Declared, after: Declared): ReloadPlan {
     unpublish: byKind(changed, before, [...PUBLISH_ORDER].reverse()),
     publish: byKind([...changed].filter((key) => after.artefacts.has(key)).concat(added), after, PUBLISH_ORDER),
     activate,
+    swap: [],
+    swapped: [],
     unchanged,
+  };
+}
+
+const keyOf = (d: DeclaredArtefact) => `${d.kind}/${d.id}`;
+
+/**
+ * The plan with the least disruption the runtime allows: a mapping it
+ * would restart only because pipelines it runs changed (its binding and
+ * values the same, and every changed part of it a pipeline) keeps running
+ * instead, each changed pipeline swapped in place, when every running
+ * instance of that pipeline is either such a mapping's, between onramps and
+ * offramps (`Runtime.pipelineSwapBlocker`), or one the plan stops anyway.
+ * Anything else is restarted as the plan said.
+ */
+export function swapInPlace(runtime: Runtime, plan: ReloadPlan, before: Declared, after: Declared): ReloadPlan {
+  const unpublishing = new Set(plan.unpublish.map(keyOf));
+  // changed pipelines: unpublished and published again (not removed, not new)
+  const changed = new Map(plan.publish.filter((d) => d.kind === 'pipeline' && unpublishing.has(keyOf(d))).map((d) => [keyOf(d), d]));
+  const restarting = new Set(plan.deactivate);
+  const candidates = new Map<string, string[]>();
+  for (const key of plan.deactivate) {
+    const old = before.mappings.get(key);
+    const next = after.mappings.get(key);
+    if (!old || !next || canonical(old.params) !== canonical(next.params) || unpublishing.has(`binding/${next.binding}`)) continue;
+    if (!runtime.instancesOf('binding', next.binding).includes(next.instance)) continue;
+    const parts = partsOf(runtime.getInstance('binding', next.binding, next.instance) as BindingArtefact).filter((p) => unpublishing.has(p));
+    if (parts.length > 0 && parts.every((p) => changed.has(p))) candidates.set(key, parts);
+  }
+  const swappable = (part: string): boolean => {
+    const { id, artefact } = changed.get(part)!;
+    return runtime.instancesOf('pipeline', id).every((instance) => {
+      const url = instanceUrl('pipeline', id, instance);
+      const users = runtime.usersOf(url);
+      if (users.length !== 1) return false;
+      if (!candidates.has(users[0])) return restarting.has(users[0]);
+      try {
+        return runtime.pipelineSwapBlocker(url, artefact) === undefined;
+      } catch {
+        return false; // an invalid artefact: checkReload names its field
+      }
+    });
+  };
+  const ok = new Map([...changed.keys()].map((part) => [part, swappable(part)]));
+  const swapped = new Set([...candidates].filter(([, parts]) => parts.every((p) => ok.get(p))).map(([key]) => key));
+  if (swapped.size === 0) return plan;
+  const swap = new Set([...swapped].flatMap((key) => candidates.get(key)!));
+  return {
+    ...plan,
+    deactivate: plan.deactivate.filter((key) => !swapped.has(key)),
+    unpublish: plan.unpublish.filter((d) => !swap.has(keyOf(d))),
+    publish: plan.publish.filter((d) => !swap.has(keyOf(d))),
+    activate: plan.activate.filter((m) => !swapped.has(m.key)),
+    swap: plan.publish.filter((d) => swap.has(keyOf(d))),
+    swapped: [...after.mappings.values()].filter((m) => swapped.has(m.key)),
   };
 }
 
@@ -117,16 +185,18 @@ export function catchUp(runtime: Runtime, plan: ReloadPlan, after: Declared): Re
 
 /**
  * Checks a plan against the runtime before anything changes: every artefact
- * to publish validates, and no artefact to unpublish is used by an instance
- * the reload does not stop itself.
+ * to publish or swap validates, every mapping to activate or to swap the
+ * pipelines of links ports that exist, and no artefact to unpublish is used
+ * by an instance the plan does not stop itself. `declaredBy` says whose
+ * mappings those are in the message (`the files'`, `the document's`).
  */
-export function checkReload(runtime: Runtime, plan: ReloadPlan): void {
+export function checkReload(runtime: Runtime, plan: ReloadPlan, declaredBy = "the files'"): void {
   const publishing = new Map<string, Artefact>();
-  for (const d of plan.publish) {
+  for (const d of [...plan.publish, ...plan.swap]) {
     try {
       publishing.set(`${d.kind}/${d.id}`, runtime.repository.validate(d.kind, d.artefact));
     } catch (err) {
-      if (err instanceof EddyError) throw new EddyError(err.code, `${d.file}: ${d.kind} '${d.id}': ${err.message}`);
+      if (err instanceof EddyError) throw new EddyError(err.code, at(d.file, `${d.kind} '${d.id}': ${err.message}`));
       throw err;
     }
   }
@@ -151,11 +221,11 @@ export function checkReload(runtime: Runtime, plan: ReloadPlan): void {
     if (unpublishing.has(`${kind}/${id}`)) throw notFound(`${kind} '${id}' not found`);
     return runtime.repository.get(kind, id);
   };
-  for (const m of plan.activate) {
+  for (const m of [...plan.activate, ...plan.swapped]) {
     try {
       runtime.checkActivation({ binding: m.binding, instance: m.instance, params: m.params }, artefactAfter);
     } catch (err) {
-      if (err instanceof EddyError) throw new EddyError(err.code, `${m.file}: mapping '${m.key}': ${err.message}`);
+      if (err instanceof EddyError) throw new EddyError(err.code, at(m.file, `mapping '${m.key}': ${err.message}`));
       throw err;
     }
   }
@@ -166,7 +236,7 @@ export function checkReload(runtime: Runtime, plan: ReloadPlan): void {
       .map((i) => instanceUrl(d.kind, d.id, i))
       .filter((url) => !stopping.has(url));
     if (others.length > 0)
-      throw conflict(`${d.file}: ${d.kind} '${d.id}' changed, but ${others.join(', ')} runs it and is not one of the files' mappings: deactivate it first`);
+      throw conflict(at(d.file, `${d.kind} '${d.id}' changed, but ${others.join(', ')} runs it and is not one of ${declaredBy} mappings: deactivate it first`));
   }
 }
 
@@ -178,7 +248,7 @@ export interface ReloadResult {
 
 /**
  * Applies a checked plan: deactivations first (each drains its flow), then
- * the artefacts, then the activations. A step that fails (a port taken by
+ * the artefacts, then the pipelines swapped in place, then the activations. A step that fails (a port taken by
  * something else since) is reported and the others go on: what it concerns
  * stays stopped until a fixed file is reloaded.
  */
@@ -198,6 +268,7 @@ export async function applyReload(runtime: Runtime, plan: ReloadPlan): Promise<R
   for (const d of plan.unpublish)
     if (runtime.repository.has(d.kind, d.id)) await attempt(`${d.file}: ${d.kind} '${d.id}'`, () => runtime.unpublish(d.kind, d.id));
   for (const d of plan.publish) await attempt(`${d.file}: ${d.kind} '${d.id}'`, () => runtime.publish(d.kind, d.artefact));
+  for (const d of plan.swap) await attempt(`${d.file}: ${d.kind} '${d.id}'`, () => runtime.replacePipeline(d.artefact));
   for (const m of plan.activate) await attempt(`${m.file}: mapping '${m.key}'`, () => runtime.activate('binding', m.binding, m.instance, m.params));
   await runtime.persisted().catch((err: Error) => errors.push(err.message));
   return { plan, errors };
@@ -229,7 +300,7 @@ export class ConfigReloader {
     let plan: ReloadPlan;
     try {
       after = await readDeclared(this.paths);
-      plan = catchUp(this.runtime, planReload(this.declared, after), after);
+      plan = swapInPlace(this.runtime, catchUp(this.runtime, planReload(this.declared, after), after), this.declared, after);
       checkReload(this.runtime, plan);
     } catch (err) {
       this.logger.error(`reload refused, nothing changed: ${(err as Error).message}`);
@@ -237,7 +308,7 @@ export class ConfigReloader {
     }
     const result = await applyReload(this.runtime, plan);
     this.declared = after;
-    const summary = `${plan.unchanged} unchanged, ${plan.unpublish.length} artefacts replaced or removed, ${plan.publish.length} published, ${plan.deactivate.length} mappings stopped, ${plan.activate.length} activated`;
+    const summary = `${plan.unchanged} unchanged, ${plan.unpublish.length} artefacts replaced or removed, ${plan.publish.length} published, ${plan.deactivate.length} mappings stopped, ${plan.activate.length} activated, ${plan.swap.length} pipelines swapped in place`;
     if (result.errors.length === 0) this.logger.info(`reloaded ${this.paths.join(', ')}: ${summary}`);
     else this.logger.error(`reloaded ${this.paths.join(', ')} with errors (${summary}): ${result.errors.join('; ')}`);
     return result;

@@ -258,9 +258,18 @@ export class OfframpRuntime {
     this.closed = true;
     for (const wait of [...this.retrying]) wait.cancel();
     this.syncBreaker();
-    await Promise.race([Promise.allSettled([...this.pending]), new Promise((r) => setTimeout(r, drainTimeoutMs).unref())]);
+    await this.sendsSettled(drainTimeoutMs);
     await this.sink?.close?.();
     for (const subject of this.outputs.values()) subject.complete();
+  }
+
+  /**
+   * Resolves once the sends in flight now have settled (their acks and
+   * fails sent back), or after `timeoutMs`; the offramp stays open. Sends
+   * waiting to be retried are not waited for.
+   */
+  async sendsSettled(timeoutMs = 5000): Promise<void> {
+    await Promise.race([Promise.allSettled([...this.pending]), new Promise((r) => setTimeout(r, timeoutMs).unref())]);
   }
 
   /** Contraflow from a pipeline this offramp's ports feed: the answers of the dead-letter path (dead-letters.ts). */

@@ -1,15 +1,14 @@
 import { conflict, invalid, notFound } from '../core/errors';
-import type { Repository } from './repository';
-import { OnrampInstance, commitOfframp, createOfframp, createPipeline, type InstanceEnv } from './instances';
-import type { MetricsReporter, MetricsSource } from './observe/metrics';
-import type { TapHub } from './observe/tap';
+import { OnrampInstance, commitOfframp, createOfframp, createPipeline } from './instances';
+import type { MetricsSource } from './observe/metrics';
 import type { Artefact, BindingArtefact, OfframpArtefact, OnrampArtefact, StoredPipeline } from './artefacts';
-import type { BindingInstance, InstanceRecord, Live, LiveInstances } from './live';
+import type { BindingInstance, InstanceRecord, Live } from './live';
 import { stopInstances } from './shutdown';
 import { attachCheckpoints, attachDownstream, checkCheckpoints, checkDownstream } from './downstream';
-import { type LinkWiring, type ResolvedLink, checkLinks, resolveLinks } from './wiring';
+import { type ResolvedLink, checkLinks, resolveLinks } from './wiring';
 import { type InstancePort, type Kind, instanceUrl } from './urls';
 import { idProblem } from '../schema/ids';
+import { swapBlocker, swapPipelines, type SwapParts } from './swap';
 
 /** The system pipeline that takes the metrics events; it reports none of its own. */
 export const METRICS_PIPELINE = '/pipeline/system::metrics/system';
@@ -29,15 +28,8 @@ interface PlannedBinding {
   readonly binding: BindingInstance;
 }
 
-/** What activation works with: the runtime's parts it reads and fills. */
-export interface ActivationParts {
-  readonly repository: Repository;
-  readonly instances: LiveInstances;
-  readonly wiring: LinkWiring;
-  readonly metrics: MetricsReporter;
-  readonly taps: TapHub;
-  /** what a new instance is built with */
-  readonly env: InstanceEnv;
+/** What activation works with: the runtime's parts it reads and fills (a swap's, and one more). */
+export interface ActivationParts extends SwapParts {
   /** true once the runtime shuts down: nothing is activated any more */
   shuttingDown(): boolean;
 }
@@ -160,6 +152,16 @@ export class Activation {
     return { links, resolved };
   }
 
+  /** Why the running pipeline instance cannot be swapped in place for `artefact`, if it cannot (swap.ts). */
+  swapBlocker(url: string, artefact: StoredPipeline): string | undefined {
+    return swapBlocker(this.parts, url, artefact);
+  }
+
+  /** Swaps each running pipeline instance in `urls` for one of `artefact`, its onramps paused meanwhile, not stopped (swap.ts). */
+  swapPipelines(urls: readonly string[], artefact: StoredPipeline): Promise<void> {
+    return swapPipelines(this.parts, urls, artefact);
+  }
+
   /** Deactivates an instance and every instance only it kept alive. */
   async deactivate(kind: Kind, artefactId: string, instanceId: string): Promise<Artefact> {
     this.parts.repository.get(kind, artefactId);
@@ -205,7 +207,7 @@ export class Activation {
     if (this.parts.instances.has(url)) throw conflict(`instance ${url} is already running`);
     if (all.filter((r) => r.binding === request.binding && r.instance === request.instance).length > 1) throw conflict(`instance ${url} is asked for twice`);
     const { links, resolved } = this.check(request, artefact);
-    const binding: BindingInstance = { resolved, sourceDisconnects: [], disconnects: [], uses: new Set() };
+    const binding: BindingInstance = { resolved, params: request.params, sourceDisconnects: [], disconnects: [], uses: new Set() };
     return { request, url, links, binding };
   }
 

@@ -109,6 +109,24 @@ export function checkDownstream(
   }
 }
 
+/**
+ * Why the flow of these links is bound to the instances it was activated
+ * with, if it is: a transactional source or a checkpointing WAL was handed
+ * its live stateful nodes and sinks (`attachDownstream`,
+ * `attachCheckpoints`), so a pipeline of it cannot be swapped in place.
+ */
+export function attachedFlow(
+  links: readonly ResolvedLink[],
+  artefact: (kind: InstancePort['kind'], id: string) => Artefact,
+  registries: Registries,
+): string | undefined {
+  const source = transactionalSources(links, artefact, registries)[0];
+  if (source) return `${key(source)} commits exactly once (guarantee: exactly_once)`;
+  const wal = checkpointingPipelines(links, artefact, registries)[0];
+  if (wal) return `${key(wal[0])} node ${wal[1]} checkpoints what follows it (qos::wal, guarantee: exactly_once)`;
+  return undefined;
+}
+
 /** The pipelines of the links with a node that checkpoints what follows it (qos::wal, `guarantee: exactly_once`), with that node's id. */
 function checkpointingPipelines(
   links: readonly ResolvedLink[],

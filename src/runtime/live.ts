@@ -26,6 +26,8 @@ export interface InstanceRecord {
 /** A running binding: its links resolved for its instance, and how to undo them. */
 export interface BindingInstance {
   readonly resolved: BindingArtefact;
+  /** the values it was activated with (its mapping's) */
+  readonly params: Record<string, string>;
   /** undoes the links from onramps (the sources) */
   readonly sourceDisconnects: (() => void)[];
   /** undoes every other link */

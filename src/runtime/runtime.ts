@@ -12,7 +12,7 @@ import type { CodecType } from '../codecs/codec';
 import { Registries } from './registries';
 import { Repository } from './repository';
 import type { InstanceEnv, MeasurementListener, OnrampInstance } from './instances';
-import type { Artefact, BindingArtefact } from './artefacts';
+import type { Artefact, BindingArtefact, StoredPipeline } from './artefacts';
 import { SYSTEM_ARTEFACTS } from '../system-artefacts';
 import { type InstancePort, type Kind, instanceUrl } from './urls';
 import type { RuntimeStore } from './store';
@@ -281,6 +281,53 @@ export class Runtime {
    */
   planBindings(requests: readonly BindingRequest[], artefact?: (kind: Kind, id: string) => Artefact): InstancePort[] {
     return this.activation.planBindings(requests, artefact);
+  }
+
+  /**
+   * Replaces a published pipeline by a new version of it (the same id)
+   * while its instances run: each running instance is swapped in place,
+   * its onramps paused meanwhile and never stopped, the old version drained
+   * to the offramps (swap.ts). Refused (409), with nothing changed, when an
+   * instance cannot be swapped (`pipelineSwapBlocker`); an invalid artefact
+   * is a 400. The store keeps the new version.
+   */
+  replacePipeline(body: unknown): Promise<Artefact> {
+    return this.persistence.exclusive(async () => {
+      const artefact = this.repository.validate('pipeline', body) as StoredPipeline;
+      const { id } = artefact;
+      this.repository.get('pipeline', id);
+      if (this.repository.isSystem('pipeline', id)) throw conflict(`pipeline '${id}' is a system artefact and cannot be replaced`);
+      await this.activation.swapPipelines(
+        this.instancesOf('pipeline', id).map((i) => instanceUrl('pipeline', id, i)),
+        artefact,
+      );
+      this.repository.remove('pipeline', id);
+      const stored = this.repository.publish('pipeline', artefact);
+      this.persistence.later((store) => store.putArtefact('pipeline', stored));
+      return stored;
+    });
+  }
+
+  /**
+   * Why the running pipeline instance `url` cannot be swapped in place for
+   * the pipeline `body` (a new version of its artefact), or undefined when
+   * it can: kept by one binding only, fed by onramps only, feeding offramps
+   * only, no exactly-once source or checkpointing WAL in its flow.
+   */
+  pipelineSwapBlocker(url: string, body: unknown): string | undefined {
+    return this.activation.swapBlocker(url, this.repository.validate('pipeline', body) as StoredPipeline);
+  }
+
+  /** Who keeps the instance alive: binding instance URLs, 'direct' (activated by itself) or 'system'; none when it does not run. */
+  usersOf(url: string): string[] {
+    return [...(this.instances.get(url)?.users ?? [])];
+  }
+
+  /** The values the running binding instance was activated with (its mapping's). */
+  activatedWith(binding: string, instance: string): Record<string, string> {
+    const record = this.instances.get(instanceUrl('binding', binding, instance));
+    if (record?.live.kind !== 'binding') throw notFound(`instance ${instanceUrl('binding', binding, instance)} not found`);
+    return { ...record.live.binding.params };
   }
 
   /** Deactivates an instance and every instance only it kept alive. */

@@ -35,6 +35,21 @@ export class SharedLinks {
     };
   }
 
+  /**
+   * Wires the held link `key` anew with `wire`, then undoes its old wiring;
+   * its uses stay as they were, and so do the releases handed out for them.
+   * The new connection is made before the old one goes: a shared source
+   * (an onramp's stream) never sees its last subscriber leave, so it does
+   * not stop (a pipeline swapped in place: swap.ts).
+   */
+  rewire(key: string, wire: () => () => void): void {
+    const link = this.links.get(key);
+    if (!link) throw new Error(`${key}: not wired, nothing to rewire`);
+    const old = link.undo;
+    link.undo = wire();
+    old();
+  }
+
   /** How many uses hold the link `key` (0 when it is not wired). */
   uses(key: string): number {
     return this.links.get(key)?.uses ?? 0;

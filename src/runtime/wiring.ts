@@ -107,6 +107,15 @@ export class LinkWiring {
     return this.links.hold(linkKey(src, dst), () => this.wire(src, dst));
   }
 
+  /**
+   * Wires a held link again between the instances its URLs name now (a
+   * pipeline swapped in place: the new instance under the old URL), the new
+   * connection before the old one is undone (`SharedLinks.rewire`).
+   */
+  rewire(src: InstancePort, dst: InstancePort): void {
+    this.links.rewire(linkKey(src, dst), () => this.wire(src, dst));
+  }
+
   /** How many bindings hold the link (0 when it is not wired). */
   uses(src: InstancePort, dst: InstancePort): number {
     return this.links.uses(linkKey(src, dst));

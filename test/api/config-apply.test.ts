@@ -285,7 +285,7 @@ describe('POST /config: a whole config, all or nothing', function () {
     expect(error(bad)).to.match(/^mapping '\/binding\/two\/main': link \/onramp\/one_in\/main\/dupz -> /);
     const typo = await apply(yaml, '?dry_rum=true');
     expect(typo.status).to.equal(400);
-    expect(error(typo)).to.equal("query parameter 'dry_rum' is unknown (known: dry_run)");
+    expect(error(typo)).to.equal("query parameter 'dry_rum' is unknown (known: dry_run, replace)");
     expect(await state()).to.deep.equal(before);
   });
 

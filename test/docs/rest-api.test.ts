@@ -56,4 +56,35 @@ describe("docs/rest-api.md's 'A whole config'", function () {
     expect(second).to.equal(`${answers[1]} 200`);
     expect(api.runtime.instancesOf('binding', 'ticks')).to.deep.equal(['main']);
   });
+  it("'Replacing a running flow': its lines start the flow, show the plan, then swap the window size while the metronome counts on, every tick written once", async () => {
+    peer('curl');
+    dir = mkdtempSync(join(tmpdir(), 'eddy-doc-replace-'));
+    const section = '### Replacing a running flow: `?replace=true`';
+    const output = join(dir, 'windows.json');
+    writeFileSync(join(dir, 'windows.yaml'), substituted(docBlock(PAGE, section, 'yaml'), '/tmp/windows.json', output));
+    const lines = docBlock(PAGE, section, 'sh')
+      .split('\n')
+      .filter((l) => l.trim() !== '');
+    expect(lines).to.have.length(4);
+    const answers = docBlock(PAGE, section, 'json')
+      .split('\n')
+      .filter((l) => l.trim() !== '');
+    api = await startRuntime();
+    const port = new URL(api.base).port;
+    // the curl lines against the test's server, with the status after each answer
+    const run = (line: string) => sh(line.startsWith('curl') ? `${substituted(line, '127.0.0.1:9898', `127.0.0.1:${port}`)} -w ' %{http_code}'` : line, dir);
+    const windows = () => completeLines(output).map((l) => (JSON.parse(l) as { ids: number[] }).ids);
+    const onramp = () => api!.runtime.onramp('/onramp/ticks/main');
+    expect(await run(lines[0])).to.equal(`${answers[0]} 201`);
+    await eventually(() => windows().length > 0, 10_000, 'a window of 3 in the file');
+    const started = onramp();
+    expect(await run(lines[1])).to.equal('');
+    expect(await run(lines[2])).to.equal(`${answers[1]} 200`);
+    expect(await run(lines[3])).to.equal(`${answers[2]} 201`);
+    expect(onramp(), 'the same onramp instance: not restarted').to.equal(started);
+    await eventually(() => windows().some((ids) => ids.length === 5), 10_000, 'a window of 5 in the file');
+    await api.runtime.deactivate('binding', 'ticks', 'main');
+    const ids = windows().flat();
+    expect(ids, 'every tick once, in order').to.deep.equal(ids.map((_, i) => i));
+  });
 });
