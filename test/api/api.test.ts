@@ -232,7 +232,7 @@ describe('REST API over HTTP', () => {
       ['onramp', 'unknown type', { id: 'x', type: 'teleport' }, /type: unknown onramp 'teleport'/],
       ['onramp', 'unknown codec', { id: 'x', type: 'metronome', codec: 'morse', config: { interval: 1 } }, /codec: must be one of/],
       ['onramp', 'unknown preprocessor', { id: 'x', type: 'metronome', preprocessors: ['unzip'], config: { interval: 1 } }, /preprocessors/],
-      ['onramp', 'bad config', { id: 'x', type: 'metronome', config: { interval: 'fast' } }, /config\.interval: must be integer/],
+      ['onramp', 'bad config', { id: 'x', type: 'metronome', config: { interval: 'fast' } }, /config\.interval: 'fast' is not a duration/],
       ['onramp', 'missing config key', { id: 'x', type: 'file', config: {} }, /config: missing required field 'source'/],
       ['onramp', 'unknown config key', { id: 'x', type: 'metronome', config: { interval: 5, jitter: 1 } }, /config: unknown field 'jitter'/],
       ['offramp', 'unknown type', { id: 'x', type: 'carrier_pigeon' }, /unknown offramp 'carrier_pigeon'/],

@@ -171,7 +171,9 @@ describe('POST /config: a whole config, all or nothing', function () {
       'pipeline:\n  - { id: p, nodes: [{ id: pass, type: passthrough }] }\nonramp:\n  - { id: ticks, type: metronome, config: { interval: soon } }\n',
     );
     expect(reply.status, reply.text).to.equal(400);
-    expect(error(reply)).to.equal("onramp 'ticks': config.interval: must be integer");
+    expect(error(reply)).to.equal(
+      `onramp 'ticks': config.interval: 'soon' is not a duration; a duration is a positive number of milliseconds, or a number with a unit: 500ms, 10s, 1m, 2h, 1d, or combined: 1h30m`,
+    );
     const misspelt = await apply('onramps: []\n');
     expect(misspelt.status).to.equal(400);
     expect(error(misspelt)).to.equal("unknown section 'onramps' (did you mean 'onramp'?) (sections: pipeline, offramp, onramp, binding, mapping, flow)");

@@ -114,7 +114,9 @@ offramp:
     const bad = await eddy(['config', second]);
     expect(bad.code).to.equal(1);
     expect(bad.out).to.equal('');
-    expect(bad.err).to.equal(`error: ${second}: onramp 'bad': config.interval: must be integer\n`);
+    expect(bad.err).to.equal(
+      `error: ${second}: onramp 'bad': config.interval: 'soon' is not a duration; a duration is a positive number of milliseconds, or a number with a unit: 500ms, 10s, 1m, 2h, 1d, or combined: 1h30m\n`,
+    );
   });
 
   it('reads a config from standard input with -', async () => {

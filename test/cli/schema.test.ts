@@ -82,7 +82,7 @@ describe('eddy schema', () => {
       { onramp: [{ ...ticks, config: { interval: 1000, intervall: 5 } }] },
       /^\/onramp\/0\/config must NOT have additional properties/m,
     ],
-    ['a field of the wrong type', { onramp: [{ ...ticks, config: { interval: 'often' } }] }, /^\/onramp\/0\/config\/interval must be integer/m],
+    ['a field of the wrong type', { onramp: [{ ...ticks, config: { interval: 'often' } }] }, /^\/onramp\/0\/config\/interval must be number/m],
     ['a missing required field', { offramp: [{ id: 'out', type: 'file', config: {} }] }, /^\/offramp\/0\/config must have required property 'file'/m],
     [
       "an operator's bad config",

@@ -79,7 +79,11 @@ mapping:
   const invalid: [string, string, RegExp][] = [
     ['unknown onramp type', 'onramp:\n  - id: bad\n    type: bad_onramp\n', /onramp 'bad': type: unknown onramp 'bad_onramp'/],
     ['unknown offramp type', 'offramp:\n  - id: bad\n    type: bad_offramp\n', /offramp 'bad': type: unknown offramp 'bad_offramp'/],
-    ['bad config field', 'onramp:\n  - id: tick\n    type: metronome\n    config: { interval: soon }\n', /onramp 'tick': config\.interval: must be integer/],
+    [
+      'bad config field',
+      'onramp:\n  - id: tick\n    type: metronome\n    config: { interval: soon }\n',
+      /onramp 'tick': config\.interval: 'soon' is not a duration/,
+    ],
     ['unknown section', 'onramps: []\n', /unknown section 'onramps' \(did you mean 'onramp'\?\) \(sections: /],
     ['missing binding in a mapping', 'mapping:\n  /binding/none/main: { instance: main }\n', /mapping '\/binding\/none\/main': binding 'none' not found/],
     ['non-string mapping value', 'mapping:\n  /binding/none/main: { instance: 1 }\n', /instance: mapping values must be strings/],

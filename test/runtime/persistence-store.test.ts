@@ -86,7 +86,7 @@ describe('persistence: the store of a runtime (--data-dir, in-process)', () => {
 
   it('stores nothing for a failed publish or a failed activation', async () => {
     const rt = await open();
-    expect(() => rt.publish('onramp', { id: 'bad', type: 'metronome', config: { interval: 'soon' } })).to.throw(/config.interval: must be integer/);
+    expect(() => rt.publish('onramp', { id: 'bad', type: 'metronome', config: { interval: 'soon' } })).to.throw(/config.interval: 'soon' is not a duration/);
     rt.publish('onramp', { id: 'missing', type: 'file', config: { source: join(dir, 'no-such-file.json') } });
     rt.publish('pipeline', PIPE('p'));
     rt.publish('binding', { id: 'b', links: { '/onramp/missing/{instance}/out': ['/pipeline/p/{instance}/in'] } });
