@@ -117,7 +117,7 @@ describe('eddy new', function () {
 
   it('writes required fields as null placeholders marked `# required`, optional ones commented out at their default', () => {
     const text = skeleton(registries, 'onramp', 'metronome');
-    expect(text).to.match(/^ {6}interval: null {2}# required; integer \(≥ 1\): milliseconds between ticks$/m);
+    expect(text).to.match(/^ {6}interval: null {2}# required; duration \(a bare number: ms\): the time between ticks/m);
     const tcp = skeleton(registries, 'offramp', 'tcp');
     expect(tcp).to.match(/^ {6}host: null {2}# required; string: /m);
     expect(tcp).to.match(/^ {6}# \w+: \S+ {2}# [^#]*, default /m);
