@@ -395,7 +395,7 @@ class OutputSubject extends FastSubject<EddyEvent> {
   }
 
   override next(value: EddyEvent): void {
-    if (!this.observed && !this.isStopped) this.unwired(value);
+    if (!this.observed && !this.stopped) this.unwired(value);
     else super.next(value);
   }
 }
