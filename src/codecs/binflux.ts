@@ -64,6 +64,7 @@ function decodeBinflux(data: Buffer): InfluxPoint {
     const key = text();
     need(1);
     // a byte off the wire: an unknown one is the default's error
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-enum-assignment -- a byte off the wire is any number; the switch's default rejects the others
     const type = data[pos++] as FieldType;
     switch (type) {
       case FieldType.I64:
