@@ -53,11 +53,17 @@ const PUBLISH_ORDER: readonly Kind[] = ['pipeline', 'offramp', 'onramp', 'bindin
 /** What it takes to go from `before` to `after` (pure: nothing is touched). */
 export function planReload(before: Declared, after: Declared): ReloadPlan {
   const changed = new Set<string>();
-  for (const [key, old] of before.artefacts) if (after.artefacts.get(key)?.canonical !== old.canonical) changed.add(key);
-  const added = [...after.artefacts.keys()].filter((key) => !before.artefacts.has(key));
+  // the old declarations of the changed artefacts, and the new ones of those added
+  const previous: DeclaredArtefact[] = [];
+  for (const [key, declared] of before.artefacts) {
+    if (after.artefacts.get(key)?.canonical === declared.canonical) continue;
+    changed.add(key);
+    previous.push(declared);
+  }
+  const added = [...after.artefacts].filter(([key]) => !before.artefacts.has(key)).map(([, declared]) => declared);
   const touched = (m: DeclaredMapping, decl: Declared): boolean => {
     if (changed.has(`binding/${m.binding}`)) return true;
-    const binding = decl.artefacts.get(`binding/${m.binding}`)?.artefact as BindingArtefact | undefined;
+    const binding = decl.artefacts.get(`binding/${m.binding}`)?.artefact as DeclaredBinding | undefined;
     return partsOf(binding).some((part) => changed.has(part));
   };
   const deactivate: string[] = [];
@@ -68,24 +74,28 @@ export function planReload(before: Declared, after: Declared): ReloadPlan {
     else unchanged++;
   }
   const activate = [...after.mappings.values()].filter((m) => !before.mappings.has(m.key) || deactivate.includes(m.key));
-  const byKind = (keys: Iterable<string>, decl: Declared, order: readonly Kind[]) =>
-    [...keys].map((key) => decl.artefacts.get(key)!).sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind));
+  const byKind = (artefacts: DeclaredArtefact[], order: readonly Kind[]) => artefacts.sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind));
   unchanged += before.artefacts.size - changed.size;
   return {
     deactivate,
-    unpublish: byKind(changed, before, [...PUBLISH_ORDER].reverse()),
-    publish: byKind([...changed].filter((key) => after.artefacts.has(key)).concat(added), after, PUBLISH_ORDER),
+    unpublish: byKind(previous, [...PUBLISH_ORDER].reverse()),
+    publish: byKind([...changed].flatMap((key) => after.artefacts.get(key) ?? []).concat(added), PUBLISH_ORDER),
     activate,
     unchanged,
   };
 }
 
+/** A binding as a file declares it: its shape is not trusted here. */
+interface DeclaredBinding {
+  links?: Record<string, unknown> | null;
+}
+
 /** The `kind/id` of every artefact a binding links (system artefacts included). */
-function partsOf(binding: BindingArtefact | undefined): string[] {
+function partsOf(binding: DeclaredBinding | undefined): string[] {
   if (!binding || typeof binding.links !== 'object' || binding.links === null) return [];
   const parts = new Set<string>();
   for (const [src, dsts] of Object.entries(binding.links)) {
-    for (const url of [src, ...(Array.isArray(dsts) ? dsts : [])]) {
+    for (const url of [src, ...(Array.isArray(dsts) ? (dsts as unknown[]) : [])]) {
       const path = String(url)
         .replace(/^svc:\/\/[^/]*/, '')
         .split('/');
@@ -186,7 +196,9 @@ export async function applyReload(runtime: Runtime, plan: ReloadPlan): Promise<R
   const errors: string[] = [];
   const attempt = async (where: string, step: () => unknown): Promise<void> => {
     try {
-      await withContext(where, async () => void (await step()));
+      await withContext(where, async () => {
+        await step();
+      });
     } catch (err) {
       errors.push((err as Error).message);
     }
@@ -199,7 +211,7 @@ export async function applyReload(runtime: Runtime, plan: ReloadPlan): Promise<R
     if (runtime.repository.has(d.kind, d.id)) await attempt(`${d.file}: ${d.kind} '${d.id}'`, () => runtime.unpublish(d.kind, d.id));
   for (const d of plan.publish) await attempt(`${d.file}: ${d.kind} '${d.id}'`, () => runtime.publish(d.kind, d.artefact));
   for (const m of plan.activate) await attempt(`${m.file}: mapping '${m.key}'`, () => runtime.activate('binding', m.binding, m.instance, m.params));
-  await runtime.persisted().catch((err: Error) => errors.push(err.message));
+  await runtime.persisted().catch((err: unknown) => errors.push((err as Error).message));
   return { plan, errors };
 }
 
