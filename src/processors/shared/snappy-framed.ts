@@ -46,6 +46,7 @@ export function decompressSnappyFramed(data: Buffer): Buffer {
     if (pos + 4 > data.length) throw new Error('snappy: truncated chunk header');
     const byte = data[pos];
     // a byte off the wire: one of ChunkType, or another judged below
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-enum-assignment -- a byte off the wire is any number; the checks below judge the others
     const type = byte as ChunkType;
     const length = data.readUIntLE(pos + 1, 3);
     const body = data.subarray(pos + 4, pos + 4 + length);
