@@ -1,7 +1,11 @@
 import { Subject, Subscriber, config, type Observer, type Subscription } from './rx';
 
-/** read once: the module's exports are getters, too slow to call per event */
-const rxConfig = config;
+/**
+ * read once: the module's exports are getters, too slow to call per event.
+ * Typed as the one flag read here: RxJS 7's synchronous error handling,
+ * deprecated (RxJS 8 removes it, and this assignment then fails to compile).
+ */
+const rxConfig: { readonly useDeprecatedSynchronousErrorHandling: boolean } = config;
 
 type SubscribeArgs<T> = [
   observerOrNext?: Partial<Observer<T>> | ((value: T) => void) | null,
@@ -35,7 +39,7 @@ export class FastSubject<T> extends Subject<T> {
   private ended = false;
 
   override next(value: T): void {
-    // eslint-disable-next-line @typescript-eslint/no-deprecated -- an application may still turn RxJS 7's synchronous error handling on: Subject.next is then the one that works; the flag goes in RxJS 8, and this check with it
+    // an application may still turn RxJS 7's synchronous error handling on: Subject.next is then the one that works
     if (this.closed || this.untracked || rxConfig.useDeprecatedSynchronousErrorHandling) return super.next(value);
     for (const subscriber of this.subscribers) subscriber.next(value);
   }

