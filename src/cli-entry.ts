@@ -52,7 +52,8 @@ export const codeCacheOf = (bundle: string) => `${bundle}.cache`;
 export function loadBundle(bundle: string, useCache = true): { exports: Cli; script: Script } {
   const cache = codeCacheOf(bundle);
   const cacheAt = useCache ? mtime(cache) : undefined;
-  const cachedData = cacheAt !== undefined && cacheAt >= mtime(bundle)! ? readFileSync(cache) : undefined;
+  const bundleAt = mtime(bundle);
+  const cachedData = cacheAt !== undefined && bundleAt !== undefined && cacheAt >= bundleAt ? readFileSync(cache) : undefined;
   // the wrapper Node puts around every CommonJS module, on the bundle's first line so its line numbers stay
   const source = `(function (exports, require, module, __filename, __dirname) {${readFileSync(bundle, 'utf8')}\n})`;
   const script = new Script(source, { filename: bundle, cachedData });

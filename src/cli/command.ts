@@ -56,10 +56,10 @@ export class UsageError extends Error {}
 /** Every command takes it: `eddy COMMAND --help` prints the command's flags and exits 0. */
 export const HELP_FLAG = { type: 'boolean', short: 'h', description: 'print this help and exit' } as const satisfies Flag;
 
-/** Where a command writes, and the environment it reads. The writers are plain functions (`this: void`): commands pass them on. */
+/** Where a command writes, and the environment it reads. The writers are plain functions (properties, not methods): commands pass them on. */
 export interface Io {
-  out(this: void, text: string): void;
-  err(this: void, text: string): void;
+  out: (text: string) => void;
+  err: (text: string) => void;
   env: NodeJS.ProcessEnv;
 }
 
@@ -177,8 +177,9 @@ export function readCommandLine<F extends Flags>(flags: F, args: readonly string
   const values: Record<string, string[] | string | boolean | undefined> = {};
   for (const [name, flag] of Object.entries(flags)) {
     let value = given.get(name);
-    if (value === undefined && flag.env !== undefined && env[flag.env]) {
-      value = env[flag.env]!;
+    const fromEnv = flag.env === undefined ? undefined : env[flag.env];
+    if (value === undefined && flag.env !== undefined && fromEnv) {
+      value = fromEnv;
       sources.set(name, flag.env);
     }
     values[name] = value ?? (flag.type === 'boolean' ? false : flag.multiple ? [] : flag.default);

@@ -89,9 +89,9 @@ export class DecimalType extends avsc.types.LogicalType {
   constructor(schema: avsc.Schema, opts?: unknown) {
     super(schema, opts);
     const { precision, scale = 0 } = schema as { precision?: number; scale?: number };
-    if (!Number.isInteger(precision) || precision! < 1) throw new Error('decimal: precision must be a positive integer');
-    if (!Number.isInteger(scale) || scale < 0 || scale > precision!) throw new Error('decimal: scale must be an integer from 0 to precision');
-    this.precision = precision!;
+    if (precision === undefined || !Number.isInteger(precision) || precision < 1) throw new Error('decimal: precision must be a positive integer');
+    if (!Number.isInteger(scale) || scale < 0 || scale > precision) throw new Error('decimal: scale must be an integer from 0 to precision');
+    this.precision = precision;
     this.scale = scale;
   }
 
@@ -150,7 +150,8 @@ export class DecimalType extends avsc.types.LogicalType {
     const text = typeof value === 'number' && Number.isFinite(value) ? String(value) : value;
     const match = typeof text === 'string' ? /^([+-]?)(\d+)(?:\.(\d*))?$/.exec(text.trim()) : null;
     if (!match) throw new Error(`decimal: ${JSON.stringify(value)} is not a decimal number (a string like "12.34", a number or a BigInt)`);
-    const fraction = match[3] ?? '';
+    // an optional group: undefined without a fraction
+    const fraction = (match[3] as string | undefined) ?? '';
     if (fraction.length > this.scale) throw new Error(`decimal: ${text as string} has more than ${this.scale} fraction digits`);
     const n = BigInt(match[2] + fraction.padEnd(this.scale, '0'));
     return match[1] === '-' ? -n : n;

@@ -21,7 +21,8 @@ const configSchema = s.object(
 /** A compiled writer schema, and how to read it into the config's own schema when that differs. */
 interface AvroSchema {
   type: avsc.Type;
-  resolver?: avsc.Resolver;
+  /** a writer's schema other than the config's: the config's type reads what it wrote, through the resolver */
+  resolved?: { reader: avsc.Type; resolver: avsc.Resolver };
 }
 
 /**
@@ -50,7 +51,9 @@ class AvroCodec extends SchemaCodec<AvroSchema> {
         registry: named,
         logicalTypes: { decimal: DecimalType },
         typeHook: (s, opts) => {
-          const kind = typeof s === 'object' && s !== null ? (s as { type?: unknown }).type : s;
+          // the schema as parsed from the text: JSON's null too, whatever avsc's type says
+          const parsed: unknown = s;
+          const kind = typeof parsed === 'object' && parsed !== null ? (parsed as { type?: unknown }).type : parsed;
           // `long` and `{"type": "long", ...}` (timestamp-millis, say) alike
           if (kind === 'long') return exactLong;
           if (kind === 'int') return checkedInt;
@@ -66,14 +69,14 @@ class AvroCodec extends SchemaCodec<AvroSchema> {
     }
     // records decode as plain objects, as every other codec's maps do (avsc builds them with a constructor of its own)
     for (const t of Object.values(named)) {
-      if (t.typeName === 'record' || t.typeName === 'error')
-        ((t as avsc.types.RecordType).recordConstructor as { prototype: object }).prototype = Object.prototype;
+      // avsc makes both records and errors RecordTypes
+      if (t instanceof avsc.types.RecordType) (t.recordConstructor as { prototype: object }).prototype = Object.prototype;
     }
-    if (type.typeName === 'record') ((type as avsc.types.RecordType).recordConstructor as { prototype: object }).prototype = Object.prototype;
+    if (type instanceof avsc.types.RecordType && type.typeName === 'record') (type.recordConstructor as { prototype: object }).prototype = Object.prototype;
     const local = this.local;
     if (local === undefined || local.type.equals(type)) return { type };
     try {
-      return { type, resolver: local.type.createResolver(type) };
+      return { type, resolved: { reader: local.type, resolver: local.type.createResolver(type) } };
     } catch (err) {
       throw new Error(`avro: the schema of ${where} cannot be read as the config's schema: ${(err as Error).message}`);
     }
@@ -82,10 +85,10 @@ class AvroCodec extends SchemaCodec<AvroSchema> {
   protected read(writer: AvroSchema, frame: Buffer, offset: number): unknown {
     const body = offset === 0 ? frame : frame.subarray(offset);
     try {
-      if (writer.resolver === undefined) return writer.type.fromBuffer(body);
+      if (writer.resolved === undefined) return writer.type.fromBuffer(body);
       // avsc's resolving readers loop over array blocks unbounded: the bounded read of the writer's schema checks the frame first
       writer.type.fromBuffer(body);
-      return this.local!.type.fromBuffer(body, writer.resolver);
+      return writer.resolved.reader.fromBuffer(body, writer.resolved.resolver);
     } catch (err) {
       throw new Error(`avro: cannot decode: ${(err as Error).message}`);
     }

@@ -28,13 +28,8 @@ export const binflux: CodecType = {
 };
 
 const VERSION = 0;
-const enum FieldType {
-  I64 = 0,
-  F64 = 1,
-  String = 2,
-  True = 3,
-  False = 4,
-}
+/** The byte before each field value. Plain numbers, not an enum: the decoder compares a byte off the wire with them. */
+const FieldType = { I64: 0, F64: 1, String: 2, True: 3, False: 4 } as const;
 
 function decodeBinflux(data: Buffer): InfluxPoint {
   let pos = 0;
@@ -64,7 +59,7 @@ function decodeBinflux(data: Buffer): InfluxPoint {
     const key = text();
     need(1);
     // a byte off the wire: an unknown one is the default's error
-    const type = data[pos++] as FieldType;
+    const type = data[pos++];
     switch (type) {
       case FieldType.I64:
         need(8);

@@ -26,7 +26,7 @@ export const msgpack: CodecType = {
   mimeTypes: ['application/msgpack', 'application/x-msgpack', 'application/vnd.msgpack'],
   create: () => {
     // one Packr per codec instance: it keeps an internal output buffer
-    const options = <Options & { skipValues: unknown[] }>{
+    const options = {
       useRecords: false,
       mapsAsObjects: true,
       // 'auto' and skipValues are documented and implemented, but missing from msgpackr's type declarations
@@ -36,7 +36,7 @@ export const msgpack: CodecType = {
       // and in an array it is nil, as JSON.stringify writes null (not msgpackr's undefined extension)
       encodeUndefinedAsNil: true,
       moreTypes: false,
-    };
+    } as Options & { skipValues: unknown[] };
     const packr = new Packr(options);
     // msgpackr renames a `__proto__` key to `__proto_` when it builds objects; frames holding
     // that key are decoded to Maps instead and turned into objects that keep it as an own key

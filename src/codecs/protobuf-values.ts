@@ -69,7 +69,8 @@ export function fromValue(type: protobuf.Type, value: unknown, path = ''): Recor
   }
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
-    const field = type.fields[key];
+    // a key of the value: not every one names a field
+    const field = type.fields[key] as protobuf.Field | undefined;
     const where = path ? `${path}.${key}` : key;
     if (!field) throw new Error(`${where}: no such field in message ${type.fullName.slice(1)}`);
     if (item === null || item === undefined) continue;

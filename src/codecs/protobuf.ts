@@ -48,8 +48,8 @@ class ProtobufCodec extends SchemaCodec<ProtoSchema> {
       parsed = protobuf.parse(text, root, { keepCase: true });
       for (const name of [...(parsed.imports ?? []), ...(parsed.weakImports ?? [])]) {
         const known = protobuf.common.get(name);
-        if (!known) throw new Error(`it imports '${name}'; eddy loads only the google/protobuf well-known types`);
-        root.addJSON(known.nested!);
+        if (!known?.nested) throw new Error(`it imports '${name}'; eddy loads only the google/protobuf well-known types`);
+        root.addJSON(known.nested);
       }
       root.resolveAll();
     } catch (err) {
@@ -110,9 +110,12 @@ function messagesOf(namespace: protobuf.NamespaceBase): protobuf.Type[] {
 /** The path of indexes to `type` from the file's top-level messages. */
 function indexesOf(type: protobuf.Type, file: protobuf.NamespaceBase): number[] {
   const path: number[] = [];
-  for (let t: protobuf.NamespaceBase = type; t !== file; t = t.parent!) {
-    if (t.parent === null) throw new Error(`protobuf: message ${type.fullName.slice(1)} is not in the schema's own package`);
-    path.unshift(messagesOf(t.parent).indexOf(t as protobuf.Type));
+  for (let t: protobuf.NamespaceBase = type; t !== file;) {
+    const parent = t.parent;
+    if (parent === null) throw new Error(`protobuf: message ${type.fullName.slice(1)} is not in the schema's own package`);
+    const siblings: readonly protobuf.NamespaceBase[] = messagesOf(parent);
+    path.unshift(siblings.indexOf(t));
+    t = parent;
   }
   return path;
 }
@@ -121,11 +124,15 @@ function messageAt(schema: ProtoSchema, indexes: number[]): protobuf.Type {
   let list = schema.top;
   let type: protobuf.Type | undefined;
   for (const i of indexes) {
-    type = list[i];
-    if (!type) throw new Error(`protobuf: message indexes [${indexes.join(', ')}] name no message of the schema`);
-    list = messagesOf(type);
+    // an index off the wire: it may name no message
+    const found = list[i] as protobuf.Type | undefined;
+    if (!found) throw new Error(`protobuf: message indexes [${indexes.join(', ')}] name no message of the schema`);
+    type = found;
+    list = messagesOf(found);
   }
-  return type!;
+  // readIndexes gives at least one index
+  if (type === undefined) throw new Error(`protobuf: message indexes [] name no message of the schema`);
+  return type;
 }
 
 function readIndexes(frame: Buffer, offset: number): { indexes: number[]; end: number } {

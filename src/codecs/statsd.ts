@@ -45,14 +45,15 @@ function decodeStatsd(text: string): StatsdMetric {
   const metric = line.slice(0, colon);
   // what the encoder refuses to write: a name holding the field separator or a line break
   if (/[|\n\r]/.test(metric)) throw new Error(`statsd: bad metric name ${JSON.stringify(metric.slice(0, 80))}`);
-  const [valueText, type, rate, ...rest] = line.slice(colon + 1).split('|');
+  // split gives at least one part; the type and the rate may be missing
+  const [valueText, type, rate, ...rest] = line.slice(colon + 1).split('|') as [string, string?, string?, ...string[]];
   if (type === undefined || !TYPES.has(type)) throw new Error(`statsd: unknown type ${JSON.stringify(type ?? '')}`);
   if (!NUMBER.test(valueText)) throw new Error(`statsd: bad value ${JSON.stringify(valueText)}`);
   if (rest.length > 0) throw new Error('statsd: unexpected fields after the sample rate');
   const result: StatsdMetric = { metric, type, value: 0 };
   let magnitude = valueText;
-  if (type === 'g' && (valueText[0] === '+' || valueText[0] === '-')) {
-    result.action = valueText[0] === '+' ? 'add' : 'sub';
+  if (type === 'g' && (valueText.startsWith('+') || valueText.startsWith('-'))) {
+    result.action = valueText.startsWith('+') ? 'add' : 'sub';
     magnitude = valueText.slice(1);
   }
   if (rate !== undefined) {

@@ -29,7 +29,7 @@ export const string: CodecType = {
       return text;
     },
     encode(value) {
-      if (typeof value === 'string') return value === lastText ? lastFrame! : Buffer.from(value, 'utf8');
+      if (typeof value === 'string') return value === lastText && lastFrame !== undefined ? lastFrame : Buffer.from(value, 'utf8');
       if (value instanceof Uint8Array) return Buffer.from(value);
       return Buffer.from(compactJson(value), 'utf8');
     },

@@ -192,13 +192,15 @@ async function activateMappings(runtime: Runtime, mappings: readonly Mapping[], 
     state.applied.activated.push(...urls);
     return;
   }
-  await withContext(where, async () => void (await runtime.activateBindings(requests)));
+  await withContext(where, async () => {
+    await runtime.activateBindings(requests);
+  });
   for (const { request } of mappings) state.journal.push(() => runtime.deactivate('binding', request.binding, request.instance));
   state.applied.activated.push(...urls);
 }
 
 /** Takes back one change a config file made. */
-type Undo = () => void | Promise<unknown>;
+type Undo = () => Promise<unknown> | undefined;
 
 /**
  * Loads the files in order, all or nothing: when one fails, what the files

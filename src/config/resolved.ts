@@ -37,10 +37,10 @@ export interface ConfigOptions {
 
 /** Where `eddy config` writes, the environment it substitutes from, and how it reads standard input. */
 export interface ConfigIo {
-  out(this: void, text: string): void;
-  err(this: void, text: string): void;
+  out: (text: string) => void;
+  err: (text: string) => void;
   env: NodeJS.ProcessEnv;
-  stdin(this: void): Promise<string>;
+  stdin: () => Promise<string>;
 }
 
 /** A variable whose value is a secret, by its name. */

@@ -56,7 +56,10 @@ function substituteLine(text: string, at: string, file: string, sources: Substit
     if (!token.endsWith('}')) throw invalid(`${where()}: '${token}' is not closed by '}'`);
     const match = REFERENCE.exec(inner ?? '');
     if (!match) throw invalid(`${where()}: '${token}' is not a variable reference (\${NAME}, \${NAME:-default} or \${file:PATH}; $$ for a literal $)`);
-    const [, name, fallback, path] = match;
+    // optional groups: a file reference has a path (and no name), a variable a name (and a fallback when given)
+    const name = match[1];
+    const fallback = match[2] as string | undefined;
+    const path = match[3] as string | undefined;
     const value = path !== undefined ? readSecret(path, file, where, sources) : variable(name, fallback, where, sources);
     if (/[\r\n]/.test(value))
       throw invalid(`${where()}: the value of '${token}' holds a line break, which would change the file's structure; give it on one line`);

@@ -37,9 +37,9 @@ export interface ValidateOptions {
 
 /** Where validate writes, and how it reads standard input. */
 export interface ValidateIo {
-  out(this: void, text: string): void;
-  err(this: void, text: string): void;
-  stdin(this: void): Promise<string>;
+  out: (text: string) => void;
+  err: (text: string) => void;
+  stdin: () => Promise<string>;
 }
 
 /** Checks the files together, as one start loads them; prints `FILE: ok (...)` per file and returns 0, or the first error and 1. */
@@ -66,7 +66,7 @@ export async function validateConfigFiles(options: ValidateOptions, io: Validate
 
 /** `2 onramps, 1 pipeline, 1 mapping`: what a file declares (its flows as their bindings and mappings). */
 function summary(config: ConfigSource['config']): string {
-  const counts: Array<[string, number]> = [
+  const counts: [string, number][] = [
     ...SECTIONS.map((kind): [string, number] => [kind, config[kind]?.length ?? 0]),
     ['mapping', Object.keys(config.mapping ?? {}).length],
   ];

@@ -30,7 +30,7 @@ export interface CheckpointedSink {
 /** What a checkpointing WAL's events reach, found by the runtime at activation (runtime/downstream.ts). */
 export interface CheckpointParts {
   /** the stateful nodes after the WAL: in its pipeline, and in the pipelines its outputs feed */
-  readonly stateful: ReadonlyArray<{ readonly pipeline: string; readonly node: string; readonly state: PartitionedState }>;
+  readonly stateful: readonly { readonly pipeline: string; readonly node: string; readonly state: PartitionedState }[];
   /** every offramp its events reach: each must take part (`Sink.checkpointed`), checked before anything opens */
-  readonly sinks: ReadonlyArray<{ readonly url: string; readonly type: string; readonly sink: CheckpointedSink | undefined }>;
+  readonly sinks: readonly { readonly url: string; readonly type: string; readonly sink: CheckpointedSink | undefined }[];
 }

@@ -23,3 +23,13 @@ export class EddyError extends Error {
 export const invalid = (message: string) => new EddyError('invalid', message);
 export const notFound = (message: string) => new EddyError('not_found', message);
 export const conflict = (message: string) => new EddyError('conflict', message);
+
+/**
+ * `value`, which an invariant of the caller says is there: the checked form
+ * of `value!`. Missing, it throws an internal error naming `what` (a bug in
+ * eddy, never bad input).
+ */
+export function present<T>(value: T | null | undefined, what: string): T {
+  if (value === undefined || value === null) throw new Error(`internal error: ${what} is missing`);
+  return value;
+}

@@ -138,7 +138,8 @@ export function event(data: unknown, meta: Meta = {}, options: EventOptions = {}
 /** True when a value is an eddy event (as opposed to a plain value to wrap with `event()`). */
 export function isEvent(value: unknown): value is EddyEvent {
   if (value === null || typeof value !== 'object') return false;
-  const e = value as Partial<EddyEvent>;
+  // anything at all: each field may be missing or null
+  const e = value as { [K in keyof EddyEvent]?: EddyEvent[K] | null };
   return (
     typeof e.id === 'object' &&
     e.id !== null &&

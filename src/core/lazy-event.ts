@@ -1,3 +1,4 @@
+import { present } from './errors';
 import type { EddyEvent, EventId, Meta } from './event';
 
 /**
@@ -43,7 +44,8 @@ export class LazyEvent implements EddyEvent {
     public ingestNs: bigint,
     public originUri: string,
     public transactional: boolean,
-    frame: Buffer,
+    /** undefined: the data is already read (a `withMeta` copy of a read event, `#value` set by it) */
+    frame: Buffer | undefined,
     codec: FrameCodec,
     policy: LazyPolicy,
   ) {
@@ -95,7 +97,7 @@ export class LazyEvent implements EddyEvent {
    * own field but `data` is copied as spread would.
    */
   withMeta(meta: Meta): LazyEvent {
-    const copy = new LazyEvent(this.id, meta, this.ingestNs, this.originUri, this.transactional, this.#frame as Buffer, this.#codec, this.#policy);
+    const copy = new LazyEvent(this.id, meta, this.ingestNs, this.originUri, this.transactional, this.#frame, this.#codec, this.#policy);
     copy.#value = this.#value;
     for (const key of Object.keys(this)) {
       if (key !== 'data' && key !== 'meta') (copy as unknown as Record<string, unknown>)[key] = (this as unknown as Record<string, unknown>)[key];
@@ -105,7 +107,8 @@ export class LazyEvent implements EddyEvent {
 
   /** JSON.stringify(event) writes `data` as it does for any other event. */
   toJSON(): object {
-    return { ...this, data: this.data };
+    // the own fields as a plain object (JSON has no prototypes), as a spread would copy them
+    return Object.assign({}, this, { data: this.data });
   }
 }
 
@@ -171,7 +174,7 @@ export function unreadMemberFrame(entry: unknown, codecName: string): Buffer | u
 }
 
 /** The prototype's `data` accessor, installed as an own enumerable property by `ownData` (one descriptor for all: ~50 ns less per event than a fresh one). */
-const DATA_ACCESSOR = Object.getOwnPropertyDescriptor(LazyEvent.prototype, 'data') as PropertyDescriptor;
+const DATA_ACCESSOR = present(Object.getOwnPropertyDescriptor(LazyEvent.prototype, 'data'), "LazyEvent's data accessor");
 const OWN_DATA: PropertyDescriptor = { ...DATA_ACCESSOR, enumerable: true, configurable: true };
 
 /**

@@ -1,3 +1,5 @@
+import { present } from './errors';
+
 /**
  * A bounded map that evicts the least recently used key: a hash map for the
  * lookup and a doubly linked list for the order.
@@ -102,7 +104,7 @@ export class Lru<K, V> {
     // link after the newest (there is one: the list was not just this node, since it is not the newest)
     node.older = this.newest;
     node.newer = undefined;
-    this.newest!.newer = node;
+    present(this.newest, 'the newest LRU node').newer = node;
     this.newest = node;
   }
 
@@ -114,7 +116,7 @@ export class Lru<K, V> {
   }
 
   private evictOldest(): K {
-    const node = this.oldest!;
+    const node = present(this.oldest, 'the oldest LRU node');
     this.unlink(node);
     this.nodes.delete(node.key);
     return node.key;

@@ -1,4 +1,4 @@
-import { invalid } from '../core/errors';
+import { invalid, present } from '../core/errors';
 import type { operatorCatalog } from './operators/catalog';
 
 /**
@@ -80,14 +80,15 @@ export function buildGraph(p: StoredPipeline): Graph {
   }
   const edges: Edge[] = [];
   for (const [key, targets] of Object.entries(p.links)) {
-    const [name, port, extra] = key.split('/');
+    // split gives at least one part
+    const [name, port, extra] = key.split('/') as [string, string?, string?];
     let from: Endpoint;
     if (extra !== undefined) throw invalid(`links.${key}: expected 'node' or 'node/port'`);
     if (nodeIds.has(name)) from = { kind: 'node', id: name, port: port ?? 'out' };
     else if (inputs.includes(name) && port === undefined) from = { kind: 'input', name };
     else throw invalid(`links.${key}: '${name}' is neither a node nor an interface input (inputs: ${inputs.join(', ')})`);
     for (const target of targets) {
-      const [tname, tport, textra] = target.split('/');
+      const [tname, tport, textra] = target.split('/') as [string, string?, string?];
       if (textra !== undefined) throw invalid(`links.${key}: target '${target}': expected 'node' or 'node/port'`);
       let to: Endpoint;
       if (nodeIds.has(tname)) to = { kind: 'node', id: tname, port: tport ?? 'in' };
@@ -99,24 +100,28 @@ export function buildGraph(p: StoredPipeline): Graph {
   return { inputs, outputs, edges, order: topologicalOrder([...nodeIds], edges) };
 }
 
+interface Vertex {
+  readonly id: string;
+  indegree: number;
+  readonly next: Vertex[];
+}
+
 function topologicalOrder(nodes: string[], edges: Edge[]): string[] {
-  const indegree = new Map(nodes.map((n) => [n, 0]));
-  const next = new Map<string, string[]>(nodes.map((n) => [n, []]));
+  const vertices = new Map(nodes.map((id): [string, Vertex] => [id, { id, indegree: 0, next: [] }]));
+  // parsePipeline links only nodes it has checked are there
+  const vertex = (id: string) => present(vertices.get(id), `node '${id}'`);
   for (const { from, to } of edges) {
     if (from.kind === 'node' && to.kind === 'node') {
-      next.get(from.id)!.push(to.id);
-      indegree.set(to.id, indegree.get(to.id)! + 1);
+      const target = vertex(to.id);
+      vertex(from.id).next.push(target);
+      target.indegree++;
     }
   }
-  const ready = nodes.filter((n) => indegree.get(n) === 0);
+  const ready = [...vertices.values()].filter((v) => v.indegree === 0);
   const order: string[] = [];
-  while (ready.length > 0) {
-    const n = ready.shift()!;
-    order.push(n);
-    for (const m of next.get(n)!) {
-      indegree.set(m, indegree.get(m)! - 1);
-      if (indegree.get(m) === 0) ready.push(m);
-    }
+  for (let v = ready.shift(); v !== undefined; v = ready.shift()) {
+    order.push(v.id);
+    for (const m of v.next) if (--m.indegree === 0) ready.push(m);
   }
   if (order.length < nodes.length) {
     const cyclic = nodes.filter((n) => !order.includes(n));
@@ -133,7 +138,7 @@ function topologicalOrder(nodes: string[], edges: Edge[]): string[] {
  */
 export function checkNodePorts(p: StoredPipeline, ports: (nodeId: string) => readonly string[] | undefined): void {
   for (const key of Object.keys(p.links)) {
-    const [id, port] = key.split('/');
+    const [id, port] = key.split('/') as [string, string?];
     const node = p.nodes.find((n) => n.id === id);
     if (node === undefined || port === undefined || port === 'out') continue;
     const known = ports(id);

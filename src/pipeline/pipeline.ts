@@ -1,3 +1,4 @@
+import { present } from '../core/errors';
 import { EMPTY, Observable, Observer, SchedulerLike, Subject, Subscription, filter, map, merge, share } from '../core/rx';
 import type { EddyEvent, Insight, PortEvent } from '../core/event';
 import type { Logger } from '../core/logger';
@@ -83,14 +84,16 @@ export class PipelineRuntime implements ContraflowTarget {
     /** per ported node, one shared stream per linked port, so each port is filtered and counted once */
     const portStreams = new Map<string, Observable<EddyEvent>>();
     const streamOf = (from: Endpoint): Observable<EddyEvent> => {
-      if (from.kind === 'input') return this.inputs.get(from.name)!;
+      // every input has its subject (set above) and every linked node is compiled (graph order)
+      if (from.kind === 'input') return present(this.inputs.get(from.name), `input '${from.name}'`);
       if (from.kind !== 'node') throw new Error('an output cannot feed a link');
-      const node = compiled.get(from.id)!;
+      const node = present(compiled.get(from.id), `node '${from.id}'`);
       if (node.out$) return from.port === 'out' ? node.out$ : EMPTY;
       const key = `${from.id}|${from.port}`;
       let stream = portStreams.get(key);
       if (!stream) {
-        stream = node.tagged$!.pipe(
+        // a node emits on out$ or, ported, on tagged$
+        stream = present(node.tagged$, `the ports of node '${from.id}'`).pipe(
           filter((pe) => pe.port === from.port),
           map((pe) => pe.event),
           countedShare(from.id, from.port),
@@ -107,7 +110,10 @@ export class PipelineRuntime implements ContraflowTarget {
     /** each node's ports besides `out`, from its type (or the node a type made, when the type does not say) */
     const ports = new Map<string, readonly string[] | undefined>();
     for (const id of graph.order) {
-      const spec = artefact.nodes.find((n) => n.id === id)!;
+      const spec = present(
+        artefact.nodes.find((n) => n.id === id),
+        `node '${id}'`,
+      );
       const type = ctx.operators.get(spec.type, `nodes.${id}.type`);
       const position = this.nodes.length;
       const drop = this.dropper(id);
@@ -162,7 +168,7 @@ export class PipelineRuntime implements ContraflowTarget {
       if (node.tagged$) this.subscription.add(node.tagged$.subscribe({ next: (pe) => unlinked(pe.port, pe.event), error }));
       else {
         const linked = this.graph.edges.some((e) => e.from.kind === 'node' && e.from.id === node.id);
-        this.subscription.add(node.out$!.subscribe({ next: linked ? undefined : (e) => unlinked('out', e), error }));
+        this.subscription.add(present(node.out$, `the output of node '${node.id}'`).subscribe({ next: linked ? undefined : (e) => unlinked('out', e), error }));
       }
     }
   }
@@ -395,7 +401,7 @@ class OutputSubject extends FastSubject<EddyEvent> {
   }
 
   override next(value: EddyEvent): void {
-    if (!this.observed && !this.isStopped) this.unwired(value);
+    if (!this.observed && !this.stopped) this.unwired(value);
     else super.next(value);
   }
 }

@@ -24,10 +24,11 @@
  * Date) as what that returns; undefined, functions and symbols are left out
  * of objects and become null in arrays. Codecs produce none of these.
  */
+import { jsonText } from '../core/json-text';
 import { setOwn } from '../codecs/integers';
 
 /** One noted value: its kind, then its path from the entry's top. */
-type Fix = [kind: 'b' | 'i' | 'f', ...path: Array<string | number>];
+type Fix = [kind: 'b' | 'i' | 'f', ...path: (string | number)[]];
 
 const LIMIT = 2n ** 53n;
 
@@ -38,7 +39,7 @@ const LIMIT = 2n ** 53n;
  */
 export function packEntry(fields: Record<string, unknown>): Record<string, unknown> {
   const fixes: Fix[] = [];
-  const path: Array<string | number> = [];
+  const path: (string | number)[] = [];
   const entry = copyOut(fields, path, fixes) as Record<string, unknown>;
   if (fixes.length > 0) entry.fix = fixes;
   return entry;
@@ -60,7 +61,7 @@ export function unpackEntry(value: unknown): Record<string, unknown> {
   return entry;
 }
 
-function copyOut(value: unknown, path: Array<string | number>, fixes: Fix[]): unknown {
+function copyOut(value: unknown, path: (string | number)[], fixes: Fix[]): unknown {
   switch (typeof value) {
     case 'string':
     case 'boolean':
@@ -159,7 +160,7 @@ function fixed(kind: unknown, value: unknown, where: string): unknown {
 export function showValue(value: unknown): string {
   let text: string;
   try {
-    text = typeof value === 'bigint' ? `${value}n` : (JSON.stringify(value) ?? String(value));
+    text = typeof value === 'bigint' ? `${value}n` : (jsonText(value) ?? String(value));
   } catch {
     text = String(value);
   }

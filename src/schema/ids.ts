@@ -2,6 +2,8 @@
  * The spec's identifiers (artefact, instance and port ids, docs/rest-api.md)
  * and what is said when one is wrong, in words rather than as the regex.
  */
+import { present } from '../core/errors';
+import { jsonText } from '../core/json-text';
 
 /** The spec's identifier shape: artefact, instance and port ids. */
 export const ID_PATTERN = '^[a-z][a-zA-Z_:]*$';
@@ -19,7 +21,7 @@ export const ID_RULE = "an id starts with a lowercase letter and holds only lett
 
 /** A value as an error message shows it: quoted, and cut short when long (an over-long id is not echoed whole). */
 export function shown(value: unknown, max = 40): string {
-  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  const text = typeof value === 'string' ? value : jsonText(value);
   if (text === undefined) return String(value);
   const cut = text.length > max ? `${text.slice(0, max)}…` : text;
   return typeof value === 'string' ? `'${cut}'` : cut;
@@ -32,7 +34,8 @@ export function idProblem(value: unknown): string | undefined {
   if (ID_RE.test(value)) return undefined;
   if (value === '') return `is empty; ${ID_RULE}`;
   if (!/[a-z]/.test(value[0])) return `${shown(value)} starts with ${shown(value[0])}; ${ID_RULE}`;
-  const bad = /[^a-zA-Z_:]/.exec(value)!;
+  // not an id, not empty, a lowercase letter first: some character is not one an id may hold
+  const bad = present(/[^a-zA-Z_:]/.exec(value), 'a character an id may not hold');
   return `${shown(value)} has ${shown(bad[0])} (character ${bad.index + 1}); ${ID_RULE}`;
 }
 

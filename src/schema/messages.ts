@@ -89,7 +89,7 @@ class Described {
   /** The keys of `data` that the object schema of `e` does not declare (when it admits no others). */
   private unknownKeys(e: ErrorObject, data: unknown): string[] {
     const object = this.parentSchema(e);
-    if (!object || object.additionalProperties !== false || data === null || typeof data !== 'object' || Array.isArray(data)) return [];
+    if (object?.additionalProperties !== false || data === null || typeof data !== 'object' || Array.isArray(data)) return [];
     const known = Object.keys((object.properties as JsonSchema | undefined) ?? {});
     return Object.keys(data).filter((k) => !known.includes(k));
   }

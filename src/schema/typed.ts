@@ -142,7 +142,7 @@ export function record<T, I, const O extends RecordOptions<Record<string, T>> = 
 }
 
 /** A value matching at least one of the schemas (ajv tries them in order). */
-export function anyOf<const S extends readonly Schema<unknown>[], const O extends ValueOptions<Static<S[number]>> = object>(
+export function anyOf<const S extends readonly Schema[], const O extends ValueOptions<Static<S[number]>> = object>(
   schemas: S,
   options?: O,
 ): Schema<Static<S[number]>, Input<S[number]>> & Marked<O> {
@@ -150,7 +150,7 @@ export function anyOf<const S extends readonly Schema<unknown>[], const O extend
 }
 
 /** A value matching exactly one of the schemas. */
-export function oneOf<const S extends readonly Schema<unknown>[], const O extends ValueOptions<Static<S[number]>> = object>(
+export function oneOf<const S extends readonly Schema[], const O extends ValueOptions<Static<S[number]>> = object>(
   schemas: S,
   options?: O,
 ): Schema<Static<S[number]>, Input<S[number]>> & Marked<O> {
@@ -158,11 +158,11 @@ export function oneOf<const S extends readonly Schema<unknown>[], const O extend
 }
 
 /** Any JSON value (an event template, a value to send as it is). */
-export function unknown<const O extends ValueOptions<unknown> = object>(options?: O): Schema<unknown> & Marked<O> {
-  return { ...options } as Schema<unknown> & Marked<O>;
+export function unknown<const O extends ValueOptions<unknown> = object>(options?: O): Schema & Marked<O> {
+  return { ...options } as Schema & Marked<O>;
 }
 
-type Properties = Readonly<Record<string, Schema<unknown>>>;
+type Properties = Readonly<Record<string, Schema>>;
 
 /** Keys whose schema has a default: filled in by validation, so present. */
 type DefaultedKeys<P extends Properties> = { [K in keyof P]: P[K] extends { readonly default: unknown } ? K : never }[keyof P];
@@ -184,7 +184,7 @@ interface ObjectOptions<R> extends Annotations {
   /** keys that must be present */
   readonly required?: R;
   /** `false` (the default): unknown keys are rejected; a schema: unknown keys must match it */
-  readonly additionalProperties?: false | Schema<unknown>;
+  readonly additionalProperties?: false | Schema;
   readonly minProperties?: number;
   /** alternatives of `required` (`[{required: ['a']}, {required: ['b']}]`: at least one of a, b); not reflected in the type */
   readonly anyOf?: readonly JsonSchema[];

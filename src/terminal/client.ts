@@ -12,7 +12,8 @@ export type ArtefactKind = (typeof KINDS)[number];
 export interface Status {
   version: string;
   uptime_s: number;
-  artefacts: Record<ArtefactKind, string[]>;
+  /** a kind the server does not list (another version of eddy) is absent */
+  artefacts: Partial<Record<ArtefactKind, string[]>>;
   instances: InstanceStatus[];
 }
 

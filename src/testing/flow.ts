@@ -51,7 +51,7 @@ export function runFlowCase(c: FlowCase, artefacts: unknown[], options: RunOptio
   scheduler.run(() => {
     const instances = pipelines.map((p) => p.instantiate());
     instances.forEach((instance, i) => {
-      const next = instances[i + 1];
+      const next = instances.at(i + 1);
       instance.addSource({ url: 'eddy-test://source', contraflow: () => undefined });
       instance.output('out').subscribe({
         next: (e) => (next ? next.input('in').next(e) : write(e)),

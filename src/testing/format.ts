@@ -77,8 +77,9 @@ export function formatPort(port: PortResult, letters: Map<string, unknown>): str
   const lines = [`${label}:`, `  expected: ${drawMarbles(port.expected, symbol)}`, `  actual:   ${drawMarbles(port.actual, symbol)}`];
   for (const [value, s] of unnamed) lines.push(`    ${s} = ${value}`);
   const i = port.firstDifference;
-  const e = port.expected[i];
-  const a = port.actual[i];
+  // one list may be the shorter
+  const e = port.expected[i] as Frame | undefined;
+  const a = port.actual[i] as Frame | undefined;
   lines.push(`  first difference, notification ${i + 1}: expected ${describeFrame(e, symbol)}; got ${describeFrame(a, symbol)}`);
   if (e?.kind === 'N' && a?.kind === 'N' && !isDeepStrictEqual(e.value, a.value)) lines.push(`  value ${firstValueDifference(e.value, a.value)}`);
   return lines.join('\n');

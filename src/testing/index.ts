@@ -51,7 +51,9 @@ export function testPipeline(c: Case, options: RunOptions = {}): CaseResult {
     const file: CaseFile = { cases: [c] };
     return 'flow' in c ? runFlowCase(c, flowPipelines(file, c), options) : runCase(c, resolvePipeline(file, c), options);
   } catch (err) {
-    return { name: typeof c?.name === 'string' ? c.name : '(unnamed case)', passed: false, ports: [], error: (err as Error).message };
+    // checkCase threw: the case may be anything a file holds, null included
+    const name = (c as Partial<Case> | null | undefined)?.name;
+    return { name: typeof name === 'string' ? name : '(unnamed case)', passed: false, ports: [], error: (err as Error).message };
   }
 }
 

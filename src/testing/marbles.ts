@@ -38,5 +38,15 @@ export function parseDiagram<T>(marbles: string, values?: Record<string, T>): Ma
     return messages;
   };
   // a character is one frame only inside TestScheduler.run (outside it is ten): parse inside one unless already there
-  return TestScheduler.frameTimeFactor === 1 ? parse() : new TestScheduler(() => undefined).run(parse);
+  // (a run inside a run would undo the outer one's virtual time when it ends)
+  return oneFramePerCharacter() ? parse() : new TestScheduler(() => undefined).run(parse);
+}
+
+/**
+ * Whether a diagram character is one frame here, asked of RxJS's parser
+ * (where the next event after one dash lands) rather than read from
+ * `TestScheduler.frameTimeFactor`, a deprecated static RxJS 8 removes.
+ */
+function oneFramePerCharacter(): boolean {
+  return TestScheduler.parseMarbles('-a', undefined, undefined, undefined, true)[0].frame === 1;
 }

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { TestScheduler } from 'rxjs/testing';
-import { invalid } from '../core/errors';
+import { invalid, present } from '../core/errors';
 import { batchValues, event as makeEvent, trackedIds, type EddyEvent, type EventId, type Insight } from '../core/event';
 import { checkWalConfig, walNode, type WalConfig } from '../pipeline/operators/wal';
 import type { OperatorType } from '../pipeline/operator';
@@ -54,7 +54,11 @@ export interface RunOptions {
   registries?: Registries;
 }
 
-type Expected = { view: Record<string, unknown>; keys: string[]; letter: string };
+interface Expected {
+  view: Record<string, unknown>;
+  keys: string[];
+  letter: string;
+}
 
 /**
  * Runs one case in virtual time: the pipeline is built on a TestScheduler,
@@ -107,7 +111,7 @@ export function runCase(c: PipelineCase, artefact: unknown, options: RunOptions 
           next: (letter) => {
             const spec = value[letter];
             if (spec.keys.includes('batch')) throw invalid(`input ${port}: '${letter}' is a batch; inputs are plain events`);
-            const e = makeEvent(spec.view.data, (spec.view.meta as Record<string, unknown>) ?? {}, {
+            const e = makeEvent(spec.view.data, (spec.view.meta as Record<string, unknown> | undefined) ?? {}, {
               id: { uid: 0, seq: ++seq },
               ingestNs: BigInt(scheduler.now()) * 1_000_000n,
               originUri: `eddy-test://case/${port}`,
@@ -125,7 +129,8 @@ export function runCase(c: PipelineCase, artefact: unknown, options: RunOptions 
       }
     });
 
-    for (const [port, expected] of expectedOut) ports.push(compare(port, expected, actual.get(port)!));
+    // actual has a list for every port of c.out, as expectedOut does
+    for (const [port, expected] of expectedOut) ports.push(compare(port, expected, present(actual.get(port), `port ${port}`)));
     if (c.insights) ports.push(compare('insights', expectedInsights, insightsSeen));
     const named = Object.fromEntries([...letters].map(([letter, e]) => [letter, e.view]));
     return { name: c.name, passed: ports.every((p) => p.firstDifference === -1), ports, letters: named };
@@ -193,9 +198,10 @@ function compare(port: string, expectedRaw: Frame[], actualRaw: Frame[]): PortRe
   let firstDifference = -1;
   const length = Math.max(expected.length, actual.length);
   for (let i = 0; i < length; i++) {
-    const e = expected[i];
-    const a = actual[i];
-    if (!e || !a || e.frame !== a.frame || e.kind !== a.kind || !isDeepStrictEqual(e.value, a.value)) {
+    // one list may be the shorter
+    const e = expected[i] as Frame | undefined;
+    const a = actual[i] as Frame | undefined;
+    if (!e || e.frame !== a?.frame || e.kind !== a.kind || !isDeepStrictEqual(e.value, a.value)) {
       firstDifference = i;
       break;
     }

@@ -10,6 +10,7 @@
  * giving the survivor half of the new ones.)
  */
 import { createServer, type Server, type Socket } from 'node:net';
+import { present } from '../core/errors';
 import type { Logger } from '../core/logger';
 import { listen } from '../connectors/_shared/net';
 import type { ToWorker } from './protocol';
@@ -32,15 +33,17 @@ class SharedListener {
 
   /** The worker with the fewest open connections (undefined: none listens). */
   pick(): number | undefined {
-    const workers = [...this.open.keys()].sort((a, b) => a - b);
-    const start = workers.findIndex((w) => w > this.last);
-    let chosen: number | undefined;
+    // [worker, open connections], by worker
+    const workers = [...this.open].sort(([a], [b]) => a - b);
+    const start = workers.findIndex(([w]) => w > this.last);
+    let chosen: [worker: number, open: number] | undefined;
     for (let i = 0; i < workers.length; i++) {
-      const w = workers[(Math.max(start, 0) + i) % workers.length];
-      if (chosen === undefined || this.open.get(w)! < this.open.get(chosen)!) chosen = w;
+      const candidate = workers[(Math.max(start, 0) + i) % workers.length];
+      if (chosen === undefined || candidate[1] < chosen[1]) chosen = candidate;
     }
-    if (chosen !== undefined) this.last = chosen;
-    return chosen;
+    if (chosen === undefined) return undefined;
+    this.last = chosen[0];
+    return chosen[0];
   }
 }
 
@@ -77,7 +80,7 @@ export class ConnectionBalancer {
   closed(worker: number, url: string): void {
     const shared = this.listeners.get(url);
     const open = shared?.open.get(worker);
-    if (open !== undefined && open > 0) shared!.open.set(worker, open - 1);
+    if (shared !== undefined && open !== undefined && open > 0) shared.open.set(worker, open - 1);
   }
 
   /** A worker died: it listens for nothing and holds nothing any more (its connections died with it). */
@@ -119,6 +122,7 @@ export class ConnectionBalancer {
       socket.destroy();
       return;
     }
-    shared.open.set(worker, shared.open.get(worker)! + 1);
+    // pick() chose it among the workers shared.open counts
+    shared.open.set(worker, present(shared.open.get(worker), `the connections of worker ${worker}`) + 1);
   }
 }

@@ -105,7 +105,8 @@ export class WorkerPool {
     private readonly restartPolicy: RestartPolicyOptions,
   ) {
     this.connections = new ConnectionBalancer((id, message, socket) => {
-      const slot = this.slots[id];
+      // an id the balancer holds: maybe of no worker now
+      const slot = this.slots[id] as Slot | undefined;
       if (!slot || slot.gone !== undefined || !slot.worker.isConnected()) return false;
       // a send that fails (the worker died meanwhile) ends the connection: its client connects again
       slot.worker.send(message, socket, (err) => err && socket?.destroy());
@@ -144,6 +145,7 @@ export class WorkerPool {
 
   private fork(id: number): Promise<void> {
     const worker = cluster.fork({ [WORKER_ID_ENV]: String(id) });
+    // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- undefined only when the spawn failed, which the worker's exit reports; the slot keeps what Node gives until then, as it always did
     const slot: Slot = { id, worker, pid: worker.process.pid! };
     this.slots[id] = slot;
     this.policies[id] ??= new RestartPolicy(this.restartPolicy);
@@ -235,7 +237,7 @@ export class WorkerPool {
         if (slot.gone !== undefined) this.connections.unlisten(slot.id, message.listener);
         answer({ type: 'listened', request: message.request, ok: true, port });
       },
-      (err: Error) => answer({ type: 'listened', request: message.request, ok: false, error: err.message }),
+      (err: unknown) => answer({ type: 'listened', request: message.request, ok: false, error: (err as Error).message }),
     );
   }
 
@@ -252,7 +254,8 @@ export class WorkerPool {
   }
 
   private request(id: number, message: WorkerRequest): Promise<unknown> {
-    const slot = this.slots[id];
+    // an id from a placement: maybe of no worker
+    const slot = this.slots[id] as Slot | undefined;
     if (!slot || slot.gone !== undefined) {
       // an activation runs on every worker its placement names or on none: nothing new is placed on a worker that is down
       return Promise.reject(

@@ -6,6 +6,7 @@
  * shadow.ts); an accepted activation is then run by the workers its
  * placement names, and answered only once every one of them succeeded.
  */
+import { present } from '../core/errors';
 import type { Artefact, BindingArtefact } from '../runtime/artefacts';
 import { Runtime, type BindingRequest, type Health, type RuntimeOptions } from '../runtime/runtime';
 import type { RuntimeStore, StoredInstance } from '../runtime/store';
@@ -36,7 +37,11 @@ export class ClusterRuntime extends Runtime {
     options: Omit<RuntimeOptions, 'registries' | 'scheduler'> = {},
   ) {
     const holder: { self?: ClusterRuntime } = {};
-    super({ ...options, registries: shadowRegistries(), store: options.store && restoringToWorkers(options.store, (i, a) => holder.self!.place(i, a)) });
+    super({
+      ...options,
+      registries: shadowRegistries(),
+      store: options.store && restoringToWorkers(options.store, (i, a) => present(holder.self, 'the cluster runtime').place(i, a)),
+    });
     holder.self = this;
     pool.exitRequests.subscribe(({ code, reason }) => this.requestExit(code, reason));
     pool.restarted.subscribe((worker) => {
@@ -57,7 +62,7 @@ export class ClusterRuntime extends Runtime {
         // the workers rolled back their part; the primary's follows, so nothing of it is left anywhere
         await super
           .deactivate(kind, artefactId, instanceId)
-          .catch((e: Error) => this.logger.error(`rolling back ${instanceUrl(kind, artefactId, instanceId)}: ${e.message}`));
+          .catch((e: unknown) => this.logger.error(`rolling back ${instanceUrl(kind, artefactId, instanceId)}: ${(e as Error).message}`));
         throw err;
       }
       return artefact;
@@ -83,7 +88,7 @@ export class ClusterRuntime extends Runtime {
           await this.unplace(request.kind, request.artefact, request.instance);
           await super
             .deactivate(request.kind, request.artefact, request.instance)
-            .catch((e: Error) => this.logger.error(`rolling back ${instanceUrl(request.kind, request.artefact, request.instance)}: ${e.message}`));
+            .catch((e: unknown) => this.logger.error(`rolling back ${instanceUrl(request.kind, request.artefact, request.instance)}: ${(e as Error).message}`));
         }
         throw err;
       }

@@ -5,7 +5,7 @@
  * and reports health, metrics, measurements and exit requests back.
  */
 import { EddyError } from '../core/errors';
-import { createLogger } from '../core/logger';
+import { childLogger, createLogger } from '../core/logger';
 import { maskUrlCredentials } from '../core/redact';
 import { Runtime } from '../runtime/runtime';
 import type { Artefact } from '../runtime/artefacts';
@@ -22,7 +22,7 @@ const HEALTH_INTERVAL_MS = 1000;
 
 function send(message: FromWorker): void {
   // the channel may be closing (the primary died): what is lost then has no one to read it
-  if (process.connected) process.send!(message);
+  if (process.connected) process.send?.(message);
 }
 
 /** Puts the primary's version of an artefact in this worker's repository (the primary checked it and its paths already). */
@@ -54,7 +54,7 @@ async function answer(message: Extract<ToWorker, { id: number }>, runtime: Runti
 
 export async function workerMain(): Promise<void> {
   const id = Number(process.env[WORKER_ID_ENV]);
-  const logger = createLogger().child!({ worker: id });
+  const logger = childLogger(createLogger(), { worker: id });
   // the primary listens for the tcp onramps and hands each worker its share of the connections (balancer.ts)
   const listeners = new WorkerListeners(send);
   // the primary prints one combined report of every worker's blackhole (the only type that measures)
@@ -83,9 +83,9 @@ export async function workerMain(): Promise<void> {
     if (message.type === 'connection') return listeners.accepted(message.listener, handle);
     answer(message, runtime).then(
       (value) => send({ type: 'reply', id: message.id, ok: true, value, health: runtime.health() }),
-      (err: Error) => {
+      (err: unknown) => {
         const code = err instanceof EddyError ? err.code : 'internal';
-        send({ type: 'reply', id: message.id, ok: false, error: { code, message: err.message }, health: runtime.health() });
+        send({ type: 'reply', id: message.id, ok: false, error: { code, message: (err as Error).message }, health: runtime.health() });
       },
     );
   });
@@ -98,8 +98,8 @@ export async function workerMain(): Promise<void> {
 }
 
 if (require.main === module) {
-  workerMain().catch((err: Error) => {
-    process.stderr.write(`error: worker ${process.env[WORKER_ID_ENV]}: ${maskUrlCredentials(err.message)}\n`);
+  workerMain().catch((err: unknown) => {
+    process.stderr.write(`error: worker ${process.env[WORKER_ID_ENV]}: ${maskUrlCredentials((err as Error).message)}\n`);
     process.exit(1);
   });
 }

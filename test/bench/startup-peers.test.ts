@@ -60,7 +60,7 @@ describe('bench/peers', () => {
       ['TREMOR_BIN', saved.tremor],
       ['BENTHOS_BIN', saved.benthos],
     ] as const) {
-      if (value === undefined) delete process.env[name];
+      if (value === undefined) Reflect.deleteProperty(process.env, name);
       else process.env[name] = value;
     }
   });

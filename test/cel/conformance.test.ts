@@ -203,7 +203,7 @@ function walk(s: Suite, visit: (t: Test) => void): void {
 
 describe('CEL conformance (cel-spec simple tests): compiled against the interpreter', () => {
   const suite = getConformanceSuite();
-  const tallies: Array<[string, Tally]> = [];
+  const tallies: [string, Tally][] = [];
   for (const file of suite.suites) {
     it(`should agree with the interpreter on every case of ${file.name} the interpreter passes`, () => {
       const tally: Tally = { cases: 0, interpreterPasses: 0, compiled: 0, compiledAgrees: 0 };

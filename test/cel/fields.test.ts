@@ -15,7 +15,7 @@ const fields = (src: string) => eventFields(parse(src).expr);
 const event = { a: 1, b: { c: 'x' }, tags: ['t1', 't2'], n: null, s: 'str', event: 'inner' };
 
 describe('cel: eventFields, the top-level fields an expression reads', () => {
-  const reading: Array<[string, string[]]> = [
+  const reading: [string, string[]][] = [
     ['event.a == 1', ['a']],
     ['has(event.n) ? 1 : 2', ['n']],
     ['event.b.c == "x" && event.a > 0', ['b', 'a']],

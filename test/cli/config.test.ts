@@ -15,7 +15,7 @@ async function eddy(argv: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code
   return { code, out, err };
 }
 
-type Resolved = Record<string, Array<Record<string, unknown>> | Record<string, unknown>>;
+type Resolved = Record<string, Record<string, unknown>[] | Record<string, unknown>>;
 
 describe('eddy config', () => {
   let dir: string;
@@ -43,7 +43,7 @@ flow:
     expect(run.out.split('\n')[0]).to.equal(`# ${file}`);
     const resolved = parseYaml(run.out) as Resolved;
     expect(resolved.onramp).to.deep.equal([{ id: 'ticks', type: 'metronome', config: { interval: 250 } }]);
-    const [out, hook] = resolved.offramp as Array<{ config: Record<string, unknown> }>;
+    const [out, hook] = resolved.offramp as { config: Record<string, unknown> }[];
     expect(out.config.file).to.equal(join(dir, 'out.json'));
     // the rest offramp's schema defaults
     expect(hook.config).to.deep.include({ endpoint: 'http://hook.invalid/', method: 'POST' });
@@ -90,9 +90,9 @@ offramp:
     expect(run.err).to.equal('');
     expect(run.code).to.equal(0);
     const resolved = (JSON.parse(run.out) as Record<string, Resolved>)[file];
-    const [pg] = resolved.onramp as Array<{ config: Record<string, unknown> }>;
+    const [pg] = resolved.onramp as { config: Record<string, unknown> }[];
     expect(pg.config).to.deep.include({ host: '127.0.0.1', password: '***' });
-    const [hook, copy] = resolved.offramp as Array<{ config: Record<string, unknown> }>;
+    const [hook, copy] = resolved.offramp as { config: Record<string, unknown> }[];
     expect(hook.config.endpoint).to.equal('http://eddy:***@hook.invalid/');
     expect(hook.config.headers).to.deep.equal({ 'x-note': '***', 'x-plain': 'visible' });
     expect(copy.config.file).to.equal('***');
@@ -106,7 +106,7 @@ offramp:
     writeFileSync(second, 'flow:\n  - { id: f, from: ticks, to: system::stdout }\n');
     const run = await eddy(['config', first, second]);
     expect(run.code).to.equal(0);
-    const docs = parseAllDocuments(run.out) as Array<{ toJS(): Resolved; commentBefore?: string | null }>;
+    const docs = parseAllDocuments(run.out) as { toJS(): Resolved; commentBefore?: string | null }[];
     expect(docs.map((d) => Object.keys(d.toJS()))).to.deep.equal([['onramp'], ['binding', 'mapping']]);
     expect(run.out).to.match(new RegExp(`^# ${first}\n[\\s\\S]*\n---\n# ${second}\n`));
 

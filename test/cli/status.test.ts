@@ -8,7 +8,6 @@ import { topCommand } from '../../src/cli/top';
 import { tapCommand } from '../../src/cli/tap';
 import { serve, startTicker, type Served } from './status-flow';
 import { renderStatus } from '../../src/terminal/status';
-import type { Status } from '../../src/terminal/client';
 
 interface StatusJson {
   artefacts: Record<string, string[]>;
@@ -59,7 +58,7 @@ describe('eddy status', function () {
       {
         version: '0.1.0',
         uptime_s: 5,
-        artefacts: { onramp: ['gelf'] } as Status['artefacts'],
+        artefacts: { onramp: ['gelf'] },
         instances: [
           {
             kind: 'onramp',

@@ -103,7 +103,7 @@ describe('codec config: codec: {name, config}', () => {
     });
     runtime.publish('binding', { id: 'b', links: { '/onramp/broken/{instance}/out': ['/pipeline/system::passthrough/{instance}/in'] } });
     let message = '';
-    await runtime.activate('binding', 'b', 'one').catch((err: Error) => (message = err.message));
+    await runtime.activate('binding', 'b', 'one').catch((err: unknown) => (message = (err as Error).message));
     expect(message).to.equal("onramp 'broken' (push) cannot start: avro: the schema of the config is invalid: undefined type name: lung");
   });
 

@@ -16,7 +16,11 @@ export const FUZZ_SEED = Number(process.env.EDDY_FUZZ_SEED ?? 20_261_121);
 /** A test's run count, scaled by EDDY_FUZZ_SCALE (default 1). */
 export const fuzzRuns = (runs: number): number => Math.max(1, Math.round(runs * Number(process.env.EDDY_FUZZ_SCALE ?? 1)));
 
-type Edit = { kind: 'flip' | 'insert' | 'delete' | 'truncate'; at: number; byte: number };
+interface Edit {
+  kind: 'flip' | 'insert' | 'delete' | 'truncate';
+  at: number;
+  byte: number;
+}
 
 const edit: fc.Arbitrary<Edit> = fc.record({
   kind: fc.constantFrom('flip', 'insert', 'delete', 'truncate'),

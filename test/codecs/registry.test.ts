@@ -102,11 +102,11 @@ describe('avro and protobuf codecs through a real schema registry (Apicurio, Con
     const topic = unique('strict');
     const codec = avro.create({ schema: SCHEMA, registry: { url, topic, auto_register: false } });
     let message = '';
-    await codec.open!('offramp').catch((err: Error) => (message = err.message));
+    await codec.open!('offramp').catch((err: unknown) => (message = (err as Error).message));
     expect(message).to.equal(`the schema is not registered under subject '${topic}-value' at ${url}: register it, or set registry.auto_register: true`);
     const nothing = avro.create({ registry: { url } });
     message = '';
-    await nothing.open!('offramp').catch((err: Error) => (message = err.message));
+    await nothing.open!('offramp').catch((err: unknown) => (message = (err as Error).message));
     expect(message).to.equal('avro: encoding through a registry needs registry.topic or registry.subject');
   });
 
@@ -132,7 +132,7 @@ describe('avro and protobuf codecs through a real schema registry (Apicurio, Con
     const port = await freePort();
     const codec = avro.create({ schema: SCHEMA, registry: { url: `http://127.0.0.1:${port}`, topic: 't', timeout_ms: 2000 } });
     let message = '';
-    await codec.open!('offramp').catch((err: Error) => (message = err.message));
+    await codec.open!('offramp').catch((err: unknown) => (message = (err as Error).message));
     expect(message).to.match(new RegExp(`^cannot reach http://127.0.0.1:${port}/subjects/t-value: fetch failed: .*ECONNREFUSED`));
   });
 

@@ -57,7 +57,9 @@ const space = fc.constantFrom('', '', '', ' ', '\n\t ', '\r\n');
 /** A key written with escapes JSON.parse reads as the same key (\u0061 for a, \/ for /). */
 function writeKey(k: string, escapeAll: boolean): string {
   if (!escapeAll) return JSON.stringify(k);
-  return `"${[...k].map((ch) => (ch.length === 1 ? `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}` : JSON.stringify(ch).slice(1, -1))).join('')}"`;
+  return `"${Array.from(k)
+    .map((ch) => (ch.length === 1 ? `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}` : JSON.stringify(ch).slice(1, -1)))
+    .join('')}"`;
 }
 
 /** An object document: members with repeated keys allowed, whitespace, some keys written escaped. */

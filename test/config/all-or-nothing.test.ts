@@ -58,7 +58,7 @@ describe('config files: activation is all or nothing', () => {
     const bad = flowFile('bad', { outputPort: 'dupz' });
     const failure = await loadConfigFiles(runtime, [good.path, bad.path]).then(
       () => undefined,
-      (err: Error) => err,
+      (err: unknown) => err as Error,
     );
     expect(failure?.message).to.equal(
       `${bad.path}: mapping '/binding/bad/main': link /pipeline/system::passthrough/main/dupz -> /offramp/bad_out/main/in: pipeline has no output 'dupz' (outputs: out, err)`,
@@ -73,7 +73,7 @@ describe('config files: activation is all or nothing', () => {
     const bad = flowFile('bad', { input: join(dir, 'no-such-input.json') });
     const failure = await loadConfigFiles(runtime, [good.path, bad.path]).then(
       () => undefined,
-      (err: Error) => err,
+      (err: unknown) => err as Error,
     );
     expect(failure?.message).to.match(/onramp 'bad_in' \(file\) cannot start: .*ENOENT/);
     expect(readFileSync(good.output, 'utf8')).to.equal('precious\n');
@@ -101,7 +101,7 @@ describe('config files: activation is all or nothing', () => {
     writeFileSync(flow.path, readFileSync(flow.path, 'utf8').replace('{instance}/out": ["/offramp', '{instance}/dupz": ["/offramp'));
     const failure = await reloader.reload().then(
       () => undefined,
-      (err: Error) => err,
+      (err: unknown) => err as Error,
     );
     expect(failure?.message).to.include("pipeline has no output 'dupz' (outputs: out, err)");
     expect(runtime.instancesOf('binding', 'flow')).to.deep.equal(['main']);

@@ -31,12 +31,12 @@ flow:
     );
     const read = await readConfigFile(config);
     const sub = join(dir, 'sub');
-    const [reader, web] = read.onramp as Array<{ config: Record<string, unknown>; codec?: { config: Record<string, unknown> } }>;
+    const [reader, web] = read.onramp as { config: Record<string, unknown>; codec?: { config: Record<string, unknown> } }[];
     expect(reader.config.source).to.equal(join(sub, 'data/in.json'));
     expect(reader.codec!.config.schema_file).to.equal(join(dir, 'schemas/e.avsc'));
     expect(web.config.tls).to.deep.equal({ cert: join(sub, 'certs/a.pem'), key: '/etc/eddy/a.key' });
-    expect((read.offramp as Array<{ config: Record<string, unknown> }>)[0].config.file).to.equal(join(sub, 'out.json'));
-    const nodes = (read.pipeline as Array<{ nodes: Array<{ config: Record<string, unknown> }> }>)[0].nodes;
+    expect((read.offramp as { config: Record<string, unknown> }[])[0].config.file).to.equal(join(sub, 'out.json'));
+    const nodes = (read.pipeline as { nodes: { config: Record<string, unknown> }[] }[])[0].nodes;
     expect(nodes[0].config.table).to.deep.equal({ file: join(sub, 'owners.csv'), key: 'host' });
     expect(nodes[1].config.dir).to.equal(join(sub, 'wal'));
     expect(nodes[2].config.note).to.equal('not/a/path');

@@ -47,7 +47,7 @@ describe('eddy server run: reloading the config files (docs/config-files.md, Rel
   function start(args: string[]): void {
     stderr = '';
     child = spawn(process.execPath, [EDDY, ...args], { cwd: dir, env: { ...process.env, EDDY_LOG: 'info' }, stdio: ['ignore', 'ignore', 'pipe'] });
-    child.stderr!.on('data', (d) => (stderr += d));
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   }
 
   it('with --watch, as the page shows it, applies an edit of the file', async () => {

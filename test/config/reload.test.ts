@@ -46,7 +46,7 @@ describe('config files: reload', () => {
     it('leaves everything as it is when nothing changed (key order aside)', () => {
       const before = declared(twoFlows(dir));
       const reordered = twoFlows(dir);
-      reordered.onramp = [{ config: { interval: 1 }, type: 'metronome', id: 'ticks' }, (reordered.onramp as unknown[])[1]];
+      reordered.onramp = [{ config: { interval: 1 }, type: 'metronome', id: 'ticks' }, reordered.onramp![1]];
       const plan = planReload(before, declared(reordered));
       expect(plan).to.deep.include({ deactivate: [], unpublish: [], publish: [], activate: [], unchanged: 8 });
     });
@@ -64,7 +64,7 @@ describe('config files: reload', () => {
       const before = declared(twoFlows(dir));
       const after = twoFlows(dir);
       after.binding = [flow('a', 'ticks', 'a_out'), flow('c', 'beats', 'c_out')];
-      after.offramp = [(after.offramp as unknown[])[0], { id: 'c_out', type: 'stdout' }];
+      after.offramp = [after.offramp![0], { id: 'c_out', type: 'stdout' }];
       after.mapping = { '/binding/a/a': {}, '/binding/c/main': { x: '1' } };
       const plan = planReload(before, declared(after));
       expect(plan.deactivate).to.deep.equal(['/binding/b/b']);
@@ -134,7 +134,7 @@ describe('config files: reload', () => {
       write(broken);
       const error = await reloader.reload().then(
         () => undefined,
-        (err: Error) => err,
+        (err: unknown) => err as Error,
       );
       expect(error?.message).to.match(new RegExp(`^${file()}: offramp 'a_out': .*append.*boolean`));
       expect((runtime.describe('onramp', 'beats').artefact as unknown as { config: { interval: number } }).config.interval, 'b untouched too').to.equal(5);
@@ -145,7 +145,7 @@ describe('config files: reload', () => {
         (
           await reloader.reload().then(
             () => undefined,
-            (err: Error) => err,
+            (err: unknown) => err as Error,
           )
         )?.message,
       ).to.contain(`${file()}: not valid YAML or JSON`);
@@ -162,7 +162,7 @@ describe('config files: reload', () => {
       write(twoFlows(dir, 9));
       const error = await reloader.reload().then(
         () => undefined,
-        (err: Error) => err,
+        (err: unknown) => err as Error,
       );
       expect(error?.message).to.equal(
         `${file()}: onramp 'beats' changed, but /onramp/beats/other runs it and is not one of the files' mappings: deactivate it first`,

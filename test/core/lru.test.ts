@@ -92,7 +92,7 @@ describe('Lru: a bounded map evicting the least recently used key', () => {
     const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
     const lru = new Lru<number, number>(4);
     // model: [key, value] pairs, least recently used first
-    const model: Array<[number, number]> = [];
+    const model: [number, number][] = [];
     for (let step = 0; step < 5000; step++) {
       const key = random(7);
       const at = model.findIndex(([k]) => k === key);

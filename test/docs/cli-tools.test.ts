@@ -63,10 +63,10 @@ describe('the command blocks of eddy list, new, schema and cel in the docs', fun
     expect(written).to.equal(docBlock(COMMAND_LINE, '## eddy new', 'yaml'));
     const runtime = new Runtime({ logger: createLogger('silent') });
     const path = join(dir, 'ticks.yaml');
-    const [onramp] = (await readConfigFile(path)).onramp as unknown[];
+    const [onramp] = (await readConfigFile(path)).onramp!;
     expect(() => runtime.publish('onramp', onramp)).to.throw(/config\.interval: null is not a duration/);
     writeFileSync(path, written.replace('interval: null', 'interval: 1000'));
-    runtime.publish('onramp', ((await readConfigFile(path)).onramp as unknown[])[0]);
+    runtime.publish('onramp', ((await readConfigFile(path)).onramp!)[0]);
     expect(runtime.list('onramp')).to.deep.equal(['ticks']);
     expect((await sh(aggregate, dir)).stdout).to.equal(skeleton(registries, 'operator', 'window::aggregate'));
   });

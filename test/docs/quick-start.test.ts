@@ -84,8 +84,8 @@ describe("README's quick start", function () {
       const at = printed().indexOf(HELLO);
       return at >= 0 && printed().slice(at + 1).some((line) => line.includes('"onramp":"metronome"'));
     };
-    await eventually(tickAfterHello, 20000, 'the event, then a tick, on standard output').catch((err: Error) => {
-      throw new Error(`${err.message}; stdout: ${eddy!.stdout()}; stderr: ${eddy!.stderr()}`);
+    await eventually(tickAfterHello, 20000, 'the event, then a tick, on standard output').catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}; stdout: ${eddy!.stdout()}; stderr: ${eddy!.stderr()}`);
     });
     expect(printed().filter((line) => line === HELLO)).to.have.length(1);
     expect(await eddy.stop()).to.equal(0);

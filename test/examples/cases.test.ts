@@ -28,7 +28,7 @@ describe('the case files of the examples', function () {
     const pipelines = examplePipelines();
     expect(pipelines.length).to.be.greaterThan(5);
     for (const { file, ids } of pipelines) {
-      expect(existsSync(casesOf(file)), `${casesOf(file)}`).to.equal(true);
+      expect(existsSync(casesOf(file)), casesOf(file)).to.equal(true);
       const cases = parseYaml(readFileSync(casesOf(file), 'utf8')) as { id?: string; cases: { id?: string }[] };
       const tested = new Set(cases.cases.map((c) => c.id ?? cases.id ?? ids[0]));
       for (const id of ids) expect([...tested], `${casesOf(file)} tests pipeline '${id}'`).to.include(id);

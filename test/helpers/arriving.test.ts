@@ -25,7 +25,7 @@ describe('whileArriving: a wait bounded by progress', () => {
       () => false,
       'ten events',
       { stallMs: 100, state: () => 'the consumer stopped' },
-    ).catch((e: Error) => e);
+    ).catch((e: unknown) => e);
     expect((error as Error).message).to.equal('waiting for ten events: nothing new for 100 ms (have 3); the consumer stopped');
   });
 
@@ -38,7 +38,7 @@ describe('whileArriving: a wait bounded by progress', () => {
         () => false,
         'the end',
         { stallMs: 10_000, maxMs: 100 },
-      ).catch((e: Error) => e);
+      ).catch((e: unknown) => e);
       expect((error as Error).message).to.match(/^waiting for the end: still arriving after 100 ms \(have \d+\)$/);
     } finally {
       clearInterval(timer);

@@ -31,8 +31,8 @@ export function runNode(args: string[], options: RunOptions = {}): Promise<Run> 
     const child = spawn(process.execPath, args, { env: { ...process.env, EDDY_LOG: 'info', ...options.env }, stdio: 'pipe', cwd: options.cwd });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
+    child.stdout.on('data', (d: Buffer | string) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer | string) => (stderr += d.toString()));
     if (options.stdin !== undefined) child.stdin.end(options.stdin);
     const killer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 15000);
     const signal = options.signalAfterMs !== undefined ? setTimeout(() => child.kill('SIGTERM'), options.signalAfterMs) : undefined;

@@ -65,7 +65,7 @@ export async function startFlow(
   nodes: { id: string; type: string; config?: Record<string, unknown> }[],
   offramps: { id: string; codec: string; changes?: boolean }[],
   onrampCodec = 'json',
-  extend: (registries: Registries) => void = () => {},
+  extend: (registries: Registries) => void = () => undefined,
 ): Promise<Flow> {
   const frames = new Subject<Frame>();
   const sent: Record<string, Sent[]> = {};

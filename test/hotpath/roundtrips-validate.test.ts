@@ -61,7 +61,7 @@ function mutant(frame: Buffer, pick: Pick, alphabet: readonly number[]): Buffer 
   return bytes;
 }
 
-const ascii = (text: string) => [...text].map((ch) => ch.charCodeAt(0));
+const ascii = (text: string) => Array.from(text).map((ch) => ch.charCodeAt(0));
 /** Bytes that change JSON's meaning: structure, literals' letters, number signs, whitespace, controls, UTF-8 lead and continuation bytes. */
 const JSON_BYTES = [...ascii('{}[],:"\\0123456789-+.eEtrufalsn /bu'), 0x09, 0x0a, 0x0d, 0x00, 0x1f, 0x7f, 0x80, 0xbf, 0xc0, 0xc3, 0xe2, 0xed, 0xf0, 0xf4, 0xff];
 /** MessagePack headers of every kind, and bytes that make lengths large or small. */
@@ -205,7 +205,7 @@ describe('json/byte-scan: control and non-ASCII bytes found 16 at a time, as a b
         for (const mark of marks) {
           const frame = Buffer.alloc(length, 0x61);
           frame[at] = mark;
-          expect(scanBytes(frame), `${frame.toString('hex')}`).to.equal(byteByByte(frame));
+          expect(scanBytes(frame), frame.toString('hex')).to.equal(byteByByte(frame));
           const clean = Buffer.alloc(at, 0x61); // shorter: the marked byte is still in the scanner's memory
           expect(scanBytes(clean), `${length} then ${at} clean bytes`).to.equal(0);
         }

@@ -24,7 +24,7 @@ describe('retries and dead letters: docs/delivery.md, run as written', function 
     const seen = new Map<number, number>();
     server = createServer((req, res) => {
       let body = '';
-      req.on('data', (d) => (body += d));
+      req.on('data', (d: Buffer | string) => (body += d.toString()));
       req.on('end', () => {
         const n = (JSON.parse(body) as { n: number }).n;
         const tries = (seen.get(n) ?? 0) + 1;

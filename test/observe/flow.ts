@@ -26,7 +26,7 @@ export interface Flow extends Started {
 export async function startFlow(api: ApiOptions = {}): Promise<Flow> {
   const feeds = new Map<string, Subscriber<Frame>>();
   const kept: EddyEvent[] = [];
-  const breaker = { trigger: () => undefined as void, restore: () => undefined as void };
+  const breaker = { trigger: (): void => undefined, restore: (): void => undefined };
   const push = pushOnramp(feeds);
   const keeper: OfframpType<Record<string, never>> = {
     name: 'keeper',

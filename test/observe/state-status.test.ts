@@ -30,7 +30,17 @@ describe('the state of a pipeline node by source partition, in /status, eddy sta
       create: () => ({ frames }),
     };
     let delivered = 0;
-    runtime = new Runtime({ registries: registriesWith([onramp], [testOfframp('collect', () => void delivered++)]), logger: createLogger('silent') });
+    runtime = new Runtime({
+      registries: registriesWith(
+        [onramp],
+        [
+          testOfframp('collect', () => {
+            delivered++;
+          }),
+        ],
+      ),
+      logger: createLogger('silent'),
+    });
     await runtime.start();
     runtime.publish('onramp', { id: 'src', type: 'parts', config: {} });
     runtime.publish('pipeline', {

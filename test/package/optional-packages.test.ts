@@ -44,7 +44,7 @@ function valueLoads(file: string): string[] {
       const clause = node.importClause;
       const typeOnly =
         clause !== undefined &&
-        (clause.isTypeOnly ||
+        (clause.phaseModifier === ts.SyntaxKind.TypeKeyword ||
           (clause.name === undefined &&
             clause.namedBindings !== undefined &&
             ts.isNamedImports(clause.namedBindings) &&

@@ -71,13 +71,13 @@ describe('precompiled schema validators', () => {
     const [a, b] = [schemas[4], schemas[5]];
     const fileOfB = join(dir, `${schemaKey(b)}.js`);
     copyFileSync(join(dir, `${schemaKey(a)}.js`), fileOfB);
-    delete require.cache[fileOfB]; // an earlier test loaded the real one
+    Reflect.deleteProperty(require.cache, fileOfB); // an earlier test loaded the real one
     try {
       expect(precompiledValidator(a, dir)).to.be.a('function');
       expect(precompiledValidator(b, dir)).to.equal(undefined);
     } finally {
       precompile(schemas, dir);
-      delete require.cache[fileOfB];
+      Reflect.deleteProperty(require.cache, fileOfB);
     }
   });
 

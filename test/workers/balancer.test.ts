@@ -63,7 +63,7 @@ describe('workers: the connection balancer', () => {
     await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
     const busy = (taken.address() as { port: number }).port;
     let refusal: Error | undefined;
-    await balancer.listen(0, URL, '127.0.0.1', busy).catch((e: Error) => (refusal = e));
+    await balancer.listen(0, URL, '127.0.0.1', busy).catch((e: unknown) => (refusal = e as Error));
     expect(refusal?.message).to.match(new RegExp(`^cannot listen on 127\\.0\\.0\\.1:${busy}: .*EADDRINUSE`));
     await new Promise<void>((r) => taken.close(() => r()));
     const port = await balancer.listen(0, URL, '127.0.0.1', busy);

@@ -46,14 +46,17 @@ describe('eddy server run --workers 2: where flows run', function () {
       expected.push(...lines);
       await sendOver(port, lines);
     }
-    await eventually(() => sink!.lines().length >= expected.length, 20000, 'every event at the collector').catch((e) => {
-      throw new Error(`${e.message}: ${sink!.lines().length} lines; ${server.out.stderr}`);
+    await eventually(() => sink!.lines().length >= expected.length, 20000, 'every event at the collector').catch((e: unknown) => {
+      throw new Error(`${(e as Error).message}: ${sink!.lines().length} lines; ${server.out.stderr}`);
     });
     expect([...sink.lines()].sort()).to.deep.equal([...expected].sort());
     // one offramp connection per worker, each carried events: both workers took connections
     expect(sink.connections.filter((c) => c.length > 0)).to.have.length(2);
     // GET /status and /metrics count what passed in every worker
-    type Observed = { url: string; ports: { port: string; direction: string; events: number }[] };
+    interface Observed {
+      url: string;
+      ports: { port: string; direction: string; events: number }[];
+    }
     const status = (await (await fetch(`${server.base}/status`)).json()) as { instances: Observed[] };
     const events = (url: string, port: string) => status.instances.find((i) => i.url.endsWith(url))?.ports.find((p) => p.port === port)?.events;
     expect(events('/onramp/in/main', 'out'), 'onramp out, both workers').to.equal(expected.length);

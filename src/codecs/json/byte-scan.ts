@@ -109,7 +109,7 @@ const MODULE = Uint8Array.from([
 // the part of the WebAssembly API used here (the compiler's ES2022 library has none of it)
 declare const WebAssembly: {
   Module: new (bytes: Uint8Array) => object;
-  Instance: new (module: object) => { exports: { memory: { buffer: ArrayBuffer }; scan(this: void, end: number): number } };
+  Instance: new (module: object) => { exports: { memory: { buffer: ArrayBuffer }; scan: (end: number) => number } };
 };
 
 const PAGE = 65536;

@@ -61,7 +61,7 @@ export function isCanonicalJson(frame: Uint8Array): boolean {
   // the number of keys of a top-level object, once it closes
   let topKeys = -1;
   // without a backslash in the frame a string ends at the next quote: found natively for long strings
-  const stringEnd = frame.indexOf(BACKSLASH) >= 0 ? escapedStringEnd : plainStringEnd;
+  const stringEnd = frame.includes(BACKSLASH) ? escapedStringEnd : plainStringEnd;
   for (;;) {
     // a value starts at i
     const c = frame[i];

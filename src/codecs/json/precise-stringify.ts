@@ -21,7 +21,7 @@ export function needsPreciseStringify(value: unknown): boolean {
   if (typeof value !== 'object' || value === null) return typeof value === 'bigint' || isUnsafeIntegralDouble(value);
   if (ArrayBuffer.isView(value)) return true;
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) if (needsPreciseStringify(value[i])) return true;
+    for (const item of value) if (needsPreciseStringify(item)) return true;
     return false;
   }
   for (const key in value) {

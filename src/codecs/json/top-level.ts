@@ -36,7 +36,7 @@ const SAFE_MAX = BigInt(Number.MAX_SAFE_INTEGER) + 1n; // 2^53: the codec keeps 
  */
 export function extractTopLevel(text: string, keys: readonly string[]): Record<string, unknown> | undefined {
   const n = text.length;
-  const plain = text.indexOf('\\') < 0;
+  const plain = !text.includes('\\');
   let i = skipSpace(text, 0);
   if (text.charCodeAt(i) !== OPEN_OBJECT) return undefined;
   const out: Record<string, unknown> = {};
@@ -79,7 +79,7 @@ export function extractFromFrame(frame: Buffer, keys: readonly string[]): Record
   // toString() without arguments is Buffer's shortest path to UTF-8 text
   const text = frame.toString();
   // a frame with a backslash may have escaped keys, which only a scan decodes
-  return indexed === undefined || !indexed.plain ? extractTopLevel(text, keys) : extractIndexed(text, indexed, keys);
+  return !indexed?.plain ? extractTopLevel(text, keys) : extractIndexed(text, indexed, keys);
 }
 
 /** The wanted members by the offsets of a canonical walk of a frame without a backslash: each key at most once. */
@@ -134,7 +134,7 @@ function wanted(text: string, start: number, end: number, keys: readonly string[
   }
   if (plain) return -1;
   const raw = text.slice(start - 1, end + 1);
-  if (raw.indexOf('\\') < 0) return -1;
+  if (!raw.includes('\\')) return -1;
   // an escaped key (`"a\u0062"` is "ab"): decode it and compare
   try {
     return keys.indexOf(JSON.parse(raw) as string);
@@ -180,7 +180,7 @@ function decodeValue(text: string, start: number, end: number, plain: boolean): 
   const c = text.charCodeAt(start);
   if (c === QUOTE) {
     const raw = text.slice(start + 1, end - 1);
-    return plain || raw.indexOf('\\') < 0 ? raw : parse(text.slice(start, end), false);
+    return plain || !raw.includes('\\') ? raw : parse(text.slice(start, end), false);
   }
   if (c === OPEN_ARRAY && plain) {
     const strings = stringArray(text, start, end);

@@ -15,6 +15,13 @@ export interface RegisteredSchema {
   references: unknown[];
 }
 
+/** A schema as the registry answers it: `schemaType` is left out for AVRO, `references` when there are none. */
+interface SchemaAnswer {
+  schemaType?: string;
+  schema: string;
+  references?: unknown[];
+}
+
 const DEFAULT_TIMEOUT_MS = 5000;
 
 /** The config's schema (shared by the avro and protobuf codecs). */
@@ -97,20 +104,20 @@ export class SchemaRegistry {
       throw this.remember(id, `cannot reach ${this.base}: ${(err as Error).message}`);
     }
     if (reply.status !== 200) throw this.remember(id, this.statusMessage(path, reply.status, reply.body));
-    return this.keep(id, JSON.parse(reply.body) as Omit<RegisteredSchema, 'id'>);
+    return this.keep(id, JSON.parse(reply.body) as SchemaAnswer);
   }
 
   /** A schema by id, fetched if not cached. */
   async schema(id: number): Promise<RegisteredSchema> {
     const known = this.byId.get(id);
     if (known) return known;
-    const body = (await this.request('GET', `/schemas/ids/${id}`)) as Omit<RegisteredSchema, 'id'>;
+    const body = (await this.request('GET', `/schemas/ids/${id}`)) as SchemaAnswer;
     return this.keep(id, body);
   }
 
   /** The latest version of a subject (what an encoder without a schema of its own writes with). */
   async latest(subject: string): Promise<RegisteredSchema> {
-    const body = (await this.request('GET', `/subjects/${encodeURIComponent(subject)}/versions/latest`)) as RegisteredSchema;
+    const body = (await this.request('GET', `/subjects/${encodeURIComponent(subject)}/versions/latest`)) as SchemaAnswer & { id: number };
     return this.keep(body.id, body);
   }
 
@@ -118,7 +125,7 @@ export class SchemaRegistry {
   async prefetch(subject: string): Promise<void> {
     const versions = (await this.request('GET', `/subjects/${encodeURIComponent(subject)}/versions`, undefined, true)) as number[] | undefined;
     for (const version of versions ?? []) {
-      const body = (await this.request('GET', `/subjects/${encodeURIComponent(subject)}/versions/${version}`)) as RegisteredSchema;
+      const body = (await this.request('GET', `/subjects/${encodeURIComponent(subject)}/versions/${version}`)) as SchemaAnswer & { id: number };
       this.keep(body.id, body);
     }
   }
@@ -135,7 +142,7 @@ export class SchemaRegistry {
     return ((await this.request('POST', `${path}/versions`, body)) as { id: number }).id;
   }
 
-  private keep(id: number, body: Omit<RegisteredSchema, 'id'>): RegisteredSchema {
+  private keep(id: number, body: SchemaAnswer): RegisteredSchema {
     const schema = { id, schemaType: body.schemaType ?? 'AVRO', schema: body.schema, references: body.references ?? [] };
     this.byId.set(id, schema);
     this.failed.delete(id);

@@ -79,26 +79,28 @@ export abstract class SchemaCodec<S> implements Codec {
       return;
     }
     if (subject === undefined) throw new Error(`${this.name}: encoding through a registry needs registry.topic or registry.subject`);
-    if (this.local !== undefined) {
-      const id = await registry.idOf(subject, this.localText!, this.schemaType, this.config.registry!.auto_register === true);
-      this.writer = { schema: this.local, header: this.headerFor(id, this.local) };
+    const { local, localText } = this;
+    if (local !== undefined && localText !== undefined) {
+      // the registry client came from config.registry, so it is there
+      const id = await registry.idOf(subject, localText, this.schemaType, this.config.registry?.auto_register === true);
+      this.writer = { schema: local, header: this.headerFor(id, local) };
       return;
     }
     const latest = await registry.latest(subject);
-    const schema = this.compileRegistered(latest);
+    const schema = this.compileRegistered(latest, registry);
     this.writer = { schema, header: this.headerFor(latest.id, schema) };
   }
 
   decode(frame: Buffer): unknown {
-    if (!this.registry) return this.read(this.local!, frame, 0);
+    if (!this.registry) return this.read(this.ownSchema(), frame, 0);
     const id = schemaIdOf(frame, this.name);
     let writer = this.writers.get(id);
-    if (writer === undefined) this.writers.set(id, (writer = this.compileRegistered(this.registry.schemaNow(id))));
+    if (writer === undefined) this.writers.set(id, (writer = this.compileRegistered(this.registry.schemaNow(id), this.registry)));
     return this.read(writer, frame, HEADER_LENGTH);
   }
 
   encode(value: unknown): Buffer {
-    if (!this.registry) return this.write(this.local!, value);
+    if (!this.registry) return this.write(this.ownSchema(), value);
     // a codec made by name alone (codec_map) has no registry: this is one whose ramp never opened it
     if (!this.writer) throw new Error(`${this.name}: no schema to encode with: the codec was not opened by an offramp`);
     const body = this.write(this.writer.schema, value);
@@ -109,8 +111,14 @@ export abstract class SchemaCodec<S> implements Codec {
     return Buffer.concat([header(id), this.prefix(schema)]);
   }
 
-  private compileRegistered(registered: RegisteredSchema): S {
-    const where = `schema id ${registered.id} from ${this.registry!.url}`;
+  /** The config's schema, which a codec without a registry has (localSchemaText throws when there is neither). */
+  private ownSchema(): S {
+    if (this.local === undefined) throw new Error(`${this.name}: needs config: schema, schema_file or registry`);
+    return this.local;
+  }
+
+  private compileRegistered(registered: RegisteredSchema, registry: SchemaRegistry): S {
+    const where = `schema id ${registered.id} from ${registry.url}`;
     if (registered.schemaType !== this.schemaType) throw new Error(`${this.name}: ${where} is a ${registered.schemaType} schema, not ${this.schemaType}`);
     if (registered.references.length > 0) throw new Error(`${this.name}: ${where} has schema references, which eddy does not resolve`);
     return this.compile(registered.schema, where);

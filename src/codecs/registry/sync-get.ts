@@ -35,10 +35,11 @@ export class SyncGet {
       const current = Atomics.load(this.flag, 0);
       // replies to earlier requests that timed out here are read and passed over
       for (let message = receiveMessageOnPort(port); message; message = receiveMessageOnPort(port)) {
-        const reply = message.message as { seq: number; status?: number; body?: string; error?: string };
+        // what get-worker.ts answers: the response, or why there is none
+        const reply = message.message as { seq: number; error: string } | { seq: number; error?: undefined; status: number; body: string };
         if (reply.seq !== seq) continue;
         if (reply.error !== undefined) throw new Error(reply.error);
-        return { status: reply.status!, body: reply.body! };
+        return { status: reply.status, body: reply.body };
       }
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`no answer within ${timeoutMs} ms`);

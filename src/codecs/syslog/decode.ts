@@ -98,7 +98,9 @@ function parse3164(text: string, pri: { facility: string; severity: string } | u
   const tag = TAG.exec(rest);
   if (tag) {
     message.appname = tag[1];
-    if (tag[2] !== undefined && tag[2] !== '') message.procid = tag[2];
+    // an optional group: undefined when the tag has no [pid]
+    const procid = tag[2] as string | undefined;
+    if (procid !== undefined && procid !== '') message.procid = procid;
     rest = rest.slice(tag[0].length);
   }
   message.msg = rest;
@@ -188,7 +190,8 @@ class Reader {
   private paramValue(): string {
     let value = '';
     for (;;) {
-      const c = this.text[this.pos++];
+      // past the end of the text: undefined
+      const c = this.text[this.pos++] as string | undefined;
       if (c === undefined) throw new Error('syslog: unterminated structured-data value');
       if (c === '"') return value;
       // RFC 5424 6.3.3: only \" \\ and \] are escapes; any other backslash is kept

@@ -10,7 +10,7 @@ export function parseRfc3339(text: string): bigint | undefined {
   const [, year, month, day, hour, minute, second, fraction = '', zone] = m;
   let ms = Date.UTC(+year, +month - 1, +day, +hour, +minute, +second);
   if (zone.toUpperCase() !== 'Z') {
-    const sign = zone[0] === '-' ? -1 : 1;
+    const sign = zone.startsWith('-') ? -1 : 1;
     ms -= sign * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(4, 6))) * 60_000;
   }
   return BigInt(ms) * NS_PER_MS + BigInt(fraction.padEnd(9, '0') || '0');

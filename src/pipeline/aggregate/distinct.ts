@@ -57,7 +57,7 @@ function nested(value: unknown): string {
   return entries(Object.entries(value as object).map(([k, v]) => [JSON.stringify(k), v]));
 }
 
-function entries(pairs: Array<[string, unknown]>): string {
+function entries(pairs: [string, unknown][]): string {
   pairs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   return `{${pairs.map(([k, v]) => `${k}:${nested(v)}`).join(',')}}`;
 }
@@ -159,59 +159,77 @@ function tau(x: number): number {
 const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
+/**
+ * While exact: strings and numbers as themselves (a Set tells "1" from 1
+ * and takes -0 as 0; a bigint or uint in the safe range comes in as its
+ * number), everything else by its canonical key. Building no key for the
+ * common values keeps an add close to a bare Set.add.
+ */
+interface Exact {
+  plain: Set<string | number>;
+  composite: Set<string>;
+  sketch?: undefined;
+}
+
+/** Past EXACT_LIMIT: the sketch alone. */
+interface Sketched {
+  sketch: HyperLogLog;
+  plain?: undefined;
+  composite?: undefined;
+}
+
+type DistinctState = Exact | Sketched;
+
 class Distinct implements Accumulator {
-  /**
-   * While exact: strings and numbers as themselves (a Set tells "1" from 1
-   * and takes -0 as 0; a bigint or uint in the safe range comes in as its
-   * number), everything else by its canonical key. Building no key for the
-   * common values keeps an add close to a bare Set.add.
-   */
-  plain: Set<string | number> | undefined = new Set();
-  composite: Set<string> | undefined = new Set();
-  sketch: HyperLogLog | undefined;
+  /** the exact sets or the sketch, never both */
+  state: DistinctState = { plain: new Set(), composite: new Set() };
 
   add(values: readonly unknown[]): void {
     const v = values[0];
-    if (this.sketch) return this.sketch.addKey(canonicalKey(v));
-    if (typeof v === 'string' || (typeof v === 'number' && (Number.isSafeInteger(v) || !Number.isInteger(v)))) this.plain!.add(v);
+    const state = this.state;
+    if (state.sketch) return state.sketch.addKey(canonicalKey(v));
+    if (typeof v === 'string' || (typeof v === 'number' && (Number.isSafeInteger(v) || !Number.isInteger(v)))) state.plain.add(v);
     else {
       const n = typeof v === 'bigint' ? v : isCelUint(v) ? v.value : undefined;
-      if (n !== undefined && n >= MIN_SAFE && n <= MAX_SAFE) this.plain!.add(Number(n));
-      else this.composite!.add(canonicalKey(v));
+      if (n !== undefined && n >= MIN_SAFE && n <= MAX_SAFE) state.plain.add(Number(n));
+      else state.composite.add(canonicalKey(v));
     }
-    if (this.plain!.size + this.composite!.size > EXACT_LIMIT) this.toSketch();
+    if (state.plain.size + state.composite.size > EXACT_LIMIT) this.toSketch(state);
   }
 
   /** Past EXACT_LIMIT: every key so far into a sketch, the sets dropped. */
-  private toSketch(): void {
+  private toSketch(exact: Exact): HyperLogLog {
     const sketch = new HyperLogLog();
-    for (const v of this.plain!) sketch.addKey(canonicalKey(v));
-    for (const key of this.composite!) sketch.addKey(key);
-    this.sketch = sketch;
-    this.plain = this.composite = undefined;
+    for (const v of exact.plain) sketch.addKey(canonicalKey(v));
+    for (const key of exact.composite) sketch.addKey(key);
+    this.state = { sketch };
+    return sketch;
   }
 
   result(): number {
-    return this.sketch ? Math.round(this.sketch.estimate()) : this.plain!.size + this.composite!.size;
+    const state = this.state;
+    return state.sketch ? Math.round(state.sketch.estimate()) : state.plain.size + state.composite.size;
   }
 
   meta(): Readonly<Record<string, unknown>> | undefined {
-    return this.sketch ? { estimated: true } : undefined;
+    return this.state.sketch ? { estimated: true } : undefined;
   }
 
   merge(other: Accumulator): void {
-    const o = mergeable('distinct', Distinct, other);
+    const o = mergeable('distinct', Distinct, other).state;
     if (o.sketch) {
-      if (!this.sketch) this.toSketch();
-      this.sketch!.union(o.sketch);
+      const mine = this.state;
+      if (mine.sketch) mine.sketch.union(o.sketch);
+      else this.toSketch(mine).union(o.sketch);
       return;
     }
-    for (const v of o.plain!) this.add([v]);
-    for (const key of o.composite!) {
-      if (this.sketch) this.sketch.addKey(key);
+    for (const v of o.plain) this.add([v]);
+    for (const key of o.composite) {
+      const state = this.state;
+      if (state.sketch) state.sketch.addKey(key);
       else {
-        this.composite!.add(key);
-        if (this.plain!.size + this.composite!.size > EXACT_LIMIT) this.toSketch();
+        state.composite.add(key);
+        if (state.plain.size + state.composite.size > EXACT_LIMIT) this.toSketch(state);
       }
     }
   }
@@ -223,14 +241,15 @@ class Distinct implements Accumulator {
    * strings of `plain`. As a sketch, its registers as base64 text.
    */
   snapshot(): unknown {
-    if (this.sketch) return Buffer.from(this.sketch.registers).toString('base64');
-    const plain: Array<string | number> = [];
+    const state = this.state;
+    if (state.sketch) return Buffer.from(state.sketch.registers).toString('base64');
+    const plain: (string | number)[] = [];
     const nonFinite: string[] = [];
-    for (const v of this.plain!) {
+    for (const v of state.plain) {
       if (typeof v === 'number' && !Number.isFinite(v)) nonFinite.push(String(v));
       else plain.push(v);
     }
-    const composite = [...this.composite!];
+    const composite = [...state.composite];
     return nonFinite.length === 0 ? [plain, composite] : [plain, composite, nonFinite];
   }
 
@@ -243,8 +262,7 @@ class Distinct implements Accumulator {
       if (highest > RANK_BITS + 1) reader.fail('the sketch', `a register of ${highest}, above the largest rank ${RANK_BITS + 1}`);
       const sketch = new HyperLogLog();
       sketch.registers.set(registers);
-      this.sketch = sketch;
-      this.plain = this.composite = undefined;
+      this.state = { sketch };
       return;
     }
     const [plainList, compositeList, nonFiniteList] = reader.list('the snapshot (a list while exact, else base64 text)', snapshot, [2, 3]);
@@ -268,9 +286,7 @@ class Distinct implements Accumulator {
     const listed = plainItems.length + compositeItems.length + nonFiniteItems.length;
     if (plain.size + composite.size !== listed) reader.fail('the snapshot', 'a value listed twice');
     if (listed > EXACT_LIMIT) reader.fail('the snapshot', `${listed} values, more than the exact limit ${EXACT_LIMIT} (past it a sketch is written)`);
-    this.plain = plain;
-    this.composite = composite;
-    this.sketch = undefined;
+    this.state = { plain, composite };
   }
 }
 

@@ -51,5 +51,5 @@ export interface AggregateFunction {
    * it, so an event refused by one function is counted by none (it goes to
    * `err` whole). Absent: the function takes any value.
    */
-  check?(this: void, values: readonly unknown[]): void;
+  check?: (values: readonly unknown[]) => void;
 }

@@ -80,7 +80,8 @@ export class RelativeHistogram {
   }
 
   private page(octave: number): Uint32Array {
-    if (octave === this.lastOctave) return this.lastPage!;
+    const last = this.lastPage;
+    if (octave === this.lastOctave && last !== undefined) return last;
     let page = this.octaves.get(octave);
     if (page === undefined) this.octaves.set(octave, (page = new Uint32Array(SUB_BUCKETS)));
     this.lastOctave = octave;
@@ -92,13 +93,12 @@ export class RelativeHistogram {
   valueAtRank(rank: number): number {
     if (rank <= 1) return this.min;
     if (rank >= this.n) return this.max;
-    const keys = [...this.octaves.keys()];
+    const pages = [...this.octaves];
     // ascending values: negative octaves from the largest magnitude down, then zero, then positive octaves up
-    const negatives = keys.filter((o) => o >= NEGATIVE).sort((a, b) => b - a);
-    const positives = keys.filter((o) => o < NEGATIVE).sort((a, b) => a - b);
+    const negatives = pages.filter(([o]) => o >= NEGATIVE).sort(([a], [b]) => b - a);
+    const positives = pages.filter(([o]) => o < NEGATIVE).sort(([a], [b]) => a - b);
     let seen = 0;
-    for (const octave of negatives) {
-      const page = this.octaves.get(octave)!;
+    for (const [octave, page] of negatives) {
       for (let sub = SUB_BUCKETS - 1; sub >= 0; sub--) {
         seen += page[sub];
         if (seen >= rank) return this.representative(octave, sub, -1);
@@ -106,8 +106,7 @@ export class RelativeHistogram {
     }
     seen += this.zeros;
     if (seen >= rank) return 0;
-    for (const octave of positives) {
-      const page = this.octaves.get(octave)!;
+    for (const [octave, page] of positives) {
       for (let sub = 0; sub < SUB_BUCKETS; sub++) {
         seen += page[sub];
         if (seen >= rank) return this.representative(octave, sub, 1);

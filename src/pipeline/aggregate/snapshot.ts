@@ -145,7 +145,7 @@ export function writeNumeric(x: number | bigint): number | bigint | string {
 }
 
 /** A leaf JSON would change, by where it is in the held list (indexes and keys) and what it was. */
-type Patch = [path: Array<string | number>, tag: string];
+type Patch = [path: (string | number)[], tag: string];
 
 /**
  * Values an accumulator holds as they came (first, last, collect), as a
@@ -163,7 +163,7 @@ type Patch = [path: Array<string | number>, tag: string];
  */
 export function writeHeld(values: readonly unknown[]): { json: unknown[]; patches: Patch[] } {
   const patches: Patch[] = [];
-  const path: Array<string | number> = [];
+  const path: (string | number)[] = [];
   const json = new Array<unknown>(values.length);
   for (let i = 0; i < values.length; i++) {
     path.push(i);
@@ -173,7 +173,7 @@ export function writeHeld(values: readonly unknown[]): { json: unknown[]; patche
   return { json, patches };
 }
 
-function copy(value: unknown, path: Array<string | number>, patches: Patch[]): unknown {
+function copy(value: unknown, path: (string | number)[], patches: Patch[]): unknown {
   switch (typeof value) {
     case 'string':
     case 'boolean':

@@ -23,6 +23,7 @@
  * unknown variables…): that expression runs on the interpreter, so
  * behaviour never changes.
  */
+import { present } from '../../core/errors';
 import type { parse } from '@bufbuild/cel';
 import { RE2JS } from '@bufbuild/re2';
 import type { Activation, Compiled } from './compiled';
@@ -107,7 +108,8 @@ function node(e: Expr, sc: Scope): Compiled {
     case 'comprehensionExpr':
       return comprehension(k.value, sc);
     default:
-      return unsupported(k.case ?? 'an empty expression');
+      // every kind of expression is a case above: only an empty one is left
+      return unsupported('an empty expression');
   }
 }
 
@@ -168,14 +170,14 @@ function mapLiteral(s: StructExpr, sc: Scope): Compiled {
   return build;
 }
 
-const COMPARISONS: Record<string, (c: number) => boolean> = {
+const COMPARISONS: Partial<Record<string, (c: number) => boolean>> = {
   '_<_': (c) => c < 0,
   '_<=_': (c) => c <= 0,
   '_>_': (c) => c > 0,
   '_>=_': (c) => c >= 0,
 };
 
-const ARITHMETIC: Record<string, (x: unknown, y: unknown) => unknown> = {
+const ARITHMETIC: Partial<Record<string, (x: unknown, y: unknown) => unknown>> = {
   '_+_': v.add,
   '_-_': v.sub,
   '_*_': v.mul,
@@ -231,7 +233,7 @@ function call(fn: string, target: Expr | undefined, argExprs: Expr[], sc: Scope)
 }
 
 /** String methods of the standard library and the strings extension. */
-const STRING_METHODS: Record<string, (s: string, args: string[]) => unknown> = {
+const STRING_METHODS: Partial<Record<string, (s: string, args: string[]) => unknown>> = {
   contains: (s, [p]) => s.includes(p),
   startsWith: (s, [p]) => s.startsWith(p),
   endsWith: (s, [p]) => s.endsWith(p),
@@ -315,7 +317,8 @@ function identifier(name: string, sc: Scope): Compiled {
   const slot = sc.locals.get(name);
   if (slot !== undefined) {
     return (a) => {
-      const x = (a.slots as unknown[])[slot];
+      // a comprehension sets the slots before its body runs
+      const x = present(a.slots, 'comprehension slots')[slot];
       // an accumulator can hold an error (an erring step), which `&&`/`||` may still absorb
       if (x instanceof v.CelEvalError) throw x;
       return x;
@@ -393,7 +396,7 @@ function notStrictlyFalse(x: Compiled): Compiled {
   };
 }
 
-const CONVERSIONS: Record<string, (x: unknown) => unknown> = {
+const CONVERSIONS: Partial<Record<string, (x: unknown) => unknown>> = {
   int: v.toInt,
   uint: v.toUint,
   double: v.toDouble,
@@ -441,7 +444,8 @@ function matches(target: Compiled, pattern: Compiled): Compiled {
  * not a list takes the general `+`.
  */
 function append(argExprs: Expr[], sc: Scope, accuName: string): Compiled | undefined {
-  const [left, right] = argExprs;
+  // the parser's arguments: not necessarily two
+  const [left, right] = argExprs as (Expr | undefined)[];
   if (left?.exprKind.case !== 'identExpr' || left.exprKind.value.name !== accuName) return undefined;
   if (right?.exprKind.case !== 'listExpr' || right.exprKind.value.elements.length !== 1 || right.exprKind.value.optionalIndices.length > 0) return undefined;
   const accu = identifier(accuName, sc);

@@ -88,7 +88,7 @@ function split(s: string, sep: string, n?: number): string[] {
  * with an empty `new`, for n rounds; here both answers come at once.
  */
 function replace(s: string, old: string, repl: string, n?: number): string {
-  const count = n === undefined ? s.length : n;
+  const count = n ?? s.length;
   if (count <= 0) return s;
   if (old === '') {
     if (repl === '') return s;

@@ -21,6 +21,7 @@
  * with the interpreter, so an unusual input never changes the result.
  */
 
+import { present as presentOrThrow } from '../../core/errors';
 import { setOwn } from '../../codecs/integers';
 
 /** An integral double (`2.0`): a bare number that is a safe integer would be an int. */
@@ -314,8 +315,8 @@ export function compare(op: string, a: unknown, b: unknown): number {
   const kb = kindOf(b);
   const numericKind = (k: Kind) => k === Kind.Int || k === Kind.Uint || k === Kind.Double;
   if (numericKind(ka) && numericKind(kb)) {
-    let x = numeric(a) as number | bigint;
-    let y = numeric(b) as number | bigint;
+    let x = presentOrThrow(numeric(a), 'a number');
+    let y = presentOrThrow(numeric(b), 'a number');
     if (ka === Kind.Int && kb === Kind.Int) {
       x = big(x);
       y = big(y);

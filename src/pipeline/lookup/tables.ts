@@ -5,6 +5,7 @@
  * map and swaps it in one assignment, so an event sees the old table or the
  * new one, never half.
  */
+import { jsonText } from '../../core/json-text';
 import { performance } from 'node:perf_hooks';
 import type * as Pg from 'pg';
 import { requirePackage } from '../../core/packages';
@@ -36,7 +37,7 @@ export interface LookupTable {
 export function keyOf(value: unknown): string {
   if (typeof value === 'string') return value;
   if (typeof value === 'bigint') return value.toString();
-  return JSON.stringify(value) ?? 'null';
+  return jsonText(value) ?? 'null';
 }
 
 /** Adds `row` under the value of its `column`: a row without one is refused (naming `where()`), a repeated key keeps the last row. */

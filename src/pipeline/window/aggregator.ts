@@ -3,6 +3,7 @@
  * when windows close. No RxJS here: the operator (operators/window-aggregate.ts)
  * feeds it events and scheduler time, and passes on what it emits.
  */
+import { present } from '../../core/errors';
 import type { SchedulerLike, Subscription } from '../../core/rx';
 import type { EddyEvent, EventId, Insight, PortEvent } from '../../core/event';
 import type { StateChanges, StateValue } from '../../core/state';
@@ -24,7 +25,7 @@ export interface AggregatorPlan {
   readonly lateness: number;
   /** event time: a partition without events this long stops holding its windows open (window/partitions.ts) */
   readonly idleTimeout: number;
-  readonly groupBy: ReadonlyArray<readonly [string, EventExpression]>;
+  readonly groupBy: readonly (readonly [string, EventExpression])[];
   readonly calls: readonly AggregateCall[];
   readonly where?: EventExpression;
   readonly having?: CelProgram;
@@ -148,7 +149,13 @@ export class Aggregator {
     const slotBySource = new Map<string, number>();
     this.argSlots = plan.calls.map((call) => call.args.map((arg) => slotOf(slotBySource, this.argExprs, arg)));
     const seen = new Set<number>();
-    this.argFirst = this.argSlots.map((slots) => slots.map((slot) => !seen.has(slot) && seen.add(slot) !== undefined));
+    this.argFirst = this.argSlots.map((slots) =>
+      slots.map((slot) => {
+        if (seen.has(slot)) return false;
+        seen.add(slot);
+        return true;
+      }),
+    );
     this.scratch = {
       groupValues: new Array<unknown>(plan.groupBy.length).fill(null),
       values: plan.calls.map(() => NO_VALUES as unknown[]),
@@ -583,7 +590,7 @@ export class Aggregator {
   advanceTo(watermark: number): void {
     if (watermark <= this.watermark) return;
     this.watermark = watermark;
-    const due: Array<() => void> = [];
+    const due: (() => void)[] = [];
     const ends: number[] = [];
     for (const w of this.fixed.values()) {
       if (w.end <= watermark) {
@@ -656,7 +663,8 @@ export class Aggregator {
 
   private output(w: Window, group: Group, data: Record<string, unknown>, partial: boolean, error?: string): EddyEvent {
     const id = this.mint();
-    const first = group.first!;
+    // a group is made by its first event, which sets this
+    const first = present(group.first, 'the first event of a group');
     const transactional = group.members.length > 0;
     if (transactional) this.pending.set(id.seq, group.members);
     const event: EddyEvent = {

@@ -36,7 +36,7 @@ export class EventScope implements CelScope {
   get data(): unknown {
     if (this.frameKeys === undefined) return this.event.data;
     if (this.fromFrame === UNREAD) this.fromFrame = unreadFields(this.event, this.frameKeys);
-    return this.fromFrame === undefined ? this.event.data : this.fromFrame;
+    return this.fromFrame ?? this.event.data;
   }
 
   get meta(): unknown {
@@ -133,11 +133,11 @@ class FieldRead implements EventExpression {
 
   evaluate(scope: EventScope): unknown {
     let value: unknown = scope.data;
-    for (let i = 0; i < this.path.length; i++) {
+    for (const key of this.path) {
       if (typeof value !== 'object' || value === null) return this.program.evaluateJson(scope);
       const proto: unknown = Object.getPrototypeOf(value);
-      if ((proto !== Object.prototype && proto !== null) || !Object.hasOwn(value, this.path[i])) return this.program.evaluateJson(scope);
-      value = (value as Record<string, unknown>)[this.path[i]];
+      if ((proto !== Object.prototype && proto !== null) || !Object.hasOwn(value, key)) return this.program.evaluateJson(scope);
+      value = (value as Record<string, unknown>)[key];
     }
     const type = typeof value;
     if (type === 'string' || type === 'boolean' || (type === 'number' && value !== 0)) return value;

@@ -34,6 +34,9 @@ interface AggregatorPlan {
 }
 
 /** One group's entry. */
+/** A group entry as read back from a store: checked before use (`f` may be JSON's null, `i` a number or text instead of a bigint). */
+type SavedGroupEntry = Omit<GroupEntry, 'f' | 'i'> & { f: GroupEntry['f'] | null; i?: bigint | number | string };
+
 export interface GroupEntry {
   /** creation order: a restored window emits its groups in the order they came */
   q: number;
@@ -107,9 +110,9 @@ export function readEntries(entries: ReadonlyMap<string, StateValue>, plan: Aggr
     if ((kind === 'f:' && perGroup) || (kind === 'g:' && !perGroup) || (kind !== 'f:' && kind !== 'g:')) {
       throw fail(`not an entry of a ${plan.window.kind} window (the window changed since it was saved?)`);
     }
-    let e: GroupEntry;
+    let e: SavedGroupEntry;
     try {
-      e = unpackEntry(value) as unknown as GroupEntry;
+      e = unpackEntry(value) as unknown as SavedGroupEntry;
     } catch (err) {
       throw fail((err as Error).message);
     }

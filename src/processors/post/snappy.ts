@@ -5,5 +5,5 @@ checkFormatInstalled(format, 'the snappy postprocessor');
 
 /** snappy: compresses each frame as snappy, framing format. */
 export const snappyCompress = mapPostprocessor('snappy', 'Compresses each frame as snappy, framing format.', (frame) =>
-  attempt('snappy', (data) => format.compress!(data), frame),
+  attempt('snappy', (data) => format.compress(data), frame),
 );

@@ -3,5 +3,5 @@ import { mapPostprocessor } from '../shared/frame-map';
 
 /** zlib: compresses each frame as zlib (deflate with the zlib header). */
 export const zlibCompress = mapPostprocessor('zlib', 'Compresses each frame as zlib (deflate with the zlib header).', (frame) =>
-  attempt('zlib', (data) => format.compress!(data), frame),
+  attempt('zlib', (data) => format.compress(data), frame),
 );

@@ -12,11 +12,16 @@ export interface CompressionFormat {
   readonly name: string;
   /** leading bytes that identify the format, for `decompress` */
   readonly magic: readonly (readonly number[])[];
-  /** plain functions (`this: void`): the processors hand them to `attempt` */
-  decompress(this: void, data: Buffer): Buffer;
-  compress?(this: void, data: Buffer): Buffer;
+  /** plain functions (properties, not methods): the processors hand them to `attempt` */
+  decompress: (data: Buffer) => Buffer;
+  compress?: (data: Buffer) => Buffer;
   /** the optional npm package the format's functions load on first use (docs/install.md) */
   readonly package?: OptionalPackage;
+}
+
+/** A format eddy also writes: the compress postprocessors take one. */
+export interface WritableFormat extends CompressionFormat {
+  compress: (data: Buffer) => Buffer;
 }
 
 /** For a processor of one format: fails the lookup of the processor (a publish) when the format's package is missing. */
@@ -27,7 +32,7 @@ export function checkFormatInstalled(format: CompressionFormat, processor: strin
 const lzma = lazyPackage<typeof Lzma>('@napi-rs/lzma', 'xz compression');
 const lz4Frames = lazyPackage<typeof Lz4>('lz4-napi', 'lz4 compression');
 
-export const gzip: CompressionFormat = {
+export const gzip: WritableFormat = {
   name: 'gzip',
   magic: [[0x1f, 0x8b]],
   // gunzipSync reads every member of a multi-member file, as `gzip -d` does
@@ -35,7 +40,7 @@ export const gzip: CompressionFormat = {
   compress: (data) => zlib.gzipSync(data),
 };
 
-export const zlibFormat: CompressionFormat = {
+export const zlibFormat: WritableFormat = {
   name: 'zlib',
   // the CMF/FLG pairs zlib writes at its four compression levels
   magic: [
@@ -48,7 +53,7 @@ export const zlibFormat: CompressionFormat = {
   compress: (data) => zlib.deflateSync(data),
 };
 
-export const xzFormat: CompressionFormat = {
+export const xzFormat: WritableFormat = {
   name: 'xz',
   magic: [[0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00]],
   decompress: (data) => lzma().xz.decompressSync(data),
@@ -56,7 +61,7 @@ export const xzFormat: CompressionFormat = {
   package: '@napi-rs/lzma',
 };
 
-export const snappy: CompressionFormat = {
+export const snappy: WritableFormat = {
   name: 'snappy',
   magic: [[...SNAPPY_STREAM_IDENTIFIER]],
   decompress: decompressSnappyFramed,
@@ -64,7 +69,7 @@ export const snappy: CompressionFormat = {
   package: 'snappy',
 };
 
-export const lz4: CompressionFormat = {
+export const lz4: WritableFormat = {
   name: 'lz4',
   magic: [[0x04, 0x22, 0x4d, 0x18]],
   decompress: (data) => lz4Frames().decompressFrameSync(data),
@@ -90,7 +95,7 @@ const ZSTD_DECOMPRESS_OPTIONS: zlib.ZstdOptions = { params: { [zlib.constants.ZS
  * what the blocks decode to, never from a declared size. Like gzip and
  * zlib, the output is otherwise bounded only by Node's largest Buffer.
  */
-export const zstd: CompressionFormat = {
+export const zstd: WritableFormat = {
   name: 'zstd',
   magic: [[0x28, 0xb5, 0x2f, 0xfd]],
   decompress: (data) => {

@@ -11,7 +11,7 @@ const TABLE = (() => {
 
 export function crc32c(data: Uint8Array): number {
   let crc = -1;
-  for (let i = 0; i < data.length; i++) crc = TABLE[(crc ^ data[i]) & 0xff] ^ (crc >>> 8);
+  for (const byte of data) crc = TABLE[(crc ^ byte) & 0xff] ^ (crc >>> 8);
   return (crc ^ -1) >>> 0;
 }
 

@@ -58,7 +58,8 @@ export function gelfReassembly(name: string, summary: string, finishMessage: (me
               message = { parts: new Array<Buffer | undefined>(count), missing: count, firstNs: ctx.ingestNs };
               partial.set(id, message);
               while (partial.size > maxMessages) {
-                const oldest = partial.keys().next().value as string;
+                // the map is over its limit, so not empty
+                const [oldest] = partial.keys();
                 partial.delete(oldest);
                 dropped.push(`${oldest} (too many incomplete messages)`);
               }

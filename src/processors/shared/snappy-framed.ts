@@ -14,12 +14,8 @@ export const SNAPPY_STREAM_IDENTIFIER = Buffer.from([0xff, 0x06, 0x00, 0x00, 0x7
 const snappyBlocks = lazyPackage<typeof Snappy>('snappy', 'snappy compression');
 
 const MAX_BLOCK = 65536;
-const enum ChunkType {
-  Compressed = 0x00,
-  Uncompressed = 0x01,
-  Padding = 0xfe,
-  StreamIdentifier = 0xff,
-}
+/** The chunk type byte. Plain numbers, not an enum: the decoder compares a byte off the wire with them. */
+const ChunkType = { Compressed: 0x00, Uncompressed: 0x01, Padding: 0xfe, StreamIdentifier: 0xff } as const;
 
 export function compressSnappyFramed(data: Buffer): Buffer {
   const parts: Buffer[] = [SNAPPY_STREAM_IDENTIFIER];
@@ -44,22 +40,21 @@ export function decompressSnappyFramed(data: Buffer): Buffer {
   let seenIdentifier = false;
   while (pos < data.length) {
     if (pos + 4 > data.length) throw new Error('snappy: truncated chunk header');
-    const byte = data[pos];
     // a byte off the wire: one of ChunkType, or another judged below
-    const type = byte as ChunkType;
+    const byte = data[pos];
     const length = data.readUIntLE(pos + 1, 3);
     const body = data.subarray(pos + 4, pos + 4 + length);
     if (body.length !== length) throw new Error('snappy: truncated chunk');
     pos += 4 + length;
-    if (type === ChunkType.StreamIdentifier) {
+    if (byte === ChunkType.StreamIdentifier) {
       if (!body.equals(SNAPPY_STREAM_IDENTIFIER.subarray(4))) throw new Error('snappy: bad stream identifier');
       seenIdentifier = true;
       continue;
     }
     if (!seenIdentifier) throw new Error('snappy: data does not start with the stream identifier');
-    if (type === ChunkType.Compressed || type === ChunkType.Uncompressed) {
+    if (byte === ChunkType.Compressed || byte === ChunkType.Uncompressed) {
       if (length < 4) throw new Error('snappy: chunk too short for its checksum');
-      const block = type === ChunkType.Compressed ? (snappyBlocks().uncompressSync(body.subarray(4)) as Buffer) : body.subarray(4);
+      const block = byte === ChunkType.Compressed ? (snappyBlocks().uncompressSync(body.subarray(4)) as Buffer) : body.subarray(4);
       if (block.length > MAX_BLOCK) throw new Error('snappy: chunk holds more than 64 KiB');
       if (maskedCrc32c(block) !== body.readUInt32LE(0)) throw new Error('snappy: checksum mismatch');
       out.push(block);

@@ -61,7 +61,7 @@ const countLines = (file: string): number => {
   if (!existsSync(file)) return 0;
   const text = readFileSync(file);
   let n = 0;
-  for (let i = 0; i < text.length; i++) if (text[i] === 0x0a) n++;
+  for (const byte of text) if (byte === 0x0a) n++;
   return n;
 };
 const idOf = (line: string): number => (JSON.parse(line) as { id: number }).id;

@@ -207,7 +207,7 @@ describe('delivery: file -> qos::wal (exactly_once) -> window::aggregate -> file
       });
       return runtime.activate('binding', 'flow', 'main', {}).then(
         () => undefined,
-        (err: Error & { code?: string }) => err,
+        (err: unknown) => err as Error & { code?: string },
       );
     };
 

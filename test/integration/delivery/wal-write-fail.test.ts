@@ -16,7 +16,7 @@ class FailingStorage implements WalStorage {
   load() {
     return this.memory.load();
   }
-  async append(entries: Array<[number, string]>, lastSeq: number): Promise<void> {
+  async append(entries: [number, string][], lastSeq: number): Promise<void> {
     await Promise.resolve();
     const ids = entries.map(([, text]) => (JSON.parse(text) as { data: { id: number } }).data.id);
     if (ids.some((id) => this.failing.has(id))) throw new Error(`no space left on device (events ${ids.join(',')})`);
@@ -25,7 +25,9 @@ class FailingStorage implements WalStorage {
   remove(seqs: number[]) {
     this.memory.remove(seqs);
   }
-  close() {}
+  close() {
+    // nothing held: the memory storage needs no closing
+  }
 }
 
 /** qos::wal with a storage the test chooses. */
