@@ -1,9 +1,7 @@
 import { expect } from 'chai';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { serve, type Served } from '../cli/status-flow';
-import { openBrowser, requireChromium, type Headless } from './browser';
+import { browserSession } from './browser';
 import { addNode, field, json, mapEntry, select, wire } from './editor-steps';
 
 /** One window's output: its bounds (window_fields) and the metronome ids it holds. */
@@ -45,27 +43,12 @@ async function onrampOut(base: string, url: string): Promise<{ state: string; ev
 
 describe('the flow editor edits a running flow in place, in headless chromium', function () {
   this.timeout(60_000);
-  let server: Served;
-  let browser: Headless;
-  let dir: string;
-
-  before(async function () {
-    requireChromium(this);
-    server = await serve();
-    browser = await openBrowser(server.base, { width: 1400, height: 900 });
-    dir = mkdtempSync(join(tmpdir(), 'eddy-live-edit-'));
-  });
-
-  after(async () => {
-    await browser?.close();
-    await server?.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+  const ui = browserSession('eddy-live-edit-', { viewport: { width: 1400, height: 900 } });
 
   it('changes the window size of a running metronome → window::aggregate → file flow by clicks and typing: the pipeline is swapped in place, the onramp keeps running, every tick is in the file exactly once', async () => {
-    const { page } = browser;
-    const output = join(dir, 'windows.jsonl');
-    await page.goto(`${server.base}/ui/#editor`);
+    const { page } = ui.browser;
+    const output = join(ui.dir, 'windows.jsonl');
+    await page.goto(`${ui.server.base}/ui/#editor`);
     await page.fill('#flow-name', 'beats');
     await page.press('#flow-name', 'Enter');
     await addNode(page, 'onramp', 'metronome', 'beat');
@@ -89,7 +72,7 @@ describe('the flow editor edits a running flow in place, in headless chromium', 
     await page.click('#deploy-apply');
     await page.locator('#inspector .deploy-ok').waitFor();
     await windowsOnce(output, (w) => w.end - w.start === 300);
-    const before = await onrampOut(server.base, '/onramp/beat/main');
+    const before = await onrampOut(ui.server.base, '/onramp/beat/main');
 
     // the window made 1 s long in the node's form: the plan swaps the pipeline, restarts nothing
     await select(page, 'win');
@@ -106,12 +89,12 @@ describe('the flow editor edits a running flow in place, in headless chromium', 
 
     // the new window size's output arrives; the onramp ran on: running, its count going on from before
     await windowsOnce(output, (w) => w.end - w.start === 1000);
-    const after = await onrampOut(server.base, '/onramp/beat/main');
+    const after = await onrampOut(ui.server.base, '/onramp/beat/main');
     expect(after.state).to.equal('running');
     expect(after.events).to.be.greaterThan(before.events);
 
     // stopped (the test's own teardown, over the API): every tick counted is in the file exactly once
-    await fetch(`${server.base}/binding/beats/main`, { method: 'DELETE' });
+    await fetch(`${ui.server.base}/binding/beats/main`, { method: 'DELETE' });
     const windows = windowsIn(output);
     const ids = windows.flatMap((w) => w.ids);
     expect(windows.every((w) => w.n === w.ids.length)).to.equal(true);
@@ -121,6 +104,6 @@ describe('the flow editor edits a running flow in place, in headless chromium', 
     const sizes = windows.map((w) => w.end - w.start);
     expect(sizes.slice(0, sizes.indexOf(1000))).to.satisfy((old: number[]) => old.length > 0 && old.every((s) => s === 300));
     expect(sizes.slice(sizes.indexOf(1000)).every((s) => s === 1000)).to.equal(true);
-    expect(browser.problems).to.deep.equal([]);
+    expect(ui.browser.problems).to.deep.equal([]);
   });
 });

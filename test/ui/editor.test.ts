@@ -1,9 +1,7 @@
 import { expect } from 'chai';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { serve, type Served } from '../cli/status-flow';
-import { openBrowser, requireChromium, type Headless } from './browser';
+import { browserSession } from './browser';
 import { addNode, deploy, field, json, mapEntry, select, wire } from './editor-steps';
 
 /** The lines of the output file once it has two (the window closes 5 s after its first event). */
@@ -17,29 +15,14 @@ async function countsIn(file: string): Promise<{ key: string; n: number }[]> {
 
 describe('the flow editor at /ui/#editor, in headless chromium', function () {
   this.timeout(60_000);
-  let server: Served;
-  let browser: Headless;
-  let dir: string;
-
-  before(async function () {
-    requireChromium(this);
-    server = await serve();
-    browser = await openBrowser(server.base, { width: 1400, height: 900 });
-    dir = mkdtempSync(join(tmpdir(), 'eddy-editor-'));
-  });
-
-  after(async () => {
-    await browser?.close();
-    await server?.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+  const ui = browserSession('eddy-editor-', { viewport: { width: 1400, height: 900 } });
 
   it('builds file → window::aggregate (5 s tumbling, group by a field, count()) → file by clicks and typing, deploys it, and the output file receives the counts', async () => {
-    const { page } = browser;
-    const input = join(dir, 'in.jsonl');
-    const output = join(dir, 'counts.jsonl');
+    const { page } = ui.browser;
+    const input = join(ui.dir, 'in.jsonl');
+    const output = join(ui.dir, 'counts.jsonl');
     writeFileSync(input, ['a', 'b', 'a', 'a', 'b'].map((key) => JSON.stringify({ key })).join('\n') + '\n');
-    await page.goto(`${server.base}/ui/#editor`);
+    await page.goto(`${ui.server.base}/ui/#editor`);
     // the palette lists the registries' types with their descriptions
     const entry = page.locator('#palette li[data-kind="onramp"][data-type="file"]');
     expect(await entry.innerText()).to.include('Reads a file');
@@ -87,11 +70,11 @@ describe('the flow editor at /ui/#editor, in headless chromium', function () {
       ['a', 3],
       ['b', 2],
     ]);
-    expect(browser.problems).to.deep.equal([]);
+    expect(ui.browser.problems).to.deep.equal([]);
   });
 
   it('marks a bad duration and a CEL syntax error on their fields and node as they are typed; a deploy the API refuses changes nothing on the server', async () => {
-    const { page } = browser;
+    const { page } = ui.browser;
     await select(page, 'per_key');
     await page.locator('#inspector [data-path="window.size"]').fill('5x');
     await page.locator('#inspector [data-path="window.size"] ~ .field-msg', { hasText: 'a duration' }).waitFor();
@@ -106,32 +89,32 @@ describe('the flow editor at /ui/#editor, in headless chromium', function () {
 
     // a refusal replace keeps: the onramp changed, but an instance the canvas does not declare runs it
     // (set up over the REST API: another instance of the deployed binding)
-    expect((await fetch(`${server.base}/binding/flow/spare`, { method: 'POST', headers: { accept: 'application/json' } })).status).to.equal(201);
-    const onServer = () => Promise.all(['/onramp/lines', '/offramp/counts', '/pipeline/flow', '/binding/flow', '/binding/flow/main', '/binding/flow/spare'].map((p) => json(server.base, p)));
+    expect((await fetch(`${ui.server.base}/binding/flow/spare`, { method: 'POST', headers: { accept: 'application/json' } })).status).to.equal(201);
+    const onServer = () => Promise.all(['/onramp/lines', '/offramp/counts', '/pipeline/flow', '/binding/flow', '/binding/flow/main', '/binding/flow/spare'].map((p) => json(ui.server.base, p)));
     const before = await onServer();
     await select(page, 'lines');
-    await field(page, 'source', join(dir, 'other.jsonl'));
+    await field(page, 'source', join(ui.dir, 'other.jsonl'));
     await page.click('#ed-deploy');
     await page.locator('#inspector .deploy-error[data-node="lines"]', { hasText: '/onramp/lines/spare runs it' }).waitFor();
     expect(await page.locator('#inspector h2').innerText()).to.equal('Deploy refused: nothing changed');
     expect(await onServer()).to.deep.equal(before);
     // not the node's config: it is named, not marked, so it deploys once that instance is gone
     expect(await page.locator('#canvas g.enode.invalid[data-id="lines"]').count()).to.equal(0);
-    expect((await fetch(`${server.base}/binding/flow/spare`, { method: 'DELETE' })).status).to.equal(200);
+    expect((await fetch(`${ui.server.base}/binding/flow/spare`, { method: 'DELETE' })).status).to.equal(200);
     // undo puts the config back
     await page.locator('#canvas').focus();
     await page.keyboard.press('Control+z');
     await select(page, 'lines');
-    expect(await page.inputValue('#inspector [data-path="source"]')).to.equal(join(dir, 'in.jsonl'));
+    expect(await page.inputValue('#inspector [data-path="source"]')).to.equal(join(ui.dir, 'in.jsonl'));
     // the canvas as deployed: the plan changes nothing
     await page.click('#ed-deploy');
     await page.locator('#inspector p.muted', { hasText: 'the server runs this flow already, the same' }).waitFor();
     expect(await page.locator('#inspector dd[data-plan="running"]').innerText()).to.equal('/binding/flow/main');
-    expect(browser.problems).to.deep.equal([]);
+    expect(ui.browser.problems).to.deep.equal([]);
   });
 
   it('shows each wire’s events/s and each node’s counts while events flow, and taps a wire in the side bar', async () => {
-    const { page } = browser;
+    const { page } = ui.browser;
     await page.reload(); // an empty canvas
     await page.fill('#flow-name', 'ticking');
     await page.press('#flow-name', 'Enter');
@@ -174,7 +157,7 @@ describe('the flow editor at /ui/#editor, in headless chromium', function () {
     expect(JSON.parse(await page.locator('#inspector .tap-list li.event').first().innerText())).to.have.property('onramp', 'metronome');
     await page.click('#inspector .tap-stop');
     await page.locator('#inspector .tap-state', { hasText: 'stopped' }).waitFor();
-    await fetch(`${server.base}/binding/ticking/main`, { method: 'DELETE' });
-    expect(browser.problems).to.deep.equal([]);
+    await fetch(`${ui.server.base}/binding/ticking/main`, { method: 'DELETE' });
+    expect(ui.browser.problems).to.deep.equal([]);
   });
 });
