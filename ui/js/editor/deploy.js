@@ -13,12 +13,12 @@ const CONFIG = '/config?replace=true';
 
 const refs = (list = []) => list.map((r) => (typeof r === 'string' ? r : `${r.kind} ${r.id}`)).join(', ') || 'nothing';
 
-/** The plan's rows: what the answer lists, in the order it happens. */
+/** The plan's rows (label, the answer's list, maybe a tooltip), in the order it happens. */
 const ROWS = [
   ['publish', 'published'],
   ['activate', 'activated'],
   ['replace', 'replaced'],
-  ['swap in place (its onramps keep running)', 'swapped'],
+  ['swap in place', 'swapped', 'pipeline instances replaced while their onramps keep running'],
   ['restart', 'restarted'],
   ['unchanged', 'unchanged'],
   ['running already', 'running'],
@@ -77,7 +77,7 @@ export async function previewDeploy(flow, panel, done) {
   const changes = ['published', 'activated', 'replaced', 'swapped', 'restarted'].reduce((n, key) => n + (plan[key]?.length ?? 0), 0);
   panel.replaceChildren(
     h('h2', {}, 'Deploy: what will change'),
-    h('dl', { class: 'plan' }, ...ROWS.flatMap(([label, key]) => [h('dt', {}, label), h('dd', { 'data-plan': key }, refs(plan[key]))])),
+    h('dl', { class: 'plan' }, ...ROWS.flatMap(([label, key, title]) => [h('dt', { title }, label), h('dd', { 'data-plan': key }, refs(plan[key]))])),
     changes === 0 ? h('p', { class: 'muted' }, 'the server runs this flow already, the same') : apply,
   );
 }
