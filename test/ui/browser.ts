@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { serve, type Served } from '../cli/status-flow';
 
 export const CHROMIUM = '/usr/bin/chromium';
 
@@ -58,4 +59,34 @@ export async function openBrowser(apiBase: string, viewport = { width: 1280, hei
       rmSync(profile, { recursive: true, force: true });
     },
   };
+}
+
+/** What a describe block of browser tests works with: filled in by its `before` hook. */
+export interface BrowserSession {
+  server: Served;
+  browser: Headless;
+  /** a temporary directory of its own, removed afterwards */
+  dir: string;
+}
+
+/**
+ * Registers the describe block's hooks: a runtime with its API of its own
+ * (needing `token` when given), headless chromium on it and a temporary
+ * directory (`dirPrefix…`), all closed and removed afterwards; skipped
+ * without chromium (requireChromium).
+ */
+export function browserSession(dirPrefix: string, options: { viewport?: { width: number; height: number }; token?: string } = {}): BrowserSession {
+  const session = {} as BrowserSession;
+  before(async function () {
+    requireChromium(this);
+    session.server = await serve(options.token);
+    session.browser = await openBrowser(session.server.base, options.viewport);
+    session.dir = mkdtempSync(join(tmpdir(), dirPrefix));
+  });
+  after(async () => {
+    await session.browser?.close();
+    await session.server?.stop();
+    if (session.dir) rmSync(session.dir, { recursive: true, force: true });
+  });
+  return session;
 }

@@ -1,10 +1,8 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../connectors/net-helpers';
-import { bindThroughPassthrough, serve, type Served } from '../cli/status-flow';
-import { openBrowser, requireChromium, type Headless } from './browser';
+import { bindThroughPassthrough } from '../cli/status-flow';
+import { browserSession, type Headless } from './browser';
 
 // the page's document, in functions playwright runs in the browser (the tests compile without the DOM lib)
 declare const document: { querySelector(selector: string): { textContent: string | null } | null };
@@ -66,34 +64,19 @@ async function explained<T>(step: Promise<T>, page: Headless['page'], problems: 
 
 describe('web console at /ui, in headless chromium', function () {
   this.timeout(30_000);
-  let server: Served;
-  let browser: Headless;
-  let dir: string;
-
-  before(async function () {
-    requireChromium(this);
-    server = await serve();
-    browser = await openBrowser(server.base);
-    dir = mkdtempSync(join(tmpdir(), 'eddy-ui-'));
-  });
-
-  after(async () => {
-    await browser?.close();
-    await server?.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+  const ui = browserSession('eddy-ui-');
 
   it('is served by the API with a policy that allows nothing beyond it, and loads no other origin', async () => {
-    const res = await fetch(`${server.base}/ui/`);
+    const res = await fetch(`${ui.server.base}/ui/`);
     expect(res.status).to.equal(200);
     expect(res.headers.get('content-security-policy')).to.include("connect-src 'self'");
-    await browser.page.goto(`${server.base}/ui/`);
-    await browser.page.locator('#artefact-lists [data-kind=pipeline] button', { hasText: 'system::passthrough' }).waitFor();
-    expect(browser.problems).to.deep.equal([]);
+    await ui.browser.page.goto(`${ui.server.base}/ui/`);
+    await ui.browser.page.locator('#artefact-lists [data-kind=pipeline] button', { hasText: 'system::passthrough' }).waitFor();
+    expect(ui.browser.problems).to.deep.equal([]);
   });
 
   it("shows the API's validation error next to the field it names", async () => {
-    const { page } = browser;
+    const { page } = ui.browser;
     await page.selectOption('#publish-kind', 'pipeline');
     await page.fill('#publish-text', BAD_PIPELINE_YAML);
     await page.click('#publish button[type=submit]');
@@ -110,8 +93,8 @@ describe('web console at /ui, in headless chromium', function () {
   });
 
   it('publishes a flow, activates it, shows rates moving and tapped events, draws the graphs, deactivates', async () => {
-    const { page } = browser;
-    const out = join(dir, 'out.jsonl');
+    const { page } = ui.browser;
+    const out = join(ui.dir, 'out.jsonl');
     // YAML and JSON pasted alike
     await publish(page, 'onramp', 'id: ticker\ntype: metronome\nconfig:\n  interval: 20\n');
     await publish(page, 'pipeline', PIPELINE_YAML);
@@ -168,12 +151,12 @@ describe('web console at /ui, in headless chromium', function () {
     await page.locator('#instances tr[data-url="/binding/flow/main"] button.deactivate').click();
     await onrampOut.waitFor({ state: 'detached' });
     expect(await page.locator('#instances tr[data-url="/pipeline/ticks/main"]').count()).to.equal(0);
-    expect(browser.problems).to.deep.equal([]);
+    expect(ui.browser.problems).to.deep.equal([]);
   });
 
   it('a quick Activate right after a publish activates the artefact just published, not the one shown before', async () => {
-    const { page } = browser;
-    await page.goto(`${server.base}/ui/`);
+    const { page } = ui.browser;
+    await page.goto(`${ui.server.base}/ui/`);
     await publish(page, 'onramp', 'id: quick\ntype: metronome\nconfig:\n  interval: 50\n'); // its panel is shown now
     // the new binding's panel comes late, as on a loaded machine
     await page.route('**/binding/quickflow', (route) => setTimeout(() => void route.continue(), 1500));
@@ -184,30 +167,30 @@ describe('web console at /ui, in headless chromium', function () {
       await page.locator('#publish-ok', { hasText: 'published binding quickflow' }).waitFor();
       await page.click('#artefact-detail button[type=submit]');
       await page.locator('#artefact-detail h2', { hasText: 'binding quickflow' }).waitFor();
-      const binding = (await (await fetch(`${server.base}/binding/quickflow`, { headers: { accept: 'application/json' } })).json()) as { instances: string[] };
-      const onramp = (await (await fetch(`${server.base}/onramp/quick`, { headers: { accept: 'application/json' } })).json()) as { instances: string[] };
+      const binding = (await (await fetch(`${ui.server.base}/binding/quickflow`, { headers: { accept: 'application/json' } })).json()) as { instances: string[] };
+      const onramp = (await (await fetch(`${ui.server.base}/onramp/quick`, { headers: { accept: 'application/json' } })).json()) as { instances: string[] };
       expect(binding.instances, 'the binding').to.deep.equal(['main']);
       expect(onramp.instances, 'the onramp, through the binding only').to.deep.equal(['main']);
-      expect(browser.problems).to.deep.equal([]);
+      expect(ui.browser.problems).to.deep.equal([]);
     } finally {
       await page.unroute('**/binding/quickflow');
-      await fetch(`${server.base}/binding/quickflow/main`, { method: 'DELETE' });
+      await fetch(`${ui.server.base}/binding/quickflow/main`, { method: 'DELETE' });
     }
   });
 
   it('keeps polling after a GET /status that never answers: gives it up after 5 s, says so, and recovers', async () => {
-    const { page } = browser;
+    const { page } = ui.browser;
     // GET /status is held without an answer, as over a connection lost without a reset, until the console gives up
     let holding = true;
     await page.route('**/status', (route) => (holding ? undefined : route.continue()));
     try {
-      await page.goto(`${server.base}/ui/`);
+      await page.goto(`${ui.server.base}/ui/`);
       // every poll shares the one under way: without a timeout this banner never comes, nor does the server line
-      await explained(page.locator('#banner', { hasText: 'GET /status: no answer within 5 s' }).waitFor({ timeout: 20_000 }), page, browser.problems);
+      await explained(page.locator('#banner', { hasText: 'GET /status: no answer within 5 s' }).waitFor({ timeout: 20_000 }), page, ui.browser.problems);
       holding = false;
-      await explained(page.locator('#server', { hasText: /up \d+ s/ }).waitFor(), page, browser.problems);
+      await explained(page.locator('#server', { hasText: /up \d+ s/ }).waitFor(), page, ui.browser.problems);
       await page.locator('#banner').waitFor({ state: 'hidden' });
-      expect(browser.problems).to.deep.equal([]);
+      expect(ui.browser.problems).to.deep.equal([]);
     } finally {
       await page.unroute('**/status');
     }
@@ -215,7 +198,7 @@ describe('web console at /ui, in headless chromium', function () {
 
   describe('graph states, link rates, delete and edit', () => {
     const get = async (path: string) => {
-      const res = await fetch(`${server.base}${path}`, { headers: { accept: 'application/json' } });
+      const res = await fetch(`${ui.server.base}${path}`, { headers: { accept: 'application/json' } });
       return { status: res.status, body: res.status === 200 ? ((await res.json()) as { artefact: { config: { interval: number } }; instances: string[] }) : undefined };
     };
 
@@ -226,27 +209,27 @@ describe('web console at /ui, in headless chromium', function () {
     };
 
     before(async () => {
-      const { runtime } = server;
+      const { runtime } = ui.server;
       // a flow whose offramp is down: a real tcp offramp to a port nothing listens on
       runtime.publish('onramp', { id: 'beat', type: 'metronome', config: { interval: 20 } });
       runtime.publish('offramp', { id: 'dead', type: 'tcp', config: { host: '127.0.0.1', port: await freePort() } });
       await bindThroughPassthrough(runtime, 'lostflow', 'beat', 'dead', 'lost');
       // and one whose events flow
       runtime.publish('onramp', { id: 'pulse', type: 'metronome', config: { interval: 20 } });
-      runtime.publish('offramp', { id: 'kept', type: 'file', codec: 'json', config: { file: join(dir, 'kept.jsonl') } });
+      runtime.publish('offramp', { id: 'kept', type: 'file', codec: 'json', config: { file: join(ui.dir, 'kept.jsonl') } });
       await bindThroughPassthrough(runtime, 'liveflow', 'pulse', 'kept', 'live');
     });
 
     after(async () => {
-      await server.runtime.deactivate('binding', 'lostflow', 'lost').catch(() => undefined);
-      await server.runtime.deactivate('binding', 'liveflow', 'live').catch(() => undefined);
+      await ui.server.runtime.deactivate('binding', 'lostflow', 'lost').catch(() => undefined);
+      await ui.server.runtime.deactivate('binding', 'liveflow', 'live').catch(() => undefined);
     });
 
     it('draws an offramp that is down as down, its onramp as paused by the breaker, in words and a legend, and each link with its events/s', async () => {
-      const { page } = browser;
-      await page.goto(`${server.base}/ui/#graph`);
+      const { page } = ui.browser;
+      await page.goto(`${ui.server.base}/ui/#graph`);
       const node = (id: string) => page.locator(`#binding-graph g.node[data-id="${id}"]`);
-      await explained(page.locator('#binding-graph g.node.down[data-id="/offramp/dead/lost"]').waitFor(), page, browser.problems);
+      await explained(page.locator('#binding-graph g.node.down[data-id="/offramp/dead/lost"]').waitFor(), page, ui.browser.problems);
       expect(await node('/offramp/dead/lost').getAttribute('data-state')).to.equal('down');
       expect(await node('/offramp/dead/lost').locator('text.state').textContent()).to.equal('down · breaker open');
       await page.locator('#binding-graph g.node.paused[data-id="/onramp/beat/lost"]').waitFor();
@@ -266,17 +249,17 @@ describe('web console at /ui, in headless chromium', function () {
         await explained(
           page.waitForFunction((selector) => parseFloat(document.querySelector(selector)?.textContent ?? '') > 0, rate(from, to)),
           page,
-          browser.problems,
+          ui.browser.problems,
         );
         expect(await page.locator(rate(from, to)).textContent()).to.match(/^\d+\.\d ev\/s$/);
       }
-      expect(browser.problems).to.deep.equal([]);
+      expect(ui.browser.problems).to.deep.equal([]);
     });
 
     it('deletes an artefact only after a confirm step, and says why it cannot delete one that runs', async () => {
-      const { page } = browser;
-      server.runtime.publish('onramp', { id: 'doomed', type: 'metronome', config: { interval: 1000 } });
-      await page.goto(`${server.base}/ui/#artefacts`);
+      const { page } = ui.browser;
+      ui.server.runtime.publish('onramp', { id: 'doomed', type: 'metronome', config: { interval: 1000 } });
+      await page.goto(`${ui.server.base}/ui/#artefacts`);
       await openArtefact(page, 'onramp', 'doomed');
       await page.click('#artefact-detail button.delete');
       await page.locator('#artefact-detail .confirm', { hasText: 'Delete onramp doomed from the repository?' }).waitFor();
@@ -292,13 +275,13 @@ describe('web console at /ui, in headless chromium', function () {
       await page.click('#artefact-detail button.confirm-delete');
       await page.locator('#artefact-detail .change-error', { hasText: "onramp 'beat' still has running instances: lost" }).waitFor();
       expect((await get('/onramp/beat')).status).to.equal(200);
-      expect(browser.problems).to.deep.equal([]);
+      expect(ui.browser.problems).to.deep.equal([]);
     });
 
     it('edits an artefact: loads it into the editor, saves changed config, keeps it when the change is refused, and refuses while it runs', async () => {
-      const { page } = browser;
-      server.runtime.publish('onramp', { id: 'tune', type: 'metronome', config: { interval: 1000 } });
-      await page.goto(`${server.base}/ui/#artefacts`);
+      const { page } = ui.browser;
+      ui.server.runtime.publish('onramp', { id: 'tune', type: 'metronome', config: { interval: 1000 } });
+      await page.goto(`${ui.server.base}/ui/#artefacts`);
       await openArtefact(page, 'onramp', 'tune');
       await page.click('#artefact-detail button.edit');
       await page.locator('#publish-editing', { hasText: 'editing onramp tune' }).waitFor();
@@ -324,7 +307,7 @@ describe('web console at /ui, in headless chromium', function () {
       await page.click('#artefact-detail button.edit');
       await page.locator('#artefact-detail .change-error', { hasText: 'onramp beat cannot be edited while instances of it run (lost)' }).waitFor();
       expect(await page.locator('#publish-editing').isHidden()).to.equal(true);
-      expect(browser.problems).to.deep.equal([]);
+      expect(ui.browser.problems).to.deep.equal([]);
     });
   });
 });
@@ -332,23 +315,11 @@ describe('web console at /ui, in headless chromium', function () {
 describe('web console with --api-token', function () {
   this.timeout(30_000);
   const TOKEN = 'sesame-token';
-  let server: Served;
-  let browser: Headless;
-
-  before(async function () {
-    requireChromium(this);
-    server = await serve(TOKEN);
-    browser = await openBrowser(server.base);
-  });
-
-  after(async () => {
-    await browser?.close();
-    await server?.stop();
-  });
+  const ui = browserSession('eddy-ui-token-', { token: TOKEN });
 
   it('loads without the token, asks for it, and works once it is given', async () => {
-    const { page } = browser;
-    await page.goto(`${server.base}/ui/`);
+    const { page } = ui.browser;
+    await page.goto(`${ui.server.base}/ui/`);
     await page.locator('#banner', { hasText: 'this API needs a token' }).waitFor();
     expect(await page.locator('#artefact-lists button').count()).to.equal(0);
     await page.fill('#token', 'wrong');
@@ -369,12 +340,12 @@ describe('web console with --api-token', function () {
     await page.click('#artefact-detail button[type=submit]');
     await page.locator('#artefact-detail', { hasText: 'instances: main' }).waitFor();
     await page.click('nav a[data-view=instances]');
-    await explained(page.locator('#instances tr[data-url="/pipeline/system::passthrough/main"][data-port=in] button.tap').click(), page, browser.problems);
+    await explained(page.locator('#instances tr[data-url="/pipeline/system::passthrough/main"][data-port=in] button.tap').click(), page, ui.browser.problems);
     await page.locator('#tap-events li.event').nth(1).waitFor();
     await page.click('#tap-stop');
     await page.click('nav a[data-view=instances]');
     await page.locator('#instances tr[data-url="/binding/feed/main"] button.deactivate').click();
     await page.locator('#instances tr[data-url="/onramp/ticker/main"]').first().waitFor({ state: 'detached' });
-    expect(browser.problems).to.deep.equal([]);
+    expect(ui.browser.problems).to.deep.equal([]);
   });
 });

@@ -1,60 +1,8 @@
 import { expect } from 'chai';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { serve, type Served } from '../cli/status-flow';
-import { openBrowser, requireChromium, type Headless } from './browser';
-
-type Page = Headless['page'];
-
-/** Adds a type from the palette with its + button and gives the node `id` through its form. */
-async function addNode(page: Page, kind: string, type: string, id: string): Promise<void> {
-  await page.locator(`#palette li[data-kind="${kind}"][data-type="${type}"] button.add`).click();
-  await page.fill('#node-id', id);
-  await page.press('#node-id', 'Enter');
-  await page.locator(`#canvas g.enode[data-id="${id}"]`).waitFor();
-}
-
-/** Selects a node by clicking its title. */
-async function select(page: Page, id: string): Promise<void> {
-  await page.locator(`#canvas g.enode[data-id="${id}"] text.title`).click();
-  await page.locator('#node-id').and(page.locator(`[value="${id}"]`)).waitFor();
-}
-
-/** Drags from an output port of `from` to the input port of `to`, with the mouse. */
-async function wire(page: Page, from: string, port: string, to: string): Promise<void> {
-  const a = (await page.locator(`#canvas g.enode[data-id="${from}"] circle.port.out[data-port="${port}"]`).boundingBox())!;
-  const b = (await page.locator(`#canvas g.enode[data-id="${to}"] circle.port.in`).boundingBox())!;
-  await page.mouse.move(a.x + a.width / 2, a.y + a.height / 2);
-  await page.mouse.down();
-  await page.mouse.move((a.x + b.x) / 2, (a.y + b.y) / 2, { steps: 4 });
-  await page.mouse.move(b.x + b.width / 2, b.y + b.height / 2, { steps: 4 });
-  await page.mouse.up();
-  await page.locator(`#canvas g.wire[data-from="${from}"][data-port="${port}"][data-to="${to}"]`).waitFor();
-}
-
-/** Types into the field of the selected node's form at `path` (`window.size`), and leaves it. */
-async function field(page: Page, path: string, value: string): Promise<void> {
-  const input = page.locator(`#inspector [data-path="${path}"]`).first();
-  await input.fill(value);
-  await input.press('Tab');
-}
-
-/** Fills the first empty row of a map field (`aggregate`). */
-async function mapEntry(page: Page, path: string, key: string, value: string): Promise<void> {
-  const row = page.locator(`#inspector .field.map[data-path="${path}"] .map-row`).last();
-  await row.locator('input.map-key').fill(key);
-  await row.locator('input.map-value').fill(value);
-  await row.locator('input.map-value').press('Tab');
-}
-
-async function deploy(page: Page): Promise<void> {
-  await page.click('#ed-deploy');
-  await page.locator('#deploy-apply').click({ timeout: 5000 }).catch(async (err: Error) => {
-    throw new Error(`${err.message}\nthe side panel said: ${await page.locator('#inspector').innerText()}`);
-  });
-  await page.locator('#inspector .deploy-ok').waitFor();
-}
+import { browserSession } from './browser';
+import { addNode, deploy, field, json, mapEntry, select, wire } from './editor-steps';
 
 /** The lines of the output file once it has two (the window closes 5 s after its first event). */
 async function countsIn(file: string): Promise<{ key: string; n: number }[]> {
@@ -65,36 +13,16 @@ async function countsIn(file: string): Promise<{ key: string; n: number }[]> {
   }
 }
 
-async function json(base: string, path: string): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await fetch(`${base}${path}`, { headers: { accept: 'application/json' } });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-}
-
 describe('the flow editor at /ui/#editor, in headless chromium', function () {
   this.timeout(60_000);
-  let server: Served;
-  let browser: Headless;
-  let dir: string;
-
-  before(async function () {
-    requireChromium(this);
-    server = await serve();
-    browser = await openBrowser(server.base, { width: 1400, height: 900 });
-    dir = mkdtempSync(join(tmpdir(), 'eddy-editor-'));
-  });
-
-  after(async () => {
-    await browser?.close();
-    await server?.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+  const ui = browserSession('eddy-editor-', { viewport: { width: 1400, height: 900 } });
 
   it('builds file → window::aggregate (5 s tumbling, group by a field, count()) → file by clicks and typing, deploys it, and the output file receives the counts', async () => {
-    const { page } = browser;
-    const input = join(dir, 'in.jsonl');
-    const output = join(dir, 'counts.jsonl');
+    const { page } = ui.browser;
+    const input = join(ui.dir, 'in.jsonl');
+    const output = join(ui.dir, 'counts.jsonl');
     writeFileSync(input, ['a', 'b', 'a', 'a', 'b'].map((key) => JSON.stringify({ key })).join('\n') + '\n');
-    await page.goto(`${server.base}/ui/#editor`);
+    await page.goto(`${ui.server.base}/ui/#editor`);
     // the palette lists the registries' types with their descriptions
     const entry = page.locator('#palette li[data-kind="onramp"][data-type="file"]');
     expect(await entry.innerText()).to.include('Reads a file');
@@ -142,11 +70,11 @@ describe('the flow editor at /ui/#editor, in headless chromium', function () {
       ['a', 3],
       ['b', 2],
     ]);
-    expect(browser.problems).to.deep.equal([]);
+    expect(ui.browser.problems).to.deep.equal([]);
   });
 
   it('marks a bad duration and a CEL syntax error on their fields and node as they are typed; a deploy the API refuses changes nothing on the server', async () => {
-    const { page } = browser;
+    const { page } = ui.browser;
     await select(page, 'per_key');
     await page.locator('#inspector [data-path="window.size"]').fill('5x');
     await page.locator('#inspector [data-path="window.size"] ~ .field-msg', { hasText: 'a duration' }).waitFor();
@@ -159,25 +87,34 @@ describe('the flow editor at /ui/#editor, in headless chromium', function () {
     await field(page, 'where', '');
     await page.locator('#canvas g.enode[data-id="per_key"]:not(.invalid)').waitFor();
 
-    // the running onramp changed: the API refuses (it differs from the one deployed), its node is marked
-    const before = await json(server.base, '/onramp/lines');
+    // a refusal replace keeps: the onramp changed, but an instance the canvas does not declare runs it
+    // (set up over the REST API: another instance of the deployed binding)
+    expect((await fetch(`${ui.server.base}/binding/flow/spare`, { method: 'POST', headers: { accept: 'application/json' } })).status).to.equal(201);
+    const onServer = () => Promise.all(['/onramp/lines', '/offramp/counts', '/pipeline/flow', '/binding/flow', '/binding/flow/main', '/binding/flow/spare'].map((p) => json(ui.server.base, p)));
+    const before = await onServer();
     await select(page, 'lines');
-    await field(page, 'source', join(dir, 'other.jsonl'));
+    await field(page, 'source', join(ui.dir, 'other.jsonl'));
     await page.click('#ed-deploy');
-    await page.locator('#inspector .deploy-error[data-node="lines"]', { hasText: 'differs' }).waitFor();
-    await page.locator('#canvas g.enode.invalid[data-id="lines"]').waitFor();
-    expect(await json(server.base, '/onramp/lines')).to.deep.equal(before);
+    await page.locator('#inspector .deploy-error[data-node="lines"]', { hasText: '/onramp/lines/spare runs it' }).waitFor();
+    expect(await page.locator('#inspector h2').innerText()).to.equal('Deploy refused: nothing changed');
+    expect(await onServer()).to.deep.equal(before);
+    // not the node's config: it is named, not marked, so it deploys once that instance is gone
+    expect(await page.locator('#canvas g.enode.invalid[data-id="lines"]').count()).to.equal(0);
+    expect((await fetch(`${ui.server.base}/binding/flow/spare`, { method: 'DELETE' })).status).to.equal(200);
     // undo puts the config back
     await page.locator('#canvas').focus();
     await page.keyboard.press('Control+z');
-    await page.locator('#canvas g.enode[data-id="lines"]:not(.invalid)').waitFor();
     await select(page, 'lines');
-    expect(await page.inputValue('#inspector [data-path="source"]')).to.equal(join(dir, 'in.jsonl'));
-    expect(browser.problems).to.deep.equal([]);
+    expect(await page.inputValue('#inspector [data-path="source"]')).to.equal(join(ui.dir, 'in.jsonl'));
+    // the canvas as deployed: the plan changes nothing
+    await page.click('#ed-deploy');
+    await page.locator('#inspector p.muted', { hasText: 'the server runs this flow already, the same' }).waitFor();
+    expect(await page.locator('#inspector dd[data-plan="running"]').innerText()).to.equal('/binding/flow/main');
+    expect(ui.browser.problems).to.deep.equal([]);
   });
 
   it('shows each wire’s events/s and each node’s counts while events flow, and taps a wire in the side bar', async () => {
-    const { page } = browser;
+    const { page } = ui.browser;
     await page.reload(); // an empty canvas
     await page.fill('#flow-name', 'ticking');
     await page.press('#flow-name', 'Enter');
@@ -220,7 +157,7 @@ describe('the flow editor at /ui/#editor, in headless chromium', function () {
     expect(JSON.parse(await page.locator('#inspector .tap-list li.event').first().innerText())).to.have.property('onramp', 'metronome');
     await page.click('#inspector .tap-stop');
     await page.locator('#inspector .tap-state', { hasText: 'stopped' }).waitFor();
-    await fetch(`${server.base}/binding/ticking/main`, { method: 'DELETE' });
-    expect(browser.problems).to.deep.equal([]);
+    await fetch(`${ui.server.base}/binding/ticking/main`, { method: 'DELETE' });
+    expect(ui.browser.problems).to.deep.equal([]);
   });
 });

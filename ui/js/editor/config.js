@@ -106,11 +106,12 @@ export function toConfig(flow) {
 
 /**
  * Which node a refusal of POST /config is about: `pipeline 'f': nodes[1].config.x: …`
- * is the pipeline's second node, `links.agg/lat: …` node agg, `onramp 'in': …` that onramp.
+ * is the pipeline's second node, `links.agg/lat: …` node agg, `onramp 'in': …` that onramp,
+ * as does a replace refused because `onramp 'in' changed, but /onramp/in/x runs it …`.
  * `{ id, error }` with the error as the node's form reads it, or undefined.
  */
 export function nodeOfError(flow, doc, message) {
-  const m = /^(onramp|offramp|pipeline) '([^']+)': (.*)$/s.exec(message);
+  const m = /^(onramp|offramp|pipeline) '([^']+)'(?::| (?=changed, but))\s*(.*)$/s.exec(message);
   if (!m) return undefined;
   const [, kind, id, rest] = m;
   if (kind !== 'pipeline') return flow.nodes.has(id) ? { id, error: rest } : undefined;
