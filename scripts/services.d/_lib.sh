@@ -1,6 +1,8 @@
 # Shared by scripts/services.d/*.sh (sourced, not run).
 set -euo pipefail
 EDDY_SERVICES_DIR="${EDDY_SERVICES_DIR:-/tmp/eddy-services}"
+# runuser, useradd and the servers' own tools live in the sbin folders, which a user's or CI's PATH may leave out
+export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 
 # The state folder of one service: data, logs, pid files.
 service_dir() {
