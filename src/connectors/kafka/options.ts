@@ -95,7 +95,7 @@ export function defaultSettings(): KafkaSettings {
     // the client tries each request (and the first connect) this often before giving up; the onramp then starts its stream again
     retry: { retries: 5, initial: 100, max: 5000 },
     consumer: { autoCommit: true, fromBeginning: false, sessionTimeout: 10000, maxBytes: 10 * 1024 * 1024, maxBytesPerPartition: 1024 * 1024 },
-    producer: { acks: -1, compression: 'none', lingerMs: 0, batchMessages: 10000, queueMessages: 2048, idempotent: false },
+    producer: { acks: -1, compression: 'none', lingerMs: 0, batchMessages: 10000, queueMessages: 8192, idempotent: false },
   };
 }
 

@@ -46,7 +46,7 @@ describe('kafka rdkafka_options', () => {
     expect(s.producer).to.include({ acks: 1, compression: 'gzip', lingerMs: 5, batchMessages: 500, queueMessages: 4096 });
     // the producer queue is the offramp's in-flight limit (the breaker triggers when it is full)
     expect(kafkaOfframp.maxInFlight!({ topic: 't', brokers: ['b'], rdkafka_options: { 'queue.buffering.max.messages': '4096' } })).to.equal(4096);
-    expect(kafkaOfframp.maxInFlight!({ topic: 't', brokers: ['b'], rdkafka_options: {} })).to.equal(2048);
+    expect(kafkaOfframp.maxInFlight!({ topic: 't', brokers: ['b'], rdkafka_options: {} })).to.equal(8192);
     expect(s.retry.retries).to.equal(2);
     expect(kafkaSettings('offramp', { 'request.required.acks': 'all' }).producer.acks).to.equal(-1);
   });
