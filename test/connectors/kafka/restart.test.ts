@@ -79,7 +79,13 @@ describe('kafka: the broker restarts while eddy relays (a private Kafka)', funct
         rdkafka_options: { 'enable.auto.commit': 'false', 'auto.offset.reset': 'earliest', 'session.timeout.ms': '6000' },
       },
     });
-    runtime.publish('offramp', { id: 'out', type: 'kafka', config: { topic: output, brokers: [broker] } });
+    // the old default queue (2048 sends in flight): the relay of 20,000 events must still be under way when the broker
+    // stops, for its sends to fail; with 8192 it can be done before the reader has seen 500
+    runtime.publish('offramp', {
+      id: 'out',
+      type: 'kafka',
+      config: { topic: output, brokers: [broker], rdkafka_options: { 'queue.buffering.max.messages': '2048' } },
+    });
     runtime.publish('binding', {
       id: 'relay',
       links: {
