@@ -11,6 +11,7 @@ import { offrampCatalog, onrampCatalog } from '../connectors/catalog';
 import { operatorCatalog } from '../pipeline/operators/catalog';
 import type { Runtime } from '../runtime/runtime';
 import { typeInfos, type TypeKind } from '../runtime/type-info';
+import { RAMP_PORTS } from '../runtime/wiring';
 import type { JsonSchema } from '../schema/json-schema';
 import { READ_SCHEMAS, readOperation } from './editor-read';
 import type { Operation } from './operation';
@@ -18,12 +19,6 @@ import type { Operation } from './operation';
 /** The kinds a flow is drawn with: sources, pipeline nodes, sinks. */
 const FLOW_KINDS = ['onramp', 'operator', 'offramp'] as const satisfies readonly TypeKind[];
 type FlowKind = (typeof FLOW_KINDS)[number];
-
-/** The ports of a ramp (runtime/wiring.ts holds the same rule); an operator's outputs depend on its config: see the check. */
-const RAMP_PORTS: Record<Exclude<FlowKind, 'operator'>, { inputs: string[]; outputs: string[] }> = {
-  onramp: { inputs: [], outputs: ['out', 'err'] },
-  offramp: { inputs: ['in'], outputs: [] },
-};
 
 const BUILTIN: Record<FlowKind, Set<string>> = {
   onramp: new Set(onrampCatalog.map((t) => t.name)),

@@ -96,7 +96,11 @@ function withPipeline(parts: SwapParts, artefact: StoredPipeline): (kind: Kind, 
  */
 export function swapBlocker(parts: SwapParts, url: string, artefact: StoredPipeline): string | undefined {
   const site = siteOf(parts, url);
-  if (typeof site === 'string') return site;
+  return typeof site === 'string' ? site : flowBlocker(parts, site, artefact);
+}
+
+/** A transactional source or checkpointing WAL attached to the site's flow (before or after), which keeps it from a swap. */
+function flowBlocker(parts: SwapParts, site: Site, artefact: StoredPipeline): string | undefined {
   const registries = parts.env.registries;
   const attached =
     attachedFlow(site.links, (k, id) => parts.repository.get(k, id), registries) ?? attachedFlow(site.links, withPipeline(parts, artefact), registries);
@@ -112,7 +116,8 @@ export function swapBlocker(parts: SwapParts, url: string, artefact: StoredPipel
 export async function swapPipelines(parts: SwapParts, urls: readonly string[], artefact: StoredPipeline): Promise<void> {
   const sites = urls.map((url) => {
     const site = siteOf(parts, url);
-    const blocker = typeof site === 'string' ? site : swapBlocker(parts, url, artefact);
+    // the site is walked once: the flow check reads the links it found
+    const blocker = typeof site === 'string' ? site : flowBlocker(parts, site, artefact);
     if (typeof site === 'string' || blocker !== undefined) throw conflict(`pipeline '${artefact.id}' cannot be replaced while it runs: ${blocker}`);
     checkLinks(site.links, withPipeline(parts, artefact));
     return site;

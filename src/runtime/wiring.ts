@@ -53,6 +53,12 @@ export function checkLinks(links: readonly ResolvedLink[], artefact: (kind: Inst
   }
 }
 
+/** The ports of a ramp as a pipeline's links see them (an offramp's outputs, err and replies, are made when first linked). */
+export const RAMP_PORTS: Readonly<Record<'onramp' | 'offramp', { readonly inputs: string[]; readonly outputs: string[] }>> = {
+  onramp: { inputs: [], outputs: ['out', 'err'] },
+  offramp: { inputs: ['in'], outputs: [] },
+};
+
 /** Throws the 400 that says why `src -> dst` cannot be wired: kinds that do not link, or a port its end does not have. */
 function checkLink(src: InstancePort, dst: InstancePort, pipelinePorts: (at: InstancePort) => PipelinePorts): void {
   const where = `link ${linkKey(src, dst)}`;
@@ -66,10 +72,10 @@ function checkLink(src: InstancePort, dst: InstancePort, pipelinePorts: (at: Ins
   };
   const pair = `${src.kind}>${dst.kind}`;
   if (pair === 'onramp>pipeline') {
-    if (src.port !== 'out' && src.port !== 'err') throw invalid(`${where}: an onramp has ports out and err`);
+    if (!RAMP_PORTS.onramp.outputs.includes(src.port)) throw invalid(`${where}: an onramp has ports ${RAMP_PORTS.onramp.outputs.join(' and ')}`);
     input(dst);
   } else if (pair === 'pipeline>offramp') {
-    if (dst.port !== 'in') throw invalid(`${where}: an offramp receives on port in`);
+    if (!RAMP_PORTS.offramp.inputs.includes(dst.port)) throw invalid(`${where}: an offramp receives on port ${RAMP_PORTS.offramp.inputs.join(', ')}`);
     output(src);
   } else if (pair === 'pipeline>pipeline') {
     output(src);
