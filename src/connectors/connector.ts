@@ -209,6 +209,14 @@ export interface OnrampSource {
    */
   readonly partitionsReleased?: Observable<string[]>;
   /**
+   * `false` while the source reads nothing for reasons of its own (kafka
+   * exactly-once: a restore, a commit), `true` when it reads again. The
+   * runtime adds its breaker's holds (OnrampRuntime.reading$) and tells the
+   * stateful nodes downstream (PartitionedState.sourceReading), which do
+   * not count that time as silence of the source's partitions.
+   */
+  readonly readingChanges?: Observable<boolean>;
+  /**
    * A source that commits, in one transaction, what its events became
    * downstream (kafka `guarantee: exactly_once`): called at activation,
    * before any event flows, with the stateful nodes and the sinks its

@@ -85,4 +85,12 @@ export interface PartitionedState {
    * emitting anything (its open windows are the new owner's to close).
    */
   release(partition: string): void;
+  /**
+   * Source `source` (an onramp's URL) stopped reading (`false`: its breaker
+   * holds it, or it restores or commits) or reads again (`true`). A node
+   * that measures silence (window::aggregate's `idle_timeout`) does not
+   * count the time a source read nothing: its partitions were not silent,
+   * nobody read them. Optional: a node that measures no time ignores it.
+   */
+  sourceReading?(source: string, reading: boolean): void;
 }

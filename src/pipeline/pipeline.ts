@@ -48,6 +48,8 @@ export class PipelineRuntime implements ContraflowTarget {
   readonly counts = new Map<string, { count: number }>();
   /** partitions released upstream, passed on once this pipeline's nodes dropped them (releasePartitions) */
   readonly partitionsReleased$ = new Subject<readonly string[]>();
+  /** an upstream source stopped or started reading, passed on once this pipeline's nodes heard it (sourceReading) */
+  readonly sourceReading$ = new Subject<{ source: string; reading: boolean }>();
   private readonly sources = new Set<ContraflowTarget>();
   /** the parts whose trigger this pipeline passed upstream and that have not restored yet */
   private readonly triggeredBy = new Set<string>();
@@ -280,6 +282,16 @@ export class PipelineRuntime implements ContraflowTarget {
       if (node?.state) for (const partition of partitions) node.state.release(partition);
     }
     this.partitionsReleased$.next(partitions);
+  }
+
+  /**
+   * Source `source` upstream stopped (`false`) or started reading: the
+   * stateful nodes stop or restart the clocks that measure their
+   * partitions' silence, then the pipelines this one feeds do the same.
+   */
+  sourceReading(source: string, reading: boolean): void {
+    for (const { node } of this.nodes) node?.state?.sourceReading?.(source, reading);
+    this.sourceReading$.next({ source, reading });
   }
 
   /** Stops every node and waits for nodes holding resources (the WAL's store) to release them. */

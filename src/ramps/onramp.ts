@@ -1,4 +1,4 @@
-import { EMPTY, Observable, Subject, Subscription, asyncScheduler, share, type SchedulerLike } from '../core/rx';
+import { EMPTY, Observable, Subject, Subscription, asyncScheduler, distinctUntilChanged, share, type SchedulerLike } from '../core/rx';
 import type { EddyEvent, EventId, Insight } from '../core/event';
 import { trackedIds } from '../core/event';
 import { nowNs } from '../core/clock';
@@ -103,6 +103,33 @@ export class OnrampRuntime {
   /** the source's released partitions (OnrampSource.partitionsReleased): the pipelines it feeds drop their state */
   get partitionsReleased$(): Observable<string[]> {
     return this.parts.source.partitionsReleased ?? EMPTY;
+  }
+
+  /**
+   * Whether the source reads: `false` while the breaker holds it or the
+   * source says it reads nothing (OnrampSource.readingChanges), only changes.
+   * The stateful nodes it feeds stop their idle clocks meanwhile.
+   */
+  get reading$(): Observable<boolean> {
+    const own = this.parts.source.readingChanges;
+    return new Observable<boolean>((subscriber) => {
+      let open = true;
+      let reading = true;
+      // the breaker's changes begin with its state now
+      const sub = this.breaker.changes.subscribe((o) => {
+        open = o;
+        subscriber.next(open && reading);
+      });
+      if (own) {
+        sub.add(
+          own.subscribe((r) => {
+            reading = r;
+            subscriber.next(open && reading);
+          }),
+        );
+      }
+      return sub;
+    }).pipe(distinctUntilChanged());
   }
 
   constructor(private readonly parts: OnrampParts) {

@@ -143,8 +143,12 @@ export class LinkWiring {
       const sub = stream.subscribe(input);
       // partitions a rebalance took away: the pipeline's stateful nodes drop their state of them
       if (src.port === 'out') sub.add(from.onramp.runtime.partitionsReleased$.subscribe((parts) => to.pipeline.releasePartitions(parts)));
+      // while it reads nothing, the silence of its partitions is not counted (window::aggregate idle_timeout)
+      const source = from.onramp.runtime.url;
+      if (src.port === 'out') sub.add(from.onramp.runtime.reading$.subscribe((reading) => to.pipeline.sourceReading(source, reading)));
       return () => {
         sub.unsubscribe();
+        if (src.port === 'out') to.pipeline.sourceReading(source, true);
         to.pipeline.removeSource(from.onramp.runtime);
       };
     }
@@ -160,6 +164,7 @@ export class LinkWiring {
       const output = from.pipeline.output(src.port);
       const sub = output.subscribe(to.pipeline.input(dst.port));
       sub.add(from.pipeline.partitionsReleased$.subscribe((parts) => to.pipeline.releasePartitions(parts)));
+      sub.add(from.pipeline.sourceReading$.subscribe(({ source, reading }) => to.pipeline.sourceReading(source, reading)));
       to.pipeline.addSource(from.pipeline);
       return () => {
         sub.unsubscribe();

@@ -21,7 +21,7 @@
  * the state the last committed transaction left).
  */
 import { hostname } from 'node:os';
-import { Observable, Subject, type Subscriber } from '../../core/rx';
+import { BehaviorSubject, Observable, Subject, distinctUntilChanged, type Subscriber } from '../../core/rx';
 import type { Admin, Consumer, GroupAssignment, Message, MessagesStream } from '@platformatic/kafka';
 import type { Downstream, Frame, OnrampContext, OnrampSource, SourceInputs } from '../connector';
 import { ChangelogStore, changelogRecords, changelogTopic } from './changelog';
@@ -57,6 +57,9 @@ export class ExactlyOnceSource implements OnrampSource {
   readonly transactional = true;
   private readonly released = new Subject<string[]>();
   readonly partitionsReleased = this.released.asObservable();
+  /** false outside `running` (a restore, a commit): the stateful nodes' idle clocks stand still meanwhile */
+  private readonly readingNow = new BehaviorSubject<boolean>(false);
+  readonly readingChanges = this.readingNow.pipe(distinctUntilChanged());
 
   private readonly consumer: Consumer;
   private readonly rejoin: GroupRejoin;
@@ -117,7 +120,7 @@ export class ExactlyOnceSource implements OnrampSource {
       who,
       () => this.phase !== 'closed' && this.subscriber !== undefined,
       (err) => {
-        this.phase = 'closed';
+        this.enter('closed');
         this.subscriber?.error(new Error(`${this.who}: cannot rejoin the group: ${rootMessage(err)}`));
       },
     );
@@ -192,7 +195,7 @@ export class ExactlyOnceSource implements OnrampSource {
 
   async close(): Promise<void> {
     this.queue('close', async (): Promise<void> => {
-      this.phase = 'closed';
+      this.enter('closed');
       clearInterval(this.timer);
       this.rejoin.stop();
       this.retire();
@@ -207,7 +210,7 @@ export class ExactlyOnceSource implements OnrampSource {
   /** Joins the group: the join (joined) restores and opens the stream that counts. */
   private async start(): Promise<void> {
     if (this.phase === 'closed' || !this.subscriber) return;
-    this.phase = 'starting';
+    this.enter('starting');
     // a stream joins the group; what it reads before the join's restore is dropped (read again after it)
     await this.openStream([]);
     this.timer ??= setInterval(() => this.queue('commit', () => this.commit()), this.config.commitIntervalMs).unref();
@@ -244,7 +247,7 @@ export class ExactlyOnceSource implements OnrampSource {
   /** One commit interval's transaction. */
   private async commit(): Promise<void> {
     if (this.phase !== 'running') return;
-    this.phase = 'committing';
+    this.enter('committing');
     this.stream?.pause();
     await this.settled();
     if (this.failure !== undefined) return this.restore(`an event failed (${this.failure}); the interval is done again`);
@@ -263,7 +266,7 @@ export class ExactlyOnceSource implements OnrampSource {
     } catch (err) {
       return this.restore((err as Error).message);
     }
-    this.phase = 'running';
+    this.enter('running');
     const held = this.held;
     this.held = [];
     for (const m of held) this.handOver(m);
@@ -289,7 +292,7 @@ export class ExactlyOnceSource implements OnrampSource {
    */
   private async restore(why: string): Promise<void> {
     if (this.phase === 'closed' || !this.subscriber) return;
-    this.phase = 'restoring';
+    this.enter('restoring');
     // nothing more from the current stream; it is closed once the next one is open (closing a consumer's last stream
     // would make it leave the group, and its rejoin would come back here)
     this.stream?.removeAllListeners('data');
@@ -313,11 +316,11 @@ export class ExactlyOnceSource implements OnrampSource {
       await this.openStream(await this.committedOffsets());
     } catch (err) {
       // the flow cannot go on without its state: it stops, saying why (never silently at least once)
-      this.phase = 'closed';
+      this.enter('closed');
       this.subscriber?.error(new Error(`${this.who}: cannot restore the state of ${this.assignmentText()}: ${rootMessage(err)}`));
       return;
     }
-    this.phase = 'running';
+    this.enter('running');
     this.applyPause();
   }
 
@@ -391,6 +394,11 @@ export class ExactlyOnceSource implements OnrampSource {
     if (!stream) return;
     if (this.gated || this.phase !== 'running') stream.pause();
     else if (stream.isPaused()) stream.resume();
+  }
+
+  private enter(phase: Phase): void {
+    this.phase = phase;
+    this.readingNow.next(phase === 'running');
   }
 
   /** Stops reading the current stream and closes it. */

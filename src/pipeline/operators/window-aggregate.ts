@@ -4,6 +4,7 @@ import { invalid } from '../../core/errors';
 import type { OperatorContext, OperatorNode, OperatorType } from '../operator';
 import type { AggregatorPlan } from '../window/aggregator';
 import { PartitionedAggregators } from '../window/partitions';
+import { IdleClock } from '../window/idle-clock';
 import type { PartitionedState, StateValue } from '../../core/state';
 import { compileCall } from '../window/calls';
 import { durationMs, duration } from '../../schema/duration';
@@ -22,7 +23,7 @@ const configSchema = s.object(
     time: expr('CEL: the event time (epoch ms, or a timestamp); processing time (the runtime scheduler) when absent'),
     allowed_lateness: duration('event time only: how long after its end a window still takes events (default 0)'),
     idle_timeout: duration(
-      "event time only: a source partition without events for this long stops holding its windows open; they close as the other partitions' watermark passes them (default 10s)",
+      "event time only: a source partition without events for this long of reading (time its source read nothing does not count) stops holding its windows open; they close as the other partitions' watermark passes them (default 10s)",
     ),
     group_by: s.record(expr('CEL expression'), { description: 'output field -> CEL expression; one group when absent' }),
     aggregate: {
@@ -148,6 +149,8 @@ export function windowAggregateNode(config: WindowAggregateConfig, ctx: Operator
   // restored before the first subscription (the runtime restores, then events flow): kept until it subscribes
   const waiting = new Map<string, ReadonlyMap<string, StateValue>>();
   let savedHeld = false;
+  // outlives a subscription: a source that stopped reading before it stays stopped for the next
+  const idleClock = new IdleClock(ctx.scheduler);
   const state: PartitionedState = {
     partitions: () => current?.partitions() ?? [...waiting.keys()],
     snapshot: (partition) => current?.snapshot(partition) ?? new Map(waiting.get(partition) ?? []),
@@ -159,6 +162,7 @@ export function windowAggregateNode(config: WindowAggregateConfig, ctx: Operator
       savedHeld = true;
       current?.savedWithSources();
     },
+    sourceReading: (source, reading) => idleClock.sourceReading(source, reading),
   };
   return {
     ports: ['late', 'overflow', 'err'],
@@ -172,6 +176,7 @@ export function windowAggregateNode(config: WindowAggregateConfig, ctx: Operator
           (i) => ctx.insight(i),
           nodeUrl(ctx),
           plan.idleTimeout,
+          idleClock,
         );
         if (savedHeld) aggregator.savedWithSources();
         for (const [partition, entries] of waiting) aggregator.restore(partition, entries);

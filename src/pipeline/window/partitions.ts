@@ -14,16 +14,20 @@
  * itself: its watermark follows the node's, the lowest watermark of the
  * partitions that are not idle, so its last windows close once the others
  * have moved past them. Its next event makes it active again (from the
- * watermark it reached; an event behind that is late).
+ * watermark it reached; an event behind that is late). Idle time is
+ * measured on an IdleClock (idle-clock.ts): time while the source read
+ * nothing (a breaker, a restore, a commit) does not count, so a backlog
+ * waiting behind such a pause is not taken for silence.
  */
 import type { SchedulerLike } from '../../core/rx';
 import type { EddyEvent, Insight } from '../../core/event';
 import { partitionOf, type PartitionedState, type StateChanges, type StateValue } from '../../core/state';
 import { idMinter } from '../operators/_shared/support';
 import { Aggregator, type AggregatorPlan, type Emit } from './aggregator';
+import type { IdleClock } from './idle-clock';
 
 class Task {
-  /** scheduler time of its last event */
+  /** idle-clock time of its last event (or of its creation) */
   lastSeen: number;
 
   constructor(
@@ -53,6 +57,8 @@ export class PartitionedAggregators implements PartitionedState {
     private readonly from: string,
     /** event time only: a partition without events for this long stops holding its windows open */
     private readonly idleMs: number,
+    /** what idleness is measured on: the scheduler's time less the time the sources read nothing */
+    private readonly clock: IdleClock,
   ) {
     this.mint = idMinter(plan.uid);
   }
@@ -69,7 +75,7 @@ export class PartitionedAggregators implements PartitionedState {
     task.aggregator.push(event);
     // processing time never waits for a partition; one partition (every unpartitioned source) has no one to wait for
     if (this.plan.time) {
-      const now = this.scheduler.now();
+      const now = this.clock.now();
       task.lastSeen = now;
       if (this.tasks.size > 1 && now > this.lastIdleScan) {
         this.lastIdleScan = now;
@@ -95,7 +101,7 @@ export class PartitionedAggregators implements PartitionedState {
 
   /** The node's watermark: the lowest of the partitions that are not idle (-Infinity before any event). */
   watermark(): number {
-    return this.activeWatermark(this.scheduler.now()) ?? -Infinity;
+    return this.activeWatermark(this.clock.now()) ?? -Infinity;
   }
 
   openGroups(): number {
@@ -153,12 +159,12 @@ export class PartitionedAggregators implements PartitionedState {
     if (!task) {
       const aggregator = new Aggregator(this.plan, this.scheduler, this.emit, this.raise, this.from, partition, this.mint);
       aggregator.savedWithSources = this.savedHeld;
-      this.tasks.set(partition, (task = new Task(aggregator, this.scheduler.now())));
+      this.tasks.set(partition, (task = new Task(aggregator, this.clock.now())));
     }
     return task;
   }
 
-  /** Idle partitions' watermarks follow the node's, closing their windows the others have passed. */
+  /** Idle partitions' watermarks follow the node's, closing their windows the others have passed (`now`: idle-clock time). */
   private releaseIdle(now: number): void {
     const watermark = this.activeWatermark(now);
     if (watermark === undefined) return;
