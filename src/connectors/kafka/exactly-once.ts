@@ -304,6 +304,7 @@ export class ExactlyOnceSource implements OnrampSource {
     this.failure = undefined;
     this.progress.clear();
     for (const { state } of this.downstream.stateful) for (const p of state.partitions()) state.release(p);
+    const began = Date.now();
     try {
       for (const { topic, partitions } of this.assignment) {
         for (const partition of partitions) {
@@ -314,6 +315,8 @@ export class ExactlyOnceSource implements OnrampSource {
         }
       }
       await this.openStream(await this.committedOffsets());
+      // a restore waits behind an open transaction of a member that died (up to its timeout): worth seeing in the log
+      this.ctx.logger.info(`${this.who}: restored the state of ${this.assignmentText()} in ${Date.now() - began} ms; reading`);
     } catch (err) {
       // the flow cannot go on without its state: it stops, saying why (never silently at least once)
       this.enter('closed');
