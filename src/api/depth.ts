@@ -86,14 +86,14 @@ export function yamlTooDeep(text: string, max: number): TooDeep | undefined {
   /** A `- ` or a key at column `at` of the current line: a sibling, or one level deeper. */
   const open = (at: number, kind: Frame['kind']): boolean => {
     while (frames.length > 0 && frames[frames.length - 1].indent > at) frames.pop();
-    const top = frames[frames.length - 1];
-    if (top && top.indent === at) {
+    const top = frames.at(-1);
+    if (top?.indent === at) {
       if (top.kind === kind) return false;
       if (top.kind === 'seq') {
         // a key at the column of a `- ` entry ends that sequence (it was a mapping's value)
         frames.pop();
-        const parent = frames[frames.length - 1];
-        if (parent && parent.indent === at && parent.kind === 'map') return false;
+        const parent = frames.at(-1);
+        if (parent?.indent === at && parent.kind === 'map') return false;
       }
     }
     frames.push({ indent: at, kind });
@@ -187,7 +187,7 @@ export function yamlTooDeep(text: string, max: number): TooDeep | undefined {
         continue;
       }
       if (c === '#') break;
-      const next = line[pos + 1];
+      const next = line.at(pos + 1);
       const separated = next === undefined || next === ' ' || next === '\t';
       if (atNodeStart && c === '-' && separated) {
         if (open(pos, 'seq')) return tooDeep(pos);
@@ -265,6 +265,6 @@ function isKeyIndicator(line: string, pos: number): boolean {
   let i = pos;
   while (line[i] === ' ' || line[i] === '\t') i++;
   if (line[i] !== ':') return false;
-  const next = line[i + 1];
+  const next = line.at(i + 1);
   return next === undefined || next === ' ' || next === '\t';
 }

@@ -30,7 +30,7 @@ interface End {
 }
 
 function end(url: string, side: 'source' | 'destination', where: string): End {
-  const [empty, kind, id, instance, port, ...rest] = url.replace(/^svc:\/\/[^/]*/, '').split('/');
+  const [empty, kind, id, instance, port, ...rest] = url.replace(/^svc:\/\/[^/]*/, '').split('/') as (string | undefined)[];
   if (empty !== '' || !kind || !id || instance === undefined || rest.length)
     throw invalid(`${where}: '${url}' is not of the form /kind/artefact/instance[/port]`);
   return { kind, id, instance, port: port ?? (side === 'source' ? 'out' : 'in') };
@@ -68,7 +68,7 @@ export function readDocument(runtime: Runtime, body: unknown): Json {
   const fromServer: { kind: string; id: string; system: boolean }[] = [];
   const missing: string[] = [];
   for (const { kind, id } of bindings.flatMap((b) => b.links.flatMap((l) => [l.from, ...l.to]))) {
-    const list = sections[kind];
+    const list = Object.hasOwn(sections, kind) ? sections[kind] : undefined; // a kind the file has no section for (or 'constructor') is not one
     if (!list || list.some((a) => a.id === id) || missing.includes(`${kind} ${id}`)) continue;
     const k = kind as RampKind | 'pipeline';
     if (!runtime.repository.has(k, id)) {

@@ -47,7 +47,7 @@ export function originGuard(allowOrigins: string[], boundHost: string | undefine
       if (normalized && allowed.has(normalized.origin)) {
         res.setHeader('Access-Control-Allow-Origin', normalized.origin);
         res.setHeader('Vary', 'Origin');
-      } else if (!normalized || normalized.protocol !== `${req.protocol}:` || !own.has(normalized.host)) {
+      } else if (normalized?.protocol !== `${req.protocol}:` || !own.has(normalized.host)) {
         // own origin: this API's scheme (https when it serves TLS) and one of its addresses
         return next(new HttpError(403, `Origin '${origin}' is foreign to this API; allow it with --api-allow-origin ${origin}`));
       }

@@ -60,7 +60,7 @@ export function checkToken(token: string, where: string): void {
   if (token === '') throw new Error(`${where}: must not be empty`);
   const bad = /[^\x21-\x7e]/.exec(token);
   if (bad) {
-    const what = bad[0] === ' ' ? 'a space' : `character U+${bad[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+    const what = bad[0] === ' ' ? 'a space' : `character U+${bad[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
     throw new Error(
       `${where}: must be visible ASCII without spaces, as it is sent in Authorization: Bearer <token>; it has ${what} at position ${bad.index + 1}`,
     );
@@ -94,7 +94,7 @@ export function isLoopbackHost(host: string): boolean {
   const h = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
   if (h === 'localhost') return true;
   if (isIP(h) === 4) return h.startsWith('127.');
-  if (isIP(h) === 6) return h === '::1' || /^::ffff:127\./.test(h) || /^(0+:){7}0*1$/.test(h);
+  if (isIP(h) === 6) return h === '::1' || h.startsWith('::ffff:127.') || /^(0+:){7}0*1$/.test(h);
   return false;
 }
 
@@ -116,7 +116,7 @@ export interface ApiFlags {
  * environment does not), and the refusal to face the network unprotected.
  */
 export function apiOptionsFromFlags(flags: ApiFlags, host: string, env: NodeJS.ProcessEnv): ApiOptions {
-  const token = flags.token ?? (env.EDDY_API_TOKEN || undefined);
+  const token = flags.token ?? (env.EDDY_API_TOKEN === '' ? undefined : env.EDDY_API_TOKEN); // set but empty: none
   if (flags.token === undefined && token !== undefined) checkToken(token, 'EDDY_API_TOKEN');
   if (!isLoopbackHost(host) && token === undefined && !flags.insecure) {
     throw new Error(

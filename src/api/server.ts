@@ -75,8 +75,9 @@ export function createApi(runtime: Runtime, options: ApiOptions = {}): express.E
     if (typeof status === 'number' && status >= 400 && status < 500) {
       return send(res, type, status, failure((err as Error).message)); // e.g. a path segment that is not valid percent-encoding
     }
-    runtime.logger.error(`API ${req.method} ${req.path} failed: ${(err as Error)?.stack ?? String(err)}`);
-    send(res, type, 500, failure(`internal error: ${(err as Error)?.message ?? String(err)}`));
+    const thrown = err as { stack?: string; message?: string } | null | undefined; // whatever a handler threw: not always an Error
+    runtime.logger.error(`API ${req.method} ${req.path} failed: ${thrown?.stack ?? String(err)}`);
+    send(res, type, 500, failure(`internal error: ${thrown?.message ?? String(err)}`));
   });
   return app;
 }

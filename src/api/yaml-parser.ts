@@ -35,9 +35,14 @@ interface Pending {
   timer?: NodeJS.Timeout;
 }
 
+/** The parser thread, and its start-up: a job is posted once it is online. */
+interface Thread {
+  worker: Worker;
+  online: Promise<void>;
+}
+
 class YamlParser {
-  private worker?: Worker;
-  private online?: Promise<void>;
+  private thread?: Thread;
   private readonly queue: Pending[] = [];
   private current?: Pending;
   private nextId = 1;
@@ -56,11 +61,13 @@ class YamlParser {
   }
 
   private runNext(): void {
-    if (this.current || this.queue.length === 0) return;
-    const pending = (this.current = this.queue.shift()!);
-    const worker = this.ensureWorker();
-    void this.online!.then(() => {
-      if (this.current !== pending || this.worker !== worker) return;
+    if (this.current) return;
+    const pending = this.queue.shift();
+    if (!pending) return;
+    this.current = pending;
+    const { worker, online } = this.ensureWorker();
+    void online.then(() => {
+      if (this.current !== pending || this.thread?.worker !== worker) return;
       // the budget starts once the thread is up: its start-up is not the document's fault
       pending.timer = setTimeout(() => {
         this.discardWorker();
@@ -79,21 +86,21 @@ class YamlParser {
     this.runNext();
   }
 
-  private ensureWorker(): Worker {
-    if (this.worker) return this.worker;
+  private ensureWorker(): Thread {
+    if (this.thread) return this.thread;
     const worker = new Worker(join(__dirname, 'yaml-worker.js'), {
       workerData: YAML_WORKER_MARK,
       resourceLimits: { maxOldGenerationSizeMb: WORKER_MEMORY_MB },
     });
-    this.worker = worker;
-    this.online = new Promise((resolve) => worker.once('online', () => resolve()));
+    const thread: Thread = { worker, online: new Promise((resolve) => worker.once('online', () => resolve())) };
+    this.thread = thread;
     worker.on('message', (answer: YamlAnswer) => {
       const pending = this.current;
-      if (!pending || pending.job.id !== answer.id) return;
+      if (pending?.job.id !== answer.id) return;
       this.finish(pending, answer.ok ? { value: answer.value } : invalid(answer.error));
     });
     const lost = (why: string) => {
-      if (this.worker !== worker) return;
+      if (this.thread?.worker !== worker) return;
       this.discardWorker();
       if (this.current) this.finish(this.current, invalid(why));
     };
@@ -106,13 +113,12 @@ class YamlParser {
     );
     worker.on('exit', (code) => lost(`body: the YAML parser stopped (exit code ${code})`));
     worker.unref(); // an idle parser never keeps the process alive (after the listeners: adding one refs it again)
-    return worker;
+    return thread;
   }
 
   private discardWorker(): void {
-    const worker = this.worker;
-    this.worker = undefined;
-    this.online = undefined;
+    const worker = this.thread?.worker;
+    this.thread = undefined;
     void worker?.terminate();
   }
 }

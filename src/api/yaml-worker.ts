@@ -29,7 +29,7 @@ export function parseYamlJob(job: YamlJob): YamlAnswer {
     value = parse(job.text, { maxAliasCount: job.maxAliasCount, logLevel: 'error' });
   } catch (err) {
     const message = (err as Error).message.split('\n')[0];
-    if (err instanceof ReferenceError && /alias count/.test(message)) {
+    if (err instanceof ReferenceError && message.includes('alias count')) {
       return { id: job.id, ok: false, error: `body: YAML aliases expand too much (more than ${job.maxAliasCount} alias uses): ${message}` };
     }
     return { id: job.id, ok: false, error: `body: invalid YAML: ${yamlErrorMessage(err, job.text)}` };
@@ -47,8 +47,8 @@ export function measure(value: unknown, maxDepth: number, maxBytes: number): str
   const onPath = new Set<object>();
   const stack: { node: unknown; depth: number; leave?: boolean }[] = [{ node: value, depth: 0 }];
   let bytes = 0;
-  while (stack.length > 0) {
-    const { node, depth, leave } = stack.pop()!;
+  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+    const { node, depth, leave } = top;
     if (leave) {
       onPath.delete(node as object);
       continue;
@@ -75,4 +75,5 @@ export function measure(value: unknown, maxDepth: number, maxBytes: number): str
 /** Marks the thread started by yaml-parser.ts, so that importing this module anywhere else does nothing. */
 export const YAML_WORKER_MARK = 'eddy-yaml-parser';
 
-if (workerData === YAML_WORKER_MARK) parentPort?.on('message', (job: YamlJob) => parentPort!.postMessage(parseYamlJob(job)));
+const port = workerData === YAML_WORKER_MARK ? parentPort : null;
+port?.on('message', (job: YamlJob) => port.postMessage(parseYamlJob(job)));

@@ -131,12 +131,14 @@ async function publishConfig(runtime: Runtime, source: ConfigSource, state: Appl
   const { planned, applied, journal, options } = state;
   await eachArtefact(source, (kind, id, artefact) => {
     options.check?.(kind, artefact);
-    const ours = id !== undefined ? planned.get(`${kind}/${id}`) : undefined;
-    if (ours) return checkSame(runtime, kind, id!, ours, artefact); // declared twice by this apply
-    if (id !== undefined && runtime.repository.has(kind, id)) {
-      checkSame(runtime, kind, id, runtime.repository.get(kind, id), artefact);
-      applied.unchanged.push({ kind, id });
-      return;
+    if (id !== undefined) {
+      const ours = planned.get(`${kind}/${id}`);
+      if (ours) return checkSame(runtime, kind, id, ours, artefact); // declared twice by this apply
+      if (runtime.repository.has(kind, id)) {
+        checkSame(runtime, kind, id, runtime.repository.get(kind, id), artefact);
+        applied.unchanged.push({ kind, id });
+        return;
+      }
     }
     const published = options.dryRun ? runtime.repository.validate(kind, artefact) : runtime.publish(kind, artefact);
     if (!options.dryRun) journal.push(() => void runtime.unpublish(kind, published.id));
@@ -309,7 +311,9 @@ async function replaceConfig(runtime: Runtime, sources: readonly ConfigSource[],
     for (const key of plan.deactivate) {
       const { binding, instance } = mappingTarget(key);
       const params = runtime.activatedWith(binding, instance);
-      await withContext(`mapping '${key}'`, async () => void (await runtime.deactivate('binding', binding, instance)));
+      await withContext(`mapping '${key}'`, async () => {
+        await runtime.deactivate('binding', binding, instance);
+      });
       journal.push(() => runtime.activate('binding', binding, instance, params));
     }
     for (const d of plan.unpublish) {
@@ -322,7 +326,9 @@ async function replaceConfig(runtime: Runtime, sources: readonly ConfigSource[],
     }
     for (const d of plan.swap) {
       const old = runtime.repository.get('pipeline', d.id);
-      await withContext(at(d.file, `${d.kind} '${d.id}'`), async () => void (await runtime.replacePipeline(d.artefact)));
+      await withContext(at(d.file, `${d.kind} '${d.id}'`), async () => {
+        await runtime.replacePipeline(d.artefact);
+      });
       journal.push(() => runtime.replacePipeline(old));
     }
     const request = (m: ReloadPlan['activate'][number]) => ({ binding: m.binding, instance: m.instance, params: m.params });

@@ -64,9 +64,9 @@ const PUBLISH_ORDER: readonly Kind[] = ['pipeline', 'offramp', 'onramp', 'bindin
 
 /** What it takes to go from `before` to `after` (pure: nothing is touched). */
 export function planReload(before: Declared, after: Declared): ReloadPlan {
-  const changed = new Set<string>();
-  for (const [key, old] of before.artefacts) if (after.artefacts.get(key)?.canonical !== old.canonical) changed.add(key);
-  const added = [...after.artefacts.keys()].filter((key) => !before.artefacts.has(key));
+  const changed = new Map<string, DeclaredArtefact>(); // each by its declaration in `before`
+  for (const [key, old] of before.artefacts) if (after.artefacts.get(key)?.canonical !== old.canonical) changed.set(key, old);
+  const added = [...after.artefacts].filter(([key]) => !before.artefacts.has(key)).map(([, d]) => d);
   const touched = (m: DeclaredMapping, decl: Declared): boolean => {
     if (changed.has(`binding/${m.binding}`)) return true;
     const binding = decl.artefacts.get(`binding/${m.binding}`)?.artefact as BindingArtefact | undefined;
@@ -80,13 +80,12 @@ export function planReload(before: Declared, after: Declared): ReloadPlan {
     else unchanged++;
   }
   const activate = [...after.mappings.values()].filter((m) => !before.mappings.has(m.key) || deactivate.includes(m.key));
-  const byKind = (keys: Iterable<string>, decl: Declared, order: readonly Kind[]) =>
-    [...keys].map((key) => decl.artefacts.get(key)!).sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind));
+  const byKind = (decls: DeclaredArtefact[], order: readonly Kind[]) => decls.sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind));
   unchanged += before.artefacts.size - changed.size;
   return {
     deactivate,
-    unpublish: byKind(changed, before, [...PUBLISH_ORDER].reverse()),
-    publish: byKind([...changed].filter((key) => after.artefacts.has(key)).concat(added), after, PUBLISH_ORDER),
+    unpublish: byKind([...changed.values()], [...PUBLISH_ORDER].reverse()),
+    publish: byKind([...changed.keys()].flatMap((key) => after.artefacts.get(key) ?? []).concat(added), PUBLISH_ORDER),
     activate,
     swap: [],
     swapped: [],
@@ -119,8 +118,7 @@ export function swapInPlace(runtime: Runtime, plan: ReloadPlan, before: Declared
     const parts = partsOf(runtime.getInstance('binding', next.binding, next.instance) as BindingArtefact).filter((p) => unpublishing.has(p));
     if (parts.length > 0 && parts.every((p) => changed.has(p))) candidates.set(key, parts);
   }
-  const swappable = (part: string): boolean => {
-    const { id, artefact } = changed.get(part)!;
+  const swappable = ({ id, artefact }: DeclaredArtefact): boolean => {
     return runtime.instancesOf('pipeline', id).every((instance) => {
       const url = instanceUrl('pipeline', id, instance);
       const users = runtime.usersOf(url);
@@ -133,10 +131,11 @@ export function swapInPlace(runtime: Runtime, plan: ReloadPlan, before: Declared
       }
     });
   };
-  const ok = new Map([...changed.keys()].map((part) => [part, swappable(part)]));
-  const swapped = new Set([...candidates].filter(([, parts]) => parts.every((p) => ok.get(p))).map(([key]) => key));
+  const ok = new Map([...changed].map(([part, d]) => [part, swappable(d)]));
+  const kept = [...candidates].filter(([, parts]) => parts.every((p) => ok.get(p)));
+  const swapped = new Set(kept.map(([key]) => key));
   if (swapped.size === 0) return plan;
-  const swap = new Set([...swapped].flatMap((key) => candidates.get(key)!));
+  const swap = new Set(kept.flatMap(([, parts]) => parts));
   return {
     ...plan,
     deactivate: plan.deactivate.filter((key) => !swapped.has(key)),
@@ -149,11 +148,11 @@ export function swapInPlace(runtime: Runtime, plan: ReloadPlan, before: Declared
 }
 
 /** The `kind/id` of every artefact a binding links (system artefacts included). */
-function partsOf(binding: BindingArtefact | undefined): string[] {
+function partsOf(binding: { links?: unknown } | undefined): string[] {
   if (!binding || typeof binding.links !== 'object' || binding.links === null) return [];
   const parts = new Set<string>();
   for (const [src, dsts] of Object.entries(binding.links)) {
-    for (const url of [src, ...(Array.isArray(dsts) ? dsts : [])]) {
+    for (const url of [src, ...(Array.isArray(dsts) ? (dsts as unknown[]) : [])]) {
       const path = String(url)
         .replace(/^svc:\/\/[^/]*/, '')
         .split('/');
@@ -256,7 +255,9 @@ export async function applyReload(runtime: Runtime, plan: ReloadPlan): Promise<R
   const errors: string[] = [];
   const attempt = async (where: string, step: () => unknown): Promise<void> => {
     try {
-      await withContext(where, async () => void (await step()));
+      await withContext(where, async () => {
+        await step();
+      });
     } catch (err) {
       errors.push((err as Error).message);
     }
@@ -270,7 +271,7 @@ export async function applyReload(runtime: Runtime, plan: ReloadPlan): Promise<R
   for (const d of plan.publish) await attempt(`${d.file}: ${d.kind} '${d.id}'`, () => runtime.publish(d.kind, d.artefact));
   for (const d of plan.swap) await attempt(`${d.file}: ${d.kind} '${d.id}'`, () => runtime.replacePipeline(d.artefact));
   for (const m of plan.activate) await attempt(`${m.file}: mapping '${m.key}'`, () => runtime.activate('binding', m.binding, m.instance, m.params));
-  await runtime.persisted().catch((err: Error) => errors.push(err.message));
+  await runtime.persisted().catch((err: unknown) => errors.push(err instanceof Error ? err.message : String(err)));
   return { plan, errors };
 }
 

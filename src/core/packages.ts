@@ -77,7 +77,7 @@ export function checkInstalled(name: OptionalPackage, neededBy: string): void {
 }
 
 /** `requirePackage` on the first call, the same module after: for code that needs a package per use (compression). */
-// why the strict lint's no-unnecessary-type-parameters is wrong here: the caller names the module's type (`typeof import('x')`): require gives none to infer
+// eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- the caller names the module's type (`typeof import('x')`): require gives none to infer
 export function lazyPackage<T>(name: OptionalPackage, neededBy: string): () => T {
   let loaded: T | undefined;
   return () => (loaded ??= requirePackage<T>(name, neededBy));
@@ -91,7 +91,7 @@ export function lazyPackage<T>(name: OptionalPackage, neededBy: string): () => T
  * there but fails to load (a dependency of its own missing, a native addon
  * for another platform) throws its own error.
  */
-// why the strict lint's no-unnecessary-type-parameters is wrong here: the caller names the module's type (`typeof import('x')`): require gives none to infer
+// eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- the caller names the module's type (`typeof import('x')`): require gives none to infer
 export function requirePackage<T>(name: OptionalPackage, neededBy: string): T {
   checkInstalled(name, neededBy);
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- the point of this module: the package is required when a type that needs it loads, not with eddy

@@ -81,8 +81,7 @@ export class OfframpRuntime {
   /** one per distinct sink promise in flight (sends sharing one are a group) */
   private readonly pending = new Set<Promise<void>>();
   /** the last sink promise and the sends waiting on it: a send returning the same promise joins them */
-  private lastResult: Promise<Meta | void> | undefined;
-  private lastGroup: InFlightSend[] | undefined;
+  private last: { result: Promise<unknown>; group: InFlightSend[] } | undefined;
   private sinkTriggered = false;
   private loadTriggered = false;
   /** sends waiting for their next attempt */
@@ -164,7 +163,7 @@ export class OfframpRuntime {
     let payloads: Buffer[];
     try {
       payloads = this.encode(event);
-      for (let i = 0; i < payloads.length; i++) this.counters.bytes += payloads[i].length;
+      for (const payload of payloads) this.counters.bytes += payload.length;
     } catch (err) {
       this.counters.error++;
       this.parts.ctx.logger.warn(`Offramp ${this.url}: cannot encode event: ${(err as Error).message}`);
@@ -176,7 +175,7 @@ export class OfframpRuntime {
 
   /** Attempt `attempt` at sending an event's payloads. */
   private send(event: EddyEvent, from: ContraflowTarget, payloads: Buffer[], attempt: number): void {
-    let result: Promise<Meta | void> | void;
+    let result: ReturnType<Sink['send']>;
     try {
       result = this.sink.send(payloads, event);
     } catch (err) {
@@ -190,20 +189,19 @@ export class OfframpRuntime {
     }
     const send: InFlightSend = { event, from, payloads, attempt };
     // a sink gathering sends into one request returns one promise for all of them: waited on once, not once per event
-    if (result === this.lastResult) return void this.lastGroup!.push(send);
+    if (result === this.last?.result) return void this.last.group.push(send);
     const group = [send];
-    this.lastResult = result;
-    this.lastGroup = group;
+    this.last = { result, group };
     const tracked: Promise<void> = result.then(
       (meta) => {
         this.endGroup(tracked, group);
-        for (const s of group) this.succeeded(s.event, s.from, meta || undefined);
+        for (const s of group) this.succeeded(s.event, s.from, meta ?? undefined);
         this.settled(group.length);
       },
-      (err: Error) => {
+      (err: unknown) => {
         this.endGroup(tracked, group);
         this.settled(group.length);
-        for (const s of group) this.sendFailed(s.event, s.from, s.payloads, s.attempt, err);
+        for (const s of group) this.sendFailed(s.event, s.from, s.payloads, s.attempt, err as Error);
       },
     );
     this.pending.add(tracked);
@@ -212,10 +210,7 @@ export class OfframpRuntime {
   /** A sink promise settled: later sends returning it (an already settled promise, reused) start a group of their own. */
   private endGroup(tracked: Promise<void>, group: InFlightSend[]): void {
     this.pending.delete(tracked);
-    if (this.lastGroup === group) {
-      this.lastResult = undefined;
-      this.lastGroup = undefined;
-    }
+    if (this.last?.group === group) this.last = undefined;
   }
 
   /** A send failed: tried again after the policy's delay (the breaker held meanwhile), or the event fails. */
@@ -259,6 +254,7 @@ export class OfframpRuntime {
     for (const wait of [...this.retrying]) wait.cancel();
     this.syncBreaker();
     await this.sendsSettled(drainTimeoutMs);
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- undefined when the activation failed before the sink was created (start() rejected)
     await this.sink?.close?.();
     for (const subject of this.outputs.values()) subject.complete();
   }
@@ -284,7 +280,7 @@ export class OfframpRuntime {
     if (this.parts.ignoresPayloads) return NO_PAYLOADS;
     if (!event.isBatch) {
       // an event whose data nobody read leaves as the frame it came in as (lazy-event.ts)
-      const payload = (event instanceof LazyEvent && event.untouchedFrame(codec)) || codec.encode(event.data);
+      const payload = (event instanceof LazyEvent ? event.untouchedFrame(codec) : undefined) ?? codec.encode(event.data);
       // the common case, no postprocessors: one payload and no context
       return postprocessors.length === 0 ? [payload] : runProcessors(postprocessors, [payload], { ingestNs: event.ingestNs });
     }
@@ -316,7 +312,7 @@ export class OfframpRuntime {
    */
   private replyEvent(request: EddyEvent, data: unknown, meta: Meta = {}): EddyEvent {
     const correlation = request.isBatch
-      ? (Array.isArray(request.data) ? request.data : []).map((m) => (m as { data?: { meta?: Meta } })?.data?.meta?.correlation ?? null)
+      ? (Array.isArray(request.data) ? request.data : []).map((m) => (m as { data?: { meta?: Meta } } | null | undefined)?.data?.meta?.correlation ?? null)
       : request.meta.correlation;
     const id: EventId = { uid: this.parts.ctx.uid, seq: ++this.seq };
     return {

@@ -138,7 +138,8 @@ export class OnrampRuntime {
     this.transactional = parts.source.transactional === true;
     this.replay = parts.source.replayable ? parts.ctx.url : undefined;
     const { source } = parts;
-    if (source.kernelDrops) this.counters.kernelDrops = () => source.kernelDrops!();
+    const kernelDrops = source.kernelDrops?.bind(source);
+    if (kernelDrops) this.counters.kernelDrops = kernelDrops;
     this.out$ = new Observable<EddyEvent>((subscriber) => {
       const outTap = this.taps.out;
       const emit = (event: EddyEvent) => {
@@ -333,7 +334,7 @@ export class OnrampRuntime {
         this.error(err as Error, frame, fctx.ingestNs, frame.data);
         payloads = (err as ProcessorError).frames ?? [];
       }
-      for (let i = 0; i < payloads.length; i++) this.decode(payloads[i], frame, fctx.ingestNs, emit);
+      for (const payload of payloads) this.decode(payload, frame, fctx.ingestNs, emit);
     }
     if (frame.end) {
       this.chains.delete(frame.stream);

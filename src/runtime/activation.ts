@@ -58,7 +58,9 @@ export class Activation {
   /** Starts the system instances: the metrics pipeline, and the stdout and stderr offramps. */
   async startSystem(): Promise<void> {
     await this.ensure({ kind: 'pipeline', artefact: 'system::metrics', instance: 'system', port: 'in' }, 'system');
-    this.parts.instances.pipeline(METRICS_PIPELINE)!.start();
+    const metrics = this.parts.instances.pipeline(METRICS_PIPELINE);
+    if (!metrics) throw new Error(`${METRICS_PIPELINE} is not running after its activation`);
+    metrics.start();
     await this.commit(await this.ensure({ kind: 'offramp', artefact: 'system::stdout', instance: 'system', port: 'in' }, 'system'));
     await this.commit(await this.ensure({ kind: 'offramp', artefact: 'system::stderr', instance: 'system', port: 'in' }, 'system'));
   }
@@ -303,7 +305,7 @@ export class Activation {
   private async teardownBinding(url: string, binding: BindingInstance): Promise<void> {
     const owned = [...binding.uses].flatMap((u) => {
       const record = this.parts.instances.get(u);
-      return record && record.users.size === 1 && record.users.has(url) ? [record] : [];
+      return record?.users.size === 1 && record.users.has(url) ? [record] : [];
     });
     const self: InstanceRecord = {
       url,

@@ -120,9 +120,9 @@ export function attachedFlow(
   artefact: (kind: InstancePort['kind'], id: string) => Artefact,
   registries: Registries,
 ): string | undefined {
-  const source = transactionalSources(links, artefact, registries)[0];
+  const source = transactionalSources(links, artefact, registries).at(0);
   if (source) return `${key(source)} commits exactly once (guarantee: exactly_once)`;
-  const wal = checkpointingPipelines(links, artefact, registries)[0];
+  const wal = checkpointingPipelines(links, artefact, registries).at(0);
   if (wal) return `${key(wal[0])} node ${wal[1]} checkpoints what follows it (qos::wal, guarantee: exactly_once)`;
   return undefined;
 }

@@ -26,11 +26,11 @@ export interface InstanceEnv {
   readonly logger: Logger;
   /** the clock of every timer in the instances (an RxJS TestScheduler in virtual-time tests); real time when absent */
   readonly scheduler?: SchedulerLike;
-  /** plain functions (`this: void`), handed on to every instance's context */
-  nextUid(this: void): number;
+  /** plain functions (no `this`), handed on to every instance's context */
+  readonly nextUid: () => number;
   /** `--data-dir`: where operators keep what must outlive the process when their config names no place */
   readonly dataDir?: string;
-  requestExit(this: void, code: number, reason: string): void;
+  readonly requestExit: (code: number, reason: string) => void;
   /** where measuring offramps (blackhole) hand their finished measurements; absent: nobody collects them */
   readonly onMeasurement?: MeasurementListener;
   /** where onramps bind their connection listeners (a worker's primary); absent: in this process */
@@ -69,11 +69,12 @@ export class OnrampInstance {
     const codecs = codecCache(env);
     const codec = await rampCodec('onramp', artefact, env, type.defaultCodec);
     const breaker = new CircuitBreaker();
+    const shared = env.sharedListeners;
     const ctx = onrampContext(rampContext(url, artefact.type, env), breaker, {
       linked: artefact.linked === true,
       codecForMime: mimeLookup(env, artefact, codec.name),
       scheduler: env.scheduler,
-      listenForConnections: env.sharedListeners && ((server, host, port) => env.sharedListeners!.listen(url, server, host, port)),
+      listenForConnections: shared && ((server, host, port) => shared.listen(url, server, host, port)),
     });
     const source = await cannotStart('onramp', artefact, () => type.create(config, ctx));
     const specs = withFraming(env, type.framing, artefact.preprocessors ?? []);
@@ -108,9 +109,10 @@ export async function createOfframp(url: string, artefact: OfframpArtefact, env:
   const codecs = codecCache(env);
   const codec = await rampCodec('offramp', artefact, env, type.defaultCodec);
   const concurrency = type.maxInFlight?.(config) ?? (typeof config.concurrency === 'number' ? config.concurrency : 256);
+  const onMeasurement = env.onMeasurement;
   const offramp = new OfframpRuntime({
     ctx: rampContext(url, artefact.type, env),
-    publishMeasurement: env.onMeasurement && ((report, histogram) => env.onMeasurement!(url, report, histogram)),
+    publishMeasurement: onMeasurement && ((report, histogram) => onMeasurement(url, report, histogram)),
     codec,
     codecs,
     postprocessors: type.ignoresPostprocessors || type.ignoresPayloads ? [] : postprocessors(env, artefact.postprocessors),

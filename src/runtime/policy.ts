@@ -63,7 +63,7 @@ export function isLoopback(host: string): boolean {
 
 export class PathPolicy implements PublishPolicy {
   /** the roots as given (for messages) and resolved (for the check) */
-  private readonly roots: Array<{ given: string; real: string }>;
+  private readonly roots: { given: string; real: string }[];
   private readonly exposed: boolean;
 
   constructor(private readonly options: PolicyOptions = {}) {
@@ -92,8 +92,8 @@ export class PathPolicy implements PublishPolicy {
 }
 
 /** The path fields an artefact sets, with their names as a 400 gives them and how eddy uses them. */
-export function pathsOf(registries: Registries, kind: Kind, artefact: Artefact): Array<{ field: string; value: string; use: PathUse }> {
-  const found: Array<{ field: string; value: string; use: PathUse }> = [];
+export function pathsOf(registries: Registries, kind: Kind, artefact: Artefact): { field: string; value: string; use: PathUse }[] {
+  const found: { field: string; value: string; use: PathUse }[] = [];
   visitPaths(registries, kind, artefact, (field, value, use) => void found.push({ field, value, use }));
   return found;
 }

@@ -32,27 +32,34 @@ export class Repository {
     private readonly policy?: PublishPolicy,
   ) {}
 
+  /** The artefacts of one kind: every kind has its map from the start. */
+  private artefacts(kind: Kind): Map<string, Stored> {
+    const artefacts = this.store.get(kind);
+    if (!artefacts) throw new Error(`unknown artefact kind '${kind}'`);
+    return artefacts;
+  }
+
   list(kind: Kind): string[] {
-    return [...this.store.get(kind)!.keys()];
+    return [...this.artefacts(kind).keys()];
   }
 
   get(kind: Kind, id: string): Artefact {
-    const stored = this.store.get(kind)!.get(id);
+    const stored = this.artefacts(kind).get(id);
     if (!stored) throw notFound(`${kind} '${id}' not found`);
     return stored.artefact;
   }
 
   has(kind: Kind, id: string): boolean {
-    return this.store.get(kind)!.has(id);
+    return this.artefacts(kind).has(id);
   }
 
   isSystem(kind: Kind, id: string): boolean {
-    return this.store.get(kind)!.get(id)?.system === true;
+    return this.artefacts(kind).get(id)?.system === true;
   }
 
   publish(kind: Kind, body: unknown, system = false): Artefact {
     const artefact = this.validate(kind, body);
-    const kindStore = this.store.get(kind)!;
+    const kindStore = this.artefacts(kind);
     if (kindStore.has(artefact.id)) throw conflict(`${kind} '${artefact.id}' already exists`);
     kindStore.set(artefact.id, { artefact, system });
     return artefact;
@@ -60,10 +67,10 @@ export class Repository {
 
   /** Removes an artefact; the caller has checked that no instance of it runs. */
   remove(kind: Kind, id: string): Artefact {
-    const stored = this.store.get(kind)!.get(id);
+    const stored = this.artefacts(kind).get(id);
     if (!stored) throw notFound(`${kind} '${id}' not found`);
     if (stored.system) throw conflict(`${kind} '${id}' is a system artefact and cannot be deleted`);
-    this.store.get(kind)!.delete(id);
+    this.artefacts(kind).delete(id);
     return stored.artefact;
   }
 
@@ -141,7 +148,7 @@ export class Repository {
       return parts;
     }
     if (kind === 'pipeline') {
-      return ((artefact as PipelineArtefact).nodes ?? []).flatMap((node, i) => {
+      return (artefact as PipelineArtefact).nodes.flatMap((node, i) => {
         if (node.config === undefined || !this.registries.operators.has(node.type)) return [];
         const schema = this.registries.operators.get(node.type).configSchema;
         return [[schema, node.config, (v: unknown) => (v === undefined ? node.config : (node.config = v as Record<string, unknown>)), `nodes[${i}].config`]];

@@ -377,10 +377,10 @@ export class Runtime {
 
   /** Every instance's state and counters now (GET /status, GET /metrics): read from the counters the flow keeps anyway. */
   observe(): ObservedInstance[] {
-    const states = new Map(this.health().instances.map((i) => [i.url, i]));
+    // each instance's health as this runtime's health() gives it (instanceHealth), asked of the instance itself
     return this.instances
       .all()
-      .map((r) => observeInstance({ kind: r.kind, artefact: r.artefactId, instance: r.instanceId, url: r.url }, r.live, states.get(r.url)!));
+      .map((r) => observeInstance({ kind: r.kind, artefact: r.artefactId, instance: r.instanceId, url: r.url }, r.live, instanceHealth(r.url, r.live)));
   }
 
   /** Why the live tap (GET /tap) cannot be served by this runtime, if it cannot. */

@@ -77,12 +77,12 @@ interface InstanceRecord extends StoredInstance {
 /** The store in `DIR/state`, a LevelDB. Writes are fsynced: they are rare, and a 201 should survive a power loss too. */
 export class LevelStore implements RuntimeStore {
   private readonly instances = new Map<string, InstanceRecord>();
-  private readonly artefacts: Array<{ key: string; record: ArtefactRecord }> = [];
+  private readonly artefacts: { key: string; record: ArtefactRecord }[] = [];
   private nextSeq = 1;
 
   private constructor(
     readonly dir: string,
-    private readonly db: Level<string, string>,
+    private readonly db: Level, // string keys and values
   ) {}
 
   /** Opens (creating if absent) the store under `dir` and reads every record, checking each. */
@@ -96,7 +96,7 @@ export class LevelStore implements RuntimeStore {
     // required here: a runtime without --data-dir never loads LevelDB (an optional package: docs/install.md)
     if (!isInstalled('level')) throw new StoreError(new MissingPackageError('level', `--data-dir ${dir}`).message);
     const { Level: LevelDb } = requirePackage<typeof import('level')>('level', '--data-dir');
-    const db: Level<string, string> = new LevelDb<string, string>(location, { valueEncoding: 'utf8' });
+    const db: Level = new LevelDb(location, { valueEncoding: 'utf8' });
     try {
       await db.open();
     } catch (err) {

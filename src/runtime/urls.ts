@@ -27,7 +27,7 @@ export function instanceUrl(kind: Kind, artefact: string, instance: string): str
  */
 export function substitute(url: string, params: Record<string, string>, where: string): string {
   return url.replace(/\{([^}]*)\}/g, (_m, name: string) => {
-    const value = params[name];
+    const value = Object.hasOwn(params, name) ? params[name] : undefined; // not one inherited ({constructor})
     if (value === undefined) throw invalid(`${where}: no value for placeholder {${name}} in '${url}'`);
     return value;
   });
@@ -40,7 +40,7 @@ export function parseLinkUrl(url: string, side: 'source' | 'destination', where:
   if (parts[0] !== '' || parts.length < 4 || parts.length > 5) {
     throw invalid(`${where}: '${url}' is not of the form /kind/artefact/instance[/port]`);
   }
-  const [, kind, artefact, instance, port] = parts;
+  const [, kind, artefact, instance, port] = parts as [string, string, string, string, string | undefined]; // 4 or 5 parts
   if (kind !== 'onramp' && kind !== 'offramp' && kind !== 'pipeline') {
     throw invalid(`${where}: '${url}': kind must be onramp, offramp or pipeline`);
   }

@@ -129,8 +129,14 @@ export class LinkWiring {
 
   /** Wires one link and returns how to undo it. */
   private wire(src: InstancePort, dst: InstancePort): () => void {
-    const from = this.instances.get(instanceUrl(src.kind, src.artefact, src.instance))!.live;
-    const to = this.instances.get(instanceUrl(dst.kind, dst.artefact, dst.instance))!.live;
+    const liveAt = (at: InstancePort) => {
+      const url = instanceUrl(at.kind, at.artefact, at.instance);
+      const record = this.instances.get(url);
+      if (!record) throw new Error(`cannot wire a link at ${url}: it is not running`);
+      return record.live;
+    };
+    const from = liveAt(src);
+    const to = liveAt(dst);
     checkLink(src, dst, (at) => {
       const live = (at === src ? from : to) as { kind: 'pipeline'; pipeline: PipelineRuntime };
       return { inputs: [...live.pipeline.inputs.keys()], outputs: [...live.pipeline.outputs.keys()] };

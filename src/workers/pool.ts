@@ -145,7 +145,7 @@ export class WorkerPool {
 
   private fork(id: number): Promise<void> {
     const worker = cluster.fork({ [WORKER_ID_ENV]: String(id) });
-    // why the strict lint's no-non-null-assertion is wrong here: undefined only when the spawn failed, which the worker's exit reports; the slot keeps what Node gives until then, as it always did
+    // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- undefined only when the spawn failed, which the worker's exit reports; the slot keeps what Node gives until then, as it always did
     const slot: Slot = { id, worker, pid: worker.process.pid! };
     this.slots[id] = slot;
     this.policies[id] ??= new RestartPolicy(this.restartPolicy);

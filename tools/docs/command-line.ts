@@ -27,7 +27,9 @@ const REGION = /^<!-- eddy (?:(--help)|(.+?) (--help|usage)) -->\n```\n[\s\S]*?^
 /** The text a marker asks for. */
 function generated(marker: string): string {
   if (marker === 'eddy --help') return overview();
-  const [, name, what] = /^eddy (.+?) (--help|usage)$/.exec(marker)!;
+  const match = /^eddy (.+?) (--help|usage)$/.exec(marker);
+  if (match === null) throw new Error(`<!-- ${marker} -->: not a marker of this page (eddy --help, eddy COMMAND --help, eddy COMMAND usage)`);
+  const [, name, what] = match;
   const command = COMMANDS.find((c) => c.name === name);
   if (command === undefined) throw new Error(`<!-- ${marker} -->: no command '${name}' (commands: ${COMMANDS.map((c) => c.name).join(', ')})`);
   return what === '--help' ? help(command) : `${usage(command)}\n`;

@@ -115,7 +115,7 @@ export function stalePages(dir: string, pages: Map<string, string>): string[] {
 /** Brings the pages under `dir` in line; returns what it wrote. */
 export function writePages(dir: string, pages: Map<string, string>): string[] {
   const stale = stalePages(dir, pages);
-  for (const file of stale) writeFileSync(join(dir, file), pages.get(file)!);
+  for (const [file, text] of pages) if (stale.includes(file)) writeFileSync(join(dir, file), text);
   return stale;
 }
 

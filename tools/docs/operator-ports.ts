@@ -40,8 +40,9 @@ function changes(first: Readonly<Record<string, unknown>>, variant: Readonly<Rec
 
 /** The Ports cell of a type: `` `out`, `err`; with `on_miss: port`: `out`, `miss`, `err` ``. */
 export function portsCell(type: OperatorType, validator = new SchemaValidator()): string {
-  const [first, ...variants] = type.examples ?? [];
-  if (first === undefined) throw new Error(`${type.name}: no examples, so no ports to list (OperatorType.examples)`);
+  const examples = type.examples ?? [];
+  if (examples.length === 0) throw new Error(`${type.name}: no examples, so no ports to list (OperatorType.examples)`);
+  const [first, ...variants] = examples;
   return [portsOf(type, first, validator), ...variants.map((v) => `with ${changes(first, v)}: ${portsOf(type, v, validator)}`)].join('; ');
 }
 

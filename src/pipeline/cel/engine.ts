@@ -39,6 +39,7 @@ export interface CelProgram {
 }
 
 /** The variables an expression sees, already converted with `toCel`. */
+// eslint-disable-next-line @typescript-eslint/consistent-type-definitions -- a type, not an interface: the interpreter reads it as a Record<string, CelInput>, which an interface (no implicit index signature) cannot be
 export type CelVars = { readonly event: unknown; readonly meta: unknown };
 
 /** One event for its expressions: the data and meta as they are, and their CEL conversion, made at most once and only if an interpreted expression needs it. */
@@ -139,6 +140,7 @@ export function evaluateTraced(program: CelProgram, data: unknown, meta: unknown
     },
   };
   const value = program.evaluateJson(traced);
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- traced.cel() sets it during evaluateJson: the types do not follow a closure's assignment
   return { value, engine: program.compiled && !interpreted ? 'compiled' : 'interpreted' };
 }
 

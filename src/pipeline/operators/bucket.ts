@@ -47,8 +47,8 @@ export class SlidingWindow {
   }
 }
 
-/** Reads an optional positive number from meta; a wrong type is an error message. */
-function positive(meta: Record<string, unknown>, key: string, fallback: number | undefined): number | string | undefined {
+/** Reads an optional positive number from meta (missing: the fallback); a wrong type is an error message. */
+function positive<F extends number | undefined>(meta: Record<string, unknown>, key: string, fallback: F): number | string | F {
   const v = meta[key];
   if (v === undefined || v === null) return fallback;
   if (typeof v === 'number' && Number.isFinite(v) && v > 0) return v;
@@ -86,7 +86,7 @@ export function bucketNode(scheduler: SchedulerLike): OperatorNode {
           if (dims === undefined) {
             const cardinality = positive(meta, 'cardinality', DEFAULT_CARDINALITY);
             if (typeof cardinality === 'string') return { port: 'err', event: withError(event, cardinality) };
-            dims = new Lru<string, SlidingWindow>(Math.max(1, Math.floor(cardinality as number)));
+            dims = new Lru<string, SlidingWindow>(Math.max(1, Math.floor(cardinality)));
             classes.set(cls, dims);
           }
           const key = dimensionKey(meta.dimensions);

@@ -30,9 +30,9 @@ export type CelConfig = Input<typeof configSchema>;
 interface Compiled {
   filter?: CelProgram;
   /** key, program, and the field's name for errors (`meta.<key>`) */
-  meta: Array<[string, CelProgram, string]>;
+  meta: [string, CelProgram, string][];
   value?: CelProgram;
-  set: Array<[string[], string, CelProgram]>;
+  set: [string[], string, CelProgram][];
   remove: string[][];
   route?: CelProgram;
   /**

@@ -130,9 +130,13 @@ class DedupeState extends LruPartitionedState<number, LruPartition<number>> {
   }
 }
 
+/** A BigInt as its number where that is exact, else as a tagged string (`\u0000n…`). */
+const bigIntKey = (_k: string, v: unknown) => (typeof v === 'bigint' ? (Number.isSafeInteger(Number(v)) ? Number(v) : `\u0000n${v}`) : v);
+
 /** Equal keys give equal strings: 1 and 1.0 are one number; a string "1" is another key. */
 function keyString(value: unknown): string {
-  return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? (Number.isSafeInteger(Number(v)) ? Number(v) : `\u0000n${v}`) : v)) ?? 'null';
+  const text = JSON.stringify(value, bigIntKey) as string | undefined; // undefined for undefined or a function: a key too
+  return text ?? 'null';
 }
 
 /** generic::dedupe */

@@ -47,7 +47,7 @@ interface FieldMerge {
 }
 
 interface Plan {
-  readonly groupBy: ReadonlyArray<readonly [string, EventExpression]>;
+  readonly groupBy: readonly (readonly [string, EventExpression])[];
   readonly startsWhen?: EventExpression;
   readonly endsWhen?: EventExpression;
   readonly timeout: number;
@@ -599,7 +599,8 @@ class ConcatFold implements FieldFold {
  */
 function jsonText(value: unknown): string {
   try {
-    return JSON.stringify(value) ?? '';
+    const text = JSON.stringify(value) as string | undefined; // undefined for undefined or a function
+    return text ?? '';
   } catch {
     return compactJson(value);
   }

@@ -36,7 +36,7 @@ type Decide = (key: string | undefined, now: number) => boolean;
  */
 function oneIn(n: number, keyed: boolean): Decide {
   let seen = 0;
-  if (keyed) return (key) => fnv1a(key!) % n === 0;
+  if (keyed) return (key) => fnv1a(key ?? '') % n === 0; // keyed: the node always gives a key
   return () => seen++ % n === 0;
 }
 
@@ -70,6 +70,7 @@ function compile(config: SampleConfig, nodeId: string): { key?: EventExpression;
   }
   if (config.max_keys !== undefined && (config.per_second === undefined || key === undefined))
     throw invalid(`${where}: max_keys: only with per_second and key`);
+  // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- exactly one of one_in and per_second is given (checked above)
   const decide = () => (config.one_in !== undefined ? oneIn(config.one_in, key !== undefined) : perSecond(config.per_second!, config.max_keys ?? 10_000));
   return { key, decide };
 }

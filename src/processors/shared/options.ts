@@ -6,7 +6,7 @@ import type { Schema, Static } from '../../schema/typed';
  * A processor's config schema: an object with exactly these properties, and
  * the type's one-line summary as its description (the reference shows it).
  */
-// why the strict lint's no-generated-empty-object-type is wrong here: the default is meant: a processor without settings has the empty object as its config
+// eslint-disable-next-line @typescript-eslint/no-generated-empty-object-type -- the default is meant: a processor without settings has the empty object as its config
 export function processorSchema<const P extends Readonly<Record<string, Schema>> = Record<never, Schema>>(summary: string, properties?: P) {
   return s.object(properties ?? ({} as P), { description: summary });
 }

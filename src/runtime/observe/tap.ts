@@ -124,7 +124,7 @@ export class TapClient {
     const seq = ++this.seen;
     if (this.options.filter !== undefined && !passes(this.options.filter, event)) return;
     if (++this.matched % this.options.sample !== 0) return;
-    if (this.options.rate !== undefined && !this.takeToken()) return this.miss();
+    if (this.options.rate !== undefined && !this.takeToken(this.options.rate)) return this.miss();
     if (this.queued >= this.options.queue) return this.miss();
     this.pending.push({ kind: 'event', text: eventMessage(event, this.port, seq) });
     this.queued++;
@@ -164,7 +164,7 @@ export class TapClient {
 
   private miss(): void {
     this.totalMissed++;
-    const last = this.pending[this.pending.length - 1];
+    const last = this.pending.at(-1);
     if (last?.kind === 'missed') {
       last.count++;
       last.total = this.totalMissed;
@@ -177,8 +177,7 @@ export class TapClient {
   }
 
   /** A token bucket of `rate` events a second, holding at most one second's worth. */
-  private takeToken(): boolean {
-    const rate = this.options.rate!;
+  private takeToken(rate: number): boolean {
     const now = this.clockMs();
     this.tokens = Math.min(rate, this.tokens + ((now - this.lastRefill) / 1000) * rate);
     this.lastRefill = now;

@@ -56,7 +56,7 @@ export class LruPartition<V> {
     // the removals first: where a tombstone lands does not matter, only that it is the key's last word
     for (const key of dirty) if (!this.lru.has(key)) changes.set(key, undefined);
     // the changed entries still here are the newest ones (see above); written oldest first
-    const changed: Array<[string, V]> = [];
+    const changed: [string, V][] = [];
     for (const entry of this.lru.newestFirst()) {
       if (!dirty.has(entry[0])) break;
       changed.push(entry);
@@ -88,13 +88,17 @@ export abstract class LruPartitionedState<V, P extends LruPartition<V>> implemen
   /** the live value of an entry; throws an Error saying why it cannot */
   protected abstract decode(key: string, value: StateValue): V;
   /** the partition is dropped (released or replaced by a restore): stop what it runs */
-  protected dropped(_part: P): void {}
+  protected dropped(_part: P): void {
+    // nothing runs by default
+  }
   /** the partition was restored: start what it runs */
-  protected restored(_part: P): void {}
+  protected restored(_part: P): void {
+    // nothing runs by default
+  }
 
   /** The partition of this name, made empty on its first event. */
   protected partition(name: string): P {
-    if (name === this.lastName) return this.lastPart!;
+    if (name === this.lastName && this.lastPart !== undefined) return this.lastPart;
     let part = this.parts.get(name);
     if (part === undefined) {
       part = this.newPartition(name);

@@ -20,7 +20,7 @@
  */
 import type { Subscription } from '../../../core/rx';
 import type { EddyEvent } from '../../../core/event';
-import type { CheckpointParts } from '../../../core/checkpoint';
+import type { CheckpointParts, CheckpointedSink } from '../../../core/checkpoint';
 import type { OperatorContext } from '../../operator';
 import type { WalConfig } from './config';
 import { WriteAheadLog } from './log';
@@ -31,6 +31,8 @@ export const STORED_BEFORE = 'stored before a restart';
 
 export class CheckpointingLog extends WriteAheadLog {
   private parts: CheckpointParts = { stateful: [], sinks: [] };
+  /** `parts.sinks`, each checked to take part in the checkpoints */
+  private sinks: readonly { readonly url: string; readonly sink: CheckpointedSink }[] = [];
   /** every event up to this seq is in the last checkpoint */
   private checkpointSeq = 0;
   /** a checkpoint was written before (read at attach): without one, the first is written before the replay */
@@ -69,14 +71,16 @@ export class CheckpointingLog extends WriteAheadLog {
 
   /** Restores the nodes after it from the last checkpoint and tells each sink where its output goes on from. */
   async attachCheckpoint(parts: CheckpointParts): Promise<void> {
-    for (const { url, type, sink } of parts.sinks) {
+    const sinks = parts.sinks.map(({ url, type, sink }) => {
       if (!sink) throw new Error(`${url}, a ${type} offramp, cannot take part in its checkpoints (only file offramps can)`);
-    }
+      return { url, sink };
+    });
     this.parts = parts;
+    this.sinks = sinks;
     const saved = await this.checkpoints.loadCheckpoint();
     for (const { state } of parts.stateful) state.savedWithSources?.();
     this.restoreState(saved);
-    for (const { url, sink } of parts.sinks) sink!.resumeAt(saved.exists ? (saved.sinks.get(url) ?? 0) : undefined);
+    for (const { url, sink } of sinks) sink.resumeAt(saved.exists ? (saved.sinks.get(url) ?? 0) : undefined);
     this.checkpointSeq = saved.seq;
     this.hasCheckpoint = saved.exists;
     this.skip = new Map(saved.origins);
@@ -177,7 +181,9 @@ export class CheckpointingLog extends WriteAheadLog {
       return this.goBack(`writing a checkpoint failed: ${(err as Error).message}`);
     }
     for (const seq of removed) {
-      this.bytes -= this.store.get(seq)!.bytes;
+      const entry = this.store.get(seq);
+      if (entry === undefined) continue; // read again after the write: gone already (as in ack)
+      this.bytes -= entry.bytes;
       this.store.delete(seq);
     }
     this.checkpointSeq = upTo;
@@ -187,7 +193,7 @@ export class CheckpointingLog extends WriteAheadLog {
   /** Writes a checkpoint up to `seq` with the sinks' lengths now. */
   private async write_(seq: number, removed: number[], changes: [string, string, string, unknown][]): Promise<void> {
     const sinks = new Map<string, number>();
-    for (const { url, sink } of this.parts.sinks) sinks.set(url, await sink!.position());
+    for (const { url, sink } of this.sinks) sinks.set(url, await sink.position());
     await this.checkpoints.checkpoint({ seq, removed, sinks, changes });
   }
 
@@ -199,7 +205,7 @@ export class CheckpointingLog extends WriteAheadLog {
     const saved = await this.checkpoints.loadCheckpoint();
     for (const { state } of this.parts.stateful) for (const partition of state.partitions()) state.release(partition);
     this.restoreState(saved);
-    for (const { url, sink } of this.parts.sinks) await sink!.rewind(saved.sinks.get(url) ?? 0);
+    for (const { url, sink } of this.sinks) await sink.rewind(saved.sinks.get(url) ?? 0);
     this.readSeq = saved.seq + 1;
     this.sentSeq = saved.seq;
     this.resume();

@@ -46,7 +46,7 @@ export function walNode(config: WalConfig, ctx: OperatorContext, storage: WalSto
 export class WriteAheadLog implements WalNode {
   readonly ports = ['err'];
   /** settled by `load`: when the stored log is restored, or failed to load */
-  protected readonly loading = Promise.withResolvers<void>();
+  protected readonly loading: PromiseWithResolvers<void> = Promise.withResolvers();
   readonly loaded = this.loading.promise;
   protected readonly from: string;
   protected readonly readCount: number;
@@ -137,7 +137,9 @@ export class WriteAheadLog implements WalNode {
   }
 
   /** What a subclass does once the writes are done and before the store closes (a last checkpoint). */
-  protected async beforeClose(): Promise<void> {}
+  protected async beforeClose(): Promise<void> {
+    // nothing by default
+  }
 
   protected receive(event: EddyEvent): void {
     this.queue.push(this.enqueued(event, ++this.lastSeq));
@@ -240,6 +242,7 @@ export class WriteAheadLog implements WalNode {
     this.pumpTask = undefined;
     if (this.subscriber === undefined || !this.canSend() || !this.ready) return;
     let sent = 0;
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- subscriber.next() below may unsubscribe at once, which clears it
     while (this.readSeq <= this.writtenSeq && this.canSend() && this.subscriber !== undefined) {
       if (sent >= this.readCount) {
         // yield, so acks, fails and breaker signals are seen between chunks
@@ -260,7 +263,9 @@ export class WriteAheadLog implements WalNode {
   }
 
   /** The stored event `seq` goes downstream now (a checkpointing WAL waits for it to settle). */
-  protected sending(_seq: number): void {}
+  protected sending(_seq: number): void {
+    // nothing by default
+  }
 
   protected schedulePump(): void {
     this.pumpTask ??= this.ctx.scheduler.schedule(() => this.pump());

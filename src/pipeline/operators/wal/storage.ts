@@ -16,7 +16,7 @@ export type Maybe<T> = T | Promise<T>;
 
 export interface WalSnapshot {
   /** stored entries in ascending seq order: [seq, serialised event] */
-  entries: Array<[number, string]>;
+  entries: [number, string][];
   /** the last seq ever assigned, so ids never repeat across restarts */
   lastSeq: number;
 }
@@ -42,7 +42,7 @@ export interface CheckpointWrite {
   readonly removed: number[];
   readonly sinks: ReadonlyMap<string, number>;
   /** [stateKey, partition, entry key, value (undefined: removed)] */
-  readonly changes: ReadonlyArray<readonly [string, string, string, StateValue]>;
+  readonly changes: readonly (readonly [string, string, string, StateValue])[];
 }
 
 /** The key of one node's state in a checkpoint. */
@@ -51,7 +51,7 @@ export const stateKey = (pipeline: string, node: string) => `${pipeline}/${node}
 export interface WalStorage {
   load(): Maybe<WalSnapshot>;
   /** stores entries and the new last seq (and, for a checkpointing WAL, the replayable sources' counts) in one atomic write */
-  append(entries: Array<[number, string]>, lastSeq: number, origins?: ReadonlyMap<string, number>): Maybe<void>;
+  append(entries: [number, string][], lastSeq: number, origins?: ReadonlyMap<string, number>): Maybe<void>;
   remove(seqs: number[]): Maybe<void>;
   close(): Maybe<void>;
 }
@@ -79,7 +79,7 @@ export class MemoryWalStorage implements CheckpointStorage {
   load(): WalSnapshot {
     return { entries: [...this.data.entries()].sort((a, b) => a[0] - b[0]), lastSeq: this.lastSeq };
   }
-  append(entries: Array<[number, string]>, lastSeq: number, origins?: ReadonlyMap<string, number>): void {
+  append(entries: [number, string][], lastSeq: number, origins?: ReadonlyMap<string, number>): void {
     for (const [seq, v] of entries) this.data.set(seq, v);
     this.lastSeq = lastSeq;
     if (origins) for (const [origin, n] of origins) (this.saved ??= emptySaved()).origins.set(origin, n);
@@ -103,7 +103,9 @@ export class MemoryWalStorage implements CheckpointStorage {
   remove(seqs: number[]): void {
     for (const s of seqs) this.data.delete(s);
   }
-  close(): void {}
+  close(): void {
+    // nothing to release in memory
+  }
 }
 
 /** `seq: -1`: the counts of replayable sources are stored (append), no checkpoint yet */
@@ -139,7 +141,7 @@ const STATE_PREFIX = 's!';
  * `sync` additionally fsyncs, which also survives a power loss.
  */
 export class LevelWalStorage implements CheckpointStorage {
-  private readonly db: Level<string, string>;
+  private readonly db: Level; // string keys and values
 
   constructor(
     readonly dir: string,
@@ -147,19 +149,19 @@ export class LevelWalStorage implements CheckpointStorage {
   ) {
     mkdirSync(dir, { recursive: true });
     const { Level: LevelDb } = requirePackage<typeof import('level')>('level', 'qos::wal');
-    this.db = new LevelDb<string, string>(dir, { valueEncoding: 'utf8' });
+    this.db = new LevelDb(dir, { valueEncoding: 'utf8' });
   }
 
   async load(): Promise<WalSnapshot> {
     await this.db.open();
-    const entries: Array<[number, string]> = [];
+    const entries: [number, string][] = [];
     for await (const [key, value] of this.db.iterator({ gte: 'e!', lt: 'e"' })) entries.push([Number(key.slice(2)), value]);
-    const last = await this.db.get(LAST_KEY);
+    const last = (await this.db.get(LAST_KEY)) as string | undefined; // level's types say string: a missing key gives undefined
     const lastSeq = Math.max(Number(last ?? 0), entries.length > 0 ? entries[entries.length - 1][0] : 0);
     return { entries, lastSeq };
   }
 
-  async append(entries: Array<[number, string]>, lastSeq: number, origins?: ReadonlyMap<string, number>): Promise<void> {
+  async append(entries: [number, string][], lastSeq: number, origins?: ReadonlyMap<string, number>): Promise<void> {
     const ops = entries.map(([seq, value]) => ({ type: 'put' as const, key: entryKey(seq), value }));
     ops.push({ type: 'put', key: LAST_KEY, value: String(lastSeq) });
     if (origins) for (const [origin, n] of origins) ops.push({ type: 'put', key: ORIGIN_PREFIX + origin, value: String(n) });
@@ -168,7 +170,7 @@ export class LevelWalStorage implements CheckpointStorage {
 
   async loadCheckpoint(): Promise<SavedCheckpoint> {
     await this.db.open();
-    const seq = await this.db.get(CHECKPOINT_KEY);
+    const seq = (await this.db.get(CHECKPOINT_KEY)) as string | undefined; // level's types say string: a missing key gives undefined
     const sinks = new Map<string, number>();
     for await (const [key, value] of this.db.iterator({ gte: SINK_PREFIX, lt: `${SINK_PREFIX}\uffff` }))
       sinks.set(key.slice(SINK_PREFIX.length), Number(value));
