@@ -66,10 +66,10 @@ function library(label: string, name: string, values: readonly unknown[], consta
   const make: () => Accumulator = AGGREGATE_FUNCTIONS.get(name)!.prepare(constants);
   const args = values.map((v) => [v]);
   return {
-    name: `${label}`,
+    name: label,
     window: () => {
       const acc = make();
-      for (let i = 0; i < args.length; i++) acc.add(args[i]);
+      for (const a of args) acc.add(a);
       return acc.result();
     },
     samples: [],
@@ -82,7 +82,7 @@ const raw = (name: string, window: () => unknown): Row => ({ name: `  raw: ${nam
 const rawSet = (values: readonly unknown[]): Row =>
   raw('Set.add(x)', () => {
     const s = new Set<unknown>();
-    for (let i = 0; i < values.length; i++) s.add(values[i]);
+    for (const v of values) s.add(v);
     return s.size;
   });
 
@@ -91,31 +91,32 @@ function rows(): Row[] {
     library('count()', 'count', integers),
     raw('n++', () => {
       let n = 0;
-      for (let i = 0; i < integers.length; i++) n++;
+      for (const _ of integers) n++;
       return n;
     }),
     library('count_if(cond)', 'count_if', bools),
     raw('if (b === true) n++', () => {
       let n = 0;
-      for (let i = 0; i < bools.length; i++) if (bools[i] === true) n++;
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-boolean-literal-compare -- the baseline's test is count_if's own (cond === true), as the row's label says
+      for (const b of bools) if (b === true) n++;
       return n;
     }),
     library('sum(int)', 'sum', integers),
     raw('s += x', () => {
       let s = 0;
-      for (let i = 0; i < integers.length; i++) s += integers[i];
+      for (const x of integers) s += x;
       return s;
     }),
     library('sum(double)', 'sum', latencies),
     raw('s += x (uncompensated)', () => {
       let s = 0;
-      for (let i = 0; i < latencies.length; i++) s += latencies[i];
+      for (const x of latencies) s += x;
       return s;
     }),
     library('max(double)', 'max', latencies),
     raw('if (x > m) m = x', () => {
       let m = -Infinity;
-      for (let i = 0; i < latencies.length; i++) if (latencies[i] > m) m = latencies[i];
+      for (const x of latencies) if (x > m) m = x;
       return m;
     }),
     library('variance(double)', 'variance', latencies),
@@ -123,8 +124,7 @@ function rows(): Row[] {
       let n = 0;
       let mean = 0;
       let m2 = 0;
-      for (let i = 0; i < latencies.length; i++) {
-        const x = latencies[i];
+      for (const x of latencies) {
         n++;
         const d = x - mean;
         mean += d / n;
@@ -135,13 +135,13 @@ function rows(): Row[] {
     library('percentile(double, 0.99)', 'percentile', latencies, [0.99]),
     raw('push, sort, pick (exact)', () => {
       const a: number[] = [];
-      for (let i = 0; i < latencies.length; i++) a.push(latencies[i]);
+      for (const x of latencies) a.push(x);
       a.sort((x, y) => x - y);
       return a[Math.ceil(0.99 * a.length) - 1];
     }),
     raw('hdr-histogram-js, µs integers, 3 digits', () => {
       const h = build({ lowestDiscernibleValue: 1, highestTrackableValue: 2 ** 40, numberOfSignificantValueDigits: 3, useWebAssembly: false });
-      for (let i = 0; i < latencies.length; i++) h.recordValue(Math.round(latencies[i] * 1000));
+      for (const x of latencies) h.recordValue(Math.round(x * 1000));
       return h.getValueAtPercentile(99) / 1000;
     }),
     library('distinct(string), 500 distinct (exact set)', 'distinct', fewUsers),
@@ -153,15 +153,15 @@ function rows(): Row[] {
     library('last(x)', 'last', latencies),
     raw('v = x', () => {
       let v: unknown = null;
-      for (let i = 0; i < latencies.length; i++) v = latencies[i];
+      for (const x of latencies) v = x;
       return v;
     }),
     library('collect(x, 100)', 'collect', latencies, [100]),
     raw('push while < 100, else dropped++', () => {
       const a: number[] = [];
       let dropped = 0;
-      for (let i = 0; i < latencies.length; i++)
-        if (a.length < 100) a.push(latencies[i]);
+      for (const x of latencies)
+        if (a.length < 100) a.push(x);
         else dropped++;
       return a.length + dropped;
     }),

@@ -99,7 +99,7 @@ function show(v: unknown): string {
 
 const ERR = 'error';
 /** [expression, expected canonical result or 'error'] */
-export const cases: Array<[string, string]> = [
+export const cases: [string, string][] = [
   ['1 + 2 * 3', '7'],
   ['7 / 2', '3'],
   ['-7 / 2', '-3'],

@@ -284,11 +284,11 @@ abstract class Relay {
         this.window.answered(chunk, true);
         this.flush();
       },
-      (err: Error) => {
+      (err: unknown) => {
         this.stats.produce_failures += values.length;
         this.window.answered(chunk, false);
         // its partition's commits would wait for ever: the stage fails now, saying why
-        process.stderr.write(`relay: a produce failed: ${err.message}\n`);
+        process.stderr.write(`relay: a produce failed: ${err instanceof Error ? err.message : String(err)}\n`);
         process.exit(1);
       },
     );
@@ -316,12 +316,14 @@ abstract class Relay {
           for (const o of offsets) this.committedTo.set(`${o.topic}\0${o.partition}`, o.offset);
           this.checkEnd();
         },
-        (err: Error) => {
+        (err: unknown) => {
           // commit them again (with whatever was acknowledged meanwhile); say why, once
           this.window.retry(offsets);
           this.again = true;
-          if (this.stats.commit_failures++ === 0)
-            process.stderr.write(`relay: a commit failed: ${err.message}${err.cause instanceof Error ? ` (${err.cause.message})` : ''}\n`);
+          if (this.stats.commit_failures++ === 0) {
+            const why = err instanceof Error ? `${err.message}${err.cause instanceof Error ? ` (${err.cause.message})` : ''}` : String(err);
+            process.stderr.write(`relay: a commit failed: ${why}\n`);
+          }
         },
       )
       .finally(() => {
@@ -492,8 +494,8 @@ async function confluentProduce(broker: string, topic: string, total: number, pa
  * baseline (with `json`: JSON.parse and JSON.stringify per message).
  */
 class PlatformaticRelay extends Relay {
-  private readonly consumer: Consumer<Buffer, Buffer, Buffer, Buffer>;
-  private readonly producer: Producer<Buffer, Buffer, Buffer, Buffer>;
+  private readonly consumer: Consumer;
+  private readonly producer: Producer;
   private stream: MessagesStream<Buffer, Buffer, Buffer, Buffer> | undefined;
   /** what arrived in this turn of the event loop, per input partition: produced as one request */
   private pending = new Map<string, { topic: string; partition: number; values: Buffer[]; last: number; leaderEpoch: number }>();
@@ -537,11 +539,11 @@ class PlatformaticRelay extends Relay {
       ...(this.jsonWork ? { maxBytes: JSON_FETCH_BYTES } : {}),
     });
     this.stream = stream;
-    stream.on('data', (m: Message<Buffer, Buffer, Buffer, Buffer>) => this.received(m));
+    stream.on('data', (m: Message) => this.received(m));
     stream.on('error', (err) => process.stderr.write(`platformatic stream: ${err.message}\n`));
   }
 
-  private received(m: Message<Buffer, Buffer, Buffer, Buffer>): void {
+  private received(m: Message): void {
     if (this.stopping) return;
     // buffered before a rejoin, or fetched for a partition this member no longer has (a fetch sent before
     // the rebalance can answer after it, stamped with the new generation): whoever owns it reads it again
@@ -731,7 +733,7 @@ class Bench extends KafkaBench {
   async produce(client: ClientName, total = this.total): Promise<{ topic: string; result: StageResult }> {
     const topic = await this.topic(`${client}-in`);
     const c = spawnChild(['produce', client, this.broker, topic, String(total), String(this.partitions)]);
-    const code = await bounded(`${client} produce`, c.exited, 300000).catch((err: Error) => {
+    const code = await bounded(`${client} produce`, c.exited, 300000).catch((err: unknown) => {
       c.child.kill('SIGKILL');
       throw err;
     });
@@ -890,7 +892,7 @@ class Bench extends KafkaBench {
     let read = 0;
     try {
       const stream = await consumer.consume({ topics: [topic], mode: 'earliest', autocommit: false, maxWaitTime: 100 });
-      stream.on('data', (m: Message<Buffer, Buffer, Buffer, Buffer>) => {
+      stream.on('data', (m: Message) => {
         const seq = (JSON.parse(m.value.toString('utf8')) as { seq: number }).seq;
         if (counts[seq] < 255) counts[seq]++;
         read++;

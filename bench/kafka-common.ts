@@ -112,7 +112,7 @@ export class KafkaBench {
   async members(group: string, topic: string): Promise<number[]> {
     const groups = await this.admin.describeGroups({ groups: [group] });
     const g = groups.get(group);
-    if (!g || g.state.toUpperCase() !== 'STABLE') return [];
+    if (g?.state.toUpperCase() !== 'STABLE') return [];
     return [...g.members.values()].map((m) => m.assignments?.get(topic)?.partitions.length ?? 0);
   }
 

@@ -63,6 +63,7 @@ const WARMUP = envNumber('BENCH_WARMUP', 2);
 /** The pids of a process and all its descendants (Linux /proc). */
 export function processTree(pid: number): number[] {
   const pids = [pid];
+  // eslint-disable-next-line @typescript-eslint/prefer-for-of -- a worklist: the loop appends the children it finds to pids
   for (let i = 0; i < pids.length; i++) {
     try {
       for (const task of readdirSync(`/proc/${pids[i]}/task`)) {
@@ -499,7 +500,7 @@ async function medianStart(command: string, args: string[], cwd: string, starts:
 /** `--workers N` when this build's usage text (`eddy server run --help`, on stdout or stderr, any exit status) names the flag. */
 export function workersSupported(eddy: string): boolean {
   const r = spawnSync(process.execPath, [eddy, 'server', 'run', '--help'], { encoding: 'utf8', timeout: 30_000 });
-  return /--workers/.test(`${r.stdout ?? ''}${r.stderr ?? ''}`);
+  return `${r.stdout ?? ''}${r.stderr ?? ''}`.includes('--workers');
 }
 
 export function peersTable(rows: PeerRow[]): string {
@@ -527,7 +528,9 @@ export function peersTable(rows: PeerRow[]): string {
 }
 
 export async function main(eddy = join(REPO, 'bin', 'eddy'), dir = workDir(), shapes: readonly PeerShape[] = PEER_SHAPES): Promise<PeersResult> {
+  // eslint-disable-next-line @typescript-eslint/prefer-nullish-coalescing -- set but empty means not set
   const tremor = process.env.TREMOR_BIN || undefined;
+  // eslint-disable-next-line @typescript-eslint/prefer-nullish-coalescing -- set but empty means not set
   const benthos = process.env.BENTHOS_BIN || undefined;
   if (!tremor && !benthos) {
     return { skipped: SKIP_MESSAGE, rows: [], table: '' };
@@ -606,8 +609,8 @@ if (require.main === module) {
       process.stdout.write(`${r.skipped ?? r.table}\n`);
       process.exit(0);
     },
-    (err: Error) => {
-      process.stderr.write(`peers: ${err.message}\n`);
+    (err: unknown) => {
+      process.stderr.write(`peers: ${err instanceof Error ? err.message : String(err)}\n`);
       process.exit(1);
     },
   );

@@ -71,7 +71,12 @@ function groupByCountWork(): Work {
 /** 1 s tumbling processing-time windows by hand: count, sum, min, max and mean of `aint` per `group`. */
 function tumblingWork(): Work {
   const WINDOW_MS = 1000;
-  type Acc = { n: number; sum: number; min: number; max: number };
+  interface Acc {
+    n: number;
+    sum: number;
+    min: number;
+    max: number;
+  }
   let groups = new Map<string, Acc>();
   let end = 0;
   return (line) => {
@@ -167,7 +172,12 @@ function realWorkflowWork(): Work {
   };
 }
 
-type Tally = { events: number; bytes: number; seconds: number; cpu_seconds: number };
+interface Tally {
+  events: number;
+  bytes: number;
+  seconds: number;
+  cpu_seconds: number;
+}
 
 /**
  * Calls `slice` (which does some events' work and returns its events and
@@ -262,8 +272,8 @@ if (require.main === module) {
   const [kind, secs, warm, data] = process.argv.slice(2);
   measureRaw(kind as RawKind, data, Number(secs), Number(warm)).then(
     (r) => process.stdout.write(JSON.stringify(r) + '\n'),
-    (err: Error) => {
-      process.stderr.write(`raw baseline failed: ${err.message}\n`);
+    (err: unknown) => {
+      process.stderr.write(`raw baseline failed: ${err instanceof Error ? err.message : String(err)}\n`);
       process.exit(1);
     },
   );

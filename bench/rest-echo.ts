@@ -251,8 +251,8 @@ if (require.main === module) {
         if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify(r, null, 2));
         process.exit(r.eddy.errors > 0 ? 1 : 0);
       },
-      (err: Error) => {
-        process.stderr.write(`rest-echo failed: ${err.stack ?? err.message}\n`);
+      (err: unknown) => {
+        process.stderr.write(`rest-echo failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
         process.exit(1);
       },
     );

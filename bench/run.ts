@@ -189,13 +189,13 @@ const EDDY = process.env.BENCH_EDDY ?? join(REPO, 'bin', 'eddy');
 const nodeArgs = (): string[] => (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
 
 /** The last line of `out` that parses as a JSON object with `key`. */
-function jsonLine<T>(out: string, key: string): T {
+function jsonLine(out: string, key: string): unknown {
   for (const line of out.split('\n').reverse()) {
     const t = line.trim();
     if (!t.startsWith('{')) continue;
     try {
       const v = JSON.parse(t) as Record<string, unknown>;
-      if (key in v) return v as T;
+      if (key in v) return v;
     } catch {
       // not the report line
     }
@@ -236,7 +236,7 @@ export function missingTypes(config: string, registries: Registries): string[] {
 
 async function rawBaseline(kind: RawKind): Promise<RawResult> {
   const { out } = await runChild([join(__dirname, 'raw.js'), kind, String(RAW_SECS), String(Math.min(1, RAW_SECS)), dataPath()], (RAW_SECS + 30) * 1000);
-  return jsonLine<RawResult>(out, 'events_per_second');
+  return jsonLine(out, 'events_per_second') as RawResult;
 }
 
 class Runner {
@@ -297,7 +297,7 @@ class Runner {
       { ...process.env, EDDY_LOG: process.env.EDDY_LOG ?? 'warn' },
       reportKey,
     );
-    const r = jsonLine<BlackholeReport>(child.out, reportKey);
+    const r = jsonLine(child.out, reportKey) as BlackholeReport;
     const cpu = child.cpuInWindow(r.seconds);
     const rawAfter = withRaw && bench.raw ? await rawBaseline(bench.raw) : undefined;
     const eps = r.events_per_second * (bench.eventsPerReport ?? 1);
@@ -362,7 +362,7 @@ class Runner {
       BENCH_DATA: dataPath(),
       EDDY_LOG: process.env.EDDY_LOG ?? 'warn',
     });
-    const r = jsonLine<SlowSinkReport>(out, 'exactly_once');
+    const r = jsonLine(out, 'exactly_once') as SlowSinkReport;
     return {
       name: bench.name,
       status: r.exactly_once ? 'ok' : 'failed',
@@ -565,8 +565,8 @@ async function main(): Promise<number> {
 if (require.main === module) {
   main().then(
     (code) => process.exit(code),
-    (err: Error) => {
-      process.stderr.write(`bench: ${err.stack ?? err.message}\n`);
+    (err: unknown) => {
+      process.stderr.write(`bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
       process.exit(1);
     },
   );

@@ -189,8 +189,8 @@ if (require.main === module) {
       process.stdout.write(JSON.stringify(r) + '\n');
       process.exit(0); // the runner reads exactly_once
     },
-    (err: Error) => {
-      process.stderr.write(`slow-sink failed: ${err.stack ?? err.message}\n`);
+    (err: unknown) => {
+      process.stderr.write(`slow-sink failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
       process.exit(1);
     },
   );

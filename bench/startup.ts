@@ -69,9 +69,8 @@ export function startupTargets(eddy = join(REPO, 'bin', 'eddy'), env: NodeJS.Pro
 
 /** A child's environment: this one without NODE_EXTRA_CA_CERTS, logs at warn, then `extra`. */
 export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, EDDY_LOG: process.env.EDDY_LOG ?? 'warn' };
-  delete env[CA_CERTS];
-  return { ...env, ...extra };
+  const { [CA_CERTS]: _caCerts, ...inherited } = process.env;
+  return { ...inherited, EDDY_LOG: process.env.EDDY_LOG ?? 'warn', ...extra };
 }
 
 /** The line saying NODE_EXTRA_CA_CERTS was removed and what it costs; undefined when no row measured it. */
@@ -222,8 +221,8 @@ export async function main(runs = runsFromEnv(), eddy?: string): Promise<Startup
 if (require.main === module) {
   main(process.argv[2] ? Number(process.argv[2]) : undefined).then(
     () => process.exit(0),
-    (err: Error) => {
-      process.stderr.write(`startup: ${err.message}\n`);
+    (err: unknown) => {
+      process.stderr.write(`startup: ${err instanceof Error ? err.message : String(err)}\n`);
       process.exit(1);
     },
   );

@@ -176,12 +176,12 @@ function runNode(args: string[], key: string | undefined, timeoutMs: number): Pr
   return runChild(args, timeoutMs, { ...process.env, EDDY_LOG: process.env.EDDY_LOG ?? 'warn' }, key);
 }
 
-function jsonLine<T>(out: string, key: string): T {
+function jsonLine(out: string, key: string): unknown {
   for (const line of out.split('\n').reverse()) {
     if (!line.trim().startsWith('{')) continue;
     try {
       const v = JSON.parse(line) as Record<string, unknown>;
-      if (key in v) return v as T;
+      if (key in v) return v;
     } catch {
       // not the report
     }
@@ -240,7 +240,7 @@ export async function main(): Promise<TcpIngestResult> {
     const raw = await measure(
       async (port) => {
         const child = await runNode([__filename, 'raw', String(port), String(warmup), String(seconds)], undefined, (warmup + seconds + 60) * 1000);
-        return jsonLine<ServerResult>(child.out, 'events_per_second');
+        return jsonLine(child.out, 'events_per_second') as ServerResult;
       },
       warmup,
       seconds,
@@ -251,7 +251,7 @@ export async function main(): Promise<TcpIngestResult> {
         const path = join(dir, 'tcp-ingest.yaml');
         writeFileSync(path, eddyConfig(port, warmup, seconds));
         const child = await runNode([join(REPO, 'bin', 'eddy'), 'server', 'run', '-f', path, '--no-api'], 'events_per_second', (warmup + seconds + 60) * 1000);
-        const r = jsonLine<BlackholeReport>(child.out, 'events_per_second');
+        const r = jsonLine(child.out, 'events_per_second') as BlackholeReport;
         return {
           events: r.events,
           bytes: r.bytes,

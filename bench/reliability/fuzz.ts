@@ -47,9 +47,9 @@ export interface RestFuzzResult {
   statuses: Record<string, number>;
   serverErrors: number;
   noAnswer: number;
-  crashes: Array<{ afterRequest: number; exit: string; stderr: string }>;
+  crashes: { afterRequest: number; exit: string; stderr: string }[];
   stateChecks: number;
-  stateChanges: Array<{ request: string; status: string; before: string; after: string }>;
+  stateChanges: { request: string; status: string; before: string; after: string }[];
   /** requests that succeeded and changed the repository or registry (publish, activate, delete) */
   successfulChanges: number;
   latencyMs: { p50: number; p99: number; max: number; over1s: number };
@@ -71,7 +71,7 @@ export interface EventFuzzResult {
   expectedOut: number;
   byKind: Record<string, { lines: number; valid: number }>;
   /** the most frequent error messages on `err` (numbers replaced by N) */
-  errors?: Array<{ message: string; count: number }>;
+  errors?: { message: string; count: number }[];
   /** lines the oracle calls valid JSON that went to `err`, and the reverse: where eddy's json codec and JSON.parse differ */
   rejectedValid?: number;
   acceptedInvalid?: number;

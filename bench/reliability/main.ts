@@ -120,8 +120,8 @@ async function runSection(section: Section, facts: () => RunFacts, out: string, 
 if (require.main === module) {
   main(process.argv.slice(2)).then(
     (code) => process.exit(code),
-    (err) => {
-      process.stderr.write(`${(err as Error).stack ?? err}\n`);
+    (err: unknown) => {
+      process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
       process.exit(1);
     },
   );

@@ -141,6 +141,7 @@ export class Canvas {
 }
 
 /** The width `text` draws. */
+// eslint-disable-next-line @typescript-eslint/no-misused-spread -- one glyph per code point, as `text` draws them (for...of)
 export const textWidth = (s: string, scale = 2): number => [...s].length * 6 * scale;
 
 /** A tick step of 1, 2 or 5 times a power of ten giving about `target` ticks over `range`. */
@@ -163,7 +164,7 @@ export interface LinePlot {
   xLabel: string;
   yLabel: string;
   /** [x, y] in data units, x ascending */
-  points: Array<[number, number]>;
+  points: [number, number][];
   /** x positions of dashed vertical markers */
   markers?: number[];
   markerLabel?: string;

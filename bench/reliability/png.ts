@@ -25,7 +25,7 @@ const CRC_TABLE = (() => {
 /** CRC-32 of `bytes`; pass a previous result as `crc` to continue over several buffers. */
 export function crc32(bytes: Uint8Array, crc = 0): number {
   let c = (crc ^ 0xffffffff) >>> 0;
-  for (let i = 0; i < bytes.length; i++) c = CRC_TABLE[(c ^ bytes[i]) & 0xff] ^ (c >>> 8);
+  for (const b of bytes) c = CRC_TABLE[(c ^ b) & 0xff] ^ (c >>> 8);
   return (c ^ 0xffffffff) >>> 0;
 }
 

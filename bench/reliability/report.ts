@@ -80,7 +80,7 @@ export function failedSection(section: Section, facts: RunFacts, error: Error): 
   return `## ${TITLES[section]}\n\n${factsLine(facts)}\n\n**The run failed:** ${error.message.replace(/\n/g, ' ').slice(0, 1500)}\n`;
 }
 
-const table = (head: string[], rows: Array<Array<string | number>>): string =>
+const table = (head: string[], rows: (string | number)[][]): string =>
   [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
 
 /** Inline code on one line: whitespace runs become one space, backticks quotes; in a table cell pipes are escaped. */

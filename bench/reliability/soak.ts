@@ -106,7 +106,7 @@ class LineSink {
       this.sockets.add(socket);
       socket.on('data', (chunk: Buffer) => {
         this.bytes += chunk.length;
-        for (let i = 0; i < chunk.length; i++) if (chunk[i] === 0x0a) this.lines++;
+        for (const b of chunk) if (b === 0x0a) this.lines++;
       });
       socket.on('error', () => undefined); // a reset by our own destroy, or by the child's exit
       socket.on('close', () => this.sockets.delete(socket));

@@ -67,7 +67,7 @@ describe('generic::dedupe', () => {
 
 describe('generic::sample', () => {
   it('keeps 1 in N: the 1st, the N+1th, …', () => {
-    const values = Object.fromEntries([...'abcdefg'].map((c, i) => [c, k(i + 1, i + 1)]));
+    const values = Object.fromEntries('abcdefg'.split('').map((c, i) => [c, k(i + 1, i + 1)]));
     expectPorts((ctx) => sampleNode({ one_in: 3 }, ctx), 'abcdefg|', values, 'ABCDEFG|', {
       A: 'out:1',
       B: 'dropped:2',

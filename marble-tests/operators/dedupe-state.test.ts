@@ -97,8 +97,8 @@ describe('generic::dedupe state per partition', () => {
     fc.assert(
       fc.property(steps, partitionSets, configs, (script, partitions, config: DedupeConfig) => {
         const s = testScheduler();
-        const reference: Array<Omit<Out, 'at'>> = [];
-        const chain: Array<Omit<Out, 'at'>> = [];
+        const reference: Omit<Out, 'at'>[] = [];
+        const chain: Omit<Out, 'at'>[] = [];
         const log = new Changelog();
         s.run(() => {
           const input = new Subject<EddyEvent>();

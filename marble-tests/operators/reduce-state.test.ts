@@ -224,7 +224,7 @@ describe('generic::reduce state per partition', () => {
   /** Runs a script of [time, action] in virtual time over one node; returns its emissions. */
   function script(
     node: (s: ReturnType<typeof testScheduler>) => OperatorNode,
-    steps: Array<[number, (input: Subject<EddyEvent>, node: OperatorNode) => void]>,
+    steps: [number, (input: Subject<EddyEvent>, node: OperatorNode) => void][],
   ): Out[] {
     const s = testScheduler();
     const got: Out[] = [];

@@ -7,6 +7,7 @@ import { Runtime } from '../../src/runtime/runtime';
 import { artefactSchemas } from '../../src/schema/artefacts';
 import { JSON_HEADERS, send, startApi, type Api } from './helpers';
 
+// eslint-disable-next-line @typescript-eslint/consistent-type-definitions -- a type alias, not an interface: only an alias has the implicit index signature that makes it a SpecData for the validator
 type Doc = {
   openapi: string;
   paths: Record<string, Record<string, { operationId?: string; responses?: Record<string, unknown> }> & { parameters?: { name: string; in: string }[] }>;

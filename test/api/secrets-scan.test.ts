@@ -83,8 +83,8 @@ mapping:
       env: { ...process.env, ...SECRETS, EDDY_LOG: 'debug' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    child.stdout!.on('data', (d) => (logs += d));
-    child.stderr!.on('data', (d) => (logs += d));
+    child.stdout!.on('data', (d) => (logs += String(d)));
+    child.stderr!.on('data', (d) => (logs += String(d)));
     await eventually(() => /Listening at: http:\/\/127\.0\.0\.1:\d+/.test(logs), 30000, 'the API to listen');
     const base = /Listening at: (http:\/\/127\.0\.0\.1:\d+)/.exec(logs)![1];
     // the secret is used: the rest sink sees the basic authentication it makes

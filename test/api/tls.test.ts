@@ -36,7 +36,7 @@ function sh(script: string, cwd: string): Promise<Shell> {
 async function serve(args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env): Promise<{ child: ChildProcess; port: number; stderr: () => string }> {
   const child = spawn(process.execPath, [EDDY, ...args, '--api-port', '0'], { cwd, env, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
-  child.stderr.on('data', (d) => (stderr += d));
+  child.stderr.on('data', (d) => (stderr += String(d)));
   let port = 0;
   await eventually(
     () => {

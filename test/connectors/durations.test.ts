@@ -23,7 +23,7 @@ describe('durations: the numeric spelling and the string mean the same', () => {
     async function timersOf(config: Record<string, unknown>): Promise<number[]> {
       const delays: number[] = [];
       const real = globalThis.setTimeout;
-      globalThis.setTimeout = ((_fn: () => void, ms: number) => (delays.push(ms), { unref() {} })) as unknown as typeof setTimeout;
+      globalThis.setTimeout = ((_fn: () => void, ms: number) => (delays.push(ms), { unref: () => undefined })) as unknown as typeof setTimeout;
       try {
         const ctx = { url: '/offramp/sink/test', logger: createLogger('silent'), requestExit: () => undefined } as unknown as OfframpContext;
         const sink = await blackhole.create({ significant_figures: 2, ...config }, ctx);

@@ -45,8 +45,8 @@ export function runEddyProcess(args: string[], killAfterMs = 20000): EddyProcess
     async logged(pattern, ms = 15000) {
       let match: RegExpExecArray | null = null;
       const exitedEarly = () => child.exitCode !== null || child.signalCode !== null;
-      await eventually(() => (match = pattern.exec(err)) !== null || exitedEarly(), ms, `${pattern} on stderr`).catch((e: Error) => {
-        throw new Error(`${e.message}; stderr so far: ${err}`);
+      await eventually(() => (match = pattern.exec(err)) !== null || exitedEarly(), ms, `${pattern} on stderr`).catch((e: unknown) => {
+        throw new Error(`${(e as Error).message}; stderr so far: ${err}`);
       });
       if (match === null) throw new Error(`eddy exited (${child.exitCode ?? child.signalCode}) before logging ${pattern}; stderr: ${err}`);
       return match;

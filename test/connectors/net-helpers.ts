@@ -185,8 +185,12 @@ export function fakeOfframpContext(url = '/offramp/test/main', logger: Logger = 
     hostname: 'test',
     logger,
     requestExit: () => undefined,
-    trigger: () => void log.triggers++,
-    restore: () => void log.restores++,
+    trigger: () => {
+      log.triggers++;
+    },
+    restore: () => {
+      log.restores++;
+    },
     countBytes: () => undefined,
     insight: (kind, event, meta) => {
       if (kind === 'ack') log.acks.push({ event, meta });

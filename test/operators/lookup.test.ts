@@ -29,7 +29,7 @@ function start(config: LookupConfig, table?: LookupTable) {
   const raised: Insight[] = [];
   const warnings: string[] = [];
   const infos: string[] = [];
-  const logger: Logger = { debug() {}, info: (m) => infos.push(m), warn: (m) => warnings.push(m), error: (m) => warnings.push(m) };
+  const logger: Logger = { debug: () => undefined, info: (m) => infos.push(m), warn: (m) => warnings.push(m), error: (m) => warnings.push(m) };
   const ctx: OperatorContext = { nodeId: 'owners', pipelineUrl: '/pipeline/p/one', uid: 7, scheduler: asyncScheduler, insight: (i) => raised.push(i), logger };
   const input = new Subject<EddyEvent>();
   const outs: PortEvent[] = [];
@@ -239,7 +239,11 @@ describe('enrich::lookup', () => {
       const file = join(dir, 't.csv');
       let pieces = 0;
       // the first piece of the reload appends a row to the file being read
-      const observer: LoadObserver = { piece: () => void (pieces++ === 0 && appendFileSync(file, 'late,9\n')) };
+      const observer: LoadObserver = {
+        piece: () => {
+          if (pieces++ === 0) appendFileSync(file, 'late,9\n');
+        },
+      };
       const table = new FileTable(file, 'k', { chunkBytes: 64, observer });
       replace('t.csv', ['k,v', ...Array.from({ length: 50 }, (_, i) => `k${i},${i}`)].join('\n') + '\n');
       expect(await table.refresh(), 'the read that saw the file change').to.deep.equal({ kind: 'unchanged' });

@@ -26,7 +26,7 @@ export class ControlledWalStorage implements WalStorage {
     return { entries: [...this.data.entries()].sort((a, b) => a[0] - b[0]), lastSeq: this.lastSeq };
   }
 
-  append(entries: Array<[number, string]>, lastSeq: number): Promise<void> {
+  append(entries: [number, string][], lastSeq: number): Promise<void> {
     let resolve!: () => void;
     let reject!: (err: Error) => void;
     const written = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
@@ -52,5 +52,7 @@ export class ControlledWalStorage implements WalStorage {
     for (const seq of seqs) this.data.delete(seq);
   }
 
-  close(): void {}
+  close(): void {
+    // nothing to release: the entries are in memory
+  }
 }

@@ -102,7 +102,7 @@ mapping:
     let runtime = await open();
     await loadConfigFiles(runtime, [kept]);
     let failure: Error | undefined;
-    await loadConfigFiles(runtime, [broken]).catch((err: Error) => (failure = err));
+    await loadConfigFiles(runtime, [broken]).catch((err: unknown) => (failure = err as Error));
     expect(failure?.message).to.match(/broken\.yaml: mapping '\/binding\/read\/main': .*missing\.json/);
     await runtime.shutdown();
 

@@ -14,7 +14,7 @@ async function expectBack(server: ServerChild, instances: string[]): Promise<voi
   expect((await call(server.base, 'GET', '/pipeline')).body).to.have.members(['system::passthrough', 'system::metrics', 'spare']);
   expect((await call(server.base, 'GET', '/binding/flow')).body).to.deep.equal({ artefact: FLOW, instances });
   expect((await call(server.base, 'GET', '/onramp/tick')).body).to.deep.include({ instances });
-  await eventually(() => /"onramp":"metronome"/.test(server.out.stdout), 5000, 'ticks on the restarted process');
+  await eventually(() => server.out.stdout.includes('"onramp":"metronome"'), 5000, 'ticks on the restarted process');
 }
 
 describe('persistence: eddy server run --data-dir, restarted', function () {
@@ -24,7 +24,7 @@ describe('persistence: eddy server run --data-dir, restarted', function () {
   it('comes back with the same artefacts and instances after SIGTERM, and again after kill -9 right after a 201', async () => {
     const first = await startServer(['--data-dir', dataDir()]);
     await setUp(first);
-    await eventually(() => /"onramp":"metronome"/.test(first.out.stdout), 5000, 'ticks before the restart');
+    await eventually(() => first.out.stdout.includes('"onramp":"metronome"'), 5000, 'ticks before the restart');
     expect(await first.stop('SIGTERM')).to.equal(0);
 
     const second = await startServer(['--data-dir', dataDir()]);

@@ -25,8 +25,8 @@ export async function startServer(args: string[], startMs = 10000): Promise<Serv
   const child = spawn(process.execPath, [EDDY, 'server', 'run', ...args, '--api-port', '0'], { env: { ...process.env, EDDY_LOG: 'info' }, stdio: 'pipe' });
   children.add(child);
   const out = { stdout: '', stderr: '' };
-  child.stdout.on('data', (d) => (out.stdout += d));
-  child.stderr.on('data', (d) => (out.stderr += d));
+  child.stdout.on('data', (d) => (out.stdout += String(d)));
+  child.stderr.on('data', (d) => (out.stderr += String(d)));
   let code: number | null | undefined;
   const exited = new Promise<number | null>((resolve) =>
     child.on('close', (c) => {

@@ -91,7 +91,7 @@ describe('persistence: the store of a runtime (--data-dir, in-process)', () => {
     rt.publish('pipeline', PIPE('p'));
     rt.publish('binding', { id: 'b', links: { '/onramp/missing/{instance}/out': ['/pipeline/p/{instance}/in'] } });
     let failure: Error | undefined;
-    await rt.activate('binding', 'b', 'main').catch((err: Error) => (failure = err));
+    await rt.activate('binding', 'b', 'main').catch((err: unknown) => (failure = err as Error));
     expect(failure?.message).to.match(/no-such-file\.json/);
     await rt.persisted();
     await close();
@@ -136,7 +136,7 @@ describe('persistence: the store of a runtime (--data-dir, in-process)', () => {
   it('refuses a record that is not JSON, naming it, and changes nothing', async () => {
     await putRaw('artefact!pipeline!p', '{"version": 1, "kind": "pipel');
     let err: Error | undefined;
-    await LevelStore.open(dir).catch((e: Error) => (err = e));
+    await LevelStore.open(dir).catch((e: unknown) => (err = e as Error));
     expect(err).to.be.instanceOf(StoreError);
     expect(err!.message).to.match(/the store is corrupt: record 'artefact!pipeline!p': not valid JSON/);
     // nothing was reset: the record is still there, as it was
@@ -148,16 +148,16 @@ describe('persistence: the store of a runtime (--data-dir, in-process)', () => {
   it('refuses a record of an unknown version, an unknown key and a record under the wrong key', async () => {
     await putRaw('artefact!pipeline!p', JSON.stringify({ version: 2, kind: 'pipeline', artefact: PIPE('p') }));
     let err: Error | undefined;
-    await LevelStore.open(dir).catch((e: Error) => (err = e));
+    await LevelStore.open(dir).catch((e: unknown) => (err = e as Error));
     expect(err?.message).to.match(/record 'artefact!pipeline!p': version 2, but this eddy reads version 1 only/);
 
     await putRaw('artefact!pipeline!p', JSON.stringify({ version: 1, kind: 'pipeline', artefact: PIPE('q') }));
-    await LevelStore.open(dir).catch((e: Error) => (err = e));
+    await LevelStore.open(dir).catch((e: unknown) => (err = e as Error));
     expect(err?.message).to.match(/record 'artefact!pipeline!p': holds pipeline "q", which belongs under another key/);
 
     await putRaw('artefact!pipeline!p', JSON.stringify({ version: 1, kind: 'pipeline', artefact: PIPE('p') }));
     await putRaw('settings', '{}');
-    await LevelStore.open(dir).catch((e: Error) => (err = e));
+    await LevelStore.open(dir).catch((e: unknown) => (err = e as Error));
     expect(err?.message).to.match(/record 'settings': not a record eddy writes/);
   });
 
@@ -166,20 +166,20 @@ describe('persistence: the store of a runtime (--data-dir, in-process)', () => {
     const store = await LevelStore.open(dir);
     runtime = new Runtime({ logger: createLogger('silent'), store });
     let err: Error | undefined;
-    await runtime.start().catch((e: Error) => (err = e));
+    await runtime.start().catch((e: unknown) => (err = e as Error));
     expect(err?.message).to.match(/the stored onramp 'tick' \(record artefact!onramp!tick\) cannot be published again: type: unknown onramp 'nosuchtype'/);
   });
 
   it('refuses a store that cannot be opened: held by another runtime, or not a directory', async () => {
     const first = await LevelStore.open(dir);
     let err: Error | undefined;
-    await LevelStore.open(dir).catch((e: Error) => (err = e));
+    await LevelStore.open(dir).catch((e: unknown) => (err = e as Error));
     expect(err?.message).to.match(/cannot open the store in .*state: IO error: lock .*\(is another eddy running with this data dir\?\)/);
     await first.close();
 
     const file = join(dir, 'file');
     writeFileSync(file, 'not a directory');
-    await LevelStore.open(file).catch((e: Error) => (err = e));
+    await LevelStore.open(file).catch((e: unknown) => (err = e as Error));
     expect(err?.message).to.match(/--data-dir .*file: cannot create .*state: (EEXIST|ENOTDIR)/);
   });
 
@@ -198,7 +198,7 @@ describe('persistence: the store of a runtime (--data-dir, in-process)', () => {
 
     runtime = new Runtime({ logger: createLogger('silent'), store: await LevelStore.open(dir) });
     let err: Error | undefined;
-    await runtime.start().catch((e: Error) => (err = e));
+    await runtime.start().catch((e: unknown) => (err = e as Error));
     expect(err?.message).to.match(/the stored instance \/binding\/b\/main cannot be activated again: .*in\.json/);
   });
 
@@ -221,7 +221,7 @@ describe('persistence: the store of a runtime (--data-dir, in-process)', () => {
     const failureOf = (p: Promise<unknown>) =>
       p.then(
         () => undefined,
-        (e: Error) => e,
+        (e: unknown) => e as Error,
       );
     expect((await failureOf(runtime.persisted()))?.message).to.equal('--data-dir /full: cannot write the store: No space left on device');
     expect(exits).to.deep.equal([1]);

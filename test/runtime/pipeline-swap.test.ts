@@ -85,7 +85,7 @@ describe('replacing a running pipeline in place', function () {
     await runtime.activate('pipeline', 'windows', 'direct');
     const refused = await runtime.replacePipeline(windows(5)).then(
       () => undefined,
-      (err: Error) => err,
+      (err: unknown) => err as Error,
     );
     expect(refused?.message).to.equal("pipeline 'windows' cannot be replaced while it runs: /pipeline/windows/direct is kept by direct, not by one binding");
     expect(runtime.describe('pipeline', 'windows').artefact).to.deep.include({ nodes: windows(3).nodes });
@@ -97,7 +97,7 @@ describe('replacing a running pipeline in place', function () {
     const renamed = { ...windows(5), interface: { inputs: ['in'], outputs: ['done'] }, links: { in: ['w'], w: ['done'] } };
     const refused = await runtime.replacePipeline(renamed).then(
       () => undefined,
-      (err: Error) => err,
+      (err: unknown) => err as Error,
     );
     expect(refused?.message).to.equal("link /pipeline/windows/main/out -> /offramp/out/main/in: pipeline has no output 'out' (outputs: done, err)");
     expect(runtime.describe('pipeline', 'windows').artefact).to.deep.include({ nodes: windows(3).nodes });

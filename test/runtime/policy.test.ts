@@ -35,7 +35,7 @@ function rampWithPath(
   partner: string,
 ): Record<string, unknown> {
   const t = kind === 'onramp' ? runtime.registries.onramps.get(type) : runtime.registries.offramps.get(type);
-  const config = structuredClone(t.example) as Record<string, unknown>;
+  const config = structuredClone(t.example)!;
   let at = config;
   for (const key of keys.slice(0, -1)) at = (at[key] ??= {}) as Record<string, unknown>;
   at[keys[keys.length - 1]] = path;
@@ -62,7 +62,7 @@ const BUILTINS = new Runtime({ logger: createLogger('silent') }).registries;
 const rampRegistry = (kind: 'onramp' | 'offramp') => (kind === 'onramp' ? BUILTINS.onramps : BUILTINS.offramps);
 
 /** Every path field of a builtin ramp type as [kind, type, keys, field name in the 400]. */
-const PATH_FIELDS: Array<['onramp' | 'offramp', string, readonly string[], string]> = (['onramp', 'offramp'] as const).flatMap((kind) =>
+const PATH_FIELDS: ['onramp' | 'offramp', string, readonly string[], string][] = (['onramp', 'offramp'] as const).flatMap((kind) =>
   rampRegistry(kind)
     .names()
     .flatMap((type) =>
@@ -235,7 +235,7 @@ describe('policy: what published artefacts may reach (--allow-path, --allow-exit
   });
 
   it('beyond loopback, refuses what can stop the process unless --allow-exit: exit, blackhole with stop_after_secs, cb, file close_on_done', () => {
-    const parts: Array<['onramp' | 'offramp', Record<string, unknown>, string]> = [
+    const parts: ['onramp' | 'offramp', Record<string, unknown>, string][] = [
       ['offramp', { id: 'x', type: 'exit' }, 'type: refused: the exit offramp stops the process on an event'],
       ['offramp', { id: 'x', type: 'blackhole', config: { warmup_secs: 0, stop_after_secs: 5, significant_figures: 2 } }, 'config.stop_after_secs: refused'],
       ['onramp', { id: 'x', type: 'cb', config: { source: join(allowed, 'cb.json') } }, 'type: refused: the cb onramp stops the process'],

@@ -7,7 +7,7 @@ import { s } from '../../src/schema/typed';
 import type { Input, Static } from '../../src/schema/typed';
 
 /** `true` only when A and B are the same type (a compile-time check: a wrong derivation fails `tsc`). */
-// why the strict lint's no-unnecessary-type-parameters is wrong here: the exact type-equality test: each T is the probe that makes the comparison exact
+// eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- the exact type-equality test: each T is the probe that makes the comparison exact
 type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 function sameType<A, B>(proof: Same<A, B>): void {
   expect(proof).to.equal(true);

@@ -44,7 +44,7 @@ export async function openBrowser(apiBase: string, viewport = { width: 1280, hei
   page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
   page.on('console', (msg) => {
     // an API answering 4xx is logged by chromium as a failed load; the page shows those itself
-    if (msg.type() === 'error' && !/^Failed to load resource/.test(msg.text())) problems.push(`console: ${msg.text()}`);
+    if (msg.type() === 'error' && !msg.text().startsWith("Failed to load resource")) problems.push(`console: ${msg.text()}`);
   });
   page.on('request', (req) => {
     if (!req.url().startsWith(apiBase) && !req.url().startsWith('data:')) problems.push(`request beyond the API: ${req.url()}`);

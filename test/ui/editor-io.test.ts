@@ -161,8 +161,8 @@ describe('the flow editor opens and exports config files, in headless chromium',
     await page.click('#ed-open-running');
     await page.selectOption('#running-flow', 'tagged');
     await page.click('#running-open');
-    await page.locator('#ed-message', { hasText: 'opened tagged' }).waitFor().catch(async (err: Error) => {
-      throw new Error(`${err.message}\nthe editor said: ${await page.locator('#ed-message').innerText()}; the panel: ${await page.locator('#inspector').innerText()}`);
+    await page.locator('#ed-message', { hasText: 'opened tagged' }).waitFor().catch(async (err: unknown) => {
+      throw new Error(`${(err as Error).message}\nthe editor said: ${await page.locator('#ed-message').innerText()}; the panel: ${await page.locator('#inspector').innerText()}`);
     });
     expect(await exported(page)).to.equal(fromFile);
 

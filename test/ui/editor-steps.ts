@@ -50,8 +50,8 @@ export async function mapEntry(page: Page, path: string, key: string, value: str
 /** Deploy…, then Apply; fails with what the side panel said when there is nothing to apply. */
 export async function deploy(page: Page): Promise<void> {
   await page.click('#ed-deploy');
-  await page.locator('#deploy-apply').click({ timeout: 5000 }).catch(async (err: Error) => {
-    throw new Error(`${err.message}\nthe side panel said: ${await page.locator('#inspector').innerText()}`);
+  await page.locator('#deploy-apply').click({ timeout: 5000 }).catch(async (err: unknown) => {
+    throw new Error(`${(err as Error).message}\nthe side panel said: ${await page.locator('#inspector').innerText()}`);
   });
   await page.locator('#inspector .deploy-ok').waitFor();
 }

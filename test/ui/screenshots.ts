@@ -158,7 +158,7 @@ async function timeToInteractive(page: Page, base: string): Promise<void> {
   process.stdout.write(`editor time to interactive (navigation start → palette populated), 5 loads: ${times.join(', ')} ms; median ${times[2]} ms\n`);
 }
 
-main().catch((err) => {
-  process.stderr.write(`screenshots failed: ${(err as Error).stack ?? err}\n`);
+main().catch((err: unknown) => {
+  process.stderr.write(`screenshots failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(1);
 });

@@ -25,7 +25,11 @@ describe('examples/amqp.yaml (real RabbitMQ)', function () {
 
   it('runs: ticks published by the amqp offramp come back through the amqp onramp, and so does a message another client publishes', async () => {
     eddy = runExample(EXAMPLE);
-    type Printed = { onramp?: string; routing_key?: string; hello?: string };
+    interface Printed {
+      onramp?: string;
+      routing_key?: string;
+      hello?: string;
+    }
     const printed = () => eddy!.events() as Printed[];
     await eventually(
       () => printed().some((e) => e.onramp === 'metronome' && e.routing_key === 'eddy.example.tick'),

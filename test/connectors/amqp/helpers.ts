@@ -85,8 +85,8 @@ export class TestClient {
   async exists(queue: string): Promise<boolean> {
     return this.depth(queue).then(
       () => true,
-      (err: Error) => {
-        if (/NOT_FOUND/.test(err.message)) return false;
+      (err: unknown) => {
+        if (err instanceof Error && err.message.includes('NOT_FOUND')) return false;
         throw err;
       },
     );

@@ -90,8 +90,8 @@ describe('amqp at least once: an eddy process killed mid-stream (real RabbitMQ)'
       async () => (await client.depth(output)).messageCount === CAPACITY,
       30_000,
       `the first process to fill the output queue (${CAPACITY})`,
-    ).catch((err: Error) => {
-      throw new Error(`${err.message}\n${first.stderr()}`);
+    ).catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}\n${first.stderr()}`);
     });
     first.child.kill('SIGKILL');
     await first.exited;
@@ -105,8 +105,8 @@ describe('amqp at least once: an eddy process killed mid-stream (real RabbitMQ)'
     const second = eddy(file);
     children.push(second.child);
     const distinct = () => new Set([...received, ...after.received].map((m) => m.body)).size;
-    await eventually(() => distinct() === N, 30_000, `all ${N} messages (the second process)`).catch((err: Error) => {
-      throw new Error(`${err.message}: ${distinct()} distinct\n${second.stderr()}`);
+    await eventually(() => distinct() === N, 30_000, `all ${N} messages (the second process)`).catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}: ${distinct()} distinct\n${second.stderr()}`);
     });
     // every message copied is acked: once the input queue is empty and the process is stopped, nothing comes back
     await eventually(async () => (await client.depth(input)).messageCount === 0, 30_000, 'an empty input queue');

@@ -89,7 +89,7 @@ describe('amqp offramp (real RabbitMQ)', function () {
     const { sink, log } = await open({ routing_key: queue });
     await sink.send([payload({ n: 1 })], event({ n: 1 }));
     let refused: Error | undefined;
-    await Promise.resolve(sink.send([payload({ n: 2 })], event({ n: 2 }))).catch((err: Error) => (refused = err));
+    await Promise.resolve(sink.send([payload({ n: 2 })], event({ n: 2 }))).catch((err: unknown) => (refused = err as Error));
     expect(refused?.message).to.match(/did not take a message: .*nack/i);
     expect(log.acks).to.have.length(1);
   });
@@ -110,7 +110,7 @@ describe('amqp offramp (real RabbitMQ)', function () {
   it('refuses to start when the exchange does not exist', async () => {
     const exchange = unique('no-such-exchange');
     let refused: Error | undefined;
-    await open({ exchange }).catch((err: Error) => (refused = err));
+    await open({ exchange }).catch((err: unknown) => (refused = err as Error));
     expect(refused?.message).to.match(new RegExp(`cannot publish to exchange '${exchange.replace(/\./g, '\\.')}' at amqp://guest:\\*\\*\\*@.*NOT_FOUND`));
   });
 
@@ -118,7 +118,7 @@ describe('amqp offramp (real RabbitMQ)', function () {
     proxy = await relay(server);
     proxy.refuse();
     let refused: Error | undefined;
-    await open({ amqp_addr: `amqp://guest:guest@127.0.0.1:${proxy.port}/%2f` }).catch((err: Error) => (refused = err));
+    await open({ amqp_addr: `amqp://guest:guest@127.0.0.1:${proxy.port}/%2f` }).catch((err: unknown) => (refused = err as Error));
     expect(refused?.message).to.match(/cannot connect to amqp:\/\/guest:\*\*\*@127\.0\.0\.1:\d+\/%2f: /);
   });
 

@@ -73,7 +73,7 @@ describe('blackhole offramp', () => {
       const printed: string[] = [];
       // eslint-disable-next-line @typescript-eslint/unbound-method -- kept only to be put back below
       const write = process.stdout.write;
-      process.stdout.write = (chunk: string) => (printed.push(String(chunk)), true);
+      process.stdout.write = (chunk: string | Uint8Array) => (printed.push(String(chunk)), true);
       try {
         const before = timers();
         const created = blackhole.create({ warmup_secs: 0, stop_after_secs: 0.05, significant_figures: 2, structured: true }, context(asked));

@@ -155,7 +155,7 @@ describe('chat onramp (against a local Discord stand-in)', () => {
   it('fails to start with a token the platform refuses', async () => {
     const err = await directChat(standIn, { token: 'wrong' }).then(
       () => undefined,
-      (e: Error) => e,
+      (e: unknown) => e as Error,
     );
     expect(err?.message).to.match(/^chat: login failed: /);
     expect(standIn.sockets.size).to.equal(0);

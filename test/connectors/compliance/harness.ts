@@ -149,7 +149,7 @@ export const freeTcpPort = () => freePort('tcp');
 export const freeUdpPort = () => freePort('udp');
 
 /** A TCP server that keeps what it receives; `close` drops its connections too. */
-async function tcpPeer(): Promise<{ port: number; received(): string; close(this: void): Promise<void> }> {
+async function tcpPeer(): Promise<{ port: number; received(): string; close: () => Promise<void> }> {
   const sockets = new Set<Socket>();
   let text = '';
   const server: Server = createServer((socket) => {
@@ -169,7 +169,7 @@ async function tcpPeer(): Promise<{ port: number; received(): string; close(this
   };
 }
 
-async function udpPeer(): Promise<{ port: number; received(): string[]; close(this: void): Promise<void> }> {
+async function udpPeer(): Promise<{ port: number; received(): string[]; close: () => Promise<void> }> {
   const datagrams: string[] = [];
   const socket: UdpSocket = createSocket('udp4');
   socket.on('message', (m) => datagrams.push(m.toString('utf8')));
@@ -181,7 +181,7 @@ async function udpPeer(): Promise<{ port: number; received(): string[]; close(th
   };
 }
 
-async function wsPeer(): Promise<{ port: number; received(): string[]; close(this: void): Promise<void> }> {
+async function wsPeer(): Promise<{ port: number; received(): string[]; close: () => Promise<void> }> {
   const messages: string[] = [];
   const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
   server.on('connection', (ws) => {
@@ -202,11 +202,11 @@ async function wsPeer(): Promise<{ port: number; received(): string[]; close(thi
 }
 
 /** An HTTP server that answers 500 to bodies containing `refuse`, 200 to the rest. */
-async function httpPeer(): Promise<{ port: number; received(): string[]; close(this: void): Promise<void> }> {
+async function httpPeer(): Promise<{ port: number; received(): string[]; close: () => Promise<void> }> {
   const bodies: string[] = [];
   const server: HttpServer = createHttpServer((req, res) => {
     let body = '';
-    req.on('data', (d) => (body += d));
+    req.on('data', (d) => (body += String(d)));
     req.on('end', () => {
       bodies.push(body);
       const refuse = body.includes('refuse');
@@ -243,7 +243,7 @@ function httpPost(agent: Agent, port: number, body: string): Promise<number> {
 /** A topic of its own on the kafka service, a producer into it and a reader of everything in it. */
 async function kafkaPeer(
   partitions = 1,
-): Promise<{ broker: string; topic: string; produce(values: string[]): Promise<void>; received(): string[]; close(this: void): Promise<void> }> {
+): Promise<{ broker: string; topic: string; produce(values: string[]): Promise<void>; received(): string[]; close: () => Promise<void> }> {
   const { host, port } = serviceAddress('kafka');
   const broker = `${host}:${port}`;
   const topic = `compliance-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
@@ -265,7 +265,9 @@ async function kafkaPeer(
   return {
     broker,
     topic,
-    produce: async (list) => void (await producer.send({ topic, messages: list.map((value) => ({ value })) })),
+    produce: async (list) => {
+      await producer.send({ topic, messages: list.map((value) => ({ value })) });
+    },
     received: () => values,
     close: async () => {
       await consumer.disconnect();
@@ -287,9 +289,7 @@ const kafkaUnreachable = (config: (broker: string) => Record<string, unknown>): 
  * a client for the harness's statements, and the connection keys of the
  * postgres types' configs.
  */
-async function postgresTable(
-  columns: string,
-): Promise<{ table: string; client: Client; connection: Record<string, unknown>; close(this: void): Promise<void> }> {
+async function postgresTable(columns: string): Promise<{ table: string; client: Client; connection: Record<string, unknown>; close: () => Promise<void> }> {
   const { host, port } = serviceAddress('postgres');
   const client = new Client({ host, port, user: 'postgres', database: 'postgres', connectionTimeoutMillis: 5000 });
   try {
@@ -322,8 +322,8 @@ const noPostgres = (config: Record<string, unknown>): Unopenable => ({
 /** A client of the rabbitmq that scripts/services runs, or an error that says how to start it. */
 async function rabbitmq(): Promise<{ client: TestClient; addr: string }> {
   const address = serviceAddress('rabbitmq');
-  const client = await TestClient.open(address).catch((err: Error) => {
-    throw new Error(`rabbitmq is not running on ${address.host}:${address.port} (${err.message}): start it with scripts/services start rabbitmq`);
+  const client = await TestClient.open(address).catch((err: unknown) => {
+    throw new Error(`rabbitmq is not running on ${address.host}:${address.port} (${(err as Error).message}): start it with scripts/services start rabbitmq`);
   });
   return { client, addr: amqpAddr(address) };
 }
@@ -611,7 +611,7 @@ export const harnesses: Readonly<Record<string, Harness>> = {
             ws.send(BAD_JSON);
             ws.send(GOOD_JSON);
           },
-          close: async () => void client?.terminate(),
+          close: async () => client?.terminate(),
         };
       },
     },
@@ -732,7 +732,9 @@ export const harnesses: Readonly<Record<string, Harness>> = {
           },
           // the cluster's answer for the good document, on the out port
           arrived: (_io, status) => status.replies.out.length >= 1,
-          close: async () => void (await fetch(`${node}/${index}`, { method: 'DELETE' }).catch(() => undefined)),
+          close: async () => {
+            await fetch(`${node}/${index}`, { method: 'DELETE' }).catch(() => undefined);
+          },
         };
       },
     },
@@ -751,7 +753,9 @@ export const harnesses: Readonly<Record<string, Harness>> = {
         const query = `SELECT n FROM ${db.table} WHERE ts >= $1::timestamptz - ${lag} AND ts < $2::timestamptz - ${lag}`;
         return {
           ramp: { config: { ...db.connection, query, interval_ms: 20, cache: { path: join(dir, 'postgres.cache') } } },
-          drive: async () => void (await db.client.query(`INSERT INTO ${db.table} (n) VALUES (1)`)),
+          drive: async () => {
+            await db.client.query(`INSERT INTO ${db.table} (n) VALUES (1)`);
+          },
           close: db.close,
         };
       },
@@ -851,7 +855,11 @@ export const harnesses: Readonly<Record<string, Harness>> = {
         const nc = await natsPeer();
         const subject = `eddy.compliance.out_${process.pid}_${Date.now()}`;
         const received: string[] = [];
-        nc.subscribe(subject, { callback: (err, msg) => void (err || received.push(new TextDecoder().decode(msg.data))) });
+        nc.subscribe(subject, {
+          callback: (err, msg) => {
+            if (!err) received.push(new TextDecoder().decode(msg.data));
+          },
+        });
         await nc.flush();
         return {
           ramp: { codec: 'statsd', config: { hosts: [natsHost()], subject } },
@@ -879,7 +887,9 @@ export const harnesses: Readonly<Record<string, Harness>> = {
         const { topic, subscription } = await client.topicWithSubscription();
         return {
           ramp: { codec: 'json', config: { subscription, project_id: PUBSUB_PROJECT } },
-          drive: async () => void (await client.publish(topic, [BAD_JSON, GOOD_JSON])),
+          drive: async () => {
+            await client.publish(topic, [BAD_JSON, GOOD_JSON]);
+          },
           close: () => client.close(),
         };
       },

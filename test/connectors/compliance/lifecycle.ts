@@ -65,8 +65,8 @@ export function describeLifecycle(side: Side): void {
           return { startError: `${service} is not running`, exitedByItself: false, exitCode: null, stdout: '', stderr: '' };
         }
         const error = side === 'offramp' || !(harness as OnrampHarness).noBadInput;
-        return runInChild(side, type, harness, { error }).catch((err: Error): RunReport => ({
-          startError: `the run itself failed: ${err.stack ?? err.message}`,
+        return runInChild(side, type, harness, { error }).catch((err: unknown): RunReport => ({
+          startError: `the run itself failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
           exitedByItself: false,
           exitCode: null,
           stdout: '',

@@ -63,8 +63,8 @@ class Child {
       stdio: ['pipe', 'pipe', 'pipe', 'ipc'],
       env: { ...process.env, EDDY_LOG: process.env.EDDY_LOG ?? 'silent' },
     });
-    this.process.stdout!.on('data', (d) => (this.stdout += d));
-    this.process.stderr!.on('data', (d) => (this.stderr += d));
+    this.process.stdout!.on('data', (d) => (this.stdout += String(d)));
+    this.process.stderr!.on('data', (d) => (this.stderr += String(d)));
     // the child's stdin stays open until it has exited: a stdin onramp must let go of it by itself
     this.process.stdin!.on('error', () => undefined);
     this.process.on('message', (reply: Reply) => {

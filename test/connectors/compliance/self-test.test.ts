@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { harnesses, type OfframpHarness } from './harness';
+import { harnesses } from './harness';
 import { runInChild } from './run-child';
 
 /** The resource check must be able to fail: a child with a planted leak is caught, and does not exit by itself. */
@@ -7,7 +7,7 @@ describe('connector compliance: the resource check itself', function () {
   this.timeout(30_000);
 
   it('reports a leaked timer and file descriptor, and the child does not exit by itself', async () => {
-    const report = await runInChild('offramp', 'debug', harnesses.debug.offramp as OfframpHarness, { error: true }, { leak: true, exitDeadlineMs: 6000 });
+    const report = await runInChild('offramp', 'debug', harnesses.debug.offramp!, { error: true }, { leak: true, exitDeadlineMs: 6000 });
     expect(report.startError).to.equal(undefined);
     expect(report.leftovers, report.stderr).to.not.equal(undefined);
     expect(report.leftovers!.resources).to.include('Timeout');

@@ -226,8 +226,8 @@ describe('examples/crononome.yaml', () => {
     const child = spawn(process.execPath, [EDDY, 'server', 'run', '-f', config, '--no-api'], { stdio: 'pipe' });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
+    child.stdout.on('data', (d) => (stdout += String(d)));
+    child.stderr.on('data', (d) => (stderr += String(d)));
     const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
     const lines = () => stdout.split('\n').filter((l) => l.length > 0);
     try {
@@ -239,6 +239,6 @@ describe('examples/crononome.yaml', () => {
     const ticks: Tick[] = lines().map((l) => JSON.parse(l));
     expect(ticks[0]).to.have.keys(['onramp', 'ingest_ns', 'id', 'trigger']);
     expect(ticks.map((t) => t.id)).to.deep.equal(ticks.map((_t, i) => i));
-    expect(ticks.filter((t) => t.trigger.name === 'every-second')[0].trigger).to.deep.equal({ name: 'every-second', payload: { hello: 'world' } });
+    expect(ticks.find((t) => t.trigger.name === 'every-second')!.trigger).to.deep.equal({ name: 'every-second', payload: { hello: 'world' } });
   });
 });

@@ -154,7 +154,9 @@ describe('ChangelogStore (against the real broker)', function () {
     const existing = new Set(await admin.listTopics());
     const created = topics.filter((t) => existing.has(t));
     if (created.length > 0)
-      await admin.deleteTopics({ topics: created }).catch((err: Error) => console.log(`      could not delete ${created.join(', ')}: ${err.message}`));
+      await admin
+        .deleteTopics({ topics: created })
+        .catch((err: unknown) => console.log(`      could not delete ${created.join(', ')}: ${err instanceof Error ? err.message : String(err)}`));
     await admin.close();
   });
 
@@ -243,7 +245,7 @@ describe('ChangelogStore (against the real broker)', function () {
       const { store: s } = store();
       const err = await s.ensure([{ changelog, source }]).then(
         () => undefined,
-        (e: Error) => e,
+        (e: unknown) => e as Error,
       );
       expect(err?.message)
         .to.include(`changelog topic ${changelog} has 2 partitions, fewer than the 3 of its source topic ${source}`)
@@ -259,7 +261,7 @@ describe('ChangelogStore (against the real broker)', function () {
       const { store: s } = store();
       const err = await s.ensure([{ changelog, source }]).then(
         () => undefined,
-        (e: Error) => e,
+        (e: unknown) => e as Error,
       );
       expect(err?.message).to.include(`changelog topic ${changelog} has cleanup.policy=compact,delete`).and.include('cleanup.policy=compact');
     });
@@ -274,7 +276,7 @@ describe('ChangelogStore (against the real broker)', function () {
       const { store: s } = store({}, { replicationFactor: 7 });
       const err = await s.ensure([{ changelog, source }]).then(
         () => undefined,
-        (e: Error) => e,
+        (e: unknown) => e as Error,
       );
       expect(err?.message)
         .to.include(`changelog topic ${changelog}: the broker refused to create it (INVALID_REPLICATION_FACTOR`)
@@ -287,7 +289,7 @@ describe('ChangelogStore (against the real broker)', function () {
       const { store: s } = store();
       const err = await s.ensure([{ changelog: changelogTopic('g', 'p', 'n', source), source }]).then(
         () => undefined,
-        (e: Error) => e,
+        (e: unknown) => e as Error,
       );
       expect(err?.message).to.include(`source topic ${source}`);
       expect(await admin.listTopics()).to.not.include(source);
@@ -390,7 +392,7 @@ describe('ChangelogStore (against the real broker)', function () {
       const { store: s } = store();
       const err = await s.restore(changelog, 3).then(
         () => undefined,
-        (e: Error) => e,
+        (e: unknown) => e as Error,
       );
       expect(err?.message).to.equal(`changelog ${changelog}/3: the topic has 3 partitions`);
     });
@@ -437,12 +439,12 @@ describe('ChangelogStore (against the real broker)', function () {
       const { store: s } = store();
       const notJson = await s.restore(topic, 1).then(
         () => undefined,
-        (e: Error) => e,
+        (e: unknown) => e as Error,
       );
       expect(notJson?.message).to.match(new RegExp(`^changelog ${topic}/1: the value of the record at offset 1 \\(key "b"\\) is not JSON: `));
       const noKey = await s.restore(topic, 0).then(
         () => undefined,
-        (e: Error) => e,
+        (e: unknown) => e as Error,
       );
       expect(noKey?.message).to.equal(`changelog ${topic}/0: the record at offset 1 has no key`);
     });

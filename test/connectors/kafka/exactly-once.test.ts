@@ -364,7 +364,7 @@ mapping:
       links: { '/onramp/in/{instance}/out': ['/pipeline/p/{instance}/in'], '/pipeline/p/{instance}/out': ['/offramp/file/{instance}/in'] },
     });
     let refused: Error | undefined;
-    await runtime.activate('binding', 'flow', 'main', {}).catch((err: Error) => (refused = err));
+    await runtime.activate('binding', 'flow', 'main', {}).catch((err: unknown) => (refused = err as Error));
     expect(refused?.message).to.match(
       /\/onramp\/in\/main commits exactly once .* reach \/offramp\/file\/main, a file offramp, which cannot take part in its transactions/,
     );

@@ -28,8 +28,8 @@ describe('examples/kafka.yaml', function () {
         const tick = e as { onramp?: string; ingest_ns?: number };
         return tick.onramp === 'metronome' && BigInt(Math.round(tick.ingest_ns ?? 0)) >= started;
       });
-    await eventually(() => ticks().length >= 2, 25000, 'two ticks through kafka').catch((err: Error) => {
-      throw new Error(`${err.message}\n--- stdout ---\n${eddy!.stdout().slice(-2000)}\n--- stderr ---\n${eddy!.stderr().slice(-2000)}`);
+    await eventually(() => ticks().length >= 2, 25000, 'two ticks through kafka').catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}\n--- stdout ---\n${eddy!.stdout().slice(-2000)}\n--- stderr ---\n${eddy!.stderr().slice(-2000)}`);
     });
     expect(eddy.stderr()).to.match(/kafka onramp \/onramp\/consumer\/main: joined the group; assigned eddy-example \[0\]/);
     expect(await eddy.stop()).to.equal(0);

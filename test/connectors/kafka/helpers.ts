@@ -245,7 +245,7 @@ export interface Tail {
   values: string[];
   /** the consumers kafkajs gave up (each replaced by a fresh one in the same group), for a failure message */
   givenUp: string[];
-  close(this: void): Promise<void>;
+  close: () => Promise<void>;
 }
 
 /**
@@ -280,8 +280,8 @@ export async function tail(peer: Peer, topic: string): Promise<Tail> {
   };
   // the broker may still be starting: a fresh consumer that cannot join is given up too, and tried again
   const replace = (): void =>
-    void start().catch((err: Error) => {
-      givenUp.push(`a fresh consumer: ${err.message}`);
+    void start().catch((err: unknown) => {
+      givenUp.push(`a fresh consumer: ${err instanceof Error ? err.message : String(err)}`);
       if (!closed) setTimeout(replace, 1000);
     });
   await start();

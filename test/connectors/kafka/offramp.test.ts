@@ -114,7 +114,7 @@ describe('kafka offramp (against the real broker)', function () {
     sink = await kafkaOfframp.create(config({ topic, brokers: [broker], rdkafka_options: { 'message.send.max.retries': '0' } }), ctx);
     const big = event({ big: true });
     let error: Error | undefined;
-    await Promise.resolve(sink.send([Buffer.alloc(4096, 'x')], big)).catch((err: Error) => (error = err));
+    await Promise.resolve(sink.send([Buffer.alloc(4096, 'x')], big)).catch((err: unknown) => (error = err as Error));
     expect(error?.message).to.match(/too large|MESSAGE_TOO_LARGE|larger/i);
     expect(log.acks).to.deep.equal([]);
     expect(log.triggers).to.equal(0);
@@ -126,7 +126,7 @@ describe('kafka offramp (against the real broker)', function () {
     const port = await freePort();
     const { ctx } = fakeOfframpContext();
     let error: Error | undefined;
-    await Promise.resolve(kafkaOfframp.create(config({ topic: 't', brokers: [`127.0.0.1:${port}`] }), ctx)).catch((err: Error) => (error = err));
+    await Promise.resolve(kafkaOfframp.create(config({ topic: 't', brokers: [`127.0.0.1:${port}`] }), ctx)).catch((err: unknown) => (error = err as Error));
     expect(error?.message).to.contain(`cannot reach the kafka brokers 127.0.0.1:${port}`);
     expect(error?.message).to.contain('ECONNREFUSED');
   });

@@ -53,9 +53,9 @@ interface HoldingFlow {
   /** every event the sink got, in order */
   received: EddyEvent[];
   /** acks the held events `which` picks */
-  ack(this: void, which: (e: EddyEvent) => boolean): void;
+  ack: (which: (e: EddyEvent) => boolean) => void;
   /** the values `n` the sink got from partition `p`, in order */
-  of(this: void, p: number): number[];
+  of: (p: number) => number[];
   /** what the runtime logged */
   lines: string[];
 }
@@ -187,8 +187,8 @@ describe('kafka onramp (against the real broker): a rebalance with events in fli
     expect(lastJoin(lines)).to.deep.equal([0, 1]);
     await produce(kept, 5, 6);
     await eventually(() => of(kept).includes(5) && of(gone).length === 4 + 4, 30000, 'the second marker, and the partition taken back read again').catch(
-      (err: Error) => {
-        throw new Error(`${err.message}: kept ${JSON.stringify(of(kept))}, gone ${JSON.stringify(of(gone))}\n${lines.slice(-15).join('\n')}`);
+      (err: unknown) => {
+        throw new Error(`${(err as Error).message}: kept ${JSON.stringify(of(kept))}, gone ${JSON.stringify(of(gone))}\n${lines.slice(-15).join('\n')}`);
       },
     );
     expect(of(kept), 'the kept partition: every event once').to.deep.equal([0, 1, 2, 3, 4, 5]);
@@ -227,7 +227,7 @@ describe('kafka onramp (against the real broker): a group it cannot join', funct
       const flow = await holdingFlow(kafka.broker, topic, group);
       runtime = flow.runtime;
       await eventually(
-        () => flow.lines.some((l) => /cannot join the group: INCONSISTENT_GROUP_PROTOCOL/.test(l)),
+        () => flow.lines.some((l) => l.includes('cannot join the group: INCONSISTENT_GROUP_PROTOCOL')),
         30000,
         'the onramp failing, naming the cause',
       );
@@ -270,8 +270,8 @@ describe('kafka onramp: the client restarts (its broker restarted, a private Kaf
     await eventually(() => lines.some((l) => l.includes('the consumer lost the brokers')), 60000, 'the consumer to notice');
     ack(() => true);
     await kafka!.start();
-    await eventually(() => joins(lines).length >= 2, 60000, 'eddy joined again').catch((err: Error) => {
-      throw new Error(`${err.message}\n${lines.slice(-15).join('\n')}`);
+    await eventually(() => joins(lines).length >= 2, 60000, 'eddy joined again').catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}\n${lines.slice(-15).join('\n')}`);
     });
     expect(lastJoin(lines)).to.deep.equal([0, 1]);
     // read again from offset 2: 2 and 3 are skipped (acked, not committed); their commit goes out after the rejoin
@@ -328,7 +328,7 @@ describe('kafka onramp (an eddy process): dropped from its group while frozen, a
     // thawed: its heartbeat learns it is unknown, the client rejoins by itself and is refused for good
     child.child.kill('SIGCONT');
     await eventually(
-      () => /cannot join the group: INCONSISTENT_GROUP_PROTOCOL/.test(child!.stderr()) || child!.child.exitCode !== null,
+      () => child!.stderr().includes('cannot join the group: INCONSISTENT_GROUP_PROTOCOL') || child!.child.exitCode !== null,
       30000,
       'the onramp failing, naming the cause',
     );

@@ -13,7 +13,7 @@ import { eventually } from '../../helpers/runtime';
 import { requireService } from '../../helpers/services';
 import { Peer, brokerOf, unique } from './helpers';
 
-type Msg = Message<Buffer, Buffer, Buffer, Buffer>;
+type Msg = Message;
 
 describe('kafka transactions through @platformatic/kafka (against the real broker)', function () {
   this.timeout(60000);

@@ -191,13 +191,13 @@ describe('kafka -> window::aggregate -> kafka: one of two eddy processes killed 
     const step = async (w: number, keys = allKeys) => {
       await produce(windowEvents(w, sent.length));
       if (w < 2) return;
-      await eventually(() => emitted(w - 2, keys), 30000, `window ${w - 2} emitted for ${keys.join(', ')}`).catch(async (err: Error) => {
+      await eventually(() => emitted(w - 2, keys), 30000, `window ${w - 2} emitted for ${keys.join(', ')}`).catch(async (err: unknown) => {
         const admin = peer.kafka.admin();
         await admin.connect();
         const hw = async (t: string) => (await admin.fetchTopicOffsets(t)).map((p) => `${p.partition}:${p.high}`).join(' ');
         const state = `input ${await hw(topics.input)}, committed ${JSON.stringify(await peer.committed(group, topics.input))}, out written ${await hw(topics.out)} read ${out.values.length}`;
         await admin.disconnect();
-        throw new Error(`${err.message} (${state})`);
+        throw new Error(`${(err as Error).message} (${state})`);
       });
     };
 

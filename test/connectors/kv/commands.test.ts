@@ -211,7 +211,7 @@ describe('kv offramp: storage', () => {
       runtime.publish('binding', { id: 'badb', links: { '/offramp/bad/{instance}/out': ['/pipeline/system::passthrough/{instance}/in'] } });
       const failure = await runtime.activate('binding', 'badb', 'main', {}).then(
         () => undefined,
-        (err: Error & { code?: number }) => err,
+        (err: unknown) => err as Error & { code?: number },
       );
       expect(failure?.code).to.equal('invalid');
       expect(failure?.message).to.match(/offramp 'bad' \(kv\) cannot start: kv: cannot open/);
@@ -220,7 +220,7 @@ describe('kv offramp: storage', () => {
       const kv = await KvProbe.open(runtime, join(dir, 'store'));
       const second = await runtime.activate('binding', 'kvb', 'other', {}).then(
         () => undefined,
-        (err: Error & { code?: number }) => err,
+        (err: unknown) => err as Error & { code?: number },
       );
       expect(second?.code).to.equal('invalid');
       expect(second?.message).to.match(/cannot open .*(lock|LOCK)/);

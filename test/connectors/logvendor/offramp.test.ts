@@ -157,13 +157,13 @@ describe('logvendor offramp (local HTTPS stand-in for the Log API)', function ()
     await server.close();
     const lost = await Promise.resolve(sink.send([Buffer.from('{"n":2}')], testEvent(2, { n: 2 }))).then(
       () => 'sent',
-      (err: Error) => err.message,
+      (err: unknown) => (err as Error).message,
     );
     expect(lost).to.match(/cannot post to https:\/\/127\.0\.0\.1/);
     expect(log.down, 'triggered').to.equal(true);
     const unsent = await Promise.resolve(sink.send([Buffer.from('{"n":3}')], testEvent(3, { n: 3 }))).then(
       () => 'sent',
-      (err: Error) => err.message,
+      (err: unknown) => (err as Error).message,
     );
     expect(unsent).to.match(/^not sent: .* cannot be reached/);
     server = await logServer(cert, port);
@@ -182,7 +182,7 @@ describe('logvendor offramp (local HTTPS stand-in for the Log API)', function ()
     );
     const refused = await Promise.resolve(sink.send([Buffer.from('{"n":1}')], testEvent(1, { n: 1 }))).then(
       () => 'sent',
-      (err: Error) => err.message,
+      (err: unknown) => (err as Error).message,
     );
     expect(refused).to.match(/answered 429/);
     expect(log.down).to.equal(true);
@@ -200,7 +200,7 @@ describe('logvendor offramp (local HTTPS stand-in for the Log API)', function ()
     const big = { message: 'x'.repeat(MAX_BODY_BYTES) };
     const error = await Promise.resolve(sink.send([Buffer.from(JSON.stringify(big))], testEvent(1, big))).then(
       () => 'sent',
-      (err: Error) => err.message,
+      (err: unknown) => (err as Error).message,
     );
     expect(error).to.match(/^not sent: the body is \d+ bytes, the Log API takes at most 1000000/);
     expect(server.requests).to.have.length(0);

@@ -317,13 +317,13 @@ describe('connector machinery: a buffered writer whose stream broke', () => {
     fail = true;
     await writer.write(Buffer.from('b'), Buffer.from('\n')).then(
       () => expect.fail('the write failed'),
-      (err: Error) => expect(err.message).to.equal('EIO'),
+      (err: unknown) => expect((err as Error).message).to.equal('EIO'),
     );
     await eventually(() => broke.length === 1, 2000, 'the error heard');
     // one promise for a line's parts: it is rejected, and it is the one the caller holds
     await writer.write(Buffer.from('c'), Buffer.from('\n')).then(
       () => expect.fail('a write after the break failed'),
-      (err: Error) => expect(err.message).to.equal('EIO'),
+      (err: unknown) => expect((err as Error).message).to.equal('EIO'),
     );
     expect(broke).to.deep.equal(['EIO']);
   });

@@ -27,8 +27,12 @@ function setUp() {
     url: '/offramp/out/main',
     logger,
     scheduler,
-    trigger: () => void counts.triggers++,
-    restore: () => void counts.restores++,
+    trigger: () => {
+      counts.triggers++;
+    },
+    restore: () => {
+      counts.restores++;
+    },
   };
   const watch = new PeerWatch<string>(ctx, {
     backoff: new Backoff(100, 5000, NO_JITTER),
@@ -176,7 +180,7 @@ describe('connectProbe (real sockets)', () => {
     const port = await freePort();
     const outcome = await connectProbe(() => netConnect({ host: '127.0.0.1', port }), 'connect', 5000).done.then(
       () => 'answered',
-      (err: NodeJS.ErrnoException) => err.code,
+      (err: unknown) => (err as NodeJS.ErrnoException).code,
     );
     expect(outcome).to.equal('ECONNREFUSED');
   });
@@ -189,7 +193,7 @@ describe('connectProbe (real sockets)', () => {
     try {
       const outcome = await connectProbe(() => tlsConnect({ host: '127.0.0.1', port }), 'secureConnect', 100).done.then(
         () => 'answered',
-        (err: Error) => err.message,
+        (err: unknown) => (err as Error).message,
       );
       expect(outcome).to.equal('no connection within 100 ms');
     } finally {

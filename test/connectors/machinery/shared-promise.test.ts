@@ -12,14 +12,14 @@ function event(seq: number, transactional = true): EddyEvent {
 /** A sink gathering sends into requests: every send until `cut()` returns the open request's promise (as the kafka offramp does). */
 class GatheringSink implements Sink {
   readonly requests: { resolve(meta?: Meta): void; reject(err: Error): void; sent: string[] }[] = [];
-  private open: Promise<Meta | void> | undefined;
+  private open: Promise<Meta | undefined> | undefined;
   /** when set, every send returns this promise (settled already or not) */
-  fixed: Promise<Meta | void> | undefined;
-  send(payloads: Buffer[]): Promise<Meta | void> {
+  fixed: Promise<Meta | undefined> | undefined;
+  send(payloads: Buffer[]): Promise<Meta | undefined> {
     if (this.fixed) return this.fixed;
     if (!this.open) {
       const request = { sent: [] as string[] } as GatheringSink['requests'][number];
-      this.open = new Promise<Meta | void>((resolve, reject) => Object.assign(request, { resolve, reject }));
+      this.open = new Promise<Meta | undefined>((resolve, reject) => Object.assign(request, { resolve, reject }));
       this.requests.push(request);
     }
     this.requests[this.requests.length - 1].sent.push(...payloads.map(String));
@@ -93,7 +93,7 @@ describe('offramp machinery: sends sharing one sink promise', () => {
 
   it('loses no send when a sink returns a promise settled already, again after its sends were acked', async () => {
     const t = await setUp();
-    t.sink.fixed = Promise.resolve();
+    t.sink.fixed = Promise.resolve(undefined);
     t.input.next(event(1));
     t.input.next(event(2));
     await turn();

@@ -38,7 +38,7 @@ const refusal = (config: Record<string, unknown>) =>
       await r.stop();
       return 'connected';
     },
-    (e: Error) => e.message,
+    (e: unknown) => (e as Error).message,
   );
 
 describe('nats connection options (private nats-servers that demand them)', function () {

@@ -46,7 +46,11 @@ export class Collector {
   readonly msgs: Msg[] = [];
   readonly sub: Subscription;
   constructor(nc: NatsConnection, subject: string) {
-    this.sub = nc.subscribe(subject, { callback: (err, msg) => void (err || this.msgs.push(msg)) });
+    this.sub = nc.subscribe(subject, {
+      callback: (err, msg) => {
+        if (!err) this.msgs.push(msg);
+      },
+    });
   }
   get texts(): string[] {
     return this.msgs.map((m) => new TextDecoder().decode(m.data));
@@ -216,7 +220,7 @@ export class PrivateServer {
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
     let stderr = '';
-    child.stderr.on('data', (d) => (stderr += d));
+    child.stderr.on('data', (d) => (stderr += String(d)));
     this.child = child;
     await eventually(
       async () => {
@@ -235,7 +239,7 @@ export class PrivateServer {
   async down(): Promise<void> {
     const child = this.child;
     this.child = undefined;
-    if (!child || child.exitCode !== null) return;
+    if (child?.exitCode !== null) return;
     const exited = new Promise<void>((r) => child.once('exit', () => r()));
     child.kill('SIGTERM');
     const killer = setTimeout(() => child.kill('SIGKILL'), 5000);

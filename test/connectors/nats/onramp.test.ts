@@ -99,7 +99,7 @@ describe('nats onramp (against the nats service)', function () {
     it('an unreachable server fails create() at once with an error naming the servers', async () => {
       const port = await freePort();
       let error: Error | undefined;
-      await directOnramp({ hosts: [`127.0.0.1:${port}`], subject: 'x' }).catch((e: Error) => (error = e));
+      await directOnramp({ hosts: [`127.0.0.1:${port}`], subject: 'x' }).catch((e: unknown) => (error = e as Error));
       expect(error?.message).to.match(new RegExp(`cannot connect to NATS at 127\\.0\\.0\\.1:${port}: .*(CONNECTION_REFUSED|refused)`, 'i'));
     });
 
@@ -123,7 +123,11 @@ describe('nats onramp (against the nats service)', function () {
         const own = await natsConnect([serviceHost()], { echo, max_reconnects: -1, tls: false }, 'eddy-test-echo');
         try {
           const got: string[] = [];
-          own.nc.subscribe(subject, { callback: (err, msg) => void (err || got.push(new TextDecoder().decode(msg.data))) });
+          own.nc.subscribe(subject, {
+            callback: (err, msg) => {
+              if (!err) got.push(new TextDecoder().decode(msg.data));
+            },
+          });
           own.nc.publish(subject, text('self'));
           // the server answered the flush after processing the publish: an echo of it has arrived before the PONG
           await own.nc.flush();
@@ -264,7 +268,7 @@ describe('nats onramp (against the nats service)', function () {
       const fails = (config: Record<string, unknown>) =>
         directOnramp(config).then(
           () => expect.fail('created'),
-          (e: Error) => e.message,
+          (e: unknown) => (e as Error).message,
         );
       expect(await fails({ hosts: [serviceHost()], subject, jetstream: { stream: unique('NOPE'), durable: 'd' } })).to.match(/stream 'NOPE_.*' not found/);
       await jsm.consumers.add(stream, { durable_name: 'pushy', deliver_subject: unique('push'), ack_policy: AckPolicy.Explicit });

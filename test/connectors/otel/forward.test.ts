@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { credentials } from '@grpc/grpc-js';
-import { context, trace } from '@opentelemetry/api';
+import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { SeverityNumber } from '@opentelemetry/api-logs';
 import { OTLPLogExporter as GrpcLogExporter } from '@opentelemetry/exporter-logs-otlp-grpc';
 import { OTLPLogExporter as JsonLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
 import { OTLPLogExporter as ProtoLogExporter } from '@opentelemetry/exporter-logs-otlp-proto';
@@ -115,12 +116,17 @@ describe('otel forwarding: OpenTelemetry SDK exporters -> eddy otel onramp -> ot
           attributes: { 'http.method': 'GET', 'http.status_code': 200, ratio: 0.5, ok: true, tags: ['a', 'b'] },
         });
         parent.addEvent('checkpoint', { step: 3 });
-        parent.setStatus({ code: 2, message: 'failed on purpose' });
-        const child = client.tracer.startSpan('child', { kind: 3 }, trace.setSpan(context.active(), parent));
+        parent.setStatus({ code: SpanStatusCode.ERROR, message: 'failed on purpose' });
+        const child = client.tracer.startSpan('child', { kind: SpanKind.PRODUCER }, trace.setSpan(context.active(), parent));
         child.end();
         parent.end();
         made[transport] = { traceId: parent.spanContext().traceId, spanId: parent.spanContext().spanId, parentSpanId: child.spanContext().spanId };
-        client.logger.emit({ body: `logged over ${transport}`, severityNumber: 13, severityText: 'WARN', attributes: { 'user.id': 42, path: '/x' } });
+        client.logger.emit({
+          body: `logged over ${transport}`,
+          severityNumber: SeverityNumber.WARN,
+          severityText: 'WARN',
+          attributes: { 'user.id': 42, path: '/x' },
+        });
         client.meter.createCounter('requests').add(7, { route: '/a' });
         client.meter.createHistogram('latency', { unit: 'ms' }).record(12.5, { route: '/a' });
         await client.flush();

@@ -11,7 +11,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
-import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider, type ReadableSpan } from '@opentelemetry/sdk-trace';
+import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace';
 import { Root } from 'protobufjs';
 import type { EddyEvent } from '../../../src/core/event';
 import { receiver, type Receiver, type ReceiverOptions } from '../net-helpers';
@@ -67,7 +67,7 @@ export function traceExporter(port: number): OTLPTraceExporter {
   return new OTLPTraceExporter({ url: endpoint(port), credentials: credentials.createInsecure() });
 }
 
-export function exportSpans(exporter: OTLPTraceExporter, spans: ReadableSpan[]): Promise<ExportResult> {
+export function exportSpans(exporter: SpanExporter, spans: ReadableSpan[]): Promise<ExportResult> {
   return new Promise((resolve) => exporter.export(spans, resolve));
 }
 

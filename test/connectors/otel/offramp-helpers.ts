@@ -135,7 +135,7 @@ export class FileCollector {
   async stop(): Promise<void> {
     const child = this.child;
     this.child = undefined;
-    if (child === undefined || child.exitCode !== null) return;
+    if (child?.exitCode !== null) return;
     child.kill('SIGTERM');
     await this.exited;
   }

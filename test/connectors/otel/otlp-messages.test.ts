@@ -4,7 +4,8 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { credentials, Server, ServerCredentials } from '@grpc/grpc-js';
-import { context, trace } from '@opentelemetry/api';
+import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { SeverityNumber } from '@opentelemetry/api-logs';
 import { OTLPLogExporter as GrpcLogExporter } from '@opentelemetry/exporter-logs-otlp-grpc';
 import { OTLPLogExporter as ProtoLogExporter } from '@opentelemetry/exporter-logs-otlp-proto';
 import { OTLPMetricExporter as GrpcMetricExporter } from '@opentelemetry/exporter-metrics-otlp-grpc';
@@ -31,7 +32,7 @@ import { eventually } from '../../helpers/runtime';
  */
 
 const FIXTURES = join(__dirname, '../../../../test/fixtures/otel');
-const readFixture = <T>(name: string): T => JSON.parse(readFileSync(join(FIXTURES, name), 'utf8')) as T;
+const readFixture = (name: string): unknown => JSON.parse(readFileSync(join(FIXTURES, name), 'utf8'));
 
 /** field name -> [number, type, 'repeated'?], per message full name */
 type FieldTable = Record<string, Record<string, [number, string, 'repeated'?]>>;
@@ -95,13 +96,13 @@ const requestType = (signal: Signal) => SIGNAL_SPECS[signal].request as unknown 
 
 describe('OTLP message definitions (otel otlp-messages.ts)', () => {
   it('know every field that otlp-transformer 0.214.0 decoded, with its number, type and repetition', () => {
-    const { fields } = readFixture<{ fields: FieldTable }>('otlp-transformer-0.214.0-fields.json');
+    const { fields } = readFixture('otlp-transformer-0.214.0-fields.json') as { fields: FieldTable };
     expect(Object.keys(fields)).to.have.length.above(40);
     expect(tableDifferences(fields)).to.deep.equal([]);
   });
 
   describe('decode requests as otlp-transformer 0.214.0 did, and encode them back to the same bytes', () => {
-    const { requests } = readFixture<{ requests: Golden[] }>('otlp-transformer-0.214.0-golden.json');
+    const { requests } = readFixture('otlp-transformer-0.214.0-golden.json') as { requests: Golden[] };
     for (const request of requests) {
       it(`${request.signal} from ${request.source}`, () => {
         const { signal } = request;
@@ -122,7 +123,7 @@ describe('OTLP message definitions (otel otlp-messages.ts)', () => {
       // each field of the 0.214.0 table is on the wire of an every-field request, so the comparison above saw it
       const seen = new Set<string>();
       for (const r of requests.filter((x) => x.source === 'every-field')) wireFields(requestType(r.signal), Buffer.from(r.bytes, 'base64'), seen);
-      const { fields } = readFixture<{ fields: FieldTable }>('otlp-transformer-0.214.0-fields.json');
+      const { fields } = readFixture('otlp-transformer-0.214.0-fields.json') as { fields: FieldTable };
       // the *Data messages (TracesData, ...) are for files, not the Export requests
       const table = Object.entries(fields)
         .filter(([name]) => !/\.(Traces|Logs|Metrics)Data$/.test(name) && !/Response$|PartialSuccess$/.test(name))
@@ -203,11 +204,11 @@ describe('OTLP message definitions (otel otlp-messages.ts)', () => {
       const inParent = trace.setSpan(context.active(), parent);
       const span = tracer.startSpan(
         'child',
-        { kind: 2, attributes: { s: 'x', i: 7, d: 2.5, b: false }, links: [{ context: parent.spanContext(), attributes: { why: 'a' } }] },
+        { kind: SpanKind.CLIENT, attributes: { s: 'x', i: 7, d: 2.5, b: false }, links: [{ context: parent.spanContext(), attributes: { why: 'a' } }] },
         inParent,
       );
       span.addEvent('evt', { at: 1 });
-      span.setStatus({ code: 2, message: 'broken' });
+      span.setStatus({ code: SpanStatusCode.ERROR, message: 'broken' });
       span.end();
       parent.end();
 
@@ -215,7 +216,7 @@ describe('OTLP message definitions (otel otlp-messages.ts)', () => {
       const loggerProvider = new LoggerProvider({ resource, processors: [new SimpleLogRecordProcessor({ exporter: logExporter })] });
       loggerProvider.getLogger('otlp-messages-logs', '2.0.0').emit({
         body: { nested: { k: [1, 'two'] } },
-        severityNumber: 17,
+        severityNumber: SeverityNumber.ERROR,
         severityText: 'ERROR',
         attributes: { a: 'b' },
         eventName: 'app.event',

@@ -53,7 +53,9 @@ export async function directSink(config: Partial<PostgresOfframpConfig> & Pick<P
   return {
     sink,
     log,
-    send: async (event) => void (await sink.send([], event)),
+    send: async (event) => {
+      await sink.send([], event);
+    },
     close: async () => sink.close?.(),
   };
 }
@@ -62,7 +64,7 @@ export async function directSink(config: Partial<PostgresOfframpConfig> & Pick<P
 export async function failure(send: Promise<void>): Promise<Error | undefined> {
   return send.then(
     () => undefined,
-    (err: Error) => err,
+    (err: unknown) => err as Error,
   );
 }
 

@@ -45,7 +45,12 @@ describe('examples/pubsub.yaml (Pub/Sub fake pstest)', function () {
     writeFileSync(file, text.replace(EXAMPLE_SUBSCRIPTION, `projects/${PROJECT}/subscriptions/${subscription}`));
     eddy = runExample(file);
     const ids = await client.publish(topic, ['{"hello":"pubsub","n":1}', '{"hello":"pubsub","n":2}'], { source: 'example-test' });
-    type Printed = { hello?: string; n?: number; message_id?: string; attributes?: Record<string, string> };
+    interface Printed {
+      hello?: string;
+      n?: number;
+      message_id?: string;
+      attributes?: Record<string, string>;
+    }
     const printed = () => (eddy!.events() as Printed[]).filter((e) => e.hello === 'pubsub');
     await eventually(() => printed().length === 2, 30_000, `two messages printed\n${eddy.stderr()}`);
     expect(printed().map((e) => e.message_id)).to.have.members(ids);

@@ -65,7 +65,9 @@ export class TestClient {
           err ? reject(err) : resolve(res as T),
         ),
       );
-    type Pulled = { receivedMessages?: { ackId: string; message: { data: Uint8Array } }[] };
+    interface Pulled {
+      receivedMessages?: { ackId: string; message: { data: Uint8Array } }[];
+    }
     const { receivedMessages = [] } = await call<Pulled>('pull', { subscription: name, maxMessages: 1000, returnImmediately: true });
     if (receivedMessages.length > 0) {
       await call('modifyAckDeadline', { subscription: name, ackIds: receivedMessages.map((m) => m.ackId), ackDeadlineSeconds: 0 });

@@ -62,7 +62,7 @@ describe('rest end to end', () => {
     expect((await call(rt.base, 'DELETE', '/binding/relay/one')).status).to.equal(200);
     const refused = await curl(`http://127.0.0.1:${port}/a`).then(
       () => 'answered',
-      (err: Error) => err.message,
+      (err: unknown) => (err as Error).message,
     );
     expect(refused).to.match(/curl .* failed/);
   });

@@ -108,7 +108,7 @@ describe('rest onramp: TLS', () => {
     const answer = await curl(`http://localhost:${port}/ingest?x=1`, ['-H', 'content-type: application/json', '-d', '{"plain":true}']);
     expect(answer.status).to.equal(400);
     expect(answer.body).to.equal(`this port speaks HTTPS: use https://localhost:${port}/ingest?x=1\n`);
-    expect(answer.headers['connection']).to.equal('close');
+    expect(answer.headers.connection).to.equal('close');
     // the port still speaks TLS to the next client
     const secure = await curl(`https://localhost:${port}/ingest`, ['--cacert', certs.ca, '-H', 'content-type: application/json', '-d', '{"secure":true}']);
     expect(secure.status).to.equal(202);

@@ -38,7 +38,7 @@ describe('stdout offramp: a reader that goes away (EPIPE)', function () {
       env: { ...process.env, EDDY_LOG: 'warn' },
     });
     let stderr = '';
-    child.stderr.on('data', (d) => (stderr += d));
+    child.stderr.on('data', (d) => (stderr += String(d)));
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
     const killer = setTimeout(() => child.kill('SIGKILL'), 15000);
     try {

@@ -31,8 +31,8 @@ function sClient(port: number, ca: string, input: string, client?: Identity, unt
     const child = spawn('openssl', args, { stdio: 'pipe' });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
+    child.stdout.on('data', (d) => (stdout += String(d)));
+    child.stderr.on('data', (d) => (stderr += String(d)));
     // never left behind: a client that the server wrongly keeps is ended (and the test fails on what it did not see)
     const killer = setTimeout(() => child.kill(), 10_000);
     child.on('error', reject);

@@ -84,7 +84,7 @@ describe('udp offramp', () => {
       config: { host: '127.0.0.1', port: receiver.port, dst_host: '127.0.0.1', dst_port: receiver.port },
     }).then(
       () => '',
-      (err: Error) => err.message,
+      (err: unknown) => (err as Error).message,
     );
     expect(error).to.include("offramp 'dst'").and.include('EADDRINUSE');
   });
@@ -105,7 +105,7 @@ describe('udp offramp sink (the type on its own)', () => {
     const { ctx, log } = fakeOfframpContext();
     sink = await udpOfframp.create({ host: '127.0.0.1', port: 0, dst_host: '127.0.0.1', dst_port: receiver.port }, ctx);
     let error = '';
-    await Promise.resolve(sink.send([Buffer.alloc(70_000)], testEvent(1))).catch((err: Error) => (error = err.message));
+    await Promise.resolve(sink.send([Buffer.alloc(70_000)], testEvent(1))).catch((err: unknown) => (error = (err as Error).message));
     expect(error).to.match(/EMSGSIZE/);
     expect(log.triggers).to.equal(0);
     await sink.send([Buffer.from('fits')], testEvent(2));

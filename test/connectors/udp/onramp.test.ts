@@ -145,7 +145,7 @@ describe('udp onramp', () => {
       runtime.publish('onramp', { id: 'gelf', type: 'udp', config: { host: '127.0.0.1', port: taken.address().port } });
       runtime.publish('binding', { id: 'b', links: { '/onramp/gelf/{instance}/out': ['/pipeline/system::passthrough/{instance}/in'] } });
       let message = '';
-      await runtime.activate('binding', 'b', 'main').catch((err: Error) => (message = err.message));
+      await runtime.activate('binding', 'b', 'main').catch((err: unknown) => (message = (err as Error).message));
       expect(message).to.include("onramp 'gelf'").and.include('EADDRINUSE');
     } finally {
       await runtime.shutdown();

@@ -103,7 +103,7 @@ describe('ws onramp', () => {
     ramp = await directOnramp({ port: 0 });
     const err = await directOnramp({ port: ramp.source.port }).then(
       () => null,
-      (e: Error) => e,
+      (e: unknown) => e as Error,
     );
     expect(err?.message).to.match(/cannot listen on 127\.0\.0\.1:\d+: .*EADDRINUSE/);
   });

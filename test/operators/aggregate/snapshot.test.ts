@@ -361,7 +361,7 @@ describe('aggregate functions: snapshot and restore', () => {
   });
 
   describe('a snapshot it cannot read', () => {
-    const cases: Array<[name: string, constants: unknown[], snapshot: unknown, message: string]> = [
+    const cases: [name: string, constants: unknown[], snapshot: unknown, message: string][] = [
       ['count', [], -1, 'count: cannot restore its state: the snapshot: expected a count (an integer >= 0), got int -1'],
       ['count_if', [], 1.5, 'count_if: cannot restore its state: the snapshot: expected a count (an integer >= 0), got double 1.5'],
       ['sum', [], [1, 2, 3], 'sum: cannot restore its state: the snapshot: expected a list of 2 or 4 items, got 3'],
