@@ -328,16 +328,16 @@ export interface OnrampType<C = Record<string, unknown>> {
 
 /** What an offramp type's `create` gets: the breaker (trigger/restore), insights, linked replies. */
 export interface OfframpContext extends RampContext {
-  /** the sink is overwhelmed or disconnected: stop the sources (a plain function, `this: void`: sinks hand it to their writers as a callback) */
-  trigger(this: void): void;
+  /** the sink is overwhelmed or disconnected: stop the sources (a plain function, a property rather than a method: sinks hand it to their writers as a callback) */
+  trigger: () => void;
   /** the sink is healthy again (as `trigger`, a plain function) */
-  restore(this: void): void;
+  restore: () => void;
   /** for sinks that are not auto-acking: report delivery of an event */
   insight(kind: 'ack' | 'fail', event: EddyEvent, meta?: Meta): void;
   /** for sinks that raise circuit-breaker events for an event (cb offramp) */
   raise(kind: Insight['kind'], event: EddyEvent): void;
   /** a sink of a type with `ignoresPayloads` counts here the bytes it sends (the `bytes` metric) */
-  countBytes(this: void, bytes: number): void;
+  countBytes: (bytes: number) => void;
   /** emit an event on an output port of a linked offramp (`out`, `err`) */
   emit(port: string, event: EddyEvent): void;
   /**
@@ -378,6 +378,7 @@ export interface Sink {
    * Sends gathered into one request may share one promise: the machinery
    * then waits on it once for all of them (src/ramps/offramp.ts).
    */
+  // eslint-disable-next-line @typescript-eslint/no-invalid-void-type -- a return type: sinks that return nothing, or a Promise<void>, implement it as they are
   send(payloads: Buffer[], event: EddyEvent): Promise<Meta | void> | void;
   /** the codec to encode this event with, when not the ramp's (rest: by Content-Type) */
   codecFor?(event: EddyEvent): string | undefined;

@@ -17,9 +17,9 @@ export type AfterWrite = () => Promise<void>;
 /** The writes of one event-loop turn: one chunk for the stream, one promise for every write in it. */
 interface Flush {
   readonly done: Promise<void>;
-  /** the promise's own resolvers: plain functions */
-  resolve(this: void): void;
-  reject(this: void, err: Error): void;
+  /** the promise's own resolvers: plain functions (properties, not methods) */
+  resolve: () => void;
+  reject: (err: Error) => void;
 }
 
 /**
@@ -63,7 +63,7 @@ export class BufferedWriter {
   /** Queues `chunks`, in order and together, for this turn's flush; the promise settles when the flush has been written (rejects when it failed). */
   write(...chunks: Buffer[]): Promise<void> {
     if (this.broken !== undefined) return Promise.reject(this.broken);
-    for (let i = 0; i < chunks.length; i++) this.chunks.push(chunks[i]);
+    for (const chunk of chunks) this.chunks.push(chunk);
     if (this.current === undefined) {
       this.current = newFlush();
       setImmediate(() => this.flush());
@@ -107,7 +107,7 @@ export class BufferedWriter {
 }
 
 function newFlush(): Flush {
-  const { promise: done, resolve, reject } = Promise.withResolvers<void>();
+  const { promise: done, resolve, reject }: PromiseWithResolvers<void> = Promise.withResolvers();
   // marked as handled: a flush nobody waits for (a closing writer's) must not crash the process when it fails
   done.catch(() => undefined);
   return { done, resolve, reject };

@@ -50,7 +50,7 @@ export class DeadLetters {
    * when the caller fails the source as before.
    */
   offer(port: Subject<EddyEvent> | undefined, event: EddyEvent, from: ContraflowTarget, failure: DeliveryFailure): boolean {
-    if (port === undefined || !port.observed) return false;
+    if (!port?.observed) return false;
     const settles = this.config.ack_source === true && event.transactional;
     const id: EventId = { uid: this.uid, seq: this.nextSeq() };
     const error = failure.status === undefined ? { type: failure.type, message: failure.message, attempt: failure.attempt } : failure;

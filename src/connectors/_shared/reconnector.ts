@@ -66,6 +66,7 @@ export class Reconnector<T> {
       this.attempt = undefined;
     }
     // stopped meanwhile: `stop` hands what this attempt opened to the caller
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- checked before the await above; `stop` may have come meanwhile
     if (this.stopped) return;
     this.backoff.reset();
     this.outageLogged = false;

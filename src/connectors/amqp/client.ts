@@ -123,7 +123,8 @@ export async function closeConnection(connection: ChannelModel, channel?: Channe
 /** An error's message; amqplib's refusals (ECONNREFUSED, 404 NOT_FOUND, 403 ACCESS_REFUSED) say enough. */
 export function describe(err: unknown): string {
   if (err instanceof Error) {
-    const code = (err as NodeJS.ErrnoException).code;
+    // a socket error's code is a string (ECONNREFUSED), a server refusal's a number (404)
+    const code = (err as { code?: string | number }).code;
     const message = err.message !== '' ? err.message : String(code ?? err.name);
     return code !== undefined && typeof code === 'string' && !message.includes(code) ? `${message} (${code})` : message;
   }

@@ -131,7 +131,7 @@ class Publisher implements Sink {
       channel.on('error', (err) => this.ctx.logger.warn(`amqp offramp ${this.ctx.url}: channel: ${describe(err)}`));
       // publishing to an exchange that does not exist closes the channel: refuse the activation instead
       if (this.config.exchange !== '') {
-        await channel.checkExchange(this.config.exchange).catch((err) => {
+        await channel.checkExchange(this.config.exchange).catch((err: unknown) => {
           throw new Error(`cannot publish to ${this.where}: ${describe(err)}`);
         });
       }

@@ -229,12 +229,12 @@ class Consumer implements OnrampSource {
       const declare = q.passive
         ? channel.checkQueue(config.queue_name)
         : channel.assertQueue(config.queue_name, { durable: q.durable, exclusive: q.exclusive, autoDelete: q.auto_delete });
-      await declare.catch((err) => {
+      await declare.catch((err: unknown) => {
         throw new Error(`cannot ${q.passive ? 'find' : 'declare'} ${this.where}: ${describe(err)}`);
       });
       // every queue is bound to the default exchange by its name; the server refuses explicit bindings to it
       if (config.exchange !== '') {
-        await channel.bindQueue(config.queue_name, config.exchange, config.routing_key).catch((err) => {
+        await channel.bindQueue(config.queue_name, config.exchange, config.routing_key).catch((err: unknown) => {
           throw new Error(`cannot bind ${this.where} to exchange '${config.exchange}' with routing key '${config.routing_key}': ${describe(err)}`);
         });
       }

@@ -89,7 +89,8 @@ export const blackhole: OfframpType<BlackholeConfig> = {
       ? { field: 'config.stop_after_secs', what: 'a blackhole with stop_after_secs stops the process when it has measured' }
       : undefined,
   create(config, ctx) {
-    if (!measures(config)) return { send() {} };
+    // a plain blackhole discards what it is sent
+    if (!measures(config)) return { send: () => undefined };
     const measurement = new Measurement(config, ctx);
     return {
       send: (payloads, event) => measurement.record(payloads, event),
@@ -148,7 +149,7 @@ class Measurement {
     const now = monoNs();
     if (now < this.warmupEnd) return;
     this.events += this.config.count_field === undefined ? 1 : eventCount(event.data, this.config.count_field);
-    for (let i = 0; i < payloads.length; i++) this.bytes += payloads[i].length;
+    for (const payload of payloads) this.bytes += payload.length;
     if (event.ingestNs !== this.lastIngest) {
       this.lastIngest = event.ingestNs;
       this.lastIngestMono = toMonoNs(this.lastIngest);

@@ -44,8 +44,8 @@ export const blaster: OnrampType<Static<typeof configSchema>> = {
   async create(config, ctx) {
     const originUri = `svc-blaster://${ctx.hostname}/${config.source.replace(/^\//, '')}`;
     // read now: a missing, unreadable or empty source fails the activation (a 400 naming the onramp)
-    let lines = await readPayloadLines(config.source).catch((err: Error) => {
-      throw new Error(`blaster: cannot read ${config.source}: ${err.message}`);
+    let lines = await readPayloadLines(config.source).catch((err: unknown) => {
+      throw new Error(`blaster: cannot read ${config.source}: ${err instanceof Error ? err.message : String(err)}`);
     });
     if (config.base64) lines = lines.map((l) => Buffer.from(l.toString('latin1'), 'base64'));
     if (lines.length === 0) throw new Error(`blaster: ${config.source} has no lines to replay`);

@@ -15,7 +15,7 @@ const BREAKER: Record<string, 'trigger' | 'restore'> = { trigger: 'trigger', clo
 
 /** The `cb` payload of one value: metadata `cb` first, then data field `cb`. */
 function cbPayload(value: unknown, meta: Meta | undefined): unknown {
-  if (meta && meta.cb !== undefined && meta.cb !== null) return meta.cb;
+  if (meta?.cb !== undefined && meta.cb !== null) return meta.cb;
   if (value !== null && typeof value === 'object' && !Array.isArray(value)) return (value as Record<string, unknown>).cb;
   return undefined;
 }

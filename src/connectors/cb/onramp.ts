@@ -55,8 +55,8 @@ export const cbOnramp: OnrampType<Static<typeof configSchema>> = {
   stopsProcess: () => ({ field: 'type', what: 'the cb onramp stops the process when its run is over' }),
   async create(config, ctx) {
     // read now: a missing or unreadable source fails the activation (a 400 naming the onramp), not a later run
-    const payloads = await readPayloadLines(config.source).catch((err: Error) => {
-      throw new Error(`cb onramp: cannot read ${config.source}: ${err.message}`);
+    const payloads = await readPayloadLines(config.source).catch((err: unknown) => {
+      throw new Error(`cb onramp: cannot read ${config.source}: ${err instanceof Error ? err.message : String(err)}`);
     });
     return new CbSource(config, ctx, payloads);
   },

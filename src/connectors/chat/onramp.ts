@@ -139,7 +139,12 @@ export const chatOnramp: OnrampType<ChatOnrampConfig> = {
   async create(config, ctx): Promise<ChatOnrampSource> {
     const { Client, Partials } = requirePackage<typeof import('discord.js')>('discord.js', 'the chat onramp');
     const client = new Client({
-      intents: config.intents.map((name) => INTENTS.get(name)!),
+      intents: config.intents.map((name) => {
+        const intent = INTENTS.get(name);
+        // the schema admits only INTENTS' names
+        if (intent === undefined) throw new Error(`chat: unknown intent '${name}'`);
+        return intent;
+      }),
       // uncached messages, channels, members and reactions still make events
       partials: [Partials.Message, Partials.Channel, Partials.GuildMember, Partials.Reaction, Partials.User],
       rest: { timeout: durationMs(config.timeout, 'timeout'), ...(config.api_url ? { api: config.api_url.replace(/\/+$/, '') } : {}) },
@@ -253,27 +258,30 @@ class ChatSource implements ChatOnrampSource {
     });
   }
 
-  private get flowing(): boolean {
-    return this.out !== undefined && !this.paused;
+  /** the subscriber while the onramp flows (subscribed and not paused), else undefined */
+  private get flowingTo(): Subscriber<Frame> | undefined {
+    return this.paused ? undefined : this.out;
   }
 
   /** The gateway cannot be paused: while the onramp does not flow, events wait in the queue, and beyond `buffer` are counted as dropped. */
   private push(frame: Frame): void {
-    if (this.flowing && this.queue.length === 0) return this.out!.next(frame);
+    const out = this.flowingTo;
+    if (out && this.queue.length === 0) return out.next(frame);
     if (this.queue.length < this.config.buffer) this.queue.push(frame);
     else this.dropped++;
   }
 
   /** Releases held events, then reports what did not fit; a pause during the release leaves the rest to the machinery, which holds it. */
   private flush(): void {
-    if (!this.flowing) return;
+    const out = this.flowingTo;
+    if (!out) return;
     const held = this.queue;
     this.queue = [];
-    for (const frame of held) this.out!.next(frame);
+    for (const frame of held) out.next(frame);
     if (this.dropped > 0) {
       const error = `${this.dropped} gateway event(s) dropped: more than ${this.config.buffer} arrived while the circuit breaker was triggered`;
       this.dropped = 0;
-      this.out!.next({ stream: 'gateway', error, originUri: this.originUri });
+      out.next({ stream: 'gateway', error, originUri: this.originUri });
     }
   }
 

@@ -99,7 +99,8 @@ function emoji(v: unknown, path: string): string {
   const id = snowflake(r.id, `${path}.id`);
   const name = optional(r.name, `${path}.name`, str);
   optional(r.animated, `${path}.animated`, bool); // the route does not need it; checked so a wrong type is still refused
-  return `${name || '_'}:${id}`;
+  // an empty name is as missing as none
+  return `${name === undefined || name === '' ? '_' : name}:${id}`;
 }
 
 /** The spec's embed, as the API's embed object (`colour` becomes `color`, a footer string becomes `{text}`). */

@@ -28,7 +28,10 @@ export class Years {
   private static part(part: string): number[] {
     const match = /^(\*|\d+)(?:-(\d+))?(?:\/(\d+))?$/.exec(part);
     if (!match) throw new Error(`'${part}' is not a year, a range (2027-2030), a step (*/2) or '*'`);
-    const [, from, to, step] = match;
+    const from = match[1];
+    // the optional groups: undefined when they did not take part
+    const to = match[2] as string | undefined;
+    const step = match[3] as string | undefined;
     if (from === '*' && to !== undefined) throw new Error(`'${part}': '*' takes no range`);
     const first = from === '*' ? Years.MIN : Years.year(from, part);
     // a step without a range runs to the last year, as in cron's other fields

@@ -81,8 +81,8 @@ class FileSink implements Sink {
   private checkpoint: FileCheckpoint | undefined;
   readonly checkpointed: CheckpointedSink = {
     resumeAt: (length) => void (this.checkpoint = new FileCheckpoint(this.config.file, length)),
-    position: () => this.checkpoint!.position(),
-    rewind: (length) => this.checkpoint!.rewind(length),
+    position: () => this.resumed().position(),
+    rewind: (length) => this.resumed().rewind(length),
   };
 
   constructor(
@@ -91,6 +91,12 @@ class FileSink implements Sink {
     /** the file, opened without truncating it, when it existed at create */
     private existing: FileHandle | undefined,
   ) {}
+
+  /** the checkpoint `resumeAt` set: the WAL calls that first */
+  private resumed(): FileCheckpoint {
+    if (this.checkpoint === undefined) throw new Error(`file offramp ${this.config.file}: position or rewind before resumeAt`);
+    return this.checkpoint;
+  }
 
   /** Every part of the activation opened: now truncate (unless appending) or create the file. */
   async commit(): Promise<void> {

@@ -241,7 +241,7 @@ export class ChangelogStore {
     const clients = [this.admin, this.consumer];
     this.admin = undefined;
     this.consumer = undefined;
-    for (const client of clients) await client?.close().catch((err: Error) => this.logger.debug(`changelog store: close: ${rootMessage(err)}`));
+    for (const client of clients) await client?.close().catch((err: unknown) => this.logger.debug(`changelog store: close: ${rootMessage(err)}`));
   }
 
   private async read(topic: string, partition: number): Promise<Map<string, StateValue>> {
@@ -412,7 +412,8 @@ export class ChangelogStore {
     for (;;) {
       try {
         const metadata = (await this.adminClient().metadata({ topics: [topic], forceUpdate: true, autocreateTopics: false })).topics.get(topic);
-        const led = metadata?.partitions.filter((p) => p && p.leader >= 0).length ?? 0;
+        // partitions is sparse (indexed by partition): filter skips a partition the answer left out
+        const led = metadata?.partitions.filter((p) => p.leader >= 0).length ?? 0;
         if (led >= partitions) return;
         last = `${led} of ${partitions} partitions have a leader`;
       } catch (err) {
@@ -431,9 +432,12 @@ export class ChangelogStore {
     let policy: string | null | undefined;
     try {
       count = (await admin.metadata({ topics: [topic], forceUpdate: true, autocreateTopics: false })).topics.get(topic)?.partitionsCount ?? 0;
-      const [described] = await admin.describeConfigs({
-        resources: [{ resourceType: ConfigResourceTypes.TOPIC, resourceName: topic, configurationKeys: ['cleanup.policy'] }],
-      });
+      // an answer without the topic: undefined
+      const described = (
+        await admin.describeConfigs({
+          resources: [{ resourceType: ConfigResourceTypes.TOPIC, resourceName: topic, configurationKeys: ['cleanup.policy'] }],
+        })
+      ).at(0);
       policy = described?.configs.find((c) => c.name === 'cleanup.policy')?.value;
     } catch (err) {
       throw new Error(`changelog topic ${topic}: cannot read its partitions and cleanup.policy: ${rootMessage(err)}`);

@@ -207,7 +207,7 @@ export class CommitTracker {
   commitFailed(offsets: readonly CommitOffset[]): void {
     for (const o of offsets) {
       const track = this.tracks.get(trackKey(o.topic, o.partition));
-      if (track && track.committable !== undefined) track.dirty = true;
+      if (track?.committable !== undefined) track.dirty = true;
     }
   }
 
@@ -215,7 +215,8 @@ export class CommitTracker {
   heads(): { topic: string; partition: number; offset: number }[] {
     const out: { topic: string; partition: number; offset: number }[] = [];
     for (const t of this.tracks.values()) {
-      const head = t.entries[t.head];
+      // undefined when every entry is settled
+      const head = t.entries.at(t.head);
       if (head) out.push({ topic: t.topic, partition: t.partition, offset: head.offset });
     }
     return out;

@@ -55,13 +55,15 @@ export async function reachTopics(consumer: Consumer, topics: string[], brokers:
 /** `$kafka`: offset and timestamp as numbers (the client's are bigints); key and headers only when the message has them. */
 export function kafkaMeta(m: Message, offset: number): KafkaMeta {
   const meta: KafkaMeta = { topic: m.topic, partition: m.partition, offset, timestamp: Number(m.timestamp) };
-  if (m.key !== undefined && m.key !== null) meta.key = m.key;
+  // a message without a key has none (null on the wire, undefined after a failed deserialisation), whatever the client's type says
+  const messageKey = m.key as Buffer | null | undefined;
+  if (messageKey !== undefined && messageKey !== null) meta.key = messageKey;
   const entries = m.headerEntries;
   if (entries.length > 0) {
     const headers: Record<string, Buffer | Buffer[]> = {};
     for (const [name, value] of entries) {
       const key = name.toString('utf8');
-      const had = headers[key];
+      const had = headers[key] as Buffer | Buffer[] | undefined;
       // a repeated header: a list, in the message's order (kafkajs's shape)
       headers[key] = had === undefined ? value : Array.isArray(had) ? [...had, value] : [had, value];
     }

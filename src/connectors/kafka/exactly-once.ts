@@ -23,7 +23,7 @@
 import { hostname } from 'node:os';
 import { BehaviorSubject, Observable, Subject, distinctUntilChanged, type Subscriber } from '../../core/rx';
 import type { Admin, Consumer, GroupAssignment, Message, MessagesStream } from '@platformatic/kafka';
-import type { Downstream, Frame, OnrampContext, OnrampSource, SourceInputs } from '../connector';
+import type { Downstream, Frame, OnrampContext, OnrampSource, SourceInputs, TransactionalSink } from '../connector';
 import { ChangelogStore, changelogRecords, changelogTopic } from './changelog';
 import { baseOptions, platformatic, rootMessage, type KafkaSettings } from './options';
 import { KafkaTransactions, type ConsumedOffset, type Record_ } from './transactions';
@@ -140,8 +140,10 @@ export class ExactlyOnceSource implements OnrampSource {
    */
   async attachDownstream(downstream: Downstream): Promise<void> {
     const cluster = (await this.consumer.metadata({ topics: this.config.topics })).id;
+    const joining: TransactionalSink[] = [];
     for (const { url, type, sink } of downstream.sinks) {
       if (!sink.transactional) throw new Error(`${this.who} (guarantee: exactly_once): ${url}, a ${type} offramp, cannot take part in its transactions`);
+      joining.push(sink.transactional);
       const theirs = await sink.transactional.cluster();
       if (theirs !== cluster) {
         throw new Error(
@@ -154,7 +156,7 @@ export class ExactlyOnceSource implements OnrampSource {
         this.config.topics.map((source) => ({ changelog: changelogTopic(this.group, pipeline, node, source), source })),
       ),
     );
-    for (const { sink } of downstream.sinks) sink.transactional!.join((record) => void this.writes.push(record as Record_));
+    for (const transactional of joining) transactional.join((record) => void this.writes.push(record as Record_));
     // an event in a window (or a reduction) is done once there: that state is committed with the offsets
     for (const { state } of downstream.stateful) state.savedWithSources?.();
     this.downstream = downstream;
@@ -320,6 +322,7 @@ export class ExactlyOnceSource implements OnrampSource {
     } catch (err) {
       // the flow cannot go on without its state: it stops, saying why (never silently at least once)
       this.enter('closed');
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- checked before the awaits above; it may have unsubscribed meanwhile
       this.subscriber?.error(new Error(`${this.who}: cannot restore the state of ${this.assignmentText()}: ${rootMessage(err)}`));
       return;
     }
@@ -330,10 +333,13 @@ export class ExactlyOnceSource implements OnrampSource {
   /** The group's committed offsets of the assigned partitions, stable: none still pending in a transaction. */
   private async committedOffsets(): Promise<{ topic: string; partition: number; offset: bigint }[]> {
     if (this.assignment.length === 0) return [];
-    const [group] = await this.admin.listConsumerGroupOffsets({
-      groups: [{ groupId: this.group, topics: this.assignment.map((a) => ({ name: a.topic, partitionIndexes: a.partitions })) }],
-      requireStable: true,
-    });
+    // an answer without the group: undefined
+    const group = (
+      await this.admin.listConsumerGroupOffsets({
+        groups: [{ groupId: this.group, topics: this.assignment.map((a) => ({ name: a.topic, partitionIndexes: a.partitions })) }],
+        requireStable: true,
+      })
+    ).at(0);
     return (group?.topics ?? []).flatMap((t) =>
       t.partitions.filter((p) => p.committedOffset >= 0n).map((p) => ({ topic: t.name, partition: p.partitionIndex, offset: p.committedOffset })),
     );
@@ -371,6 +377,9 @@ export class ExactlyOnceSource implements OnrampSource {
   }
 
   private handOver(m: KafkaMessage): void {
+    // unsubscribed while a commit held it: neither handed over nor counted in the offsets to commit
+    const subscriber = this.subscriber;
+    if (!subscriber) return;
     const name = this.partitionName(m.topic, m.partition);
     const consumer = (m.metadata as { consumer?: ConsumedOffset['consumer'] } | undefined)?.consumer;
     if (consumer) {
@@ -383,10 +392,12 @@ export class ExactlyOnceSource implements OnrampSource {
       }
     }
     const offset = Number(m.offset);
-    this.subscriber!.next({
+    // a tombstone's value is null, whatever the client's type says
+    const data = (m.value as Buffer | null) ?? EMPTY;
+    subscriber.next({
       stream: name,
       partition: name,
-      data: m.value ?? EMPTY,
+      data,
       originUri: `${this.originPrefix}${name}/${offset}`,
       meta: { kafka: kafkaMeta(m, offset) },
     });

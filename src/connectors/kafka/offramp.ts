@@ -143,7 +143,7 @@ class KafkaSink implements Sink {
     }
   }
 
-  send(payloads: Buffer[], event: EddyEvent): Promise<Meta> | void {
+  send(payloads: Buffer[], event: EddyEvent): Promise<Meta> | undefined {
     const key = keyOf(event.meta.kafka_key) ?? this.key;
     if (this.write) {
       // in a source's transaction: handed over now (the event is acked), committed or aborted with the source's offsets
@@ -170,7 +170,7 @@ class KafkaSink implements Sink {
     this.closed = true;
     clearTimeout(this.probeTimer);
     await Promise.allSettled([...this.inFlight, this.probing]);
-    await this.producer.close().catch((err: Error) => this.ctx.logger.debug(`${this.who}: close: ${err.message}`));
+    await this.producer.close().catch((err: unknown) => this.ctx.logger.debug(`${this.who}: close: ${err instanceof Error ? err.message : String(err)}`));
   }
 
   private newBatch(): Pending {

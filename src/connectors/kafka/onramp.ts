@@ -128,7 +128,7 @@ function consumerSettings(config: KafkaOnrampConfig): KafkaSettings {
   const settings = kafkaSettings('onramp', config.rdkafka_options);
   const c = settings.consumer;
   if (config.guarantee === 'exactly_once') {
-    if (String(config.rdkafka_options?.['enable.auto.commit']) === 'true') {
+    if (String(config.rdkafka_options['enable.auto.commit']) === 'true') {
       throw new Error('rdkafka_options.enable.auto.commit: true cannot be used with guarantee exactly_once: offsets are committed in its transactions');
     }
     if (c.readUncommitted) {
@@ -283,7 +283,7 @@ class KafkaSource implements OnrampSource {
   onAck(id: { seq: number }): void {
     if (!this.tracker) return;
     this.tracker.ack(id.seq);
-    this.settled();
+    this.settled(this.tracker);
   }
 
   onFail(id: { seq: number }): void {
@@ -297,7 +297,7 @@ class KafkaSource implements OnrampSource {
       // for the messages after the failed one.
       this.replaceStream('a failed event is read again', false);
     }
-    this.settled();
+    this.settled(this.tracker);
   }
 
   async close(): Promise<void> {
@@ -307,12 +307,13 @@ class KafkaSource implements OnrampSource {
     clearInterval(this.stallTimer);
     await this.stopping;
     while (this.committing) await this.committing;
-    await this.consumer.close(true).catch((err: Error) => this.ctx.logger.debug(`${this.who}: close: ${rootMessage(err)}`));
+    await this.consumer.close(true).catch((err: unknown) => this.ctx.logger.debug(`${this.who}: close: ${rootMessage(err)}`));
   }
 
   private run(): void {
     if (this.closed || !this.subscriber) return;
-    if (this.tracker) this.stallTimer = setInterval(() => this.checkStall(), STALL_WARNING_MS / 6).unref();
+    const tracker = this.tracker;
+    if (tracker) this.stallTimer = setInterval(() => this.checkStall(tracker), STALL_WARNING_MS / 6).unref();
     void this.openStream();
   }
 
@@ -351,6 +352,7 @@ class KafkaSource implements OnrampSource {
       return;
     }
     this.opening = false;
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- checked before the await above; closed or unsubscribed meanwhile
     if (this.closed || !this.subscriber) {
       await stream.close().catch(() => undefined);
       return;
@@ -439,7 +441,7 @@ class KafkaSource implements OnrampSource {
     this.stream = undefined;
     if (stream) {
       stream.removeAllListeners('data');
-      await stream.close().catch((err: Error) => this.ctx.logger.debug(`${this.who}: closing the stream: ${rootMessage(err)}`));
+      await stream.close().catch((err: unknown) => this.ctx.logger.debug(`${this.who}: closing the stream: ${rootMessage(err)}`));
     }
     this.flushCommits();
     while (this.committing) await this.committing;
@@ -461,20 +463,23 @@ class KafkaSource implements OnrampSource {
     if (!subscriber || stream !== this.stream) return;
     const { topic, partition } = m;
     const offset = Number(m.offset);
+    const tracker = this.tracker;
     let entry: Entry | undefined;
-    if (this.tracker) {
-      entry = this.tracker.received(topic, partition, offset, m.leaderEpoch);
+    if (tracker) {
+      entry = tracker.received(topic, partition, offset, m.leaderEpoch);
       // read again after a rejoin or a seek: handed over before, and in flight or acked still (or no longer this member's partition)
       if (!entry) return;
     }
     const state = this.stateOf(topic, partition);
-    const data = m.value ?? EMPTY;
+    // a tombstone's value is null, whatever the client's type says
+    const data = (m.value as Buffer | null) ?? EMPTY;
     const meta = { kafka: kafkaMeta(m, offset) };
+    const originUri = `${state.origin}${offset}`;
     let frame: Frame;
     // the stream names the partition: `topic/partition`, the events' partition too (stateful operators keep state per partition)
-    if (entry) frame = new TrackedFrame(state.stream, state.stream, data, state.origin + offset, meta, this.tracker!, entry);
+    if (tracker && entry) frame = new TrackedFrame(state.stream, state.stream, data, originUri, meta, tracker, entry);
     else {
-      frame = { stream: state.stream, partition: state.stream, data, originUri: state.origin + offset, meta };
+      frame = { stream: state.stream, partition: state.stream, data, originUri, meta };
       // auto commit: on reception, whatever becomes of the events; gathered per turn, so one request per fetch
       state.next = offset + 1;
       state.leaderEpoch = m.leaderEpoch;
@@ -488,7 +493,7 @@ class KafkaSource implements OnrampSource {
     }
     subscriber.next(frame);
     // the window of unsettled messages is full: pause here, in the middle of what the stream holds
-    if (this.tracker && !this.full && this.tracker.unsettled >= UNSETTLED_LIMIT) this.settled();
+    if (tracker && !this.full && tracker.unsettled >= UNSETTLED_LIMIT) this.settled(tracker);
   }
 
   private stateOf(topic: string, partition: number): PartitionState {
@@ -517,8 +522,8 @@ class KafkaSource implements OnrampSource {
   }
 
   /** After acks, fails and hand-overs: commit what became committable, and pause or resume for the window. */
-  private settled(): void {
-    const full = this.tracker!.unsettled >= UNSETTLED_LIMIT ? true : this.tracker!.unsettled <= UNSETTLED_LIMIT / 2 ? false : this.full;
+  private settled(tracker: CommitTracker): void {
+    const full = tracker.unsettled >= UNSETTLED_LIMIT ? true : tracker.unsettled <= UNSETTLED_LIMIT / 2 ? false : this.full;
     if (full !== this.full) {
       this.full = full;
       if (full) this.ctx.logger.debug(`${this.who}: ${UNSETTLED_LIMIT} messages wait for acks; fetching paused`);
@@ -545,7 +550,7 @@ class KafkaSource implements OnrampSource {
     if (offsets.length === 0) return;
     this.committing = this.consumer
       .commit({ offsets })
-      .catch((err: Error) => {
+      .catch((err: unknown) => {
         // sent again with the next commit, or when a stream opens again after the brokers came back
         this.tracker?.commitFailed(offsets);
         this.ctx.logger.debug(`${this.who}: commit failed (the next one carries it): ${rootMessage(err)}`);
@@ -585,7 +590,7 @@ class KafkaSource implements OnrampSource {
       this.ctx.logger.debug(`${this.who}: ${this.tracker.unsettled} messages in flight on the partitions kept; read again, they are skipped`);
       // the first join happens while the first stream is being opened: nothing to replace then
       if (this.stream) this.replaceStream('the group was rejoined', true);
-      this.settled();
+      this.settled(this.tracker);
     }
     const parts = Object.entries(assignment).map(([topic, partitions]) => `${topic} [${partitions.join(', ')}]`);
     this.ctx.logger.info(`${this.who}: joined the group; assigned ${parts.join(', ') || 'nothing'}`);
@@ -600,11 +605,11 @@ class KafkaSource implements OnrampSource {
   }
 
   /** Logs (once) each partition whose oldest unsettled message has waited too long: its events were neither acked nor failed. */
-  private checkStall(): void {
+  private checkStall(tracker: CommitTracker): void {
     const now = Date.now();
     const seen = new Map<string, number>();
     const stuck: string[] = [];
-    for (const h of this.tracker!.heads()) {
+    for (const h of tracker.heads()) {
       const head = `${h.topic}/${h.partition} offset ${h.offset}`;
       const since = this.stalled.get(head) ?? now;
       seen.set(head, since);

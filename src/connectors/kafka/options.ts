@@ -99,7 +99,7 @@ export function defaultSettings(): KafkaSettings {
   };
 }
 
-const fail = (name: string, why: string): never => {
+const fail: (name: string, why: string) => never = (name, why) => {
   throw new Error(`rdkafka_options.${name}: ${why}`);
 };
 
@@ -264,7 +264,8 @@ export function supportedOptions(side: Side): string[] {
 export function kafkaSettings(side: Side, options: RdkafkaOptions = {}): KafkaSettings {
   const s = defaultSettings();
   for (const [name, raw] of Object.entries(options)) {
-    const rule = RULES[name];
+    // a name from the user's config: an own key only (not `toString` from the prototype)
+    const rule = Object.hasOwn(RULES, name) ? RULES[name] : undefined;
     if (!rule) {
       let why = 'not an option eddy maps onto its kafka client (@platformatic/kafka)';
       if (name.startsWith('sasl.'))

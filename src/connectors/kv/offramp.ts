@@ -134,18 +134,20 @@ class Store {
 
   private async execute(command: Command, ingestNs: bigint): Promise<unknown> {
     const { db } = this;
+    // undefined when the key is not there (abstract-level 3); level's own d.ts still says Promise<V>
+    const get = (key: Buffer): Promise<Buffer | undefined> => db.get(key);
     const decode = (stored: Buffer) => this.ctx.codec.decode(stored, ingestNs) ?? null;
     const found = (stored: Buffer | undefined) => (stored === undefined ? null : { ok: decode(stored) });
     switch (command.op) {
       case 'get':
-        return found(await db.get(command.key));
+        return found(await get(command.key));
       case 'put': {
-        const old = await db.get(command.key);
+        const old = await get(command.key);
         await db.put(command.key, command.value);
         return found(old);
       }
       case 'delete': {
-        const old = await db.get(command.key);
+        const old = await get(command.key);
         if (old !== undefined) await db.del(command.key);
         return found(old);
       }
@@ -158,8 +160,8 @@ class Store {
       }
       case 'cas': {
         // atomic because commands run one at a time: nothing can write between this read and the write
-        const current = await db.get(command.key);
-        const matches = command.old === undefined ? current === undefined : current !== undefined && current.equals(command.old);
+        const current = await get(command.key);
+        const matches = command.old === undefined ? current === undefined : current?.equals(command.old);
         if (!matches) {
           return { error: { current: current === undefined ? null : decode(current), proposed: command.new === undefined ? null : decode(command.new) } };
         }
@@ -175,9 +177,9 @@ class Store {
 function members(event: EddyEvent): EddyEvent[] {
   const entries: unknown[] = Array.isArray(event.data) ? event.data : [];
   return entries.map((entry) => {
-    const inner = (entry as { data?: { value?: unknown; meta?: Meta } } | null)?.data;
+    const inner = (entry as { data?: { value?: unknown; meta?: Meta | null } | null } | null)?.data;
     const holds = inner !== null && typeof inner === 'object' && 'value' in inner;
-    return { ...event, isBatch: false, data: holds ? inner.value : entry, meta: (holds && inner.meta) || {} };
+    return { ...event, isBatch: false, data: holds ? inner.value : entry, meta: (holds ? inner.meta : undefined) ?? {} };
   });
 }
 
@@ -205,18 +207,20 @@ function parse(data: unknown, ctx: OfframpContext): Command {
   switch (op) {
     case 'get':
     case 'delete':
-      return { op, key: key(body, 'key', op, true)! };
+      return { op, key: key(body, 'key', op, true) };
     case 'put':
       if (!has('value')) throw new InvalidCommand('put needs a value');
-      return { op, key: key(body, 'key', op, true)!, value: encode('value') };
+      return { op, key: key(body, 'key', op, true), value: encode('value') };
     case 'scan':
       return { op, start: key(body, 'start', op, false), end: key(body, 'end', op, false) };
     case 'cas':
-      return { op, key: key(body, 'key', op, true)!, old: has('old') ? encode('old') : undefined, new: has('new') ? encode('new') : undefined };
+      return { op, key: key(body, 'key', op, true), old: has('old') ? encode('old') : undefined, new: has('new') ? encode('new') : undefined };
   }
 }
 
 /** A key field: a string (stored as its UTF-8 bytes) or binary. */
+function key(body: Record<string, unknown>, field: string, op: Op, required: true): Buffer;
+function key(body: Record<string, unknown>, field: string, op: Op, required: false): Buffer | undefined;
 function key(body: Record<string, unknown>, field: string, op: Op, required: boolean): Buffer | undefined {
   const value = body[field];
   if (value === undefined) {

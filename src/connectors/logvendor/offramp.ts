@@ -279,6 +279,6 @@ function describe(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
   const code = (err as NodeJS.ErrnoException).code;
   const cause = (err as { cause?: Error }).cause;
-  const message = cause && cause.message && !err.message.includes(cause.message) ? `${err.message}: ${cause.message}` : err.message;
+  const message = cause?.message && !err.message.includes(cause.message) ? `${err.message}: ${cause.message}` : err.message;
   return code !== undefined && !message.includes(code) ? `${message} (${code})` : message;
 }

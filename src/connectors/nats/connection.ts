@@ -16,7 +16,7 @@ import { userName } from '../../schema/fields';
  * project's Node10 module resolution cannot follow (they would be `any`).
  */
 interface NodeTransport {
-  connect(this: void, options: ConnectionOptions): Promise<NatsConnection>;
+  connect: (options: ConnectionOptions) => Promise<NatsConnection>;
 }
 const { connect } = requirePackage<NodeTransport>('@nats-io/transport-node', 'the nats connector');
 const { credsAuthenticator, headers: natsHeaders } = requirePackage<typeof import('@nats-io/nats-core')>('@nats-io/nats-core', 'the nats connector');
@@ -231,7 +231,7 @@ export function watchStatus(
         logger.warn(`${url}: NATS: ${describe(status.error)}`);
       }
     }
-  })().catch((err: Error) => logger.warn(`${url}: NATS status: ${err.message}`));
+  })().catch((err: unknown) => logger.warn(`${url}: NATS status: ${err instanceof Error ? err.message : String(err)}`));
   void nc.closed().then((err) => handlers.closed(err ?? undefined));
 }
 
@@ -282,7 +282,7 @@ export function publishHeaders(base: Record<string, string | string[]>, meta: Me
     const value = merged[name];
     const values = Array.isArray(value) ? value : [value];
     for (const v of values) {
-      if (typeof v !== 'string') throw new Error(`header '${name}': values must be strings, not ${JSON.stringify(v)?.slice(0, 50)}`);
+      if (typeof v !== 'string') throw new Error(`header '${name}': values must be strings, not ${(JSON.stringify(v) as string | undefined)?.slice(0, 50)}`);
       try {
         hdrs.append(name, v);
       } catch (err) {

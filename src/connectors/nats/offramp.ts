@@ -2,17 +2,7 @@ import type { MsgHdrs, NatsConnection } from '@nats-io/nats-core';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { EddyEvent, Meta } from '../../core/event';
 import type { OfframpType, Sink } from '../connector';
-import {
-  closeConnection,
-  DEFAULT_OPTIONS,
-  describe,
-  hostsSchema,
-  natsConnect,
-  optionsSchema,
-  publishHeaders,
-  validateOptions,
-  watchStatus,
-} from './connection';
+import { closeConnection, describe, hostsSchema, natsConnect, optionsSchema, publishHeaders, validateOptions, watchStatus } from './connection';
 import { requirePackage } from '../../core/packages';
 import { headerMap, secretHeaders } from '../../schema/fields';
 import { s } from '../../schema/typed';
@@ -44,6 +34,19 @@ const configSchema = s.object(
 );
 
 type NatsOfframpConfig = Static<typeof configSchema>;
+
+/** The type's `validate`, which `create` runs too. */
+function validate(config: NatsOfframpConfig): void {
+  validateOptions(config.options);
+  if ((config.options.reconnect_buffer_size ?? 0) > 0) {
+    throw new Error(
+      'options.reconnect_buffer_size: only 0 is possible here: nats.js keeps no publishes for a reconnect, so the offramp fails a send while disconnected (its event fails back to the source) instead of buffering it',
+    );
+  }
+  if (config.jetstream && config.reply !== undefined)
+    throw new Error('reply and jetstream do not go together: a JetStream publish uses the reply subject for its PubAck');
+  publishHeaders(config.headers, undefined); // header names and values the client refuses fail the publish, not the first event
+}
 
 /** How long a JetStream publish waits for the stream's PubAck before the event fails. */
 const PUBACK_TIMEOUT_MS = 5000;
@@ -78,23 +81,13 @@ export const natsOfframp: OfframpType<NatsOfframpConfig> = {
   autoAck: false,
   example: { hosts: ['127.0.0.1:4222'], subject: 'eddy.out' },
   configSchema,
-  validate(config) {
-    validateOptions(config.options);
-    if ((config.options?.reconnect_buffer_size ?? 0) > 0) {
-      throw new Error(
-        'options.reconnect_buffer_size: only 0 is possible here: nats.js keeps no publishes for a reconnect, so the offramp fails a send while disconnected (its event fails back to the source) instead of buffering it',
-      );
-    }
-    if (config.jetstream && config.reply !== undefined)
-      throw new Error('reply and jetstream do not go together: a JetStream publish uses the reply subject for its PubAck');
-    publishHeaders(config.headers ?? {}, undefined); // header names and values the client refuses fail the publish, not the first event
-  },
+  validate,
   async create(config, ctx): Promise<Sink> {
-    natsOfframp.validate!(config);
-    const client = await natsConnect(config.hosts, config.options ?? DEFAULT_OPTIONS, `eddy ${ctx.url}`);
+    validate(config);
+    const client = await natsConnect(config.hosts, config.options, `eddy ${ctx.url}`);
     const { nc } = client;
     const js: JetStreamClient | undefined = config.jetstream ? jetstream(nc, { timeout: PUBACK_TIMEOUT_MS }) : undefined;
-    const baseHeaders = config.headers ?? {};
+    const baseHeaders = config.headers;
     let connected = true;
     let gone: string | undefined;
     let closing = false;
@@ -153,7 +146,7 @@ function stringMeta(meta: Meta | undefined, key: 'subject' | 'reply'): string | 
   const value = meta?.[key];
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'string' || value === '' || /[\s*>]/.test(value))
-    throw new Error(`meta nats.${key} must be a subject without spaces or wildcards, not ${JSON.stringify(value)?.slice(0, 80)}`);
+    throw new Error(`meta nats.${key} must be a subject without spaces or wildcards, not ${(JSON.stringify(value) as string | undefined)?.slice(0, 80)}`);
   return value;
 }
 

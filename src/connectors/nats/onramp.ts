@@ -7,7 +7,6 @@ import { Backoff } from '../_shared/backoff';
 import { Settlements, type Outcome } from '../_shared/settlement';
 import {
   closeConnection,
-  DEFAULT_OPTIONS,
   describe,
   headersMeta,
   hostsSchema,
@@ -74,6 +73,14 @@ const configSchema = s.object(
 
 type NatsOnrampConfig = Static<typeof configSchema>;
 
+/** The type's `validate`, which `create` runs too. */
+function validate(config: NatsOnrampConfig): void {
+  validateOptions(config.options);
+  if (config.jetstream && config.queue !== undefined) {
+    throw new Error('queue and jetstream do not go together: processes share a JetStream consumer by using the same jetstream.durable');
+  }
+}
+
 /** How long one JetStream pull waits for messages before the next is sent (nats.js's minimum is 1 s). */
 const FETCH_EXPIRES_MS = 5000;
 /** Messages awaiting their events' acks, beyond which the oldest are forgotten (the server redelivers them after ack_wait). */
@@ -111,15 +118,10 @@ export const natsOnramp: OnrampType<NatsOnrampConfig> = {
   placement: (config) => (config.queue !== undefined || config.jetstream !== undefined ? 'every-worker' : 'one-worker'),
   example: { hosts: ['127.0.0.1:4222'], subject: 'eddy.in', queue: 'eddy' },
   configSchema,
-  validate(config) {
-    validateOptions(config.options);
-    if (config.jetstream && config.queue !== undefined) {
-      throw new Error('queue and jetstream do not go together: processes share a JetStream consumer by using the same jetstream.durable');
-    }
-  },
+  validate,
   async create(config, ctx) {
-    natsOnramp.validate!(config);
-    const client = await natsConnect(config.hosts, config.options ?? DEFAULT_OPTIONS, `eddy ${ctx.url}`);
+    validate(config);
+    const client = await natsConnect(config.hosts, config.options, `eddy ${ctx.url}`);
     const originUri = `svc-nats://${originHost(config.hosts[0])}/${config.subject}`;
     try {
       if (!config.jetstream) return coreSource(client, config, ctx, originUri);
@@ -261,6 +263,7 @@ class JetStreamSource implements OnrampSource {
           for await (const msg of this.batch) this.deliver(msg, to);
           this.backoff.reset();
         } catch (err) {
+          // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- checked before the await above; closed or unsubscribed meanwhile
           if (this.closing || !this.subscriber) break;
           const wait = this.backoff.next();
           ctx.logger.warn(`${ctx.url}: pulling from JetStream consumer ${js.stream}/${js.durable} failed: ${describe(err)}; again in ${wait} ms`);

@@ -168,7 +168,7 @@ export const otelOfframp: OfframpType<OtelOfframpConfig> = {
 /** The resources of one signal waiting to be sent, and the events they came from. */
 class Batch {
   readonly resources: object[] = [];
-  readonly waiters: { resolve: () => void; reject: (err: Error) => void }[] = [];
+  readonly waiters: { resolve: () => void; reject: (err: unknown) => void }[] = [];
   timer?: Subscription;
   constructor(readonly signal: Signal) {}
 }
@@ -231,7 +231,7 @@ class OtelSink implements Sink {
     batch.timer?.unsubscribe();
     return this.deliver(batch).then(
       () => batch.waiters.forEach((w) => w.resolve()),
-      (err: Error) => batch.waiters.forEach((w) => w.reject(err)),
+      (err: unknown) => batch.waiters.forEach((w) => w.reject(err)),
     );
   }
 

@@ -132,7 +132,7 @@ export function signalOf(value: unknown, declared: unknown): Signal {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error('the event data must be an OTLP resource or request (a record)');
   const found = SIGNALS.filter((s) => SIGNAL_SPECS[s].scopes in value || SIGNAL_SPECS[s].resources in value);
   if (found.length > 1) throw new Error(`the event data holds more than one signal (${found.join(', ')})`);
-  const [inData] = found;
+  const inData = found.at(0);
   if (inData !== undefined && declared !== undefined && inData !== declared)
     throw new Error(`meta otel.signal says ${declared as string} but the data holds ${inData}`);
   const signal = inData ?? (declared as Signal | undefined);
@@ -178,13 +178,16 @@ export interface PartialSuccess {
 export function partialSuccessOf(signal: Signal, body: Buffer, json: boolean): PartialSuccess | undefined {
   if (body.length === 0) return undefined;
   const spec = SIGNAL_SPECS[signal];
-  let object: Record<string, unknown>;
+  // JSON may say null
+  let object: Record<string, unknown> | null;
   try {
-    object = json ? (JSON.parse(body.toString('utf8')) as Record<string, unknown>) : spec.response.toObject(spec.response.decode(body), { longs: Number });
+    object = json
+      ? (JSON.parse(body.toString('utf8')) as Record<string, unknown> | null)
+      : spec.response.toObject(spec.response.decode(body), { longs: Number });
   } catch {
     return undefined;
   }
-  const partial = object?.partialSuccess as Record<string, unknown> | undefined;
+  const partial = object?.partialSuccess as Record<string, unknown> | null | undefined;
   if (partial === undefined || partial === null || typeof partial !== 'object') return undefined;
   const rejected = Number(partial[spec.rejected] ?? 0);
   const message = typeof partial.errorMessage === 'string' ? partial.errorMessage : '';
@@ -350,7 +353,10 @@ export function statusMessageOf(body: Buffer, contentType: string): string {
   const json = /json/i.test(contentType);
   if (json || /protobuf/i.test(contentType)) {
     try {
-      const object = json ? (JSON.parse(body.toString('utf8')) as { message?: unknown }) : (Status.toObject(Status.decode(body)) as { message?: unknown });
+      // JSON may say null
+      const object = json
+        ? (JSON.parse(body.toString('utf8')) as { message?: unknown } | null)
+        : (Status.toObject(Status.decode(body)) as { message?: unknown });
       return typeof object?.message === 'string' ? object.message : '';
     } catch {
       // not a Status after all: the text, below

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { checkServerIdentity } from 'node:tls';
 import { gzipSync } from 'node:zlib';
-import type { ChannelCredentials, Client, ServiceError } from '@grpc/grpc-js';
+import type { ChannelCredentials, Client, Metadata, ServiceError } from '@grpc/grpc-js';
 import { Agent, request } from 'undici';
 import { requirePackage } from '../../core/packages';
 import { partialSuccessOf, retryDelayOf, SIGNAL_SPECS, statusMessageOf, type PartialSuccess, type Signal } from './otlp';
@@ -137,13 +137,14 @@ class GrpcTransport implements Transport {
         { deadline: Date.now() + this.options.timeoutMs },
         (err: ServiceError | null, response?: Buffer) => {
           if (err === null) return resolve({ ok: true, partial: partialSuccessOf(signal, response ?? Buffer.alloc(0), false) });
-          const details = err.metadata?.get('grpc-status-details-bin')[0];
+          // an error grpc-js did not make (a failed call's own) may have no metadata
+          const details = (err.metadata as Metadata | undefined)?.get('grpc-status-details-bin')[0];
           const retryAfterMs = details instanceof Buffer ? retryDelayOf(details) : undefined;
           resolve({
             ok: false,
             retryable: RETRYABLE_GRPC.has(err.code),
             retryAfterMs,
-            error: `gRPC ${grpc.status[err.code] ?? err.code}: ${err.details || err.message}`,
+            error: `gRPC ${(grpc.status[err.code] as string | undefined) ?? err.code}: ${err.details || err.message}`,
           });
         },
       );
@@ -230,5 +231,6 @@ export function reverseDnsName(ip: string): string {
   const groups = (part: string) => (part === '' ? [] : part.split(':'));
   const full = [...groups(head), ...Array<string>(8 - groups(head).length - groups(tail).length).fill('0'), ...groups(tail)];
   const nibbles = full.map((g) => g.padStart(4, '0')).join('');
-  return `${[...nibbles].reverse().join('.')}.ip6.arpa`;
+  // hex digits: one character each
+  return `${nibbles.split('').reverse().join('.')}.ip6.arpa`;
 }

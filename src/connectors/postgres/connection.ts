@@ -56,7 +56,7 @@ const LOST_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT',
  * statement the server refused (bad SQL, a constraint, a wrong value) is not.
  */
 export function isConnectionError(err: unknown): boolean {
-  const e = err as { code?: unknown; message?: unknown };
+  const e = err as { code?: unknown; message?: unknown } | null | undefined;
   const code = typeof e?.code === 'string' ? e.code : '';
   if (code.startsWith('08') || LOST_SQLSTATES.has(code) || LOST_ERRNOS.has(code)) return true;
   const message = typeof e?.message === 'string' ? e.message : '';

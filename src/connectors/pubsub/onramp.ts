@@ -202,7 +202,7 @@ class PubsubSource implements OnrampSource {
     await this.stop();
     this.settlements.forgetAll();
     // the gRPC channels; bounded like the subscriber's close
-    await this.client.close().catch((err) => this.ctx.logger.debug(`pubsub onramp ${this.ctx.url}: closing the client: ${describe(err)}`));
+    await this.client.close().catch((err: unknown) => this.ctx.logger.debug(`pubsub onramp ${this.ctx.url}: closing the client: ${describe(err)}`));
   }
 
   /** The first fail: the message comes back with all its events. Undecodable: as `on_decode_error` says. */
@@ -299,7 +299,7 @@ function messageMeta(message: Message): Meta {
   const meta: Meta = {
     message_id: message.id,
     acknowledgement_id: message.ackId,
-    attributes: { ...(message.attributes ?? {}) },
+    attributes: { ...message.attributes },
     publish_time: message.publishTime.toISOString(),
   };
   if (message.orderingKey) meta.ordering_key = message.orderingKey;

@@ -1,7 +1,7 @@
 import { builtinCodecs } from '../../codecs';
 
-/** Header values as the spec's `$request`/`$response` carry them: lowercase names, every value in a list. */
-export type HeaderLists = Record<string, string[]>;
+/** Header values as the spec's `$request`/`$response` carry them: lowercase names, every value in a list (a header not there: undefined). */
+export type HeaderLists = Partial<Record<string, string[]>>;
 
 /** The first mime type of each builtin codec: the Content-Type of a body encoded with it. */
 const MIME_OF = new Map(builtinCodecs.map((c) => [c.name, c.mimeTypes?.[0] ?? 'application/octet-stream']));
@@ -16,7 +16,8 @@ export function headerLists(raw: readonly string[]): HeaderLists {
   const out: HeaderLists = {};
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i].toLowerCase();
-    const list = out[name];
+    // an own list only: a header named `constructor` must not find Object's
+    const list = Object.hasOwn(out, name) ? out[name] : undefined;
     if (list === undefined) out[name] = [raw[i + 1]];
     else list.push(raw[i + 1]);
   }

@@ -218,7 +218,8 @@ class RestSink implements Sink {
     const { response } = answer;
     if (response.status >= 400) throw this.failure(event, `${p.method} ${p.target.origin}${p.target.path} answered ${response.status}`, response);
     if (event.transactional) ctx.insight('ack', event, { time: performance.now() - started });
-    if (ctx.linked) this.emitAnswer(event, answer);
+    // linked: the answer has its body (request reads it then)
+    if (answer.body !== undefined) this.emitAnswer(event, answer.response, answer.body);
   }
 
   async close(): Promise<void> {
@@ -248,10 +249,10 @@ class RestSink implements Sink {
   }
 
   /** Linked: the answer's body, decoded by its Content-Type, on `out` with `$response`; an unreadable one on `err`. */
-  private emitAnswer(event: EddyEvent, { response, body }: Answer): void {
+  private emitAnswer(event: EddyEvent, response: Answer['response'], body: Buffer): void {
     let values: unknown[];
     try {
-      values = body!.length === 0 ? [null] : this.ctx.decode(body!, this.ctx.codecForMime(response.headers['content-type']?.[0]));
+      values = body.length === 0 ? [null] : this.ctx.decode(body, this.ctx.codecForMime(response.headers['content-type']?.[0]));
     } catch (err) {
       // delivered (the event is acked), but the answer is unreadable
       this.failure(event, `cannot decode the response: ${(err as Error).message}`, response);
@@ -263,7 +264,7 @@ class RestSink implements Sink {
   /** The event's request: the config's, with `$endpoint`, `$request.method` and `$request.headers` over it; an unusable one is an error the send reports. */
   private plan(event: EddyEvent): Plan {
     const { ctx, method, baseHeaders } = this;
-    const request = event.meta.request as { method?: unknown; headers?: unknown } | undefined;
+    const request = event.meta.request as { method?: unknown; headers?: unknown } | null | undefined;
     try {
       const t = event.meta.endpoint === undefined ? this.configured : target(event.meta.endpoint, '$endpoint');
       let m = method;
@@ -321,8 +322,7 @@ function expired(deadline: number, now: number, where: string): string {
 
 /** Headers without the connection and framing ones (`HOP_BY_HOP`). */
 function endToEnd(headers: Record<string, string | string[]>): Record<string, string | string[]> {
-  for (const name of Object.keys(headers)) if (HOP_BY_HOP.has(name.toLowerCase())) delete headers[name];
-  return headers;
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => !HOP_BY_HOP.has(name.toLowerCase())));
 }
 
 /** Headers with `overrides` replacing same-named ones (names compared case-insensitively). */

@@ -1,5 +1,5 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { Server as TlsServer } from 'node:https';
+import { Server as TlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { Observable, type Subscriber } from '../../core/rx';
 import type { Frame, FrameResult, OnrampContext, OnrampReply, OnrampSource, OnrampType, SourceInputs } from '../connector';
@@ -110,7 +110,8 @@ export const restOnramp: OnrampType<RestOnrampConfig> = {
     const server = httpServer(tls, { noDelay: true });
     // bound now: a port in use fails the activation
     const port = await listen(server, config.host, config.port);
-    const watch = tls === undefined ? undefined : reloadOnChange(server as TlsServer, tls, ctx.logger, `Onramp ${ctx.url}`);
+    // with tls, httpServer made an https server
+    const watch = tls !== undefined && server instanceof TlsServer ? reloadOnChange(server, tls, ctx.logger, `Onramp ${ctx.url}`) : undefined;
     return new RestSource(config, ctx, server, port, watch);
   },
 };
@@ -306,8 +307,10 @@ class RestSource implements OnrampSource {
 
   /** Hands on the bodies that waited for the gate, until it closes again. */
   private flush(): void {
-    while (this.flowing && this.queued.length > 0) {
-      const ex = this.queued.shift()!;
+    while (this.flowing) {
+      const ex = this.queued.shift();
+      if (ex === undefined) break;
+      // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- an exchange in `queued` has its body: `arrive` sets it before queueing it
       const body = ex.body!;
       ex.body = undefined;
       this.hand(ex, body);
@@ -416,7 +419,7 @@ class RestSource implements OnrampSource {
   private response(reply: OnrampReply): ReplyResponse {
     let status = 200;
     let headers: Record<string, string | string[]> = {};
-    const response = reply.event.meta.response as { status?: unknown; headers?: unknown } | undefined;
+    const response = reply.event.meta.response as { status?: unknown; headers?: unknown } | null | undefined;
     if (response !== undefined && response !== null) {
       if (typeof response !== 'object') throw new Error('$response must be a record with status and headers');
       if (response.status !== undefined) status = checkStatus(response.status);
@@ -428,7 +431,7 @@ class RestSource implements OnrampSource {
     const body = parts.length === 1 ? parts[0] : Buffer.concat(parts);
     if (contentType === undefined) headers['content-type'] = mimeOf(codec);
     // the length of the body as encoded here (one write, no chunked framing), whatever the reply said
-    for (const name of Object.keys(headers)) if (FRAMING.has(name.toLowerCase())) delete headers[name];
+    headers = Object.fromEntries(Object.entries(headers).filter(([name]) => !FRAMING.has(name.toLowerCase())));
     headers['content-length'] = String(body.length);
     return { status, headers, body };
   }

@@ -1,5 +1,5 @@
 import { createServer, type Server, type Socket } from 'node:net';
-import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls';
+import { createServer as createTlsServer, Server as TlsServer } from 'node:tls';
 import { Observable, type Subscriber } from '../../core/rx';
 import type { BoundListener, Frame, OnrampContext, OnrampSource, OnrampType, SourceInputs } from '../connector';
 import { uriHost } from '../_shared/net';
@@ -89,7 +89,8 @@ class TcpSource implements OnrampSource {
     const tls = config.tls;
     server.on('error', (err) => ctx.logger.error(`tcp onramp ${ctx.url}: ${err.message}`));
     ctx.logger.info(`tcp onramp ${ctx.url}: listening on ${tls === undefined ? 'tcp' : 'tls'}://${uriHost(config.host)}:${listener.port}/`);
-    this.watch = tls === undefined ? undefined : reloadOnChange(server as TlsServer, tls, ctx.logger, `tcp onramp ${ctx.url}`);
+    // with tls, create made a TLS server
+    this.watch = tls !== undefined && server instanceof TlsServer ? reloadOnChange(server, tls, ctx.logger, `tcp onramp ${ctx.url}`) : undefined;
     // a TLS server's 'connection' is the raw socket: the stream is the decrypted one, once the handshake is done
     server.on(tls === undefined ? 'connection' : 'secureConnection', (socket: Socket) => this.accept(socket));
     this.frames = new Observable<Frame>((sub) => {

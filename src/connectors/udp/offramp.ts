@@ -52,8 +52,8 @@ export const udpOfframp: OfframpType<UdpOfframpConfig> = {
 
 export async function createUdpSink(config: UdpOfframpConfig, ctx: OfframpContext, factory: SocketFactory = dgramSocket): Promise<Sink> {
   const type: SocketType = isIPv6(config.host) ? 'udp6' : 'udp4';
-  const destination = await lookup(config.dst_host, { family: type === 'udp6' ? 6 : 4 }).catch((err: Error) => {
-    throw new Error(`cannot resolve dst_host ${config.dst_host}: ${err.message}`);
+  const destination = await lookup(config.dst_host, { family: type === 'udp6' ? 6 : 4 }).catch((err: unknown) => {
+    throw new Error(`cannot resolve dst_host ${config.dst_host}: ${err instanceof Error ? err.message : String(err)}`);
   });
   const sink = new UdpSender(config, ctx, factory, type, destination.address);
   await sink.start();
@@ -166,8 +166,8 @@ class UdpSender implements Sink {
           this.ctx.logger.info(`udp offramp ${this.ctx.url}: socket on ${this.local} bound again`);
           this.ctx.restore();
         },
-        (err: Error) => {
-          this.ctx.logger.debug(`udp offramp ${this.ctx.url}: ${err.message}`);
+        (err: unknown) => {
+          this.ctx.logger.debug(`udp offramp ${this.ctx.url}: ${err instanceof Error ? err.message : String(err)}`);
           this.scheduleRebind();
         },
       );

@@ -26,6 +26,9 @@ const configSchema = s.object(
 
 type UdpOnrampConfig = Static<typeof configSchema>;
 
+/** The frame of one datagram: its bytes as they came. */
+type Datagram = Frame & { data: Buffer };
+
 export interface UdpHoldLimit {
   /** datagram bytes held while paused, beyond which newer datagrams are dropped (and counted) */
   maxBytes: number;
@@ -81,7 +84,7 @@ class UdpSource implements OnrampSource {
   private subscriber: Subscriber<Frame> | undefined;
   private paused = false;
   /** datagrams read while not reading, in order; the released ones before `head` are cleared (undefined) */
-  private readonly held: (Frame | undefined)[] = [];
+  private readonly held: (Datagram | undefined)[] = [];
   private head = 0;
   private heldBytes = 0;
   /** datagrams dropped since the hold filled; logged and reset once it is empty again */
@@ -137,7 +140,7 @@ class UdpSource implements OnrampSource {
   }
 
   private onMessage(data: Buffer, from: RemoteInfo): void {
-    const frame: Frame = { stream: 0, data, originUri: this.origin(from) };
+    const frame: Datagram = { stream: 0, data, originUri: this.origin(from) };
     if (this.subscriber && !this.paused && this.head === this.held.length) this.subscriber.next(frame);
     else this.hold(frame, data.length);
   }
@@ -151,7 +154,7 @@ class UdpSource implements OnrampSource {
     return this.lastOrigin;
   }
 
-  private hold(frame: Frame, size: number): void {
+  private hold(frame: Datagram, size: number): void {
     if (this.heldBytes + size > this.limit.maxBytes) {
       if (this.dropped++ === 0) {
         this.ctx.logger.warn(`udp onramp ${this.ctx.url}: ${this.heldBytes} bytes held while paused; dropping newer datagrams until it resumes`);
@@ -166,10 +169,12 @@ class UdpSource implements OnrampSource {
   /** Delivers what was held, in order, until the gate closes again (a frame may close it). */
   private release(): void {
     const held = this.held;
-    while (this.head < held.length && this.subscriber && !this.paused) {
-      const frame = held[this.head]!;
+    while (this.subscriber && !this.paused) {
+      // undefined past the end: what is before `head` was delivered, what is after it is held
+      const frame = held[this.head];
+      if (frame === undefined) break;
       held[this.head++] = undefined;
-      this.heldBytes -= frame.data!.length;
+      this.heldBytes -= frame.data.length;
       this.subscriber.next(frame);
     }
     if (this.head === held.length) held.length = this.head = 0;

@@ -154,7 +154,7 @@ class Connection {
   async send(payloads: Buffer[], binary: boolean, event: EddyEvent): Promise<void> {
     if (!this.isOpen && !this.keepAlive && !this.closed && Date.now() >= this.retryAt) await this.open();
     const socket = this.socket;
-    if (!socket || socket.readyState !== WebSocket.OPEN) throw new Error(`not connected to ${this.url}`);
+    if (socket?.readyState !== WebSocket.OPEN) throw new Error(`not connected to ${this.url}`);
     if (this.ctx.linked) this.remember(event);
     try {
       await Promise.all(

@@ -1,5 +1,5 @@
 import type { IncomingMessage, Server } from 'node:http';
-import type { Server as TlsServer } from 'node:https';
+import { Server as TlsServer } from 'node:https';
 import { Observable, type Subscriber } from '../../core/rx';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import type { Frame, FrameResult, OnrampContext, OnrampReply, OnrampSource, OnrampType, SourceInputs } from '../connector';
@@ -126,7 +126,8 @@ export const wsOnramp: OnrampType<WsOnrampConfig> = {
     const http = httpServer(tls, { scheme: 'wss' });
     // bound now: a port in use fails the activation
     const port = await listen(http, config.host, config.port);
-    const watch = tls === undefined ? undefined : reloadOnChange(http as TlsServer, tls, ctx.logger, `Onramp ${ctx.url}`);
+    // with tls, httpServer made an https server
+    const watch = tls !== undefined && http instanceof TlsServer ? reloadOnChange(http, tls, ctx.logger, `Onramp ${ctx.url}`) : undefined;
     return new WsSource(config, ctx, http, port, watch);
   },
 };
