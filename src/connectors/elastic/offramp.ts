@@ -283,7 +283,7 @@ class ElasticSink implements Sink {
         this.reply('err', event, doc, data, { id: t?.docId ?? null, type: t?.docType ?? null, index: t?.index ?? null });
       });
     }
-    const reason = (error as { reason?: unknown })?.reason;
+    const reason = (error as { reason?: unknown } | null | undefined)?.reason;
     return new Error(typeof reason === 'string' ? reason : JSON.stringify(error));
   }
 
@@ -313,10 +313,10 @@ function documents(event: EddyEvent, payloads: Buffer[]): Doc[] {
   const members: unknown[] = Array.isArray(event.data) ? event.data : [];
   // the members as the machinery encoded them (`batchValue`): `{data: {value, meta}}`, else the entry itself
   return members.map((entry, i) => {
-    const inner = (entry as { data?: { meta?: Meta } } | null)?.data;
-    const member = inner !== null && typeof inner === 'object' && 'value' in inner;
+    const inner = (entry as { data?: { meta?: Meta | null } | null } | null)?.data;
+    const meta = inner !== null && typeof inner === 'object' && 'value' in inner ? inner.meta : undefined;
     const frame = unreadMemberFrame(entry, 'json');
-    return new Doc({ entry }, (member && inner.meta) || {}, payloads[i], frame !== undefined && frame === payloads[i]);
+    return new Doc({ entry }, meta !== null && typeof meta === 'object' ? meta : {}, payloads[i], frame !== undefined && frame === payloads[i]);
   });
 }
 

@@ -196,12 +196,14 @@ class PostgresSink implements Sink {
     try {
       await this.pool.query('SELECT 1');
     } catch (err) {
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- close() may have run during the await
       if (this.closed) return;
       this.down = (err as Error).message;
       this.ctx.logger.debug(`postgres offramp ${this.ctx.url}: ${this.target} still unreachable: ${this.down}`);
       this.scheduleProbe();
       return;
     }
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- close() may have run during the await
     if (this.closed) return;
     this.down = undefined;
     this.backoff.reset();
