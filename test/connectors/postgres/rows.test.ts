@@ -41,7 +41,10 @@ describe('postgres offramp rows: one shape after another', () => {
     () => 'text',
     () => Buffer.from('{}'),
     // a JSON value and a timestamp
-    () => ({ id: { fieldType: 'JSONB', name: 'id', value: { a: [1, 2] } }, host: { fieldType: 'TIMESTAMPTZ', name: 'host', value: 1_700_000_000_000_000_000 } }),
+    () => ({
+      id: { fieldType: 'JSONB', name: 'id', value: { a: [1, 2] } },
+      host: { fieldType: 'TIMESTAMPTZ', name: 'host', value: 1_700_000_000_000_000_000 },
+    }),
   ];
 
   it('gives what toRow gives, rows and errors, for random streams of shapes (fast path on repeats)', () => {
@@ -54,7 +57,10 @@ describe('postgres offramp rows: one shape after another', () => {
         const member = next() % 2 === 0 ? undefined : i;
         const data = shapes[pick]();
         const expected = outcome(() => toRow(data, member));
-        expect(outcome(() => builder.build(data, member)), `seed ${seed}, event ${i}, shape ${pick}`).to.deep.equal(expected);
+        expect(
+          outcome(() => builder.build(data, member)),
+          `seed ${seed}, event ${i}, shape ${pick}`,
+        ).to.deep.equal(expected);
       }
     }
   });
