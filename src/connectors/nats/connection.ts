@@ -71,9 +71,6 @@ export const optionsSchema = s.object(
 
 export type NatsOptions = Static<typeof optionsSchema>;
 
-/** The options when a config has none (the schema's defaults). */
-export const DEFAULT_OPTIONS: NatsOptions = { echo: true, max_reconnects: -1, tls: false };
-
 /** How long closing waits for the server to confirm what was sent last (acks, publishes). */
 const CLOSE_FLUSH_MS = 2000;
 
