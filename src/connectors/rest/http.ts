@@ -13,11 +13,11 @@ export function mimeOf(codec: string): string {
 
 /** `[name, value, name, value, ...]` (Node's rawHeaders) as lowercase names to lists of values. */
 export function headerLists(raw: readonly string[]): HeaderLists {
-  const out: HeaderLists = {};
+  // no prototype: a header named `constructor` must not find Object's, nor `__proto__` set the prototype
+  const out = Object.create(null) as HeaderLists;
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i].toLowerCase();
-    // an own list only: a header named `constructor` must not find Object's
-    const list = Object.hasOwn(out, name) ? out[name] : undefined;
+    const list = out[name];
     if (list === undefined) out[name] = [raw[i + 1]];
     else list.push(raw[i + 1]);
   }

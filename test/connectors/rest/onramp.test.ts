@@ -70,6 +70,20 @@ describe('rest onramp (unlinked)', () => {
     });
   });
 
+  it("keeps headers named like Object's members (constructor, __proto__, toString) as headers, and goes on serving", async () => {
+    flow = await startRestFlow();
+    const answer = await curl(flow.base, ['-X', 'POST', '-H', 'Constructor: c', '-H', '__proto__: p', '-H', 'toString: t', '--data-binary', '{}']);
+    expect(answer.status).to.equal(202);
+    await eventually(() => flow!.events.length === 1, 3000, 'the event');
+    const headers = (flow.events[0].meta.request as { headers: Record<string, string[]> }).headers;
+    expect(Object.entries(headers).filter(([name]) => ['constructor', '__proto__', 'tostring'].includes(name))).to.deep.equal([
+      ['constructor', ['c']],
+      ['__proto__', ['p']],
+      ['tostring', ['t']],
+    ]);
+    expect((await curl(flow.base, ['-X', 'POST', '--data-binary', '{}'])).status, 'the next request').to.equal(202);
+  });
+
   it('$request.url: no port when the Host header names none; username, password and fragment from an absolute target', async () => {
     flow = await startRestFlow();
     await curl(flow.base, ['-H', 'Host: example.com']);
