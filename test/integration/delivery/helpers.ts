@@ -109,6 +109,40 @@ export async function startFlow(spec: FlowSpec): Promise<Flow> {
   return { runtime, onramp: '/onramp/src/main', stop: () => runtime.shutdown() };
 }
 
+/**
+ * Starts onramp `src` -> pipeline `front` (a passthrough) -> pipeline `back`
+ * (the one node given) -> offramp `dst` as binding `flow`, instance `main`:
+ * a flow where what a source tells the stateful nodes crosses two pipelines.
+ */
+export async function startTwoPipelineFlow(
+  registries: Registries,
+  onrampType: string,
+  node: { id: string; type: string; config?: Record<string, unknown> },
+  offrampType: string,
+): Promise<Runtime> {
+  const runtime = new Runtime({ registries, logger: createLogger('silent') });
+  await runtime.start();
+  runtime.publish('onramp', { id: 'src', type: onrampType, config: {} });
+  runtime.publish('pipeline', {
+    id: 'front',
+    interface: { inputs: ['in'], outputs: ['out'] },
+    nodes: [{ id: 'pass', type: 'passthrough' }],
+    links: { in: ['pass'], pass: ['out'] },
+  });
+  runtime.publish('pipeline', { id: 'back', interface: { inputs: ['in'], outputs: ['out'] }, nodes: [node], links: { in: [node.id], [node.id]: ['out'] } });
+  runtime.publish('offramp', { id: 'dst', type: offrampType, config: {} });
+  runtime.publish('binding', {
+    id: 'flow',
+    links: {
+      '/onramp/src/{instance}/out': ['/pipeline/front/{instance}/in'],
+      '/pipeline/front/{instance}/out': ['/pipeline/back/{instance}/in'],
+      '/pipeline/back/{instance}/out': ['/offramp/dst/{instance}/in'],
+    },
+  });
+  await runtime.activate('binding', 'flow', 'main', {});
+  return runtime;
+}
+
 /** Registries with the builtins plus the given test types. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- test types of any config type
 export function registriesWith(onramps: OnrampType<any>[], offramps: OfframpType<any>[]): Registries {

@@ -7,11 +7,10 @@
 import { expect } from 'chai';
 import { Subject } from 'rxjs';
 import type { EddyEvent } from '../../../src/core/event';
-import { createLogger } from '../../../src/core/logger';
 import type { Frame, OnrampType } from '../../../src/connectors/connector';
 import { Runtime } from '../../../src/runtime/runtime';
 import { eventually } from '../../helpers/runtime';
-import { registriesWith, testOfframp } from './helpers';
+import { registriesWith, startTwoPipelineFlow, testOfframp } from './helpers';
 
 describe('partitions released by a source', () => {
   let runtime: Runtime | undefined;
@@ -31,38 +30,13 @@ describe('partitions released by a source', () => {
     };
     const got: EddyEvent[] = [];
     const registries = registriesWith([onramp], [testOfframp('collect', (e) => void got.push(e))]);
-    runtime = new Runtime({ registries, logger: createLogger('silent') });
-    await runtime.start();
-    runtime.publish('onramp', { id: 'src', type: 'parts', config: {} });
     // a first pipeline in front, so the release has to travel from one pipeline to the next
-    runtime.publish('pipeline', {
-      id: 'front',
-      interface: { inputs: ['in'], outputs: ['out'] },
-      nodes: [{ id: 'pass', type: 'passthrough' }],
-      links: { in: ['pass'], pass: ['out'] },
-    });
-    runtime.publish('pipeline', {
-      id: 'win',
-      interface: { inputs: ['in'], outputs: ['out'] },
-      nodes: [
-        {
-          id: 'count',
-          type: 'window::aggregate',
-          config: { window: { size: '1h' }, time: 'event.ts', group_by: { k: 'event.k' }, aggregate: { n: 'count()' } },
-        },
-      ],
-      links: { in: ['count'], count: ['out'] },
-    });
-    runtime.publish('offramp', { id: 'dst', type: 'collect', config: {} });
-    runtime.publish('binding', {
-      id: 'flow',
-      links: {
-        '/onramp/src/{instance}/out': ['/pipeline/front/{instance}/in'],
-        '/pipeline/front/{instance}/out': ['/pipeline/win/{instance}/in'],
-        '/pipeline/win/{instance}/out': ['/offramp/dst/{instance}/in'],
-      },
-    });
-    await runtime.activate('binding', 'flow', 'main', {});
+    runtime = await startTwoPipelineFlow(
+      registries,
+      'parts',
+      { id: 'count', type: 'window::aggregate', config: { window: { size: '1h' }, time: 'event.ts', group_by: { k: 'event.k' }, aggregate: { n: 'count()' } } },
+      'collect',
+    );
     const send = (partition: string, ts: number) => frames.next({ stream: partition, partition, value: { k: 'a', ts }, originUri: `test://${partition}` });
     send('t/0', 1);
     send('t/1', 2);

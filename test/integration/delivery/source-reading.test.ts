@@ -7,11 +7,10 @@
  */
 import { expect } from 'chai';
 import { Subject, map } from 'rxjs';
-import { createLogger } from '../../../src/core/logger';
 import type { Frame, OfframpContext, OnrampType } from '../../../src/connectors/connector';
 import type { PartitionedState } from '../../../src/core/state';
 import { Runtime } from '../../../src/runtime/runtime';
-import { registriesWith } from './helpers';
+import { registriesWith, startTwoPipelineFlow } from './helpers';
 
 describe('a source that stops reading', () => {
   let runtime: Runtime | undefined;
@@ -58,31 +57,7 @@ describe('a source that stops reading', () => {
       name: 'test::listens',
       create: () => ({ state, apply: (input) => input.pipe(map((event) => ({ port: 'out', event }))) }),
     });
-    runtime = new Runtime({ registries, logger: createLogger('silent') });
-    await runtime.start();
-    runtime.publish('onramp', { id: 'src', type: 'pausing', config: {} });
-    runtime.publish('pipeline', {
-      id: 'front',
-      interface: { inputs: ['in'], outputs: ['out'] },
-      nodes: [{ id: 'pass', type: 'passthrough' }],
-      links: { in: ['pass'], pass: ['out'] },
-    });
-    runtime.publish('pipeline', {
-      id: 'back',
-      interface: { inputs: ['in'], outputs: ['out'] },
-      nodes: [{ id: 'listen', type: 'test::listens' }],
-      links: { in: ['listen'], listen: ['out'] },
-    });
-    runtime.publish('offramp', { id: 'dst', type: 'gate', config: {} });
-    runtime.publish('binding', {
-      id: 'flow',
-      links: {
-        '/onramp/src/{instance}/out': ['/pipeline/front/{instance}/in'],
-        '/pipeline/front/{instance}/out': ['/pipeline/back/{instance}/in'],
-        '/pipeline/back/{instance}/out': ['/offramp/dst/{instance}/in'],
-      },
-    });
-    await runtime.activate('binding', 'flow', 'main', {});
+    runtime = await startTwoPipelineFlow(registries, 'pausing', { id: 'listen', type: 'test::listens' }, 'gate');
     const src = '/onramp/src/main';
     const reads = (reading: boolean): [string, boolean] => [src, reading];
     expect(heard, 'at the start').to.deep.equal([reads(true)]);
