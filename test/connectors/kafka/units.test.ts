@@ -72,6 +72,8 @@ describe('kafka rdkafka_options', () => {
   it('refuses other names, the other side’s names and values it cannot use, naming the option', () => {
     const refusals: [Parameters<typeof kafkaSettings>[0], Record<string, string>, RegExp][] = [
       ['onramp', { 'statistics.interval.ms': '1000' }, /^rdkafka_options\.statistics\.interval\.ms: not an option/],
+      // a name Object.prototype has is no option either (it was taken for 'a producer option')
+      ['onramp', { constructor: 'x' }, /^rdkafka_options\.constructor: not an option/],
       ['onramp', { 'bootstrap.servers': 'x:9092' }, /^rdkafka_options\.bootstrap\.servers: /],
       ['onramp', { 'linger.ms': '5' }, /^rdkafka_options\.linger\.ms: a producer \(offramp\) option/],
       ['offramp', { 'enable.auto.commit': 'false' }, /^rdkafka_options\.enable\.auto\.commit: a consumer \(onramp\) option/],
