@@ -1,12 +1,16 @@
 /**
- * A broker stopped and started again while eddy relays one topic into
- * another: the offramp's failed writes trigger the circuit breaker, the
+ * The output's broker stopped and started again while eddy relays one topic
+ * into another: the offramp's failed writes trigger the circuit breaker, the
  * onramp stops reading and fails back to its committed offsets, and once the
  * broker is back everything resumes and every event arrives.
  *
- * The broker is a private Kafka of this test's own (own ports and log
- * directory, started by scripts/services.d/kafka.sh): the shared one, which
- * other suites and processes use, is never stopped.
+ * The output's broker is a private Kafka of this test's own (own ports and
+ * log directory, started by scripts/services.d/kafka.sh): the shared one,
+ * which other suites and processes use, is never stopped. The input is on
+ * the shared broker, so the test can give eddy more to relay while the
+ * output's broker is down: sends are then sure to fail, however fast the
+ * relay ran before (with everything on one broker, a fast relay could be
+ * done before the broker stopped, and nothing failed).
  *
  * No wait here is a fixed time for the whole flow: a loaded machine makes
  * the stop, the start, the rejoins and the relay of 20,000 events slower
@@ -20,9 +24,9 @@ import { Runtime } from '../../../src/runtime/runtime';
 import { PrivateService } from '../../helpers/private-service';
 import { whileArriving } from '../../helpers/arriving';
 import { eventually } from '../../helpers/runtime';
-import { Peer, brokerOf, tail, unique } from './helpers';
+import { Peer, brokerOf, tail, unique, useSharedKafka } from './helpers';
 
-describe('kafka: the broker restarts while eddy relays (a private Kafka)', function () {
+describe("kafka: the output's broker restarts while eddy relays (a private Kafka)", function () {
   // the waits below are bounded each; this only catches a hang between them
   this.timeout(900_000);
   let kafka: PrivateService | undefined;
@@ -30,6 +34,7 @@ describe('kafka: the broker restarts while eddy relays (a private Kafka)', funct
   let peer: Peer | undefined;
   let runtime: Runtime | undefined;
   let closeTail: (() => Promise<void>) | undefined;
+  const shared = useSharedKafka();
 
   before(async function () {
     kafka = await PrivateService.start(this, 'kafka');
@@ -47,13 +52,16 @@ describe('kafka: the broker restarts while eddy relays (a private Kafka)', funct
   it('triggers the breaker while the broker is down and relays every event once it is back', async () => {
     const input = unique('restart-in');
     const output = unique('restart-out');
-    await peer!.createTopic(input, 2);
+    await shared.peer.createTopic(input, 2);
     await peer!.createTopic(output);
     const sent = Array.from({ length: 20000 }, (_, n) => JSON.stringify({ n }));
-    await peer!.produce(
-      input,
-      sent.map((value) => ({ value })),
-    );
+    const produce = (values: string[]) =>
+      shared.peer.produce(
+        input,
+        values.map((value) => ({ value })),
+      );
+    // a tenth before the stop, the rest while the output's broker is down
+    await produce(sent.slice(0, 2000));
     const out = await tail(peer!, output);
     closeTail = out.close;
 
@@ -75,17 +83,11 @@ describe('kafka: the broker restarts while eddy relays (a private Kafka)', funct
       config: {
         group_id: unique('restart'),
         topics: [input],
-        brokers: [broker],
+        brokers: [shared.broker],
         rdkafka_options: { 'enable.auto.commit': 'false', 'auto.offset.reset': 'earliest', 'session.timeout.ms': '6000' },
       },
     });
-    // the old default queue (2048 sends in flight): the relay of 20,000 events must still be under way when the broker
-    // stops, for its sends to fail; with 8192 it can be done before the reader has seen 500
-    runtime.publish('offramp', {
-      id: 'out',
-      type: 'kafka',
-      config: { topic: output, brokers: [broker], rdkafka_options: { 'queue.buffering.max.messages': '2048' } },
-    });
+    runtime.publish('offramp', { id: 'out', type: 'kafka', config: { topic: output, brokers: [broker] } });
     runtime.publish('binding', {
       id: 'relay',
       links: {
@@ -98,7 +100,8 @@ describe('kafka: the broker restarts while eddy relays (a private Kafka)', funct
 
     await eventually(() => out.values.length >= 500, 120_000, 'relaying');
     await kafka!.stop();
-    // writes in flight fail: the offramp holds the breaker of the onramp feeding it until the brokers answer
+    await produce(sent.slice(2000));
+    // writes fail: the offramp holds the breaker of the onramp feeding it until the brokers answer
     await eventually(() => said.some((m) => m.includes('/offramp/out/main: the brokers cannot be reached')), 120_000, 'the offramp to notice');
     expect(onramp.breaker.isOpen).to.equal(false);
     expect(onramp.breaker.holders()).to.include('/offramp/out/main');
