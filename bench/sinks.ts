@@ -133,7 +133,8 @@ async function rawPostgres(file: string, table: string): Promise<void> {
         const event = JSON.parse(lines[next++ % lines.length]) as Record<string, { value: unknown }>;
         for (const name of names) values.push(event[name].value);
       }
-      await pool.query({ text, values });
+      // a named statement, as eddy sends: parsed and planned once per connection, then only bound and executed
+      await pool.query({ name: 'raw_insert', text, values });
     }
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));

@@ -49,7 +49,7 @@ export interface DirectSink {
 /** The offramp type's sink, created on its own with a recording context. */
 export async function directSink(config: Partial<PostgresOfframpConfig> & Pick<PostgresOfframpConfig, 'host' | 'port' | 'table'>): Promise<DirectSink> {
   const { ctx, log } = fakeOfframpContext('/offramp/pg/main');
-  const sink = await postgresOfframp.create({ user: 'postgres', password: '', dbname: 'postgres', concurrency: 4, ...config }, ctx);
+  const sink = await postgresOfframp.create({ user: 'postgres', password: '', dbname: 'postgres', concurrency: 4, prepare: true, ...config }, ctx);
   return {
     sink,
     log,

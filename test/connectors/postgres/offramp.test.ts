@@ -13,6 +13,7 @@ import type { Frame } from '../../../src/connectors/connector';
 import { Registries } from '../../../src/runtime/registries';
 import { feedOnramp } from '../../helpers/feed-onramp';
 import { passthrough } from '../net-helpers';
+import { InsertStatements } from '../../../src/connectors/postgres/offramp';
 import { batch, connection, directSink, event, failure, field, sql, tcpProxy, uniqueName, type DirectSink, type Proxy } from './helpers';
 
 describe('postgres offramp (real server)', function () {
@@ -76,6 +77,42 @@ describe('postgres offramp (real server)', function () {
     expect(stored[0]).to.deep.include({ id: 0, label: 'row 0', amount: null });
     expect(stored[1]).to.deep.include({ id: 1, label: 'none', amount: '0.5' });
     expect(await statements(), 'INSERT statements for a batch of 50').to.equal(1);
+  });
+
+  it('sends rows of one shape as a named prepared statement, the same name for the same text; unnamed with prepare: false, and for rows of differing columns', async () => {
+    // a column whose DEFAULT reads the inserting session's prepared statements: what the sink's connection holds
+    await db.query(`CREATE FUNCTION ${table}_prepared() RETURNS text LANGUAGE sql AS $$ SELECT coalesce(string_agg(name, ','), '') FROM pg_prepared_statements $$`);
+    await db.query(`ALTER TABLE ${table} ADD COLUMN prepared text DEFAULT ${table}_prepared()`);
+    const two = (from: number) => batch(from, [0, 1].map((i) => ({ id: field('INT4', 'id', from + i), label: field('TEXT', 'Label', 'x') })));
+    const prepared = async () => (await db.query<{ id: number; prepared: string }>(`SELECT id, prepared FROM ${table} ORDER BY id`)).rows;
+    try {
+      sink = await directSink({ ...connection(pg), table, concurrency: 1 });
+      await sink.send(two(0));
+      await sink.send(two(10));
+      // differing columns: unnamed (one statement per batch shape would be a name per mix)
+      await sink.send(batch(20, [{ id: field('INT4', 'id', 20) }, { id: field('INT4', 'id', 21), label: field('TEXT', 'Label', 'y') }]));
+      await sink.close();
+      sink = await directSink({ ...connection(pg), table, concurrency: 1, prepare: false });
+      await sink.send(two(30));
+      const byId = new Map((await prepared()).map((r) => [r.id, r.prepared]));
+      const name = byId.get(0);
+      expect(name).to.match(/^eddy_[0-9a-f]{24}$/);
+      expect([1, 10, 11].map((id) => byId.get(id)), 'the same statement again').to.deep.equal([name, name, name]);
+      expect([20, 21].map((id) => byId.get(id)), 'differing columns, unnamed: the connection still holds the first').to.deep.equal([name, name]);
+      expect([30, 31].map((id) => byId.get(id)), 'prepare: false, a new connection').to.deep.equal(['', '']);
+    } finally {
+      await db.query(`ALTER TABLE ${table} DROP COLUMN prepared`);
+      await db.query(`DROP FUNCTION ${table}_prepared()`);
+    }
+  });
+
+  it('names at most 256 statement texts (a stream of ever new column sets), the rest unnamed', () => {
+    const statements = new InsertStatements('"t"', true);
+    const names = Array.from({ length: 300 }, (_, i) => statements.insert([{ columns: [`"c${i}"`], params: ['1'] }])[0].name);
+    expect(new Set(names.slice(0, 256)).size).to.equal(256);
+    expect(names.slice(256)).to.deep.equal(Array.from({ length: 44 }, () => undefined));
+    // a text named before keeps its name
+    expect(statements.insert([{ columns: ['"c0"'], params: ['2'] }])[0].name).to.equal(names[0]);
   });
 
   it('a batch with one bad member stores nothing and fails with the database message', async () => {
