@@ -81,9 +81,15 @@ describe('postgres offramp (real server)', function () {
 
   it('sends rows of one shape as a named prepared statement, the same name for the same text; unnamed with prepare: false, and for rows of differing columns', async () => {
     // a column whose DEFAULT reads the inserting session's prepared statements: what the sink's connection holds
-    await db.query(`CREATE FUNCTION ${table}_prepared() RETURNS text LANGUAGE sql AS $$ SELECT coalesce(string_agg(name, ','), '') FROM pg_prepared_statements $$`);
+    await db.query(
+      `CREATE FUNCTION ${table}_prepared() RETURNS text LANGUAGE sql AS $$ SELECT coalesce(string_agg(name, ','), '') FROM pg_prepared_statements $$`,
+    );
     await db.query(`ALTER TABLE ${table} ADD COLUMN prepared text DEFAULT ${table}_prepared()`);
-    const two = (from: number) => batch(from, [0, 1].map((i) => ({ id: field('INT4', 'id', from + i), label: field('TEXT', 'Label', 'x') })));
+    const two = (from: number) =>
+      batch(
+        from,
+        [0, 1].map((i) => ({ id: field('INT4', 'id', from + i), label: field('TEXT', 'Label', 'x') })),
+      );
     const prepared = async () => (await db.query<{ id: number; prepared: string }>(`SELECT id, prepared FROM ${table} ORDER BY id`)).rows;
     try {
       sink = await directSink({ ...connection(pg), table, concurrency: 1 });
@@ -97,9 +103,18 @@ describe('postgres offramp (real server)', function () {
       const byId = new Map((await prepared()).map((r) => [r.id, r.prepared]));
       const name = byId.get(0);
       expect(name).to.match(/^eddy_[0-9a-f]{24}$/);
-      expect([1, 10, 11].map((id) => byId.get(id)), 'the same statement again').to.deep.equal([name, name, name]);
-      expect([20, 21].map((id) => byId.get(id)), 'differing columns, unnamed: the connection still holds the first').to.deep.equal([name, name]);
-      expect([30, 31].map((id) => byId.get(id)), 'prepare: false, a new connection').to.deep.equal(['', '']);
+      expect(
+        [1, 10, 11].map((id) => byId.get(id)),
+        'the same statement again',
+      ).to.deep.equal([name, name, name]);
+      expect(
+        [20, 21].map((id) => byId.get(id)),
+        'differing columns, unnamed: the connection still holds the first',
+      ).to.deep.equal([name, name]);
+      expect(
+        [30, 31].map((id) => byId.get(id)),
+        'prepare: false, a new connection',
+      ).to.deep.equal(['', '']);
     } finally {
       await db.query(`ALTER TABLE ${table} DROP COLUMN prepared`);
       await db.query(`DROP FUNCTION ${table}_prepared()`);
