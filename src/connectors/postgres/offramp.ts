@@ -78,6 +78,8 @@ export const postgresOfframp: OfframpType<PostgresOfframpConfig> = {
 export interface Row {
   columns: string[];
   params: Param[];
+  /** the parameters' share of the `bytes` metric */
+  bytes: number;
 }
 
 class PostgresSink implements Sink {
@@ -127,7 +129,9 @@ class PostgresSink implements Sink {
     const rows = (event.isBatch ? batchValues(event.data) : [event.data]).map((value, i) => this.rows.build(value, event.isBatch ? i : undefined));
     if (rows.length === 0) return; // an empty batch: nothing to store
     const statements = this.statements.insert(rows);
-    this.ctx.countBytes(parameterBytes(statements));
+    let bytes = 0;
+    for (const row of rows) bytes += row.bytes;
+    this.ctx.countBytes(bytes);
     return this.run(statements);
   }
 
@@ -220,16 +224,10 @@ class PostgresSink implements Sink {
   }
 }
 
-/** The `bytes` metric of a send: the bound parameters' bytes (UTF-8 text, or binary), not the statement text. */
-function parameterBytes(statements: QueryConfig[]): number {
-  let bytes = 0;
-  for (const { values } of statements) {
-    for (const param of values as Param[]) {
-      if (typeof param === 'string') bytes += Buffer.byteLength(param);
-      else if (param !== null) bytes += param.length;
-    }
-  }
-  return bytes;
+/** A parameter's share of the `bytes` metric: its UTF-8 text, or its binary bytes (the statement text is not counted). */
+function paramBytes(param: Param): number {
+  if (typeof param === 'string') return Buffer.byteLength(param);
+  return param === null ? 0 : param.length;
 }
 
 /** A double-quoted identifier: embedded quotes doubled, so any name is taken literally. */
@@ -278,6 +276,7 @@ export function toRow(data: unknown, member: number | undefined): Row {
   }
   const columns: string[] = [];
   const params: Param[] = [];
+  let bytes = 0;
   const fields = data as Record<string, unknown>;
   for (const key of Object.keys(fields)) {
     const record = fields[key];
@@ -293,14 +292,16 @@ export function toRow(data: unknown, member: number | undefined): Row {
     // a handful of columns: a scan is cheaper than a set per row
     if (columns.includes(column)) throw new Error(`postgres offramp: ${where}: column ${column} is given twice`);
     try {
-      params.push(toParam(canonicalTypes.get(fieldType ?? ''), value));
+      const param = toParam(canonicalTypes.get(fieldType ?? ''), value);
+      params.push(param);
+      bytes += paramBytes(param);
     } catch (err) {
       throw new Error(`postgres offramp: ${where}, column ${column}: ${(err as Error).message}`);
     }
     columns.push(column);
   }
   if (columns.length === 0) throw new Error(`postgres offramp: ${where} has no field records: nothing to insert`);
-  return { columns, params };
+  return { columns, params, bytes };
 }
 
 /**
@@ -353,18 +354,22 @@ class RowShape {
     const n = this.keys.length;
     if (keys.length !== n) return undefined;
     const params: Param[] = [];
+    let bytes = 0;
     for (let i = 0; i < n; i++) {
       if (keys[i] !== this.keys[i]) return undefined;
       const record = fields[keys[i]] as { fieldType?: unknown; name?: unknown; value?: unknown } | null;
       if (record === null || typeof record !== 'object' || record.fieldType !== this.fieldTypes[i] || record.name !== this.names[i] || !('value' in record))
         return undefined;
+      let param: Param;
       try {
-        params.push(toParam(this.types[i], record.value));
+        param = toParam(this.types[i], record.value);
       } catch {
         return undefined;
       }
+      params.push(param);
+      bytes += paramBytes(param);
     }
-    return { columns: this.columns, params };
+    return { columns: this.columns, params, bytes };
   }
 }
 

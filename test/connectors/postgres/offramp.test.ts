@@ -123,11 +123,11 @@ describe('postgres offramp (real server)', function () {
 
   it('names at most 256 statement texts (a stream of ever new column sets), the rest unnamed', () => {
     const statements = new InsertStatements('"t"', true);
-    const names = Array.from({ length: 300 }, (_, i) => statements.insert([{ columns: [`"c${i}"`], params: ['1'] }])[0].name);
+    const names = Array.from({ length: 300 }, (_, i) => statements.insert([{ columns: [`"c${i}"`], params: ['1'], bytes: 1 }])[0].name);
     expect(new Set(names.slice(0, 256)).size).to.equal(256);
     expect(names.slice(256)).to.deep.equal(Array.from({ length: 44 }, () => undefined));
     // a text named before keeps its name
-    expect(statements.insert([{ columns: ['"c0"'], params: ['2'] }])[0].name).to.equal(names[0]);
+    expect(statements.insert([{ columns: ['"c0"'], params: ['2'], bytes: 1 }])[0].name).to.equal(names[0]);
   });
 
   it('a batch with one bad member stores nothing and fails with the database message', async () => {

@@ -7,12 +7,12 @@ import { expect } from 'chai';
 import { RowBuilder, toRow } from '../../../src/connectors/postgres/offramp';
 import { mulberry32 } from '../../helpers/random';
 
-type Outcome = { columns: string[]; params: unknown[] } | { error: string };
+type Outcome = { columns: string[]; params: unknown[]; bytes: number } | { error: string };
 
-function outcome(build: () => { columns: string[]; params: unknown[] }): Outcome {
+function outcome(build: () => { columns: string[]; params: unknown[]; bytes: number }): Outcome {
   try {
-    const { columns, params } = build();
-    return { columns: [...columns], params };
+    const { columns, params, bytes } = build();
+    return { columns: [...columns], params, bytes };
   } catch (err) {
     return { error: (err as Error).message };
   }
