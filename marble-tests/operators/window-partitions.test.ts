@@ -72,56 +72,76 @@ describe('window::aggregate per source partition (event time)', () => {
     run('a-------bc|', values, '--------X-|', { X: out({ k: 'a', n: 1 }, 0, 10, 'p0') }, { ...config, on_shutdown: 'drop' });
   });
 
+  /** `run` (on_shutdown: drop) with `signals` told to the node's state at their frames: [frame, source, reading]. */
+  function runReading(
+    signals: [number, string, boolean][],
+    input: string,
+    values: Record<string, EddyEvent>,
+    expected: string,
+    outputs: Record<string, unknown>,
+  ): void {
+    const s = testScheduler();
+    s.run(({ cold, expectObservable }) => {
+      const node = windowAggregateNode({ ...config, on_shutdown: 'drop' }, testContext(s, 'w'));
+      for (const [frame, source, reading] of signals) s.schedule(() => node.state!.sourceReading!(source, reading), frame);
+      expectObservable(node.apply(cold(input, values)).pipe(map(seen))).toBe(expected, outputs);
+    });
+  }
+
+  // p0 at ts 1, p1 at ts 4, then after a pause p0 far ahead and p1's backlog (8, then 15)
+  const backlog = { a: at(1, 'p0', 1), b: at(2, 'p1', 4), c: at(3, 'p0', 25), d: at(4, 'p1', 8), e: at(5, 'p1', 15) };
+  const backlogCounted = { X: out({ k: 'a', n: 1 }, 0, 10, 'p0'), Y: out({ k: 'a', n: 2 }, 0, 10, 'p1') };
+
   it('does not count the time its source read nothing: after a long pause a backlog is on time, not idle', () => {
     // the source stops reading at frame 2 (a restore, a breaker) and reads again at 20: p0 speaks first, far ahead;
     // p1 read nothing for 1 frame of reading, not 19, so it is not idle and its backlog (ts 8) is counted in [0,10)
-    const values = { a: at(1, 'p0', 1), b: at(2, 'p1', 4), c: at(3, 'p0', 25), d: at(4, 'p1', 8), e: at(5, 'p1', 15) };
-    const s = testScheduler();
-    s.run(({ cold, expectObservable }) => {
-      const node = windowAggregateNode({ ...config, on_shutdown: 'drop' }, testContext(s, 'w'));
-      s.schedule(() => node.state!.sourceReading!('onramp', false), 2);
-      s.schedule(() => node.state!.sourceReading!('onramp', true), 20);
-      expectObservable(node.apply(cold('ab 19ms cde|', values)).pipe(map(seen))).toBe('21ms X-Y|', {
-        X: out({ k: 'a', n: 1 }, 0, 10, 'p0'),
-        Y: out({ k: 'a', n: 2 }, 0, 10, 'p1'),
-      });
-    });
+    runReading(
+      [
+        [2, 'onramp', false],
+        [20, 'onramp', true],
+      ],
+      'ab 19ms cde|',
+      backlog,
+      '21ms X-Y|',
+      backlogCounted,
+    );
   });
 
   it('stands still until every stopped source reads again; a repeated signal changes nothing', () => {
-    // two sources stop (frames 2, 3); one reads again at 4, the other at 30; a repeated `true` at 4 does not restart
+    // two sources stop (frames 2, 3); one reads again at 4, the other at 30; a repeated `true` at 5 does not restart
     // the clock: p1 is still not idle when p0 speaks at 31
-    const values = { a: at(1, 'p0', 1), b: at(2, 'p1', 4), c: at(3, 'p0', 25), d: at(4, 'p1', 8), e: at(5, 'p1', 15) };
-    const s = testScheduler();
-    s.run(({ cold, expectObservable }) => {
-      const node = windowAggregateNode({ ...config, on_shutdown: 'drop' }, testContext(s, 'w'));
-      s.schedule(() => node.state!.sourceReading!('one', false), 2);
-      s.schedule(() => node.state!.sourceReading!('two', false), 3);
-      s.schedule(() => node.state!.sourceReading!('one', true), 4);
-      s.schedule(() => node.state!.sourceReading!('one', true), 5);
-      s.schedule(() => node.state!.sourceReading!('two', true), 30);
-      expectObservable(node.apply(cold('ab 29ms cde|', values)).pipe(map(seen))).toBe('31ms X-Y|', {
-        X: out({ k: 'a', n: 1 }, 0, 10, 'p0'),
-        Y: out({ k: 'a', n: 2 }, 0, 10, 'p1'),
-      });
-    });
+    runReading(
+      [
+        [2, 'one', false],
+        [3, 'two', false],
+        [4, 'one', true],
+        [5, 'one', true],
+        [30, 'two', true],
+      ],
+      'ab 29ms cde|',
+      backlog,
+      '31ms X-Y|',
+      backlogCounted,
+    );
   });
 
   it('counts the time while its source reads: a partition silent for idle_timeout of reading is idle after a pause', () => {
     // stopped from 2 to 4; p0 speaks at frame 9: p1 has 1 + 5 = 6 frames of reading without events (>= 5), so it is
     // idle and its window [0,10) closes on p0's watermark; its event at ts 8 afterwards is late
-    const values = { a: at(1, 'p0', 1), b: at(2, 'p1', 4), c: at(3, 'p0', 25), d: at(4, 'p1', 8) };
-    const s = testScheduler();
-    s.run(({ cold, expectObservable }) => {
-      const node = windowAggregateNode({ ...config, on_shutdown: 'drop' }, testContext(s, 'w'));
-      s.schedule(() => node.state!.sourceReading!('onramp', false), 2);
-      s.schedule(() => node.state!.sourceReading!('onramp', true), 4);
-      expectObservable(node.apply(cold('ab 7ms c---d|', values)).pipe(map(seen))).toBe('9ms (XY)Z|', {
+    runReading(
+      [
+        [2, 'onramp', false],
+        [4, 'onramp', true],
+      ],
+      'ab 7ms c---d|',
+      backlog,
+      '9ms (XY)Z|',
+      {
         X: out({ k: 'a', n: 1 }, 0, 10, 'p0'),
         Y: out({ k: 'a', n: 1 }, 0, 10, 'p1'),
         Z: { port: 'late', data: { ts: 8, k: 'a' }, window: undefined, partition: 'p1' },
-      });
-    });
+      },
+    );
   });
 
   it('an unpartitioned source is one partition: its outputs carry no partition', () => {
