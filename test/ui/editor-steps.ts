@@ -3,6 +3,7 @@
 import type { Headless } from './browser';
 
 export type Page = Headless['page'];
+type Locator = ReturnType<Page['locator']>;
 
 /** Adds a type from the palette with its + button and gives the node `id` through its form. */
 export async function addNode(page: Page, kind: string, type: string, id: string): Promise<void> {
@@ -18,10 +19,18 @@ export async function select(page: Page, id: string): Promise<void> {
   await page.locator('#node-id').and(page.locator(`[value="${id}"]`)).waitFor();
 }
 
+/** Where a port is on the page, once it is drawn (boundingBox alone answers null for one not shown yet). */
+async function box(port: Locator): Promise<{ x: number; y: number; width: number; height: number }> {
+  await port.waitFor({ state: 'visible' });
+  const found = await port.boundingBox();
+  if (!found) throw new Error(`${port.toString()} has no box on the page`);
+  return found;
+}
+
 /** Drags from an output port of `from` to the input port of `to`, with the mouse. */
 export async function wire(page: Page, from: string, port: string, to: string): Promise<void> {
-  const a = (await page.locator(`#canvas g.enode[data-id="${from}"] circle.port.out[data-port="${port}"]`).boundingBox())!;
-  const b = (await page.locator(`#canvas g.enode[data-id="${to}"] circle.port.in`).boundingBox())!;
+  const a = await box(page.locator(`#canvas g.enode[data-id="${from}"] circle.port.out[data-port="${port}"]`));
+  const b = await box(page.locator(`#canvas g.enode[data-id="${to}"] circle.port.in`));
   await page.mouse.move(a.x + a.width / 2, a.y + a.height / 2);
   await page.mouse.down();
   await page.mouse.move((a.x + b.x) / 2, (a.y + b.y) / 2, { steps: 4 });
